@@ -1,0 +1,45 @@
+#include "cli/context.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+
+#include "common/data_dir.h"
+#include "db/embedded.h"
+
+namespace cli {
+
+std::filesystem::path Context::data_dir() const { return common::resolve_data_dir(data_dir_flag); }
+
+bool Context::embedded() const { return !dsn || dsn->empty(); }
+
+db::Target Context::target() const {
+  if (!embedded()) return db::parse_dsn(*dsn).take();
+  return db::EmbeddedCluster(data_dir() / "postgres").target();
+}
+
+void require_one_subcommand(CLI::App& group) {
+  group.allow_extras();
+  group.callback([&group] {
+    if (!group.get_subcommands().empty()) return;
+    std::string names;
+    for (const auto* s : group.get_subcommands({})) names += (names.empty() ? "" : "|") + s->get_name();
+    auto extra = group.remaining();
+    if (!extra.empty())
+      throw common::Fatal("unknown " + group.get_name() + " subcommand '" + extra.front() + "' (expected " + names + ")");
+    throw common::Fatal(group.get_name() + " needs a subcommand: " + names);
+  });
+}
+
+db::Database Context::database(bool migrate) const {
+  if (embedded()) db::EmbeddedCluster(data_dir() / "postgres").start();
+  auto database = db::Database::connect(target()).take();
+  if (migrate) {
+    database.migrate();
+  } else {
+    database.require_current_schema();
+  }
+  return database;
+}
+
+}  // namespace cli

@@ -1,0 +1,78 @@
+// driftwatch: a compiler-version stability regression tracker for learned
+// compiler heuristics. main() only dispatches; see ARCHITECTURE.md.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <iterator>
+
+#include "cli/commands.h"
+#include "common/text.h"
+
+namespace {
+
+const cli::Command kCommands[] = {
+    {"db", "manage the database: start|stop|status|migrate", cli::attach_db},
+};
+
+int fail(const std::string& message) {
+  auto line = common::trim(message);
+  if (auto nl = line.find('\n'); nl != std::string::npos) line = line.substr(0, nl);
+  fmt::print(stderr, "driftwatch: {}\n", line);
+  return 2;
+}
+
+/// The first word that is neither an option nor an option's value.
+std::string first_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--db" || a == "--data-dir") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] != '-') return a;
+  }
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Context ctx;
+  CLI::App app{"driftwatch: does a frozen learned compiler heuristic still beat the default as the compiler moves on?",
+               "driftwatch"};
+  app.set_version_flag("--version", "driftwatch 0.1.0");
+  app.require_subcommand(1);
+  app.allow_extras(false);
+  app.fallthrough();
+  app.add_option("--db", ctx.dsn, "PostgreSQL DSN (default: $DRIFTWATCH_DB, else the embedded database)")
+      ->envname("DRIFTWATCH_DB");
+  app.add_option("--data-dir", ctx.data_dir_flag,
+                 "where driftwatch keeps its state (default: $DRIFTWATCH_DATA_DIR, $XDG_DATA_HOME/driftwatch, "
+                 "or /var/lib/driftwatch as root)");
+  app.add_flag("-q,--quiet", ctx.quiet, "no progress output");
+  for (const auto& c : kCommands) c.attach(*app.add_subcommand(c.name, c.help), ctx);
+
+  try {
+    // CLI11 would only say "a subcommand is required"; name the word instead.
+    auto word = first_word(argc, argv);
+    bool known = word.empty();
+    for (const auto& c : kCommands) known = known || word == c.name;
+    if (!known) return fail("unknown subcommand '" + word + "' (see driftwatch --help)");
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    std::string what = e.what();
+    return fail("unknown subcommand or option: " + common::trim(what.substr(what.find(':') + 1)) + " (see --help)");
+  } catch (const CLI::ParseError& e) {
+    return fail(std::string(e.what()) + " (see driftwatch --help)");
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,206 @@
+#include "common/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "common/text.h"
+
+extern char** environ;
+
+namespace common {
+namespace {
+
+std::vector<std::string> merged_environment(const ProcessSpec& spec) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : spec.env) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+[[noreturn]] void child_exec(const ProcessSpec& spec, int out_fd, int err_pipe,
+                             std::vector<std::string>& env) {
+  setpgid(0, 0);
+  int null_fd = open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) dup2(null_fd, 0);
+  if (out_fd >= 0) {
+    dup2(out_fd, 1);
+    dup2(out_fd, 2);
+  }
+  if (spec.cwd && chdir(spec.cwd->c_str()) != 0) {
+    int e = errno;
+    (void)!write(err_pipe, &e, sizeof e);
+    _exit(127);
+  }
+  std::vector<char*> argv, envp;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  execvpe(argv[0], argv.data(), envp.data());
+  int e = errno;
+  (void)!write(err_pipe, &e, sizeof e);
+  _exit(127);
+}
+
+}  // namespace
+
+std::string ProcessResult::describe() const {
+  if (timed_out) return "timed out after " + format_seconds(seconds);
+  if (signal != 0) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  return "exit status " + std::to_string(exit_code);
+}
+
+Result<Child> Child::start(const ProcessSpec& spec) {
+  if (spec.argv.empty()) return Error{"no command to run"};
+  int out_fd = -1, read_fd = -1;
+  if (spec.log_file) {
+    out_fd = open(spec.log_file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (out_fd < 0) return Error{"cannot open log " + spec.log_file->string() + ": " + strerror(errno)};
+  } else {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
+    read_fd = p[0];
+    out_fd = p[1];
+  }
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
+  auto env = merged_environment(spec);
+
+  pid_t pid = fork();
+  if (pid < 0) return Error{std::string("fork: ") + strerror(errno)};
+  if (pid == 0) child_exec(spec, out_fd, err_pipe[1], env);
+
+  setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
+  close(out_fd);
+  close(err_pipe[1]);
+  int child_errno = 0;
+  ssize_t n = read(err_pipe[0], &child_errno, sizeof child_errno);
+  close(err_pipe[0]);
+  if (n == sizeof child_errno) {
+    waitpid(pid, nullptr, 0);
+    if (read_fd >= 0) close(read_fd);
+    std::string what = spec.cwd && child_errno == ENOENT && access(spec.cwd->c_str(), F_OK) != 0
+                           ? "working directory " + spec.cwd->string() + " does not exist"
+                           : std::string(strerror(child_errno));
+    return Error{"cannot run " + spec.argv[0] + ": " + what};
+  }
+  Child c;
+  c.pid_ = pid;
+  c.out_fd_ = read_fd;
+  c.started_ = std::chrono::steady_clock::now();
+  c.timeout_ = spec.timeout;
+  if (read_fd >= 0) fcntl(read_fd, F_SETFL, O_NONBLOCK);
+  return c;
+}
+
+Child::Child(Child&& o) noexcept { *this = std::move(o); }
+
+Child& Child::operator=(Child&& o) noexcept {
+  std::swap(pid_, o.pid_);
+  std::swap(out_fd_, o.out_fd_);
+  started_ = o.started_;
+  timeout_ = o.timeout_;
+  output_ = std::move(o.output_);
+  done_ = std::move(o.done_);
+  return *this;
+}
+
+Child::~Child() {
+  if (pid_ > 0 && !done_) kill_group();
+  if (out_fd_ >= 0) close(out_fd_);
+}
+
+void Child::drain_output(int timeout_ms) {
+  if (out_fd_ < 0) {
+    if (timeout_ms > 0) usleep(timeout_ms * 1000);
+    return;
+  }
+  pollfd p{out_fd_, POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) <= 0) return;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(out_fd_, buf, sizeof buf);
+    if (n > 0) {
+      output_.append(buf, n);
+      continue;
+    }
+    if (n == 0) {  // every writer closed: nothing more will come
+      close(out_fd_);
+      out_fd_ = -1;
+    }
+    return;
+  }
+}
+
+ProcessResult Child::finish(int status) {
+  drain_output(0);
+  ProcessResult r;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);
+  } else {
+    r.exit_code = WEXITSTATUS(status);
+  }
+  r.output = std::move(output_);
+  done_ = r;
+  return r;
+}
+
+std::optional<ProcessResult> Child::try_wait() {
+  if (done_) return done_;
+  drain_output(0);
+  int status = 0;
+  pid_t w = waitpid(pid_, &status, WNOHANG);
+  if (w == pid_) return finish(status);
+  return std::nullopt;
+}
+
+ProcessResult Child::wait() {
+  for (;;) {
+    if (auto r = try_wait()) return *r;
+    if (timeout_ && std::chrono::steady_clock::now() - started_ > *timeout_) {
+      auto r = kill_group();
+      r.timed_out = true;
+      done_ = r;
+      return r;
+    }
+    drain_output(20);
+  }
+}
+
+ProcessResult Child::kill_group() {
+  if (done_) return *done_;
+  kill(-pid_, SIGTERM);
+  int status = 0;
+  for (int i = 0; i < 100; ++i) {  // up to 2 s for a clean exit
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      kill(-pid_, SIGKILL);  // grandchildren that ignored SIGTERM
+      return finish(status);
+    }
+    drain_output(20);
+  }
+  kill(-pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  return finish(status);
+}
+
+Result<ProcessResult> run_process(const ProcessSpec& spec) {
+  auto child = Child::start(spec);
+  if (!child) return child.error();
+  return child->wait();
+}
+
+}  // namespace common

@@ -1,0 +1,71 @@
+#pragma once
+// Running subprocesses (compilers, build tools, pg_ctl) with timeouts that
+// kill the whole process group, so a hanging build never hangs a sweep.
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace common {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  ///< argv[0] is looked up on PATH
+  std::optional<std::filesystem::path> cwd;
+  std::vector<std::pair<std::string, std::string>> env;  ///< set on top of ours
+  /// stdout and stderr go here (appended) when set...
+  std::optional<std::filesystem::path> log_file;
+  /// ...otherwise they are captured into ProcessResult::output.
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+struct ProcessResult {
+  int exit_code = -1;   ///< valid when signal == 0 and !timed_out
+  int signal = 0;       ///< the signal that killed it, 0 if it exited
+  bool timed_out = false;
+  double seconds = 0;   ///< wall time
+  std::string output;   ///< captured stdout+stderr (when no log_file)
+
+  bool ok() const { return !timed_out && signal == 0 && exit_code == 0; }
+  /// "exit status 2", "killed by signal 11 (Segmentation fault)", "timed out after 30 s".
+  std::string describe() const;
+};
+
+/// A started child in its own process group.
+class Child {
+ public:
+  /// Fails (as a value) only when the program cannot be started at all.
+  static Result<Child> start(const ProcessSpec& spec);
+  Child(Child&&) noexcept;
+  Child& operator=(Child&&) noexcept;
+  Child(const Child&) = delete;
+  ~Child();  ///< kills the group if still running
+
+  int pid() const { return pid_; }
+  /// The result if the child has exited, without blocking.
+  std::optional<ProcessResult> try_wait();
+  /// Blocks until exit or until the spec's timeout, then kills the group.
+  ProcessResult wait();
+  /// SIGTERM then SIGKILL to the whole group; reaps the child.
+  ProcessResult kill_group();
+
+ private:
+  Child() = default;
+  void drain_output(int timeout_ms);
+  ProcessResult finish(int status);
+
+  int pid_ = -1;
+  int out_fd_ = -1;
+  std::chrono::steady_clock::time_point started_;
+  std::optional<std::chrono::milliseconds> timeout_;
+  std::string output_;
+  std::optional<ProcessResult> done_;
+};
+
+/// start() + wait().
+Result<ProcessResult> run_process(const ProcessSpec& spec);
+
+}  // namespace common

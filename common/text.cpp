@@ -1,0 +1,89 @@
+#include "common/text.h"
+
+#include <cctype>
+#include <charconv>
+
+namespace common {
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      out.emplace_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+std::string tail_lines(std::string_view text, int n) {
+  if (n <= 0) return {};
+  size_t end = text.size();
+  if (end > 0 && text[end - 1] == '\n') --end;
+  size_t pos = end;
+  int lines = 0;
+  while (pos > 0) {
+    if (text[pos - 1] == '\n' && ++lines == n) break;
+    --pos;
+  }
+  return std::string(text.substr(pos, end - pos));
+}
+
+std::string last_line(std::string_view text) {
+  auto lines = split(text, '\n');
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    auto t = trim(*it);
+    if (!t.empty()) return t;
+  }
+  return {};
+}
+
+std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
+  auto t = trim(text);
+  if (t.empty()) return std::nullopt;
+  long total = 0;
+  size_t i = 0;
+  while (i < t.size()) {
+    long number = 0;
+    auto [ptr, ec] = std::from_chars(t.data() + i, t.data() + t.size(), number);
+    if (ec != std::errc() || number < 0) return std::nullopt;
+    i = ptr - t.data();
+    long unit = 1;
+    if (i < t.size()) {
+      switch (t[i]) {
+        case 's': unit = 1; break;
+        case 'm': unit = 60; break;
+        case 'h': unit = 3600; break;
+        case 'd': unit = 86400; break;
+        default: return std::nullopt;
+      }
+      ++i;
+    } else if (i != t.size() || total != 0) {
+      return std::nullopt;  // "1h30" is ambiguous
+    }
+    total += number * unit;
+  }
+  return std::chrono::seconds(total);
+}
+
+std::string format_seconds(double s) {
+  char buf[64];
+  if (s < 60) {
+    snprintf(buf, sizeof buf, "%.1f s", s);
+  } else if (s < 3600) {
+    snprintf(buf, sizeof buf, "%d min %d s", int(s) / 60, int(s) % 60);
+  } else {
+    snprintf(buf, sizeof buf, "%d h %d min", int(s) / 3600, int(s) % 3600 / 60);
+  }
+  return buf;
+}
+
+}  // namespace common

@@ -1,0 +1,41 @@
+#pragma once
+// Internal to db/: the pqxx connection behind db::Database, and the guard
+// that turns libpqxx failures into one-line messages.
+#define PQXX_HAVE_OPTIONAL 1
+#include <pqxx/pqxx>
+
+#include "common/text.h"
+#include "db/database.h"
+
+namespace db {
+
+struct Database::Impl {
+  Target target;
+  pqxx::connection conn;
+  Impl(Target t, const std::string& conninfo) : target(std::move(t)), conn(conninfo) {}
+
+  /// Runs f; a lost connection or SQL error becomes common::Fatal naming the
+  /// database, so callers far from db/ print one clear line.
+  template <class F>
+  auto guarded(const char* what, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const pqxx::broken_connection& e) {
+      throw common::Fatal("lost the connection to PostgreSQL (" + target.display + ") while " + what +
+                          ": " + first_line(e.what()));
+    } catch (const pqxx::sql_error& e) {
+      throw common::Fatal(std::string("database error while ") + what + ": " + first_line(e.what()));
+    }
+  }
+
+  static std::string first_line(const std::string& s) {
+    auto lines = common::split(s, '\n');
+    for (const auto& l : lines) {
+      auto t = common::trim(l);
+      if (!t.empty()) return t;
+    }
+    return s;
+  }
+};
+
+}  // namespace db

@@ -1,0 +1,169 @@
+#include "db/database.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <map>
+
+#include "db/connection_impl.h"
+#include "db/migrations.h"
+
+namespace db {
+namespace {
+
+// Key 0x647269667477 = "driftw": serializes migrations across processes.
+constexpr long long kMigrationLock = 0x647269667477LL;
+
+std::string quote_value(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+common::Result<Target> parse_dsn(const std::string& dsn) {
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(dsn.c_str(), &err);
+  if (!opts) {
+    std::string msg = err ? common::trim(err) : "out of memory";
+    if (err) PQfreemem(err);
+    return common::Error{"invalid database DSN: " + msg};
+  }
+  std::map<std::string, std::string> kv;
+  for (auto* o = opts; o->keyword; ++o)
+    if (o->val && *o->val) kv[o->keyword] = o->val;
+  PQconninfoFree(opts);
+
+  // An unreachable host must not hang a scheduled sweep for minutes.
+  if (!kv.count("connect_timeout")) kv["connect_timeout"] = "10";
+  if (!kv.count("application_name")) kv["application_name"] = "driftwatch";
+
+  Target t;
+  for (const auto& [k, v] : kv) t.conninfo += k + "=" + quote_value(v) + " ";
+  auto get = [&](const char* k, const char* dflt) { return kv.count(k) ? kv[k] : std::string(dflt); };
+  t.display = "host=" + get("host", kv.count("hostaddr") ? kv["hostaddr"].c_str() : "localhost") +
+              " port=" + get("port", "5432");
+  if (auto name = get("dbname", get("user", "").c_str()); !name.empty()) t.display += " dbname=" + name;
+  if (kv.count("user")) t.display += " user=" + kv["user"];
+  return t;
+}
+
+Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Database::Database(Database&&) noexcept = default;
+Database& Database::operator=(Database&&) noexcept = default;
+Database::~Database() = default;
+
+common::Result<Database> Database::connect(const Target& target) {
+  try {
+    return Database(std::make_unique<Impl>(target, target.conninfo));
+  } catch (const std::exception& e) {
+    return common::Error{"cannot connect to PostgreSQL at " + target.display + ": " +
+                         Impl::first_line(e.what())};
+  }
+}
+
+const std::string& Database::display() const { return impl_->target.display; }
+
+int latest_schema_version() { return migrations().back().version; }
+
+int Database::schema_version() {
+  return impl_->guarded("reading the schema version", [&] {
+    pqxx::read_transaction tx(impl_->conn);
+    auto exists = tx.exec1("SELECT to_regclass('public.schema_migrations') IS NOT NULL")[0].as<bool>();
+    if (!exists) return 0;
+    return tx.exec1("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")[0].as<int>();
+  });
+}
+
+void Database::require_current_schema() {
+  int have = schema_version();
+  int want = latest_schema_version();
+  if (have > want)
+    throw common::Fatal("the database at " + display() + " has schema version " + std::to_string(have) +
+                        ", newer than this driftwatch knows (" + std::to_string(want) +
+                        "); upgrade driftwatch");
+  if (have < want)
+    throw common::Fatal("the database at " + display() + " has schema version " + std::to_string(have) +
+                        ", this driftwatch needs " + std::to_string(want) + "; run `driftwatch db migrate`");
+}
+
+MigrationReport Database::migrate() {
+  return impl_->guarded("migrating the schema", [&] {
+    auto& c = impl_->conn;
+    {
+      pqxx::nontransaction nt(c);
+      nt.exec_params("SELECT pg_advisory_lock($1)", kMigrationLock);
+    }
+    struct Unlock {
+      pqxx::connection& c;
+      ~Unlock() {
+        try {
+          pqxx::nontransaction nt(c);
+          nt.exec_params("SELECT pg_advisory_unlock($1)", kMigrationLock);
+        } catch (...) {
+        }
+      }
+    } unlock{c};
+
+    {
+      pqxx::work tx(c);
+      tx.exec(
+          "CREATE TABLE IF NOT EXISTS schema_migrations ("
+          " version integer PRIMARY KEY, name text NOT NULL,"
+          " applied_at timestamptz NOT NULL DEFAULT now())");
+      tx.commit();
+    }
+    MigrationReport report;
+    report.from_version = schema_version();
+    if (report.from_version > latest_schema_version()) require_current_schema();  // throws
+    for (const auto& m : migrations()) {
+      if (m.version <= report.from_version) continue;
+      pqxx::work tx(c);
+      tx.exec(std::string(m.sql));
+      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version,
+                     std::string(m.name));
+      tx.commit();
+      report.applied.push_back(std::string(m.name));
+    }
+    report.to_version = schema_version();
+    return report;
+  });
+}
+
+}  // namespace db
+
+namespace db {
+namespace {
+
+void require_identifier(const std::string& name) {
+  bool ok = !name.empty() && name.size() < 64;
+  for (char c : name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+  if (!ok) throw common::Fatal("invalid database name '" + name + "' (use lower-case letters, digits and _)");
+}
+
+}  // namespace
+
+void create_database(const Target& server, const std::string& name) {
+  require_identifier(name);
+  auto database = Database::connect(server).take();
+  database.impl().guarded("creating a database", [&] {
+    pqxx::nontransaction nt(database.impl().conn);
+    if (nt.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", name).empty())
+      nt.exec("CREATE DATABASE " + nt.quote_name(name));  // DDL takes no parameters
+  });
+}
+
+void drop_database(const Target& server, const std::string& name) {
+  require_identifier(name);
+  auto database = Database::connect(server).take();
+  database.impl().guarded("dropping a database", [&] {
+    pqxx::nontransaction nt(database.impl().conn);
+    nt.exec("DROP DATABASE IF EXISTS " + nt.quote_name(name) + " WITH (FORCE)");
+  });
+}
+
+}  // namespace db

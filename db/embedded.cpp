@@ -1,0 +1,214 @@
+#include "db/embedded.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "common/data_dir.h"
+#include "common/process.h"
+#include "common/text.h"
+#include "db/connection_impl.h"
+
+namespace db {
+namespace fs = std::filesystem;
+using common::Fatal;
+
+namespace {
+
+constexpr const char* kDatabaseName = "driftwatch";
+
+fs::path postgres_bin_dir() {
+  fs::path best;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/usr/lib/postgresql", ec)) {
+    auto bin = e.path() / "bin";
+    if (fs::exists(bin / "pg_ctl") && (best.empty() || std::stoi(e.path().filename()) >
+                                                           std::stoi(best.parent_path().filename())))
+      best = bin;
+  }
+  if (best.empty())
+    throw Fatal("PostgreSQL server is not installed (no /usr/lib/postgresql/*/bin/pg_ctl); run scripts/setup");
+  return best;
+}
+
+std::string read_first_line(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  return common::trim(line);
+}
+
+struct ServerUser {
+  uid_t uid;
+  gid_t gid;
+  std::string name;
+  bool switch_user;  // running as root: the server runs as `postgres`
+};
+
+ServerUser server_user() {
+  if (geteuid() != 0) {
+    const passwd* pw = getpwuid(geteuid());
+    return {geteuid(), getegid(), pw ? pw->pw_name : std::to_string(geteuid()), false};
+  }
+  const passwd* pw = getpwnam("postgres");
+  if (!pw) throw Fatal("running as root needs the `postgres` system user for the embedded database; run scripts/setup");
+  return {pw->pw_uid, pw->pw_gid, "postgres", true};
+}
+
+std::string user_name(uid_t uid) {
+  const passwd* pw = getpwuid(uid);
+  return pw ? pw->pw_name : "uid " + std::to_string(uid);
+}
+
+common::ProcessResult run_as_server(const std::vector<std::string>& args) {
+  auto user = server_user();
+  std::vector<std::string> argv;
+  if (user.switch_user) argv = {"runuser", "-u", user.name, "--"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  common::ProcessSpec spec;
+  spec.argv = argv;
+  spec.timeout = std::chrono::seconds(120);
+  spec.cwd = "/";  // the server user may not be able to enter our cwd
+  return common::run_process(spec).take();
+}
+
+/// Holds an flock on `<root>.lock` for the life of the object.
+class ClusterLock {
+ public:
+  explicit ClusterLock(const fs::path& root) {
+    auto path = root.string() + ".lock";
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Fatal("cannot open lock file " + path + ": " + strerror(errno));
+    if (flock(fd_, LOCK_EX) != 0) throw Fatal("cannot lock " + path + ": " + strerror(errno));
+  }
+  ~ClusterLock() { close(fd_); }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+EmbeddedCluster::EmbeddedCluster(fs::path root, EmbeddedOptions options)
+    : root_(fs::absolute(std::move(root))), options_(options) {}
+
+void EmbeddedCluster::check_sane() const {
+  auto user = server_user();
+  if (fs::exists(root_) && !fs::is_directory(root_))
+    throw Fatal("embedded database path " + root_.string() + " is not a directory");
+  // The server user must be able to walk down to the cluster (root's /root is 0700).
+  if (user.switch_user) {
+    for (fs::path p = root_.parent_path(); !p.empty(); p = p.parent_path()) {
+      struct stat st {};
+      if (stat(p.c_str(), &st) == 0 && st.st_uid != user.uid && !(st.st_mode & S_IXOTH))
+        throw Fatal("the postgres user cannot reach " + root_.string() + ": " + p.string() +
+                    " is not searchable by others; choose a --data-dir outside it");
+      if (p == p.parent_path()) break;
+    }
+  }
+  auto data = data_dir();
+  if (!fs::exists(data)) return;
+  struct stat st {};
+  if (stat(data.c_str(), &st) != 0) throw Fatal("cannot read " + data.string() + ": " + strerror(errno));
+  if (st.st_uid != user.uid)
+    throw Fatal("database directory " + data.string() + " is owned by " + user_name(st.st_uid) +
+                ", not by " + user.name + " who runs the server");
+  if (!fs::exists(data / "PG_VERSION"))
+    throw Fatal("database directory " + data.string() +
+                " is not a PostgreSQL cluster (no PG_VERSION); move it away to start afresh");
+  auto have = read_first_line(data / "PG_VERSION");
+  auto want = postgres_bin_dir().parent_path().filename().string();
+  if (have != want)
+    throw Fatal("database directory " + data.string() + " was made by PostgreSQL " + have +
+                " but PostgreSQL " + want + " is installed");
+  if (!fs::exists(data / "global" / "pg_control"))
+    throw Fatal("database directory " + data.string() + " is damaged (global/pg_control is missing)");
+}
+
+EmbeddedStatus EmbeddedCluster::status() const {
+  check_sane();
+  EmbeddedStatus s;
+  s.initialized = fs::exists(data_dir() / "PG_VERSION");
+  if (!s.initialized) return s;
+  s.server_version = read_first_line(data_dir() / "PG_VERSION");
+  auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "status", "-D", data_dir().string()});
+  s.running = r.ok();
+  if (s.running) {
+    auto pid = read_first_line(data_dir() / "postmaster.pid");
+    if (!pid.empty()) s.pid = std::stol(pid);
+  }
+  return s;
+}
+
+void EmbeddedCluster::init_locked() const {
+  auto user = server_user();
+  std::error_code ec;
+  fs::create_directories(root_, ec);
+  if (ec) throw Fatal("cannot create " + root_.string() + ": " + ec.message());
+  if (user.switch_user && chown(root_.c_str(), user.uid, user.gid) != 0)
+    throw Fatal("cannot hand " + root_.string() + " to postgres: " + strerror(errno));
+  // initdb into a scratch directory, renamed when complete, so an interrupted
+  // initdb never leaves a half-made cluster behind.
+  auto scratch = root_ / "data.initdb";
+  fs::remove_all(scratch, ec);
+  std::vector<std::string> args = {(postgres_bin_dir() / "initdb").string(), "-D", scratch.string(),
+                                   "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale"};
+  if (!options_.durable) args.push_back("--no-sync");
+  auto r = run_as_server(args);
+  if (!r.ok()) throw Fatal("initdb failed (" + r.describe() + "): " + common::last_line(r.output));
+  fs::rename(scratch, data_dir(), ec);
+  if (ec) throw Fatal("cannot move new cluster into " + data_dir().string() + ": " + ec.message());
+}
+
+void EmbeddedCluster::start_locked() const {
+  std::string socket = (root_ / (".s.PGSQL." + std::to_string(options_.port))).string();
+  if (socket.size() >= 108)
+    throw Fatal("data directory path is too long for a unix socket (" + socket + "); choose a shorter --data-dir");
+  std::string server_opts = "-k '" + root_.string() + "' -p " + std::to_string(options_.port) +
+                            " -c listen_addresses=''";
+  if (!options_.durable) server_opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
+  auto log = root_ / "server.log";
+  auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "start", "-D", data_dir().string(), "-l",
+                          log.string(), "-w", "-t", "60", "-o", server_opts});
+  if (!r.ok()) {
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    throw Fatal("embedded PostgreSQL did not start (" + r.describe() + ", see " + log.string() +
+                "): " + common::last_line(text.empty() ? r.output : text));
+  }
+}
+
+void EmbeddedCluster::start() const {
+  common::ensure_writable_dir(root_.parent_path(), "data directory");
+  ClusterLock lock(root_);
+  check_sane();
+  if (!fs::exists(data_dir())) init_locked();
+  if (!status().running) start_locked();
+
+  create_database(target("postgres"), kDatabaseName);
+}
+
+void EmbeddedCluster::stop() const {
+  if (!fs::exists(root_)) return;
+  ClusterLock lock(root_);
+  if (!status().running) return;
+  auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "stop", "-D", data_dir().string(), "-m",
+                          "fast", "-w", "-t", "60"});
+  if (!r.ok()) throw Fatal("pg_ctl stop failed (" + r.describe() + "): " + common::last_line(r.output));
+}
+
+Target EmbeddedCluster::target(const std::string& dbname) const {
+  Target t;
+  t.conninfo = "host='" + root_.string() + "' port=" + std::to_string(options_.port) + " user=postgres dbname=" +
+               dbname;
+  t.display = "embedded " + root_.string() + " dbname=" + dbname;
+  return t;
+}
+
+}  // namespace db

@@ -1,0 +1,158 @@
+#include "db/store.h"
+
+#include "db/connection_impl.h"
+
+namespace db {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
+  return out;
+}
+
+template <class... Args>
+Id returning_id(Database& db, const char* what, const std::string& sql, Args&&... args) {
+  return db.impl().guarded(what, [&] {
+    pqxx::work tx(db.impl().conn);
+    auto id = tx.exec_params1(sql, std::forward<Args>(args)...)[0].template as<Id>();
+    tx.commit();
+    return id;
+  });
+}
+
+}  // namespace
+
+Id upsert_repository(Database& db, const std::string& location) {
+  return returning_id(db, "recording a repository",
+                      "INSERT INTO repositories (location) VALUES ($1) "
+                      "ON CONFLICT (location) DO UPDATE SET location = EXCLUDED.location RETURNING id",
+                      location);
+}
+
+Id upsert_commit(Database& db, Id repository_id, const CommitRow& c) {
+  return returning_id(db, "recording a commit",
+                      "INSERT INTO commits (repository_id, sha, parents, author, committed_at, subject) "
+                      "VALUES ($1, $2, $3, $4, to_timestamp($5), $6) "
+                      "ON CONFLICT (repository_id, sha) DO UPDATE SET subject = EXCLUDED.subject RETURNING id",
+                      repository_id, c.sha, join(c.parents), c.author, c.time, c.subject);
+}
+
+Id upsert_recipe(Database& db, const std::string& name, const std::string& hash, const std::string& body) {
+  return returning_id(db, "recording a recipe",
+                      "INSERT INTO recipes (name, content_hash, body) VALUES ($1, $2, $3) "
+                      "ON CONFLICT (content_hash) DO UPDATE SET name = EXCLUDED.name RETURNING id",
+                      name, hash, body);
+}
+
+Id record_build(Database& db, const BuildRow& b) {
+  return returning_id(db, "recording a build",
+                      "INSERT INTO builds (commit_id, recipe_id, outcome, seconds, artifact_dir, log_path, log_tail) "
+                      "VALUES ($1, $2, $3, $4, $5, $6, $7) "
+                      "ON CONFLICT (commit_id, recipe_id) DO UPDATE SET outcome = EXCLUDED.outcome, "
+                      "seconds = EXCLUDED.seconds, artifact_dir = EXCLUDED.artifact_dir, "
+                      "log_path = EXCLUDED.log_path, log_tail = EXCLUDED.log_tail, built_at = now() "
+                      "RETURNING id",
+                      b.commit_id, b.recipe_id, b.outcome, b.seconds, b.artifact_dir, b.log_path, b.log_tail);
+}
+
+std::optional<BuildRecord> find_build(Database& db, Id commit_id, Id recipe_id) {
+  return db.impl().guarded("reading a build", [&]() -> std::optional<BuildRecord> {
+    pqxx::read_transaction tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "SELECT id, outcome, seconds, artifact_dir, log_path, log_tail FROM builds "
+        "WHERE commit_id = $1 AND recipe_id = $2",
+        commit_id, recipe_id);
+    if (r.empty()) return std::nullopt;
+    BuildRecord b;
+    b.id = r[0][0].as<Id>();
+    b.commit_id = commit_id;
+    b.recipe_id = recipe_id;
+    b.outcome = r[0][1].as<std::string>();
+    b.seconds = r[0][2].as<double>();
+    b.artifact_dir = r[0][3].as<std::string>();
+    b.log_path = r[0][4].as<std::string>();
+    b.log_tail = r[0][5].as<std::string>();
+    return b;
+  });
+}
+
+Id upsert_policy(Database& db, const std::string& name, const std::string& hash, const std::string& trained_commit,
+                 const std::string& metadata_json) {
+  return returning_id(db, "recording a policy",
+                      "INSERT INTO policies (name, content_hash, trained_commit, metadata) "
+                      "VALUES ($1, $2, $3, $4::jsonb) "
+                      "ON CONFLICT (content_hash) DO UPDATE SET name = EXCLUDED.name RETURNING id",
+                      name, hash, trained_commit, metadata_json);
+}
+
+Id upsert_suite(Database& db, const std::string& name, const std::string& manifest_hash,
+                const std::string& metadata_json, const std::vector<BenchmarkRow>& benchmarks,
+                std::vector<Id>* benchmark_ids) {
+  return db.impl().guarded("recording a suite", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto suite_id = tx.exec_params1(
+                          "INSERT INTO suites (name, manifest_hash, metadata) VALUES ($1, $2, $3::jsonb) "
+                          "ON CONFLICT (name, manifest_hash) DO UPDATE SET metadata = EXCLUDED.metadata "
+                          "RETURNING id",
+                          name, manifest_hash, metadata_json)[0]
+                        .as<Id>();
+    if (benchmark_ids) benchmark_ids->clear();
+    for (const auto& b : benchmarks) {
+      auto id = tx.exec_params1(
+                      "INSERT INTO benchmarks (suite_id, name, content_hash, language) VALUES ($1, $2, $3, $4) "
+                      "ON CONFLICT (suite_id, name) DO UPDATE SET content_hash = EXCLUDED.content_hash "
+                      "RETURNING id",
+                      suite_id, b.name, b.content_hash, b.language)[0]
+                    .as<Id>();
+      if (benchmark_ids) benchmark_ids->push_back(id);
+    }
+    tx.commit();
+    return suite_id;
+  });
+}
+
+Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id) {
+  return returning_id(db, "starting an evaluation",
+                      "INSERT INTO evaluations (build_id, policy_id, suite_id) VALUES ($1, $2, $3) "
+                      "ON CONFLICT (build_id, policy_id, suite_id) DO UPDATE SET status = 'running', "
+                      "started_at = now(), finished_at = NULL RETURNING id",
+                      build_id, policy_id, suite_id);
+}
+
+void replace_measurements(Database& db, Id evaluation_id, const std::vector<MeasurementRow>& rows) {
+  db.impl().guarded("storing measurements", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params("DELETE FROM measurements WHERE evaluation_id = $1", evaluation_id);
+    // The table-only constructor: libpqxx 6.4's column-list variants are buggy.
+    pqxx::stream_to stream(tx, "measurements");
+    for (const auto& m : rows) stream << std::make_tuple(evaluation_id, m.benchmark_id, m.heuristic, m.metric, m.value);
+    stream.complete();
+    tx.commit();
+  });
+}
+
+void replace_measurements_row_by_row(Database& db, Id evaluation_id, const std::vector<MeasurementRow>& rows) {
+  db.impl().guarded("storing measurements", [&] {
+    auto& conn = db.impl().conn;
+    conn.prepare("dw_insert_measurement",
+                 "INSERT INTO measurements (evaluation_id, benchmark_id, heuristic, metric, value) "
+                 "VALUES ($1, $2, $3, $4, $5)");
+    pqxx::work tx(conn);
+    tx.exec_params("DELETE FROM measurements WHERE evaluation_id = $1", evaluation_id);
+    for (const auto& m : rows)
+      tx.exec_prepared("dw_insert_measurement", evaluation_id, m.benchmark_id, m.heuristic, m.metric, m.value);
+    tx.commit();
+    conn.unprepare("dw_insert_measurement");
+  });
+}
+
+std::int64_t count_measurements(Database& db, Id evaluation_id) {
+  return db.impl().guarded("counting measurements", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    return tx.exec_params1("SELECT count(*) FROM measurements WHERE evaluation_id = $1", evaluation_id)[0]
+        .as<std::int64_t>();
+  });
+}
+
+}  // namespace db

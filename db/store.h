@@ -1,0 +1,73 @@
+#pragma once
+// Recording what driftwatch saw and measured. Plain value types in, ids out;
+// every statement is parameterized and lives in db/.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/database.h"
+
+namespace db {
+
+using Id = std::int64_t;
+
+struct CommitRow {
+  std::string sha;
+  std::vector<std::string> parents;
+  std::string author;
+  std::int64_t time = 0;  ///< seconds since the epoch
+  std::string subject;
+};
+
+struct BuildRow {
+  Id commit_id = 0;
+  Id recipe_id = 0;
+  std::string outcome;  ///< ok, configure-failed, build-failed, timeout, missing-artifact
+  double seconds = 0;
+  std::string artifact_dir;
+  std::string log_path;
+  std::string log_tail;
+};
+
+struct BuildRecord : BuildRow {
+  Id id = 0;
+};
+
+struct BenchmarkRow {
+  std::string name;
+  std::string content_hash;
+  std::string language;
+};
+
+/// One number of one module under one heuristic.
+struct MeasurementRow {
+  Id benchmark_id = 0;
+  std::string heuristic;  ///< "default" or "learned"
+  std::string metric;
+  double value = 0;
+};
+
+Id upsert_repository(Database& db, const std::string& location);
+Id upsert_commit(Database& db, Id repository_id, const CommitRow& commit);
+Id upsert_recipe(Database& db, const std::string& name, const std::string& content_hash, const std::string& body);
+/// Inserts or replaces the build of (commit, recipe).
+Id record_build(Database& db, const BuildRow& build);
+std::optional<BuildRecord> find_build(Database& db, Id commit_id, Id recipe_id);
+
+Id upsert_policy(Database& db, const std::string& name, const std::string& content_hash,
+                 const std::string& trained_commit, const std::string& metadata_json);
+/// The suite row for (name, manifest hash) and its benchmarks' ids, in input order.
+Id upsert_suite(Database& db, const std::string& name, const std::string& manifest_hash,
+                const std::string& metadata_json, const std::vector<BenchmarkRow>& benchmarks,
+                std::vector<Id>* benchmark_ids);
+/// The evaluation of (build, policy, suite), created or reset to `running`.
+Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id);
+
+/// Replaces all measurements of an evaluation in one transaction, through COPY.
+void replace_measurements(Database& db, Id evaluation_id, const std::vector<MeasurementRow>& rows);
+/// The same with one INSERT per row; kept as the baseline the COPY benchmark measures against.
+void replace_measurements_row_by_row(Database& db, Id evaluation_id, const std::vector<MeasurementRow>& rows);
+std::int64_t count_measurements(Database& db, Id evaluation_id);
+
+}  // namespace db

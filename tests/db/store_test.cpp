@@ -1,0 +1,81 @@
+#include <doctest/doctest.h>
+
+#include "db/store.h"
+#include "tests/support/test_db.h"
+
+namespace {
+
+struct Evaluation {
+  db::Id id;
+  std::vector<db::Id> benchmarks;
+};
+
+Evaluation make_evaluation(db::Database& database, int modules) {
+  auto repo = db::upsert_repository(database, "/srv/compiler");
+  auto commit = db::upsert_commit(database, repo, {"abc123", {"p1"}, "Ada <a@b>", 1700000000, "Initial"});
+  auto recipe = db::upsert_recipe(database, "sample", "h1", "body");
+  auto build = db::record_build(database, {commit, recipe, "ok", 1.5, "/cache/x", "/logs/x", "tail"});
+  auto policy = db::upsert_policy(database, "p", "ph", "abc123", R"({"seed": 1})");
+  std::vector<db::BenchmarkRow> rows;
+  for (int i = 0; i < modules; ++i) rows.push_back({"m" + std::to_string(i), "hash", "c"});
+  Evaluation e;
+  auto suite = db::upsert_suite(database, "smoke", "mh", "{}", rows, &e.benchmarks);
+  e.id = db::begin_evaluation(database, build, policy, suite);
+  return e;
+}
+
+std::vector<db::MeasurementRow> rows_for(const Evaluation& e) {
+  std::vector<db::MeasurementRow> rows;
+  for (auto b : e.benchmarks)
+    for (const char* h : {"default", "learned"}) rows.push_back({b, h, "text_bytes", 1234.0});
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("upserts return the same id for the same key") {
+  auto database = testing::fresh_database();
+  auto r1 = db::upsert_repository(database, "/srv/a");
+  CHECK(db::upsert_repository(database, "/srv/a") == r1);
+  CHECK(db::upsert_repository(database, "/srv/b") != r1);
+  auto c1 = db::upsert_commit(database, r1, {"sha1", {}, "x", 0, "s"});
+  CHECK(db::upsert_commit(database, r1, {"sha1", {}, "x", 0, "s"}) == c1);
+}
+
+TEST_CASE("a build is recorded once per (commit, recipe) and can be found") {
+  auto database = testing::fresh_database();
+  auto repo = db::upsert_repository(database, "/srv/a");
+  auto commit = db::upsert_commit(database, repo, {"sha1", {}, "x", 0, "s"});
+  auto recipe = db::upsert_recipe(database, "r", "hash", "body");
+  CHECK_FALSE(db::find_build(database, commit, recipe).has_value());
+  auto first = db::record_build(database, {commit, recipe, "build-failed", 2, "", "/l", "error: x"});
+  auto second = db::record_build(database, {commit, recipe, "ok", 3, "/a", "/l", ""});
+  CHECK(first == second);
+  auto found = db::find_build(database, commit, recipe);
+  REQUIRE(found.has_value());
+  CHECK(found->outcome == "ok");
+  CHECK(found->artifact_dir == "/a");
+}
+
+TEST_CASE("measurements go in with COPY and re-storing replaces, never duplicates") {
+  auto database = testing::fresh_database();
+  auto e = make_evaluation(database, 50);
+  auto rows = rows_for(e);
+  db::replace_measurements(database, e.id, rows);
+  CHECK(db::count_measurements(database, e.id) == 100);
+  db::replace_measurements(database, e.id, rows);
+  CHECK(db::count_measurements(database, e.id) == 100);
+  db::replace_measurements_row_by_row(database, e.id, rows);
+  CHECK(db::count_measurements(database, e.id) == 100);
+}
+
+TEST_CASE("a bad measurement fails the whole COPY and keeps the previous rows") {
+  auto database = testing::fresh_database();
+  auto e = make_evaluation(database, 3);
+  db::replace_measurements(database, e.id, rows_for(e));
+  auto bad = rows_for(e);
+  bad.push_back({e.benchmarks[0], "nonsense-heuristic", "text_bytes", 1});
+  CHECK_THROWS_WITH_AS(db::replace_measurements(database, e.id, bad), doctest::Contains("storing measurements"),
+                       common::Fatal);
+  CHECK(db::count_measurements(database, e.id) == 6);
+}

@@ -1,0 +1,33 @@
+#include "tests/support/temp_dir.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace testing {
+
+TempDir::TempDir() {
+  std::string tmpl = "/tmp/dwt-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  chmod(tmpl.c_str(), 0755);
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+common::ProcessResult run_driftwatch(const std::vector<std::string>& args,
+                                     const std::vector<std::pair<std::string, std::string>>& env) {
+  common::ProcessSpec spec;
+  spec.argv = {DRIFTWATCH_BIN};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = env;
+  spec.timeout = std::chrono::minutes(5);
+  return common::run_process(spec).take();
+}
+
+}  // namespace testing

@@ -1,0 +1,27 @@
+#include <doctest/doctest.h>
+
+#include "db/database.h"
+
+TEST_CASE("a URI DSN is parsed and its password never displayed") {
+  auto t = db::parse_dsn("postgresql://alice:hunter2@db.example.org:6543/drift");
+  REQUIRE(t.ok());
+  CHECK(t->display == "host=db.example.org port=6543 dbname=drift user=alice");
+  CHECK(t->display.find("hunter2") == std::string::npos);
+  CHECK(t->conninfo.find("password='hunter2'") != std::string::npos);
+  CHECK(t->conninfo.find("connect_timeout='10'") != std::string::npos);
+}
+
+TEST_CASE("a key=value DSN keeps an explicit connect_timeout") {
+  auto t = db::parse_dsn("host=/tmp/sock port=5433 dbname=x password=pw connect_timeout=3");
+  REQUIRE(t.ok());
+  CHECK(t->display == "host=/tmp/sock port=5433 dbname=x");
+  CHECK(t->conninfo.find("connect_timeout='3'") != std::string::npos);
+}
+
+TEST_CASE("an invalid DSN is refused with libpq's reason, without the password") {
+  auto t = db::parse_dsn("host=x password=secret bogus_key=1");
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().message.find("invalid database DSN") == 0);
+  CHECK(t.error().message.find("bogus_key") != std::string::npos);
+  CHECK(t.error().message.find("secret") == std::string::npos);
+}

@@ -1,0 +1,39 @@
+#include <doctest/doctest.h>
+
+#include "common/text.h"
+
+using namespace common;
+
+TEST_CASE("trim and split") {
+  CHECK(trim("  a b \n") == "a b");
+  CHECK(trim("") == "");
+  CHECK(split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "", "c"});
+}
+
+TEST_CASE("tail_lines keeps the last n lines") {
+  CHECK(tail_lines("1\n2\n3\n4\n", 2) == "3\n4");
+  CHECK(tail_lines("1\n2", 5) == "1\n2");
+  CHECK(tail_lines("x", 0) == "");
+}
+
+TEST_CASE("last_line skips trailing blank lines") {
+  CHECK(last_line("first\nsecond\n\n  \n") == "second");
+  CHECK(last_line("") == "");
+}
+
+TEST_CASE("parse_duration") {
+  CHECK(parse_duration("90")->count() == 90);
+  CHECK(parse_duration("20m")->count() == 1200);
+  CHECK(parse_duration("1h30m")->count() == 5400);
+  CHECK(parse_duration("2d")->count() == 172800);
+  CHECK_FALSE(parse_duration("").has_value());
+  CHECK_FALSE(parse_duration("ten").has_value());
+  CHECK_FALSE(parse_duration("5x").has_value());
+  CHECK_FALSE(parse_duration("1h30").has_value());
+}
+
+TEST_CASE("format_seconds") {
+  CHECK(format_seconds(1.25) == "1.2 s");
+  CHECK(format_seconds(125) == "2 min 5 s");
+  CHECK(format_seconds(3725) == "1 h 2 min");
+}
