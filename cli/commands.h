@@ -5,5 +5,9 @@
 namespace cli {
 
 void attach_db(CLI::App& sub, Context& ctx);
+void attach_sample_history(CLI::App& sub, Context& ctx);
+void attach_commits(CLI::App& sub, Context& ctx);
+void attach_build(CLI::App& sub, Context& ctx);
+void attach_demo(CLI::App& sub, Context& ctx);
 
 }  // namespace cli

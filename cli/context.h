@@ -17,6 +17,7 @@ struct Context {
   std::optional<std::string> dsn;  ///< --db, else $DRIFTWATCH_DB
   std::optional<std::filesystem::path> data_dir_flag;
   bool quiet = false;
+  int exit_code = 0;  ///< set by a command whose result is negative (a failed build: 1)
 
   /// The resolved data directory (not created).
   std::filesystem::path data_dir() const;

@@ -12,7 +12,12 @@
 namespace {
 
 const cli::Command kCommands[] = {
+    {"demo", "the whole story on the sample compiler's year, with the embedded defaults", cli::attach_demo},
     {"db", "manage the database: start|stop|status|migrate", cli::attach_db},
+    {"sample-history", "create the sample compiler's scripted year of check-ins as a git repository",
+     cli::attach_sample_history},
+    {"commits", "list the sampled check-ins of a range (first-parent history)", cli::attach_commits},
+    {"build", "build one check-in with a recipe (cached per commit and recipe)", cli::attach_build},
 };
 
 int fail(const std::string& message) {
@@ -74,5 +79,5 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(e.what());
   }
-  return 0;
+  return ctx.exit_code;
 }

@@ -1,0 +1,184 @@
+#include "builder/build.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/process.h"
+#include "common/text.h"
+
+namespace builder {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kLogTailLines = 40;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void append_log(const fs::path& log, const std::string& text) {
+  std::ofstream out(log, std::ios::app);
+  out << text;
+}
+
+/// The most telling line of a failed step's log: the first "error" line, else the last line.
+std::string failure_line(const std::string& log_text) {
+  for (const auto& line : common::split(log_text, '\n'))
+    if (line.find("error:") != std::string::npos || line.find("Error") != std::string::npos)
+      return common::trim(line);
+  return common::last_line(log_text);
+}
+
+common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
+                               const std::map<std::string, std::string>& env, const fs::path& log,
+                               std::chrono::milliseconds budget) {
+  append_log(log, "$ " + command + "\n");
+  common::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", command};
+  spec.cwd = cwd;
+  spec.env.assign(env.begin(), env.end());
+  spec.log_file = log;
+  spec.timeout = budget;
+  auto r = common::run_process(spec);
+  if (!r) {  // /bin/sh itself could not run: treat like a failed step
+    append_log(log, r.error().message + "\n");
+    common::ProcessResult failed;
+    failed.exit_code = 127;
+    return failed;
+  }
+  return *r;
+}
+
+void write_result(const fs::path& entry, const BuildResult& r) {
+  nlohmann::json j;
+  j["outcome"] = outcome_name(r.outcome);
+  j["seconds"] = r.seconds;
+  j["message"] = r.message;
+  j["log_tail"] = r.log_tail;
+  for (const auto& [name, path] : r.artifacts) j["artifacts"][name] = path.filename().string();
+  std::ofstream(entry / "result.json") << j.dump(2) << "\n";
+}
+
+}  // namespace
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+#define X(id, name) \
+  case Outcome::id: \
+    return name;
+    DRIFTWATCH_BUILD_OUTCOMES(X)
+#undef X
+  }
+  return "?";
+}
+
+std::optional<Outcome> parse_outcome(std::string_view name) {
+#define X(id, text) \
+  if (name == text) return Outcome::id;
+  DRIFTWATCH_BUILD_OUTCOMES(X)
+#undef X
+  return std::nullopt;
+}
+
+fs::path cache_entry_dir(const fs::path& data, const Recipe& recipe, const std::string& sha) {
+  return data / "cache" / (recipe.name + "-" + recipe.content_hash.substr(0, 12)) / sha;
+}
+
+std::optional<BuildResult> read_cached(const fs::path& entry) {
+  auto text = read_file(entry / "result.json");
+  if (text.empty()) return std::nullopt;
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("outcome")) return std::nullopt;
+  auto outcome = parse_outcome(j["outcome"].get<std::string>());
+  if (!outcome) return std::nullopt;
+  BuildResult r;
+  r.outcome = *outcome;
+  r.seconds = j.value("seconds", 0.0);
+  r.message = j.value("message", "");
+  r.log_tail = j.value("log_tail", "");
+  r.log = entry / "build.log";
+  r.from_cache = true;
+  if (j.contains("artifacts"))
+    for (const auto& [name, file] : j["artifacts"].items()) {
+      r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
+      if (!fs::exists(r.artifacts[name])) return std::nullopt;  // damaged entry: build again
+    }
+  return r;
+}
+
+void forget_cached(const fs::path& entry) {
+  std::error_code ec;
+  fs::remove_all(entry, ec);
+}
+
+BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
+  BuildResult r;
+  auto start = Clock::now();
+  // Work in a scratch entry renamed into place at the end: a crash mid-build
+  // never leaves a cache entry that claims a result.
+  auto scratch = paths.cache_entry.string() + ".partial";
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  fs::create_directories(fs::path(scratch) / "artifacts", ec);
+  fs::create_directories(paths.build, ec);
+  auto log = fs::path(scratch) / "build.log";
+  auto finish = [&](Outcome o, std::string message) {
+    r.outcome = o;
+    r.message = std::move(message);
+    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    r.log_tail = common::tail_lines(read_file(log), kLogTailLines);
+    write_result(scratch, r);
+    fs::remove_all(paths.cache_entry, ec);
+    fs::rename(scratch, paths.cache_entry, ec);
+    r.log = paths.cache_entry / "build.log";
+    for (auto& [name, path] : r.artifacts) path = paths.cache_entry / "artifacts" / path.filename();
+    return r;
+  };
+
+  auto rendered = render(recipe, {paths.source, paths.build, paths.data, paths.jobs});
+  if (!rendered) {
+    append_log(log, rendered.error().message + "\n");
+    return finish(Outcome::ConfigureFailed, rendered.error().message);
+  }
+  auto remaining = [&] {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(recipe.timeout - (Clock::now() - start));
+    return std::max(left, std::chrono::milliseconds(1));
+  };
+  auto timed_out = [&](const char* step) {
+    return "timed out after " + common::format_seconds(recipe.timeout.count()) + " in " + step;
+  };
+
+  bool need_configure = !rendered->configure.empty() &&
+                        (rendered->configure_marker.empty() || !fs::exists(rendered->configure_marker));
+  if (need_configure) {
+    r.configured = true;
+    auto c = run_step(rendered->configure, paths.source, rendered->env, log, remaining());
+    if (c.timed_out) return finish(Outcome::Timeout, timed_out("configure"));
+    if (!c.ok()) {
+      // A half-configured build directory would skip configure next time.
+      if (!rendered->configure_marker.empty()) fs::remove(rendered->configure_marker, ec);
+      return finish(Outcome::ConfigureFailed, "configure " + c.describe() + ": " + failure_line(read_file(log)));
+    }
+  }
+  auto b = run_step(rendered->build, paths.source, rendered->env, log, remaining());
+  if (b.timed_out) return finish(Outcome::Timeout, timed_out("build"));
+  if (!b.ok()) return finish(Outcome::BuildFailed, "build " + b.describe() + ": " + failure_line(read_file(log)));
+
+  for (const auto& [name, path] : rendered->artifacts) {
+    if (!fs::is_regular_file(path)) return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") was not built");
+    auto dest = fs::path(scratch) / "artifacts" / path.filename();
+    fs::copy_file(fs::canonical(path), dest, fs::copy_options::overwrite_existing, ec);
+    if (ec) return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " + ec.message());
+    r.artifacts[name] = dest;
+  }
+  return finish(Outcome::Ok, "");
+}
+
+}  // namespace builder

@@ -1,0 +1,65 @@
+#pragma once
+// Running a recipe on a checked-out source tree, and the artifact cache that
+// makes sure no (commit, recipe) pair is ever built twice.
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "builder/recipe.h"
+
+namespace builder {
+
+// The one table of build outcomes, as stored in the database.
+#define DRIFTWATCH_BUILD_OUTCOMES(X)       \
+  X(Ok, "ok")                              \
+  X(ConfigureFailed, "configure-failed")   \
+  X(BuildFailed, "build-failed")           \
+  X(Timeout, "timeout")                    \
+  X(MissingArtifact, "missing-artifact")
+
+enum class Outcome {
+#define X(id, name) id,
+  DRIFTWATCH_BUILD_OUTCOMES(X)
+#undef X
+};
+
+std::string_view outcome_name(Outcome o);
+std::optional<Outcome> parse_outcome(std::string_view name);
+
+struct BuildResult {
+  Outcome outcome = Outcome::BuildFailed;
+  double seconds = 0;
+  std::string message;  ///< one line: why it failed, or "" when ok
+  std::map<std::string, std::filesystem::path> artifacts;  ///< name → file in the cache
+  std::filesystem::path log;
+  std::string log_tail;  ///< the last lines of the log, for the database
+  bool from_cache = false;
+  bool configured = false;  ///< configure ran (rather than being skipped)
+};
+
+struct BuildPaths {
+  std::filesystem::path source;
+  std::filesystem::path build;
+  std::filesystem::path data;
+  std::filesystem::path cache_entry;  ///< see cache_entry_dir()
+  int jobs = 1;
+};
+
+/// `<data>/cache/<recipe name>-<recipe hash>/<commit sha>`.
+std::filesystem::path cache_entry_dir(const std::filesystem::path& data, const Recipe& recipe, const std::string& sha);
+
+/// The cached result of a finished build (ok or not), if there is one.
+std::optional<BuildResult> read_cached(const std::filesystem::path& cache_entry);
+
+/// Configures (unless the recipe's marker exists), builds, copies the
+/// artifacts into the cache entry and records the result there. A failure is
+/// a result, never an exception; the recipe's timeout kills the process group.
+BuildResult run_build(const Recipe& recipe, const BuildPaths& paths);
+
+/// Removes a cache entry so the next build runs again.
+void forget_cached(const std::filesystem::path& cache_entry);
+
+}  // namespace builder

@@ -1,0 +1,175 @@
+#include "builder/recipe.h"
+
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/hash.h"
+#include "common/text.h"
+
+namespace builder {
+namespace embedded {
+const std::vector<std::pair<std::string_view, std::string_view>>& recipe_files();
+}
+
+namespace {
+
+using common::Error;
+
+// The one table of recipe keys: section → allowed keys.
+const std::map<std::string, std::set<std::string>> kKeys = {
+    {"", {"name", "description", "timeout", "launcher", "jobs", "configure", "build", "env", "artifacts"}},
+    {"configure", {"command", "skip_if_exists"}},
+    {"build", {"command"}},
+};
+
+common::Status check_keys(const toml::table& t, const std::string& section, const std::string& origin) {
+  const auto& allowed = kKeys.at(section);
+  for (const auto& [k, v] : t) {
+    if (allowed.count(std::string(k.str()))) continue;
+    return Error{origin + ": unknown key '" + (section.empty() ? "" : section + ".") + std::string(k.str()) + "'"};
+  }
+  return common::Ok{};
+}
+
+common::Result<std::map<std::string, std::string>> string_table(const toml::table& root, const char* key,
+                                                                const std::string& origin) {
+  std::map<std::string, std::string> out;
+  const auto* t = root[key].as_table();
+  if (!t) return out;
+  for (const auto& [k, v] : *t) {
+    auto s = v.value<std::string>();
+    if (!s) return Error{origin + ": " + key + "." + std::string(k.str()) + " must be a string"};
+    out[std::string(k.str())] = *s;
+  }
+  return out;
+}
+
+/// Everything that changes what a build does, in a fixed order.
+std::string canonical(const Recipe& r) {
+  std::ostringstream out;
+  out << "configure=" << r.configure << "\nmarker=" << r.configure_marker << "\nbuild=" << r.build
+      << "\nlauncher=" << r.launcher << "\n";
+  for (const auto& [k, v] : r.env) out << "env " << k << "=" << v << "\n";
+  for (const auto& [k, v] : r.artifacts) out << "artifact " << k << "=" << v << "\n";
+  return out.str();
+}
+
+common::Result<std::string> fill(const std::string& text, const std::map<std::string, std::string>& values,
+                                 const std::string& what) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') {
+      out += text[i];
+      continue;
+    }
+    auto end = text.find('}', i);
+    if (end == std::string::npos) return Error{what + ": unclosed '{'"};
+    auto key = text.substr(i + 1, end - i - 1);
+    auto it = values.find(key);
+    if (it == values.end()) return Error{what + ": unknown placeholder {" + key + "}"};
+    out += it->second;
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+common::Result<Recipe> parse_recipe(const std::string& text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    return Error{origin + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description())};
+  }
+  if (auto s = check_keys(root, "", origin); !s) return s.error();
+  Recipe r;
+  r.name = root["name"].value_or<std::string>("");
+  if (r.name.empty()) return Error{origin + ": missing key 'name'"};
+  r.description = root["description"].value_or<std::string>("");
+  if (auto t = root["timeout"].value<std::string>()) {
+    auto d = common::parse_duration(*t);
+    if (!d || d->count() == 0) return Error{origin + ": timeout must be a duration like \"30m\", not \"" + *t + "\""};
+    r.timeout = *d;
+  } else if (root.contains("timeout")) {
+    return Error{origin + ": timeout must be a duration string like \"30m\""};
+  }
+  r.launcher = root["launcher"].value_or<std::string>("ccache");
+  r.jobs = static_cast<int>(root["jobs"].value_or<int64_t>(0));
+  if (const auto* c = root["configure"].as_table()) {
+    if (auto s = check_keys(*c, "configure", origin); !s) return s.error();
+    r.configure = (*c)["command"].value_or<std::string>("");
+    r.configure_marker = (*c)["skip_if_exists"].value_or<std::string>("");
+    if (r.configure.empty()) return Error{origin + ": missing key 'configure.command'"};
+  }
+  const auto* b = root["build"].as_table();
+  if (!b) return Error{origin + ": missing table [build]"};
+  if (auto s = check_keys(*b, "build", origin); !s) return s.error();
+  r.build = (*b)["command"].value_or<std::string>("");
+  if (r.build.empty()) return Error{origin + ": missing key 'build.command'"};
+  auto env = string_table(root, "env", origin);
+  if (!env) return env.error();
+  r.env = *env;
+  auto artifacts = string_table(root, "artifacts", origin);
+  if (!artifacts) return artifacts.error();
+  r.artifacts = *artifacts;
+  if (r.artifacts.empty()) return Error{origin + ": missing table [artifacts] (e.g. compiler = \"{build}/bin/cc\")"};
+  r.content_hash = common::sha256_hex(canonical(r));
+  return r;
+}
+
+std::vector<std::string> shipped_recipes() {
+  std::vector<std::string> out;
+  for (const auto& [path, text] : embedded::recipe_files()) out.emplace_back(path.substr(0, path.rfind(".toml")));
+  return out;
+}
+
+common::Result<Recipe> load_recipe(const std::string& file_or_name) {
+  if (file_or_name.find('/') == std::string::npos && file_or_name.find(".toml") == std::string::npos) {
+    for (const auto& [path, text] : embedded::recipe_files())
+      if (path == file_or_name + ".toml") return parse_recipe(std::string(text), std::string(path) + " (built in)");
+  }
+  std::ifstream in(file_or_name);
+  if (!in) {
+    std::string names;
+    for (const auto& n : shipped_recipes()) names += (names.empty() ? "" : ", ") + n;
+    return Error{"cannot read recipe " + file_or_name + " (not a file, nor a shipped recipe: " + names + ")"};
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_recipe(ss.str(), file_or_name);
+}
+
+common::Result<RenderedRecipe> render(const Recipe& r, const Placeholders& p) {
+  std::map<std::string, std::string> values = {{"source", p.source.string()},
+                                               {"build", p.build.string()},
+                                               {"data", p.data.string()},
+                                               {"jobs", std::to_string(p.jobs)},
+                                               {"launcher", r.launcher}};
+  RenderedRecipe out;
+  auto what = "recipe " + r.name;
+  auto configure = fill(r.configure, values, what + " configure.command");
+  if (!configure) return configure.error();
+  out.configure = *configure;
+  auto build = fill(r.build, values, what + " build.command");
+  if (!build) return build.error();
+  out.build = *build;
+  for (const auto& [k, v] : r.env) {
+    auto filled = fill(v, values, what + " env." + k);
+    if (!filled) return filled.error();
+    out.env[k] = *filled;
+  }
+  for (const auto& [k, v] : r.artifacts) {
+    auto filled = fill(v, values, what + " artifacts." + k);
+    if (!filled) return filled.error();
+    std::filesystem::path path = *filled;
+    out.artifacts[k] = path.is_absolute() ? path : p.build / path;
+  }
+  if (!r.configure_marker.empty()) out.configure_marker = p.build / r.configure_marker;
+  return out;
+}
+
+}  // namespace builder

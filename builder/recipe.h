@@ -1,0 +1,54 @@
+#pragma once
+// Build recipes (TOML): how to configure and build one check-in of a compiler
+// and which files it yields. Parsing and rendering are pure.
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace builder {
+
+struct Recipe {
+  std::string name;
+  std::string description;
+  std::string configure;         ///< shell command; may be empty
+  std::string configure_marker;  ///< relative to {build}: skip configure once it exists
+  std::string build;             ///< shell command
+  std::map<std::string, std::string> env;
+  std::chrono::seconds timeout{3600};
+  std::string launcher = "ccache";  ///< compiler launcher, "" for none
+  int jobs = 0;                     ///< 0: one per core
+  std::map<std::string, std::string> artifacts;  ///< name → path, usually under {build}
+  std::string content_hash;  ///< of the recipe's meaning, not its formatting
+};
+
+/// The values recipes may refer to as {source}, {build}, {jobs}, {launcher}, {data}.
+struct Placeholders {
+  std::filesystem::path source;
+  std::filesystem::path build;
+  std::filesystem::path data;
+  int jobs = 1;
+};
+
+/// A recipe with every placeholder filled in: exactly what would run.
+struct RenderedRecipe {
+  std::string configure;
+  std::string build;
+  std::map<std::string, std::string> env;
+  std::map<std::string, std::filesystem::path> artifacts;
+  std::filesystem::path configure_marker;
+};
+
+/// Parses TOML; errors name `origin` and the missing or unknown key.
+common::Result<Recipe> parse_recipe(const std::string& text, const std::string& origin);
+/// A recipe file, or a shipped one by name ("sample-compiler", "llvm-project").
+common::Result<Recipe> load_recipe(const std::string& file_or_name);
+/// Names of the shipped recipes.
+std::vector<std::string> shipped_recipes();
+/// Fills placeholders; an unknown {placeholder} is an error naming it.
+common::Result<RenderedRecipe> render(const Recipe& recipe, const Placeholders& values);
+
+}  // namespace builder

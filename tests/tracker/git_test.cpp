@@ -1,0 +1,73 @@
+// The first-parent walk and sampling on real git repositories made with libgit2.
+#include <doctest/doctest.h>
+
+#include "tests/support/temp_dir.h"
+#include "tests/support/toy_history.h"
+#include "tracker/git.h"
+#include "tracker/selection.h"
+
+using namespace tracker;
+
+namespace {
+std::vector<std::string> subjects(const std::vector<CommitInfo>& v) {
+  std::vector<std::string> out;
+  for (const auto& c : v) out.push_back(c.subject);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the first-parent walk lists the main branch oldest first, a merge once") {
+  testing::TempDir dir;
+  auto repo = GitRepo::open(testing::write_toy_history(dir.path())).take();
+  auto h = repo.first_parent_history("main").take();
+  CHECK(subjects(h) == std::vector<std::string>{"Import", "Change the threshold", "Add a pass and drop the old notes",
+                                                "Docs only", "Merge branch 'side'"});
+  CHECK(h.back().is_merge());
+  CHECK(h.back().parents.size() == 2);
+  CHECK(h.front().tags == std::vector<std::string>{"v1"});
+  CHECK(h[3].tags == std::vector<std::string>{"v2"});
+  CHECK(h[1].time - h[0].time == 7 * 86400);
+  CHECK(h[0].author == "Ada <ada@example.org>");
+  // The side branch itself is a branch like any other.
+  CHECK(subjects(repo.first_parent_history("side").take()).back() == "Side work two");
+}
+
+TEST_CASE("ranges: --from, --to, --since, --until, tags and periods") {
+  testing::TempDir dir;
+  auto repo = GitRepo::open(testing::write_toy_history(dir.path())).take();
+  RangeOptions o;
+  o.from = "v1";
+  o.to = "v2";
+  CHECK(select_commits(repo, o).take().size() == 4);
+  o = {};
+  o.since = parse_date("2025-12-08").take();
+  o.until = parse_date("2025-12-29").take();  // inclusive: "Docs only" is at 12-29T00:00
+  CHECK(subjects(select_commits(repo, o).take()) ==
+        std::vector<std::string>{"Change the threshold", "Add a pass and drop the old notes", "Docs only"});
+  o = {};
+  o.sampling.tags = true;
+  CHECK(subjects(select_commits(repo, o).take()) == std::vector<std::string>{"Import", "Docs only"});
+  o = {};
+  o.sampling.every = Every{1, PeriodUnit::Month};  // Dec 2025, then Jan 2026
+  CHECK(subjects(select_commits(repo, o).take()) == std::vector<std::string>{"Docs only", "Merge branch 'side'"});
+}
+
+TEST_CASE("bad repositories, revisions and ranges are refused with the reason") {
+  testing::TempDir dir;
+  auto not_repo = GitRepo::open(dir.path());
+  REQUIRE_FALSE(not_repo.ok());
+  CHECK(not_repo.error().message == dir.path().string() + " is not a git repository");
+  CHECK(GitRepo::open(dir / "nowhere").error().message.find("does not exist") != std::string::npos);
+
+  auto repo = GitRepo::open(testing::write_toy_history(dir.path())).take();
+  CHECK(repo.resolve("no-such-branch").error().message.find("unknown revision 'no-such-branch'") == 0);
+  RangeOptions o;
+  o.branch = "nope";
+  CHECK(select_commits(repo, o).error().message.find("unknown branch 'nope'") == 0);
+  o = {};
+  o.from = "side";  // not on main's first-parent line
+  CHECK(select_commits(repo, o).error().message.find("is not on the first-parent history") != std::string::npos);
+  o = {};
+  o.since = parse_date("2030-01-01").take();
+  CHECK(select_commits(repo, o).error().message.find("no check-ins to take") == 0);
+}

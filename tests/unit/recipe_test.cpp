@@ -1,0 +1,94 @@
+#include <doctest/doctest.h>
+
+#include "builder/build.h"
+#include "builder/recipe.h"
+
+using namespace builder;
+
+namespace {
+const char* kRecipe = R"(
+name = "demo"
+timeout = "90s"
+[configure]
+command = "cmake -S {source} -B {build} -DCMAKE_CXX_COMPILER_LAUNCHER={launcher}"
+skip_if_exists = "build.ninja"
+[build]
+command = "ninja -C {build} -j {jobs}"
+[env]
+CCACHE_DIR = "{data}/ccache"
+[artifacts]
+compiler = "bin/cc"
+abs = "/opt/x"
+)";
+}
+
+TEST_CASE("a recipe parses and renders the exact commands") {
+  auto r = parse_recipe(kRecipe, "demo.toml");
+  REQUIRE(r.ok());
+  CHECK(r->timeout.count() == 90);
+  CHECK(r->launcher == "ccache");
+  auto out = render(*r, {"/w/src", "/w/build", "/data", 4});
+  REQUIRE(out.ok());
+  CHECK(out->configure == "cmake -S /w/src -B /w/build -DCMAKE_CXX_COMPILER_LAUNCHER=ccache");
+  CHECK(out->build == "ninja -C /w/build -j 4");
+  CHECK(out->env.at("CCACHE_DIR") == "/data/ccache");
+  CHECK(out->artifacts.at("compiler") == "/w/build/bin/cc");
+  CHECK(out->artifacts.at("abs") == "/opt/x");
+  CHECK(out->configure_marker == "/w/build/build.ninja");
+}
+
+TEST_CASE("the recipe hash follows meaning, not formatting") {
+  auto a = parse_recipe(kRecipe, "a.toml").take();
+  auto b = parse_recipe(std::string("# a comment\n") + kRecipe, "b.toml").take();
+  CHECK(a.content_hash == b.content_hash);
+  std::string changed = kRecipe;
+  changed.replace(changed.find("-j {jobs}"), 9, "-j {jobs} -v");
+  CHECK(parse_recipe(changed, "c.toml")->content_hash != a.content_hash);
+}
+
+TEST_CASE("recipe errors name the key and the file") {
+  auto unknown = parse_recipe("name = 'x'\ncolour = 'red'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n", "r.toml");
+  CHECK(unknown.error().message == "r.toml: unknown key 'colour'");
+  auto nested = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\nflags = 1\n[artifacts]\na = 'b'\n", "r.toml");
+  CHECK(nested.error().message == "r.toml: unknown key 'build.flags'");
+  auto no_build = parse_recipe("name = 'x'\n[artifacts]\na = 'b'\n", "r.toml");
+  CHECK(no_build.error().message == "r.toml: missing table [build]");
+  auto no_artifacts = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n", "r.toml");
+  CHECK(no_artifacts.error().message.find("missing table [artifacts]") != std::string::npos);
+  auto bad_timeout = parse_recipe("name = 'x'\ntimeout = 'soon'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n", "r.toml");
+  CHECK(bad_timeout.error().message.find("timeout must be a duration") != std::string::npos);
+  auto no_name = parse_recipe("[build]\ncommand = 'make'\n", "r.toml");
+  CHECK(no_name.error().message == "r.toml: missing key 'name'");
+}
+
+TEST_CASE("an unknown placeholder is an error naming it") {
+  auto r = parse_recipe("name = 'x'\n[build]\ncommand = 'make {target}'\n[artifacts]\na = 'b'\n", "r.toml").take();
+  auto out = render(r, {"/s", "/b", "/d", 1});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().message == "recipe x build.command: unknown placeholder {target}");
+}
+
+TEST_CASE("the shipped llvm-project recipe renders opt, llc and clang for X86") {
+  auto r = load_recipe("llvm-project");
+  REQUIRE(r.ok());
+  auto out = render(*r, {"/wt/src", "/wt/build", "/data", 2}).take();
+  CHECK(out.configure ==
+        "cmake -S /wt/src/llvm -B /wt/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLVM_ENABLE_PROJECTS=clang "
+        "-DLLVM_TARGETS_TO_BUILD=X86 -DLLVM_ENABLE_ASSERTIONS=OFF -DLLVM_INCLUDE_TESTS=OFF "
+        "-DLLVM_INCLUDE_BENCHMARKS=OFF -DLLVM_INCLUDE_EXAMPLES=OFF -DCLANG_INCLUDE_TESTS=OFF "
+        "-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache");
+  CHECK(out.build == "ninja -C /wt/build -j 2 opt llc clang");
+  CHECK(out.artifacts.at("opt") == "/wt/build/bin/opt");
+  CHECK(out.artifacts.at("llc") == "/wt/build/bin/llc");
+  CHECK(out.artifacts.at("clang") == "/wt/build/bin/clang");
+  CHECK(out.env.at("CCACHE_BASEDIR") == "/wt/src");
+  CHECK(r->timeout.count() == 8 * 3600);
+  CHECK(load_recipe("sample-compiler").ok());
+}
+
+TEST_CASE("outcome names round-trip") {
+  for (auto o : {Outcome::Ok, Outcome::ConfigureFailed, Outcome::BuildFailed, Outcome::Timeout, Outcome::MissingArtifact})
+    CHECK(parse_outcome(outcome_name(o)) == o);
+  CHECK(outcome_name(Outcome::BuildFailed) == "build-failed");
+  CHECK_FALSE(parse_outcome("exploded").has_value());
+}

@@ -1,0 +1,146 @@
+#include "tracker/git.h"
+
+#include <map>
+#include <mutex>
+
+#include "tracker/git_impl.h"
+
+namespace tracker {
+namespace fs = std::filesystem;
+
+std::string git_error_text() {
+  const git_error* e = git_error_last();
+  return e && e->message ? e->message : "unknown libgit2 error";
+}
+
+void ensure_libgit2() {
+  static std::once_flag once;
+  std::call_once(once, [] { git_libgit2_init(); });
+}
+
+std::string oid_hex(const git_oid& oid) {
+  char buf[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(buf, sizeof buf, &oid);
+  return buf;
+}
+
+namespace {
+
+CommitInfo info_of(const git_commit* c) {
+  CommitInfo info;
+  info.sha = oid_hex(*git_commit_id(c));
+  for (unsigned i = 0; i < git_commit_parentcount(c); ++i) info.parents.push_back(oid_hex(*git_commit_parent_id(c, i)));
+  const git_signature* a = git_commit_author(c);
+  info.author = std::string(a->name ? a->name : "") + " <" + (a->email ? a->email : "") + ">";
+  info.time = git_commit_time(c);
+  const char* summary = git_commit_summary(const_cast<git_commit*>(c));
+  info.subject = summary ? summary : "";
+  return info;
+}
+
+/// commit sha → tag names, for tags that peel to a commit.
+std::map<std::string, std::vector<std::string>> tags_by_commit(git_repository* repo) {
+  std::map<std::string, std::vector<std::string>> out;
+  git_strarray names{};
+  if (git_tag_list(&names, repo) != 0) return out;
+  for (size_t i = 0; i < names.count; ++i) {
+    git_object* obj = nullptr;
+    std::string ref = std::string("refs/tags/") + names.strings[i];
+    if (git_revparse_single(&obj, repo, (ref + "^{commit}").c_str()) == 0) {
+      out[oid_hex(*git_object_id(obj))].push_back(names.strings[i]);
+      git_object_free(obj);
+    }
+  }
+  git_strarray_dispose(&names);
+  return out;
+}
+
+}  // namespace
+
+GitRepo::GitRepo(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GitRepo::GitRepo(GitRepo&&) noexcept = default;
+GitRepo& GitRepo::operator=(GitRepo&&) noexcept = default;
+GitRepo::~GitRepo() = default;
+
+common::Result<GitRepo> GitRepo::open(const fs::path& path) {
+  ensure_libgit2();
+  if (!fs::exists(path)) return common::Error{"repository " + path.string() + " does not exist"};
+  git_repository* repo = nullptr;
+  // NO_SEARCH: the path itself must be the repository, not a folder inside one.
+  if (git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
+    return common::Error{path.string() + " is not a git repository"};
+  auto impl = std::make_unique<Impl>();
+  impl->repo.reset(repo);
+  const char* wd = git_repository_workdir(repo);
+  impl->location = fs::absolute(wd ? wd : git_repository_path(repo)).lexically_normal();
+  if (impl->location.filename().empty()) impl->location = impl->location.parent_path();
+  return GitRepo(std::move(impl));
+}
+
+const fs::path& GitRepo::location() const { return impl_->location; }
+
+common::Result<std::string> GitRepo::resolve(const std::string& rev) const {
+  git_object* obj = nullptr;
+  if (rev.empty() || git_revparse_single(&obj, impl_->repo.get(), (rev + "^{commit}").c_str()) != 0)
+    return common::Error{"unknown revision '" + rev + "' in " + impl_->location.string()};
+  ObjectPtr owner(obj);
+  return oid_hex(*git_object_id(obj));
+}
+
+common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
+  auto sha = resolve(rev);
+  if (!sha) return sha.error();
+  git_oid oid;
+  git_oid_fromstr(&oid, sha->c_str());
+  git_commit* c = nullptr;
+  if (git_commit_lookup(&c, impl_->repo.get(), &oid) != 0) return common::Error{git_error_text()};
+  CommitPtr owner(c);
+  auto info = info_of(c);
+  auto tags = tags_by_commit(impl_->repo.get());
+  if (auto it = tags.find(info.sha); it != tags.end()) info.tags = it->second;
+  return info;
+}
+
+common::Result<std::vector<CommitInfo>> GitRepo::first_parent_history(const std::string& to,
+                                                                      const std::optional<std::string>& from,
+                                                                      std::optional<std::int64_t> since) const {
+  auto to_sha = resolve(to);
+  if (!to_sha) return to_sha.error();
+  std::optional<std::string> from_sha;
+  if (from) {
+    auto r = resolve(*from);
+    if (!r) return r.error();
+    from_sha = *r;
+  }
+  auto* repo = impl_->repo.get();
+  // Following first parents by hand (rather than a revwalk) keeps the order
+  // exactly `git log --first-parent` and lets us stop early.
+  std::vector<CommitInfo> newest_first;
+  git_oid oid;
+  git_oid_fromstr(&oid, to_sha->c_str());
+  bool reached_from = false;
+  for (;;) {
+    git_commit* c = nullptr;
+    if (git_commit_lookup(&c, repo, &oid) != 0) return common::Error{git_error_text()};
+    CommitPtr owner(c);
+    auto info = info_of(c);
+    if (since && info.time < *since) break;
+    newest_first.push_back(std::move(info));
+    if (from_sha && newest_first.back().sha == *from_sha) {
+      reached_from = true;
+      break;
+    }
+    if (git_commit_parentcount(c) == 0) break;
+    git_oid_cpy(&oid, git_commit_parent_id(c, 0));
+  }
+  if (from_sha && !reached_from)
+    return common::Error{"'" + *from + "' is not on the first-parent history of '" + to + "'" +
+                         (since ? " within --since" : "")};
+  auto tags = tags_by_commit(repo);
+  std::vector<CommitInfo> out(newest_first.rbegin(), newest_first.rend());
+  for (auto& c : out)
+    if (auto it = tags.find(c.sha); it != tags.end()) c.tags = it->second;
+  return out;
+}
+
+}  // namespace tracker

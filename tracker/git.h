@@ -1,0 +1,44 @@
+#pragma once
+// A compiler's git repository, read with libgit2 (which stays inside tracker/).
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "tracker/commit.h"
+
+namespace tracker {
+
+class GitRepo {
+ public:
+  /// The error says when the path is not a git repository.
+  static common::Result<GitRepo> open(const std::filesystem::path& path);
+  GitRepo(GitRepo&&) noexcept;
+  GitRepo& operator=(GitRepo&&) noexcept;
+  ~GitRepo();
+
+  /// The repository's working directory (or git dir when bare), absolute.
+  const std::filesystem::path& location() const;
+  /// Full sha of the commit a rev names ("main", "v1.0", "HEAD~3", a short sha).
+  common::Result<std::string> resolve(const std::string& rev) const;
+  common::Result<CommitInfo> commit(const std::string& rev) const;
+
+  /// First-parent history ending at `to` (inclusive), oldest first, like
+  /// `git log --first-parent --reverse`. It starts at `from` (inclusive) when
+  /// given, which must lie on that history, and stops at the first check-in
+  /// older than `since`. Tags are filled in.
+  common::Result<std::vector<CommitInfo>> first_parent_history(const std::string& to,
+                                                               const std::optional<std::string>& from = {},
+                                                               std::optional<std::int64_t> since = {}) const;
+
+  struct Impl;
+  Impl& impl() const { return *impl_; }
+
+ private:
+  explicit GitRepo(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tracker

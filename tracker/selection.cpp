@@ -1,0 +1,25 @@
+#include "tracker/selection.h"
+
+namespace tracker {
+
+common::Result<std::vector<CommitInfo>> select_commits(const GitRepo& repo, const RangeOptions& o) {
+  std::string to = o.to.value_or(o.branch.empty() ? "HEAD" : o.branch);
+  if (!o.branch.empty() && !repo.resolve(o.branch)) return common::Error{"unknown branch '" + o.branch + "' in " + repo.location().string()};
+  auto history = repo.first_parent_history(to, o.from, o.since);
+  if (!history) return history.error();
+  std::vector<CommitInfo> in_window;
+  for (auto& c : *history)
+    if (!o.until || c.time <= *o.until) in_window.push_back(std::move(c));
+  std::vector<CommitInfo> out;
+  for (size_t i : sample(in_window, o.sampling)) out.push_back(in_window[i]);
+  if (out.empty()) {
+    std::string range = (o.from ? *o.from + ".." : std::string("..")) + to;
+    if (o.since) range += " since " + format_date(*o.since);
+    if (o.until) range += " until " + format_date(*o.until);
+    return common::Error{"no check-ins to take in " + range + " of " + repo.location().string() +
+                         (in_window.empty() ? "" : " (all already measured or filtered out)")};
+  }
+  return out;
+}
+
+}  // namespace tracker
