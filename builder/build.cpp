@@ -28,10 +28,11 @@ void append_log(const fs::path& log, const std::string& text) {
   out << text;
 }
 
-/// The most telling line of a failed step's log: the first "error" line, else the last line.
+/// The most telling line of a failed step's log: the first "error" line (not
+/// our own "$ command" echo), else the last line.
 std::string failure_line(const std::string& log_text) {
   for (const auto& line : common::split(log_text, '\n'))
-    if (line.find("error:") != std::string::npos || line.find("Error") != std::string::npos)
+    if (line.rfind("$ ", 0) != 0 && (line.find("error:") != std::string::npos || line.find("Error") != std::string::npos))
       return common::trim(line);
   return common::last_line(log_text);
 }

@@ -24,7 +24,7 @@ void run_sample_history(const SampleHistoryArgs& a) {
   o.start = a.start.empty() ? tracker::default_sample_start() : tracker::parse_date(a.start).take();
   if (!a.history.empty()) o.history_file = a.history;
   auto report = tracker::write_sample_history(a.dir, o).take();
-  fmt::print("wrote {}: {} check-ins ({} on the main branch) from {} , head {}\n", a.dir, report.commits,
+  fmt::print("wrote {}: {} check-ins ({} on the main branch) from {}, head {}\n", a.dir, report.commits,
              report.main_commits, tracker::format_date(o.start), report.head.substr(0, 12));
 }
 

@@ -1,0 +1,19 @@
+#pragma once
+// Code size of an object file, read with LLVM's Object library (not by
+// parsing llvm-size's text).
+#include <cstdint>
+#include <filesystem>
+
+#include "common/result.h"
+
+namespace evaluator {
+
+struct ObjectSizes {
+  std::int64_t text = 0;  ///< bytes of .text and .text.* sections
+  std::int64_t code = 0;  ///< bytes of every executable section
+};
+
+/// The error names the file and LLVM's reason (not an object, truncated, …).
+common::Result<ObjectSizes> measure_object(const std::filesystem::path& path);
+
+}  // namespace evaluator

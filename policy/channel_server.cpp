@@ -1,0 +1,301 @@
+#include "policy/channel_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "common/text.h"
+
+namespace policy {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int ms_until(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 50));
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(Fd&& o) noexcept {
+    std::swap(fd_, o.fd_);
+    return *this;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+/// Buffered reader of the compiler's stream that gives up at the deadline
+/// or when the peer dies, rather than blocking forever.
+class StreamReader {
+ public:
+  StreamReader(int fd, Clock::time_point deadline, const std::function<bool()>& alive)
+      : fd_(fd), deadline_(deadline), alive_(alive) {}
+
+  enum class Status { Ok, Eof, TimedOut, PeerDied, Failed };
+
+  Status line(std::string& out) {
+    for (;;) {
+      auto nl = buf_.find('\n', pos_);
+      if (nl != std::string::npos) {
+        out.assign(buf_, pos_, nl - pos_);
+        pos_ = nl + 1;
+        return Status::Ok;
+      }
+      if (auto s = fill(); s != Status::Ok) return s;
+    }
+  }
+
+  Status bytes(std::size_t n, std::string& out) {
+    while (buf_.size() - pos_ < n)
+      if (auto s = fill(); s != Status::Ok) return s;
+    out.assign(buf_, pos_, n);
+    pos_ += n;
+    return Status::Ok;
+  }
+
+  bool received_anything() const { return !buf_.empty() || consumed_ > 0; }
+
+ private:
+  Status fill() {
+    if (pos_ > 65536) {  // keep the buffer small on long streams
+      buf_.erase(0, pos_);
+      consumed_ += pos_;
+      pos_ = 0;
+    }
+    for (;;) {
+      if (Clock::now() >= deadline_) return Status::TimedOut;
+      pollfd p{fd_, POLLIN, 0};
+      int r = poll(&p, 1, ms_until(deadline_));
+      if (r < 0 && errno != EINTR) return Status::Failed;
+      if (r <= 0) {
+        if (!alive_()) return drain_after_death();
+        continue;
+      }
+      char chunk[65536];
+      ssize_t n = read(fd_, chunk, sizeof chunk);
+      if (n > 0) {
+        buf_.append(chunk, n);
+        return Status::Ok;
+      }
+      if (n == 0) {
+        // No writer: the end of the stream, unless the compiler has not
+        // opened its end yet (then read() also says 0).
+        if (received_anything() || !alive_()) return Status::Eof;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      if (errno != EAGAIN && errno != EINTR) return Status::Failed;
+    }
+  }
+
+  Status drain_after_death() {
+    char chunk[65536];
+    ssize_t n = read(fd_, chunk, sizeof chunk);
+    if (n > 0) {
+      buf_.append(chunk, n);
+      return Status::Ok;
+    }
+    return Status::PeerDied;
+  }
+
+  int fd_;
+  Clock::time_point deadline_;
+  const std::function<bool()>& alive_;
+  std::string buf_;
+  std::size_t pos_ = 0, consumed_ = 0;
+};
+
+const char* describe(StreamReader::Status s) {
+  switch (s) {
+    case StreamReader::Status::TimedOut: return "timed out waiting for the compiler";
+    case StreamReader::Status::PeerDied: return "the compiler died mid-stream";
+    case StreamReader::Status::Failed: return "reading the ML channel failed";
+    default: return "the compiler closed the ML channel mid-observation";
+  }
+}
+
+bool write_all(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      pollfd p{fd, POLLOUT, 0};
+      poll(&p, 1, 50);
+      continue;
+    }
+    if (n <= 0) return false;
+    done += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> inliner_channel_flags(const fs::path& base, bool include_default) {
+  std::vector<std::string> flags = {"-enable-ml-inliner=release", "-inliner-interactive-channel-base=" + base.string()};
+  if (include_default) flags.push_back("-inliner-interactive-include-default");
+  return flags;
+}
+
+common::Result<ChannelFifos> ChannelFifos::create(const fs::path& base) {
+  // A compiler that died mid-write gets EPIPE instead of killing us.
+  static const bool sigpipe_ignored = [] { return signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+  (void)sigpipe_ignored;
+  for (const char* ext : {".in", ".out"}) {
+    auto p = base.string() + ext;
+    unlink(p.c_str());  // a stale FIFO from a killed run
+    if (mkfifo(p.c_str(), 0600) != 0) {
+      int e = errno;
+      unlink((base.string() + ".in").c_str());
+      return common::Error{"cannot create ML channel FIFO " + p + ": " + strerror(e)};
+    }
+  }
+  return ChannelFifos(base);
+}
+
+ChannelFifos::~ChannelFifos() {
+  if (base_.empty()) return;
+  unlink((base_.string() + ".in").c_str());
+  unlink((base_.string() + ".out").c_str());
+}
+
+SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::time_point deadline,
+                           const std::function<bool()>& peer_alive, std::string& error) {
+  SessionStats stats;
+  auto in_path = fifos.base().string() + ".in", out_path = fifos.base().string() + ".out";
+  // The compiler opens BASE.in for reading first: ours for writing only
+  // succeeds once it has (ENXIO until then).
+  Fd to_compiler;
+  for (;;) {
+    int fd = open(in_path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      to_compiler = Fd(fd);
+      break;
+    }
+    if (errno != ENXIO && errno != EINTR) {
+      error = "cannot open " + in_path + ": " + strerror(errno);
+      return stats;
+    }
+    if (!peer_alive()) return stats;  // died before opening: the process result tells why
+    if (Clock::now() >= deadline) {
+      error = "timed out waiting for the compiler to open the ML channel";
+      return stats;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Fd from_compiler(open(out_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (from_compiler.get() < 0) {
+    error = "cannot open " + out_path + ": " + strerror(errno);
+    return stats;
+  }
+  StreamReader reader(from_compiler.get(), deadline, peer_alive);
+  std::string line, bytes, context;
+  auto s = reader.line(line);
+  if (s != StreamReader::Status::Ok) {
+    if (s != StreamReader::Status::PeerDied && s != StreamReader::Status::Eof) error = describe(s);
+    return stats;
+  }
+  stats.connected = true;
+  auto header = parse_header(line);
+  if (!header) {
+    error = header.error().message;
+    return stats;
+  }
+  stats.header = *header;
+  if (auto b = runner.begin(*header); !b) {
+    error = b.error().message;
+    return stats;
+  }
+  const auto obs_bytes = header->observation_bytes();
+  for (;;) {
+    s = reader.line(line);
+    if (s == StreamReader::Status::Eof || s == StreamReader::Status::PeerDied) return stats;  // compilation over
+    if (s != StreamReader::Status::Ok) {
+      error = describe(s);
+      return stats;
+    }
+    auto event = parse_event(line);
+    if (!event) {
+      error = event.error().message;
+      return stats;
+    }
+    if (event->kind == StreamEvent::Context) {
+      context = event->context;
+      continue;
+    }
+    if ((s = reader.bytes(obs_bytes + 1, bytes)) != StreamReader::Status::Ok) {
+      error = describe(s);
+      return stats;
+    }
+    if (bytes.back() != '\n') {
+      error = "malformed ML channel stream: observation " + std::to_string(event->index) +
+              " does not end where the header's tensor sizes say";
+      return stats;
+    }
+    auto features = decode_observation(*header, std::string_view(bytes).substr(0, obs_bytes));
+    auto t0 = Clock::now();
+    double decision = runner.advise({*header, features, event->index, context});
+    stats.advise_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!write_all(to_compiler.get(), encode_advice(header->advice, decision))) {
+      if (peer_alive()) error = std::string("cannot answer the compiler: ") + strerror(errno);
+      return stats;
+    }
+    ++stats.decisions;
+  }
+}
+
+std::string ChannelOutcome::describe() const {
+  if (!error.empty()) return error;
+  if (process.timed_out) return "compiler " + process.describe();
+  if (!process.ok()) {
+    auto msg = common::last_line(process.output);
+    return "compiler " + process.describe() + (msg.empty() ? "" : ": " + msg);
+  }
+  return "";
+}
+
+ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const fs::path& base, Runner& runner,
+                                    std::chrono::milliseconds timeout) {
+  ChannelOutcome out;
+  auto fifos = ChannelFifos::create(base);
+  if (!fifos) {
+    out.error = fifos.error().message;
+    return out;
+  }
+  auto deadline = Clock::now() + timeout;
+  auto spec = compiler;
+  spec.timeout = timeout;
+  auto child = common::Child::start(spec);
+  if (!child) {
+    out.error = child.error().message;
+    return out;
+  }
+  std::function<bool()> alive = [&] { return !child->try_wait().has_value(); };
+  out.session = serve_session(*fifos, runner, deadline, alive, out.error);
+  if (!out.error.empty() || Clock::now() >= deadline) {
+    out.process = child->kill_group();  // a hung or confused compiler is stopped, not waited for
+    out.process.timed_out = Clock::now() >= deadline;
+    if (out.process.timed_out && out.error.empty()) out.error = "compiler timed out";
+  } else {
+    out.process = child->wait();
+  }
+  return out;
+}
+
+}  // namespace policy

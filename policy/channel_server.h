@@ -1,0 +1,66 @@
+#pragma once
+// The host side of LLVM's interactive ML channel: creates the two FIFOs,
+// opens them in the order the compiler expects, answers every observation
+// through a Runner, and never deadlocks — a compiler that dies before
+// opening, dies mid-stream, hangs, or sends garbage ends the session with a
+// clear result and no FIFO left behind.
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/process.h"
+#include "common/result.h"
+#include "policy/runner.h"
+
+namespace policy {
+
+/// The compiler flags that make LLVM's inliner talk to a channel at `base`.
+std::vector<std::string> inliner_channel_flags(const std::filesystem::path& base, bool include_default);
+
+struct SessionStats {
+  bool connected = false;      ///< the compiler opened both FIFOs
+  std::size_t decisions = 0;
+  double advise_seconds = 0;   ///< time spent inside the runner
+  std::optional<ChannelHeader> header;
+};
+
+/// Result of serving one compilation.
+struct ChannelOutcome {
+  SessionStats session;
+  common::ProcessResult process;  ///< the compiler's exit (when we started it)
+  std::string error;              ///< protocol or runner error, "" if none
+
+  bool ok() const { return error.empty() && process.ok(); }
+  /// One line: what went wrong, or "" when ok.
+  std::string describe() const;
+};
+
+/// A pair of FIFOs at BASE.in / BASE.out, removed when this object dies.
+class ChannelFifos {
+ public:
+  /// The error names the path when the FIFOs cannot be created.
+  static common::Result<ChannelFifos> create(const std::filesystem::path& base);
+  ChannelFifos(ChannelFifos&& o) noexcept : base_(std::move(o.base_)) { o.base_.clear(); }
+  ~ChannelFifos();
+  const std::filesystem::path& base() const { return base_; }
+
+ private:
+  explicit ChannelFifos(std::filesystem::path base) : base_(std::move(base)) {}
+  std::filesystem::path base_;
+};
+
+/// Serves one session on existing FIFOs. `peer_alive` is polled while
+/// waiting; returning false ends the session (the compiler died).
+/// `deadline` bounds the whole session.
+SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, std::chrono::steady_clock::time_point deadline,
+                           const std::function<bool()>& peer_alive, std::string& error);
+
+/// Starts `compiler` (whose argv must already carry the channel flags for
+/// `base`), serves it and waits for it. The timeout covers everything.
+ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const std::filesystem::path& base,
+                                    Runner& runner, std::chrono::milliseconds timeout);
+
+}  // namespace policy

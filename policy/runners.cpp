@@ -1,0 +1,87 @@
+#include "policy/runner.h"
+
+namespace policy {
+namespace {
+
+class EchoRunner : public Runner {
+ public:
+  explicit EchoRunner(DefaultDecisionSlot slot) : slot_(slot) {}
+  common::Status begin(const ChannelHeader& h) override {
+    index_ = h.find(slot_feature_name(slot_));
+    if (index_ < 0 || h.find("inlining_default") < 0)
+      return common::Error{"the compiler does not send its default decision (run it with -inliner-interactive-include-default)"};
+    return common::Ok{};
+  }
+  double advise(const Observation& o) override { return o.features[index_][0]; }
+
+ private:
+  DefaultDecisionSlot slot_;
+  int index_ = -1;
+};
+
+class ConstantRunner : public Runner {
+ public:
+  explicit ConstantRunner(double d) : d_(d) {}
+  double advise(const Observation&) override { return d_; }
+
+ private:
+  double d_;
+};
+
+class ReplayRunner : public Runner {
+ public:
+  ReplayRunner(std::vector<double> d, std::unique_ptr<Runner> rest) : d_(std::move(d)), rest_(std::move(rest)) {}
+  common::Status begin(const ChannelHeader& h) override {
+    next_ = 0;
+    return rest_->begin(h);
+  }
+  double advise(const Observation& o) override {
+    double tail = rest_->advise(o);  // always asked, so a stateful tail sees every observation
+    return next_ < d_.size() ? d_[next_++] : tail;
+  }
+
+ private:
+  std::vector<double> d_;
+  std::unique_ptr<Runner> rest_;
+  std::size_t next_ = 0;
+};
+
+class LoggingRunner : public Runner {
+ public:
+  LoggingRunner(std::unique_ptr<Runner> inner, DecisionLog& log) : inner_(std::move(inner)), log_(log) {}
+  common::Status begin(const ChannelHeader& h) override {
+    log_.feature_names.clear();
+    for (const auto& f : h.features) log_.feature_names.push_back(f.name);
+    return inner_->begin(h);
+  }
+  double advise(const Observation& o) override {
+    double d = inner_->advise(o);
+    std::vector<double> row;
+    row.reserve(o.features.size());
+    for (const auto& f : o.features) row.push_back(f.empty() ? 0.0 : f[0]);
+    log_.features.push_back(std::move(row));
+    log_.decisions.push_back(d);
+    return d;
+  }
+
+ private:
+  std::unique_ptr<Runner> inner_;
+  DecisionLog& log_;
+};
+
+}  // namespace
+
+const char* slot_feature_name(DefaultDecisionSlot slot) {
+  return slot == DefaultDecisionSlot::InliningDefault ? "inlining_default" : "callee_basic_block_count";
+}
+
+std::unique_ptr<Runner> make_echo_runner(DefaultDecisionSlot slot) { return std::make_unique<EchoRunner>(slot); }
+std::unique_ptr<Runner> make_constant_runner(double d) { return std::make_unique<ConstantRunner>(d); }
+std::unique_ptr<Runner> make_replay_runner(std::vector<double> d, std::unique_ptr<Runner> rest) {
+  return std::make_unique<ReplayRunner>(std::move(d), std::move(rest));
+}
+std::unique_ptr<Runner> make_logging_runner(std::unique_ptr<Runner> inner, DecisionLog& log) {
+  return std::make_unique<LoggingRunner>(std::move(inner), log);
+}
+
+}  // namespace policy

@@ -1,0 +1,144 @@
+// sample-history, commits and build from the command line: output, records, bad input.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/text.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_db.h"
+
+using testing::run_driftwatch;
+using testing::TempDir;
+
+namespace {
+
+void check_one_line_error(const common::ProcessResult& r, const std::string& needle) {
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(common::trim(r.output).find('\n') == std::string::npos);
+  CHECK(r.output.find(needle) != std::string::npos);
+}
+
+std::string history_8w() { return std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml"; }
+
+std::string test_dsn() {
+  std::string name;
+  testing::fresh_database(true, &name);
+  return "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name;
+}
+
+}  // namespace
+
+TEST_CASE("sample-history writes the shipped year and commits samples it") {
+  TempDir dir;
+  auto repo = (dir / "year").string();
+  auto r = run_driftwatch({"sample-history", repo});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("55 check-ins (52 on the main branch)") != std::string::npos);
+
+  auto monthly = run_driftwatch({"commits", "--repo", repo, "--every", "1m"});
+  CHECK(monthly.exit_code == 0);
+  CHECK(common::split(common::trim(monthly.output), '\n').size() == 12);
+  auto tags = run_driftwatch({"commits", "--repo", repo, "--tags", "--json"});
+  CHECK(tags.exit_code == 0);
+  CHECK(tags.output.find("\"v1.0\"") != std::string::npos);
+  CHECK(tags.output.find("\"v1.1\"") != std::string::npos);
+  auto merge = run_driftwatch({"commits", "--repo", repo, "--since", "2026-07-21", "--until", "2026-07-21"});
+  CHECK(merge.output.find("[merge] Merge branch 'side/cost-model'") != std::string::npos);
+
+  auto again = run_driftwatch({"sample-history", repo});
+  check_one_line_error(again, "already exists and is not empty");
+}
+
+TEST_CASE("commits and build refuse bad repositories, revisions, ranges and recipes in one line") {
+  TempDir dir;
+  auto repo = (dir / "repo").string();
+  REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_8w()}).exit_code == 0);
+  check_one_line_error(run_driftwatch({"commits", "--repo", dir.path().string()}), "is not a git repository");
+  check_one_line_error(run_driftwatch({"commits", "--repo", repo, "--branch", "nope"}), "unknown branch 'nope'");
+  check_one_line_error(run_driftwatch({"commits", "--repo", repo, "--from", "deadbeef"}), "unknown revision 'deadbeef'");
+  check_one_line_error(run_driftwatch({"commits", "--repo", repo, "--since", "2031-01-01"}), "no check-ins to take");
+  check_one_line_error(run_driftwatch({"commits", "--repo", repo, "--since", "last tuesday"}), "invalid date");
+  check_one_line_error(run_driftwatch({"commits", "--repo", repo, "--every", "fortnightly"}), "--every takes");
+
+  auto data = "--data-dir=" + (dir / "data").string();
+  check_one_line_error(run_driftwatch({data, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "v9"}),
+                       "unknown revision 'v9'");
+  std::ofstream(dir / "bad.toml") << "name = 'x'\n[build]\ncommand = 'make'\ntarget = 'all'\n[artifacts]\ncc = 'cc'\n";
+  check_one_line_error(
+      run_driftwatch({data, "build", "--repo", repo, "--recipe", (dir / "bad.toml").string(), "--commit", "main"}),
+      "bad.toml: unknown key 'build.target'");
+  std::ofstream(dir / "nobuild.toml") << "name = 'x'\n[artifacts]\ncc = 'cc'\n";
+  check_one_line_error(
+      run_driftwatch({data, "build", "--repo", repo, "--recipe", (dir / "nobuild.toml").string(), "--commit", "main"}),
+      "nobuild.toml: missing table [build]");
+  check_one_line_error(run_driftwatch({data, "build", "--repo", repo, "--recipe", "no-such-recipe", "--commit", "main"}),
+                       "cannot read recipe no-such-recipe");
+}
+
+TEST_CASE("an unwritable data directory for work trees and the cache is refused in one line" *
+          doctest::skip(geteuid() == 0)) {
+  // As root every directory is writable; the file-in-the-way case below covers root.
+  TempDir dir;
+  auto repo = (dir / "repo").string();
+  REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_8w()}).exit_code == 0);
+  std::filesystem::create_directories(dir / "ro");
+  chmod((dir / "ro").c_str(), 0555);
+  check_one_line_error(run_driftwatch({"--data-dir=" + (dir / "ro/data").string(), "build", "--repo", repo, "--recipe",
+                                       "sample-compiler", "--commit", "main"}),
+                       "ro/data");
+}
+
+TEST_CASE("a data directory blocked by a file is refused for builds in one line") {
+  TempDir dir;
+  auto repo = (dir / "repo").string();
+  REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_8w()}).exit_code == 0);
+  std::ofstream(dir / "blocked") << "x";
+  check_one_line_error(run_driftwatch({"--data-dir=" + (dir / "blocked").string(), "build", "--repo", repo, "--recipe",
+                                       "sample-compiler", "--commit", "main"}),
+                       "blocked");
+}
+
+TEST_CASE("build --dry-run shows the exact commands of the llvm-project recipe") {
+  TempDir dir;
+  auto repo = (dir / "repo").string();
+  REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_8w()}).exit_code == 0);
+  auto r = run_driftwatch({"--data-dir=" + (dir / "data").string(), "build", "--repo", repo, "--recipe",
+                           "llvm-project", "--commit", "main", "--dry-run", "-j", "2"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("-DLLVM_TARGETS_TO_BUILD=X86") != std::string::npos);
+  CHECK(r.output.find("build: ninja -C ") != std::string::npos);
+  CHECK(r.output.find(" -j 2 opt llc clang") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "data/cache"));  // nothing built
+}
+
+TEST_CASE("build records the outcome in the database and a rebuild is served from the cache") {
+  TempDir dir;
+  auto repo = (dir / "repo").string();
+  REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_8w()}).exit_code == 0);
+  auto dsn = test_dsn();
+  auto data = "--data-dir=" + (dir / "data").string();
+  auto first = run_driftwatch({data, "--db", dsn, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "v1.0"});
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.output.find(": ok in") != std::string::npos);
+  CHECK(first.output.find("compiler " + (dir / "data/cache").string()) != std::string::npos);
+  auto second = run_driftwatch({data, "--db", dsn, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "v1.0"});
+  CHECK(second.output.find("(cached)") != std::string::npos);
+
+  // The broken rename: exit 1 (a negative result, not bad input), recorded as build-failed.
+  auto broken = run_driftwatch(
+      {data, "--db", dsn, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "main~4"});
+  INFO(broken.output);
+  CHECK(broken.exit_code == 1);
+  CHECK(broken.output.find("build-failed") != std::string::npos);
+
+  common::ProcessSpec psql;
+  psql.argv = {"psql", "-X", "-At", dsn, "-c", "SELECT outcome, count(*) FROM builds GROUP BY outcome ORDER BY outcome"};
+  auto rows = common::run_process(psql).take();
+  CHECK(common::trim(rows.output) == "build-failed|1\nok|1");
+}
