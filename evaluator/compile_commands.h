@@ -1,0 +1,63 @@
+#pragma once
+// compile_commands.json and the command-line surgery that turns one of its
+// compiles into clang-19 emitting pre-optimization bitcode (the approach of
+// ml-compiler-opt's extract_ir: the frontend at the TU's own -O level, LLVM's
+// passes disabled). All pure: the processes run in extract.cpp.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "evaluator/language.h"
+
+namespace evaluator {
+
+/// One entry of compile_commands.json.
+struct CompileCommand {
+  std::string directory;               ///< where the compiler ran
+  std::string file;                    ///< the source, absolute (made so when parsed)
+  std::vector<std::string> arguments;  ///< argv, compiler first
+};
+
+/// POSIX-shell word splitting for the "command" form: quotes and backslashes.
+common::Result<std::vector<std::string>> shell_split(std::string_view command);
+/// Parses compile_commands.json ("arguments" or "command" entries); errors name `origin` and the entry.
+common::Result<std::vector<CompileCommand>> parse_compile_commands(std::string_view text, const std::string& origin);
+/// The language the entry compiles: -x, then the extension (a C++ driver makes .c C++);
+/// nullopt for assembly, Objective-C and the like.
+std::optional<Language> command_language(const CompileCommand& c);
+
+struct ClangTools {
+  std::string cc = "clang-19";
+  std::string cxx = "clang++-19";
+};
+
+/// The two clang runs for one TU.
+struct BitcodeInvocation {
+  Language language = Language::C;
+  /// clang … -Xclang -disable-llvm-passes -emit-llvm -c -o <bc>: the corpus module.
+  std::vector<std::string> bitcode_argv;
+  /// clang -### … -c: its -cc1 line, the object compile, becomes <m>.cmd.
+  std::vector<std::string> probe_argv;
+  std::string opt_level;  ///< e.g. "-O2"
+  bool opt_level_defaulted = false;  ///< none or -O0 in the entry: -Oz instead (-O0 would add optnone)
+};
+
+/// Rewrites an entry: launcher and output/dependency/LTO/-Werror flags out, the
+/// TU's -O level kept (-Oz if none or -O0). Errors: not a C/C++ compile.
+common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, const std::string& bc_path,
+                                                      const ClangTools& tools = {});
+
+/// From `clang -###` output: the -cc1 args (starting with "-cc1") without the
+/// input, -o, -x and dependency-file options, as ml-compiler-opt's .cmd files hold them.
+common::Result<std::vector<std::string>> cc1_from_dry_run(std::string_view output, std::string_view input);
+
+/// The language a -cc1 command line compiles (for imported corpora): -x, -std=,
+/// -main-file-name; C when nothing says C++.
+Language cc1_language(const std::vector<std::string>& cc1_args);
+
+/// True when textual IR (llvm-dis output) gives any function the optnone attribute.
+bool has_optnone(std::string_view llvm_ir);
+
+}  // namespace evaluator

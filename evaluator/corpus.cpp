@@ -1,0 +1,121 @@
+#include "evaluator/corpus.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/text.h"
+#include "evaluator/files.h"
+
+namespace evaluator {
+
+using common::Error;
+namespace fs = std::filesystem;
+
+common::Result<CorpusDescription> parse_corpus_description(std::string_view text, const std::string& origin) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{origin + ": not a JSON object"};
+  CorpusDescription d;
+  if (!j.contains("modules") || !j["modules"].is_array()) return Error{origin + ": missing array 'modules'"};
+  for (const auto& m : j["modules"]) {
+    if (!m.is_string()) return Error{origin + ": 'modules' must hold strings"};
+    auto name = m.get<std::string>();
+    if (auto s = check_module_name(name); !s) return Error{origin + ": " + s.error().message};
+    d.modules.push_back(name);
+  }
+  if (d.modules.empty()) return Error{origin + ": no modules"};
+  if (j.contains("has_thinlto")) {
+    if (!j["has_thinlto"].is_boolean()) return Error{origin + ": 'has_thinlto' must be true or false"};
+    d.has_thinlto = j["has_thinlto"].get<bool>();
+  }
+  if (j.contains("global_command_override")) {
+    const auto& o = j["global_command_override"];
+    // ml-compiler-opt writes a placeholder string for "to be filled in"; it cannot compile anything.
+    if (!o.is_array()) return Error{origin + ": 'global_command_override' is not filled in (must be an array of args)"};
+    std::vector<std::string> args;
+    for (const auto& a : o) {
+      if (!a.is_string()) return Error{origin + ": 'global_command_override' must hold strings"};
+      args.push_back(a.get<std::string>());
+    }
+    d.global_command_override = args;
+  }
+  return d;
+}
+
+std::string format_corpus_description(const CorpusDescription& d) {
+  nlohmann::ordered_json j;
+  if (d.global_command_override) j["global_command_override"] = *d.global_command_override;
+  j["has_thinlto"] = d.has_thinlto;
+  j["modules"] = d.modules;
+  return j.dump(2) + "\n";
+}
+
+common::Status check_module_name(std::string_view name) {
+  std::string n(name);
+  if (name.empty()) return Error{"empty module name"};
+  if (name.front() == '/') return Error{"module name '" + n + "' must be a relative path"};
+  if (name.find('\0') != std::string_view::npos || name.find('\n') != std::string_view::npos)
+    return Error{"module name '" + n + "' contains a control character"};
+  for (const auto& part : common::split(name, '/'))
+    if (part.empty() || part == "." || part == "..")
+      return Error{"module name '" + n + "' has an empty, '.' or '..' path segment"};
+  return common::Ok{};
+}
+
+std::vector<std::string> parse_cmd(std::string_view bytes) {
+  if (!bytes.empty() && bytes.back() == '\0') bytes.remove_suffix(1);
+  if (bytes.empty()) return {};
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    auto nul = bytes.find('\0', start);
+    out.emplace_back(bytes.substr(start, nul - start));
+    if (nul == std::string_view::npos) break;
+    start = nul + 1;
+  }
+  return out;
+}
+
+std::string format_cmd(const std::vector<std::string>& args) {
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) out += '\0';
+    out += args[i];
+  }
+  return out;
+}
+
+fs::path module_file(const fs::path& dir, const std::string& module, std::string_view ext) {
+  return dir / (module + std::string(ext));
+}
+
+common::Result<CorpusDescription> read_corpus(const fs::path& dir) {
+  auto file = dir / kCorpusDescriptionFile;
+  if (!fs::is_directory(dir)) return Error{"corpus " + dir.string() + " is not a directory"};
+  if (!fs::exists(file)) return Error{"corpus " + dir.string() + " has no " + kCorpusDescriptionFile};
+  auto text = read_file(file);
+  if (!text) return text.error();
+  auto d = parse_corpus_description(*text, file.string());
+  if (!d) return d.error();
+  for (const auto& m : d->modules) {
+    std::vector<std::string> exts = {".bc"};
+    if (!d->global_command_override) exts.push_back(".cmd");
+    if (d->has_thinlto) exts.push_back(".thinlto.bc");
+    for (const auto& ext : exts)
+      if (!fs::is_regular_file(module_file(dir, m, ext)))
+        return Error{"corpus " + dir.string() + ": module " + m + ": missing " + m + ext};
+  }
+  return d;
+}
+
+common::Status write_corpus_description(const fs::path& dir, const CorpusDescription& d) {
+  return write_file(dir / kCorpusDescriptionFile, format_corpus_description(d));
+}
+
+common::Result<std::vector<std::string>> read_module_command(const fs::path& dir, const CorpusDescription& d,
+                                                             const std::string& module) {
+  if (d.global_command_override) return *d.global_command_override;
+  auto bytes = read_file(module_file(dir, module, ".cmd"));
+  if (!bytes) return Error{"module " + module + ": " + bytes.error().message};
+  return parse_cmd(*bytes);
+}
+
+}  // namespace evaluator

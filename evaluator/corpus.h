@@ -1,0 +1,51 @@
+#pragma once
+// The ml-compiler-opt corpus layout, so users can bring an MLGO corpus
+// unchanged and take ours to ml-compiler-opt: a directory with
+// corpus_description.json naming the modules, and per module <m>.bc
+// (pre-optimization bitcode) and <m>.cmd (the clang -cc1 command line that
+// compiles it, NUL-separated, without input and output).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace evaluator {
+
+struct CorpusDescription {
+  std::vector<std::string> modules;  ///< relative paths without extension
+  bool has_thinlto = false;          ///< then each module also has <m>.thinlto.bc
+  /// When present, every module compiles with these args and .cmd files may be absent.
+  std::optional<std::vector<std::string>> global_command_override;
+};
+
+inline constexpr const char* kCorpusDescriptionFile = "corpus_description.json";
+
+/// Parses corpus_description.json; errors name `origin`. Unknown keys are ignored
+/// (ml-compiler-opt adds keys over time), module names are checked.
+common::Result<CorpusDescription> parse_corpus_description(std::string_view text, const std::string& origin);
+/// The JSON text, keys in ml-compiler-opt's order.
+std::string format_corpus_description(const CorpusDescription& d);
+/// A module name is a relative path with no empty, "." or ".." segments.
+common::Status check_module_name(std::string_view name);
+
+/// The args of a .cmd file: NUL-separated, a trailing NUL ignored.
+std::vector<std::string> parse_cmd(std::string_view bytes);
+/// NUL-separated, no trailing NUL (as clang's .llvmcmd section).
+std::string format_cmd(const std::vector<std::string>& args);
+
+/// <dir>/<module><ext>, e.g. ext ".bc", ".cmd", ".thinlto.bc".
+std::filesystem::path module_file(const std::filesystem::path& dir, const std::string& module, std::string_view ext);
+
+/// Reads a corpus directory and checks that every module's files exist; the
+/// error names the first module whose file is missing.
+common::Result<CorpusDescription> read_corpus(const std::filesystem::path& dir);
+/// Writes <dir>/corpus_description.json (the modules' files are the caller's).
+common::Status write_corpus_description(const std::filesystem::path& dir, const CorpusDescription& d);
+/// The -cc1 args that compile `module`: its .cmd, or the global override.
+common::Result<std::vector<std::string>> read_module_command(const std::filesystem::path& dir,
+                                                             const CorpusDescription& d, const std::string& module);
+
+}  // namespace evaluator

@@ -1,0 +1,76 @@
+#include "evaluator/files.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace evaluator {
+
+using common::Error;
+namespace fs = std::filesystem;
+
+common::Result<std::string> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot read " + path.string() + ": " + std::strerror(errno)};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+common::Status write_file(const fs::path& path, std::string_view bytes) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  auto tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Error{"cannot write " + path.string() + ": " + std::strerror(errno)};
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) return Error{"cannot write " + path.string() + ": " + std::strerror(errno)};
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) return Error{"cannot write " + path.string() + ": " + ec.message()};
+  return common::Ok{};
+}
+
+common::Result<ScratchDir> ScratchDir::create(const fs::path& parent, const std::string& stem) {
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) return Error{"cannot create " + parent.string() + ": " + ec.message()};
+  std::string tmpl = (parent / (".tmp-" + stem + "-XXXXXX")).string();
+  if (!mkdtemp(tmpl.data())) return Error{"cannot create a directory in " + parent.string() + ": " + std::strerror(errno)};
+  chmod(tmpl.c_str(), 0755);
+  return ScratchDir(tmpl);
+}
+
+ScratchDir::~ScratchDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+common::Status ScratchDir::commit(const fs::path& target) {
+  std::error_code ec;
+  // rename(2) cannot replace a non-empty directory: move the old one aside first.
+  fs::path old;
+  if (fs::exists(target)) {
+    old = target.parent_path() / (".old-" + target.filename().string() + "-" + path_.filename().string());
+    fs::rename(target, old, ec);
+    if (ec) return Error{"cannot replace " + target.string() + ": " + ec.message()};
+  }
+  fs::rename(path_, target, ec);
+  if (ec) {
+    auto why = ec.message();
+    if (!old.empty()) fs::rename(old, target, ec);
+    return Error{"cannot move " + path_.string() + " to " + target.string() + ": " + why};
+  }
+  path_.clear();
+  if (!old.empty()) fs::remove_all(old, ec);
+  return common::Ok{};
+}
+
+}  // namespace evaluator

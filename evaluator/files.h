@@ -1,0 +1,35 @@
+#pragma once
+// Whole-file reads and writes for the evaluator's on-disk formats, and the
+// scratch-directory-then-rename discipline that keeps half-built suites and
+// packages out of sight.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace evaluator {
+
+common::Result<std::string> read_file(const std::filesystem::path& path);
+/// Writes to a temporary beside `path` and renames it: readers never see half a file.
+common::Status write_file(const std::filesystem::path& path, std::string_view bytes);
+
+/// A fresh directory `<parent>/.tmp-<stem>-XXXXXX`, removed on destruction
+/// unless moved into place with commit().
+class ScratchDir {
+ public:
+  static common::Result<ScratchDir> create(const std::filesystem::path& parent, const std::string& stem);
+  ScratchDir(ScratchDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  ScratchDir& operator=(ScratchDir&&) = delete;
+  ScratchDir(const ScratchDir&) = delete;
+  ~ScratchDir();
+  const std::filesystem::path& path() const { return path_; }
+  /// Renames the directory to `target`, replacing an existing one.
+  common::Status commit(const std::filesystem::path& target);
+
+ private:
+  explicit ScratchDir(std::filesystem::path p) : path_(std::move(p)) {}
+  std::filesystem::path path_;
+};
+
+}  // namespace evaluator

@@ -1,0 +1,122 @@
+#include "policy/compiler.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+
+#include "common/text.h"
+
+namespace policy {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string unique_channel_name() {
+  static std::atomic<unsigned> counter{0};
+  return "dwch-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+// A static callee with one call site and four blocks: every -Oz default
+// heuristic inlines it, and its true callee_basic_block_count is 4, so the
+// slot holding the default decision cannot be mistaken.
+const char* kProbeModule = R"(
+target triple = "x86_64-unknown-linux-gnu"
+define internal i32 @leaf(i32 %x) {
+entry:
+  %c = icmp sgt i32 %x, 10
+  br i1 %c, label %big, label %small
+big:
+  %a = mul i32 %x, 3
+  br label %done
+small:
+  %b = add i32 %x, 7
+  br label %done
+done:
+  %r = phi i32 [ %a, %big ], [ %b, %small ]
+  ret i32 %r
+}
+define i32 @probe(i32 %x) {
+  %r = call i32 @leaf(i32 %x)
+  ret i32 %r
+}
+)";
+
+}  // namespace
+
+common::ProcessSpec CompilerInvocation::spec(const fs::path& input, const fs::path& output,
+                                             const std::vector<std::string>& llvm_flags) const {
+  common::ProcessSpec s;
+  for (const auto& a : argv) {
+    std::string arg = a;
+    if (auto p = arg.find("{input}"); p != std::string::npos) arg.replace(p, 7, input.string());
+    if (auto p = arg.find("{output}"); p != std::string::npos) arg.replace(p, 8, output.string());
+    s.argv.push_back(arg);
+  }
+  for (const auto& f : llvm_flags) {
+    if (!ml_flag_prefix.empty()) s.argv.push_back(ml_flag_prefix);
+    s.argv.push_back(f);
+  }
+  s.timeout = timeout;
+  return s;
+}
+
+CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& input, const fs::path& output) {
+  CompileOutcome out;
+  auto r = common::run_process(cc.spec(input, output));
+  if (!r) {
+    out.error = r.error().message;
+    return out;
+  }
+  out.seconds = r->seconds;
+  out.timed_out = r->timed_out;
+  out.ok = r->ok();
+  if (!out.ok) {
+    auto msg = common::last_line(r->output);
+    out.error = "compiler " + r->describe() + (msg.empty() ? "" : ": " + msg);
+  }
+  return out;
+}
+
+CompileOutcome compile_with_runner(const CompilerInvocation& cc, const fs::path& input, const fs::path& output,
+                                   Runner& runner, const fs::path& channel_dir, bool include_default) {
+  auto base = channel_dir / unique_channel_name();
+  auto spec = cc.spec(input, output, inliner_channel_flags(base, include_default));
+  auto r = compile_with_channel(spec, base, runner, cc.timeout);
+  CompileOutcome out;
+  out.session = r.session;
+  out.seconds = r.process.seconds;
+  out.timed_out = r.process.timed_out;
+  out.ok = r.ok();
+  if (!out.ok) out.error = r.describe();
+  return out;
+}
+
+common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc, const fs::path& work_dir) {
+  std::error_code ec;
+  fs::create_directories(work_dir, ec);
+  auto ll = work_dir / "default-slot-probe.ll";
+  std::ofstream(ll) << kProbeModule;
+  DecisionLog log;
+  // Answer "inline" so the compile is valid whatever the slot turns out to be.
+  auto runner = make_logging_runner(make_constant_runner(1), log);
+  auto r = compile_with_runner(cc, ll, work_dir / "default-slot-probe.o", *runner, work_dir, /*include_default=*/true);
+  if (!r.ok) return common::Error{"cannot probe the compiler's ML channel: " + r.error};
+  int fixed = -1, buggy = -1;
+  for (size_t i = 0; i < log.feature_names.size(); ++i) {
+    if (log.feature_names[i] == "inlining_default") fixed = static_cast<int>(i);
+    if (log.feature_names[i] == "callee_basic_block_count") buggy = static_cast<int>(i);
+  }
+  if (fixed < 0 || log.features.empty())
+    return common::Error{"the compiler's ML inliner sent no default decision for the probe module"};
+  bool fixed_says_inline = false, buggy_is_binary = true;
+  for (const auto& row : log.features) {
+    fixed_says_inline = fixed_says_inline || row[fixed] == 1;
+    if (buggy >= 0) buggy_is_binary = buggy_is_binary && (row[buggy] == 0 || row[buggy] == 1);
+  }
+  if (fixed_says_inline) return DefaultDecisionSlot::InliningDefault;
+  if (buggy >= 0 && buggy_is_binary) return DefaultDecisionSlot::CalleeBasicBlockCount;
+  return common::Error{"cannot tell where the compiler puts its default inlining decision"};
+}
+
+}  // namespace policy

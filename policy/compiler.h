@@ -1,0 +1,50 @@
+#pragma once
+// Compiling one module with a built compiler: with its default heuristic, or
+// with a Runner answering its inlining decisions over the ML channel.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/process.h"
+#include "policy/channel_server.h"
+#include "policy/runner.h"
+
+namespace policy {
+
+/// How to run a compiler on one module, from a recipe's [compile] section.
+struct CompilerInvocation {
+  std::vector<std::string> argv;  ///< may hold {input} and {output}
+  std::string ml_flag_prefix;     ///< "" for dwcc and opt; "-mllvm" for clang
+  std::chrono::milliseconds timeout{std::chrono::minutes(2)};
+
+  /// The process for one compile, with LLVM options added (each behind the prefix).
+  common::ProcessSpec spec(const std::filesystem::path& input, const std::filesystem::path& output,
+                           const std::vector<std::string>& llvm_flags = {}) const;
+};
+
+struct CompileOutcome {
+  bool ok = false;
+  std::string error;  ///< one line when !ok
+  bool timed_out = false;
+  double seconds = 0;
+  SessionStats session;  ///< decisions etc. (channel compiles only)
+};
+
+/// Compiles with the default heuristic (no ML flags).
+CompileOutcome compile_default(const CompilerInvocation& cc, const std::filesystem::path& input,
+                               const std::filesystem::path& output);
+
+/// Compiles with `runner` serving the inliner's channel; the FIFOs live in
+/// `channel_dir` under a name unique to this process and call.
+CompileOutcome compile_with_runner(const CompilerInvocation& cc, const std::filesystem::path& input,
+                                   const std::filesystem::path& output, Runner& runner,
+                                   const std::filesystem::path& channel_dir, bool include_default = false);
+
+/// Finds where this compiler build puts the default decision under
+/// -inliner-interactive-include-default (LLVM 19's bug or the fixed slot), by
+/// compiling a probe module whose default decision is known to be "inline".
+common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc,
+                                                        const std::filesystem::path& work_dir);
+
+}  // namespace policy

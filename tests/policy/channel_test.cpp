@@ -1,0 +1,184 @@
+// Real compilations through LLVM's interactive ML channel with the sample
+// compiler (dwcc at its first check-in, built with the project).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "evaluator/object_size.h"
+#include "policy/compiler.h"
+#include "tests/support/temp_dir.h"
+
+using namespace policy;
+namespace fs = std::filesystem;
+
+namespace {
+
+CompilerInvocation dwcc() {
+  CompilerInvocation cc;
+  cc.argv = {DWCC_BIN, "{input}", "-o", "{output}", "-Oz"};
+  cc.timeout = std::chrono::seconds(60);
+  return cc;
+}
+
+/// Pre-optimization bitcode of a test input, the way an MLGO corpus holds it.
+fs::path bitcode(const testing::TempDir& dir, const std::string& name) {
+  auto bc = dir / (name + ".bc");
+  common::ProcessSpec clang;
+  clang.argv = {"clang-19", "-Oz", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c",
+                std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata/" + name + ".c", "-o", bc.string()};
+  auto r = common::run_process(clang).take();
+  REQUIRE_MESSAGE(r.ok(), r.output);
+  return bc;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int64_t text_size(const fs::path& o) { return evaluator::measure_object(o).take().text; }
+
+bool no_fifos_left(const fs::path& dir) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (fs::is_fifo(e.status())) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("echoing the default decision reproduces the default heuristic byte for byte") {
+  testing::TempDir dir;
+  auto cc = dwcc();
+  auto slot = detect_default_slot(cc, dir / "probe");
+  REQUIRE_MESSAGE(slot.ok(), slot.error().message);
+  // Debian's LLVM 19.1.7 has the include-default bug (fixed upstream in 2025).
+  CHECK(*slot == DefaultDecisionSlot::CalleeBasicBlockCount);
+  for (const char* name : {"hashtable", "ini", "json", "sort", "utf8"}) {
+    auto bc = bitcode(dir, name);
+    auto plain = compile_default(cc, bc, dir / (std::string(name) + ".default.o"));
+    REQUIRE_MESSAGE(plain.ok, plain.error);
+    auto echo = make_echo_runner(*slot);
+    auto served = compile_with_runner(cc, bc, dir / (std::string(name) + ".echo.o"), *echo, dir.path(), true);
+    REQUIRE_MESSAGE(served.ok, served.error);
+    CHECK(served.session.decisions > 0);
+    CHECK(text_size(dir / (std::string(name) + ".echo.o")) == text_size(dir / (std::string(name) + ".default.o")));
+    CHECK(read(dir / (std::string(name) + ".echo.o")) == read(dir / (std::string(name) + ".default.o")));
+  }
+  CHECK(no_fifos_left(dir.path()));
+}
+
+TEST_CASE("the header lists LLVM 19's inliner features and the advice tensor") {
+  testing::TempDir dir;
+  DecisionLog log;
+  auto runner = make_logging_runner(make_constant_runner(0), log);
+  auto r = compile_with_runner(dwcc(), bitcode(dir, "ini"), dir / "ini.o", *runner, dir.path());
+  REQUIRE_MESSAGE(r.ok, r.error);
+  REQUIRE(r.session.header.has_value());
+  CHECK(r.session.header->features.size() == 38);
+  CHECK(r.session.header->find("sroa_savings") >= 0);
+  CHECK(r.session.header->find("inlining_default") < 0);  // only with include-default
+  CHECK(r.session.header->advice.name == "inlining_decision");
+  CHECK(r.session.header->advice.type == "int64_t");
+  CHECK(log.features.size() == r.session.decisions);
+}
+
+TEST_CASE("different answers give different code: never-inline vs always-inline") {
+  testing::TempDir dir;
+  auto bc = bitcode(dir, "json");
+  auto never = make_constant_runner(0), always = make_constant_runner(1);
+  REQUIRE(compile_with_runner(dwcc(), bc, dir / "never.o", *never, dir.path()).ok);
+  REQUIRE(compile_with_runner(dwcc(), bc, dir / "always.o", *always, dir.path()).ok);
+  CHECK(text_size(dir / "never.o") != text_size(dir / "always.o"));
+}
+
+TEST_CASE("a compiler that dies before opening the channel ends the session, no FIFO left") {
+  testing::TempDir dir;
+  auto echo = make_echo_runner(DefaultDecisionSlot::CalleeBasicBlockCount);
+  auto r = compile_with_runner(dwcc(), dir / "missing.bc", dir / "x.o", *echo, dir.path(), true);
+  CHECK_FALSE(r.ok);
+  CHECK_FALSE(r.session.connected);
+  CHECK(r.error.find("cannot read") != std::string::npos);
+  CHECK(no_fifos_left(dir.path()));
+}
+
+TEST_CASE("a compiler that crashes mid-stream is reported, not waited for") {
+  testing::TempDir dir;
+  auto bc = bitcode(dir, "json");
+  // A runner that kills the compiler at its third question (SIGKILL, like the
+  // OOM killer: LLVM's handlers catch an outside SIGSEGV and carry on).
+  struct Killer : Runner {
+    int seen = 0;
+    double advise(const Observation&) override {
+      if (++seen == 3) kill(pid, SIGKILL);
+      return 0;
+    }
+    pid_t pid = 0;
+  } killer;
+  CompilerInvocation cc = dwcc();
+  auto base = dir / "ch";
+  auto spec = cc.spec(bc, dir / "x.o", inliner_channel_flags(base, false));
+  auto fifos = ChannelFifos::create(base).take();
+  auto child = common::Child::start(spec).take();
+  killer.pid = child.pid();
+  std::string error;
+  std::function<bool()> alive = [&] { return !child.try_wait().has_value(); };
+  auto stats = serve_session(fifos, killer, std::chrono::steady_clock::now() + std::chrono::seconds(30), alive, error);
+  auto result = child.wait();
+  CHECK(stats.connected);
+  INFO(result.describe(), " ", result.output);
+  CHECK(result.signal == SIGKILL);
+  CHECK(killer.seen >= 3);
+}
+
+TEST_CASE("a hung compiler is killed at the timeout") {
+  testing::TempDir dir;
+  CompilerInvocation cc;
+  cc.argv = {"/bin/sh", "-c", "sleep 60", "{input}", "{output}"};  // never opens the channel
+  cc.timeout = std::chrono::seconds(1);
+  auto runner = make_constant_runner(0);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = compile_with_runner(cc, dir / "in.bc", dir / "out.o", *runner, dir.path());
+  CHECK_FALSE(r.ok);
+  CHECK(r.timed_out);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  CHECK(no_fifos_left(dir.path()));
+}
+
+TEST_CASE("a garbage stream is a clear error and the compiler is stopped") {
+  testing::TempDir dir;
+  CompilerInvocation cc;
+  // A fake compiler that opens the FIFOs in LLVM's order and writes garbage.
+  cc.argv = {"/bin/sh", "-c", "exec 3<\"$0.in\" 4>\"$0.out\"; echo 'this is not json' >&4; sleep 60", "{input}"};
+  cc.timeout = std::chrono::seconds(20);
+  auto base = dir / "fake";
+  cc.argv[3] = base.string();
+  auto runner = make_constant_runner(0);
+  auto spec = cc.spec(dir / "in", dir / "out");
+  auto fifos = ChannelFifos::create(base).take();
+  auto r = compile_with_channel(spec, base, *runner, std::chrono::seconds(20));
+  CHECK(r.error.find("malformed ML channel header") == 0);
+  CHECK(r.process.signal != 0);  // stopped by us, not waited for 60 s
+}
+
+TEST_CASE("a channel path that cannot be created is refused naming it") {
+  testing::TempDir dir;
+  auto runner = make_constant_runner(0);
+  auto r = compile_with_runner(dwcc(), dir / "x.bc", dir / "x.o", *runner, dir / "no/such/dir");
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("cannot create ML channel FIFO " + (dir / "no/such/dir").string()) == 0);
+}
+
+TEST_CASE("a compiler that exits non-zero is reported with its message") {
+  testing::TempDir dir;
+  std::ofstream(dir / "bad.ll") << "this is not LLVM IR\n";
+  auto runner = make_constant_runner(0);
+  auto r = compile_with_runner(dwcc(), dir / "bad.ll", dir / "x.o", *runner, dir.path());
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("exit status 1") != std::string::npos);
+  CHECK(r.error.find("dwcc: error") != std::string::npos);
+}
