@@ -64,6 +64,8 @@ void write_result(const fs::path& entry, const BuildResult& r) {
   j["message"] = r.message;
   j["log_tail"] = r.log_tail;
   for (const auto& [name, path] : r.artifacts) j["artifacts"][name] = path.filename().string();
+  j["compile"] = r.compile;
+  j["ml_flag_prefix"] = r.ml_flag_prefix;
   std::ofstream(entry / "result.json") << j.dump(2) << "\n";
 }
 
@@ -106,6 +108,8 @@ std::optional<BuildResult> read_cached(const fs::path& entry) {
   r.log_tail = j.value("log_tail", "");
   r.log = entry / "build.log";
   r.from_cache = true;
+  r.compile = j.value("compile", std::vector<std::string>{});
+  r.ml_flag_prefix = j.value("ml_flag_prefix", "");
   if (j.contains("artifacts"))
     for (const auto& [name, file] : j["artifacts"].items()) {
       r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
@@ -178,6 +182,14 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     fs::copy_file(fs::canonical(path), dest, fs::copy_options::overwrite_existing, ec);
     if (ec) return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " + ec.message());
     r.artifacts[name] = dest;
+  }
+  if (!recipe.compile.empty()) {
+    std::map<std::string, fs::path> final_paths;  // where the artifacts live once the entry is in place
+    for (const auto& [name, path] : r.artifacts) final_paths[name] = paths.cache_entry / "artifacts" / path.filename();
+    auto compile = render_compile(recipe, final_paths);
+    if (!compile) return finish(Outcome::MissingArtifact, compile.error().message);
+    r.compile = *compile;
+    r.ml_flag_prefix = recipe.ml_flag_prefix;
   }
   return finish(Outcome::Ok, "");
 }

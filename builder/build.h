@@ -38,6 +38,10 @@ struct BuildResult {
   std::string log_tail;  ///< the last lines of the log, for the database
   bool from_cache = false;
   bool configured = false;  ///< configure ran (rather than being skipped)
+  /// The recipe's compile argv for these artifacts ({input}/{output} left in),
+  /// so an artifact directory alone is enough to evaluate.
+  std::vector<std::string> compile;
+  std::string ml_flag_prefix;
 };
 
 struct BuildPaths {

@@ -20,7 +20,8 @@ using common::Error;
 
 // The one table of recipe keys: section → allowed keys.
 const std::map<std::string, std::set<std::string>> kKeys = {
-    {"", {"name", "description", "timeout", "launcher", "jobs", "configure", "build", "env", "artifacts"}},
+    {"", {"name", "description", "timeout", "launcher", "jobs", "configure", "build", "env", "artifacts", "compile"}},
+    {"compile", {"command", "ml_flag_prefix"}},
     {"configure", {"command", "skip_if_exists"}},
     {"build", {"command"}},
 };
@@ -117,6 +118,13 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
   if (!artifacts) return artifacts.error();
   r.artifacts = *artifacts;
   if (r.artifacts.empty()) return Error{origin + ": missing table [artifacts] (e.g. compiler = \"{build}/bin/cc\")"};
+  if (const auto* c = root["compile"].as_table()) {
+    if (auto s = check_keys(*c, "compile", origin); !s) return s.error();
+    for (auto& word : common::split(common::trim((*c)["command"].value_or<std::string>("")), ' '))
+      if (!word.empty()) r.compile.push_back(word);
+    r.ml_flag_prefix = (*c)["ml_flag_prefix"].value_or<std::string>("");
+    if (r.compile.empty()) return Error{origin + ": missing key 'compile.command'"};
+  }
   r.content_hash = common::sha256_hex(canonical(r));
   return r;
 }
@@ -169,6 +177,20 @@ common::Result<RenderedRecipe> render(const Recipe& r, const Placeholders& p) {
     out.artifacts[k] = path.is_absolute() ? path : p.build / path;
   }
   if (!r.configure_marker.empty()) out.configure_marker = p.build / r.configure_marker;
+  return out;
+}
+
+common::Result<std::vector<std::string>> render_compile(const Recipe& r,
+                                                        const std::map<std::string, std::filesystem::path>& artifacts) {
+  if (r.compile.empty()) return Error{"recipe " + r.name + " has no [compile] section: it cannot compile modules"};
+  std::map<std::string, std::string> values = {{"input", "{input}"}, {"output", "{output}"}};
+  for (const auto& [name, path] : artifacts) values[name] = path.string();
+  std::vector<std::string> out;
+  for (const auto& word : r.compile) {
+    auto filled = fill(word, values, "recipe " + r.name + " compile.command");
+    if (!filled) return filled.error();
+    out.push_back(*filled);
+  }
   return out;
 }
 

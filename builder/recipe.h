@@ -22,6 +22,10 @@ struct Recipe {
   std::string launcher = "ccache";  ///< compiler launcher, "" for none
   int jobs = 0;                     ///< 0: one per core
   std::map<std::string, std::string> artifacts;  ///< name → path, usually under {build}
+  /// How the evaluator compiles one module: argv with {artifact}, {input},
+  /// {output}. Not part of the build, so not part of content_hash.
+  std::vector<std::string> compile;
+  std::string ml_flag_prefix;  ///< put before each LLVM option ("-mllvm" for clang)
   std::string content_hash;  ///< of the recipe's meaning, not its formatting
 };
 
@@ -50,5 +54,8 @@ common::Result<Recipe> load_recipe(const std::string& file_or_name);
 std::vector<std::string> shipped_recipes();
 /// Fills placeholders; an unknown {placeholder} is an error naming it.
 common::Result<RenderedRecipe> render(const Recipe& recipe, const Placeholders& values);
+/// The compile argv with artifact paths filled in ({input}/{output} stay).
+common::Result<std::vector<std::string>> render_compile(const Recipe& recipe,
+                                                        const std::map<std::string, std::filesystem::path>& artifacts);
 
 }  // namespace builder

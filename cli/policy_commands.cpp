@@ -1,0 +1,160 @@
+// driftwatch train | policy serve | policy info
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <signal.h>
+
+#include <atomic>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/build_selection.h"
+#include "cli/commands.h"
+#include "cli/suite_selection.h"
+#include "common/text.h"
+#include "db/store.h"
+#include "evaluator/object_size.h"
+#include "policy/channel_server.h"
+#include "policy/model.h"
+#include "policy/policy_runner.h"
+#include "policy/train.h"
+
+namespace cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TrainArgs {
+  BuildSelector build;
+  std::string suite = "train", out, name, warm_start;
+  std::uint64_t seed = 1;
+  int iterations = 30, clone_epochs = 300;
+  bool resume = false;
+};
+
+void print_progress(const policy::TrainProgress& p) {
+  if (p.phase == "collect") {
+    fmt::print(stderr, "collecting the default heuristic's decisions on {} modules …\n", p.steps);
+  } else if (p.phase == "clone") {
+    fmt::print(stderr, "[clone {:>3}/{}] loss {:.4f}  ETA {}\n", p.step, p.steps, -p.mean_reward,
+               common::format_seconds(p.eta_seconds));
+  } else {
+    fmt::print(stderr, "[reinforce {:>2}/{}] mean reward {:+.3f}%  uplift {:+.3f}%  ETA {}\n", p.step, p.steps,
+               100 * p.mean_reward, 100 * p.uplift, common::format_seconds(p.eta_seconds));
+  }
+}
+
+void run_train(Context& ctx, const TrainArgs& a) {
+  auto database = ctx.database();
+  auto build = select_build(ctx, a.build, &database);
+  auto suite = select_suite(ctx, a.suite);
+  policy::TrainOptions o;
+  for (const auto& m : suite.suite.modules) o.modules.push_back({m.name, suite.bitcode(m)});
+  o.compiler = build.compiler;
+  o.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {
+    auto s = evaluator::measure_object(obj);
+    if (!s) return s.error();
+    return s->text;
+  };
+  o.work_dir = ctx.data_dir() / "training" / (fs::path(a.out).stem().string() + "-" + std::to_string(a.seed));
+  o.seed = a.seed;
+  o.iterations = a.iterations;
+  o.clone_epochs = a.clone_epochs;
+  o.jobs = jobs_or_cores(a.build.jobs);
+  o.resume = a.resume;
+  if (!a.warm_start.empty()) o.warm_start = a.warm_start;
+  o.metadata.name = a.name.empty() ? fs::path(a.out).stem().string() : a.name;
+  o.metadata.compiler_repo = build.repo;
+  o.metadata.compiler_commit = build.commit;
+  o.metadata.corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
+  if (!ctx.quiet) o.progress = print_progress;
+  fmt::print(stderr, "training on suite {} ({} modules) with compiler {}, seed {}\n", suite.suite.name,
+             o.modules.size(), build.label, a.seed);
+  auto result = policy::train(o).take();
+  result.model.save(a.out).take();
+  const auto& meta = result.model.metadata();
+  db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training);
+  fmt::print("wrote {} ({}): {} features, trained on {} modules ({} skipped)\n", a.out, meta.content_hash.substr(0, 12),
+             meta.features.size(), result.modules, result.skipped);
+  fmt::print("uplift on the training suite: {:+.2f}% geometric mean, {:+.2f}% total .text\n", 100 * result.uplift,
+             100 * result.total_uplift);
+}
+
+std::atomic<bool> g_interrupted{false};
+
+void run_serve(const std::string& policy_file, const std::string& channel, int timeout_s, bool once) {
+  auto model = policy::PolicyModel::load(policy_file).take();
+  signal(SIGINT, [](int) { g_interrupted = true; });
+  signal(SIGTERM, [](int) { g_interrupted = true; });
+  auto fifos = policy::ChannelFifos::create(channel).take();
+  fmt::print(stderr, "serving {} on {}.in/.out (Ctrl-C to stop)\n", model.metadata().name, channel);
+  do {
+    policy::CompatReport report;
+    auto runner = policy::make_policy_runner(model, &report);
+    std::string error;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    auto stats = policy::serve_session(fifos, *runner, deadline, [] { return !g_interrupted.load(); }, error);
+    if (g_interrupted) break;
+    if (!error.empty()) throw common::Fatal(error);
+    if (!stats.connected) throw common::Fatal("no compiler connected within " + std::to_string(timeout_s) + " s");
+    fmt::print(stderr, "served a compilation: {} decisions, features: {}\n", stats.decisions, report.summary());
+  } while (!once);
+}
+
+void run_info(const std::string& file, bool json) {
+  auto model = policy::PolicyModel::load(file).take();
+  const auto& m = model.metadata();
+  if (json) {
+    nlohmann::json j{{"name", m.name},       {"content_hash", m.content_hash}, {"features", m.features},
+                     {"hidden", m.hidden},   {"compiler_repo", m.compiler_repo}, {"compiler_commit", m.compiler_commit},
+                     {"corpus", m.corpus},   {"seed", m.seed},                 {"parent", m.parent},
+                     {"created", m.created}, {"training", nlohmann::json::parse(m.training.empty() ? "{}" : m.training, nullptr, false)}};
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("policy      {}\ncontent     sha256:{}\nfeatures    {} ({})\nlayers      ", m.name, m.content_hash,
+             m.features.size(), common::trim(fmt::format("{}", m.features.front())) + ", …");
+  for (int h : m.hidden) fmt::print("{}-", h);
+  fmt::print("2\ntrained at  {} {}\ncorpus      {}\nseed        {}\nparent      {}\ncreated     {}\ntraining    {}\n",
+             m.compiler_repo.empty() ? "(unknown repository)" : m.compiler_repo, m.compiler_commit, m.corpus, m.seed,
+             m.parent.empty() ? "(none)" : m.parent, m.created, m.training);
+}
+
+}  // namespace
+
+void attach_train(CLI::App& sub, Context& ctx) {
+  auto a = std::make_shared<TrainArgs>();
+  a->build.attach(sub);
+  sub.add_option("--suite", a->suite, "training suite: a name or a suite directory (default: train)");
+  sub.add_option("--out", a->out, "where to write the policy file")->required();
+  sub.add_option("--name", a->name, "the policy's name (default: the file's stem)");
+  sub.add_option("--seed", a->seed, "random seed; the same seed gives the same policy");
+  sub.add_option("--iterations", a->iterations, "REINFORCE iterations (default 30)")->check(CLI::Range(0, 10000));
+  sub.add_option("--clone-epochs", a->clone_epochs, "behaviour-cloning epochs (default 300)")->check(CLI::Range(0, 100000));
+  sub.add_option("--warm-start", a->warm_start, "start from this policy instead of cloning the default");
+  sub.add_flag("--resume", a->resume, "continue an interrupted run from its checkpoint");
+  sub.callback([&ctx, a] { run_train(ctx, *a); });
+}
+
+void attach_policy(CLI::App& sub, Context&) {
+  require_one_subcommand(sub);
+  auto serve = sub.add_subcommand("serve", "answer a compiler's inlining questions over LLVM's ML channel");
+  auto file = std::make_shared<std::string>();
+  auto channel = std::make_shared<std::string>();
+  auto timeout = std::make_shared<int>(600);
+  auto once = std::make_shared<bool>(false);
+  serve->add_option("--policy", *file, "policy file")->required();
+  serve->add_option("--channel", *channel, "channel base: the compiler gets -inliner-interactive-channel-base=BASE")
+      ->required();
+  serve->add_option("--timeout", *timeout, "seconds to wait for, and to serve, one compilation (default 600)");
+  serve->add_flag("--once", *once, "stop after one compilation");
+  serve->callback([=] { run_serve(*file, *channel, *timeout, *once); });
+
+  auto info = sub.add_subcommand("info", "show a policy file's metadata");
+  auto info_file = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  info->add_option("file", *info_file, "policy file")->required();
+  info->add_flag("--json", *json, "machine-readable output");
+  info->callback([=] { run_info(*info_file, *json); });
+}
+
+}  // namespace cli

@@ -1,0 +1,58 @@
+#include "policy/feature_binding.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace policy {
+
+namespace {
+std::string list(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+}  // namespace
+
+std::string CompatReport::to_json() const {
+  return nlohmann::json{{"missing", missing}, {"ignored", ignored}, {"corrupted", corrupted}}.dump();
+}
+
+std::string CompatReport::summary() const {
+  std::vector<std::string> parts;
+  if (!missing.empty())
+    parts.push_back(std::to_string(missing.size()) + " missing, filled with the training mean (" + list(missing) + ")");
+  if (!corrupted.empty())
+    parts.push_back(std::to_string(corrupted.size()) + " corrupted, filled with the training mean (" + list(corrupted) + ")");
+  if (!ignored.empty()) parts.push_back(std::to_string(ignored.size()) + " new, ignored (" + list(ignored) + ")");
+  if (parts.empty()) return "all features bound";
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+FeatureBinding bind_features(const std::vector<std::string>& policy_features, const ChannelHeader& header,
+                             const std::vector<std::string>& unusable) {
+  FeatureBinding b;
+  auto is_unusable = [&](const std::string& n) {
+    return std::find(unusable.begin(), unusable.end(), n) != unusable.end();
+  };
+  for (const auto& name : policy_features) {
+    int idx = header.find(name);
+    if (idx >= 0 && is_unusable(name)) {
+      b.report.corrupted.push_back(name);
+      idx = -1;
+    } else if (idx < 0) {
+      b.report.missing.push_back(name);
+    }
+    b.source.push_back(idx);
+  }
+  for (const auto& f : header.features) {
+    bool known = std::find(policy_features.begin(), policy_features.end(), f.name) != policy_features.end();
+    // The default decision is the compiler's answer, never an input to a policy.
+    if (!known && f.name != "inlining_default") b.report.ignored.push_back(f.name);
+  }
+  return b;
+}
+
+}  // namespace policy

@@ -1,0 +1,34 @@
+#pragma once
+// Binding a frozen policy's features to what a compiler build sends, by name.
+// Feature sets grow and shrink between compiler versions; the binding says
+// what was filled in and what was ignored, and that is drift too.
+#include <string>
+#include <vector>
+
+#include "policy/channel_protocol.h"
+
+namespace policy {
+
+struct CompatReport {
+  std::vector<std::string> missing;    ///< the policy knows them, the compiler no longer sends them: filled with the training mean
+  std::vector<std::string> ignored;    ///< the compiler sends them, the policy does not know them
+  std::vector<std::string> corrupted;  ///< sent but unusable (LLVM 19's include-default bug): filled with the mean
+  bool compatible() const { return missing.empty() && corrupted.empty(); }
+  /// {"missing": [...], "ignored": [...], "corrupted": [...]}
+  std::string to_json() const;
+  /// "2 features filled with the training mean (a, b); 1 ignored (c)" or "all features bound".
+  std::string summary() const;
+};
+
+struct FeatureBinding {
+  /// For each policy feature, its index in the compiler's header, or -1 (missing).
+  std::vector<int> source;
+  CompatReport report;
+};
+
+/// Binds `policy_features` to `header`. `unusable` names header features not
+/// to be trusted (e.g. callee_basic_block_count under LLVM 19's include-default bug).
+FeatureBinding bind_features(const std::vector<std::string>& policy_features, const ChannelHeader& header,
+                             const std::vector<std::string>& unusable = {});
+
+}  // namespace policy

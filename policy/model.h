@@ -1,0 +1,63 @@
+#pragma once
+// The frozen learned heuristic: a small LibTorch MLP over normalized
+// features, and its file. LibTorch stays behind this header.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace policy {
+
+/// Everything a policy file says about itself besides its weights.
+struct PolicyMetadata {
+  std::string name;
+  std::vector<std::string> features;  ///< inputs, in model order (bound by name)
+  std::vector<double> mean, scale;    ///< of the transformed feature: (t(x) - mean) / scale
+  std::vector<int> hidden = {64, 64};
+  std::string compiler_repo;          ///< where it was trained
+  std::string compiler_commit;
+  std::string corpus;                 ///< suite name and manifest hash
+  std::uint64_t seed = 0;
+  std::string training;               ///< training configuration and results (JSON text)
+  std::string parent;                 ///< content hash of the policy it was warm-started from, or ""
+  std::string created;                ///< ISO 8601 UTC
+  std::string content_hash;           ///< sha256 of the file's payload; set by save/load
+};
+
+/// The transform applied to a raw feature before normalization: sign(x)·log1p(|x|),
+/// because counts and costs span orders of magnitude.
+double transform_feature(double raw);
+
+class PolicyModel {
+ public:
+  /// A fresh network with weights drawn from `seed`.
+  static PolicyModel create(PolicyMetadata metadata);
+  /// Strict: a truncated, corrupt or foreign file is refused with one line naming the problem.
+  static common::Result<PolicyModel> load(const std::filesystem::path& path);
+  /// Writes atomically; fills metadata().content_hash.
+  common::Status save(const std::filesystem::path& path);
+
+  PolicyModel(PolicyModel&&) noexcept;
+  PolicyModel& operator=(PolicyModel&&) noexcept;
+  PolicyModel(const PolicyModel& other);  ///< deep copy of the weights
+  ~PolicyModel();
+
+  const PolicyMetadata& metadata() const;
+  PolicyMetadata& metadata();
+  /// Logit of "inline" minus logit of "don't" for already-normalized inputs
+  /// (one value per metadata feature). Single thread, no autograd.
+  double score(const float* normalized) const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit PolicyModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace policy

@@ -1,0 +1,76 @@
+#include "policy/policy_runner.h"
+
+#include <cmath>
+
+namespace policy {
+namespace {
+
+class PolicyRunner : public Runner {
+ public:
+  PolicyRunner(const PolicyModel& model, CompatReport* report, PolicyRunnerOptions options)
+      : model_(model), report_(report), options_(std::move(options)) {}
+
+  common::Status begin(const ChannelHeader& header) override {
+    const auto& meta = model_.metadata();
+    auto unusable = options_.unusable;
+    if (options_.distrust_include_default_slot && header.find("inlining_default") >= 0)
+      unusable.push_back(slot_feature_name(DefaultDecisionSlot::CalleeBasicBlockCount));
+    binding_ = bind_features(meta.features, header, unusable);
+    if (report_) *report_ = binding_.report;
+    // Fewer than half bound: this policy was made for another feature set.
+    auto lost = binding_.report.missing.size() + binding_.report.corrupted.size();
+    if (lost * 2 > meta.features.size()) {
+      std::string names;
+      for (std::size_t i = 0; i < binding_.report.missing.size() && i < 8; ++i)
+        names += (i ? ", " : "") + binding_.report.missing[i];
+      return common::Error{"policy " + meta.name + " was trained on another feature set: the compiler sends " +
+                           std::to_string(meta.features.size() - lost) + " of its " +
+                           std::to_string(meta.features.size()) + " features (missing: " + names +
+                           (binding_.report.missing.size() > 8 ? ", …" : "") + ")"};
+    }
+    inputs_.assign(meta.features.size(), 0.0f);
+    return common::Ok{};
+  }
+
+  double advise(const Observation& o) override {
+    normalize_inputs(model_.metadata(), binding_, o.features, inputs_.data());
+    double score = model_.score(inputs_.data());
+    int action = score > 0 ? 1 : 0;
+    if (options_.sampler) {
+      double p = 1.0 / (1.0 + std::exp(-score));
+      action = std::uniform_real_distribution<double>(0, 1)(*options_.sampler) < p ? 1 : 0;
+    }
+    if (options_.trace) {
+      options_.trace->inputs.insert(options_.trace->inputs.end(), inputs_.begin(), inputs_.end());
+      options_.trace->actions.push_back(action);
+    }
+    return action;
+  }
+
+ private:
+  const PolicyModel& model_;
+  CompatReport* report_;
+  PolicyRunnerOptions options_;
+  FeatureBinding binding_;
+  std::vector<float> inputs_;
+};
+
+}  // namespace
+
+void normalize_inputs(const PolicyMetadata& meta, const FeatureBinding& binding,
+                      const std::vector<std::vector<double>>& features, float* out) {
+  for (std::size_t i = 0; i < meta.features.size(); ++i) {
+    int src = binding.source[i];
+    // A missing feature sits at its training mean: 0 after normalization.
+    out[i] = src < 0 || features[src].empty()
+                 ? 0.0f
+                 : static_cast<float>((transform_feature(features[src][0]) - meta.mean[i]) / meta.scale[i]);
+  }
+}
+
+std::unique_ptr<Runner> make_policy_runner(const PolicyModel& model, CompatReport* report,
+                                           PolicyRunnerOptions options) {
+  return std::make_unique<PolicyRunner>(model, report, std::move(options));
+}
+
+}  // namespace policy

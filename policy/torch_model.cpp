@@ -1,0 +1,181 @@
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "common/hash.h"
+#include "policy/torch_model_impl.h"
+
+namespace policy {
+namespace fs = std::filesystem;
+using common::Error;
+
+namespace {
+
+constexpr const char* kMagic = "DWPOLICY";
+constexpr const char* kKind = "driftwatch-inline-policy";
+constexpr int kFormat = 1;
+
+nlohmann::json to_json(const PolicyMetadata& m) {
+  return {{"kind", kKind},         {"format", kFormat},     {"name", m.name},
+          {"features", m.features}, {"mean", m.mean},       {"scale", m.scale},
+          {"hidden", m.hidden},     {"compiler_repo", m.compiler_repo}, {"compiler_commit", m.compiler_commit},
+          {"corpus", m.corpus},     {"seed", m.seed},       {"training", m.training},
+          {"parent", m.parent},     {"created", m.created}};
+}
+
+common::Result<PolicyMetadata> from_json(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{"its metadata is not valid JSON"};
+  if (j.value("kind", "") != kKind) return Error{"it is not an inlining policy (kind '" + j.value("kind", "?") + "')"};
+  if (j.value("format", 0) != kFormat)
+    return Error{"it has format " + std::to_string(j.value("format", 0)) + ", this driftwatch reads " + std::to_string(kFormat)};
+  PolicyMetadata m;
+  try {
+    m.name = j.at("name").get<std::string>();
+    m.features = j.at("features").get<std::vector<std::string>>();
+    m.mean = j.at("mean").get<std::vector<double>>();
+    m.scale = j.at("scale").get<std::vector<double>>();
+    m.hidden = j.at("hidden").get<std::vector<int>>();
+    m.compiler_repo = j.at("compiler_repo").get<std::string>();
+    m.compiler_commit = j.at("compiler_commit").get<std::string>();
+    m.corpus = j.at("corpus").get<std::string>();
+    m.seed = j.at("seed").get<std::uint64_t>();
+    m.training = j.at("training").get<std::string>();
+    m.parent = j.at("parent").get<std::string>();
+    m.created = j.at("created").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    return Error{std::string("its metadata is incomplete: ") + e.what()};
+  }
+  if (m.features.empty()) return Error{"its metadata lists no features"};
+  if (m.mean.size() != m.features.size() || m.scale.size() != m.features.size())
+    return Error{"its normalization does not match its " + std::to_string(m.features.size()) + " features"};
+  for (int h : m.hidden)
+    if (h <= 0 || h > 4096) return Error{"its layer sizes are invalid"};
+  return m;
+}
+
+std::string now_iso() {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+/// Reads "<word> <n>\n" then n bytes.
+bool read_section(std::istream& in, const char* word, std::string& out) {
+  std::string w;
+  std::size_t n = 0;
+  if (!(in >> w >> n) || w != word || in.get() != '\n' || n > (1u << 30)) return false;
+  out.resize(n);
+  return static_cast<bool>(in.read(out.data(), static_cast<std::streamsize>(n)));
+}
+
+std::unique_ptr<PolicyModel::Impl> make_impl(PolicyMetadata meta) {
+  auto impl = std::make_unique<PolicyModel::Impl>();
+  impl->net = PolicyModel::Impl::make_net(static_cast<int>(meta.features.size()), meta.hidden);
+  impl->input = torch::zeros({1, static_cast<long>(meta.features.size())});
+  impl->meta = std::move(meta);
+  return impl;
+}
+
+}  // namespace
+
+torch::nn::Sequential PolicyModel::Impl::make_net(int inputs, const std::vector<int>& hidden) {
+  torch::nn::Sequential net;
+  int width = inputs;
+  for (int h : hidden) {
+    net->push_back(torch::nn::Linear(width, h));
+    net->push_back(torch::nn::ReLU());
+    width = h;
+  }
+  net->push_back(torch::nn::Linear(width, 2));
+  return net;
+}
+
+double transform_feature(double raw) { return std::copysign(std::log1p(std::fabs(raw)), raw); }
+
+PolicyModel::PolicyModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PolicyModel::PolicyModel(PolicyModel&&) noexcept = default;
+PolicyModel& PolicyModel::operator=(PolicyModel&&) noexcept = default;
+PolicyModel::~PolicyModel() = default;
+
+PolicyModel::PolicyModel(const PolicyModel& other) : impl_(make_impl(other.impl_->meta)) {
+  torch::NoGradGuard no_grad;
+  auto src = other.impl_->net->parameters();
+  auto dst = impl_->net->parameters();
+  for (std::size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+}
+
+PolicyModel PolicyModel::create(PolicyMetadata metadata) {
+  torch::manual_seed(metadata.seed);
+  if (metadata.created.empty()) metadata.created = now_iso();
+  return PolicyModel(make_impl(std::move(metadata)));
+}
+
+const PolicyMetadata& PolicyModel::metadata() const { return impl_->meta; }
+PolicyMetadata& PolicyModel::metadata() { return impl_->meta; }
+
+double PolicyModel::score(const float* normalized) const {
+  torch::InferenceMode guard;
+  std::memcpy(impl_->input.data_ptr<float>(), normalized, impl_->meta.features.size() * sizeof(float));
+  auto out = impl_->net->forward(impl_->input);
+  const float* logits = out.data_ptr<float>();
+  return static_cast<double>(logits[1]) - logits[0];
+}
+
+common::Status PolicyModel::save(const fs::path& path) {
+  std::ostringstream weights;
+  torch::save(impl_->net, weights);
+  auto meta = to_json(impl_->meta).dump(2);
+  auto payload = meta + weights.str();
+  impl_->meta.content_hash = common::sha256_hex(payload);
+  std::ostringstream file;
+  file << kMagic << "\n" << kFormat << "\nmeta " << meta.size() << "\n" << meta << "weights " << weights.str().size()
+       << "\n" << weights.str() << "sha256 " << impl_->meta.content_hash << "\n";
+  auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << file.str();
+    if (!out) return Error{"cannot write policy file " + tmp};
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return Error{"cannot write policy file " + path.string() + ": " + ec.message()};
+  return common::Ok{};
+}
+
+common::Result<PolicyModel> PolicyModel::load(const fs::path& path) {
+  auto refuse = [&](const std::string& why) { return Error{"cannot load policy " + path.string() + ": " + why}; };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return refuse("no such file or not readable");
+  std::string magic, format;
+  std::getline(in, magic);
+  if (magic != kMagic) return refuse("not a driftwatch policy file");
+  std::getline(in, format);
+  if (format != std::to_string(kFormat)) return refuse("unknown file format " + format);
+  std::string meta_text, weights, word, hash;
+  if (!read_section(in, "meta", meta_text) || !read_section(in, "weights", weights) || !(in >> word >> hash) ||
+      word != "sha256")
+    return refuse("the file is truncated");
+  in.get();
+  if (in.peek() != std::char_traits<char>::eof()) return refuse("unexpected bytes after the end");
+  if (common::sha256_hex(meta_text + weights) != hash) return refuse("content hash mismatch: the file is corrupt");
+  auto meta = from_json(meta_text);
+  if (!meta) return refuse(meta.error().message);
+  meta->content_hash = hash;
+  auto impl = make_impl(*meta);
+  try {
+    std::istringstream ws(weights);
+    torch::load(impl->net, ws);
+  } catch (const std::exception& e) {
+    auto what = std::string(e.what());
+    return refuse("its weights do not fit a " + std::to_string(meta->features.size()) + "-feature network (" +
+                  what.substr(0, what.find('\n')) + ")");
+  }
+  return PolicyModel(std::move(impl));
+}
+
+}  // namespace policy
