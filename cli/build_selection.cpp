@@ -52,6 +52,7 @@ SelectedBuild select_build(const Context& ctx, const BuildSelector& s, db::Datab
     out.label = s.build;
     auto name = fs::path(s.build).filename().string();
     if (name.size() == 40) out.commit = name;
+    if (database) out.build_id = db::find_build_by_artifact_dir(*database, (fs::path(s.build) / "artifacts").string());
     return out;
   }
   if (s.repo.empty())

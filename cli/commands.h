@@ -9,5 +9,9 @@ void attach_sample_history(CLI::App& sub, Context& ctx);
 void attach_commits(CLI::App& sub, Context& ctx);
 void attach_build(CLI::App& sub, Context& ctx);
 void attach_demo(CLI::App& sub, Context& ctx);
+void attach_train(CLI::App& sub, Context& ctx);
+void attach_eval(CLI::App& sub, Context& ctx);
+void attach_policy(CLI::App& sub, Context& ctx);
+void attach_suite(CLI::App& sub, Context& ctx);
 
 }  // namespace cli

@@ -18,6 +18,10 @@ const cli::Command kCommands[] = {
      cli::attach_sample_history},
     {"commits", "list the sampled check-ins of a range (first-parent history)", cli::attach_commits},
     {"build", "build one check-in with a recipe (cached per commit and recipe)", cli::attach_build},
+    {"eval", "evaluate a frozen policy against the default heuristic on a suite", cli::attach_eval},
+    {"train", "train a learned inlining policy for a compiler build on a suite", cli::attach_train},
+    {"policy", "the learned heuristic: serve it over LLVM's ML channel, show its metadata", cli::attach_policy},
+    {"suite", "benchmark suites: build smoke|train|holdout|defaults or from compile_commands.json / a corpus; list", cli::attach_suite},
 };
 
 int fail(const std::string& message) {

@@ -147,6 +147,56 @@ void replace_measurements_row_by_row(Database& db, Id evaluation_id, const std::
   });
 }
 
+void store_evaluation(Database& db, const EvaluationRecord& r) {
+  db.impl().guarded("storing an evaluation", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params("DELETE FROM measurements WHERE evaluation_id = $1", r.evaluation_id);
+    tx.exec_params("DELETE FROM module_results WHERE evaluation_id = $1", r.evaluation_id);
+    {
+      pqxx::stream_to results(tx, "module_results");
+      for (const auto& m : r.results)
+        results << std::make_tuple(r.evaluation_id, m.benchmark_id, m.heuristic, m.outcome, m.message);
+      results.complete();
+    }
+    {
+      pqxx::stream_to measurements(tx, "measurements");
+      for (const auto& m : r.measurements)
+        measurements << std::make_tuple(r.evaluation_id, m.benchmark_id, m.heuristic, m.metric, m.value);
+      measurements.complete();
+    }
+    tx.exec_params(
+        "UPDATE evaluations SET status = 'done', finished_at = now(), summary = $2::jsonb, compat_report = $3::jsonb "
+        "WHERE id = $1",
+        r.evaluation_id, r.summary_json, r.compat_json);
+    tx.commit();
+  });
+}
+
+void set_build_feature_report(Database& db, Id build_id, const std::string& report_json) {
+  db.impl().guarded("recording a feature report", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params("UPDATE builds SET feature_report = $2::jsonb WHERE id = $1", build_id, report_json);
+    tx.commit();
+  });
+}
+
+std::optional<Id> find_build_by_artifact_dir(Database& db, const std::string& artifact_dir) {
+  return db.impl().guarded("finding a build", [&]() -> std::optional<Id> {
+    pqxx::read_transaction tx(db.impl().conn);
+    auto r = tx.exec_params("SELECT id FROM builds WHERE artifact_dir = $1 ORDER BY id DESC LIMIT 1", artifact_dir);
+    if (r.empty()) return std::nullopt;
+    return r[0][0].as<Id>();
+  });
+}
+
+std::int64_t count_module_results(Database& db, Id evaluation_id) {
+  return db.impl().guarded("counting module results", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    return tx.exec_params1("SELECT count(*) FROM module_results WHERE evaluation_id = $1", evaluation_id)[0]
+        .as<std::int64_t>();
+  });
+}
+
 std::int64_t count_measurements(Database& db, Id evaluation_id) {
   return db.impl().guarded("counting measurements", [&] {
     pqxx::read_transaction tx(db.impl().conn);

@@ -64,6 +64,31 @@ Id upsert_suite(Database& db, const std::string& name, const std::string& manife
 /// The evaluation of (build, policy, suite), created or reset to `running`.
 Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id);
 
+/// What happened to one module under one heuristic.
+struct ModuleResultRow {
+  Id benchmark_id = 0;
+  std::string heuristic;  ///< "default" or "learned"
+  std::string outcome;    ///< "ok", "compiler-crashed", "timeout"
+  std::string message;
+};
+
+/// A finished evaluation, stored in one transaction: its module results and
+/// measurements replace any earlier ones (through COPY), and its row is
+/// marked done with the summary and the feature compatibility report.
+struct EvaluationRecord {
+  Id evaluation_id = 0;
+  std::vector<ModuleResultRow> results;
+  std::vector<MeasurementRow> measurements;
+  std::string summary_json = "{}";
+  std::string compat_json = "{}";
+};
+void store_evaluation(Database& db, const EvaluationRecord& record);
+/// The compatibility report of the policies that ran on a build (drift too).
+void set_build_feature_report(Database& db, Id build_id, const std::string& report_json);
+/// The build whose artifacts are in `artifact_dir`, if driftwatch recorded it.
+std::optional<Id> find_build_by_artifact_dir(Database& db, const std::string& artifact_dir);
+std::int64_t count_module_results(Database& db, Id evaluation_id);
+
 /// Replaces all measurements of an evaluation in one transaction, through COPY.
 void replace_measurements(Database& db, Id evaluation_id, const std::vector<MeasurementRow>& rows);
 /// The same with one INSERT per row; kept as the baseline the COPY benchmark measures against.

@@ -15,7 +15,7 @@ std::string list(const std::vector<std::string>& v) {
 }  // namespace
 
 std::string CompatReport::to_json() const {
-  return nlohmann::json{{"missing", missing}, {"ignored", ignored}, {"corrupted", corrupted}}.dump();
+  return nlohmann::json{{"bound", bound}, {"missing", missing}, {"ignored", ignored}, {"corrupted", corrupted}}.dump();
 }
 
 std::string CompatReport::summary() const {
@@ -44,6 +44,8 @@ FeatureBinding bind_features(const std::vector<std::string>& policy_features, co
       idx = -1;
     } else if (idx < 0) {
       b.report.missing.push_back(name);
+    } else {
+      ++b.report.bound;
     }
     b.source.push_back(idx);
   }

@@ -13,8 +13,12 @@ struct CompatReport {
   std::vector<std::string> missing;    ///< the policy knows them, the compiler no longer sends them: filled with the training mean
   std::vector<std::string> ignored;    ///< the compiler sends them, the policy does not know them
   std::vector<std::string> corrupted;  ///< sent but unusable (LLVM 19's include-default bug): filled with the mean
+  int bound = 0;                       ///< policy features the compiler feeds
   bool compatible() const { return missing.empty() && corrupted.empty(); }
-  /// {"missing": [...], "ignored": [...], "corrupted": [...]}
+  /// At least half of the policy's features are fed; otherwise the policy
+  /// was made for another feature set and must not run.
+  bool usable() const { return bound * 2 >= bound + static_cast<int>(missing.size() + corrupted.size()); }
+  /// {"bound": N, "missing": [...], "ignored": [...], "corrupted": [...]}
   std::string to_json() const;
   /// "2 features filled with the training mean (a, b); 1 ignored (c)" or "all features bound".
   std::string summary() const;

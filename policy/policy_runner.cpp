@@ -17,9 +17,8 @@ class PolicyRunner : public Runner {
       unusable.push_back(slot_feature_name(DefaultDecisionSlot::CalleeBasicBlockCount));
     binding_ = bind_features(meta.features, header, unusable);
     if (report_) *report_ = binding_.report;
-    // Fewer than half bound: this policy was made for another feature set.
-    auto lost = binding_.report.missing.size() + binding_.report.corrupted.size();
-    if (lost * 2 > meta.features.size()) {
+    if (!binding_.report.usable()) {
+      auto lost = binding_.report.missing.size() + binding_.report.corrupted.size();
       std::string names;
       for (std::size_t i = 0; i < binding_.report.missing.size() && i < 8; ++i)
         names += (i ? ", " : "") + binding_.report.missing[i];

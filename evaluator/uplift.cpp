@@ -1,0 +1,33 @@
+#include "evaluator/uplift.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace evaluator {
+
+UpliftSummary summarize(const std::vector<ModuleSizes>& modules, int worst_count) {
+  UpliftSummary s;
+  double log_sum = 0;
+  for (const auto& m : modules) {
+    ++s.modules;
+    log_sum += std::log(m.ratio());
+    s.total_default += m.default_bytes;
+    s.total_learned += m.learned_bytes;
+    if (m.learned_bytes < m.default_bytes) ++s.wins;
+    else if (m.learned_bytes == m.default_bytes) ++s.ties;
+    else ++s.losses;
+  }
+  if (s.modules == 0) return s;
+  s.geomean_ratio = std::exp(log_sum / s.modules);
+  s.uplift = 1 - s.geomean_ratio;
+  s.total_uplift = s.total_default > 0 ? 1 - static_cast<double>(s.total_learned) / s.total_default : 0;
+  s.no_worse_share = static_cast<double>(s.wins + s.ties) / s.modules;
+  for (const auto& m : modules)
+    if (m.learned_bytes > m.default_bytes) s.worst.push_back(m);
+  std::stable_sort(s.worst.begin(), s.worst.end(),
+                   [](const ModuleSizes& a, const ModuleSizes& b) { return a.ratio() > b.ratio(); });
+  if (static_cast<int>(s.worst.size()) > worst_count) s.worst.resize(worst_count);
+  return s;
+}
+
+}  // namespace evaluator
