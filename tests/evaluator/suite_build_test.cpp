@@ -1,0 +1,200 @@
+// Suites built for real: a small C project's compile_commands.json through
+// clang-19, an ml-compiler-opt corpus import, the manifest checks against
+// the files, a link group linked from objects, and the Debian smoke suite.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "common/process.h"
+#include "evaluator/corpus.h"
+#include "evaluator/files.h"
+#include "evaluator/suite_builder.h"
+#include "tests/support/temp_dir.h"
+
+using namespace evaluator;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+common::ProcessResult run(std::vector<std::string> argv, const fs::path& cwd = {}) {
+  common::ProcessSpec spec;
+  spec.argv = std::move(argv);
+  if (!cwd.empty()) spec.cwd = cwd;
+  spec.timeout = std::chrono::minutes(3);
+  return common::run_process(spec).take();
+}
+
+// A tiny real project: a program of two TUs and a helper built without -O,
+// one TU that does not compile, one that forces optnone.
+fs::path make_project(const fs::path& dir) {
+  write(dir / "src/main.c", "#include \"util.h\"\n#include <stdio.h>\n"
+                            "int main(void) { printf(\"%d\\n\", square(7)); return 0; }\n");
+  write(dir / "src/util.c", "#include \"util.h\"\nstatic int twice(int x) { return x + x; }\n"
+                            "int square(int x) { return twice(x) * x / 2; }\n");
+  write(dir / "src/util.h", "int square(int x);\n");
+  write(dir / "src/extra/plain.c", "int plain(int x) { return x ^ 3; }\n");
+  write(dir / "src/broken.c", "int broken( { return ; }\n");
+  write(dir / "src/pinned.c", "__attribute__((optnone)) int pinned(int x) { return x; }\n");
+  auto entry = [&](const std::string& file, const std::string& flags) {
+    return "{\"directory\": \"" + dir.string() + "\", \"file\": \"" + file + "\", \"command\": \"gcc " + flags +
+           " -MD -MF x.d -c " + file + " -o x.o\"}";
+  };
+  write(dir / "compile_commands.json",
+        "[" + entry("src/main.c", "-O2 -Isrc") + ",\n" + entry("src/util.c", "-O2") + ",\n" +
+            entry("src/extra/plain.c", "") + ",\n" + entry("src/broken.c", "-O2") + ",\n" +
+            entry("src/pinned.c", "-O2") + "]\n");
+  return dir / "compile_commands.json";
+}
+
+SuiteBuildReport build_tiny(const testing::TempDir& tmp) {
+  CompileCommandsSuiteOptions o;
+  o.name = "tiny";
+  o.extract.jobs = 2;
+  o.link_groups = {{"prog", LinkKind::Program, {"main.c", "util.c"}, {}, {}}};
+  return build_suite_from_compile_commands(make_project(tmp / "project"), o, tmp / "suites").take();
+}
+
+}  // namespace
+
+TEST_CASE("a suite from compile_commands.json: bitcode per TU and failures reported while the rest goes on") {
+  testing::TempDir tmp;
+  auto r = build_tiny(tmp);
+  CHECK(r.dir == tmp / "suites" / "tiny");
+  REQUIRE(r.suite.modules.size() == 3);
+  CHECK(r.suite.modules[0].name == "extra/plain.c");  // names relative to the sources' common directory
+  CHECK(r.suite.modules[1].name == "main.c");
+  for (const auto& m : r.suite.modules) {
+    CHECK(fs::file_size(module_file(r.dir, m.name, ".bc")) > 0);
+    auto cmd = parse_cmd(read_file(module_file(r.dir, m.name, ".cmd")).take());
+    REQUIRE_FALSE(cmd.empty());
+    CHECK(cmd.front() == "-cc1");
+    CHECK(std::find(cmd.begin(), cmd.end(), "-emit-obj") != cmd.end());
+  }
+  REQUIRE(r.extract.failures.size() == 2);
+  CHECK(r.extract.failures[0].name == "broken.c");
+  CHECK(r.extract.failures[0].message.find("error") != std::string::npos);
+  CHECK(r.extract.failures[1].name == "pinned.c");
+  CHECK(r.extract.failures[1].message.find("optnone") != std::string::npos);
+  CHECK_FALSE(fs::exists(module_file(r.dir, "broken.c", ".bc")));
+  // plain.c had no -O level: compiled at -Oz, so no optnone either.
+  auto plain = std::find_if(r.extract.modules.begin(), r.extract.modules.end(),
+                            [](const auto& m) { return m.name == "extra/plain.c"; });
+  CHECK(plain->opt_level_defaulted);
+  auto ir = run({"llvm-dis-19", module_file(r.dir, "extra/plain.c", ".bc").string(), "-o", "-"});
+  CHECK(ir.output.find("optnone") == std::string::npos);
+  // The suite and its corpus load, verified; nothing half-written is left beside it.
+  auto loaded = load_suite(r.dir);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->origin.kind == "compile-commands");
+  CHECK(read_corpus(r.dir).take().modules.size() == 3);
+  for (const auto& e : fs::directory_iterator(tmp / "suites")) CHECK(e.path().filename().string().rfind(".tmp-", 0) != 0);
+}
+
+TEST_CASE("a link group links with clang-19 from objects compiled from the bitcode") {
+  testing::TempDir tmp;
+  auto r = build_tiny(tmp);
+  REQUIRE(r.suite.link_groups.size() == 1);
+  auto members = link_group_members(r.suite, "prog");
+  REQUIRE(members == std::vector<std::string>{"main.c", "util.c"});
+  std::vector<std::string> link = {"clang-19"};
+  for (const auto& m : members) {
+    auto obj = (tmp / (m + ".o")).string();
+    auto c = run({"clang-19", "-Oz", "-c", module_file(r.dir, m, ".bc").string(), "-o", obj});
+    REQUIRE_MESSAGE(c.ok(), c.output);
+    link.push_back(obj);
+  }
+  for (const auto& f : r.suite.link_groups[0].flags) link.push_back(f);
+  link.insert(link.end(), {"-o", (tmp / "prog").string()});
+  auto l = run(link);
+  REQUIRE_MESSAGE(l.ok(), l.output);
+  auto p = run({(tmp / "prog").string()});
+  CHECK(p.ok());
+  CHECK(p.output == "49\n");
+}
+
+TEST_CASE("a module whose file is missing or changed is refused naming the module") {
+  testing::TempDir tmp;
+  auto r = build_tiny(tmp);
+  {
+    std::ofstream(module_file(r.dir, "util.c", ".bc"), std::ios::app) << 'x';
+    auto s = load_suite(r.dir);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("module util.c") != std::string::npos);
+    CHECK(s.error().message.find("does not match") != std::string::npos);
+  }
+  fs::remove(module_file(r.dir, "main.c", ".bc"));
+  auto s = load_suite(r.dir);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message.find("module main.c") != std::string::npos);
+  CHECK(s.error().message.find("missing") != std::string::npos);
+}
+
+TEST_CASE("an ml-compiler-opt corpus imports unchanged and an unusable one is refused") {
+  testing::TempDir tmp;
+  auto r = build_tiny(tmp);
+  auto imported = import_corpus(r.dir, "again", tmp / "suites").take();
+  CHECK(imported.suite.modules.size() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(imported.suite.modules[i].sha256 == r.suite.modules[i].sha256);
+  CHECK(imported.suite.origin.kind == "imported-corpus");
+  CHECK(load_suite(imported.dir).ok());
+  CHECK(read_file(module_file(imported.dir, "main.c", ".cmd")).take() ==
+        read_file(module_file(r.dir, "main.c", ".cmd")).take());
+
+  fs::remove(module_file(r.dir, "util.c", ".cmd"));
+  auto missing = import_corpus(r.dir, "broken", tmp / "suites");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find("module util.c: missing util.c.cmd") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp / "suites" / "broken"));
+}
+
+TEST_CASE("bad input to the builder: one line and nothing written") {
+  testing::TempDir tmp;
+  auto none = build_suite_from_compile_commands(tmp / "nope.json", {"x", "", {}, {}}, tmp / "suites");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().message.find("cannot read") != std::string::npos);
+  write(tmp / "all_bad.json", "[{\"directory\": \"" + tmp.path().string() +
+                                  "\", \"file\": \"missing.c\", \"arguments\": [\"cc\", \"-c\", \"missing.c\"]}]");
+  auto bad = build_suite_from_compile_commands(tmp / "all_bad.json", {"x", "", {}, {}}, tmp / "suites");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("no TU produced bitcode") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp / "suites" / "x"));
+}
+
+TEST_CASE("driftwatch suite build and list end to end") {
+  testing::TempDir tmp;
+  auto cc = make_project(tmp / "project");
+  auto data = (tmp / "data").string();
+  auto b = testing::run_driftwatch({"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(),
+                                    "--name", "mine", "-j", "2"});
+  CHECK_MESSAGE(b.exit_code == 0, b.output);
+  CHECK(b.output.find("suite mine: 3 modules (3 c, 0 c++)") != std::string::npos);
+  CHECK(b.output.find("2 TUs failed") != std::string::npos);
+  CHECK(b.output.find("broken.c: clang: exit status 1") != std::string::npos);
+  auto l = testing::run_driftwatch({"--data-dir", data, "suite", "list"});
+  CHECK(l.exit_code == 0);
+  CHECK(l.output.find("smoke") != std::string::npos);  // the defaults, built or not
+  CHECK(l.output.find("not built") != std::string::npos);
+  CHECK(l.output.find("mine") != std::string::npos);
+  auto j = testing::run_driftwatch({"--data-dir", data, "suite", "list", "--json"});
+  CHECK(j.output.find("\"name\": \"mine\"") != std::string::npos);
+  CHECK(j.output.find("\"modules\": 3") != std::string::npos);
+
+  auto bad_name = testing::run_driftwatch(
+      {"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(), "--name", "Bad Name"});
+  CHECK(bad_name.exit_code == 2);
+  CHECK(bad_name.output.find("driftwatch: invalid suite name 'Bad Name'") == 0);
+  auto unknown = testing::run_driftwatch({"--data-dir", data, "suite", "build", "nightly"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.output.find("unknown default suite 'nightly'") != std::string::npos);
+  auto reserved = testing::run_driftwatch(
+      {"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(), "--name", "smoke"});
+  CHECK(reserved.exit_code == 2);
+  auto nothing = testing::run_driftwatch({"--data-dir", data, "suite"});
+  CHECK(nothing.exit_code == 2);
+  CHECK(nothing.output.find("suite needs a subcommand: build|list") != std::string::npos);
+}

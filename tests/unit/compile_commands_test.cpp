@@ -1,0 +1,153 @@
+// compile_commands.json → clang-19 bitcode commands: parsing, the flag
+// surgery, the -cc1 line of `clang -###`, and which TUs become which modules.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "evaluator/compile_commands.h"
+#include "evaluator/extract.h"
+
+using namespace evaluator;
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+CompileCommand cmd(std::vector<std::string> args, std::string file = "/p/src/a.c") {
+  return {"/p", std::move(file), std::move(args)};
+}
+
+}  // namespace
+
+TEST_CASE("shell words: quotes and backslashes as a POSIX shell reads them") {
+  auto w = shell_split(R"(cc -DNAME="\"x y\"" -I'/a b' a\ b.c  -c)");
+  REQUIRE(w.ok());
+  CHECK(*w == std::vector<std::string>{"cc", "-DNAME=\"x y\"", "-I/a b", "a b.c", "-c"});
+  CHECK_FALSE(shell_split("cc 'open").ok());
+  CHECK_FALSE(shell_split("cc \"open").ok());
+}
+
+TEST_CASE("compile_commands.json entries in both forms with relative files made absolute") {
+  auto c = parse_compile_commands(R"([
+    {"directory": "/p/build", "file": "../src/a.c", "arguments": ["cc", "-c", "../src/a.c"]},
+    {"directory": "/p", "file": "/p/b.cpp", "command": "c++ -O2 -c b.cpp -o 'b.o'"}])",
+                                  "cc.json");
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 2);
+  CHECK((*c)[0].file == "/p/src/a.c");
+  CHECK((*c)[1].arguments == std::vector<std::string>{"c++", "-O2", "-c", "b.cpp", "-o", "b.o"});
+  auto bad = parse_compile_commands(R"([{"directory": "/p", "file": "a.c"}])", "cc.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message == "cc.json: entry 0: needs 'arguments' or 'command'");
+  CHECK_FALSE(parse_compile_commands("{}", "cc.json").ok());
+}
+
+TEST_CASE("the language comes from -x or the extension or a C++ driver") {
+  CHECK(command_language(cmd({"cc", "-c", "a.c"})) == Language::C);
+  CHECK(command_language(cmd({"g++", "-c", "a.c"})) == Language::Cxx);
+  CHECK(command_language(cmd({"cc", "-x", "c++", "-c", "a.c"})) == Language::Cxx);
+  CHECK(command_language(cmd({"cc", "-c", "a.cc"}, "/p/a.cc")) == Language::Cxx);
+  CHECK_FALSE(command_language(cmd({"cc", "-c", "x.S"}, "/p/x.S")));
+  CHECK_FALSE(command_language(cmd({"cc", "-x", "assembler-with-cpp", "-c", "a.c"})));
+}
+
+TEST_CASE("a compile becomes a bitcode compile: outputs and deps and LTO and -Werror out but the -O level kept") {
+  auto c = cmd({"ccache", "/usr/bin/gcc", "-O2", "-Werror", "-Werror=format-security", "-MD", "-MF", "a.d", "-MT",
+                "a.o", "-Wp,-MMD,a.d", "-flto=thin", "-DX=1", "-I", "inc", "-c", "src/a.c", "-o", "a.o"});
+  auto inv = rewrite_for_bitcode(c, "/out/a.c.bc");
+  REQUIRE(inv.ok());
+  CHECK(inv->language == Language::C);
+  CHECK(inv->opt_level == "-O2");
+  CHECK_FALSE(inv->opt_level_defaulted);
+  CHECK(inv->bitcode_argv == std::vector<std::string>{"clang-19", "-DX=1", "-I", "inc", "src/a.c", "-O2", "-Xclang",
+                                                      "-disable-llvm-passes", "-emit-llvm", "-c", "-w", "-o",
+                                                      "/out/a.c.bc"});
+  CHECK(inv->probe_argv ==
+        std::vector<std::string>{"clang-19", "-###", "-DX=1", "-I", "inc", "src/a.c", "-O2", "-c", "-o", "/out/a.c.o"});
+}
+
+TEST_CASE("no -O level or -O0 (which would add optnone) compiles at -Oz") {
+  auto none = rewrite_for_bitcode(cmd({"cc", "-c", "a.c"}), "a.bc");
+  REQUIRE(none.ok());
+  CHECK(none->opt_level == "-Oz");
+  CHECK(none->opt_level_defaulted);
+  auto o0 = rewrite_for_bitcode(cmd({"cc", "-O2", "-O0", "-c", "a.c"}), "a.bc");
+  REQUIRE(o0.ok());
+  CHECK(o0->opt_level == "-Oz");
+  CHECK_FALSE(has(o0->bitcode_argv, "-O0"));
+  CHECK_FALSE(has(o0->bitcode_argv, "-O2"));
+  auto last = rewrite_for_bitcode(cmd({"cc", "-O0", "-Os", "-c", "a.c"}), "a.bc");
+  CHECK(last->opt_level == "-Os");
+}
+
+TEST_CASE("C++ goes to clang++ and a missing input is added but option values are never taken for the input") {
+  auto inv = rewrite_for_bitcode(cmd({"g++", "-include", "-O3", "-c"}, "/p/a.cpp"), "a.bc");
+  REQUIRE(inv.ok());
+  CHECK(inv->bitcode_argv.front() == "clang++-19");
+  CHECK(has(inv->bitcode_argv, "/p/a.cpp"));
+  CHECK(inv->opt_level == "-Oz");  // "-O3" was the value of -include
+  CHECK_FALSE(rewrite_for_bitcode(cmd({"cc", "-c", "x.S"}, "/p/x.S"), "x.bc").ok());
+}
+
+TEST_CASE("the -cc1 line of a clang dry run becomes a .cmd without input and output and -x") {
+  const char* out = R"(Debian clang version 19.1.7 (3~deb12u1)
+Target: x86_64-pc-linux-gnu
+ (in-process)
+ "/usr/lib/llvm-19/bin/clang" "-cc1" "-triple" "x86_64-pc-linux-gnu" "-emit-obj" "-main-file-name" "m.c" "-D" "X=\"q\"" "-O2" "-dependency-file" "m.d" "-MT" "m.o" "-o" "m.o" "-x" "c" "m.c"
+)";
+  auto cc1 = cc1_from_dry_run(out, "/p/m.c");
+  REQUIRE(cc1.ok());
+  CHECK(*cc1 == std::vector<std::string>{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-main-file-name", "m.c",
+                                         "-D", "X=\"q\"", "-O2"});
+  CHECK(cc1_language(*cc1) == Language::C);
+  CHECK(cc1_language({"-cc1", "-main-file-name", "x.cpp"}) == Language::Cxx);
+  CHECK(cc1_language({"-cc1", "-std=gnu++17"}) == Language::Cxx);
+  CHECK_FALSE(cc1_from_dry_run("clang: error: no such file", "a.c").ok());
+}
+
+TEST_CASE("optnone is found in attribute groups only") {
+  CHECK(has_optnone("define i32 @f() #0 {\n}\nattributes #0 = { noinline nounwind optnone uwtable }\n"));
+  CHECK(has_optnone("attributes #3 = { optnone }"));
+  CHECK_FALSE(has_optnone("attributes #0 = { nounwind \"x-optnone-y\"=\"1\" }\n; optnone in a comment\n"));
+}
+
+TEST_CASE("globs: a star stays within a directory and a double star crosses directories") {
+  CHECK(glob_match("src/*.c", "src/a.c"));
+  CHECK_FALSE(glob_match("src/*.c", "src/sub/a.c"));
+  CHECK(glob_match("src/**", "src/sub/a.c"));
+  CHECK(glob_match("**/test/*.c", "test/x.c"));
+  CHECK(glob_match("**/test/*.c", "a/b/test/x.c"));
+  CHECK(glob_match("lib/??.c", "lib/ab.c"));
+  CHECK_FALSE(glob_match("*.c", "test/x.c"));
+}
+
+TEST_CASE("the plan: names relative to the tree with duplicates and probes out whatever the record order") {
+  std::vector<CompileCommand> cs = {
+      {"/t", "/t/lib/a.c", {"cc", "-fPIC", "-O2", "-c", "lib/a.c", "-o", "a.sho"}},
+      {"/t", "/t/lib/a.c", {"cc", "-O2", "-c", "lib/a.c", "-o", "a.o"}},
+      {"/t/b", "/t/b/CMakeFiles/3.25/CompilerIdC/CMakeCCompilerId.c", {"cc", "-c", "CMakeCCompilerId.c"}},
+      {"/t", "/t/x.S", {"cc", "-c", "x.S"}},
+      {"/t", "/usr/include/stray.c", {"cc", "-c", "/usr/include/stray.c"}},
+      {"/t", "/t/tests/t.c", {"cc", "-c", "tests/t.c"}},
+      {"/t", "/t/main.cpp", {"c++", "-c", "main.cpp"}}};
+  ExtractOptions o;
+  o.root = "/t";
+  o.name_prefix = "pkg/";
+  o.exclude = {"tests/*"};
+  auto plan = plan_extraction(cs, o);
+  REQUIRE(plan.modules.size() == 2);
+  CHECK(plan.modules[0].name == "pkg/lib/a.c");
+  CHECK(plan.modules[0].command == 1);  // the shorter, non-PIC command
+  CHECK(plan.modules[1].name == "pkg/main.cpp");
+  CHECK(plan.duplicates == 1);
+  CHECK(plan.probes == 1);
+  CHECK(plan.not_c_family == 1);
+  CHECK(plan.outside_root == 1);
+  CHECK(plan.excluded == 1);
+  std::swap(cs[0], cs[1]);
+  CHECK(plan_extraction(cs, o).modules[0].command == 0);  // the same command, recorded first this time
+  o.root.clear();
+  cs.erase(cs.begin() + 4);  // without the stray file the common directory is /t
+  auto plan2 = plan_extraction(cs, o);
+  CHECK(plan2.root == "/t");
+}

@@ -1,0 +1,78 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "policy/channel_protocol.h"
+#include "policy/feature_binding.h"
+
+using namespace policy;
+
+namespace {
+ChannelHeader header(const std::vector<std::string>& names) {
+  ChannelHeader h;
+  for (const auto& n : names) h.features.push_back({n, "int64_t", {1}, 0});
+  h.advice = {"inlining_decision", "int64_t", {1}, 0};
+  return h;
+}
+}  // namespace
+
+TEST_CASE("features bind by name, whatever the compiler's order") {
+  auto b = bind_features({"a", "b", "c"}, header({"c", "a", "b"}));
+  CHECK(b.source == std::vector<int>{1, 2, 0});
+  CHECK(b.report.compatible());
+  CHECK(b.report.usable());
+  CHECK(b.report.bound == 3);
+  CHECK(b.report.summary() == "all features bound");
+}
+
+TEST_CASE("a feature the compiler dropped is missing, a new one is ignored") {
+  auto b = bind_features({"a", "b", "c"}, header({"a", "c", "callee_embedding", "inlining_default"}));
+  CHECK(b.source == std::vector<int>{0, -1, 1});
+  CHECK(b.report.missing == std::vector<std::string>{"b"});
+  CHECK(b.report.ignored == std::vector<std::string>{"callee_embedding"});  // the default decision is never "new"
+  CHECK_FALSE(b.report.compatible());
+  CHECK(b.report.usable());
+  CHECK(b.report.to_json() == R"({"bound":2,"corrupted":[],"ignored":["callee_embedding"],"missing":["b"]})");
+}
+
+TEST_CASE("a corrupted feature is not bound, and a policy for another feature set is unusable") {
+  auto b = bind_features({"a", "callee_basic_block_count"}, header({"a", "callee_basic_block_count"}),
+                         {"callee_basic_block_count"});
+  CHECK(b.source == std::vector<int>{0, -1});
+  CHECK(b.report.corrupted == std::vector<std::string>{"callee_basic_block_count"});
+  auto other = bind_features({"x", "y", "z"}, header({"a", "b", "z"}));
+  CHECK_FALSE(other.report.usable());
+}
+
+TEST_CASE("the channel header and events parse; garbage is named") {
+  auto h = parse_header(
+      R"({"features":[{"name":"sroa_savings","port":0,"shape":[1],"type":"int64_t"},{"name":"x","port":1,"shape":[2,3],"type":"float"}],"advice":{"name":"inlining_decision","port":0,"shape":[1],"type":"int64_t"}})");
+  REQUIRE(h.ok());
+  CHECK(h->features.size() == 2);
+  CHECK(h->features[1].byte_size() == 24);
+  CHECK(h->observation_bytes() == 32);
+  CHECK(parse_event(R"({"context":""})")->kind == StreamEvent::Context);
+  CHECK(parse_event(R"({"observation":7})")->index == 7);
+  CHECK(parse_event("garbage").error().message.find("malformed ML channel stream") == 0);
+  CHECK(parse_header("{}").error().message.find("malformed ML channel header") == 0);
+  CHECK(parse_header(R"({"features":[{"name":"a","type":"complex","shape":[1]}],"advice":{"name":"d","type":"int64_t","shape":[1]}})")
+            .error()
+            .message.find("unsupported tensor type 'complex'") != std::string::npos);
+}
+
+TEST_CASE("observations decode from little-endian bytes; advice encodes to the tensor's type") {
+  auto h = parse_header(R"({"features":[{"name":"a","type":"int64_t","shape":[1]},{"name":"b","type":"float","shape":[1]}],"advice":{"name":"d","type":"int64_t","shape":[1]}})").take();
+  std::string bytes(12, '\0');
+  std::int64_t a = -5;
+  float b = 2.5f;
+  std::memcpy(bytes.data(), &a, 8);
+  std::memcpy(bytes.data() + 8, &b, 4);
+  auto values = decode_observation(h, bytes);
+  CHECK(values[0][0] == -5);
+  CHECK(values[1][0] == 2.5);
+  auto advice = encode_advice(h.advice, 1);
+  REQUIRE(advice.size() == 8);
+  std::int64_t back = 0;
+  std::memcpy(&back, advice.data(), 8);
+  CHECK(back == 1);
+}

@@ -1,0 +1,133 @@
+// Suite manifests and ml-compiler-opt corpus descriptions: parsing and
+// validation without files.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "evaluator/corpus.h"
+#include "evaluator/suite.h"
+
+using namespace evaluator;
+
+namespace {
+
+const std::string kHashA(64, 'a');
+const std::string kHashB(64, 'b');
+
+Suite sample_suite() {
+  Suite s;
+  s.name = "tiny";
+  s.description = "two modules";
+  s.origin = {"debian-packages", "", {{"bzip2", "1.0.8-5"}}, "abc"};
+  s.modules = {{"bzip2/b.c", kHashB, Language::C, "bzip2", "b.c", {"bzip2/prog"}},
+               {"bzip2/a.cpp", kHashA, Language::Cxx, "bzip2", "a.cpp", {"bzip2/prog"}}};
+  s.link_groups = {{"bzip2/prog", LinkKind::Program, {"-lm"}}};
+  s.metrics = MetricSettings{"Oz", {"text_bytes"}};
+  normalize_suite(s);
+  return s;
+}
+
+std::string error_of(const std::string& text) {
+  auto r = parse_suite_manifest(text, "suite.json");
+  REQUIRE_FALSE(r.ok());
+  return r.error().message;
+}
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a suite manifest round-trips sorted with languages derived from the modules") {
+  auto s = sample_suite();
+  auto text = format_suite_manifest(s);
+  auto back = parse_suite_manifest(text, "suite.json");
+  REQUIRE(back.ok());
+  CHECK(back->name == "tiny");
+  REQUIRE(back->modules.size() == 2);
+  CHECK(back->modules[0].name == "bzip2/a.cpp");  // sorted by name
+  CHECK(back->modules[0].language == Language::Cxx);
+  CHECK(back->languages == std::vector<Language>{Language::C, Language::Cxx});
+  CHECK(back->origin.packages.at(0).version == "1.0.8-5");
+  CHECK(back->link_groups.at(0).flags == std::vector<std::string>{"-lm"});
+  CHECK(back->metrics->opt_level == "Oz");
+  CHECK(link_group_members(*back, "bzip2/prog") == std::vector<std::string>{"bzip2/a.cpp", "bzip2/b.c"});
+  CHECK(format_suite_manifest(*back) == text);  // deterministic bytes
+  CHECK(describe_modules(*back) == "2 modules (1 c, 1 c++)");
+}
+
+TEST_CASE("a manifest entry with a bad hash or language or name is refused naming the module") {
+  auto text = format_suite_manifest(sample_suite());
+  auto e = error_of(with(text, kHashA, "1234"));
+  CHECK(e.find("module bzip2/a.cpp") != std::string::npos);
+  CHECK(e.find("sha256") != std::string::npos);
+  e = error_of(with(text, "\"language\": \"c++\"", "\"language\": \"fortran\""));
+  CHECK(e.find("module bzip2/a.cpp: language") != std::string::npos);
+  e = error_of(with(text, "\"name\": \"bzip2/a.cpp\"", "\"name\": \"../a.cpp\""));
+  CHECK(e.find("'../a.cpp'") != std::string::npos);
+  e = error_of(with(text, "\"name\": \"bzip2/a.cpp\"", "\"name\": \"bzip2/b.c\""));
+  CHECK(e.find("module bzip2/b.c is listed twice") != std::string::npos);
+}
+
+TEST_CASE("link groups must be declared and used") {
+  auto text = format_suite_manifest(sample_suite());
+  auto e = error_of(with(text, "\"link_groups\": [\n        \"bzip2/prog\"", "\"link_groups\": [\n        \"nope\""));
+  CHECK(e.find("undeclared link group nope") != std::string::npos);
+  auto s = sample_suite();
+  s.link_groups.push_back({"unused", LinkKind::Program, {}});
+  auto st = validate_suite(s);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message.find("link group unused has no modules") != std::string::npos);
+}
+
+TEST_CASE("the manifest format and origin and suite name are checked") {
+  auto text = format_suite_manifest(sample_suite());
+  CHECK(error_of(with(text, "\"format\": 1", "\"format\": 2")).find("format 2 is not supported") != std::string::npos);
+  CHECK(error_of("[1]").find("not a JSON object") != std::string::npos);
+  CHECK(error_of(with(text, "\"name\": \"tiny\"", "\"name\": \"Tiny Suite\"")).find("invalid suite name") !=
+        std::string::npos);
+  CHECK(check_suite_name("holdout-2").ok());
+  CHECK_FALSE(check_suite_name(".hidden").ok());
+  CHECK_FALSE(check_suite_name("a/b").ok());
+}
+
+TEST_CASE("an ml-compiler-opt corpus description parses with or without an override") {
+  auto d = parse_corpus_description(R"({"modules": ["lib/a.o", "b.o"], "has_thinlto": false})", "cd.json");
+  REQUIRE(d.ok());
+  CHECK(d->modules == std::vector<std::string>{"lib/a.o", "b.o"});
+  CHECK_FALSE(d->global_command_override);
+  auto o = parse_corpus_description(R"({"global_command_override": ["-cc1", "-O2"], "has_thinlto": true,
+                                       "modules": ["x"], "some_future_key": 1})",
+                                    "cd.json");
+  REQUIRE(o.ok());
+  CHECK(o->has_thinlto);
+  CHECK(*o->global_command_override == std::vector<std::string>{"-cc1", "-O2"});
+  auto back = parse_corpus_description(format_corpus_description(*o), "again");
+  REQUIRE(back.ok());
+  CHECK(back->modules == o->modules);
+}
+
+TEST_CASE("a corpus description that cannot be used is refused in one line") {
+  auto err = [](const char* text) {
+    auto d = parse_corpus_description(text, "cd.json");
+    REQUIRE_FALSE(d.ok());
+    return d.error().message;
+  };
+  CHECK(err(R"({"modules": []})").find("no modules") != std::string::npos);
+  CHECK(err(R"({"has_thinlto": false})").find("missing array 'modules'") != std::string::npos);
+  CHECK(err(R"({"modules": ["/abs/x"]})").find("relative") != std::string::npos);
+  // ml-compiler-opt's placeholder for an override still to be filled in.
+  CHECK(err(R"({"modules": ["a"], "global_command_override": "<UNSPECIFIED>"})").find("not filled in") !=
+        std::string::npos);
+}
+
+TEST_CASE(".cmd files are NUL-separated args") {
+  std::string bytes = std::string("-cc1\0-O2\0-x\0ir", 14);
+  CHECK(parse_cmd(bytes) == std::vector<std::string>{"-cc1", "-O2", "-x", "ir"});
+  CHECK(parse_cmd(bytes + '\0') == parse_cmd(bytes));
+  CHECK(format_cmd(parse_cmd(bytes)) == bytes);
+  CHECK(parse_cmd("").empty());
+}
