@@ -1,0 +1,131 @@
+// train, eval, policy info and policy serve end to end: the real binary, a
+// real suite (samples/testdata through clang-19), real compiles, PostgreSQL.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "common/text.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_db.h"
+
+using testing::run_driftwatch;
+using testing::TempDir;
+
+namespace {
+
+struct Fixture {
+  TempDir dir;
+  std::string dsn, data, repo;
+  Fixture() {
+    std::string name;
+    testing::fresh_database(true, &name);
+    dsn = "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name;
+    data = "--data-dir=" + (dir / "data").string();
+    repo = (dir / "repo").string();
+    REQUIRE(run_driftwatch({"sample-history", repo, "--history",
+                            std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml"})
+                .exit_code == 0);
+    std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
+    std::string json = "[";
+    for (const char* f : {"hashtable", "ini", "json", "sort", "utf8"})
+      json += std::string(json.size() > 1 ? "," : "") + "{\"directory\": \"" + src + "\", \"file\": \"" + f +
+              ".c\", \"command\": \"cc -Oz -c " + f + ".c\"}";
+    std::ofstream(dir / "compile_commands.json") << json << "]";
+    auto s = run(
+        {"suite", "build", "--from-compile-commands", (dir / "compile_commands.json").string(), "--name", "testdata"});
+    REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  }
+  common::ProcessResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), {data, "--db", dsn});
+    return run_driftwatch(args);
+  }
+  std::string psql(const std::string& sql) {
+    common::ProcessSpec p;
+    p.argv = {"psql", "-X", "-At", dsn, "-c", sql};
+    return common::trim(common::run_process(p).take().output);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("train writes a policy with complete metadata and eval stores results idempotently") {
+  Fixture f;
+  auto policy = (f.dir / "p.policy").string();
+  auto t = f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
+                  "--iterations", "2", "--clone-epochs", "50", "-j", "2"});
+  INFO(t.output);
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.output.find("[reinforce  2/2]") != std::string::npos);
+  CHECK(t.output.find("uplift on the training suite") != std::string::npos);
+
+  auto info = f.run({"policy", "info", policy, "--json"});
+  REQUIRE(info.exit_code == 0);
+  for (const char* key : {"\"content_hash\"", "\"compiler_commit\"", "\"corpus\": \"testdata@", "\"seed\": 1",
+                          "\"created\"", "\"sroa_savings\"", "\"method\"", "\"train_uplift_geomean\""})
+    CHECK_MESSAGE(info.output.find(key) != std::string::npos, key);
+
+  auto e1 = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy", policy});
+  INFO(e1.output);
+  REQUIRE(e1.exit_code == 0);
+  CHECK(e1.output.find("matches or beats the default on") != std::string::npos);
+  auto counts = [&] {
+    return f.psql("SELECT (SELECT count(*) FROM evaluations) || ' ' || (SELECT count(*) FROM module_results) || ' ' "
+                  "|| (SELECT count(*) FROM measurements) || ' ' || (SELECT count(*) FROM benchmarks)");
+  };
+  auto first = counts();
+  CHECK(first.rfind("1 10 ", 0) == 0);
+  auto e2 = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy", policy, "--json"});
+  REQUIRE(e2.exit_code == 0);
+  CHECK(e2.output.find("\"uplift\"") != std::string::npos);
+  CHECK(counts() == first);  // re-running the same (build, policy, suite) never duplicates rows
+  CHECK(f.psql("SELECT status FROM evaluations") == "done");
+  CHECK(f.psql("SELECT feature_report->>'bound' FROM builds WHERE feature_report IS NOT NULL") == "38");
+}
+
+TEST_CASE("eval refuses a corrupt policy and a suite whose module changed, in one line") {
+  Fixture f;
+  std::ofstream(f.dir / "bad.policy") << "DWPOLICY\n1\nmeta 5\n{}";
+  auto r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy",
+                  (f.dir / "bad.policy").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(common::last_line(r.output).find("truncated") != std::string::npos);
+
+  std::ofstream(f.dir / "data/suites/testdata/ini.c.bc", std::ios::app) << "x";
+  r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy",
+             (f.dir / "bad.policy").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(common::last_line(r.output).find("ini.c") != std::string::npos);
+}
+
+TEST_CASE("policy serve answers a compile started by someone else and cleans up") {
+  Fixture f;
+  auto policy = (f.dir / "p.policy").string();
+  REQUIRE(f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
+                 "--iterations", "0", "--clone-epochs", "20"})
+              .exit_code == 0);
+  auto channel = (f.dir / "chan").string();
+  common::ProcessSpec serve;
+  serve.argv = {DRIFTWATCH_BIN, "policy", "serve", "--policy", policy, "--channel", channel, "--once", "--timeout", "60"};
+  serve.timeout = std::chrono::minutes(2);
+  auto server = common::Child::start(serve).take();
+  while (!std::filesystem::exists(channel + ".out")) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  common::ProcessSpec cc;
+  cc.argv = {DWCC_BIN, (f.dir / "data/suites/testdata/ini.c.bc").string(), "-o", (f.dir / "ini.o").string(), "-Oz",
+             "-enable-ml-inliner=release", "-inliner-interactive-channel-base=" + channel};
+  cc.timeout = std::chrono::minutes(1);
+  auto compiled = common::run_process(cc).take();
+  INFO(compiled.output);
+  CHECK(compiled.ok());
+  auto served = server.wait();
+  INFO(served.output);
+  CHECK(served.ok());
+  CHECK(served.output.find("served a compilation:") != std::string::npos);
+  CHECK(served.output.find("all features bound") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(channel + ".in"));
+  CHECK_FALSE(std::filesystem::exists(channel + ".out"));
+
+  auto bad = run_driftwatch({"policy", "serve", "--policy", policy, "--channel", (f.dir / "no/such/dir/ch").string()});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("cannot create ML channel FIFO") != std::string::npos);
+}
