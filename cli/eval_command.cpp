@@ -112,6 +112,7 @@ void run_eval(Context& ctx, const EvalArgs& a) {
     throw common::Fatal("artifact directory " + a.build.build + " is not a build driftwatch recorded; use --repo and a check-in");
   auto suite = select_suite(ctx, a.suite);
   auto model = policy::PolicyModel::load(a.policy).take();
+  policy::use_one_thread();
   const auto& meta = model.metadata();
   auto policy_id = db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training.empty() ? "{}" : meta.training);
   std::vector<db::BenchmarkRow> rows;

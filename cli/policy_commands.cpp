@@ -83,6 +83,7 @@ std::atomic<bool> g_interrupted{false};
 
 void run_serve(const std::string& policy_file, const std::string& channel, int timeout_s, bool once) {
   auto model = policy::PolicyModel::load(policy_file).take();
+  policy::use_one_thread();
   signal(SIGINT, [](int) { g_interrupted = true; });
   signal(SIGTERM, [](int) { g_interrupted = true; });
   auto fifos = policy::ChannelFifos::create(channel).take();

@@ -58,25 +58,26 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   result.modules.resize(modules.size());
   if (modules.empty()) return common::Error{"suite " + o.suite->name + " has no modules"};
 
-  // The first module alone: it tells whether the policy can run here at all.
-  result.modules[0] = compile_module(o, modules[0], &result.compat);
-  if (result.compat.bound + result.compat.missing.size() + result.compat.corrupted.size() > 0 &&
-      !result.compat.usable())
-    return common::Error{result.modules[0].learned.message + "; compatibility: " + result.compat.summary()};
-  std::atomic<int> next{1}, done{1};
-  std::mutex progress_mutex;
-  if (o.progress) o.progress(1, static_cast<int>(modules.size()), result.modules[0]);
+  // All modules in parallel; the first learned compile to bind features
+  // fills the report, which says afterwards whether the policy could run at all.
+  std::atomic<int> next{0}, done{0};
+  std::mutex mutex;
   std::vector<std::thread> threads;
   for (int t = 0; t < std::max(1, o.jobs); ++t)
     threads.emplace_back([&] {
       for (int i; (i = next++) < static_cast<int>(modules.size());) {
-        result.modules[i] = compile_module(o, modules[i], nullptr);
-        std::lock_guard lock(progress_mutex);
-        int d = ++done;
-        if (o.progress) o.progress(d, static_cast<int>(modules.size()), result.modules[i]);
+        policy::CompatReport report;
+        auto r = compile_module(o, modules[i], &report);
+        std::lock_guard lock(mutex);
+        if (i == 0) result.compat = report;  // deterministic: always the first module's binding
+        result.modules[i] = std::move(r);
+        if (o.progress) o.progress(++done, static_cast<int>(modules.size()), result.modules[i]);
       }
     });
   for (auto& t : threads) t.join();
+  if (result.compat.bound + result.compat.missing.size() + result.compat.corrupted.size() > 0 &&
+      !result.compat.usable())
+    return common::Error{result.modules[0].learned.message + "; compatibility: " + result.compat.summary()};
 
   std::vector<ModuleSizes> sizes;
   for (const auto& m : result.modules) {
@@ -84,7 +85,9 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
     else ++result.failed;
   }
   result.summary = summarize(sizes);
+  auto link_start = std::chrono::steady_clock::now();
   result.links = link_groups(*o.suite, result.modules, o.work_dir);
+  result.link_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - link_start).count();
   std::vector<ModuleSizes> linked;
   for (const auto& l : result.links)
     if (l.ok) linked.push_back({l.group, l.default_text, l.learned_text});

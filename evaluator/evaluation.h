@@ -69,6 +69,7 @@ struct EvaluationResult {
   UpliftSummary linked_summary;  ///< over link groups that linked under both
   int failed = 0;                ///< modules with a failed compile under either heuristic
   double seconds = 0;
+  double link_seconds = 0;  ///< of `seconds`, spent linking the link groups
 };
 
 /// The error case is for a policy that cannot run on this compiler at all

@@ -27,6 +27,10 @@ struct PolicyMetadata {
   std::string content_hash;           ///< sha256 of the file's payload; set by save/load
 };
 
+/// Single-sample inference is fastest on one thread, and evaluations run
+/// one compile per core: call once before serving decisions.
+void use_one_thread();
+
 /// The transform applied to a raw feature before normalization: sign(x)·log1p(|x|),
 /// because counts and costs span orders of magnitude.
 double transform_feature(double raw);

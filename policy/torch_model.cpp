@@ -95,6 +95,10 @@ torch::nn::Sequential PolicyModel::Impl::make_net(int inputs, const std::vector<
   return net;
 }
 
+void use_one_thread() {
+  torch::set_num_threads(1);
+}
+
 double transform_feature(double raw) { return std::copysign(std::log1p(std::fabs(raw)), raw); }
 
 PolicyModel::PolicyModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
