@@ -21,7 +21,7 @@ const cli::Command kCommands[] = {
     {"eval", "evaluate a frozen policy against the default heuristic on a suite", cli::attach_eval},
     {"train", "train a learned inlining policy for a compiler build on a suite", cli::attach_train},
     {"policy", "the learned heuristic: serve it over LLVM's ML channel, show its metadata", cli::attach_policy},
-    {"suite", "benchmark suites: build smoke|train|holdout|defaults or from compile_commands.json / a corpus; list", cli::attach_suite},
+    {"suite", "benchmark suites: build smoke|train|holdout|defaults or your own, list them", cli::attach_suite},
 };
 
 int fail(const std::string& message) {

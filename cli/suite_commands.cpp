@@ -1,8 +1,8 @@
 // driftwatch suite build | list
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli/commands.h"
@@ -149,14 +149,18 @@ void list(Context& ctx, bool json) {
   for (auto& r : rows) {
     if (!fs::exists(r.dir)) continue;
     auto s = evaluator::read_suite_manifest(r.dir);
-    if (s.ok()) r.suite = *s;
-    else r.error = s.error().message;
+    if (s.ok())
+      r.suite = *s;
+    else
+      r.error = s.error().message;
   }
   if (json) {
     auto out = nlohmann::ordered_json::array();
     for (const auto& r : rows) {
-      nlohmann::ordered_json j = {{"name", r.name}, {"default", table.find(r.name) != nullptr},
-                                  {"built", r.suite.has_value()}, {"dir", r.dir.string()}};
+      nlohmann::ordered_json j = {{"name", r.name},
+                                  {"default", table.find(r.name) != nullptr},
+                                  {"built", r.suite.has_value()},
+                                  {"dir", r.dir.string()}};
       if (r.suite) {
         int c = 0, cxx = 0;
         for (const auto& m : r.suite->modules) ++(m.language == evaluator::Language::C ? c : cxx);
@@ -193,7 +197,8 @@ void list(Context& ctx, bool json) {
 void attach_suite(CLI::App& group, Context& ctx) {
   require_one_subcommand(group);
   auto a = std::make_shared<BuildArgs>();
-  auto* build = group.add_subcommand("build", "build suites: smoke|train|holdout|defaults, or from compile_commands.json / an MLGO corpus");
+  auto* build = group.add_subcommand(
+      "build", "build suites: smoke|train|holdout|defaults, or from compile_commands.json / an MLGO corpus");
   build->add_option("names", a->names, "default suites to build: smoke, train, holdout, or defaults (all three)");
   auto* cc = build->add_option("--from-compile-commands", a->compile_commands,
                                "build a suite from any compile_commands.json (each TU re-run with clang-19)");
@@ -208,9 +213,12 @@ void attach_suite(CLI::App& group, Context& ctx) {
     if (custom && !a->names.empty())
       throw common::Fatal("give either default suite names or --from-compile-commands/--import-corpus, not both");
     if (!custom && a->names.empty())
-      throw common::Fatal("suite build needs a suite (smoke|train|holdout|defaults) or --from-compile-commands/--import-corpus");
-    if (custom) build_custom(ctx, *a);
-    else build_defaults(ctx, *a);
+      throw common::Fatal(
+          "suite build needs a suite (smoke|train|holdout|defaults) or --from-compile-commands/--import-corpus");
+    if (custom)
+      build_custom(ctx, *a);
+    else
+      build_defaults(ctx, *a);
   });
   auto json = std::make_shared<bool>(false);
   auto* ls = group.add_subcommand("list", "the known suites: defaults (built or not) and those in the data directory");

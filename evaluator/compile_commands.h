@@ -24,6 +24,8 @@ struct CompileCommand {
 common::Result<std::vector<std::string>> shell_split(std::string_view command);
 /// Parses compile_commands.json ("arguments" or "command" entries); errors name `origin` and the entry.
 common::Result<std::vector<CompileCommand>> parse_compile_commands(std::string_view text, const std::string& origin);
+/// compile_commands.json text ("arguments" form) for `commands`.
+std::string format_compile_commands(const std::vector<CompileCommand>& commands);
 /// The language the entry compiles: -x, then the extension (a C++ driver makes .c C++);
 /// nullopt for assembly, Objective-C and the like.
 std::optional<Language> command_language(const CompileCommand& c);
@@ -40,7 +42,7 @@ struct BitcodeInvocation {
   std::vector<std::string> bitcode_argv;
   /// clang -### … -c: its -cc1 line, the object compile, becomes <m>.cmd.
   std::vector<std::string> probe_argv;
-  std::string opt_level;  ///< e.g. "-O2"
+  std::string opt_level;             ///< e.g. "-O2"
   bool opt_level_defaulted = false;  ///< none or -O0 in the entry: -Oz instead (-O0 would add optnone)
 };
 

@@ -1,7 +1,10 @@
 #include "evaluator/files.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -41,8 +44,17 @@ common::Result<ScratchDir> ScratchDir::create(const fs::path& parent, const std:
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec) return Error{"cannot create " + parent.string() + ": " + ec.message()};
+  // Leftovers of an interrupted build of the same name (the caller holds its lock).
+  const std::string tmp = ".tmp-" + stem + "-", old = ".old-" + stem + "-" + tmp;
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    auto name = e.path().filename().string();
+    if ((name.starts_with(tmp) && name.size() == tmp.size() + 6) ||
+        (name.starts_with(old) && name.size() == old.size() + 6))
+      fs::remove_all(e.path(), ec);
+  }
   std::string tmpl = (parent / (".tmp-" + stem + "-XXXXXX")).string();
-  if (!mkdtemp(tmpl.data())) return Error{"cannot create a directory in " + parent.string() + ": " + std::strerror(errno)};
+  if (!mkdtemp(tmpl.data()))
+    return Error{"cannot create a directory in " + parent.string() + ": " + std::strerror(errno)};
   chmod(tmpl.c_str(), 0755);
   return ScratchDir(tmpl);
 }
@@ -71,6 +83,24 @@ common::Status ScratchDir::commit(const fs::path& target) {
   path_.clear();
   if (!old.empty()) fs::remove_all(old, ec);
   return common::Ok{};
+}
+
+common::Result<FileLock> FileLock::acquire(const fs::path& file) {
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{"cannot open lock " + file.string() + ": " + std::strerror(errno)};
+  while (flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    int e = errno;
+    close(fd);
+    return Error{"cannot lock " + file.string() + ": " + std::strerror(e)};
+  }
+  return FileLock(fd);
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) close(fd_);
 }
 
 }  // namespace evaluator

@@ -15,7 +15,8 @@ common::Result<std::string> read_file(const std::filesystem::path& path);
 common::Status write_file(const std::filesystem::path& path, std::string_view bytes);
 
 /// A fresh directory `<parent>/.tmp-<stem>-XXXXXX`, removed on destruction
-/// unless moved into place with commit().
+/// unless moved into place with commit(). Creating one removes the leftovers
+/// of interrupted runs for the same stem: hold the stem's FileLock.
 class ScratchDir {
  public:
   static common::Result<ScratchDir> create(const std::filesystem::path& parent, const std::string& stem);
@@ -30,6 +31,21 @@ class ScratchDir {
  private:
   explicit ScratchDir(std::filesystem::path p) : path_(std::move(p)) {}
   std::filesystem::path path_;
+};
+
+/// An exclusive flock(2) on a lock file, held until destruction: two builds of
+/// the same suite or package wait for each other instead of clashing.
+class FileLock {
+ public:
+  static common::Result<FileLock> acquire(const std::filesystem::path& file);
+  FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  FileLock& operator=(FileLock&&) = delete;
+  FileLock(const FileLock&) = delete;
+  ~FileLock();
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
 };
 
 }  // namespace evaluator

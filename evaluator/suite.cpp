@@ -1,10 +1,10 @@
 #include "evaluator/suite.h"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/hash.h"
@@ -23,14 +23,18 @@ namespace {
 const char* link_kind_name(LinkKind k) { return k == LinkKind::Program ? "program" : "shared-library"; }
 
 bool is_sha256(std::string_view s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); });
+  return s.size() == 64 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); });
 }
 
 // Typed field access that turns every mismatch into one line naming the place.
 struct Reader {
   std::string where;
   common::Result<std::string> str(const json& j, const char* key, bool required) const {
-    if (!j.contains(key)) return required ? common::Result<std::string>(Error{where + ": missing '" + key + "'"}) : "";
+    if (!j.contains(key)) {
+      if (required) return Error{where + ": missing '" + key + "'"};
+      return std::string();
+    }
     if (!j[key].is_string()) return Error{where + ": '" + key + "' must be a string"};
     return j[key].get<std::string>();
   }
@@ -47,8 +51,8 @@ struct Reader {
 };
 
 // Unwraps a Result or returns its error from the enclosing function.
-#define DW_TRY(var, ...)                 \
-  auto var##_r = (__VA_ARGS__);          \
+#define DW_TRY(var, ...)                \
+  auto var##_r = (__VA_ARGS__);         \
   if (!var##_r) return var##_r.error(); \
   auto var = std::move(var##_r).value()
 
@@ -165,8 +169,8 @@ common::Result<Suite> parse_suite_manifest(std::string_view text, const std::str
   if (j.is_discarded() || !j.is_object()) return Error{origin + ": not a JSON object"};
   if (!j.contains("format") || !j["format"].is_number_integer()) return Error{origin + ": missing integer 'format'"};
   if (j["format"].get<int>() != kSuiteFormat)
-    return Error{origin + ": format " + std::to_string(j["format"].get<int>()) + " is not supported (this driftwatch reads " +
-                 std::to_string(kSuiteFormat) + ")"};
+    return Error{origin + ": format " + std::to_string(j["format"].get<int>()) +
+                 " is not supported (this driftwatch reads " + std::to_string(kSuiteFormat) + ")"};
   Suite s;
   Reader r{origin};
   DW_TRY(name, r.str(j, "name", true));
@@ -278,8 +282,8 @@ common::Result<Suite> load_suite(const fs::path& dir) {
     auto sha = common::sha256_file(bc);
     if (!sha) return Error{where + ": " + sha.error().message};
     if (*sha != m.sha256)
-      return Error{where + ": " + bc.filename().string() + " does not match the manifest (sha256 " + sha->substr(0, 12) +
-                   "…, manifest says " + m.sha256.substr(0, 12) + "…)"};
+      return Error{where + ": " + bc.filename().string() + " does not match the manifest (sha256 " +
+                   sha->substr(0, 12) + "…, manifest says " + m.sha256.substr(0, 12) + "…)"};
   }
   if (!in_corpus.empty())
     return Error{"suite " + s->name + ": module " + *in_corpus.begin() + " is in the corpus but not in the manifest"};

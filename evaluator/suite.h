@@ -53,7 +53,7 @@ struct Suite {
   std::string name;
   std::string description;
   SuiteOrigin origin;
-  std::vector<Language> languages;  ///< derived from the modules, sorted
+  std::vector<Language> languages;   ///< derived from the modules, sorted
   std::vector<SuiteModule> modules;  ///< sorted by name
   std::vector<LinkGroup> link_groups;
   std::optional<MetricSettings> metrics;

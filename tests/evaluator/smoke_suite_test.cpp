@@ -42,7 +42,8 @@ TEST_CASE("the smoke suite builds from Debian sources and links and is cached") 
   std::vector<std::string> link = {"clang-19"};
   for (const auto& m : members) {
     auto obj = (tmp / (fs::path(m).filename().string() + ".o")).string();
-    auto c = run({"clang-19", "-Oz", "-c", module_file(tmp / "data" / "suites" / "smoke", m, ".bc").string(), "-o", obj});
+    auto c =
+        run({"clang-19", "-Oz", "-c", module_file(tmp / "data" / "suites" / "smoke", m, ".bc").string(), "-o", obj});
     REQUIRE_MESSAGE(c.ok(), c.output);
     link.push_back(obj);
   }

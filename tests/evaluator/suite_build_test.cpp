@@ -32,10 +32,12 @@ common::ProcessResult run(std::vector<std::string> argv, const fs::path& cwd = {
 // A tiny real project: a program of two TUs and a helper built without -O,
 // one TU that does not compile, one that forces optnone.
 fs::path make_project(const fs::path& dir) {
-  write(dir / "src/main.c", "#include \"util.h\"\n#include <stdio.h>\n"
-                            "int main(void) { printf(\"%d\\n\", square(7)); return 0; }\n");
-  write(dir / "src/util.c", "#include \"util.h\"\nstatic int twice(int x) { return x + x; }\n"
-                            "int square(int x) { return twice(x) * x / 2; }\n");
+  write(dir / "src/main.c",
+        "#include \"util.h\"\n#include <stdio.h>\n"
+        "int main(void) { printf(\"%d\\n\", square(7)); return 0; }\n");
+  write(dir / "src/util.c",
+        "#include \"util.h\"\nstatic int twice(int x) { return x + x; }\n"
+        "int square(int x) { return twice(x) * x / 2; }\n");
   write(dir / "src/util.h", "int square(int x);\n");
   write(dir / "src/extra/plain.c", "int plain(int x) { return x ^ 3; }\n");
   write(dir / "src/broken.c", "int broken( { return ; }\n");
@@ -44,10 +46,9 @@ fs::path make_project(const fs::path& dir) {
     return "{\"directory\": \"" + dir.string() + "\", \"file\": \"" + file + "\", \"command\": \"gcc " + flags +
            " -MD -MF x.d -c " + file + " -o x.o\"}";
   };
-  write(dir / "compile_commands.json",
-        "[" + entry("src/main.c", "-O2 -Isrc") + ",\n" + entry("src/util.c", "-O2") + ",\n" +
-            entry("src/extra/plain.c", "") + ",\n" + entry("src/broken.c", "-O2") + ",\n" +
-            entry("src/pinned.c", "-O2") + "]\n");
+  write(dir / "compile_commands.json", "[" + entry("src/main.c", "-O2 -Isrc") + ",\n" + entry("src/util.c", "-O2") +
+                                           ",\n" + entry("src/extra/plain.c", "") + ",\n" +
+                                           entry("src/broken.c", "-O2") + ",\n" + entry("src/pinned.c", "-O2") + "]\n");
   return dir / "compile_commands.json";
 }
 
@@ -92,7 +93,8 @@ TEST_CASE("a suite from compile_commands.json: bitcode per TU and failures repor
   REQUIRE(loaded.ok());
   CHECK(loaded->origin.kind == "compile-commands");
   CHECK(read_corpus(r.dir).take().modules.size() == 3);
-  for (const auto& e : fs::directory_iterator(tmp / "suites")) CHECK(e.path().filename().string().rfind(".tmp-", 0) != 0);
+  for (const auto& e : fs::directory_iterator(tmp / "suites"))
+    CHECK(e.path().filename().string().rfind(".tmp-", 0) != 0);
 }
 
 TEST_CASE("a link group links with clang-19 from objects compiled from the bitcode") {
@@ -169,8 +171,8 @@ TEST_CASE("driftwatch suite build and list end to end") {
   testing::TempDir tmp;
   auto cc = make_project(tmp / "project");
   auto data = (tmp / "data").string();
-  auto b = testing::run_driftwatch({"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(),
-                                    "--name", "mine", "-j", "2"});
+  auto b = testing::run_driftwatch(
+      {"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(), "--name", "mine", "-j", "2"});
   CHECK_MESSAGE(b.exit_code == 0, b.output);
   CHECK(b.output.find("suite mine: 3 modules (3 c, 0 c++)") != std::string::npos);
   CHECK(b.output.find("2 TUs failed") != std::string::npos);

@@ -1,17 +1,20 @@
 // compile_commands.json → clang-19 bitcode commands: parsing, the flag
 // surgery, the -cc1 line of `clang -###`, and which TUs become which modules.
+#include "evaluator/compile_commands.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
-#include "evaluator/compile_commands.h"
 #include "evaluator/extract.h"
 
 using namespace evaluator;
 
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 CompileCommand cmd(std::vector<std::string> args, std::string file = "/p/src/a.c") {
   return {"/p", std::move(file), std::move(args)};
@@ -97,8 +100,8 @@ Target: x86_64-pc-linux-gnu
 )";
   auto cc1 = cc1_from_dry_run(out, "/p/m.c");
   REQUIRE(cc1.ok());
-  CHECK(*cc1 == std::vector<std::string>{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-main-file-name", "m.c",
-                                         "-D", "X=\"q\"", "-O2"});
+  CHECK(*cc1 == std::vector<std::string>{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-main-file-name",
+                                         "m.c", "-D", "X=\"q\"", "-O2"});
   CHECK(cc1_language(*cc1) == Language::C);
   CHECK(cc1_language({"-cc1", "-main-file-name", "x.cpp"}) == Language::Cxx);
   CHECK(cc1_language({"-cc1", "-std=gnu++17"}) == Language::Cxx);

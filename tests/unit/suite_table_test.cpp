@@ -137,8 +137,9 @@ TEST_CASE("deb-src entries mirror the system's deb entries in both formats") {
        "Types: deb\n# a comment\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\n"
        "Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n"
        "Types: deb\nURIs: http://other\nSuites: x\nComponents: main\nEnabled: no\n"},
-      {"extra.list", "deb [arch=amd64 signed-by=/k.gpg] http://mirror/debian-security bookworm-security main contrib\n"
-                     "deb-src http://ignored bookworm main\n# deb http://commented bookworm main\n"}};
+      {"extra.list",
+       "deb [arch=amd64 signed-by=/k.gpg] http://mirror/debian-security bookworm-security main contrib\n"
+       "deb-src http://ignored bookworm main\n# deb http://commented bookworm main\n"}};
   auto s = deb_src_entries(files);
   REQUIRE(s.ok());
   CHECK(s->release == "bookworm");

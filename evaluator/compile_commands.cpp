@@ -1,0 +1,290 @@
+#include "evaluator/compile_commands.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace evaluator {
+
+using common::Error;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string basename(std::string_view path) {
+  auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// Build wrappers that come before the real compiler in a recorded command.
+bool is_launcher(const std::string& arg) {
+  static const std::set<std::string> kLaunchers = {"ccache", "sccache", "distcc", "icecc"};
+  return kLaunchers.count(basename(arg)) > 0;
+}
+
+size_t compiler_index(const std::vector<std::string>& args) {
+  size_t i = 0;
+  while (i + 1 < args.size() && is_launcher(args[i])) ++i;
+  return i;
+}
+
+// Options whose value is the next argument: kept or dropped as a pair, so a
+// value is never mistaken for an option or the input.
+bool takes_separate_value(std::string_view a) {
+  static const std::set<std::string_view> kPairs = {
+      "-Xclang",     "-mllvm",    "-x",        "-include",    "-isystem",
+      "-I",          "-D",        "-U",        "-iquote",     "-idirafter",
+      "-imacros",    "-isysroot", "--sysroot", "-target",     "-Xpreprocessor",
+      "-Xassembler", "-Xlinker",  "-arch",     "-MF",         "-MT",
+      "-MQ",         "-o",        "-iprefix",  "-include-pch"};
+  return kPairs.count(a) > 0;
+}
+
+// Flags the bitcode compile must not see: outputs, dependency files, modes
+// other than compiling, LTO (the corpus is pre-LTO bitcode already), and
+// -Werror (a newer clang's warnings must not fail a TU that built before).
+bool drop_flag(std::string_view a) {
+  static const std::set<std::string_view> kExact = {
+      "-c", "-S", "-E", "-M", "-MM", "-MD", "-MMD", "-MP", "-MG", "-emit-llvm", "-fsyntax-only", "-Werror", "-fno-lto"};
+  if (kExact.count(a)) return true;
+  for (std::string_view p :
+       {"-MF", "-MT", "-MQ", "-Wp,-MD,", "-Wp,-MMD,", "-Werror=", "-flto", "-fembed-bitcode", "-save-temps", "-o"})
+    if (starts_with(a, p)) return true;
+  return false;
+}
+
+bool is_input(const CompileCommand& c, const std::string& arg) {
+  if (arg == c.file) return true;
+  if (arg.empty() || arg[0] == '-') return false;
+  return (fs::path(c.directory) / arg).lexically_normal() == fs::path(c.file).lexically_normal();
+}
+
+// The double-quoted words of one `clang -###` line.
+std::vector<std::string> quoted_words(std::string_view line) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '"') continue;
+    std::string w;
+    for (++i; i < line.size() && line[i] != '"'; ++i) {
+      if (line[i] == '\\' && i + 1 < line.size()) ++i;
+      w += line[i];
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace
+
+common::Result<std::vector<std::string>> shell_split(std::string_view s) {
+  std::vector<std::string> out;
+  std::string word;
+  bool in_word = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char ch = s[i];
+    if (ch == ' ' || ch == '\t' || ch == '\n') {
+      if (in_word) out.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (ch == '\\') {
+      if (++i < s.size()) word += s[i];
+    } else if (ch == '\'') {
+      auto end = s.find('\'', i + 1);
+      if (end == std::string_view::npos) return Error{"unterminated ' quote in: " + std::string(s)};
+      word += s.substr(i + 1, end - i - 1);
+      i = end;
+    } else if (ch == '"') {
+      for (++i;; ++i) {
+        if (i >= s.size()) return Error{"unterminated \" quote in: " + std::string(s)};
+        if (s[i] == '"') break;
+        // Inside double quotes a backslash escapes only these.
+        if (s[i] == '\\' && i + 1 < s.size() && std::string_view("\"\\$`\n").find(s[i + 1]) != std::string_view::npos)
+          ++i;
+        word += s[i];
+      }
+    } else {
+      word += ch;
+    }
+  }
+  if (in_word) out.push_back(std::move(word));
+  return out;
+}
+
+common::Result<std::vector<CompileCommand>> parse_compile_commands(std::string_view text, const std::string& origin) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) return Error{origin + ": not a JSON array of compile commands"};
+  std::vector<CompileCommand> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const auto& e = j[i];
+    std::string where = origin + ": entry " + std::to_string(i);
+    if (!e.is_object()) return Error{where + ": not an object"};
+    if (!e.contains("directory") || !e["directory"].is_string()) return Error{where + ": missing 'directory'"};
+    if (!e.contains("file") || !e["file"].is_string()) return Error{where + ": missing 'file'"};
+    CompileCommand c;
+    c.directory = e["directory"].get<std::string>();
+    fs::path file = e["file"].get<std::string>();
+    c.file = (file.is_absolute() ? file : fs::path(c.directory) / file).lexically_normal().string();
+    if (e.contains("arguments") && e["arguments"].is_array()) {
+      for (const auto& a : e["arguments"]) {
+        if (!a.is_string()) return Error{where + ": 'arguments' must hold strings"};
+        c.arguments.push_back(a.get<std::string>());
+      }
+    } else if (e.contains("command") && e["command"].is_string()) {
+      auto args = shell_split(e["command"].get<std::string>());
+      if (!args) return Error{where + ": " + args.error().message};
+      c.arguments = *args;
+    } else {
+      return Error{where + ": needs 'arguments' or 'command'"};
+    }
+    if (c.arguments.empty()) return Error{where + ": empty command"};
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string format_compile_commands(const std::vector<CompileCommand>& commands) {
+  auto j = nlohmann::ordered_json::array();
+  for (const auto& c : commands)
+    j.push_back({{"directory", c.directory}, {"file", c.file}, {"arguments", c.arguments}});
+  return j.dump(2) + "\n";
+}
+
+std::optional<Language> command_language(const CompileCommand& c) {
+  const auto& args = c.arguments;
+  auto first = compiler_index(args);
+  for (size_t i = first + 1; i < args.size(); ++i) {
+    std::string lang;
+    if (args[i] == "-x" && i + 1 < args.size()) {
+      lang = args[i + 1];
+    } else if (starts_with(args[i], "-x") && args[i].size() > 2) {
+      lang = args[i].substr(2);
+    } else {
+      if (takes_separate_value(args[i])) ++i;
+      continue;
+    }
+    if (lang == "c") return Language::C;
+    if (lang == "c++") return Language::Cxx;
+    return std::nullopt;
+  }
+  auto by_ext = language_of_path(c.file);
+  // g++ and clang++ compile a .c file as C++.
+  if (by_ext == Language::C && first < args.size() && basename(args[first]).find("++") != std::string::npos)
+    return Language::Cxx;
+  return by_ext;
+}
+
+common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, const std::string& bc_path,
+                                                      const ClangTools& tools) {
+  auto lang = command_language(c);
+  if (!lang) return Error{c.file + ": not a C or C++ compile"};
+  std::vector<std::string> kept;
+  std::string opt;
+  bool saw_input = false;
+  const auto& args = c.arguments;
+  for (size_t i = compiler_index(args) + 1; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if (takes_separate_value(a)) {
+      bool drop = a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ";
+      if (!drop) kept.push_back(a);
+      if (i + 1 < args.size() && !drop) kept.push_back(args[i + 1]);
+      ++i;
+    } else if (starts_with(a, "-O")) {
+      opt = a;  // the last one wins, as in the compiler
+    } else if (drop_flag(a)) {
+      continue;
+    } else {
+      saw_input = saw_input || is_input(c, a);
+      kept.push_back(a);
+    }
+  }
+  if (!saw_input) kept.push_back(c.file);
+  BitcodeInvocation inv;
+  inv.language = *lang;
+  inv.opt_level_defaulted = opt.empty() || opt == "-O0";
+  inv.opt_level = inv.opt_level_defaulted ? "-Oz" : opt;
+  const auto& driver = *lang == Language::C ? tools.cc : tools.cxx;
+  inv.bitcode_argv = {driver};
+  inv.bitcode_argv.insert(inv.bitcode_argv.end(), kept.begin(), kept.end());
+  inv.bitcode_argv.push_back(inv.opt_level);
+  // -w: warnings of a newer clang are noise here; errors still fail the TU.
+  for (const char* a : {"-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c", "-w", "-o"})
+    inv.bitcode_argv.push_back(a);
+  inv.bitcode_argv.push_back(bc_path);
+  auto obj =
+      bc_path.size() > 3 && bc_path.ends_with(".bc") ? bc_path.substr(0, bc_path.size() - 3) + ".o" : bc_path + ".o";
+  inv.probe_argv = {driver, "-###"};
+  inv.probe_argv.insert(inv.probe_argv.end(), kept.begin(), kept.end());
+  for (const auto& a : {inv.opt_level, std::string("-c"), std::string("-o"), obj}) inv.probe_argv.push_back(a);
+  return inv;
+}
+
+common::Result<std::vector<std::string>> cc1_from_dry_run(std::string_view output, std::string_view input) {
+  std::vector<std::string> words;
+  int jobs = 0;
+  size_t start = 0;
+  while (start < output.size()) {
+    auto end = output.find('\n', start);
+    if (end == std::string_view::npos) end = output.size();
+    auto line = output.substr(start, end - start);
+    start = end + 1;
+    if (line.find("\"-cc1\"") == std::string_view::npos) continue;
+    ++jobs;
+    words = quoted_words(line);
+  }
+  if (jobs == 0) return Error{"clang -### printed no -cc1 job"};
+  if (jobs > 1) return Error{"clang -### runs " + std::to_string(jobs) + " -cc1 jobs for one TU"};
+  auto cc1 = std::find(words.begin(), words.end(), "-cc1");
+  std::vector<std::string> out;
+  for (auto it = cc1; it != words.end(); ++it) {
+    const auto& w = *it;
+    bool has_value = w == "-o" || w == "-dependency-file" || w == "-MT";
+    if (w == "-x" && it + 1 != words.end()) {
+      ++it;  // the language; the next word, if not an option, is the input
+      if (it + 1 != words.end() && !starts_with(*(it + 1), "-")) ++it;
+      continue;
+    }
+    if (has_value) {
+      if (it + 1 != words.end()) ++it;
+      continue;
+    }
+    if (w == input || w == "-sys-header-deps") continue;
+    out.push_back(w);
+  }
+  return out;
+}
+
+Language cc1_language(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if (a == "-x" && i + 1 < args.size() && starts_with(args[i + 1], "c++")) return Language::Cxx;
+    if (starts_with(a, "-std=") && a.find("++") != std::string::npos) return Language::Cxx;
+    if (a == "-main-file-name" && i + 1 < args.size() && language_of_path(args[i + 1]) == Language::Cxx)
+      return Language::Cxx;
+  }
+  return Language::C;
+}
+
+bool has_optnone(std::string_view ir) {
+  size_t start = 0;
+  while (start < ir.size()) {
+    auto end = ir.find('\n', start);
+    if (end == std::string_view::npos) end = ir.size();
+    auto line = ir.substr(start, end - start);
+    start = end + 1;
+    if (!starts_with(line, "attributes #")) continue;
+    for (size_t p = line.find("optnone"); p != std::string_view::npos; p = line.find("optnone", p + 1)) {
+      bool left = p > 0 && (line[p - 1] == ' ' || line[p - 1] == '{');
+      bool right = p + 7 < line.size() && (line[p + 7] == ' ' || line[p + 7] == '}');
+      if (left && right) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace evaluator

@@ -1,0 +1,215 @@
+#include "evaluator/extract.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "common/hash.h"
+#include "common/process.h"
+#include "common/text.h"
+#include "evaluator/corpus.h"
+#include "evaluator/files.h"
+
+namespace evaluator {
+
+using common::Error;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_probe(const std::string& file) {
+  return file.find("/CMakeFiles/") != std::string::npos || file.starts_with("/usr/share/cmake");
+}
+
+fs::path common_dir(const std::vector<fs::path>& files) {
+  if (files.empty()) return {};
+  fs::path root = files.front().parent_path();
+  for (const auto& f : files) {
+    while (!root.empty() && root != root.root_path()) {
+      auto rel = f.lexically_relative(root);
+      if (!rel.empty() && *rel.begin() != "..") break;
+      root = root.parent_path();
+    }
+  }
+  return root;
+}
+
+// The first few non-empty lines: enough to see the error, short enough for a report.
+std::string first_lines(const std::string& text, int n) {
+  std::string out;
+  for (const auto& line : common::split(text, '\n')) {
+    if (common::trim(line).empty()) continue;
+    if (n-- == 0) break;
+    out += (out.empty() ? "" : "\n") + line;
+  }
+  return out;
+}
+
+common::Result<common::ProcessResult> run(const std::vector<std::string>& argv, const std::string& cwd,
+                                          std::chrono::seconds timeout) {
+  common::ProcessSpec spec;
+  spec.argv = argv;
+  if (!cwd.empty()) spec.cwd = cwd;
+  spec.timeout = timeout;
+  spec.env = {{"LC_ALL", "C"}};
+  return common::run_process(spec);
+}
+
+common::Result<ExtractedModule> extract_one(const CompileCommand& c, const PlannedModule& p, const fs::path& dir,
+                                            const ExtractOptions& o) {
+  auto bc = module_file(dir, p.name, ".bc");
+  auto cmd = module_file(dir, p.name, ".cmd");
+  std::error_code ec;
+  fs::create_directories(bc.parent_path(), ec);
+  auto inv = rewrite_for_bitcode(c, bc.string(), o.tools);
+  if (!inv) return inv.error();
+  auto failed = [&](const common::ProcessResult& r, const char* what) {
+    auto text = first_lines(r.output, 4);
+    return Error{std::string(what) + " " + r.describe() + (text.empty() ? "" : ":\n" + text)};
+  };
+  auto compiled = run(inv->bitcode_argv, c.directory, o.timeout);
+  if (!compiled) return compiled.error();
+  if (!compiled->ok()) return failed(*compiled, "clang:");
+  auto probe = run(inv->probe_argv, c.directory, o.timeout);
+  if (!probe) return probe.error();
+  if (!probe->ok()) return failed(*probe, "clang -###:");
+  auto cc1 = cc1_from_dry_run(probe->output, c.file);
+  if (!cc1) return cc1.error();
+  if (auto s = write_file(cmd, format_cmd(*cc1)); !s) return s.error();
+  auto ir = run({o.llvm_dis, bc.string(), "-o", "-"}, "", o.timeout);
+  if (!ir) return ir.error();
+  if (!ir->ok()) return failed(*ir, "llvm-dis:");
+  // An optnone function would sit out every optimization, inlining included.
+  if (has_optnone(ir->output)) return Error{"the bitcode has optnone functions (compiled as -O0?)"};
+  auto sha = common::sha256_file(bc);
+  if (!sha) return sha.error();
+  return ExtractedModule{p.name, p.source, *sha, inv->language, inv->opt_level_defaulted};
+}
+
+}  // namespace
+
+bool glob_match(std::string_view p, std::string_view s) {
+  if (p.empty()) return s.empty();
+  if (p.starts_with("**")) {
+    bool dirs = p.size() > 2 && p[2] == '/';  // "**/" matches zero or more whole directories
+    auto rest = p.substr(dirs ? 3 : 2);
+    for (size_t i = 0; i <= s.size(); ++i)
+      if ((!dirs || i == 0 || s[i - 1] == '/') && glob_match(rest, s.substr(i))) return true;
+    return false;
+  }
+  if (p[0] == '*') {
+    for (size_t i = 0; i <= s.size(); ++i) {
+      if (glob_match(p.substr(1), s.substr(i))) return true;
+      if (i < s.size() && s[i] == '/') break;
+    }
+    return false;
+  }
+  if (s.empty() || (p[0] == '?' ? s[0] == '/' : p[0] != s[0])) return false;
+  return glob_match(p.substr(1), s.substr(1));
+}
+
+ExtractPlan plan_extraction(const std::vector<CompileCommand>& commands, const ExtractOptions& o) {
+  ExtractPlan plan;
+  std::vector<size_t> candidates;
+  std::vector<fs::path> files;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const auto& c = commands[i];
+    if (is_probe(c.file)) {
+      ++plan.probes;
+    } else if (!command_language(c)) {
+      ++plan.not_c_family;
+    } else {
+      candidates.push_back(i);
+      files.push_back(fs::path(c.file).lexically_normal());
+    }
+  }
+  plan.root = o.root.empty() ? common_dir(files) : o.root.lexically_normal();
+  // A parallel build records its compiles in any order; when a source is
+  // compiled twice (static and -fPIC), keep the shortest command, whatever the order.
+  std::vector<size_t> order(candidates.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto& x = commands[candidates[a]].arguments;
+    const auto& y = commands[candidates[b]].arguments;
+    if (files[a] != files[b]) return files[a] < files[b];
+    if (x.size() != y.size()) return x.size() < y.size();
+    return x < y;
+  });
+  std::set<std::string> seen;
+  for (size_t k : order) {
+    auto rel = files[k].lexically_relative(plan.root);
+    if (rel.empty() || *rel.begin() == "..") {
+      ++plan.outside_root;
+      continue;
+    }
+    auto source = rel.string();
+    if (std::any_of(o.exclude.begin(), o.exclude.end(), [&](const auto& g) { return glob_match(g, source); })) {
+      ++plan.excluded;
+      continue;
+    }
+    if (!seen.insert(source).second) {
+      ++plan.duplicates;
+      continue;
+    }
+    plan.modules.push_back({o.name_prefix + source, source, candidates[k]});
+  }
+  std::sort(plan.modules.begin(), plan.modules.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return plan;
+}
+
+ExtractReport extract_bitcode(const std::vector<CompileCommand>& commands, const fs::path& dir,
+                              const ExtractOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  ExtractReport report;
+  report.plan = plan_extraction(commands, o);
+  const auto& todo = report.plan.modules;
+  std::vector<std::optional<common::Result<ExtractedModule>>> results(todo.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < todo.size();) {
+      results[i] = extract_one(commands[todo[i].command], todo[i], dir, o);
+      if (!results[i]->ok() && o.progress)
+        o.progress(fmt::format("failed: {}: {}", todo[i].name, common::split(results[i]->error().message, '\n')[0]));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size()))); ++t)
+    threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < todo.size(); ++i) {
+    auto& r = *results[i];
+    if (r.ok()) {
+      report.modules.push_back(r.value());
+      continue;
+    }
+    report.failures.push_back({todo[i].name, r.error().message});
+    std::error_code ec;
+    fs::remove(module_file(dir, todo[i].name, ".bc"), ec);
+    fs::remove(module_file(dir, todo[i].name, ".cmd"), ec);
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+std::string summarize(const ExtractReport& r) {
+  auto s = fmt::format("{} modules in {}", r.modules.size(), common::format_seconds(r.seconds));
+  auto add = [&](int n, const char* what) {
+    if (n > 0) s += fmt::format("; {} {}", n, what);
+  };
+  add(static_cast<int>(r.failures.size()), r.failures.size() == 1 ? "TU failed" : "TUs failed");
+  add(r.plan.duplicates, "duplicate compiles skipped");
+  add(r.plan.not_c_family, "non-C/C++ compiles skipped");
+  add(r.plan.probes, "build-system probes skipped");
+  add(r.plan.outside_root, "sources outside the tree skipped");
+  add(r.plan.excluded, "excluded");
+  int defaulted = static_cast<int>(
+      std::count_if(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.opt_level_defaulted; }));
+  add(defaulted, "without an -O level (or -O0) compiled at -Oz");
+  return s;
+}
+
+}  // namespace evaluator

@@ -1,0 +1,153 @@
+#include "evaluator/suite_builder.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "common/hash.h"
+#include "evaluator/corpus.h"
+#include "evaluator/files.h"
+
+namespace evaluator {
+
+using common::Error;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool matches_any(const std::vector<std::string>& globs, const std::string& path) {
+  return std::any_of(globs.begin(), globs.end(), [&](const auto& g) { return glob_match(g, path); });
+}
+
+bool in_group(const LinkGroupSpec& g, const std::string& source) {
+  return matches_any(g.modules, source) && !matches_any(g.exclude, source);
+}
+
+common::Status finish(const fs::path& scratch, const Suite& suite, const CorpusDescription& corpus) {
+  if (auto s = write_corpus_description(scratch, corpus); !s) return s;
+  return write_suite_manifest(scratch, suite);
+}
+
+}  // namespace
+
+fs::path suites_root(const fs::path& data_dir) { return data_dir / "suites"; }
+
+Suite suite_from_extraction(const std::string& name, const std::string& description, const SuiteOrigin& origin,
+                            const std::vector<ExtractedModule>& modules, const std::string& package) {
+  Suite s;
+  s.name = name;
+  s.description = description;
+  s.origin = origin;
+  for (const auto& m : modules) s.modules.push_back({m.name, m.sha256, m.language, package, m.source, {}});
+  normalize_suite(s);
+  return s;
+}
+
+std::vector<std::string> apply_link_groups(Suite& suite, const std::vector<LinkGroupSpec>& specs,
+                                           const std::string& package, const std::string& name_prefix,
+                                           const std::vector<TuFailure>& failures) {
+  std::vector<std::string> notes;
+  for (const auto& spec : specs) {
+    auto group = name_prefix + spec.name;
+    auto failed = std::find_if(failures.begin(), failures.end(), [&](const TuFailure& f) {
+      return f.name.starts_with(name_prefix) && in_group(spec, f.name.substr(name_prefix.size()));
+    });
+    // A program missing one of its TUs does not link: better no linked figure than a wrong one.
+    if (failed != failures.end()) {
+      notes.push_back(fmt::format("link group {} left out: its TU {} failed", group, failed->name));
+      continue;
+    }
+    std::vector<SuiteModule*> members;
+    for (auto& m : suite.modules)
+      if ((package.empty() || m.package == package) && in_group(spec, m.source)) members.push_back(&m);
+    if (members.empty()) {
+      notes.push_back(fmt::format("link group {} left out: it matches no module", group));
+      continue;
+    }
+    // A file named outright (usually the one with main) must be there, or the group does not link.
+    auto missing = std::find_if(spec.modules.begin(), spec.modules.end(), [&](const std::string& pattern) {
+      return pattern.find_first_of("*?") == std::string::npos &&
+             std::none_of(members.begin(), members.end(), [&](const SuiteModule* m) { return m->source == pattern; });
+    });
+    if (missing != spec.modules.end()) {
+      notes.push_back(fmt::format("link group {} left out: {} is not among the modules", group, *missing));
+      continue;
+    }
+    for (auto* m : members) m->link_groups.push_back(group);
+    suite.link_groups.push_back({group, spec.kind, spec.flags});
+  }
+  return notes;
+}
+
+common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::path& compile_commands,
+                                                                   const CompileCommandsSuiteOptions& o,
+                                                                   const fs::path& suites_dir) {
+  if (auto s = check_suite_name(o.name); !s) return s.error();
+  auto text = read_file(compile_commands);
+  if (!text) return text.error();
+  auto commands = parse_compile_commands(*text, compile_commands.string());
+  if (!commands) return commands.error();
+  if (commands->empty()) return Error{compile_commands.string() + ": no compile commands"};
+  auto lock = FileLock::acquire(suites_dir / ("." + o.name + ".lock"));
+  if (!lock) return lock.error();
+  auto scratch = ScratchDir::create(suites_dir, o.name);
+  if (!scratch) return scratch.error();
+  SuiteBuildReport r;
+  r.extract = extract_bitcode(*commands, scratch->path(), o.extract);
+  if (r.extract.modules.empty()) {
+    std::string first = r.extract.failures.empty()
+                            ? ""
+                            : "; first: " + r.extract.failures.front().name + ": " + r.extract.failures.front().message;
+    return Error{fmt::format("{}: no TU produced bitcode ({} planned, {} failed{})", compile_commands.string(),
+                             r.extract.plan.modules.size(), r.extract.failures.size(),
+                             first.substr(0, first.find('\n')))};
+  }
+  SuiteOrigin origin{"compile-commands", fs::absolute(compile_commands).lexically_normal().string(), {}, {}};
+  auto description = o.description.empty() ? "built from " + origin.path : o.description;
+  r.suite = suite_from_extraction(o.name, description, origin, r.extract.modules, "");
+  r.notes = apply_link_groups(r.suite, o.link_groups, "", o.extract.name_prefix, r.extract.failures);
+  CorpusDescription corpus;
+  for (const auto& m : r.suite.modules) corpus.modules.push_back(m.name);
+  if (auto s = finish(scratch->path(), r.suite, corpus); !s) return s.error();
+  r.dir = suites_dir / o.name;
+  if (auto s = scratch->commit(r.dir); !s) return s.error();
+  return r;
+}
+
+common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const std::string& name,
+                                               const fs::path& suites_dir) {
+  if (auto s = check_suite_name(name); !s) return s.error();
+  auto corpus = read_corpus(corpus_dir);
+  if (!corpus) return corpus.error();
+  auto lock = FileLock::acquire(suites_dir / ("." + name + ".lock"));
+  if (!lock) return lock.error();
+  auto scratch = ScratchDir::create(suites_dir, name);
+  if (!scratch) return scratch.error();
+  SuiteBuildReport r;
+  r.suite.name = name;
+  r.suite.origin = {"imported-corpus", fs::absolute(corpus_dir).lexically_normal().string(), {}, {}};
+  r.suite.description = "imported from " + r.suite.origin.path;
+  for (const auto& m : corpus->modules) {
+    for (const char* ext : {".bc", ".cmd", ".thinlto.bc"}) {
+      auto from = module_file(corpus_dir, m, ext);
+      if (!fs::exists(from)) continue;  // read_corpus checked the ones that must be there
+      auto to = module_file(scratch->path(), m, ext);
+      std::error_code ec;
+      fs::create_directories(to.parent_path(), ec);
+      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+      if (ec) return Error{"module " + m + ": cannot copy " + from.string() + ": " + ec.message()};
+    }
+    auto sha = common::sha256_file(module_file(scratch->path(), m, ".bc"));
+    if (!sha) return Error{"module " + m + ": " + sha.error().message};
+    auto cmd = read_module_command(corpus_dir, *corpus, m);
+    if (!cmd) return cmd.error();
+    r.suite.modules.push_back({m, *sha, cc1_language(*cmd), "", "", {}});
+  }
+  normalize_suite(r.suite);
+  if (auto s = finish(scratch->path(), r.suite, *corpus); !s) return s.error();
+  r.dir = suites_dir / name;
+  if (auto s = scratch->commit(r.dir); !s) return s.error();
+  return r;
+}
+
+}  // namespace evaluator

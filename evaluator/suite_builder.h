@@ -1,0 +1,63 @@
+#pragma once
+// Building a suite from any compile_commands.json and importing an
+// ml-compiler-opt corpus. Both assemble the suite in a scratch directory
+// under the suites root and rename it into place only when complete.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "evaluator/extract.h"
+#include "evaluator/suite.h"
+
+namespace evaluator {
+
+/// <data>/suites
+std::filesystem::path suites_root(const std::filesystem::path& data_dir);
+
+/// A link group declared by globs over a project's source paths (relative to its root).
+struct LinkGroupSpec {
+  std::string name;
+  LinkKind kind = LinkKind::Program;
+  std::vector<std::string> modules;  ///< glob_match patterns
+  std::vector<std::string> exclude;  ///< glob_match patterns taken out again
+  std::vector<std::string> flags;
+};
+
+/// Adds the groups to `suite`, matching specs against the modules of `package`
+/// (all modules when empty) by source path. A group whose pattern matches
+/// nothing, or that would miss a TU that failed, is left out and named in the returned notes.
+std::vector<std::string> apply_link_groups(Suite& suite, const std::vector<LinkGroupSpec>& specs,
+                                           const std::string& package, const std::string& name_prefix,
+                                           const std::vector<TuFailure>& failures);
+
+struct SuiteBuildReport {
+  Suite suite;
+  std::filesystem::path dir;
+  ExtractReport extract;           ///< empty for imports
+  std::vector<std::string> notes;  ///< link groups left out and the like
+};
+
+struct CompileCommandsSuiteOptions {
+  std::string name;
+  std::string description;
+  ExtractOptions extract;
+  std::vector<LinkGroupSpec> link_groups;
+};
+
+/// `suite build --from-compile-commands FILE --name NAME`. Fails only when the
+/// input is unusable or no TU compiles; failed TUs are in the report.
+common::Result<SuiteBuildReport> build_suite_from_compile_commands(const std::filesystem::path& compile_commands,
+                                                                   const CompileCommandsSuiteOptions& options,
+                                                                   const std::filesystem::path& suites_dir);
+
+/// `suite build --import-corpus DIR --name NAME`: copies the corpus unchanged
+/// and writes the manifest (languages from the .cmd files).
+common::Result<SuiteBuildReport> import_corpus(const std::filesystem::path& corpus_dir, const std::string& name,
+                                               const std::filesystem::path& suites_dir);
+
+/// Builds the Suite value for extracted modules (pure).
+Suite suite_from_extraction(const std::string& name, const std::string& description, const SuiteOrigin& origin,
+                            const std::vector<ExtractedModule>& modules, const std::string& package);
+
+}  // namespace evaluator
