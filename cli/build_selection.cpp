@@ -69,11 +69,18 @@ SelectedBuild select_build(const Context& ctx, const BuildSelector& s, db::Datab
   if (b.result.outcome != builder::Outcome::Ok)
     throw common::Fatal("check-in " + commit.short_sha() + " did not build (" +
                         std::string(builder::outcome_name(b.result.outcome)) + "): " + b.result.message);
+  return selected_from(repo, recipe, b, out.build_id);
+}
+
+SelectedBuild selected_from(const tracker::GitRepo& repo, const builder::Recipe& recipe,
+                            const tracker::CheckinBuild& b, std::optional<db::Id> build_id) {
+  SelectedBuild out;
   out.compiler = invocation(b.result, &recipe);
-  out.commit = commit.sha;
+  out.commit = b.commit.sha;
   out.repo = repo.location().string();
-  out.label = commit.short_sha() + " " + tracker::format_date(commit.time);
+  out.label = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
   out.artifact_dir = b.result.artifacts.begin()->second.parent_path().parent_path();
+  out.build_id = build_id;
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "cli/context.h"
 #include "db/store.h"
 #include "policy/compiler.h"
+#include "tracker/checkin_build.h"
 
 namespace CLI {
 class App;
@@ -36,6 +37,10 @@ struct SelectedBuild {
 /// Builds or finds the selected compiler; records it when `database` is given.
 /// Throws common::Fatal (one line) when it cannot, e.g. a check-in that does not build.
 SelectedBuild select_build(const Context& ctx, const BuildSelector& selector, db::Database* database);
+
+/// The selection for a check-in already built (ok) in this process.
+SelectedBuild selected_from(const tracker::GitRepo& repo, const builder::Recipe& recipe,
+                            const tracker::CheckinBuild& build, std::optional<db::Id> build_id);
 
 /// --jobs, else one per core.
 int jobs_or_cores(int jobs);

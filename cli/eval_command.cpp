@@ -3,9 +3,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/build_selection.h"
 #include "cli/commands.h"
-#include "cli/suite_selection.h"
+#include "cli/evaluation_run.h"
 #include "common/text.h"
 #include "db/store.h"
 #include "evaluator/evaluation.h"
@@ -105,16 +104,17 @@ void print_table(const evaluator::EvaluationResult& r, const SelectedBuild& b, c
   fmt::print("{} compiles in {}\n", 2 * r.modules.size(), common::format_seconds(r.seconds));
 }
 
-void run_eval(Context& ctx, const EvalArgs& a) {
-  auto database = ctx.database();
-  auto build = select_build(ctx, a.build, &database);
+}  // namespace
+
+StoredEvaluation evaluate_and_store(const Context& ctx, db::Database& database, const SelectedBuild& build,
+                                    const SelectedSuite& suite, const policy::PolicyModel& model, int jobs,
+                                    bool keep_objects) {
   if (!build.build_id)
-    throw common::Fatal("artifact directory " + a.build.build + " is not a build driftwatch recorded; use --repo and a check-in");
-  auto suite = select_suite(ctx, a.suite);
-  auto model = policy::PolicyModel::load(a.policy).take();
+    throw common::Fatal("artifact directory " + build.label + " is not a build driftwatch recorded; use --repo and a check-in");
   policy::use_one_thread();
   const auto& meta = model.metadata();
-  auto policy_id = db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training.empty() ? "{}" : meta.training);
+  auto policy_id = db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit,
+                                     meta.training.empty() ? "{}" : meta.training);
   std::vector<db::BenchmarkRow> rows;
   for (const auto& m : suite.suite.modules) rows.push_back({m.name, m.sha256, evaluator::language_name(m.language)});
   std::vector<db::Id> bench_ids;
@@ -126,8 +126,8 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   o.suite = &suite.suite;
   o.suite_dir = suite.dir;
   o.compiler = build.compiler;
-  o.jobs = jobs_or_cores(a.build.jobs);
-  o.work_dir = ctx.data_dir() / "eval" / (std::to_string(eval_id));
+  o.jobs = jobs;
+  o.work_dir = ctx.data_dir() / "eval" / std::to_string(eval_id);
   o.learned = [&model](policy::CompatReport* report) {
     // Each compile gets its own copy: the network's input buffer is per model.
     struct Owning : policy::Runner {
@@ -141,17 +141,17 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   };
   if (!ctx.quiet)
     o.progress = [](int done, int total, const evaluator::ModuleResult& m) {
-      if (done % 25 == 0 || done == total || !m.both_ok())
-        fmt::print(stderr, "[{:>4}/{}] {}{}\n", done, total, m.name, m.both_ok() ? "" : " (failed)");
+      if (done % 50 == 0 || done == total || !m.both_ok())
+        fmt::print(stderr, "  [{:>4}/{}] {}{}\n", done, total, m.name, m.both_ok() ? "" : " (failed)");
     };
   std::error_code ec;
   fs::remove_all(o.work_dir, ec);
   auto result = evaluator::evaluate(o);
   if (!result) {
-    db::set_build_feature_report(database, *build.build_id, "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
+    db::set_build_feature_report(database, *build.build_id,
+                                 "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
     throw common::Fatal(result.error().message);
   }
-
   db::EvaluationRecord record;
   record.evaluation_id = eval_id;
   for (std::size_t i = 0; i < result->modules.size(); ++i) {
@@ -161,15 +161,26 @@ void run_eval(Context& ctx, const EvalArgs& a) {
     auto ms = measurements_of(m, bench_ids[i]);
     record.measurements.insert(record.measurements.end(), ms.begin(), ms.end());
   }
-  auto json = result_json(*result, build, suite, meta);
-  record.summary_json = json.dump();
-  record.compat_json = result->compat.to_json();
+  StoredEvaluation out{std::move(*result), {}, eval_id};
+  out.json = result_json(out.result, build, suite, meta);
+  record.summary_json = out.json.dump();
+  record.compat_json = out.result.compat.to_json();
   db::store_evaluation(database, record);
-  db::set_build_feature_report(database, *build.build_id, result->compat.to_json());
-  if (!a.keep_objects) fs::remove_all(o.work_dir, ec);
+  db::set_build_feature_report(database, *build.build_id, out.result.compat.to_json());
+  if (!keep_objects) fs::remove_all(o.work_dir, ec);
+  return out;
+}
 
-  if (a.json) fmt::print("{}\n", json.dump(2));
-  else print_table(*result, build, suite, meta);
+namespace {
+
+void run_eval(Context& ctx, const EvalArgs& a) {
+  auto database = ctx.database();
+  auto build = select_build(ctx, a.build, &database);
+  auto suite = select_suite(ctx, a.suite);
+  auto model = policy::PolicyModel::load(a.policy).take();
+  auto stored = evaluate_and_store(ctx, database, build, suite, model, jobs_or_cores(a.build.jobs), a.keep_objects);
+  if (a.json) fmt::print("{}\n", stored.json.dump(2));
+  else print_table(stored.result, build, suite, model.metadata());
 }
 
 }  // namespace

@@ -27,16 +27,27 @@ struct TrainArgs {
   BuildSelector build;
   std::string suite = "train", out, name, warm_start;
   std::uint64_t seed = 1;
-  int iterations = 30, clone_epochs = 300;
+  policy::TrainOptions defaults;
+  int iterations = defaults.iterations, clone_epochs = defaults.clone_epochs;
+  int search_trials = defaults.search_trials, imitation_epochs = defaults.imitation_epochs;
+  double search_budget = defaults.search_budget, flip_weight = defaults.flip_weight;
+  double learning_rate = defaults.learning_rate;
+  int eval_every = defaults.eval_every;
   bool resume = false;
 };
 
 void print_progress(const policy::TrainProgress& p) {
   if (p.phase == "collect") {
     fmt::print(stderr, "collecting the default heuristic's decisions on {} modules …\n", p.steps);
-  } else if (p.phase == "clone") {
-    fmt::print(stderr, "[clone {:>3}/{}] loss {:.4f}  ETA {}\n", p.step, p.steps, -p.mean_reward,
+  } else if (p.phase == "clone" || p.phase == "imitate") {
+    fmt::print(stderr, "[{} {:>3}/{}] loss {:.4f}  ETA {}\n", p.phase, p.step, p.steps, -p.mean_reward,
                common::format_seconds(p.eta_seconds));
+  } else if (p.phase == "search") {
+    fmt::print(stderr, "[search {:>3}/{}] mean reward {:+.3f}%  uplift found {:+.3f}%  ETA {}\n", p.step, p.steps,
+               100 * p.mean_reward, 100 * p.uplift, common::format_seconds(p.eta_seconds));
+  } else if (p.phase == "imitated") {
+    fmt::print(stderr, "[imitated] uplift {:+.3f}%, {:.1f}% of modules no worse\n", 100 * p.uplift,
+               100 * p.mean_reward);
   } else {
     fmt::print(stderr, "[reinforce {:>2}/{}] mean reward {:+.3f}%  uplift {:+.3f}%  ETA {}\n", p.step, p.steps,
                100 * p.mean_reward, 100 * p.uplift, common::format_seconds(p.eta_seconds));
@@ -59,6 +70,12 @@ void run_train(Context& ctx, const TrainArgs& a) {
   o.seed = a.seed;
   o.iterations = a.iterations;
   o.clone_epochs = a.clone_epochs;
+  o.search_trials = a.search_trials;
+  o.search_budget = a.search_budget;
+  o.imitation_epochs = a.imitation_epochs;
+  o.flip_weight = a.flip_weight;
+  o.learning_rate = a.learning_rate;
+  o.eval_every = a.eval_every;
   o.jobs = jobs_or_cores(a.build.jobs);
   o.resume = a.resume;
   if (!a.warm_start.empty()) o.warm_start = a.warm_start;
@@ -75,8 +92,8 @@ void run_train(Context& ctx, const TrainArgs& a) {
   db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training);
   fmt::print("wrote {} ({}): {} features, trained on {} modules ({} skipped)\n", a.out, meta.content_hash.substr(0, 12),
              meta.features.size(), result.modules, result.skipped);
-  fmt::print("uplift on the training suite: {:+.2f}% geometric mean, {:+.2f}% total .text\n", 100 * result.uplift,
-             100 * result.total_uplift);
+  fmt::print("uplift on the training suite: {:+.2f}% geometric mean, {:+.2f}% total .text; {} wins, {} ties, {} losses\n",
+             100 * result.uplift, 100 * result.total_uplift, result.wins, result.ties, result.losses);
 }
 
 std::atomic<bool> g_interrupted{false};
@@ -129,8 +146,19 @@ void attach_train(CLI::App& sub, Context& ctx) {
   sub.add_option("--out", a->out, "where to write the policy file")->required();
   sub.add_option("--name", a->name, "the policy's name (default: the file's stem)");
   sub.add_option("--seed", a->seed, "random seed; the same seed gives the same policy");
-  sub.add_option("--iterations", a->iterations, "REINFORCE iterations (default 30)")->check(CLI::Range(0, 10000));
-  sub.add_option("--clone-epochs", a->clone_epochs, "behaviour-cloning epochs (default 300)")->check(CLI::Range(0, 100000));
+  sub.add_option("--iterations", a->iterations, "REINFORCE iterations")->check(CLI::Range(0, 10000))->capture_default_str();
+  sub.add_option("--clone-epochs", a->clone_epochs, "behaviour-cloning epochs")->check(CLI::Range(0, 100000))->capture_default_str();
+  sub.add_option("--search-trials", a->search_trials, "greedy search: flips tried per module, at most")
+      ->check(CLI::Range(0, 100000))->capture_default_str();
+  sub.add_option("--search-budget", a->search_budget, "greedy search: trials x decisions per module, at most")
+      ->check(CLI::Range(0.0, 1e9))->capture_default_str();
+  sub.add_option("--imitation-epochs", a->imitation_epochs, "epochs of imitation of the searched decisions")
+      ->check(CLI::Range(0, 100000))->capture_default_str();
+  sub.add_option("--flip-weight", a->flip_weight, "imitation weight of a searched flip")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  sub.add_option("--learning-rate", a->learning_rate, "Adam learning rate")->check(CLI::Range(1e-7, 1.0))->capture_default_str();
+  sub.add_option("--eval-every", a->eval_every, "greedy evaluation every N REINFORCE iterations")
+      ->check(CLI::Range(1, 10000))->capture_default_str();
   sub.add_option("--warm-start", a->warm_start, "start from this policy instead of cloning the default");
   sub.add_flag("--resume", a->resume, "continue an interrupted run from its checkpoint");
   sub.callback([&ctx, a] { run_train(ctx, *a); });
