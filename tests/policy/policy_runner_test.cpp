@@ -1,0 +1,98 @@
+// The LibTorch runner answering a real compiler (dwcc) over the ML channel.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "common/process.h"
+#include "evaluator/object_size.h"
+#include "policy/compiler.h"
+#include "policy/model.h"
+#include "policy/policy_runner.h"
+#include "tests/support/temp_dir.h"
+
+using namespace policy;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path bitcode(const testing::TempDir& dir, const std::string& name) {
+  auto bc = dir / (name + ".bc");
+  common::ProcessSpec clang;
+  clang.argv = {"clang-19", "-Oz", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c",
+                std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata/" + name + ".c", "-o", bc.string()};
+  REQUIRE(common::run_process(clang).take().ok());
+  return bc;
+}
+
+CompilerInvocation dwcc() {
+  CompilerInvocation cc;
+  cc.argv = {DWCC_BIN, "{input}", "-o", "{output}", "-Oz"};
+  return cc;
+}
+
+/// A network that says "inline" to everything: a large positive bias on the inline logit.
+PolicyModel eager_model(const std::vector<std::string>& features) {
+  PolicyMetadata m;
+  m.name = "eager";
+  m.features = features;
+  m.mean.assign(features.size(), 0);
+  m.scale.assign(features.size(), 1);
+  m.hidden = {4};
+  return PolicyModel::create(m);
+}
+
+}  // namespace
+
+TEST_CASE("the LibTorch runner binds the compiler's features and changes its decisions") {
+  testing::TempDir dir;
+  auto bc = bitcode(dir, "json");
+  // Learn the compiler's feature names from one logged compile.
+  DecisionLog log;
+  auto logger = make_logging_runner(make_constant_runner(0), log);
+  REQUIRE(compile_with_runner(dwcc(), bc, dir / "probe.o", *logger, dir.path()).ok);
+
+  // Two policies with different random weights answer differently.
+  std::vector<std::size_t> inlined;
+  std::vector<std::int64_t> sizes;
+  for (std::uint64_t seed : {1, 2, 3, 4}) {
+    auto meta = eager_model(log.feature_names).metadata();
+    meta.seed = seed;
+    auto model = PolicyModel::create(meta);
+    CompatReport report;
+    TrainingTrace trace;
+    PolicyRunnerOptions opts;
+    opts.trace = &trace;
+    auto runner = make_policy_runner(model, &report, opts);
+    auto obj = dir / ("p" + std::to_string(seed) + ".o");
+    auto r = compile_with_runner(dwcc(), bc, obj, *runner, dir.path());
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(report.compatible());
+    CHECK(report.bound == static_cast<int>(log.feature_names.size()));
+    std::size_t ones = 0;
+    for (int a : trace.actions) ones += a;
+    inlined.push_back(ones);
+    sizes.push_back(evaluator::measure_object(obj).take().text);
+  }
+  auto plain = compile_default(dwcc(), bc, dir / "default.o");
+  REQUIRE(plain.ok);
+  auto default_size = evaluator::measure_object(dir / "default.o").take().text;
+  // Not every random network agrees with the others or with the default heuristic.
+  bool differs = false;
+  for (std::size_t i = 0; i < sizes.size(); ++i) differs = differs || sizes[i] != default_size;
+  CHECK(differs);
+  CHECK(*std::max_element(inlined.begin(), inlined.end()) != *std::min_element(inlined.begin(), inlined.end()));
+}
+
+TEST_CASE("a policy for another feature set is refused with the names listed") {
+  testing::TempDir dir;
+  auto bc = bitcode(dir, "ini");
+  auto model = eager_model({"mask", "is_hint", "progress", "weighed_read_writes_by_max"});
+  CompatReport report;
+  auto runner = make_policy_runner(model, &report);
+  auto r = compile_with_runner(dwcc(), bc, dir / "x.o", *runner, dir.path());
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("was trained on another feature set") != std::string::npos);
+  CHECK(r.error.find("is_hint") != std::string::npos);
+  CHECK_FALSE(report.usable());
+  CHECK(report.missing.size() == 4);
+}
