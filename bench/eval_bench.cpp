@@ -83,16 +83,7 @@ int main(int argc, char** argv) {
       o.compiler.argv = {dwcc, "{input}", "-o", "{output}", "-Oz"};
       o.work_dir = work / "eval";
       o.jobs = jobs;
-      o.learned = [&model](policy::CompatReport* report) {
-        struct Owning : policy::Runner {
-          policy::PolicyModel m;
-          std::unique_ptr<policy::Runner> inner;
-          Owning(const policy::PolicyModel& pm, policy::CompatReport* rep) : m(pm), inner(policy::make_policy_runner(m, rep)) {}
-          common::Status begin(const policy::ChannelHeader& h) override { return inner->begin(h); }
-          double advise(const policy::Observation& ob) override { return inner->advise(ob); }
-        };
-        return std::unique_ptr<policy::Runner>(std::make_unique<Owning>(model, report));
-      };
+      o.learned = [&model](policy::CompatReport* report) { return policy::make_policy_runner_copy(model, report); };
       auto t = Clock::now();
       auto result = evaluator::evaluate(o).take();
       eval_times.push_back(since(t));

@@ -128,17 +128,7 @@ StoredEvaluation evaluate_and_store(const Context& ctx, db::Database& database, 
   o.compiler = build.compiler;
   o.jobs = jobs;
   o.work_dir = ctx.data_dir() / "eval" / std::to_string(eval_id);
-  o.learned = [&model](policy::CompatReport* report) {
-    // Each compile gets its own copy: the network's input buffer is per model.
-    struct Owning : policy::Runner {
-      policy::PolicyModel model;
-      std::unique_ptr<policy::Runner> inner;
-      Owning(const policy::PolicyModel& m, policy::CompatReport* r) : model(m), inner(policy::make_policy_runner(model, r)) {}
-      common::Status begin(const policy::ChannelHeader& h) override { return inner->begin(h); }
-      double advise(const policy::Observation& obs) override { return inner->advise(obs); }
-    };
-    return std::unique_ptr<policy::Runner>(std::make_unique<Owning>(model, report));
-  };
+  o.learned = [&model](policy::CompatReport* report) { return policy::make_policy_runner_copy(model, report); };
   if (!ctx.quiet)
     o.progress = [](int done, int total, const evaluator::ModuleResult& m) {
       if (done % 50 == 0 || done == total || !m.both_ok())

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pwd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <fstream>
 
 #include "common/data_dir.h"
+#include "common/file_lock.h"
 #include "common/process.h"
 #include "common/text.h"
 #include "db/connection_impl.h"
@@ -77,21 +77,6 @@ common::ProcessResult run_as_server(const std::vector<std::string>& args) {
   spec.cwd = "/";  // the server user may not be able to enter our cwd
   return common::run_process(spec).take();
 }
-
-/// Holds an flock on `<root>.lock` for the life of the object.
-class ClusterLock {
- public:
-  explicit ClusterLock(const fs::path& root) {
-    auto path = root.string() + ".lock";
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Fatal("cannot open lock file " + path + ": " + strerror(errno));
-    if (flock(fd_, LOCK_EX) != 0) throw Fatal("cannot lock " + path + ": " + strerror(errno));
-  }
-  ~ClusterLock() { close(fd_); }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -186,7 +171,7 @@ void EmbeddedCluster::start_locked() const {
 
 void EmbeddedCluster::start() const {
   common::ensure_writable_dir(root_.parent_path(), "data directory");
-  ClusterLock lock(root_);
+  auto lock = common::FileLock::acquire(root_.string() + ".lock").take();
   check_sane();
   if (!fs::exists(data_dir())) init_locked();
   if (!status().running) start_locked();
@@ -196,7 +181,7 @@ void EmbeddedCluster::start() const {
 
 void EmbeddedCluster::stop() const {
   if (!fs::exists(root_)) return;
-  ClusterLock lock(root_);
+  auto lock = common::FileLock::acquire(root_.string() + ".lock").take();
   if (!status().running) return;
   auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "stop", "-D", data_dir().string(), "-m",
                           "fast", "-w", "-t", "60"});

@@ -1,3 +1,4 @@
+#include "common/file_lock.h"
 #include "evaluator/default_suites.h"
 
 #include <fmt/core.h>
@@ -83,7 +84,7 @@ class PackageBuilder {
   common::Result<std::vector<CompileCommand>> ensure_built(const PackageRecipe& p, PackageReport& report,
                                                            fs::path& tree) {
     auto dir = sources_root(o_.data_dir) / p.name;
-    auto lock = FileLock::acquire(sources_root(o_.data_dir) / ("." + p.name + ".lock"));
+    auto lock = common::FileLock::acquire(sources_root(o_.data_dir) / ("." + p.name + ".lock"));
     if (!lock) return lock.error();
     auto stamp = read_stamp(dir);
     if (stamp && stamp->recipe_hash == p.content_hash && !o_.rebuild) {
@@ -182,7 +183,7 @@ fs::path sources_root(const fs::path& data_dir) { return data_dir / "sources"; }
 common::Result<DefaultSuiteReport> build_default_suite(const SuiteSpec& spec, const DefaultSuiteOptions& o) {
   auto start = Clock::now();
   auto suites = suites_root(o.data_dir);
-  auto lock = FileLock::acquire(suites / ("." + spec.name + ".lock"));
+  auto lock = common::FileLock::acquire(suites / ("." + spec.name + ".lock"));
   if (!lock) return lock.error();
   auto final_dir = suites / spec.name;
   if (!o.rebuild)

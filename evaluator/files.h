@@ -33,19 +33,4 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-/// An exclusive flock(2) on a lock file, held until destruction: two builds of
-/// the same suite or package wait for each other instead of clashing.
-class FileLock {
- public:
-  static common::Result<FileLock> acquire(const std::filesystem::path& file);
-  FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  FileLock& operator=(FileLock&&) = delete;
-  FileLock(const FileLock&) = delete;
-  ~FileLock();
-
- private:
-  explicit FileLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
-
 }  // namespace evaluator

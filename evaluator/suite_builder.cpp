@@ -1,3 +1,4 @@
+#include "common/file_lock.h"
 #include "evaluator/suite_builder.h"
 
 #include <fmt/core.h>
@@ -88,7 +89,7 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
   auto commands = parse_compile_commands(*text, compile_commands.string());
   if (!commands) return commands.error();
   if (commands->empty()) return Error{compile_commands.string() + ": no compile commands"};
-  auto lock = FileLock::acquire(suites_dir / ("." + o.name + ".lock"));
+  auto lock = common::FileLock::acquire(suites_dir / ("." + o.name + ".lock"));
   if (!lock) return lock.error();
   auto scratch = ScratchDir::create(suites_dir, o.name);
   if (!scratch) return scratch.error();
@@ -119,7 +120,7 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
   if (auto s = check_suite_name(name); !s) return s.error();
   auto corpus = read_corpus(corpus_dir);
   if (!corpus) return corpus.error();
-  auto lock = FileLock::acquire(suites_dir / ("." + name + ".lock"));
+  auto lock = common::FileLock::acquire(suites_dir / ("." + name + ".lock"));
   if (!lock) return lock.error();
   auto scratch = ScratchDir::create(suites_dir, name);
   if (!scratch) return scratch.error();

@@ -72,4 +72,15 @@ std::unique_ptr<Runner> make_policy_runner(const PolicyModel& model, CompatRepor
   return std::make_unique<PolicyRunner>(model, report, std::move(options));
 }
 
+std::unique_ptr<Runner> make_policy_runner_copy(const PolicyModel& model, CompatReport* report) {
+  struct Owning : Runner {
+    PolicyModel copy;
+    std::unique_ptr<Runner> inner;
+    Owning(const PolicyModel& m, CompatReport* r) : copy(m), inner(make_policy_runner(copy, r)) {}
+    common::Status begin(const ChannelHeader& h) override { return inner->begin(h); }
+    double advise(const Observation& o) override { return inner->advise(o); }
+  };
+  return std::make_unique<Owning>(model, report);
+}
+
 }  // namespace policy

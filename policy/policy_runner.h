@@ -36,6 +36,10 @@ struct PolicyRunnerOptions {
 std::unique_ptr<Runner> make_policy_runner(const PolicyModel& model, CompatReport* report = nullptr,
                                            PolicyRunnerOptions options = {});
 
+/// The same, owning its own copy of `model`: for a compile on another
+/// thread (the network's input buffer is per model).
+std::unique_ptr<Runner> make_policy_runner_copy(const PolicyModel& model, CompatReport* report = nullptr);
+
 /// The model's normalized input for one observation under a binding.
 void normalize_inputs(const PolicyMetadata& meta, const FeatureBinding& binding,
                       const std::vector<std::vector<double>>& features, float* out);

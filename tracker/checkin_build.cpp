@@ -1,30 +1,10 @@
 #include "tracker/checkin_build.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+#include "common/file_lock.h"
 
 namespace tracker {
 namespace fs = std::filesystem;
 
-namespace {
-
-/// Serializes builds in one work tree across processes.
-class BuildLock {
- public:
-  explicit BuildLock(const fs::path& file) : fd_(open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0) flock(fd_, LOCK_EX);
-  }
-  ~BuildLock() {
-    if (fd_ >= 0) close(fd_);
-  }
-  bool ok() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
-
-}  // namespace
 
 common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::Recipe& recipe,
                                            const CommitInfo& commit, const CheckinBuildOptions& options) {
@@ -41,8 +21,9 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   fs::create_directories(tree.dir(), ec);
   fs::create_directories(entry.parent_path(), ec);
   if (ec) return common::Error{"cannot create " + entry.parent_path().string() + ": " + ec.message()};
-  BuildLock lock(tree.dir() / "build.lock");
-  if (!lock.ok()) return common::Error{"work tree " + tree.dir().string() + " is not writable"};
+  // Serializes builds in one work tree across processes.
+  auto lock = common::FileLock::acquire(tree.dir() / "build.lock");
+  if (!lock) return common::Error{"work tree " + tree.dir().string() + " is not writable: " + lock.error().message};
   if (auto cached = builder::read_cached(entry)) {  // another process built it while we waited
     out.result = *cached;
     return out;

@@ -1,7 +1,6 @@
 #include "tracker/worktree.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/file_lock.h"
 #include "common/hash.h"
 #include "tracker/git_impl.h"
 
@@ -158,21 +158,6 @@ void remove_empty_parents(fs::path p, const fs::path& stop) {
     if (!fs::remove(p, ec)) break;  // not empty (or gone): stop climbing
 }
 
-class DirLock {
- public:
-  explicit DirLock(const fs::path& file) {
-    fd_ = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0) flock(fd_, LOCK_EX);
-  }
-  ~DirLock() {
-    if (fd_ >= 0) close(fd_);
-  }
-  bool ok() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 WorkTree::WorkTree(fs::path dir) : dir_(std::move(dir)) {}
@@ -189,8 +174,8 @@ common::Result<CheckoutStats> WorkTree::checkout(const GitRepo& repo, const std:
   fs::create_directories(source_dir(), ec);
   if (ec || access(dir_.c_str(), W_OK) != 0)
     return Error{"work tree " + dir_.string() + " is not writable" + (ec ? ": " + ec.message() : "")};
-  DirLock lock(dir_ / "lock");
-  if (!lock.ok()) return Error{"cannot lock work tree " + dir_.string() + ": " + strerror(errno)};
+  auto lock = common::FileLock::acquire(dir_ / "lock");
+  if (!lock) return lock.error();
 
   auto* grepo = repo.impl().repo.get();
   git_oid oid;
