@@ -129,3 +129,20 @@ TEST_CASE("policy serve answers a compile started by someone else and cleans up"
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("cannot create ML channel FIFO") != std::string::npos);
 }
+
+TEST_CASE("the demo builds the sampled check-ins and evaluates the policy at each") {
+  Fixture f;
+  auto policy = (f.dir / "p.policy").string();
+  REQUIRE(f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
+                 "--iterations", "0", "--clone-epochs", "20"})
+              .exit_code == 0);
+  auto suite = (f.dir / "data/suites/testdata").string();
+  auto d = f.run({"demo", "--weeks", "8", "--every", "1m", "--suite", suite, "--policy", policy});
+  INFO(d.output);
+  REQUIRE(d.exit_code == 0);
+  // 2025-12-01 + 8 weeks: the last check-ins of December and of January.
+  CHECK(d.output.find("evaluating at 2 sampled check-ins") != std::string::npos);
+  CHECK(d.output.find("wins/ties/losses") != std::string::npos);
+  CHECK(f.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
+  CHECK(f.psql("SELECT count(DISTINCT build_id) FROM evaluations") == "2");
+}
