@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -102,6 +104,7 @@ Result<Child> Child::start(const ProcessSpec& spec) {
   c.out_fd_ = read_fd;
   c.started_ = std::chrono::steady_clock::now();
   c.timeout_ = spec.timeout;
+  c.pid_fd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // -1 on old kernels: we poll instead
   if (read_fd >= 0) fcntl(read_fd, F_SETFL, O_NONBLOCK);
   return c;
 }
@@ -111,6 +114,7 @@ Child::Child(Child&& o) noexcept { *this = std::move(o); }
 Child& Child::operator=(Child&& o) noexcept {
   std::swap(pid_, o.pid_);
   std::swap(out_fd_, o.out_fd_);
+  std::swap(pid_fd_, o.pid_fd_);
   started_ = o.started_;
   timeout_ = o.timeout_;
   output_ = std::move(o.output_);
@@ -121,15 +125,19 @@ Child& Child::operator=(Child&& o) noexcept {
 Child::~Child() {
   if (pid_ > 0 && !done_) kill_group();
   if (out_fd_ >= 0) close(out_fd_);
+  if (pid_fd_ >= 0) close(pid_fd_);
 }
 
 void Child::drain_output(int timeout_ms) {
-  if (out_fd_ < 0) {
-    if (timeout_ms > 0) usleep(timeout_ms * 1000);
+  pollfd fds[2];
+  int n = 0;
+  if (out_fd_ >= 0) fds[n++] = {out_fd_, POLLIN, 0};
+  if (pid_fd_ >= 0) fds[n++] = {pid_fd_, POLLIN, 0};
+  if (n == 0) {
+    if (timeout_ms > 0) usleep(std::min(timeout_ms, 2) * 1000);
     return;
   }
-  pollfd p{out_fd_, POLLIN, 0};
-  if (poll(&p, 1, timeout_ms) <= 0) return;
+  if (poll(fds, n, timeout_ms) <= 0 || out_fd_ < 0 || !(fds[0].revents & (POLLIN | POLLHUP))) return;
   char buf[65536];
   for (;;) {
     ssize_t n = read(out_fd_, buf, sizeof buf);

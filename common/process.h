@@ -54,11 +54,13 @@ class Child {
 
  private:
   Child() = default;
+  /// Reads what the child printed; waits up to timeout_ms for output or its exit.
   void drain_output(int timeout_ms);
   ProcessResult finish(int status);
 
   int pid_ = -1;
   int out_fd_ = -1;
+  int pid_fd_ = -1;  ///< pidfd: readable when the child exits, so waiting never sleeps blindly
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::milliseconds> timeout_;
   std::string output_;
