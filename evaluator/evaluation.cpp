@@ -1,5 +1,6 @@
 #include "evaluator/evaluation.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -35,18 +36,16 @@ HeuristicResult finish(const policy::CompileOutcome& c, const fs::path& object) 
   return r;
 }
 
-ModuleResult compile_module(const EvaluationOptions& o, const SuiteModule& m, policy::CompatReport* report) {
-  ModuleResult out;
-  out.name = m.name;
+/// One compile of one module under one heuristic; the objects go to
+/// <work>/<heuristic>/<module>.o.
+HeuristicResult compile_one(const EvaluationOptions& o, const SuiteModule& m, bool learned,
+                            policy::CompatReport* report) {
   auto bitcode = o.suite_dir / (m.name + ".bc");
-  auto def = object_path(o.work_dir, "default", m.name);
-  auto learned = object_path(o.work_dir, "learned", m.name);
-  fs::create_directories(def.parent_path());
-  fs::create_directories(learned.parent_path());
-  out.by_default = finish(policy::compile_default(o.compiler, bitcode, def), def);
+  auto object = object_path(o.work_dir, learned ? "learned" : "default", m.name);
+  fs::create_directories(object.parent_path());
+  if (!learned) return finish(policy::compile_default(o.compiler, bitcode, object), object);
   auto runner = o.learned(report);
-  out.learned = finish(policy::compile_with_runner(o.compiler, bitcode, learned, *runner, o.work_dir / "learned"), learned);
-  return out;
+  return finish(policy::compile_with_runner(o.compiler, bitcode, object, *runner, o.work_dir / "learned"), object);
 }
 
 }  // namespace
@@ -58,20 +57,37 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   result.modules.resize(modules.size());
   if (modules.empty()) return common::Error{"suite " + o.suite->name + " has no modules"};
 
-  // All modules in parallel; the first learned compile to bind features
-  // fills the report, which says afterwards whether the policy could run at all.
-  std::atomic<int> next{0}, done{0};
+  // Every (module, heuristic) compile is a task, the largest modules first,
+  // so the cores stay busy to the end; results land by index, so the outcome
+  // does not depend on the order. The first module's learned compile fills
+  // the report that says whether the policy could run here at all.
+  std::vector<int> order(modules.size());
+  std::vector<std::uintmax_t> bytes(modules.size());
+  for (std::size_t i = 0; i < modules.size(); ++i) {
+    order[i] = static_cast<int>(i);
+    std::error_code ec;
+    bytes[i] = fs::file_size(o.suite_dir / (modules[i].name + ".bc"), ec);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
+  std::vector<int> remaining(modules.size(), 2);
+  for (std::size_t i = 0; i < modules.size(); ++i) result.modules[i].name = modules[i].name;
+  std::atomic<int> next{0};
+  int done = 0;
   std::mutex mutex;
   std::vector<std::thread> threads;
+  const int tasks = static_cast<int>(2 * modules.size());
   for (int t = 0; t < std::max(1, o.jobs); ++t)
     threads.emplace_back([&] {
-      for (int i; (i = next++) < static_cast<int>(modules.size());) {
+      for (int k; (k = next++) < tasks;) {
+        int i = order[k / 2];
+        bool learned = k % 2 == 1;
         policy::CompatReport report;
-        auto r = compile_module(o, modules[i], &report);
+        auto r = compile_one(o, modules[i], learned, &report);
         std::lock_guard lock(mutex);
-        if (i == 0) result.compat = report;  // deterministic: always the first module's binding
-        result.modules[i] = std::move(r);
-        if (o.progress) o.progress(++done, static_cast<int>(modules.size()), result.modules[i]);
+        auto& m = result.modules[i];
+        (learned ? m.learned : m.by_default) = std::move(r);
+        if (learned && i == 0) result.compat = report;
+        if (--remaining[i] == 0 && o.progress) o.progress(++done, static_cast<int>(modules.size()), m);
       }
     });
   for (auto& t : threads) t.join();
