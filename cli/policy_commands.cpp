@@ -4,6 +4,8 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <ctime>
 
 #include <nlohmann/json.hpp>
 
@@ -26,31 +28,36 @@ namespace {
 struct TrainArgs {
   BuildSelector build;
   std::string suite = "train", out, name, warm_start;
-  std::uint64_t seed = 1;
-  policy::TrainOptions defaults;
-  int iterations = defaults.iterations, clone_epochs = defaults.clone_epochs;
-  int search_trials = defaults.search_trials, imitation_epochs = defaults.imitation_epochs;
-  double search_budget = defaults.search_budget, flip_weight = defaults.flip_weight;
-  double learning_rate = defaults.learning_rate;
-  int eval_every = defaults.eval_every;
-  bool resume = false;
+  policy::TrainOptions options;  ///< the tunables, bound to options below; defaults are the shipped policy's
 };
+
+/// The policy file's creation time: now, or SOURCE_DATE_EPOCH when set, so
+/// that the same seed gives the same file, content hash included.
+std::string creation_time() {
+  const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
+  if (!epoch || !*epoch) return "";  // the model fills in "now"
+  auto t = static_cast<std::time_t>(std::strtoll(epoch, nullptr, 10));
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
 
 void print_progress(const policy::TrainProgress& p) {
   if (p.phase == "collect") {
     fmt::print(stderr, "collecting the default heuristic's decisions on {} modules …\n", p.steps);
   } else if (p.phase == "clone" || p.phase == "imitate") {
-    fmt::print(stderr, "[{} {:>3}/{}] loss {:.4f}  ETA {}\n", p.phase, p.step, p.steps, -p.mean_reward,
-               common::format_seconds(p.eta_seconds));
+    fmt::print(stderr, "[{} {:>3}/{}] loss {:.4f}  accuracy {:.2f}%  ETA {}\n", p.phase, p.step, p.steps,
+               -p.mean_reward, 100 * p.accuracy, common::format_seconds(p.eta_seconds));
   } else if (p.phase == "search") {
     fmt::print(stderr, "[search {:>3}/{}] mean reward {:+.3f}%  uplift found {:+.3f}%  ETA {}\n", p.step, p.steps,
                100 * p.mean_reward, 100 * p.uplift, common::format_seconds(p.eta_seconds));
   } else if (p.phase == "imitated") {
     fmt::print(stderr, "[imitated] uplift {:+.3f}%, {:.1f}% of modules no worse\n", 100 * p.uplift,
-               100 * p.mean_reward);
+               100 * p.no_worse);
   } else {
-    fmt::print(stderr, "[reinforce {:>2}/{}] mean reward {:+.3f}%  uplift {:+.3f}%  ETA {}\n", p.step, p.steps,
-               100 * p.mean_reward, 100 * p.uplift, common::format_seconds(p.eta_seconds));
+    fmt::print(stderr, "[reinforce {:>2}/{}] mean reward {:+.3f}%  uplift {:+.3f}% ({:.1f}% no worse)  ETA {}\n",
+               p.step, p.steps, 100 * p.mean_reward, 100 * p.uplift, 100 * p.no_worse,
+               common::format_seconds(p.eta_seconds));
   }
 }
 
@@ -58,7 +65,7 @@ void run_train(Context& ctx, const TrainArgs& a) {
   auto database = ctx.database();
   auto build = select_build(ctx, a.build, &database);
   auto suite = select_suite(ctx, a.suite);
-  policy::TrainOptions o;
+  policy::TrainOptions o = a.options;
   for (const auto& m : suite.suite.modules) o.modules.push_back({m.name, suite.bitcode(m)});
   o.compiler = build.compiler;
   o.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {
@@ -66,26 +73,17 @@ void run_train(Context& ctx, const TrainArgs& a) {
     if (!s) return s.error();
     return s->text;
   };
-  o.work_dir = ctx.data_dir() / "training" / (fs::path(a.out).stem().string() + "-" + std::to_string(a.seed));
-  o.seed = a.seed;
-  o.iterations = a.iterations;
-  o.clone_epochs = a.clone_epochs;
-  o.search_trials = a.search_trials;
-  o.search_budget = a.search_budget;
-  o.imitation_epochs = a.imitation_epochs;
-  o.flip_weight = a.flip_weight;
-  o.learning_rate = a.learning_rate;
-  o.eval_every = a.eval_every;
+  o.work_dir = ctx.data_dir() / "training" / (fs::path(a.out).stem().string() + "-" + std::to_string(o.seed));
   o.jobs = jobs_or_cores(a.build.jobs);
-  o.resume = a.resume;
   if (!a.warm_start.empty()) o.warm_start = a.warm_start;
   o.metadata.name = a.name.empty() ? fs::path(a.out).stem().string() : a.name;
   o.metadata.compiler_repo = build.repo;
   o.metadata.compiler_commit = build.commit;
   o.metadata.corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
+  o.metadata.created = creation_time();
   if (!ctx.quiet) o.progress = print_progress;
   fmt::print(stderr, "training on suite {} ({} modules) with compiler {}, seed {}\n", suite.suite.name,
-             o.modules.size(), build.label, a.seed);
+             o.modules.size(), build.label, o.seed);
   auto result = policy::train(o).take();
   result.model.save(a.out).take();
   const auto& meta = result.model.metadata();
@@ -145,22 +143,31 @@ void attach_train(CLI::App& sub, Context& ctx) {
   sub.add_option("--suite", a->suite, "training suite: a name or a suite directory (default: train)");
   sub.add_option("--out", a->out, "where to write the policy file")->required();
   sub.add_option("--name", a->name, "the policy's name (default: the file's stem)");
-  sub.add_option("--seed", a->seed, "random seed; the same seed gives the same policy");
-  sub.add_option("--iterations", a->iterations, "REINFORCE iterations")->check(CLI::Range(0, 10000))->capture_default_str();
-  sub.add_option("--clone-epochs", a->clone_epochs, "behaviour-cloning epochs")->check(CLI::Range(0, 100000))->capture_default_str();
-  sub.add_option("--search-trials", a->search_trials, "greedy search: flips tried per module, at most")
+  auto& o = a->options;
+  sub.add_option("--seed", o.seed, "random seed; the same seed gives the same policy")->capture_default_str();
+  sub.add_option("--clone-epochs", o.clone_epochs, "epochs of behaviour cloning of the default heuristic")
       ->check(CLI::Range(0, 100000))->capture_default_str();
-  sub.add_option("--search-budget", a->search_budget, "greedy search: trials x decisions per module, at most")
+  sub.add_option("--search-trials", o.search_trials, "greedy search: flips tried per module, at most")
+      ->check(CLI::Range(0, 100000))->capture_default_str();
+  sub.add_option("--search-budget", o.search_budget, "greedy search: trials x decisions per module, at most")
       ->check(CLI::Range(0.0, 1e9))->capture_default_str();
-  sub.add_option("--imitation-epochs", a->imitation_epochs, "epochs of imitation of the searched decisions")
+  sub.add_option("--imitation-epochs", o.imitation_epochs, "epochs of imitation of the searched decisions")
       ->check(CLI::Range(0, 100000))->capture_default_str();
-  sub.add_option("--flip-weight", a->flip_weight, "imitation weight of a searched flip")
+  sub.add_option("--flip-weight", o.flip_weight, "imitation weight of a flip the search kept")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
-  sub.add_option("--learning-rate", a->learning_rate, "Adam learning rate")->check(CLI::Range(1e-7, 1.0))->capture_default_str();
-  sub.add_option("--eval-every", a->eval_every, "greedy evaluation every N REINFORCE iterations")
+  sub.add_option("--verified-weight", o.verified_weight, "imitation weight of an answer whose flip the search rejected")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  sub.add_option("--learning-rate", o.learning_rate, "Adam learning rate of cloning and imitation")
+      ->check(CLI::Range(1e-7, 1.0))->capture_default_str();
+  sub.add_option("--iterations", o.iterations, "REINFORCE iterations")->check(CLI::Range(0, 10000))->capture_default_str();
+  sub.add_option("--rl-learning-rate", o.rl_learning_rate, "Adam learning rate of REINFORCE")
+      ->check(CLI::Range(1e-7, 1.0))->capture_default_str();
+  sub.add_option("--loss-penalty", o.loss_penalty, "REINFORCE: reward taken from a module made larger than the default")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  sub.add_option("--eval-every", o.eval_every, "greedy evaluation (and best-policy choice) every N iterations")
       ->check(CLI::Range(1, 10000))->capture_default_str();
   sub.add_option("--warm-start", a->warm_start, "start from this policy instead of cloning the default");
-  sub.add_flag("--resume", a->resume, "continue an interrupted run from its checkpoint");
+  sub.add_flag("--resume", o.resume, "continue an interrupted run from its checkpoint (same options)");
   sub.callback([&ctx, a] { run_train(ctx, *a); });
 }
 

@@ -2,11 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <numeric>
 
 #include "policy/policy_runner.h"
+#include "policy/search.h"
 #include "policy/torch_model_impl.h"
 #include "policy/training_data.h"
 
@@ -21,12 +24,20 @@ double reward(std::int64_t policy_size, std::int64_t default_size) {
   return 1.0 - (policy_size + 0.01) / (default_size + 0.01);
 }
 
+/// What REINFORCE maximizes: MLGO's reward, minus a price on every module
+/// the policy makes larger than the default.
+double shaped_reward(std::int64_t policy_size, std::int64_t default_size, const TrainOptions& o) {
+  return reward(policy_size, default_size) - (policy_size > default_size ? o.loss_penalty : 0.0);
+}
+
 /// One value per (seed, iteration, module): sampling is the same whatever
 /// order the threads run in, so a seed reproduces a run.
 std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   std::uint64_t h = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL;
   return (h ^ (c + 0x94D049BB133111EBULL)) * 0x94D049BB133111EBULL;
 }
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 void fill_normalization(PolicyMetadata& meta, const TrainingData& data) {
   auto n = data.feature_names.size();
@@ -51,99 +62,264 @@ void fill_normalization(PolicyMetadata& meta, const TrainingData& data) {
   }
 }
 
-/// The normalized inputs of every default decision, with their labels.
-std::pair<torch::Tensor, torch::Tensor> clone_dataset(const PolicyMetadata& meta, const TrainingData& data) {
+/// Normalized inputs (rows × features), labels and per-row loss weights.
+struct Dataset {
   std::vector<float> x;
   std::vector<std::int64_t> y;
-  FeatureBinding identity;
-  for (std::size_t i = 0; i < meta.features.size(); ++i) identity.source.push_back(static_cast<int>(i));
-  std::vector<float> row(meta.features.size());
-  for (const auto& m : data.modules)
-    for (std::size_t d = 0; d < m.features.size(); ++d) {
-      std::vector<std::vector<double>> as_tensors;
-      for (double v : m.features[d]) as_tensors.push_back({v});
-      normalize_inputs(meta, identity, as_tensors, row.data());
-      x.insert(x.end(), row.begin(), row.end());
-      y.push_back(m.default_decisions[d]);
+  std::vector<float> w;
+};
+
+void add_rows(Dataset& d, const PolicyMetadata& meta, const std::vector<std::vector<double>>& rows,
+              const std::vector<int>& labels, const std::vector<float>& weights) {
+  append_normalized(meta, rows, d.x);
+  d.y.insert(d.y.end(), labels.begin(), labels.end());
+  d.w.insert(d.w.end(), weights.begin(), weights.end());
+}
+
+/// Weighted cross-entropy, Adam, shuffled minibatches (shuffle from `seed`).
+void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, std::uint64_t seed, const TrainOptions& o,
+         const char* phase) {
+  auto n = static_cast<long>(d.y.size());
+  if (n == 0 || epochs == 0) return;
+  auto f = static_cast<long>(model.metadata().features.size());
+  auto x = torch::from_blob(d.x.data(), {n, f});
+  auto y = torch::from_blob(d.y.data(), {n}, torch::kInt64);
+  auto w = torch::from_blob(d.w.data(), {n});
+  auto& net = model.impl().net;
+  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(o.learning_rate));
+  std::vector<std::int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed);
+  constexpr long kBatch = 512;
+  auto start = Clock::now();
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng);
+    auto perm = torch::from_blob(order.data(), {n}, torch::kInt64);
+    double loss_sum = 0, right = 0;
+    for (long b = 0; b < n; b += kBatch) {
+      auto idx = perm.slice(0, b, std::min(n, b + kBatch));
+      auto wb = w.index_select(0, idx);
+      opt.zero_grad();
+      auto logits = net->forward(x.index_select(0, idx));
+      auto yb = y.index_select(0, idx);
+      right += (logits.argmax(1) == yb).sum().item<double>();
+      auto per_row = torch::nn::functional::cross_entropy(logits, yb,
+          torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(smoothing).reduction(torch::kNone));
+      auto loss = (per_row * wb).sum() / wb.sum();
+      loss.backward();
+      opt.step();
+      loss_sum += loss.item<double>() * idx.size(0);
     }
-  auto n = static_cast<long>(y.size());
-  return {torch::from_blob(x.data(), {n, static_cast<long>(meta.features.size())}).clone(),
-          torch::from_blob(y.data(), {n}, torch::kInt64).clone()};
+    if (o.progress && (epoch % 10 == 9 || epoch + 1 == epochs)) {
+      double per = seconds_since(start) / (epoch + 1);
+      o.progress({phase, epoch + 1, epochs, -loss_sum / n, 0, per * (epochs - epoch - 1), right / n});
+    }
+  }
 }
 
 void behaviour_clone(PolicyModel& model, const TrainingData& data, const TrainOptions& o) {
-  auto [x, y] = clone_dataset(model.metadata(), data);
-  if (x.size(0) == 0) return;
-  auto& net = model.impl().net;
-  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(o.learning_rate));
-  auto start = Clock::now();
-  for (int epoch = 0; epoch < o.clone_epochs; ++epoch) {
-    opt.zero_grad();
-    // Label smoothing keeps the cloned policy from saturating: REINFORCE then
-    // still samples the other answer now and then, which is its exploration.
-    auto loss = torch::nn::functional::cross_entropy(
-        net->forward(x), y, torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(o.label_smoothing));
-    loss.backward();
-    opt.step();
-    if (o.progress && (epoch % 50 == 49 || epoch + 1 == o.clone_epochs)) {
-      double per = std::chrono::duration<double>(Clock::now() - start).count() / (epoch + 1);
-      o.progress({"clone", epoch + 1, o.clone_epochs, -loss.item<double>(), 0, per * (o.clone_epochs - epoch - 1)});
-    }
-  }
+  Dataset d;
+  for (const auto& m : data.modules)
+    add_rows(d, model.metadata(), m.features, m.default_decisions, std::vector<float>(m.features.size(), 1.0f));
+  fit(model, d, o.clone_epochs, o.label_smoothing, mix(o.seed, 0, 1), o, "clone");
 }
 
-struct Evaluation {
-  double uplift = 0, total_uplift = 0;
-};
-
-/// Compiles every module with the greedy policy: geometric-mean and total .text reduction.
-Evaluation evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o) {
-  std::vector<double> ratios(data.modules.size(), 1.0);
-  std::vector<std::int64_t> sizes(data.modules.size(), 0);
-  auto dir = o.work_dir / "eval";
-  fs::create_directories(dir);
-  parallel_for(static_cast<int>(data.modules.size()), o.jobs, [&](int i) {
-    const auto& m = data.modules[i];
-    PolicyModel local(model);
-    auto runner = make_policy_runner(local);
-    auto obj = dir / (std::to_string(i) + ".o");
-    auto r = compile_with_runner(o.compiler, m.bitcode, obj, *runner, dir);
-    auto size = r.ok ? o.measure_text(obj) : common::Result<std::int64_t>(common::Error{r.error});
-    sizes[i] = size ? *size : m.default_text;  // a failed compile counts as no change
-    ratios[i] = (sizes[i] + 0.01) / (m.default_text + 0.01);
-  });
-  double total_default = 0, total_policy = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    total_default += data.modules[i].default_text;
-    total_policy += sizes[i];
+/// Cross-entropy on the searched decisions, kept flips weighted up: they are
+/// rare, and the whole improvement over the default.
+void imitate(PolicyModel& model, const std::vector<SearchedModule>& searched, const TrainOptions& o) {
+  Dataset d;
+  for (const auto& s : searched) {
+    std::vector<float> w(s.decisions.size(), 1.0f);
+    // Rejected indices were tried on earlier trajectories, which a later kept flip may have shortened.
+    for (int i : s.rejected)
+      if (i < static_cast<int>(w.size())) w[i] = static_cast<float>(o.verified_weight);
+    for (int i : s.flipped) w[i] = static_cast<float>(o.flip_weight);
+    add_rows(d, model.metadata(), s.features, s.decisions, w);
   }
-  return {1 - geomean(ratios), 1 - total_policy / std::max(1.0, total_default)};
+  fit(model, d, o.imitation_epochs, 0.0, mix(o.seed, 0, 2), o, "imitate");
+}
+
+/// A greedy evaluation's figures, as the checkpoint and the metadata keep them.
+nlohmann::json figures(const Outcome& e) {
+  return {{"uplift_geomean", e.uplift}, {"uplift_total", e.total_uplift}, {"wins", e.wins},
+          {"ties", e.ties},             {"losses", e.losses},             {"no_worse_share", e.no_worse()}};
+}
+
+/// Training results are chosen on: meeting the "no worse on 90% of modules"
+/// bar first (a policy must not trade many small losses for a few big wins),
+/// then the geometric-mean uplift.
+bool better(const nlohmann::json& a, const nlohmann::json& b) {
+  constexpr double kNoWorseBar = 0.9;
+  double ua = a["uplift_geomean"], ub = b["uplift_geomean"], na = a["no_worse_share"], nb = b["no_worse_share"];
+  if ((na >= kNoWorseBar) != (nb >= kNoWorseBar)) return na >= kNoWorseBar;
+  if (na >= kNoWorseBar || na == nb) return ua > ub;
+  return na > nb;
 }
 
 struct Checkpoint {
   int iteration = 0;
-  std::vector<double> baselines;
-  double best_uplift = -1e9;
-  double last_uplift = 0;
+  std::vector<double> baselines;  ///< per module, of the reward
+  nlohmann::json last;    ///< figures of the policy last evaluated
+  nlohmann::json best;    ///< figures of the best policy so far
+  nlohmann::json search;  ///< what the greedy search found
 };
+
+/// A checkpoint's files carry its iteration; checkpoint.json, renamed into
+/// place last, names the complete set, so an interruption never mixes two.
+fs::path checkpoint_file(const fs::path& dir, int iteration, const char* what) {
+  return dir / ("checkpoint-" + std::to_string(iteration) + "-" + what);
+}
 
 void save_checkpoint(PolicyModel& model, const PolicyModel& best, const Checkpoint& c, torch::optim::Adam& opt,
                      const fs::path& dir) {
-  model.save(dir / "checkpoint-current.policy").take();
-  PolicyModel(best).save(dir / "checkpoint-best.policy").take();
-  torch::save(opt, (dir / "checkpoint-optimizer.pt").string());
-  nlohmann::json j{{"iteration", c.iteration}, {"baselines", c.baselines}, {"best_uplift", c.best_uplift},
-                   {"last_uplift", c.last_uplift}};
+  model.save(checkpoint_file(dir, c.iteration, "current.policy")).take();
+  PolicyModel(best).save(checkpoint_file(dir, c.iteration, "best.policy")).take();
+  torch::save(opt, checkpoint_file(dir, c.iteration, "optimizer.pt").string());
+  nlohmann::json j{{"iteration", c.iteration}, {"baselines", c.baselines}, {"last", c.last},
+                   {"best", c.best},           {"search", c.search}};
   std::ofstream(dir / "checkpoint.json.tmp") << j.dump();
   fs::rename(dir / "checkpoint.json.tmp", dir / "checkpoint.json");
+  std::error_code ec;
+  for (const char* what : {"current.policy", "best.policy", "optimizer.pt"})
+    fs::remove(checkpoint_file(dir, c.iteration - 1, what), ec);
 }
 
 std::optional<Checkpoint> load_checkpoint(const fs::path& dir) {
   std::ifstream in(dir / "checkpoint.json");
   if (!in) return std::nullopt;
   auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  return Checkpoint{j["iteration"], j["baselines"].get<std::vector<double>>(), j["best_uplift"], j["last_uplift"]};
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  try {
+    return Checkpoint{j.at("iteration"), j.at("baselines"), j.at("last"), j.at("best"), j.at("search")};
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+/// One REINFORCE iteration: every module compiled once with decisions sampled
+/// from the policy; each module's advantage (reward minus its moving-average
+/// baseline, normalized over the batch) scales the log-probability of its
+/// actions. Returns the mean reward.
+double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const TrainingData& data, Checkpoint& state,
+                           int it, const TrainOptions& o) {
+  auto n = data.modules.size();
+  std::vector<Rollout> rollouts(n);
+  auto order = largest_first(decision_counts(data));
+  parallel_for(static_cast<int>(n), o.jobs, [&](int k) {
+    int i = order[k];
+    std::mt19937_64 rng(mix(o.seed, it, i));
+    auto dir = o.work_dir / "sample" / std::to_string(i);
+    fs::create_directories(dir);
+    rollouts[i] = rollout(model, data.modules[i], o, &rng, dir);
+  });
+  std::vector<double> advantage(n, 0);
+  double reward_sum = 0, square_sum = 0;
+  int counted = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!rollouts[i].ok || rollouts[i].trace.actions.empty()) continue;
+    double r = shaped_reward(rollouts[i].text, data.modules[i].default_text, o);
+    advantage[i] = r - state.baselines[i];
+    state.baselines[i] = 0.8 * state.baselines[i] + 0.2 * r;
+    reward_sum += r;
+    square_sum += advantage[i] * advantage[i];
+    ++counted;
+  }
+  if (counted == 0) return 0;
+  // Rewards are fractions of a percent and vary by module: normalizing keeps
+  // the step size independent of the suite.
+  double scale = 1.0 / (std::sqrt(square_sum / counted) + 1e-6);
+  std::vector<float> x, adv;
+  std::vector<std::int64_t> a;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (advantage[i] == 0) continue;
+    const auto& t = rollouts[i].trace;
+    x.insert(x.end(), t.inputs.begin(), t.inputs.end());
+    a.insert(a.end(), t.actions.begin(), t.actions.end());
+    adv.insert(adv.end(), t.actions.size(), static_cast<float>(advantage[i] * scale));
+  }
+  if (a.empty()) return reward_sum / counted;
+  auto rows = static_cast<long>(a.size());
+  auto xt = torch::from_blob(x.data(), {rows, static_cast<long>(model.metadata().features.size())});
+  auto at = torch::from_blob(a.data(), {rows, 1}, torch::kInt64);
+  auto advt = torch::from_blob(adv.data(), {rows});
+  opt.zero_grad();
+  auto logp = torch::log_softmax(model.impl().net->forward(xt), 1);
+  // Summed over a module's decisions, averaged over modules: the gradient of
+  // the expected per-module reward.
+  auto loss = -(advt * logp.gather(1, at).squeeze(1)).sum() / counted;
+  loss.backward();
+  opt.step();
+  return reward_sum / counted;
+}
+
+/// A fresh model for the training data: cloned from the default heuristic,
+/// or copied from a warm-start policy.
+common::Result<PolicyModel> initial_model(const TrainingData& data, const TrainOptions& o) {
+  PolicyMetadata meta = o.metadata;
+  meta.seed = o.seed;
+  if (!o.warm_start) {
+    fill_normalization(meta, data);
+    auto model = PolicyModel::create(meta);
+    behaviour_clone(model, data, o);
+    return model;
+  }
+  auto parent = PolicyModel::load(*o.warm_start);
+  if (!parent) return parent.error();
+  if (parent->metadata().features != data.feature_names)
+    return common::Error{"warm-start policy " + o.warm_start->string() +
+                         " was trained on another feature set than this compiler sends"};
+  meta.mean = parent->metadata().mean;
+  meta.scale = parent->metadata().scale;
+  meta.features = parent->metadata().features;
+  meta.hidden = parent->metadata().hidden;
+  meta.parent = parent->metadata().content_hash;
+  auto model = PolicyModel::create(meta);
+  torch::NoGradGuard g;
+  auto src = parent->impl().net->parameters();
+  auto dst = model.impl().net->parameters();
+  for (std::size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+  return model;
+}
+
+/// Warm start, search and imitation; the state REINFORCE starts from, its
+/// baselines being the imitated policy's own rewards.
+common::Result<PolicyModel> warm_up(const TrainingData& data, DefaultDecisionSlot slot, const TrainOptions& o,
+                                    Checkpoint& state) {
+  auto model = initial_model(data, o);
+  if (!model) return model.error();
+  auto searched = search_all(*model, data, slot, o);
+  std::vector<std::int64_t> text;
+  int trials = 0, kept = 0;
+  for (std::size_t i = 0; i < searched.size(); ++i) {
+    text.push_back(std::min(searched[i].text, data.modules[i].default_text));
+    trials += searched[i].trials, kept += searched[i].kept;
+  }
+  state.search = figures(summarize(data, text));
+  state.search.update({{"trials", trials}, {"flips_kept", kept}});
+  imitate(*model, searched, o);
+  auto e = evaluate(*model, data, o);
+  state.baselines.clear();
+  for (std::size_t i = 0; i < e.text.size(); ++i)
+    state.baselines.push_back(shaped_reward(e.text[i], data.modules[i].default_text, o));
+  state.last = state.best = figures(e);
+  if (o.progress) o.progress({"imitated", 0, o.iterations, 0, e.uplift, 0, 0, e.no_worse()});
+  return model;
+}
+
+nlohmann::json training_json(const TrainOptions& o, const TrainingData& data, const Checkpoint& state,
+                             DefaultDecisionSlot slot) {
+  nlohmann::json j{
+      {"method", "behaviour cloning of the default heuristic; per-module greedy search and imitation of the searched "
+                 "decisions; REINFORCE with a per-module moving-average baseline and MLGO's .text reward"},
+      {"clone_epochs", o.clone_epochs},         {"search_trials", o.search_trials},
+      {"search_budget", o.search_budget},       {"search", state.search},
+      {"imitation_epochs", o.imitation_epochs}, {"flip_weight", o.flip_weight},
+      {"verified_weight", o.verified_weight},   {"iterations", o.iterations},
+      {"learning_rate", o.learning_rate},       {"rl_learning_rate", o.rl_learning_rate},
+      {"loss_penalty", o.loss_penalty},         {"modules", data.modules.size()},
+      {"skipped_modules", data.skipped},        {"default_decision_slot", slot_feature_name(slot)}};
+  for (const auto& [key, value] : state.best.items()) j["train_" + key] = value;
+  return j;
 }
 
 }  // namespace
@@ -153,142 +329,52 @@ common::Result<TrainResult> train(const TrainOptions& o) {
   std::error_code ec;
   fs::create_directories(o.work_dir, ec);
   if (ec) return common::Error{"cannot create training directory " + o.work_dir.string() + ": " + ec.message()};
+  if (!o.resume) fs::remove_all(o.work_dir / "search", ec);  // a fresh run searches afresh
   auto slot = detect_default_slot(o.compiler, o.work_dir / "probe");
   if (!slot) return slot.error();
   if (o.progress) o.progress({"collect", 0, static_cast<int>(o.modules.size()), 0, 0, 0});
   auto data = collect_training_data(o, *slot);
   if (!data) return data.error();
 
-  PolicyMetadata meta = o.metadata;
-  meta.seed = o.seed;
-  std::optional<PolicyModel> model;
   auto checkpoint = o.resume ? load_checkpoint(o.work_dir) : std::nullopt;
-  if (checkpoint) {
-    model = PolicyModel::load(o.work_dir / "checkpoint-current.policy").take();
-  } else if (o.warm_start) {
-    auto parent = PolicyModel::load(*o.warm_start);
-    if (!parent) return parent.error();
-    if (parent->metadata().features != data->feature_names)
-      return common::Error{"warm-start policy " + o.warm_start->string() +
-                           " was trained on another feature set than this compiler sends"};
-    meta.mean = parent->metadata().mean;
-    meta.scale = parent->metadata().scale;
-    meta.features = parent->metadata().features;
-    meta.hidden = parent->metadata().hidden;
-    meta.parent = parent->metadata().content_hash;
-    model = PolicyModel::create(meta);
-    {
-      torch::NoGradGuard g;
-      auto src = parent->impl().net->parameters();
-      auto dst = model->impl().net->parameters();
-      for (std::size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
-    }
-  } else {
-    fill_normalization(meta, *data);
-    model = PolicyModel::create(meta);
-    behaviour_clone(*model, *data, o);
+  Checkpoint state = checkpoint.value_or(Checkpoint{});
+  auto saved = [&](const char* what) { return checkpoint_file(o.work_dir, state.iteration, what); };
+  auto model = checkpoint ? PolicyModel::load(saved("current.policy")) : warm_up(*data, *slot, o, state);
+  if (!model) return model.error();
+  auto best = checkpoint ? PolicyModel::load(saved("best.policy")) : PolicyModel(*model);
+  if (!best) return best.error();
+  torch::optim::Adam opt(model->impl().net->parameters(), torch::optim::AdamOptions(o.rl_learning_rate));
+  try {
+    if (checkpoint) torch::load(opt, saved("optimizer.pt").string());
+  } catch (const std::exception&) {
+    return common::Error{"cannot resume: the checkpoint's optimizer state " + saved("optimizer.pt").string() +
+                         " is missing or corrupt (train again without --resume)"};
   }
+  if (!checkpoint) save_checkpoint(*model, *best, state, opt, o.work_dir);  // resuming skips the warm-up
 
-  Checkpoint state = checkpoint.value_or(Checkpoint{0, std::vector<double>(data->modules.size(), 0.0)});
-  PolicyModel best = o.resume && fs::exists(o.work_dir / "checkpoint-best.policy")
-                         ? PolicyModel::load(o.work_dir / "checkpoint-best.policy").take()
-                         : PolicyModel(*model);
-  if (state.iteration == 0) {
-    state.last_uplift = evaluate(*model, *data, o).uplift;
-    state.best_uplift = state.last_uplift;
-  }
-  auto& net = model->impl().net;
-  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(o.learning_rate));
-  if (checkpoint && fs::exists(o.work_dir / "checkpoint-optimizer.pt"))
-    torch::load(opt, (o.work_dir / "checkpoint-optimizer.pt").string());
-
-  auto dir = o.work_dir / "sample";
-  fs::create_directories(dir);
   auto start = Clock::now();
   int first = state.iteration;
   for (int it = state.iteration; it < o.iterations; ++it) {
-    std::vector<TrainingTrace> traces(data->modules.size());
-    std::vector<double> rewards(data->modules.size(), 0);
-    std::vector<char> usable(data->modules.size(), 0);
-    parallel_for(static_cast<int>(data->modules.size()), o.jobs, [&](int i) {
-      const auto& m = data->modules[i];
-      PolicyModel local(*model);
-      std::mt19937_64 rng(mix(o.seed, it, i));
-      PolicyRunnerOptions sampling;
-      sampling.sampler = &rng;
-      sampling.trace = &traces[i];
-      auto runner = make_policy_runner(local, nullptr, sampling);
-      auto obj = dir / (std::to_string(i) + ".o");
-      auto r = compile_with_runner(o.compiler, m.bitcode, obj, *runner, dir);
-      if (!r.ok) return;
-      auto size = o.measure_text(obj);
-      if (!size) return;
-      rewards[i] = reward(*size, m.default_text);
-      usable[i] = !traces[i].actions.empty();
-    });
-    // REINFORCE: raise the log-probability of actions in proportion to how
-    // much better the module did than its moving-average baseline.
-    std::vector<float> x, adv;
-    std::vector<std::int64_t> a;
-    double reward_sum = 0;
-    int counted = 0;
-    for (std::size_t i = 0; i < data->modules.size(); ++i) {
-      if (!usable[i]) continue;
-      double advantage = rewards[i] - state.baselines[i];
-      state.baselines[i] = 0.8 * state.baselines[i] + 0.2 * rewards[i];
-      reward_sum += rewards[i];
-      ++counted;
-      x.insert(x.end(), traces[i].inputs.begin(), traces[i].inputs.end());
-      for (int act : traces[i].actions) {
-        a.push_back(act);
-        adv.push_back(static_cast<float>(advantage * 100));  // rewards are fractions of a percent
-      }
-    }
-    if (!a.empty()) {
-      auto n = static_cast<long>(a.size());
-      auto xt = torch::from_blob(x.data(), {n, static_cast<long>(model->metadata().features.size())});
-      auto at = torch::from_blob(a.data(), {n, 1}, torch::kInt64);
-      auto advt = torch::from_blob(adv.data(), {n});
-      opt.zero_grad();
-      auto logp = torch::log_softmax(net->forward(xt), 1);
-      auto chosen = logp.gather(1, at).squeeze(1);
-      auto entropy = -(logp.exp() * logp).sum(1).mean();
-      auto loss = -(advt * chosen).mean() - 0.01 * entropy;
-      loss.backward();
-      opt.step();
-    }
+    double mean_reward = reinforce_iteration(*model, opt, *data, state, it, o);
     state.iteration = it + 1;
     if (state.iteration % o.eval_every == 0 || state.iteration == o.iterations) {
-      state.last_uplift = evaluate(*model, *data, o).uplift;
-      if (state.last_uplift > state.best_uplift) {
-        state.best_uplift = state.last_uplift;
-        best = PolicyModel(*model);
-      }
+      auto e = evaluate(*model, *data, o);
+      state.last = figures(e);
+      if (better(figures(e), state.best)) state.best = figures(e), *best = PolicyModel(*model);
     }
-    save_checkpoint(*model, best, state, opt, o.work_dir);
+    save_checkpoint(*model, *best, state, opt, o.work_dir);
     if (o.progress) {
-      double per = std::chrono::duration<double>(Clock::now() - start).count() / (state.iteration - first);
-      o.progress({"reinforce", state.iteration, o.iterations, counted ? reward_sum / counted : 0, state.last_uplift,
-                  per * (o.iterations - state.iteration)});
+      double per = seconds_since(start) / (state.iteration - first);
+      o.progress({"reinforce", state.iteration, o.iterations, mean_reward, state.last["uplift_geomean"],
+                  per * (o.iterations - state.iteration), 0, state.last["no_worse_share"]});
     }
   }
 
-  auto final_eval = evaluate(best, *data, o);
-  nlohmann::json training{{"method", "behaviour cloning of the default heuristic, then REINFORCE with a per-module "
-                                     "moving-average baseline and MLGO's .text reward"},
-                          {"clone_epochs", o.clone_epochs},
-                          {"iterations", o.iterations},
-                          {"learning_rate", o.learning_rate},
-                          {"modules", data->modules.size()},
-                          {"skipped_modules", data->skipped},
-                          {"train_uplift_geomean", final_eval.uplift},
-                          {"train_uplift_total", final_eval.total_uplift},
-                          {"default_decision_slot", slot_feature_name(*slot)}};
-  best.metadata().training = training.dump();
-  best.metadata().seed = o.seed;
-  TrainResult result{std::move(best), final_eval.uplift, final_eval.total_uplift,
+  best->metadata().training = training_json(o, *data, state, *slot).dump();
+  best->metadata().seed = o.seed;
+  const auto& b = state.best;
+  return TrainResult{std::move(*best), b["uplift_geomean"], b["uplift_total"], b["wins"], b["ties"], b["losses"],
                      static_cast<int>(data->modules.size()), static_cast<int>(data->skipped.size())};
-  return result;
 }
 
 }  // namespace policy

@@ -1,10 +1,14 @@
 #pragma once
 // `driftwatch train`: a policy for one compiler build and a training suite.
 // 1. Behaviour cloning of the compiler's default decisions (warm start).
-// 2. REINFORCE with a per-module moving-average baseline (as MLGO), the
+// 2. Per-module greedy search for smaller objects (decisions flipped one at a
+//    time, kept when .text shrinks), then imitation of the searched decisions,
+//    as ml-compiler-opt's inlining-Oz-v1.2.
+// 3. REINFORCE with a per-module moving-average baseline (as MLGO), the
 //    reward being MLGO's per-module .text reduction against the default
 //    heuristic: 1 - (policy + 0.01) / (default + 0.01).
-// Deterministic for a seed; checkpoints after every iteration.
+// Deterministic for a seed; checkpoints after every searched module and
+// every REINFORCE iteration.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -24,11 +28,13 @@ struct TrainModule {
 };
 
 struct TrainProgress {
-  std::string phase;  ///< "collect", "clone", "reinforce"
+  std::string phase;  ///< "collect", "clone", "search", "imitate", "reinforce"
   int step = 0, steps = 0;
-  double mean_reward = 0;   ///< of the sampled compiles this iteration
-  double uplift = 0;        ///< geometric-mean .text reduction of the greedy policy, last evaluated
+  double mean_reward = 0;   ///< of the compiles this step (clone/imitate: minus the loss)
+  double uplift = 0;        ///< geometric-mean .text reduction: of the greedy policy, last evaluated (search: found so far)
   double eta_seconds = 0;
+  double accuracy = 0;      ///< clone/imitate: share of the targets the greedy policy answers
+  double no_worse = 0;      ///< share of modules the greedy policy, last evaluated, left no larger
 };
 
 struct TrainOptions {
@@ -37,12 +43,22 @@ struct TrainOptions {
   std::function<common::Result<std::int64_t>(const std::filesystem::path&)> measure_text;
   std::filesystem::path work_dir;  ///< scratch objects, FIFOs, checkpoints
   std::uint64_t seed = 1;
-  int clone_epochs = 300;
-  double label_smoothing = 0.1;  ///< of the cloning targets: the policy keeps exploring
-  int iterations = 30;   ///< REINFORCE iterations
-  int eval_every = 5;    ///< greedy evaluation (and best-model choice) every N iterations
+  int clone_epochs = 10;            ///< minibatch epochs: the clone only ranks the search's candidates
+  double label_smoothing = 0.1;     ///< of the cloning targets
+  int search_trials = 24;           ///< flips tried per module, at most
+  double search_budget = 4000;      ///< trials × decisions per module: big modules get fewer trials
+  int imitation_epochs = 150;       ///< long: a policy that misses the default's answers loses modules
+  double flip_weight = 4;           ///< imitation weight of a searched flip against a default answer
+  double verified_weight = 4;       ///< imitation weight of a default answer whose flip the search rejected
+  int iterations = 12;              ///< REINFORCE iterations, one sampled compile per module each
+  int eval_every = 2;               ///< greedy evaluation (and best-model choice) every N iterations
   int jobs = 2;
-  double learning_rate = 3e-3;
+  double learning_rate = 3e-3;      ///< Adam, for cloning and imitation
+  double rl_learning_rate = 1e-3;   ///< Adam, for REINFORCE
+  /// Reward subtracted from a module that ends up larger than the default: a
+  /// Lagrangian-style price on the "no worse on 90% of modules" constraint,
+  /// which the mean reward alone ignores (small losses barely move it).
+  double loss_penalty = 0.01;
   bool resume = false;   ///< continue from work_dir's checkpoint
   std::optional<std::filesystem::path> warm_start;  ///< start from this policy instead of cloning
   PolicyMetadata metadata;  ///< name, compiler, corpus; features and normalization are filled in
@@ -53,6 +69,7 @@ struct TrainResult {
   PolicyModel model;
   double uplift = 0;       ///< geometric-mean .text reduction on the training modules
   double total_uplift = 0; ///< reduction of the summed .text
+  int wins = 0, ties = 0, losses = 0;
   int modules = 0, skipped = 0;
 };
 

@@ -1,8 +1,11 @@
 #include "policy/training_data.h"
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
+#include <fstream>
 #include <cmath>
-#include <mutex>
+#include <numeric>
 #include <thread>
 
 namespace policy {
@@ -25,49 +28,178 @@ double geomean(const std::vector<double>& ratios) {
   return std::exp(log_sum / ratios.size());
 }
 
+void append_normalized(const PolicyMetadata& meta, const std::vector<std::vector<double>>& rows,
+                       std::vector<float>& out) {
+  FeatureBinding identity;
+  for (std::size_t i = 0; i < meta.features.size(); ++i) identity.source.push_back(static_cast<int>(i));
+  std::vector<float> row(meta.features.size());
+  std::vector<std::vector<double>> as_tensors(meta.features.size(), std::vector<double>(1));
+  for (const auto& r : rows) {
+    for (std::size_t f = 0; f < r.size(); ++f) as_tensors[f][0] = r[f];
+    normalize_inputs(meta, identity, as_tensors, row.data());
+    out.insert(out.end(), row.begin(), row.end());
+  }
+}
+
+std::vector<int> largest_first(const std::vector<std::uintmax_t>& cost) {
+  std::vector<int> order(cost.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost[a] > cost[b]; });
+  return order;
+}
+
+namespace {
+
+/// The default trajectory of one module, or a one-line error.
+std::optional<ModuleData> collect_module(const TrainOptions& o, const TrainModule& m, DefaultDecisionSlot slot,
+                                         const fs::path& dir, std::string& error, std::vector<std::string>& names) {
+  auto obj = dir / "module.o";
+  auto plain = compile_default(o.compiler, m.bitcode, obj);
+  if (!plain.ok) return error = plain.error, std::nullopt;
+  auto default_size = o.measure_text(obj);
+  if (!default_size) return error = default_size.error().message, std::nullopt;
+  DecisionLog echoed;
+  auto echo = make_logging_runner(make_echo_runner(slot), echoed);
+  auto e = compile_with_runner(o.compiler, m.bitcode, obj, *echo, dir, /*include_default=*/true);
+  if (!e.ok) return error = e.error, std::nullopt;
+  DecisionLog clean;
+  std::vector<double> decisions(echoed.decisions.begin(), echoed.decisions.end());
+  auto replay = make_logging_runner(make_replay_runner(decisions, make_constant_runner(0)), clean);
+  auto c = compile_with_runner(o.compiler, m.bitcode, obj, *replay, dir, /*include_default=*/false);
+  if (!c.ok) return error = c.error, std::nullopt;
+  if (clean.decisions.size() != echoed.decisions.size())
+    return error = "replaying the default decisions asked " + std::to_string(clean.decisions.size()) +
+                   " questions instead of " + std::to_string(echoed.decisions.size()),
+           std::nullopt;
+  auto echo_size = o.measure_text(obj);
+  if (!echo_size) return error = echo_size.error().message, std::nullopt;
+  names = clean.feature_names;
+  ModuleData md{m.name, m.bitcode, *default_size, *echo_size, std::move(clean.features), {}};
+  for (double d : clean.decisions) md.default_decisions.push_back(d > 0.5 ? 1 : 0);
+  return md;
+}
+
+}  // namespace
+
+namespace {
+
+/// What the collected data depends on: the compiler command and the modules.
+std::string collection_key(const TrainOptions& o) {
+  nlohmann::json key{{"compiler", o.compiler.argv}, {"prefix", o.compiler.ml_flag_prefix}};
+  for (const auto& m : o.modules) key["modules"].push_back({m.name, m.bitcode.string()});
+  return key.dump();
+}
+
+void save_collected(const TrainingData& data, const TrainOptions& o, const fs::path& file) {
+  nlohmann::json j{{"key", collection_key(o)}, {"features", data.feature_names}, {"skipped", data.skipped}};
+  for (const auto& m : data.modules)
+    j["modules"].push_back({{"name", m.name}, {"bitcode", m.bitcode.string()}, {"default_text", m.default_text},
+                            {"echo_text", m.echo_text}, {"rows", m.features}, {"decisions", m.default_decisions}});
+  std::ofstream(file.string() + ".tmp") << j.dump();
+  fs::rename(file.string() + ".tmp", file);
+}
+
+/// The data a previous run collected with the same compiler and modules.
+std::optional<TrainingData> load_collected(const TrainOptions& o, const fs::path& file) {
+  std::ifstream in(file);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("key", "") != collection_key(o)) return std::nullopt;
+  TrainingData data;
+  try {
+    data.feature_names = j.at("features").get<std::vector<std::string>>();
+    data.skipped = j.at("skipped").get<std::vector<std::string>>();
+    for (const auto& m : j.at("modules"))
+      data.modules.push_back({m.at("name"), m.at("bitcode").get<std::string>(), m.at("default_text"),
+                              m.at("echo_text"), m.at("rows"), m.at("decisions")});
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return data;
+}
+
+}  // namespace
+
 common::Result<TrainingData> collect_training_data(const TrainOptions& o, DefaultDecisionSlot slot) {
+  auto cache = o.work_dir / "collected.json";
+  if (o.resume)
+    if (auto saved = load_collected(o, cache)) return std::move(*saved);
   TrainingData data;
   std::vector<std::optional<ModuleData>> per_module(o.modules.size());
   std::vector<std::string> errors(o.modules.size());
-  std::vector<std::string> names;
-  std::mutex names_mutex;
-  auto dir = o.work_dir / "collect";
-  fs::create_directories(dir);
-
-  parallel_for(static_cast<int>(o.modules.size()), o.jobs, [&](int i) {
-    const auto& m = o.modules[i];
-    auto obj = dir / (std::to_string(i) + ".o");
-    auto plain = compile_default(o.compiler, m.bitcode, obj);
-    if (!plain.ok) return void(errors[i] = plain.error);
-    auto size = o.measure_text(obj);
-    if (!size) return void(errors[i] = size.error().message);
-    DecisionLog echoed;
-    auto echo = make_logging_runner(make_echo_runner(slot), echoed);
-    auto e = compile_with_runner(o.compiler, m.bitcode, obj, *echo, dir, /*include_default=*/true);
-    if (!e.ok) return void(errors[i] = e.error);
-    DecisionLog clean;
-    std::vector<double> decisions(echoed.decisions.begin(), echoed.decisions.end());
-    auto replay = make_logging_runner(make_replay_runner(decisions, make_constant_runner(0)), clean);
-    auto c = compile_with_runner(o.compiler, m.bitcode, obj, *replay, dir, /*include_default=*/false);
-    if (!c.ok) return void(errors[i] = c.error);
-    if (clean.decisions.size() != echoed.decisions.size())
-      return void(errors[i] = "replaying the default decisions asked " + std::to_string(clean.decisions.size()) +
-                              " questions instead of " + std::to_string(echoed.decisions.size()));
-    ModuleData md{m.name, m.bitcode, *size, clean.features, {}};
-    for (double d : clean.decisions) md.default_decisions.push_back(d > 0.5 ? 1 : 0);
-    per_module[i] = std::move(md);
-    std::lock_guard lock(names_mutex);
-    if (names.empty()) names = clean.feature_names;
+  std::vector<std::vector<std::string>> names(o.modules.size());
+  // Biggest bitcode first, so no large module is left alone at the end.
+  std::vector<std::uintmax_t> bytes;
+  for (const auto& m : o.modules) bytes.push_back(fs::exists(m.bitcode) ? fs::file_size(m.bitcode) : 0);
+  auto order = largest_first(bytes);
+  parallel_for(static_cast<int>(o.modules.size()), o.jobs, [&](int k) {
+    int i = order[k];
+    auto dir = o.work_dir / "collect" / std::to_string(i);
+    fs::create_directories(dir);
+    per_module[i] = collect_module(o, o.modules[i], slot, dir, errors[i], names[i]);
   });
   for (std::size_t i = 0; i < o.modules.size(); ++i) {
     if (per_module[i]) data.modules.push_back(std::move(*per_module[i]));
     else data.skipped.push_back(o.modules[i].name + ": " + errors[i]);
+    if (data.feature_names.empty()) data.feature_names = names[i];
   }
-  data.feature_names = names;
   if (data.modules.empty())
     return common::Error{"no training module could be compiled" +
                          (data.skipped.empty() ? std::string() : " (first: " + data.skipped.front() + ")")};
+  save_collected(data, o, cache);
   return data;
+}
+
+std::vector<std::uintmax_t> decision_counts(const TrainingData& data) {
+  std::vector<std::uintmax_t> n;
+  for (const auto& m : data.modules) n.push_back(m.default_decisions.size());
+  return n;
+}
+
+Rollout rollout(const PolicyModel& model, const ModuleData& m, const TrainOptions& o, std::mt19937_64* sampler,
+                const fs::path& dir) {
+  Rollout out;
+  PolicyModel local(model);  // the runner's model is used from this thread only
+  PolicyRunnerOptions options;
+  options.sampler = sampler;
+  options.trace = sampler ? &out.trace : nullptr;
+  auto runner = make_policy_runner(local, nullptr, options);
+  auto obj = dir / "module.o";
+  if (!compile_with_runner(o.compiler, m.bitcode, obj, *runner, dir).ok) return out;
+  auto size = o.measure_text(obj);
+  if (!size) return out;
+  out.ok = true;
+  out.text = *size;
+  return out;
+}
+
+Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text) {
+  Outcome out;
+  std::vector<double> ratios;
+  double total_default = 0, total_policy = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto d = data.modules[i].default_text;
+    ratios.push_back((text[i] + 0.01) / (d + 0.01));
+    total_default += d;
+    total_policy += text[i];
+    (text[i] < d ? out.wins : text[i] == d ? out.ties : out.losses)++;
+  }
+  out.uplift = 1 - geomean(ratios);
+  out.total_uplift = 1 - total_policy / std::max(1.0, total_default);
+  out.text = std::move(text);
+  return out;
+}
+
+Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o) {
+  std::vector<std::int64_t> text(data.modules.size());
+  auto order = largest_first(decision_counts(data));
+  parallel_for(static_cast<int>(data.modules.size()), o.jobs, [&](int k) {
+    int i = order[k];
+    auto dir = o.work_dir / "eval" / std::to_string(i);
+    fs::create_directories(dir);
+    auto r = rollout(model, data.modules[i], o, nullptr, dir);
+    text[i] = r.ok ? r.text : data.modules[i].default_text;
+  });
+  return summarize(data, std::move(text));
 }
 
 }  // namespace policy

@@ -1,10 +1,13 @@
 #pragma once
 // What training needs from compiling each module: its default size and the
-// default heuristic's decisions with clean features. No LibTorch here.
+// default heuristic's decisions with clean features; and compiling every
+// module under a policy (greedy or sampled). No LibTorch here.
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "policy/policy_runner.h"
 #include "policy/train.h"
 
 namespace policy {
@@ -12,7 +15,9 @@ namespace policy {
 struct ModuleData {
   std::string name;
   std::filesystem::path bitcode;
-  std::int64_t default_text = 0;
+  std::int64_t default_text = 0;  ///< with the default heuristic, no ML channel: what rewards compare against
+  std::int64_t echo_text = 0;     ///< the default's decisions answered over the channel (can differ: the ML
+                                  ///< advisor is not the default advisor in every respect)
   std::vector<std::vector<double>> features;  ///< per decision, raw, in feature_names order
   std::vector<int> default_decisions;
 };
@@ -27,12 +32,46 @@ struct TrainingData {
 /// default decision echoed under -inliner-interactive-include-default (the
 /// decisions), and again replaying those decisions without include-default
 /// (clean features: LLVM 19 corrupts callee_basic_block_count otherwise).
+/// Saved in the work directory; a resumed run with the same compiler and
+/// modules reads it back instead.
 common::Result<TrainingData> collect_training_data(const TrainOptions& options, DefaultDecisionSlot slot);
 
 /// Runs f(i) for i in [0, n) on `jobs` threads; f must be thread-safe.
 void parallel_for(int n, int jobs, const std::function<void(int)>& f);
 
-/// Geometric mean of ratios, and 1 - it (the uplift).
+/// Appends the model inputs of raw feature rows (in metadata order) to `out`.
+void append_normalized(const PolicyMetadata& meta, const std::vector<std::vector<double>>& rows,
+                       std::vector<float>& out);
+
+/// Indices by decreasing cost (stable): the schedule for parallel_for, so no
+/// long compile is left alone at the end. Results never depend on the order.
+std::vector<int> largest_first(const std::vector<std::uintmax_t>& cost);
+/// Per module, its number of default decisions (a proxy for compile time).
+std::vector<std::uintmax_t> decision_counts(const TrainingData& data);
+
+/// Geometric mean of ratios.
 double geomean(const std::vector<double>& ratios);
+
+/// One compile of a module under a policy: greedy, or sampled from `sampler`
+/// with the inputs and actions recorded (REINFORCE).
+struct Rollout {
+  bool ok = false;
+  std::int64_t text = 0;
+  TrainingTrace trace;
+};
+Rollout rollout(const PolicyModel& model, const ModuleData& m, const TrainOptions& o, std::mt19937_64* sampler,
+                const std::filesystem::path& dir);
+
+/// .text of every module under a policy against its default.
+struct Outcome {
+  std::vector<std::int64_t> text;  ///< per module; a failed compile counts as the default
+  double uplift = 0;               ///< 1 - geometric mean of the ratios
+  double total_uplift = 0;         ///< 1 - summed policy .text / summed default .text
+  int wins = 0, ties = 0, losses = 0;
+  double no_worse() const { return text.empty() ? 1.0 : double(wins + ties) / static_cast<double>(text.size()); }
+};
+Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text);
+/// Compiles every module with the greedy policy.
+Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o);
 
 }  // namespace policy
