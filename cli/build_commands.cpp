@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "cli/recording.h"
+#include "sweep/recording.h"
 #include "common/data_dir.h"
 #include "common/text.h"
 #include "tracker/sampling.h"
@@ -47,7 +47,7 @@ void run(Context& ctx, const BuildArgs& a) {
   auto database = ctx.database();
   if (!ctx.quiet) fmt::print(stderr, "building {} ({}) with {} …\n", commit.short_sha(), commit.subject, recipe.name);
   auto b = tracker::build_checkin(repo, recipe, commit, {data, jobs, a.rebuild}).take();
-  record_build(database, repo, recipe, b);
+  sweep::record_build(database, repo, recipe, b);
   const auto& r = b.result;
   fmt::print("{} {}: {} in {}{}\n", commit.short_sha(), tracker::format_date(commit.time), builder::outcome_name(r.outcome),
              common::format_seconds(r.seconds), r.from_cache ? " (cached)" : "");

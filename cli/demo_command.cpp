@@ -6,8 +6,8 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
-#include "cli/evaluation_run.h"
-#include "cli/recording.h"
+#include "sweep/evaluation_run.h"
+#include "sweep/recording.h"
 #include "common/data_dir.h"
 #include "common/text.h"
 #include "evaluator/default_suites.h"
@@ -42,7 +42,7 @@ void ensure_suite(const Context& ctx, const std::string& name, int jobs) {
 void run(Context& ctx, const DemoArgs& a) {
   auto data = ctx.data_dir();
   common::ensure_writable_dir(data, "data directory");
-  int jobs = jobs_or_cores(a.jobs);
+  int jobs = sweep::jobs_or_cores(a.jobs);
   auto model = policy::PolicyModel::load(a.policy).take();
   fmt::print("policy: {} ({}), trained at {}\n", model.metadata().name, model.metadata().content_hash.substr(0, 12),
              model.metadata().compiler_commit.substr(0, 12));
@@ -57,7 +57,7 @@ void run(Context& ctx, const DemoArgs& a) {
   auto database = ctx.database();
   fmt::print("database: {}\n", database.display());
   ensure_suite(ctx, a.suite, jobs);
-  auto suite = select_suite(ctx, a.suite);
+  auto suite = sweep::select_suite(data, a.suite);
 
   auto repo = tracker::GitRepo::open(repo_dir).take();
   auto recipe = builder::load_recipe("sample-compiler").take();
@@ -73,14 +73,17 @@ void run(Context& ctx, const DemoArgs& a) {
     fmt::print(stderr, "[{:>2}/{}] {} {} {}\n", i + 1, commits.size(), c.short_sha(), tracker::format_date(c.time),
                c.subject);
     auto b = tracker::build_checkin(repo, recipe, c, {data, jobs, false}).take();
-    auto build_id = record_build(database, repo, recipe, b);
+    auto build_id = sweep::record_build(database, repo, recipe, b);
     std::string line = fmt::format("{}  {}  {:<52.52}  ", tracker::format_date(c.time), c.short_sha(), c.subject);
     if (b.result.outcome != builder::Outcome::Ok) {
       rows.push_back(line + fmt::format("build {}", builder::outcome_name(b.result.outcome)));
       continue;
     }
-    auto build = selected_from(repo, recipe, b, build_id);
-    auto stored = evaluate_and_store(ctx, database, build, suite, model, jobs);
+    auto build = sweep::selected_from(repo, recipe, b, build_id);
+    sweep::EvaluationRunOptions eo;
+    eo.data_dir = data;
+    eo.jobs = jobs;
+    auto stored = sweep::evaluate_and_store(database, build, suite, model, eo);
     const auto& u = stored.result.summary;
     rows.push_back(line + fmt::format("{:+6.2f}%  {:+6.2f}%  {:>3}/{:>3}/{:>3}", 100 * u.uplift, 100 * u.total_uplift,
                                       u.wins, u.ties, u.losses));

@@ -16,6 +16,8 @@ const cli::Command kCommands[] = {
     {"db", "manage the database: start|stop|status|migrate", cli::attach_db},
     {"sample-history", "create the sample compiler's scripted year of check-ins as a git repository",
      cli::attach_sample_history},
+    {"init", "write a commented project file (driftwatch.toml) to edit", cli::attach_init},
+    {"sweep", "measure the project's sampled check-ins: build, evaluate, store (resumable)", cli::attach_sweep},
     {"commits", "list the sampled check-ins of a range (first-parent history)", cli::attach_commits},
     {"build", "build one check-in with a recipe (cached per commit and recipe)", cli::attach_build},
     {"eval", "evaluate a frozen policy against the default heuristic on a suite", cli::attach_eval},

@@ -11,7 +11,7 @@
 
 #include "cli/build_selection.h"
 #include "cli/commands.h"
-#include "cli/suite_selection.h"
+#include "sweep/suite_selection.h"
 #include "common/text.h"
 #include "db/store.h"
 #include "evaluator/object_size.h"
@@ -64,7 +64,7 @@ void print_progress(const policy::TrainProgress& p) {
 void run_train(Context& ctx, const TrainArgs& a) {
   auto database = ctx.database();
   auto build = select_build(ctx, a.build, &database);
-  auto suite = select_suite(ctx, a.suite);
+  auto suite = sweep::select_suite(ctx.data_dir(), a.suite);
   policy::TrainOptions o = a.options;
   for (const auto& m : suite.suite.modules) o.modules.push_back({m.name, suite.bitcode(m)});
   o.compiler = build.compiler;
@@ -74,7 +74,7 @@ void run_train(Context& ctx, const TrainArgs& a) {
     return s->text;
   };
   o.work_dir = ctx.data_dir() / "training" / (fs::path(a.out).stem().string() + "-" + std::to_string(o.seed));
-  o.jobs = jobs_or_cores(a.build.jobs);
+  o.jobs = sweep::jobs_or_cores(a.build.jobs);
   if (!a.warm_start.empty()) o.warm_start = a.warm_start;
   o.metadata.name = a.name.empty() ? fs::path(a.out).stem().string() : a.name;
   o.metadata.compiler_repo = build.repo;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "sweep/compiler_build.h"
 #include "common/data_dir.h"
 #include "common/text.h"
 #include "evaluator/default_suites.h"
@@ -24,7 +25,6 @@ struct BuildArgs {
   bool rebuild = false;
 };
 
-int jobs_or_cores(int jobs) { return jobs > 0 ? jobs : std::max(1u, std::thread::hardware_concurrency()); }
 
 void print_failures(const std::vector<evaluator::TuFailure>& failures) {
   if (failures.empty()) return;
@@ -54,7 +54,7 @@ void build_custom(Context& ctx, const BuildArgs& a) {
     evaluator::CompileCommandsSuiteOptions o;
     o.name = a.name;
     o.description = a.description;
-    o.extract.jobs = jobs_or_cores(a.jobs);
+    o.extract.jobs = sweep::jobs_or_cores(a.jobs);
     if (!ctx.quiet) o.extract.progress = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
     r = evaluator::build_suite_from_compile_commands(a.compile_commands, o, root).take();
     fmt::print("suite {}: {} from {} TUs; {}\n", r.suite.name, evaluator::describe_modules(r.suite),
@@ -87,7 +87,7 @@ void build_defaults(Context& ctx, const BuildArgs& a) {
   common::ensure_writable_dir(data, "data directory");
   evaluator::DefaultSuiteOptions o;
   o.data_dir = data;
-  o.jobs = jobs_or_cores(a.jobs);
+  o.jobs = sweep::jobs_or_cores(a.jobs);
   o.rebuild = a.rebuild;
   auto start = std::chrono::steady_clock::now();
   if (!ctx.quiet)

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,8 +34,13 @@ std::vector<std::string> merged_environment(const ProcessSpec& spec) {
 }
 
 [[noreturn]] void child_exec(const ProcessSpec& spec, int out_fd, int err_pipe,
-                             std::vector<std::string>& env) {
+                             std::vector<std::string>& env, pid_t parent) {
   setpgid(0, 0);
+  // Our children live in their own process groups, so a SIGKILLed driftwatch
+  // would leave them running (a ninja still writing into a work tree that the
+  // rerun builds in). Die with the thread that started us instead.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);
   int null_fd = open("/dev/null", O_RDONLY);
   if (null_fd >= 0) dup2(null_fd, 0);
   if (out_fd >= 0) {
@@ -81,9 +87,10 @@ Result<Child> Child::start(const ProcessSpec& spec) {
   if (pipe2(err_pipe, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
   auto env = merged_environment(spec);
 
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return Error{std::string("fork: ") + strerror(errno)};
-  if (pid == 0) child_exec(spec, out_fd, err_pipe[1], env);
+  if (pid == 0) child_exec(spec, out_fd, err_pipe[1], env, parent);
 
   setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
   close(out_fd);

@@ -21,8 +21,8 @@ struct Database::Impl {
     try {
       return f();
     } catch (const pqxx::broken_connection& e) {
-      throw common::Fatal("lost the connection to PostgreSQL (" + target.display + ") while " + what +
-                          ": " + first_line(e.what()));
+      throw ConnectionLost("lost the connection to PostgreSQL (" + target.display + ") while " + what + ": " +
+                           first_line(e.what()));
     } catch (const pqxx::sql_error& e) {
       throw common::Fatal(std::string("database error while ") + what + ": " + first_line(e.what()));
     }
@@ -37,5 +37,11 @@ struct Database::Impl {
     return s;
   }
 };
+
+struct JobFinish;
+namespace detail {
+/// Marks a job finished inside the transaction that stores its results.
+void finish_job_in(pqxx::work& tx, const JobFinish& finish, const std::string& state, const std::string& error);
+}  // namespace detail
 
 }  // namespace db

@@ -15,6 +15,12 @@ struct Target {
   std::string display;
 };
 
+/// The server went away (restart, network): a caller may reconnect and retry.
+class ConnectionLost : public common::Fatal {
+ public:
+  using common::Fatal::Fatal;
+};
+
 /// Parses a DSN (URI `postgresql://…` or `key=value …`). The error names what
 /// is wrong and never echoes a password.
 common::Result<Target> parse_dsn(const std::string& dsn);

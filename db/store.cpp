@@ -1,6 +1,7 @@
 #include "db/store.h"
 
 #include "db/connection_impl.h"
+#include "db/jobs.h"
 
 namespace db {
 namespace {
@@ -147,7 +148,7 @@ void replace_measurements_row_by_row(Database& db, Id evaluation_id, const std::
   });
 }
 
-void store_evaluation(Database& db, const EvaluationRecord& r) {
+void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* finish) {
   db.impl().guarded("storing an evaluation", [&] {
     pqxx::work tx(db.impl().conn);
     tx.exec_params("DELETE FROM measurements WHERE evaluation_id = $1", r.evaluation_id);
@@ -168,6 +169,18 @@ void store_evaluation(Database& db, const EvaluationRecord& r) {
         "UPDATE evaluations SET status = 'done', finished_at = now(), summary = $2::jsonb, compat_report = $3::jsonb "
         "WHERE id = $1",
         r.evaluation_id, r.summary_json, r.compat_json);
+    if (finish) detail::finish_job_in(tx, *finish, kJobDone, "");
+    tx.commit();
+  });
+}
+
+void mark_evaluation(Database& db, Id evaluation_id, const std::string& status, const std::string& message) {
+  db.impl().guarded("marking an evaluation", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params(
+        "UPDATE evaluations SET status = $2, finished_at = now(), "
+        "summary = jsonb_build_object('error', $3::text) WHERE id = $1 AND status = 'running'",
+        evaluation_id, status, message);
     tx.commit();
   });
 }

@@ -82,7 +82,10 @@ struct EvaluationRecord {
   std::string summary_json = "{}";
   std::string compat_json = "{}";
 };
-void store_evaluation(Database& db, const EvaluationRecord& record);
+/// With `finish`, the evaluation's job is marked done in the same transaction.
+void store_evaluation(Database& db, const EvaluationRecord& record, const struct JobFinish* finish = nullptr);
+/// Marks an evaluation cut short (a signal, a lost lease, a failure) with a message.
+void mark_evaluation(Database& db, Id evaluation_id, const std::string& status, const std::string& message);
 /// The compatibility report of the policies that ran on a build (drift too).
 void set_build_feature_report(Database& db, Id build_id, const std::string& report_json);
 /// The build whose artifacts are in `artifact_dir`, if driftwatch recorded it.

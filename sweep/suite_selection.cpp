@@ -1,26 +1,26 @@
-#include "cli/suite_selection.h"
+#include "sweep/suite_selection.h"
 
 #include "common/hash.h"
 #include "evaluator/package_table.h"
 #include "evaluator/suite_builder.h"
 
-namespace cli {
+namespace sweep {
 namespace fs = std::filesystem;
 
-SelectedSuite select_suite(const Context& ctx, const std::string& name_or_dir) {
+SelectedSuite select_suite(const std::filesystem::path& data_dir, const std::string& name_or_dir) {
   SelectedSuite s;
   s.dir = fs::exists(fs::path(name_or_dir) / evaluator::kSuiteManifestFile)
               ? fs::path(name_or_dir)
-              : evaluator::suites_root(ctx.data_dir()) / name_or_dir;
+              : evaluator::suites_root(data_dir) / name_or_dir;
   if (!fs::exists(s.dir / evaluator::kSuiteManifestFile)) {
     if (evaluator::default_suite_table().find(name_or_dir))
       throw common::Fatal("suite " + name_or_dir + " is not built yet: run `driftwatch suite build " + name_or_dir + "`");
     throw common::Fatal("no suite '" + name_or_dir + "' (not a suite directory, nor a suite in " +
-                        evaluator::suites_root(ctx.data_dir()).string() + "; see `driftwatch suite list`)");
+                        evaluator::suites_root(data_dir).string() + "; see `driftwatch suite list`)");
   }
   s.suite = evaluator::load_suite(s.dir).take();
   s.manifest_hash = common::sha256_file(s.dir / evaluator::kSuiteManifestFile).take();
   return s;
 }
 
-}  // namespace cli
+}  // namespace sweep

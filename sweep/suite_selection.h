@@ -3,10 +3,9 @@
 #include <filesystem>
 #include <string>
 
-#include "cli/context.h"
 #include "evaluator/suite.h"
 
-namespace cli {
+namespace sweep {
 
 struct SelectedSuite {
   evaluator::Suite suite;
@@ -17,6 +16,6 @@ struct SelectedSuite {
 
 /// A directory holding suite.json, or the name of a suite in the data
 /// directory. Throws common::Fatal naming what is missing or corrupt.
-SelectedSuite select_suite(const Context& ctx, const std::string& name_or_dir);
+SelectedSuite select_suite(const std::filesystem::path& data_dir, const std::string& name_or_dir);
 
-}  // namespace cli
+}  // namespace sweep

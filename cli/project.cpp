@@ -1,0 +1,18 @@
+#include "cli/project.h"
+
+#include <CLI/CLI.hpp>
+
+namespace cli {
+
+void ProjectArgs::attach(CLI::App& sub) {
+  sub.add_option("--config", config, "the project file (default: ./driftwatch.toml)");
+}
+
+sweep::ProjectFile ProjectArgs::load(Context& ctx) const {
+  auto project = sweep::load_project_file(config.empty() ? "driftwatch.toml" : config).take();
+  if (ctx.embedded() && !project.dsn.empty()) ctx.dsn = project.dsn;
+  if (!ctx.data_dir_flag && !project.data_dir.empty()) ctx.data_dir_flag = project.data_dir;
+  return project;
+}
+
+}  // namespace cli

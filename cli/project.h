@@ -1,0 +1,23 @@
+#pragma once
+// `--config FILE`: the project file every project command reads (else
+// ./driftwatch.toml). Its database and data directory apply unless --db,
+// $DRIFTWATCH_DB or --data-dir say otherwise.
+#include <string>
+
+#include "cli/context.h"
+#include "sweep/project_file.h"
+
+namespace CLI {
+class App;
+}
+
+namespace cli {
+
+struct ProjectArgs {
+  std::string config;
+  void attach(CLI::App& sub);
+  /// Reads the project file and applies its database settings to `ctx`.
+  sweep::ProjectFile load(Context& ctx) const;
+};
+
+}  // namespace cli

@@ -1,0 +1,129 @@
+// driftwatch init and sweep: a project file, and sweeps of what it tracks.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+
+#include "cli/commands.h"
+#include "cli/project.h"
+#include "common/data_dir.h"
+#include "common/text.h"
+#include "sweep/sweep.h"
+
+namespace cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.exchange(true)) {  // a second signal: stop now
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+struct InitArgs {
+  std::string dir = ".", repo, policy = DRIFTWATCH_SHIPPED_POLICY, name;
+  bool force = false;
+};
+
+void run_init(const InitArgs& a) {
+  auto dir = fs::absolute(a.dir).lexically_normal();
+  auto file = dir / "driftwatch.toml";
+  if (fs::exists(file) && !a.force)
+    throw common::Fatal(file.string() + " exists; not overwritten (use --force to replace it)");
+  common::ensure_writable_dir(dir, "project directory");
+  auto name = a.name.empty() ? dir.filename().string() : a.name;
+  auto repo = a.repo.empty() ? std::string("../llvm-project") : a.repo;
+  auto text = sweep::project_file_template(name, repo, a.policy);
+  // The template must always be a valid project file: check before writing.
+  sweep::parse_project_file(text, file.string(), dir).take();
+  auto tmp = file;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    out.close();
+    if (!out) throw common::Fatal("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, file);
+  fmt::print("wrote {}: edit [compiler] repo and [suites], then run `driftwatch sweep`\n", file.string());
+}
+
+struct SweepArgs {
+  ProjectArgs project;
+  bool only_new = false;
+  std::string every, since;
+  int jobs = 0, workers = 1;
+};
+
+void print_summary(const sweep::SweepReport& r) {
+  if (r.nothing_new) return;
+  fmt::print("sweep {}: {} check-in(s); jobs: {} done, {} skipped (check-in did not build), {} failed; {}{}\n",
+             r.sweep_id, r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds),
+             r.interrupted ? " (interrupted: rerun to continue)" : "");
+  for (const auto& f : r.failures) fmt::print("  failed: {}\n", f);
+}
+
+void run_sweep(Context& ctx, const SweepArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();  // starts the embedded server and migrates
+  sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
+  sweep::SweepOptions o;
+  o.project = project;
+  o.target = ctx.target();
+  o.data_dir = ctx.data_dir();
+  o.only_new = a.only_new;
+  o.every = a.every;
+  o.since = a.since;
+  o.jobs = a.jobs;
+  o.workers = a.workers;
+  o.stop = &g_stop;
+  o.progress = &progress;
+  signal(SIGINT, on_stop_signal);
+  signal(SIGTERM, on_stop_signal);
+  sweep::SweepReport report;
+  try {
+    report = sweep::run_sweep(o);
+  } catch (const sweep::SweepBusy& e) {
+    fmt::print(stderr, "driftwatch: {}\n", e.what());
+    ctx.exit_code = kExitSweepBusy;
+    return;
+  }
+  print_summary(report);
+  if (report.interrupted) ctx.exit_code = kExitInterrupted;
+  else if (report.jobs.failed > 0) ctx.exit_code = 1;
+}
+
+}  // namespace
+
+void attach_init(CLI::App& sub, Context&) {
+  auto a = std::make_shared<InitArgs>();
+  sub.add_option("dir", a->dir, "where to write driftwatch.toml (default: .)");
+  sub.add_option("--repo", a->repo, "the compiler's git repository");
+  sub.add_option("--policy", a->policy, "the frozen policy (default: the shipped sample policy)");
+  sub.add_option("--name", a->name, "the project's name (default: the directory's name)");
+  sub.add_flag("--force", a->force, "replace an existing driftwatch.toml");
+  sub.callback([a] { run_init(*a); });
+}
+
+void attach_sweep(CLI::App& sub, Context& ctx) {
+  auto a = std::make_shared<SweepArgs>();
+  a->project.attach(sub);
+  sub.add_flag("--new", a->only_new, "only check-ins after the last swept one (the nightly use)");
+  sub.add_option("--every", a->every, "override the project's sampling: N, Nd, Nw, Nm");
+  sub.add_option("--since", a->since, "override the project's start date (YYYY-MM-DD)");
+  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else one per core)");
+  sub.add_option("--workers", a->workers, "local workers claiming jobs (default 1)")->check(CLI::Range(1, 64));
+  sub.footer(
+      "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "
+      "the next sweep); 2 bad input or a database that stayed away; 3 another sweep of the project is running; "
+      "4 interrupted (rerun to continue).");
+  sub.callback([&ctx, a] { run_sweep(ctx, *a); });
+}
+
+}  // namespace cli

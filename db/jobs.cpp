@@ -1,0 +1,231 @@
+#include "db/jobs.h"
+
+#include "db/connection_impl.h"
+
+namespace db {
+
+bool try_lock_project(Database& db, const std::string& project) {
+  return db.impl().guarded("taking the sweep lock", [&] {
+    pqxx::nontransaction nt(db.impl().conn);
+    return nt.exec_params1("SELECT pg_try_advisory_lock(hashtext('driftwatch sweep'), hashtext($1))", project)[0]
+        .as<bool>();
+  });
+}
+
+Id begin_sweep(Database& db, const std::string& project) {
+  return db.impl().guarded("starting a sweep", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto id = tx.exec_params1("INSERT INTO sweeps (project) VALUES ($1) RETURNING id", project)[0].as<Id>();
+    tx.commit();
+    return id;
+  });
+}
+
+void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std::string& head_sha, int planned,
+                  const std::string& message) {
+  db.impl().guarded("finishing a sweep", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params(
+        "UPDATE sweeps SET state = $2, head_sha = $3, planned = $4, message = $5, finished_at = now() WHERE id = $1",
+        sweep_id, state, head_sha, planned, message);
+    tx.commit();
+  });
+}
+
+std::optional<std::string> last_swept_head(Database& db, const std::string& project) {
+  return db.impl().guarded("reading the last sweep", [&]() -> std::optional<std::string> {
+    pqxx::read_transaction tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "SELECT head_sha FROM sweeps WHERE project = $1 AND state = 'done' AND head_sha <> '' "
+        "ORDER BY id DESC LIMIT 1",
+        project);
+    if (r.empty()) return std::nullopt;
+    return r[0][0].as<std::string>();
+  });
+}
+
+// A failed job is tried again; a skipped one (its build did not give a
+// compiler) only when its build is tried again.
+#define RETRY_CONDITION                                                                    \
+  "(jobs.state = 'failed' OR (jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d " \
+  "WHERE d.id = jobs.depends_on AND d.state = 'queued')))"
+
+std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_id, const std::vector<JobSpec>& jobs) {
+  return db.impl().guarded("enqueueing jobs", [&] {
+    pqxx::work tx(db.impl().conn);
+    std::vector<Id> ids;
+    for (const auto& j : jobs) {
+      Id dep = j.depends_on >= 0 ? ids.at(j.depends_on) : 0;
+      // The no-op update on a done job makes RETURNING give its id.
+      auto id = tx.exec_params1(
+                      "INSERT INTO jobs (project, kind, key, payload, priority, depends_on, max_attempts, sweep_id) "
+                      "VALUES ($1, $2, $3, $4::jsonb, $5, NULLIF($6, 0), $7, $8) "
+                      "ON CONFLICT (key) DO UPDATE SET "
+                      "  state = CASE WHEN " RETRY_CONDITION " THEN 'queued' ELSE jobs.state END, "
+                      "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
+                      "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
+                      "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now() "
+                      "RETURNING id",
+                      project, j.kind, j.key, j.payload_json, j.priority, dep, j.max_attempts, sweep_id)[0]
+                    .as<Id>();
+      ids.push_back(id);
+    }
+    tx.commit();
+    return ids;
+  });
+}
+
+std::optional<Job> claim_job(Database& db, const std::string& project, const std::string& owner,
+                             const std::vector<std::string>& kinds, int lease_seconds) {
+  std::string kind_list;
+  for (const auto& k : kinds) kind_list += (kind_list.empty() ? "" : ",") + k;
+  return db.impl().guarded("claiming a job", [&]() -> std::optional<Job> {
+    for (;;) {
+      pqxx::work tx(db.impl().conn);
+      auto r = tx.exec_params(
+          "SELECT j.id, j.kind, j.payload::text, j.attempts, j.max_attempts, COALESCE(j.depends_on, 0) "
+          "FROM jobs j "
+          "WHERE ($1 = '' OR j.project = $1) "
+          "  AND ($2 = '' OR j.kind = ANY (string_to_array($2, ','))) "
+          "  AND (j.state = 'queued' OR (j.state = 'running' AND j.lease_expires_at < now())) "
+          "  AND (j.depends_on IS NULL OR EXISTS (SELECT 1 FROM jobs d WHERE d.id = j.depends_on "
+          "       AND d.state IN ('done', 'failed', 'skipped'))) "
+          "ORDER BY j.priority DESC, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
+          project, kind_list);
+      if (r.empty()) return std::nullopt;
+      Job job;
+      job.id = r[0][0].as<Id>();
+      job.kind = r[0][1].as<std::string>();
+      job.payload_json = r[0][2].as<std::string>();
+      job.attempts = r[0][3].as<int>() + 1;
+      job.max_attempts = r[0][4].as<int>();
+      if (auto dep = r[0][5].as<Id>(); dep != 0) job.depends_on = dep;
+      if (job.attempts > job.max_attempts) {
+        // Its workers kept dying (or kept losing the lease): stop handing it out.
+        tx.exec_params(
+            "UPDATE jobs SET state = 'failed', lease_owner = NULL, finished_at = now(), updated_at = now(), "
+            "error = 'gave up after ' || attempts || ' attempts (the worker died or lost its lease each time)' "
+            "WHERE id = $1",
+            job.id);
+        tx.commit();
+        continue;
+      }
+      tx.exec_params(
+          "UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_owner = $2, "
+          "lease_expires_at = now() + make_interval(secs => $3), started_at = now(), updated_at = now() "
+          "WHERE id = $1",
+          job.id, owner, lease_seconds);
+      tx.commit();
+      return job;
+    }
+  });
+}
+
+bool renew_lease(Database& db, Id job_id, const std::string& owner, int lease_seconds) {
+  return db.impl().guarded("renewing a lease", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $3), updated_at = now() "
+        "WHERE id = $1 AND lease_owner = $2 AND state = 'running'",
+        job_id, owner, lease_seconds);
+    tx.commit();
+    return r.affected_rows() == 1;
+  });
+}
+
+namespace detail {
+
+void finish_job_in(pqxx::work& tx, const JobFinish& f, const std::string& state, const std::string& error) {
+  tx.exec_params(
+      "UPDATE jobs SET state = $3, result = $4::jsonb, error = NULLIF($5, ''), lease_owner = NULL, "
+      "lease_expires_at = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_owner = $2",
+      f.job_id, f.owner, state, f.result_json, error);
+}
+
+}  // namespace detail
+
+void finish_job(Database& db, const JobFinish& f, const std::string& state, const std::string& error) {
+  db.impl().guarded("finishing a job", [&] {
+    pqxx::work tx(db.impl().conn);
+    detail::finish_job_in(tx, f, state, error);
+    tx.commit();
+  });
+}
+
+std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project) {
+  return db.impl().guarded("requeueing failed jobs", [&] {
+    pqxx::work tx(db.impl().conn);
+    std::vector<Id> ids;
+    for (const auto& row : tx.exec_params(
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, updated_at = now() "
+             "WHERE project = $1 AND state = 'failed' RETURNING id",
+             project))
+      ids.push_back(row[0].as<Id>());
+    for (const auto& row : tx.exec_params(
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, updated_at = now() "
+             "WHERE project = $1 AND state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on "
+             "AND d.state = 'queued') RETURNING id",
+             project))
+      ids.push_back(row[0].as<Id>());
+    tx.commit();
+    return ids;
+  });
+}
+
+int requeue_jobs_of(Database& db, const std::string& owner) {
+  return db.impl().guarded("requeueing jobs", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now() "
+        "WHERE state = 'running' AND lease_owner = $1",
+        owner);
+    tx.commit();
+    return static_cast<int>(r.affected_rows());
+  });
+}
+
+std::vector<std::string> running_job_owners(Database& db, const std::string& project) {
+  return db.impl().guarded("reading job owners", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<std::string> out;
+    for (const auto& row : tx.exec_params(
+             "SELECT DISTINCT lease_owner FROM jobs WHERE state = 'running' AND project = $1 AND lease_owner IS NOT NULL",
+             project))
+      out.push_back(row[0].as<std::string>());
+    return out;
+  });
+}
+
+std::optional<JobState> job_state(Database& db, Id job_id) {
+  return db.impl().guarded("reading a job", [&]() -> std::optional<JobState> {
+    pqxx::read_transaction tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "SELECT kind, state, COALESCE(result::text, '{}'), COALESCE(error, ''), attempts FROM jobs WHERE id = $1",
+        job_id);
+    if (r.empty()) return std::nullopt;
+    return JobState{job_id, r[0][0].as<std::string>(), r[0][1].as<std::string>(), r[0][2].as<std::string>(),
+                    r[0][3].as<std::string>(), r[0][4].as<int>()};
+  });
+}
+
+JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids) {
+  std::string ids;
+  for (auto id : job_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  return db.impl().guarded("counting jobs", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    JobCounts c;
+    for (const auto& row : tx.exec_params(
+             "SELECT state, count(*) FROM jobs WHERE id = ANY (string_to_array($1, ',')::bigint[]) GROUP BY state", ids)) {
+      auto state = row[0].as<std::string>();
+      int n = row[1].as<int>();
+      if (state == kJobQueued) c.queued = n;
+      else if (state == kJobRunning) c.running = n;
+      else if (state == kJobDone) c.done = n;
+      else if (state == kJobFailed) c.failed = n;
+      else if (state == kJobSkipped) c.skipped = n;
+    }
+    return c;
+  });
+}
+
+}  // namespace db

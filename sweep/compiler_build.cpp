@@ -1,0 +1,102 @@
+#include "sweep/compiler_build.h"
+
+#include <thread>
+
+#include "common/data_dir.h"
+#include "sweep/recording.h"
+#include "tracker/sampling.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+
+int jobs_or_cores(int jobs) { return jobs > 0 ? jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+namespace {
+
+policy::CompilerInvocation invocation(const builder::BuildResult& r, const builder::Recipe* recipe) {
+  policy::CompilerInvocation cc;
+  cc.argv = r.compile;
+  cc.ml_flag_prefix = r.ml_flag_prefix;
+  if (cc.argv.empty() && recipe) {  // built before the recipe had a [compile] section
+    cc.argv = builder::render_compile(*recipe, r.artifacts).take();
+    cc.ml_flag_prefix = recipe->ml_flag_prefix;
+  }
+  if (cc.argv.empty()) throw common::Fatal("the build has no compile command (its recipe lacks a [compile] section)");
+  return cc;
+}
+
+}  // namespace
+
+common::Result<SelectedBuild> select_toolchain(const fs::path& dir, const builder::Recipe& recipe) {
+  if (!fs::is_directory(dir)) return common::Error{"toolchain " + dir.string() + " is not a directory"};
+  // The recipe's artifacts are written against {build}; a toolchain is its own build directory.
+  auto rendered = builder::render(recipe, {dir, dir, dir, 1});
+  if (!rendered) return rendered.error();
+  for (const auto& [name, path] : rendered->artifacts)
+    if (!fs::exists(path))
+      return common::Error{"toolchain " + dir.string() + " lacks the recipe's artifact '" + name + "' (" +
+                           path.string() + ")"};
+  auto compile = builder::render_compile(recipe, rendered->artifacts);
+  if (!compile) return compile.error();
+  if (compile->empty()) return common::Error{"recipe " + recipe.name + " has no [compile] section"};
+  SelectedBuild out;
+  out.compiler.argv = *compile;
+  out.compiler.ml_flag_prefix = recipe.ml_flag_prefix;
+  out.artifact_dir = dir;
+  out.label = dir.string();
+  return out;
+}
+
+SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Database* database,
+                           const std::function<void(const std::string&)>& log) {
+  SelectedBuild out;
+  if (fs::is_directory(s.build) && fs::exists(fs::path(s.build) / "result.json")) {
+    auto cached = builder::read_cached(s.build);
+    if (!cached) throw common::Fatal("artifact directory " + s.build + " has no readable build result");
+    if (cached->outcome != builder::Outcome::Ok)
+      throw common::Fatal("artifact directory " + s.build + " holds a failed build (" +
+                          std::string(builder::outcome_name(cached->outcome)) + ")");
+    out.compiler = invocation(*cached, nullptr);
+    out.artifact_dir = s.build;
+    out.label = s.build;
+    auto name = fs::path(s.build).filename().string();
+    if (name.size() == 40) out.commit = name;
+    if (database) out.build_id = db::find_build_by_artifact_dir(*database, (fs::path(s.build) / "artifacts").string());
+    return out;
+  }
+  if (s.repo.empty() && fs::is_directory(s.build)) {
+    auto recipe = builder::load_recipe(s.recipe).take();
+    auto tc = select_toolchain(s.build, recipe).take();
+    if (database) tc.build_id = record_toolchain(*database, recipe, tc.artifact_dir, tc.label, 0);
+    return tc;
+  }
+  if (s.repo.empty())
+    throw common::Fatal("--build " + s.build + " is not a directory; give --repo to build it as a check-in");
+  auto recipe = builder::load_recipe(s.recipe).take();
+  auto repo = tracker::GitRepo::open(s.repo).take();
+  auto commit = repo.commit(s.build).take();
+  common::ensure_writable_dir(data, "data directory");
+  if (log)
+    log("compiler: " + commit.short_sha() + " " + tracker::format_date(commit.time) + " (" + commit.subject +
+        ") with recipe " + recipe.name);
+  auto b = tracker::build_checkin(repo, recipe, commit, {data, jobs_or_cores(s.jobs), false}).take();
+  if (database) out.build_id = record_build(*database, repo, recipe, b);
+  if (b.result.outcome != builder::Outcome::Ok)
+    throw common::Fatal("check-in " + commit.short_sha() + " did not build (" +
+                        std::string(builder::outcome_name(b.result.outcome)) + "): " + b.result.message);
+  return selected_from(repo, recipe, b, out.build_id);
+}
+
+SelectedBuild selected_from(const tracker::GitRepo& repo, const builder::Recipe& recipe,
+                            const tracker::CheckinBuild& b, std::optional<db::Id> build_id) {
+  SelectedBuild out;
+  out.compiler = invocation(b.result, &recipe);
+  out.commit = b.commit.sha;
+  out.repo = repo.location().string();
+  out.label = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
+  out.artifact_dir = b.result.artifacts.begin()->second.parent_path().parent_path();
+  out.build_id = build_id;
+  return out;
+}
+
+}  // namespace sweep

@@ -1,0 +1,131 @@
+#include "sweep/evaluation_run.h"
+
+#include <unistd.h>
+
+#include <atomic>
+
+#include "db/store.h"
+#include "evaluator/metrics.h"
+#include "policy/policy_runner.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json summary_json(const evaluator::UpliftSummary& s) {
+  nlohmann::json worst = nlohmann::json::array();
+  for (const auto& w : s.worst)
+    worst.push_back({{"module", w.name}, {"default", w.default_bytes}, {"learned", w.learned_bytes}, {"ratio", w.ratio()}});
+  return {{"modules", s.modules},           {"geomean_ratio", s.geomean_ratio}, {"uplift", s.uplift},
+          {"total_default", s.total_default}, {"total_learned", s.total_learned}, {"total_uplift", s.total_uplift},
+          {"wins", s.wins},                 {"ties", s.ties},                   {"losses", s.losses},
+          {"no_worse_share", s.no_worse_share}, {"worst", worst}};
+}
+
+nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedBuild& b, const SelectedSuite& s,
+                           const policy::PolicyMetadata& p) {
+  nlohmann::json failed = nlohmann::json::array(), links = nlohmann::json::array();
+  for (const auto& m : r.modules)
+    for (const auto* h : {&m.by_default, &m.learned})
+      if (!h->ok())
+        failed.push_back({{"module", m.name}, {"heuristic", h == &m.by_default ? "default" : "learned"},
+                          {"outcome", h->outcome}, {"message", h->message}});
+  for (const auto& l : r.links)
+    links.push_back({{"group", l.group}, {"ok", l.ok}, {"message", l.message}, {"default_text", l.default_text},
+                     {"learned_text", l.learned_text}});
+  return {{"build", b.label},
+          {"commit", b.commit},
+          {"suite", s.suite.name},
+          {"policy", p.name},
+          {"policy_hash", p.content_hash},
+          {"summary", summary_json(r.summary)},
+          {"linked", {{"summary", summary_json(r.linked_summary)}, {"groups", links}}},
+          {"failed", failed},
+          {"compatibility", nlohmann::json::parse(r.compat.to_json())},
+          {"seconds", r.seconds}};
+}
+
+std::vector<db::MeasurementRow> measurements_of(const evaluator::ModuleResult& m, db::Id bench) {
+  std::vector<db::MeasurementRow> rows;
+  for (const auto* h : {&m.by_default, &m.learned}) {
+    const char* heuristic = h == &m.by_default ? "default" : "learned";
+    rows.push_back({bench, heuristic, evaluator::metric_name(evaluator::Metric::CompileSeconds), h->seconds});
+    if (!h->ok()) continue;
+    rows.push_back({bench, heuristic, evaluator::metric_name(evaluator::Metric::TextBytes), double(h->sizes.text)});
+    rows.push_back({bench, heuristic, evaluator::metric_name(evaluator::Metric::CodeBytes), double(h->sizes.code)});
+    if (h == &m.learned)
+      rows.push_back({bench, heuristic, evaluator::metric_name(evaluator::Metric::Decisions), double(h->decisions)});
+  }
+  return rows;
+}
+
+/// A scratch directory no other run shares: two evaluations of the same
+/// (build, policy, suite), or a killed run's orphaned compiles, must never
+/// write into each other's objects.
+fs::path scratch_dir(const fs::path& data, db::Id eval_id) {
+  static std::atomic<int> counter{0};
+  return data / "eval" / (std::to_string(eval_id) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+}
+
+}  // namespace
+
+StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild& build, const SelectedSuite& suite,
+                                    const policy::PolicyModel& model, const EvaluationRunOptions& options) {
+  if (!build.build_id)
+    throw common::Fatal("artifact directory " + build.label + " is not a build driftwatch recorded; use --repo and a check-in");
+  policy::use_one_thread();
+  const auto& meta = model.metadata();
+  auto policy_id = db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit,
+                                     meta.training.empty() ? "{}" : meta.training);
+  std::vector<db::BenchmarkRow> rows;
+  for (const auto& m : suite.suite.modules) rows.push_back({m.name, m.sha256, evaluator::language_name(m.language)});
+  std::vector<db::Id> bench_ids;
+  auto suite_id = db::upsert_suite(database, suite.suite.name, suite.manifest_hash,
+                                   nlohmann::json{{"dir", suite.dir.string()}}.dump(), rows, &bench_ids);
+  auto eval_id = db::begin_evaluation(database, *build.build_id, policy_id, suite_id);
+
+  evaluator::EvaluationOptions o;
+  o.suite = &suite.suite;
+  o.suite_dir = suite.dir;
+  o.compiler = build.compiler;
+  o.jobs = options.jobs;
+  o.work_dir = scratch_dir(options.data_dir, eval_id);
+  o.learned = [&model](policy::CompatReport* report) { return policy::make_policy_runner_copy(model, report); };
+  o.progress = options.progress;
+  std::error_code ec;
+  fs::remove_all(o.work_dir, ec);
+  auto result = evaluator::evaluate(o);
+  if (!result) {
+    db::set_build_feature_report(database, *build.build_id,
+                                 "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
+    db::mark_evaluation(database, eval_id, "failed", result.error().message);
+    fs::remove_all(o.work_dir, ec);
+    throw common::Fatal(result.error().message);
+  }
+  db::EvaluationRecord record;
+  record.evaluation_id = eval_id;
+  for (std::size_t i = 0; i < result->modules.size(); ++i) {
+    const auto& m = result->modules[i];
+    record.results.push_back({bench_ids[i], "default", m.by_default.outcome, m.by_default.message});
+    record.results.push_back({bench_ids[i], "learned", m.learned.outcome, m.learned.message});
+    auto ms = measurements_of(m, bench_ids[i]);
+    record.measurements.insert(record.measurements.end(), ms.begin(), ms.end());
+  }
+  StoredEvaluation out{std::move(*result), {}, eval_id};
+  out.json = result_json(out.result, build, suite, meta);
+  record.summary_json = out.json.dump();
+  record.compat_json = out.result.compat.to_json();
+  if (options.finish)
+    options.finish->result_json = nlohmann::json{{"evaluation_id", eval_id},
+                                                 {"uplift", out.result.summary.uplift},
+                                                 {"total_uplift", out.result.summary.total_uplift},
+                                                 {"failed_modules", out.result.failed}}
+                                      .dump();
+  db::store_evaluation(database, record, options.finish);
+  db::set_build_feature_report(database, *build.build_id, out.result.compat.to_json());
+  if (!options.keep_objects) fs::remove_all(o.work_dir, ec);
+  return out;
+}
+
+}  // namespace sweep

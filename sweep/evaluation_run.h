@@ -1,0 +1,37 @@
+#pragma once
+// One evaluation of a policy on a build and a suite, stored in the database:
+// shared by `eval`, the demo and the sweep's evaluation jobs.
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <functional>
+
+#include "db/jobs.h"
+#include "evaluator/evaluation.h"
+#include "policy/model.h"
+#include "sweep/compiler_build.h"
+#include "sweep/suite_selection.h"
+
+namespace sweep {
+
+struct StoredEvaluation {
+  evaluator::EvaluationResult result;
+  nlohmann::json json;  ///< what `eval --json` prints; also the stored summary
+  db::Id evaluation_id = 0;
+};
+
+struct EvaluationRunOptions {
+  std::filesystem::path data_dir;  ///< objects and FIFOs go under <data>/eval/
+  int jobs = 1;
+  bool keep_objects = false;
+  std::function<void(int done, int total, const evaluator::ModuleResult&)> progress;
+  db::JobFinish* finish = nullptr;  ///< marks this job done with the stored results (its result is filled in)
+};
+
+/// Evaluates, stores (idempotently: a rerun replaces the rows) and returns the
+/// result. Throws common::Fatal when the policy cannot run on this build at
+/// all; the evaluation is then stored as failed with that message.
+StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild& build, const SelectedSuite& suite,
+                                    const policy::PolicyModel& model, const EvaluationRunOptions& options);
+
+}  // namespace sweep

@@ -1,0 +1,36 @@
+#pragma once
+// Progress of long work: on a terminal, one line redrawn in place (phase,
+// i/n, a bar, the ETA, modules done within the current job); elsewhere
+// (cron, CI logs) plain lines, one per finished job.
+#include <chrono>
+#include <mutex>
+#include <string>
+
+namespace sweep {
+
+class Progress {
+ public:
+  /// `terminal`: redraw in place; `quiet`: only what `line` prints.
+  Progress(bool terminal, bool quiet);
+  /// Starts counting `total` steps.
+  void start(int total);
+  /// A step finished, described in one line.
+  void step(const std::string& what);
+  /// Within the current step (a terminal only): "modules 40/97".
+  void detail(const std::string& what, int done, int total);
+  /// A line that is always printed (above the bar on a terminal).
+  void line(const std::string& text);
+
+ private:
+  std::string status() const;
+  void redraw(const std::string& detail);
+  bool terminal_, quiet_;
+  int total_ = 0, done_ = 0;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+};
+
+/// Whether standard error is a terminal (and TERM is not "dumb").
+bool stderr_is_terminal();
+
+}  // namespace sweep

@@ -1,0 +1,266 @@
+#include "sweep/project_file.h"
+
+#include <toml++/toml.h>
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace sweep {
+namespace fs = std::filesystem;
+
+namespace {
+
+using common::Error;
+
+enum class Type { String, Path, Bool, Int, Fraction, Strings };
+
+/// The one table of project keys: where each lives, its type, and the field it fills.
+struct Key {
+  const char* section;
+  const char* name;
+  Type type;
+  std::function<void(ProjectFile&, const toml::node&, const fs::path& base)> set;
+};
+
+template <class T>
+T get(const toml::node& n) {
+  return *n.value<T>();
+}
+
+std::string path_value(const toml::node& n, const fs::path& base) {
+  auto s = get<std::string>(n);
+  if (s.empty() || s.find("://") != std::string::npos) return s;
+  fs::path p(s);
+  if (s.rfind("~/", 0) == 0)
+    if (const char* home = std::getenv("HOME")) p = fs::path(home) / s.substr(2);
+  return (p.is_absolute() ? p : base / p).lexically_normal().string();
+}
+
+// A name without '/' means a shipped recipe or a suite in the data directory,
+// not a path next to the project file.
+std::string name_or_path(const toml::node& n, const fs::path& base) {
+  auto s = get<std::string>(n);
+  return s.find('/') == std::string::npos && s.find(".toml") == std::string::npos ? s : path_value(n, base);
+}
+
+const std::vector<Key>& keys() {
+  static const std::vector<Key> table = {
+      {"project", "name", Type::String, [](auto& p, auto& n, auto&) { p.name = get<std::string>(n); }},
+      {"compiler", "repo", Type::Path, [](auto& p, auto& n, auto& b) { p.repo = path_value(n, b); }},
+      {"compiler", "branch", Type::String, [](auto& p, auto& n, auto&) { p.branch = get<std::string>(n); }},
+      {"compiler", "recipe", Type::String, [](auto& p, auto& n, auto& b) { p.recipe = name_or_path(n, b); }},
+      {"policy", "file", Type::Path, [](auto& p, auto& n, auto& b) { p.policy = path_value(n, b); }},
+      {"suites", "names", Type::Strings,
+       [](auto& p, auto& n, auto& b) {
+         p.suites.clear();
+         for (const auto& e : *n.as_array()) p.suites.push_back(name_or_path(e, b));
+       }},
+      {"sampling", "every", Type::String, [](auto& p, auto& n, auto&) { p.every = get<std::string>(n); }},
+      {"sampling", "since", Type::String, [](auto& p, auto& n, auto&) { p.since = get<std::string>(n); }},
+      {"sampling", "until", Type::String, [](auto& p, auto& n, auto&) { p.until = get<std::string>(n); }},
+      {"sampling", "from", Type::String, [](auto& p, auto& n, auto&) { p.from = get<std::string>(n); }},
+      {"sampling", "tags", Type::Bool, [](auto& p, auto& n, auto&) { p.tags = get<bool>(n); }},
+      {"database", "dsn", Type::String, [](auto& p, auto& n, auto&) { p.dsn = get<std::string>(n); }},
+      {"database", "data_dir", Type::Path, [](auto& p, auto& n, auto& b) { p.data_dir = path_value(n, b); }},
+      {"run", "jobs", Type::Int, [](auto& p, auto& n, auto&) { p.jobs = int(get<std::int64_t>(n)); }},
+      {"alerts", "min_uplift_change", Type::Fraction,
+       [](auto& p, auto& n, auto&) { p.alerts.min_uplift_change = get<double>(n); }},
+      {"alerts", "min_total_change", Type::Fraction,
+       [](auto& p, auto& n, auto&) { p.alerts.min_total_change = get<double>(n); }},
+      {"alerts", "flipped_modules", Type::Int,
+       [](auto& p, auto& n, auto&) { p.alerts.flipped_modules = int(get<std::int64_t>(n)); }},
+      {"alerts", "broken_builds", Type::Int,
+       [](auto& p, auto& n, auto&) { p.alerts.broken_builds = int(get<std::int64_t>(n)); }},
+      {"alerts", "bisect", Type::Bool, [](auto& p, auto& n, auto&) { p.alerts.bisect = get<bool>(n); }},
+      {"notify", "command", Type::String, [](auto& p, auto& n, auto&) { p.notify.command = get<std::string>(n); }},
+      {"notify", "webhook", Type::String, [](auto& p, auto& n, auto&) { p.notify.webhook = get<std::string>(n); }},
+      {"notify", "webhook_format", Type::String,
+       [](auto& p, auto& n, auto&) { p.notify.webhook_format = get<std::string>(n); }},
+      {"report", "commit_url", Type::String, [](auto& p, auto& n, auto&) { p.commit_url = get<std::string>(n); }},
+  };
+  return table;
+}
+
+const char* type_name(Type t) {
+  switch (t) {
+    case Type::String:
+    case Type::Path: return "a string";
+    case Type::Bool: return "true or false";
+    case Type::Int: return "a whole number";
+    case Type::Fraction: return "a number between 0 and 1";
+    case Type::Strings: return "a list of strings";
+  }
+  return "";
+}
+
+bool type_fits(Type t, const toml::node& n) {
+  switch (t) {
+    case Type::String:
+    case Type::Path: return n.is_string();
+    case Type::Bool: return n.is_boolean();
+    case Type::Int: return n.is_integer() && get<std::int64_t>(n) >= 0;
+    case Type::Fraction: return (n.is_floating_point() || n.is_integer()) && get<double>(n) >= 0 && get<double>(n) <= 1;
+    case Type::Strings: {
+      const auto* a = n.as_array();
+      if (!a) return false;
+      for (const auto& e : *a)
+        if (!e.is_string()) return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string where(const std::string& origin, const toml::node& n) {
+  return fmt::format("{}:{}", origin, n.source().begin.line);
+}
+
+common::Result<Toolchain> parse_toolchain(const toml::node& n, const std::string& origin, const fs::path& base) {
+  const auto* t = n.as_table();
+  if (!t) return Error{where(origin, n) + ": each [[toolchains]] entry must be a table"};
+  Toolchain out;
+  for (const auto& [k, v] : *t) {
+    std::string key(k.str());
+    if (!v.is_string()) return Error{where(origin, v) + ": toolchains." + key + " must be a string"};
+    if (key == "dir") out.dir = path_value(v, base);
+    else if (key == "label") out.label = get<std::string>(v);
+    else if (key == "date") out.date = get<std::string>(v);
+    else return Error{where(origin, v) + ": unknown key 'toolchains." + key + "' (expected dir, label, date)"};
+  }
+  if (out.dir.empty()) return Error{where(origin, n) + ": a [[toolchains]] entry needs dir"};
+  if (out.label.empty()) out.label = out.dir.filename().string();
+  return out;
+}
+
+common::Status check_values(const ProjectFile& p, const std::string& origin) {
+  if (p.repo.empty() && p.toolchains.empty())
+    return Error{origin + ": set compiler.repo (a git repository) or list [[toolchains]]"};
+  if (p.policy.empty()) return Error{origin + ": missing key 'policy.file' (the frozen policy to track)"};
+  if (p.suites.empty()) return Error{origin + ": missing key 'suites.names' (at least one suite)"};
+  if (p.notify.webhook_format != "json" && p.notify.webhook_format != "slack")
+    return Error{origin + ": notify.webhook_format must be \"json\" or \"slack\""};
+  if (!p.notify.webhook.empty() && p.notify.webhook.rfind("http://", 0) != 0 &&
+      p.notify.webhook.rfind("https://", 0) != 0)
+    return Error{origin + ": notify.webhook must be an http:// or https:// URL"};
+  return common::Ok{};
+}
+
+}  // namespace
+
+common::Result<ProjectFile> parse_project_file(const std::string& text, const std::string& origin,
+                                               const fs::path& base_dir) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    return Error{fmt::format("{}:{}: {}", origin, e.source().begin.line, e.description())};
+  }
+  ProjectFile p;
+  p.name = base_dir.filename().string();
+  for (const auto& [section_key, section] : root) {
+    std::string sname(section_key.str());
+    if (sname == "toolchains") {
+      const auto* list = section.as_array();
+      if (!list) return Error{where(origin, section) + ": toolchains must be written as [[toolchains]] tables"};
+      for (const auto& entry : *list) {
+        auto t = parse_toolchain(entry, origin, base_dir);
+        if (!t) return t.error();
+        p.toolchains.push_back(std::move(*t));
+      }
+      continue;
+    }
+    const auto* table = section.as_table();
+    bool known_section = false;
+    for (const auto& k : keys()) known_section = known_section || sname == k.section;
+    if (!table || !known_section)
+      return Error{where(origin, section) + ": unknown " + (table ? "section [" + sname + "]" : "key '" + sname + "'")};
+    for (const auto& [key, value] : *table) {
+      std::string kname(key.str());
+      const Key* found = nullptr;
+      for (const auto& k : keys())
+        if (sname == k.section && kname == k.name) found = &k;
+      if (!found) return Error{where(origin, value) + ": unknown key '" + sname + "." + kname + "'"};
+      if (!type_fits(found->type, value))
+        return Error{where(origin, value) + ": " + sname + "." + kname + " must be " + type_name(found->type)};
+      found->set(p, value, base_dir);
+    }
+  }
+  if (p.name.empty()) p.name = "driftwatch";
+  if (auto s = check_values(p, origin); !s) return s.error();
+  return p;
+}
+
+common::Result<ProjectFile> load_project_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in)
+    return Error{"cannot read the project file " + path.string() +
+                 (fs::exists(path) ? "" : " (no such file; `driftwatch init` writes one)")};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto abs = fs::absolute(path);
+  auto p = parse_project_file(text.str(), path.string(), abs.parent_path());
+  if (p) p->path = abs;
+  return p;
+}
+
+std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy) {
+  return fmt::format(R"(# driftwatch project: what to track, and how.
+# Every command reads this file (--config FILE, else ./driftwatch.toml).
+# Relative paths are relative to this file.
+
+[project]
+name = "{name}"             # names the project's sweeps and its lock
+
+[compiler]
+repo = "{repo}"             # the compiler's git repository (read only)
+branch = ""                 # "" = HEAD; the first-parent line of this branch is swept
+recipe = "sample-compiler"  # a shipped recipe (sample-compiler, llvm-project) or a recipe file
+
+[policy]
+file = "{policy}"           # the frozen learned policy; its training check-in is the baseline
+
+[suites]
+names = ["holdout"]         # suites by name (in the data directory) or directory
+
+[sampling]
+every = "1w"                # N (every Nth check-in), Nd, Nw, Nm (the last check-in of each period)
+since = ""                  # YYYY-MM-DD, UTC; "" = the whole history
+until = ""
+from = ""                   # first check-in of the range (inclusive)
+tags = false                # tagged check-ins as well
+
+[database]
+dsn = ""                    # "" = the embedded PostgreSQL in the data directory
+data_dir = ""               # "" = $DRIFTWATCH_DATA_DIR, else the default
+
+[run]
+jobs = 0                    # parallel compiles; 0 = one per core
+
+[alerts]
+min_uplift_change = 0.002   # a step of the suite uplift of 0.2 points or more is a change
+min_total_change = 0.002    # a step of the default's or the learned total .text (fraction)
+flipped_modules = 3         # modules turned from win to loss in one change
+broken_builds = 3           # consecutive broken samples before an alert
+bisect = true               # pin every change to one check-in
+
+[notify]
+command = ""                # run with each new alert as JSON on standard input
+webhook = ""                # http(s) URL receiving each new alert as a JSON POST
+webhook_format = "json"     # json, or slack (also Mattermost)
+
+[report]
+commit_url = ""             # e.g. "https://github.com/llvm/llvm-project/commit/{{sha}}"
+
+# Prebuilt toolchains (nightly install prefixes) instead of, or besides, a repository:
+# [[toolchains]]
+# dir = "/opt/llvm-nightly/2026-01-05"
+# label = "2026-01-05"
+# date = "2026-01-05"
+)",
+                     fmt::arg("name", name), fmt::arg("repo", repo), fmt::arg("policy", policy));
+}
+
+}  // namespace sweep

@@ -1,0 +1,68 @@
+#pragma once
+// The project file, driftwatch.toml: what a team tracks (its compiler, recipe,
+// suites, frozen policy, sampling, database, alert thresholds, notifications).
+// Every command of a project reads it; parsing is pure and names the key and
+// line of anything wrong.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace sweep {
+
+/// A prebuilt toolchain (a nightly install prefix) swept instead of, or
+/// besides, a repository.
+struct Toolchain {
+  std::filesystem::path dir;
+  std::string label;  ///< what people call it: "2026-01-05" or "19.1.7"
+  std::string date;   ///< YYYY-MM-DD, orders the list with `label`
+};
+
+struct AlertSettings {
+  double min_uplift_change = 0.002;  ///< a step of the suite uplift (fraction) that deserves an alert
+  double min_total_change = 0.002;   ///< a step of the default's or the learned total (fraction)
+  int flipped_modules = 3;           ///< modules turned from win to loss in one change
+  int broken_builds = 3;             ///< consecutive broken samples before an alert
+  bool bisect = true;                ///< bisect every change between sampled check-ins
+};
+
+struct NotifySettings {
+  std::string command;                 ///< run with the alert as JSON on stdin
+  std::string webhook;                 ///< http:// URL that receives a JSON POST
+  std::string webhook_format = "json"; ///< json | slack (Slack and Mattermost)
+};
+
+struct ProjectFile {
+  std::filesystem::path path;  ///< where it was read from
+  std::string name;
+  // [compiler]
+  std::string repo, branch, recipe = "sample-compiler";
+  // [policy]
+  std::string policy;
+  // [suites]
+  std::vector<std::string> suites;
+  // [sampling]
+  std::string every = "1w", since, until, from;
+  bool tags = false;
+  // [database]
+  std::string dsn, data_dir;
+  // [run]
+  int jobs = 0;
+  AlertSettings alerts;
+  NotifySettings notify;
+  // [report]
+  std::string commit_url;  ///< "https://…/commit/{sha}"
+  std::vector<Toolchain> toolchains;
+};
+
+/// Parses the text of a project file; relative paths are taken from `base_dir`.
+/// Errors read "driftwatch.toml:12: unknown key 'sampling.evry'".
+common::Result<ProjectFile> parse_project_file(const std::string& text, const std::string& origin,
+                                               const std::filesystem::path& base_dir);
+/// Reads and parses a project file; a missing file is named.
+common::Result<ProjectFile> load_project_file(const std::filesystem::path& path);
+/// The commented file `driftwatch init` writes, with these values filled in.
+std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy);
+
+}  // namespace sweep

@@ -1,0 +1,26 @@
+#pragma once
+// Writing what the tracker and builder did into the database.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "builder/recipe.h"
+#include "db/store.h"
+#include "tracker/checkin_build.h"
+
+namespace sweep {
+
+db::Id record_commit(db::Database& database, const tracker::GitRepo& repo, const tracker::CommitInfo& commit);
+/// Records the build of a check-in (its commit, recipe and outcome); returns the build id.
+db::Id record_build(db::Database& database, const tracker::GitRepo& repo, const builder::Recipe& recipe,
+                    const tracker::CheckinBuild& build);
+
+/// A prebuilt toolchain stands for a check-in: its "commit" is named after
+/// its directory (toolchain_id), dated `time`, with its label as subject.
+db::Id record_toolchain(db::Database& database, const builder::Recipe& recipe, const std::filesystem::path& dir,
+                        const std::string& label, std::int64_t time, const std::string& outcome = "ok",
+                        const std::string& message = "");
+/// The stable identity of a toolchain directory, used where a commit sha goes.
+std::string toolchain_id(const std::filesystem::path& dir);
+
+}  // namespace sweep

@@ -1,0 +1,231 @@
+#include "sweep/sweep.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "builder/recipe.h"
+#include "common/text.h"
+#include "policy/model.h"
+#include "sweep/compiler_build.h"
+#include "sweep/plan.h"
+#include "sweep/recording.h"
+#include "sweep/suite_selection.h"
+#include "sweep/worker.h"
+#include "tracker/git.h"
+#include "tracker/sampling.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+
+common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, const std::string& every,
+                                                        const std::string& since,
+                                                        const std::optional<std::string>& after,
+                                                        const std::string& baseline) {
+  auto repo = tracker::GitRepo::open(p.repo);
+  if (!repo) return repo.error();
+  std::string tip = p.branch.empty() ? "HEAD" : p.branch;
+  if (!repo->resolve(tip)) return common::Error{"unknown branch '" + tip + "' in " + p.repo};
+  std::optional<std::string> from = p.from.empty() ? std::nullopt : std::optional(p.from);
+  if (after) {
+    if (!repo->resolve(*after))
+      return common::Error{"the last swept check-in " + after->substr(0, 12) + " is no longer in " + p.repo +
+                           " (history rewritten?); nothing was deleted: sweep without --new to measure the range again"};
+    from = *after;
+  }
+  std::optional<std::int64_t> since_time;
+  if (!since.empty()) {
+    auto t = tracker::parse_date(since);
+    if (!t) return t.error();
+    since_time = *t;
+  }
+  auto history = repo->first_parent_history(tip, from, since_time);
+  if (!history) {
+    if (after)
+      return common::Error{"the last swept check-in " + after->substr(0, 12) + " is not on the first-parent line of " +
+                           tip + " any more (force-pushed?); nothing was deleted: sweep without --new to measure the "
+                           "range again"};
+    return history.error();
+  }
+  std::optional<std::int64_t> until;
+  if (!p.until.empty()) {
+    auto t = tracker::parse_date(p.until);
+    if (!t) return t.error();
+    until = p.until.size() == 10 ? *t + 86399 : *t;  // a bare date means the whole day
+  }
+  std::vector<tracker::CommitInfo> window;
+  for (auto& c : *history)
+    if ((!until || c.time <= *until) && !(after && c.sha == repo->resolve(*after).value())) window.push_back(c);
+  tracker::SamplingRule rule;
+  if (!every.empty()) {
+    auto e = tracker::parse_every(every);
+    if (!e) return e.error();
+    rule.every = *e;
+  }
+  rule.tags = p.tags;
+  std::vector<std::string> out;
+  for (auto i : tracker::sample(window, rule)) out.push_back(window[i].sha);
+  // The baseline (the policy's training check-in) is what drift is measured
+  // from: measure it too when it lies in the window.
+  if (!baseline.empty() && !after) {
+    for (std::size_t i = 0; i < window.size(); ++i)
+      if (window[i].sha == baseline && std::find(out.begin(), out.end(), baseline) == out.end()) {
+        std::vector<std::string> merged;
+        for (std::size_t j = 0; j < window.size(); ++j)
+          if (j == i || std::find(out.begin(), out.end(), window[j].sha) != out.end()) merged.push_back(window[j].sha);
+        out = merged;
+        break;
+      }
+  }
+  return out;
+}
+
+namespace {
+
+void say(const SweepOptions& o, const std::string& text) {
+  if (o.progress) o.progress->line(text);
+}
+
+std::vector<PlannedCheckin> toolchain_checkins(const ProjectFile& p) {
+  auto list = p.toolchains;
+  std::stable_sort(list.begin(), list.end(), [](const Toolchain& a, const Toolchain& b) {
+    return std::tie(a.date, a.label) < std::tie(b.date, b.label);
+  });
+  std::vector<PlannedCheckin> out;
+  for (const auto& t : list) {
+    std::int64_t time = 0;
+    if (!t.date.empty()) time = tracker::parse_date(t.date).take();
+    out.push_back({toolchain_id(t.dir), t.dir.string(), t.label, time});
+  }
+  return out;
+}
+
+/// Hands back the jobs of this host's sweeps and workers that died (SIGKILL,
+/// a reboot) without waiting for their leases to expire.
+void requeue_dead_local_workers(db::Database& db, const std::string& project, const SweepOptions& o) {
+  for (const auto& owner : db::running_job_owners(db, project))
+    if (owner_is_dead_here(owner)) {
+      int n = db::requeue_jobs_of(db, owner);
+      say(o, fmt::format("took back {} job(s) of {}, which is no longer running", n, owner));
+    }
+}
+
+}  // namespace
+
+SweepReport run_sweep(const SweepOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  const auto& p = o.project;
+  SweepReport report;
+  auto lock_db = db::Database::connect(o.target).take();
+  lock_db.require_current_schema();
+  if (!db::try_lock_project(lock_db, p.name))
+    throw SweepBusy("another sweep of project '" + p.name + "' is running (on " + o.target.display + ")");
+  requeue_dead_local_workers(lock_db, p.name, o);
+
+  auto recipe = builder::load_recipe(p.recipe).take();
+  auto model = policy::PolicyModel::load(p.policy).take();
+  const auto& meta = model.metadata();
+  PlanInput in;
+  in.recipe = p.recipe;
+  in.recipe_hash = recipe.content_hash;
+  in.policy = p.policy;
+  in.policy_hash = meta.content_hash;
+  for (const auto& s : p.suites) {
+    auto selected = select_suite(o.data_dir, s);  // a suite not built yet is named here, before any work
+    in.suites.push_back({s, selected.manifest_hash});
+  }
+
+  std::optional<std::string> after;
+  if (o.only_new) {
+    after = db::last_swept_head(lock_db, p.name);
+    if (!after) say(o, "no finished sweep of this project yet: --new sweeps the whole range");
+  }
+  if (!p.repo.empty()) {
+    auto repo = tracker::GitRepo::open(p.repo).take();
+    in.repo = repo.location().string();
+    std::string baseline;
+    if (!meta.compiler_commit.empty()) {
+      if (auto b = repo.resolve(meta.compiler_commit)) baseline = *b;
+      else
+        say(o, "warning: the policy's training check-in " + meta.compiler_commit.substr(0, 12) + " is not in " +
+                   in.repo + "; drift is measured from the first swept check-in");
+    }
+    auto every = o.every.empty() ? p.every : o.every;
+    auto since = o.since.empty() ? p.since : o.since;
+    for (const auto& sha : sweep_checkins(p, every, since, after, baseline).take()) in.checkins.push_back({sha, "", "", 0});
+  }
+  if (!o.only_new || !after)
+    for (auto& t : toolchain_checkins(p)) in.checkins.push_back(std::move(t));
+
+  auto retried = db::requeue_failed_jobs(lock_db, p.name);
+  if (in.checkins.empty() && retried.empty()) {
+    report.nothing_new = true;
+    say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")");
+    return report;
+  }
+  report.checkins = static_cast<int>(in.checkins.size());
+  report.head = in.checkins.empty() ? after.value_or("") : in.checkins.back().sha;
+  report.sweep_id = db::begin_sweep(lock_db, p.name);
+  auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
+  ids.insert(ids.end(), retried.begin(), retried.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto counts = db::count_jobs(lock_db, ids);
+  say(o, fmt::format("sweep {} of project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id,
+                     p.name, report.checkins, in.suites.size(), ids.size(), counts.done + counts.skipped,
+                     retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())));
+
+  if (o.progress) o.progress->start(counts.total() - counts.finished());
+  int workers = std::max(1, o.workers);
+  int jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
+  for (;;) {
+    std::vector<std::thread> threads;
+    std::vector<std::exception_ptr> errors(workers);
+    for (int w = 0; w < workers; ++w)
+      threads.emplace_back([&, w] {
+        try {
+          WorkerOptions wo;
+          wo.target = o.target;
+          wo.project = p.name;
+          wo.owner = worker_owner_name(w);
+          wo.data_dir = o.data_dir;
+          wo.jobs = jobs;
+          wo.stop = o.stop;
+          wo.log = [&o](const std::string& l) { say(o, l); };
+          wo.on_job = [&o, &report](const JobEvent& ev) {
+            if (o.progress) o.progress->step(ev.kind + " " + ev.what);
+            if (ev.state == db::kJobFailed) report.failures.push_back(ev.kind + " " + ev.what);
+          };
+          wo.on_module = [&o](const std::string& what, int done, int total) {
+            if (o.progress) o.progress->detail(what, done, total);
+          };
+          run_worker(wo);
+        } catch (...) {
+          errors[w] = std::current_exception();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    if (o.stop && o.stop->load()) {
+      report.interrupted = true;
+      break;
+    }
+    report.jobs = db::count_jobs(lock_db, ids);
+    if (report.jobs.finished() == report.jobs.total()) break;
+    // Some jobs are running elsewhere (remote workers) or wait for them.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  report.jobs = db::count_jobs(lock_db, ids);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto state = report.interrupted ? "interrupted" : "done";
+  db::finish_sweep(lock_db, report.sweep_id, state, report.head, report.checkins,
+                   fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped,
+                               report.jobs.failed));
+  return report;
+}
+
+}  // namespace sweep

@@ -1,0 +1,60 @@
+#pragma once
+// A sweep of a project: sample the check-ins (or toolchains) to measure, plan
+// them as jobs, run workers until every job has finished, and record the
+// sweep. Killed at any point, a rerun continues where it stopped: jobs are
+// keyed by what they compute and finished with their results.
+#include <atomic>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/database.h"
+#include "db/jobs.h"
+#include "sweep/progress.h"
+#include "sweep/project_file.h"
+
+namespace sweep {
+
+/// Another sweep of the project holds its lock.
+class SweepBusy : public common::Fatal {
+ public:
+  using common::Fatal::Fatal;
+};
+
+struct SweepOptions {
+  ProjectFile project;
+  db::Target target;
+  std::filesystem::path data_dir;
+  bool only_new = false;       ///< only check-ins after the last swept one
+  std::string every, since;    ///< override the project's sampling
+  int jobs = 0;                ///< parallel compiles; 0 = the project's, else one per core
+  int workers = 1;             ///< local workers
+  const std::atomic<bool>* stop = nullptr;
+  Progress* progress = nullptr;
+};
+
+struct SweepReport {
+  db::Id sweep_id = 0;
+  int checkins = 0;          ///< sampled (and baseline) check-ins planned
+  db::JobCounts jobs;        ///< over the sweep's jobs, at the end
+  std::string head;          ///< newest check-in planned
+  bool nothing_new = false;  ///< --new found nothing after the last sweep
+  bool interrupted = false;
+  double seconds = 0;
+  std::vector<std::string> failures;  ///< failed jobs: "what: why"
+};
+
+/// Throws SweepBusy when another sweep of the project runs, common::Fatal
+/// for bad input (a lost baseline, a rewritten branch, a missing suite).
+SweepReport run_sweep(const SweepOptions& options);
+
+/// The check-ins a sweep samples from a repository, oldest first. With
+/// `after` (the last swept head), only those after it; its absence from the
+/// first-parent line is an error (a force-push), and nothing is deleted.
+common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& project, const std::string& every,
+                                                        const std::string& since,
+                                                        const std::optional<std::string>& after,
+                                                        const std::string& baseline);
+
+}  // namespace sweep

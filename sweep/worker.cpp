@@ -1,0 +1,280 @@
+#include "sweep/worker.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "common/text.h"
+#include "db/jobs.h"
+#include "policy/model.h"
+#include "sweep/evaluation_run.h"
+#include "sweep/plan.h"
+#include "sweep/recording.h"
+#include "tracker/sampling.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string worker_owner_name(int index) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + ":" + std::to_string(getpid()) + ":" + std::to_string(index);
+}
+
+bool owner_is_dead_here(const std::string& owner) {
+  auto parts = common::split(owner, ':');
+  if (parts.size() != 3) return false;
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  if (parts[0] != host) return false;
+  pid_t pid = static_cast<pid_t>(std::atoll(parts[1].c_str()));
+  return pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+namespace {
+
+/// Renews a job's lease from its own connection while the job runs, so a
+/// long build is not taken for a dead worker's.
+class LeaseKeeper {
+ public:
+  LeaseKeeper(const db::Target& target, db::Id job, std::string owner, int lease_seconds)
+      : thread_([=, this] { run(target, job, owner, lease_seconds); }) {}
+  ~LeaseKeeper() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void run(const db::Target& target, db::Id job, const std::string& owner, int lease_seconds) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::seconds(std::max(1, lease_seconds / 3)), [this] { return done_; })) {
+      try {  // a database away for a moment is the main loop's to handle
+        auto db = db::Database::connect(target);
+        if (db) db::renew_lease(*db, job, owner, lease_seconds);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+/// What a worker keeps between jobs: loaded policies, suites, recipes.
+class Executor {
+ public:
+  explicit Executor(const WorkerOptions& o) : o_(o) {}
+
+  /// Runs one claimed job and finishes it in the database.
+  JobEvent run(db::Database& db, const db::Job& job) {
+    auto start = std::chrono::steady_clock::now();
+    db::JobFinish finish{job.id, o_.owner, "{}"};
+    JobEvent ev{job.kind, db::kJobDone, "", 0};
+    try {
+      auto p = json::parse(job.payload_json);
+      ev.what = p.value("sha", "").substr(0, 12);
+      if (job.kind == kBuildJob) run_build(db, p, finish, ev);
+      else if (job.kind == kEvalJob) run_eval(db, job, p, finish, ev);
+      else throw common::Fatal("unknown job kind '" + job.kind + "'");
+    } catch (const db::ConnectionLost&) {
+      throw;
+    } catch (const std::exception& e) {
+      // A failure of this job, not of the worker: recorded, and the next sweep retries it.
+      ev.state = db::kJobFailed;
+      ev.what += ": " + common::trim(e.what());
+      db::finish_job(db, finish, db::kJobFailed, common::trim(e.what()));
+    }
+    ev.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return ev;
+  }
+
+ private:
+  const builder::Recipe& recipe(const std::string& name) {
+    auto it = recipes_.find(name);
+    if (it == recipes_.end()) it = recipes_.emplace(name, builder::load_recipe(name).take()).first;
+    return it->second;
+  }
+  const tracker::GitRepo& repo(const std::string& path) {
+    auto it = repos_.find(path);
+    if (it == repos_.end()) it = repos_.emplace(path, tracker::GitRepo::open(path).take()).first;
+    return it->second;
+  }
+  const policy::PolicyModel& model(const std::string& path, const std::string& hash) {
+    auto it = models_.find(path);
+    if (it == models_.end()) it = models_.emplace(path, policy::PolicyModel::load(path).take()).first;
+    if (it->second.metadata().content_hash != hash)
+      throw common::Fatal("policy file " + path + " changed since the sweep was planned (content hash " +
+                          it->second.metadata().content_hash.substr(0, 12) + ", planned " + hash.substr(0, 12) + ")");
+    return it->second;
+  }
+
+  /// Builds the check-in (or serves it from the cache) and records it.
+  tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id) {
+    const auto& r = recipe(p.at("recipe").get<std::string>());
+    const auto& g = repo(p.at("repo").get<std::string>());
+    auto sha = p.at("sha").get<std::string>();
+    auto commit = g.commit(sha);
+    if (!commit)
+      throw common::Fatal("check-in " + sha.substr(0, 12) + " is no longer in " + g.location().string() +
+                          " (history rewritten?)");
+    auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, o_.jobs, false}).take();
+    *build_id = record_build(db, g, r, b);
+    return b;
+  }
+
+  void run_build(db::Database& db, const json& p, db::JobFinish& finish, JobEvent& ev) {
+    if (p.contains("toolchain")) {
+      const auto& r = recipe(p.at("recipe").get<std::string>());
+      fs::path dir = p.at("toolchain").get<std::string>();
+      auto tc = select_toolchain(dir, r);
+      auto outcome = tc ? "ok" : std::string(builder::outcome_name(builder::Outcome::MissingArtifact));
+      auto id = record_toolchain(db, r, dir, p.value("label", ""), p.value("time", std::int64_t{0}), outcome,
+                                 tc ? "" : tc.error().message);
+      finish.result_json = json{{"build_id", id}, {"outcome", outcome}}.dump();
+      ev.what = p.value("label", dir.string()) + ": " + outcome;
+      db::finish_job(db, finish, db::kJobDone);
+      return;
+    }
+    db::Id build_id = 0;
+    auto b = build_checkin(db, p, &build_id);
+    auto outcome = std::string(builder::outcome_name(b.result.outcome));
+    finish.result_json = json{{"build_id", build_id}, {"outcome", outcome}, {"message", b.result.message}}.dump();
+    ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time) + ": build " + outcome +
+              (b.result.from_cache ? " (cached)" : "");
+    // A timeout may pass on another try; a build that fails is a result.
+    bool transient = b.result.outcome == builder::Outcome::Timeout;
+    ev.state = transient ? db::kJobFailed : db::kJobDone;
+    db::finish_job(db, finish, ev.state, transient ? b.result.message : "");
+  }
+
+  void run_eval(db::Database& db, const db::Job& job, const json& p, db::JobFinish& finish, JobEvent& ev) {
+    auto suite_name = p.at("suite").get<std::string>();
+    ev.what += " " + suite_name;
+    auto dep = job.depends_on ? db::job_state(db, *job.depends_on) : std::nullopt;
+    auto dep_result = dep ? json::parse(dep->result_json) : json::object();
+    if (!dep || dep->state != db::kJobDone || dep_result.value("outcome", "") != "ok") {
+      std::string why = !dep                          ? "its build job is gone"
+                        : dep->state != db::kJobDone ? "its build job " + dep->state + ": " + dep->error
+                                                      : "the check-in did not build (" + dep_result.value("outcome", "") + ")";
+      ev.state = db::kJobSkipped;
+      ev.what += ": skipped, " + why;
+      finish.result_json = json{{"skipped", why}}.dump();
+      db::finish_job(db, finish, db::kJobSkipped);
+      return;
+    }
+    SelectedBuild build;
+    if (p.contains("toolchain")) {
+      build = select_toolchain(p.at("toolchain").get<std::string>(), recipe(p.at("recipe").get<std::string>())).take();
+      build.build_id = dep_result.at("build_id").get<db::Id>();
+      build.label = p.value("label", build.label);
+    } else {
+      db::Id build_id = 0;
+      auto b = build_checkin(db, p, &build_id);  // a cache hit: the build job made it
+      if (b.result.outcome != builder::Outcome::Ok)
+        throw common::Fatal("the build of " + b.commit.short_sha() + " is no longer in the cache (" +
+                            std::string(builder::outcome_name(b.result.outcome)) + ")");
+      build = selected_from(repo(p.at("repo").get<std::string>()), recipe(p.at("recipe").get<std::string>()), b,
+                            build_id);
+    }
+    auto s = select_suite(o_.data_dir, suite_name);
+    const auto& m = model(p.at("policy").get<std::string>(), p.at("policy_hash").get<std::string>());
+    EvaluationRunOptions ro;
+    ro.data_dir = o_.data_dir;
+    ro.jobs = o_.jobs;
+    ro.finish = &finish;
+    if (o_.on_module) {
+      auto what = ev.what;
+      ro.progress = [this, what](int done, int total, const evaluator::ModuleResult&) { o_.on_module(what, done, total); };
+    }
+    try {
+      auto stored = evaluate_and_store(db, build, s, m, ro);
+      const auto& u = stored.result.summary;
+      ev.what += fmt::format(": uplift {:+.2f}%, total {:+.2f}%, {}/{}/{}", 100 * u.uplift, 100 * u.total_uplift, u.wins,
+                             u.ties, u.losses);
+    } catch (const db::ConnectionLost&) {
+      throw;
+    } catch (const common::Fatal& e) {
+      // The policy cannot run on this build at all (its features are gone):
+      // a result of this check-in, stored with the evaluation; not retried.
+      finish.result_json = json{{"error", e.what()}}.dump();
+      ev.what += std::string(": evaluation failed: ") + e.what();
+      db::finish_job(db, finish, db::kJobDone);
+    }
+  }
+
+  const WorkerOptions& o_;
+  std::map<std::string, builder::Recipe> recipes_;
+  std::map<std::string, tracker::GitRepo> repos_;
+  std::map<std::string, policy::PolicyModel> models_;
+};
+
+db::Database reconnect(const WorkerOptions& o, const std::string& why) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.reconnect_seconds);
+  double wait = 0.5;
+  if (o.log) o.log(why + "; reconnecting");
+  for (;;) {
+    auto db = db::Database::connect(o.target);
+    if (db) return std::move(*db);
+    if (std::chrono::steady_clock::now() > deadline)
+      throw common::Fatal("PostgreSQL at " + o.target.display + " did not come back within " +
+                          common::format_seconds(o.reconnect_seconds) + ": " + db.error().message);
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    wait = std::min(wait * 2, 8.0);
+  }
+}
+
+bool stopping(const WorkerOptions& o) { return o.stop && o.stop->load(); }
+
+}  // namespace
+
+WorkerReport run_worker(const WorkerOptions& o) {
+  WorkerReport report;
+  Executor executor(o);
+  auto db = db::Database::connect(o.target).take();
+  auto idle_since = std::chrono::steady_clock::now();
+  int ran = 0;
+  while (!stopping(o) && (o.max_jobs == 0 || ran < o.max_jobs)) {
+    try {
+      auto job = db::claim_job(db, o.project, o.owner, o.kinds, o.lease_seconds);
+      if (!job) {
+        double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - idle_since).count();
+        if (idle >= o.idle_exit) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        continue;
+      }
+      JobEvent ev;
+      {
+        LeaseKeeper lease(o.target, job->id, o.owner, o.lease_seconds);
+        ev = executor.run(db, *job);
+      }
+      ++ran;
+      idle_since = std::chrono::steady_clock::now();
+      if (ev.state == db::kJobDone) ++report.done;
+      else if (ev.state == db::kJobFailed) ++report.failed;
+      else ++report.skipped;
+      if (o.on_job) o.on_job(ev);
+    } catch (const db::ConnectionLost& e) {
+      db = reconnect(o, e.what());
+      // What this worker held is handed back: its results, if any, were not committed.
+      db::requeue_jobs_of(db, o.owner);
+    }
+  }
+  return report;
+}
+
+}  // namespace sweep

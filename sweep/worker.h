@@ -1,0 +1,56 @@
+#pragma once
+// A worker: claims jobs from the job table, runs them (build a check-in;
+// evaluate a build on a suite), and finishes each in the transaction that
+// stores its results. The sweep runs workers in its own process; `driftwatch
+// worker` runs the same loop anywhere that reaches the database.
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "db/database.h"
+
+namespace sweep {
+
+/// What a finished job did, for progress and logs.
+struct JobEvent {
+  std::string kind;   ///< "build" or "eval"
+  std::string state;  ///< done, failed, skipped
+  std::string what;   ///< "1a2b3c4d5e6f holdout: uplift +1.20%"
+  double seconds = 0;
+};
+
+struct WorkerOptions {
+  db::Target target;
+  std::string project;  ///< "" for any project
+  std::string owner;    ///< unique per worker: worker_owner_name()
+  std::vector<std::string> kinds;  ///< empty: all
+  std::filesystem::path data_dir;
+  int jobs = 1;  ///< parallel compiles within one job
+  int lease_seconds = 120;
+  int max_jobs = 0;         ///< stop after this many; 0 = no limit
+  double idle_exit = 0;     ///< seconds to wait for new work before exiting; 0 = exit when none is runnable
+  /// How long to keep reconnecting to a database that went away.
+  double reconnect_seconds = 60;
+  const std::atomic<bool>* stop = nullptr;  ///< set by a signal handler
+  std::function<void(const std::string&)> log;
+  std::function<void(const JobEvent&)> on_job;
+  std::function<void(const std::string& what, int done, int total)> on_module;
+};
+
+struct WorkerReport {
+  int done = 0, failed = 0, skipped = 0;
+};
+
+/// Runs jobs until none is runnable (or idle_exit passes, or max_jobs, or
+/// stop). Throws common::Fatal when the database stays away.
+WorkerReport run_worker(const WorkerOptions& options);
+
+/// "host:pid:index": the host and pid let a later sweep on the same host
+/// hand back the jobs of a worker that died.
+std::string worker_owner_name(int index);
+/// True when `owner` names a process of this host that no longer runs.
+bool owner_is_dead_here(const std::string& owner);
+
+}  // namespace sweep

@@ -1,0 +1,226 @@
+// driftwatch init and sweep end to end: a scripted 8-week history, the real
+// sample compiler, a real suite, PostgreSQL; sweeps killed and resumed.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "common/text.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_db.h"
+
+using testing::run_driftwatch;
+using testing::TempDir;
+
+namespace {
+
+/// A project on the 8-week history with the 5-module testdata suite, its
+/// own database and data directory.
+struct Project {
+  TempDir dir;
+  std::string dsn, data, repo, config;
+  Project() {
+    std::string name;
+    testing::fresh_database(true, &name);
+    dsn = "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name;
+    data = "--data-dir=" + (dir / "data").string();
+    repo = (dir / "repo").string();
+    REQUIRE(run_driftwatch({"sample-history", repo, "--history",
+                            std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml"})
+                .exit_code == 0);
+    std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
+    std::string json = "[";
+    for (const char* f : {"hashtable", "ini", "json", "sort", "utf8"})
+      json += std::string(json.size() > 1 ? "," : "") + "{\"directory\": \"" + src + "\", \"file\": \"" + f +
+              ".c\", \"command\": \"cc -Oz -c " + f + ".c\"}";
+    std::ofstream(dir / "compile_commands.json") << json << "]";
+    auto s = run(
+        {"suite", "build", "--from-compile-commands", (dir / "compile_commands.json").string(), "--name", "testdata"});
+    REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+    auto init = run({"init", (dir / "proj").string(), "--repo", repo, "--name", "toy"});
+    REQUIRE_MESSAGE(init.exit_code == 0, init.output);
+    config = (dir / "proj" / "driftwatch.toml").string();
+    set("names = [\"holdout\"]", "names = [\"testdata\"]");
+    set("every = \"1w\"", "every = \"2w\"");
+  }
+  /// Replaces text in the project file.
+  void set(const std::string& from, const std::string& to) {
+    std::ifstream in(config);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+    std::ofstream(config) << text;
+  }
+  std::vector<std::string> args(std::vector<std::string> a, const std::string& db) const {
+    a.insert(a.begin(), {data, "--db", db});
+    return a;
+  }
+  common::ProcessResult run(std::vector<std::string> a) { return run_driftwatch(args(std::move(a), dsn)); }
+  common::ProcessResult sweep(const std::string& db, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"sweep", "--config", config, "-j", "2"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_driftwatch(args(a, db));
+  }
+  static std::string psql(const std::string& db, const std::string& sql) {
+    common::ProcessSpec p;
+    p.argv = {"psql", "-X", "-At", db, "-c", sql};
+    return common::trim(common::run_process(p).take().output);
+  }
+  /// Everything a sweep records that does not depend on timing.
+  static std::string recorded(const std::string& db) {
+    return psql(db,
+                "SELECT string_agg(x, E'\\n' ORDER BY x) FROM ("
+                " SELECT 'build ' || c.sha || ' ' || b.outcome AS x FROM builds b JOIN commits c ON c.id = b.commit_id"
+                " UNION ALL SELECT 'eval ' || c.sha || ' ' || s.name || ' ' || e.status || ' ' || "
+                "   round((e.summary->'summary'->>'uplift')::numeric, 9)"
+                "   FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"
+                "   JOIN suites s ON s.id = e.suite_id"
+                " UNION ALL SELECT 'result ' || c.sha || ' ' || bm.name || ' ' || r.heuristic || ' ' || r.outcome"
+                "   FROM module_results r JOIN evaluations e ON e.id = r.evaluation_id"
+                "   JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"
+                "   JOIN benchmarks bm ON bm.id = r.benchmark_id"
+                " UNION ALL SELECT 'measure ' || c.sha || ' ' || bm.name || ' ' || m.heuristic || ' ' || m.metric || "
+                "   ' ' || m.value FROM measurements m JOIN evaluations e ON e.id = m.evaluation_id"
+                "   JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"
+                "   JOIN benchmarks bm ON bm.id = m.benchmark_id WHERE m.metric <> 'compile_seconds'"
+                " UNION ALL SELECT 'job ' || key || ' ' || state FROM jobs) t");
+  }
+};
+
+std::string second_database(std::string* name) {
+  testing::fresh_database(true, name);
+  return "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + *name;
+}
+
+}  // namespace
+
+TEST_CASE("a sweep SIGKILLed midway and rerun records exactly the rows of an uninterrupted one; --new then does nothing") {
+  Project p;
+  auto whole = p.sweep(p.dsn);
+  INFO(whole.output);
+  REQUIRE(whole.exit_code == 0);
+  CHECK(whole.output.find("build build-failed") != std::string::npos);  // week 3's broken check-in
+  auto expected = Project::recorded(p.dsn);
+  CHECK(expected.find("measure ") != std::string::npos);
+  CHECK(expected.find(" skipped") != std::string::npos);
+
+  // The same project into another database and a fresh data directory, killed once some jobs are done.
+  std::string other_name;
+  auto other = second_database(&other_name);
+  p.data = "--data-dir=" + (p.dir / "data2").string();
+  std::filesystem::create_directories(p.dir / "data2");
+  std::filesystem::create_symlink(p.dir / "data" / "suites", p.dir / "data2" / "suites");
+  common::ProcessSpec spec;
+  spec.argv = p.args({"sweep", "--config", p.config, "-j", "2"}, other);
+  spec.argv.insert(spec.argv.begin(), DRIFTWATCH_BIN);
+  auto child = common::Child::start(spec).take();
+  int done = 0, total = 0;
+  for (int i = 0; i < 600 && !child.try_wait(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto counts = common::split(Project::psql(other, "SELECT count(*) FILTER (WHERE state IN ('done', 'skipped')) "
+                                                     "|| ' ' || count(*) FROM jobs"),
+                                ' ');
+    if (counts.size() == 2) done = std::stoi(counts[0]), total = std::stoi(counts[1]);
+    if (done >= 2) break;
+  }
+  REQUIRE_MESSAGE(done >= 2, "the sweep did not get going");
+  REQUIRE(done < total);  // midway
+  kill(child.pid(), SIGKILL);
+  auto killed = child.wait();
+  CHECK(killed.signal == SIGKILL);
+  CHECK(Project::recorded(other) != expected);
+
+  auto rerun = p.sweep(other);
+  INFO(rerun.output);
+  REQUIRE(rerun.exit_code == 0);
+  CHECK(rerun.output.find(std::to_string(done) + " already done") != std::string::npos);
+  CHECK(Project::recorded(other) == expected);
+
+  auto third = p.sweep(other, {"--new"});
+  CHECK(third.exit_code == 0);
+  CHECK(third.output.find("nothing new since the last sweep") != std::string::npos);
+  CHECK(Project::recorded(other) == expected);
+}
+
+TEST_CASE("a second sweep of a project exits at once with status 3 while the first runs") {
+  Project p;
+  common::ProcessSpec spec;
+  spec.argv = p.args({"sweep", "--config", p.config, "-j", "1"}, p.dsn);
+  spec.argv.insert(spec.argv.begin(), DRIFTWATCH_BIN);
+  auto first = common::Child::start(spec).take();
+  for (int i = 0; i < 300 && Project::psql(p.dsn, "SELECT count(*) FROM sweeps") == "0"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto start = std::chrono::steady_clock::now();
+  auto second = p.sweep(p.dsn);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  first.kill_group();
+  INFO(second.output);
+  CHECK(second.exit_code == 3);
+  CHECK(second.output.find("another sweep of project 'toy' is running") != std::string::npos);
+  CHECK(seconds < 30);  // at once, not after the first finished
+}
+
+TEST_CASE("sweep refuses a bad project file naming the key and its line") {
+  Project p;
+  p.set("every = \"2w\"", "evry = \"2w\"");
+  auto r = p.sweep(p.dsn);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("driftwatch.toml:28: unknown key 'sampling.evry'") != std::string::npos);
+  auto missing = p.run({"sweep", "--config", (p.dir / "nope.toml").string()});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.output.find("nope.toml (no such file; `driftwatch init` writes one)") != std::string::npos);
+  auto again = p.run({"init", (p.dir / "proj").string()});
+  CHECK(again.exit_code == 2);
+  CHECK(again.output.find("exists; not overwritten") != std::string::npos);
+}
+
+TEST_CASE("sweep --new after a force-push names the lost check-in and deletes nothing") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto before = Project::recorded(p.dsn);
+  // Rewrite the branch: main now points at an older check-in, the swept head is gone from its line.
+  common::ProcessSpec git;
+  git.argv = {"git", "-C", p.repo, "update-ref", "refs/heads/main", "main~3"};
+  REQUIRE(common::run_process(git).take().ok());
+  auto r = p.sweep(p.dsn, {"--new"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("is not on the first-parent line of HEAD any more (force-pushed?); nothing was deleted") !=
+        std::string::npos);
+  CHECK(Project::recorded(p.dsn) == before);
+}
+
+TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the recipe's artifacts") {
+  Project p;
+  auto prefix = p.dir / "nightly-2026-01-05";
+  std::filesystem::create_directories(prefix / "bin");
+  std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
+  auto e = p.run({"eval", "--build", prefix.string(), "--suite", "testdata", "--policy",
+                  std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy"});
+  INFO(e.output);
+  REQUIRE(e.exit_code == 0);
+  CHECK(e.output.find("matches or beats the default on") != std::string::npos);
+
+  auto empty = p.dir / "not-a-toolchain";
+  std::filesystem::create_directories(empty);
+  auto bad = p.run({"eval", "--build", empty.string(), "--suite", "testdata", "--policy",
+                    std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("lacks the recipe's artifact 'compiler'") != std::string::npos);
+
+  // A project of toolchains only: each is a sample of the sweep, ordered by date.
+  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
+  std::ofstream(p.config, std::ios::app) << "[[toolchains]]\ndir = \"" << prefix.string()
+                                         << "\"\nlabel = \"nightly\"\ndate = \"2026-01-05\"\n[[toolchains]]\ndir = \""
+                                         << empty.string() << "\"\ndate = \"2026-01-06\"\n";
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  CHECK(s.output.find("2 check-in(s)") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM builds WHERE outcome = 'missing-artifact'") == "1");
+}
