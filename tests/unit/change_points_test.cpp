@@ -190,6 +190,17 @@ TEST_CASE("e-divisive: a slow ramp is a short staircase, never a point per check
   CHECK(unbounded.size() <= 10);
 }
 
+TEST_CASE("e-divisive: no level is shorter than min_segment") {
+  std::vector<double> values(10, 0.0);
+  values.resize(40, 5.0);
+  auto found = e_divisive(exact(values), {}).take();
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].index == 10);
+  NoisyOptions o;
+  o.min_segment = 11;
+  for (const auto& c : e_divisive(exact(values), o).take()) CHECK(c.index >= 11);
+}
+
 TEST_CASE("e-divisive: min_magnitude merges away small significant moves") {
   std::vector<double> values(30, 0.0);
   values.resize(60, 0.5);
