@@ -1,0 +1,66 @@
+#include "reports/module_changes.h"
+
+#include <doctest/doctest.h>
+
+using namespace reports;
+
+TEST_CASE("module changes: flips between win and loss, ties are neither") {
+  std::vector<evaluator::ModuleSizes> before{
+      {"flip_bad", 100, 90}, {"flip_good", 100, 110}, {"to_tie", 100, 90}, {"from_tie", 100, 100}, {"steady", 100, 95}};
+  std::vector<evaluator::ModuleSizes> after{{"flip_bad", 100, 105},
+                                            {"flip_good", 100, 98},
+                                            {"to_tie", 100, 100},
+                                            {"from_tie", 100, 120},
+                                            {"steady", 100, 95}};
+  auto c = module_changes(before, after, 10).take();
+  CHECK(c.win_to_loss == std::vector<std::string>{"flip_bad"});
+  CHECK(c.loss_to_win == std::vector<std::string>{"flip_good"});
+  CHECK(c.before.default_bytes == 500);
+  CHECK(c.before.learned_bytes == 485);
+  CHECK(c.after.default_bytes == 500);
+  CHECK(c.after.learned_bytes == 518);
+  CHECK(c.appeared.empty());
+  CHECK(c.disappeared.empty());
+}
+
+TEST_CASE("module changes: the largest ratio moves first, capped at top k") {
+  std::vector<evaluator::ModuleSizes> before{{"a", 100, 100}, {"b", 100, 100}, {"c", 100, 100}, {"d", 100, 100}};
+  std::vector<evaluator::ModuleSizes> after{{"a", 100, 101}, {"b", 100, 80}, {"c", 100, 110}, {"d", 100, 90}};
+  auto c = module_changes(before, after, 3).take();
+  REQUIRE(c.largest_moves.size() == 3);
+  CHECK(c.largest_moves[0].name == "b");
+  CHECK(c.largest_moves[0].delta() == doctest::Approx(80.01 / 100.01 - 1));
+  CHECK(c.largest_moves[1].name == "c");  // |+0.1| ties |-0.1| of d: by name
+  CHECK(c.largest_moves[2].name == "d");
+  CHECK(c.largest_moves[1].ratio_before == doctest::Approx(1));
+  CHECK(c.largest_moves[1].ratio_after == doctest::Approx(110.01 / 100.01));
+}
+
+TEST_CASE("module changes: modules that appear or disappear count in their side's totals only") {
+  auto c = module_changes({{"old", 50, 40}, {"kept", 10, 10}}, {{"kept", 10, 10}, {"new", 70, 80}}, 5).take();
+  CHECK(c.disappeared == std::vector<std::string>{"old"});
+  CHECK(c.appeared == std::vector<std::string>{"new"});
+  REQUIRE(c.largest_moves.size() == 1);
+  CHECK(c.largest_moves[0].name == "kept");
+  CHECK(c.before.default_bytes == 60);
+  CHECK(c.before.learned_bytes == 50);
+  CHECK(c.after.default_bytes == 80);
+  CHECK(c.after.learned_bytes == 90);
+}
+
+TEST_CASE("module changes: a module named twice is an error") {
+  auto c = module_changes({{"x", 1, 1}, {"x", 2, 2}}, {}, 5);
+  REQUIRE(!c);
+  CHECK(c.error().message == "module 'x' appears twice before the change");
+  CHECK(module_changes({}, {}, 5).take().largest_moves.empty());
+}
+
+TEST_CASE("feature set: added and removed names, order alone is no change") {
+  auto c = feature_set_changed({"callee_users", "caller_users", "nr_ctant_params"},
+                               {"nr_ctant_params", "is_callee_avail_external", "callee_users"});
+  CHECK(c.changed());
+  CHECK(c.added == std::vector<std::string>{"is_callee_avail_external"});
+  CHECK(c.removed == std::vector<std::string>{"caller_users"});
+  CHECK(!feature_set_changed({"a", "b"}, {"b", "a", "a"}).changed());
+  CHECK(!feature_set_changed({}, {}).changed());
+}
