@@ -19,5 +19,7 @@ void attach_policy(CLI::App& sub, Context& ctx);
 void attach_suite(CLI::App& sub, Context& ctx);
 void attach_init(CLI::App& sub, Context& ctx);
 void attach_sweep(CLI::App& sub, Context& ctx);
+void attach_alerts(CLI::App& sub, Context& ctx);
+void attach_bisect(CLI::App& sub, Context& ctx);
 
 }  // namespace cli

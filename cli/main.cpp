@@ -18,6 +18,8 @@ const cli::Command kCommands[] = {
      cli::attach_sample_history},
     {"init", "write a commented project file (driftwatch.toml) to edit", cli::attach_init},
     {"sweep", "measure the project's sampled check-ins: build, evaluate, store (resumable)", cli::attach_sweep},
+    {"bisect", "pin each change of the uplift to the check-in that made it", cli::attach_bisect},
+    {"alerts", "drift alerts: list|show|ack|resolve|ignore|reopen|notify [--json] [--exit-code]", cli::attach_alerts},
     {"commits", "list the sampled check-ins of a range (first-parent history)", cli::attach_commits},
     {"build", "build one check-in with a recipe (cached per commit and recipe)", cli::attach_build},
     {"eval", "evaluate a frozen policy against the default heuristic on a suite", cli::attach_eval},

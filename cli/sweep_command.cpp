@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli/commands.h"
+#include "cli/drift_output.h"
 #include "cli/project.h"
 #include "common/data_dir.h"
 #include "common/text.h"
@@ -67,6 +68,7 @@ void print_summary(const sweep::SweepReport& r) {
              r.sweep_id, r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds),
              r.interrupted ? " (interrupted: rerun to continue)" : "");
   for (const auto& f : r.failures) fmt::print("  failed: {}\n", f);
+  print_drift(r.drift);
 }
 
 void run_sweep(Context& ctx, const SweepArgs& a) {

@@ -41,7 +41,7 @@ std::vector<std::string> merged_environment(const ProcessSpec& spec) {
   // rerun builds in). Die with the thread that started us instead.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);
-  int null_fd = open("/dev/null", O_RDONLY);
+  int null_fd = open(spec.stdin_file ? spec.stdin_file->c_str() : "/dev/null", O_RDONLY);
   if (null_fd >= 0) dup2(null_fd, 0);
   if (out_fd >= 0) {
     dup2(out_fd, 1);

@@ -20,6 +20,8 @@ struct ProcessSpec {
   std::optional<std::filesystem::path> log_file;
   /// ...otherwise they are captured into ProcessResult::output.
   std::optional<std::chrono::milliseconds> timeout;
+  /// Standard input comes from this file; /dev/null otherwise.
+  std::optional<std::filesystem::path> stdin_file;
 };
 
 struct ProcessResult {

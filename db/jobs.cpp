@@ -59,7 +59,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
       // The no-op update on a done job makes RETURNING give its id.
       auto id = tx.exec_params1(
                       "INSERT INTO jobs (project, kind, key, payload, priority, depends_on, max_attempts, sweep_id) "
-                      "VALUES ($1, $2, $3, $4::jsonb, $5, NULLIF($6, 0), $7, $8) "
+                      "VALUES ($1, $2, $3, $4::jsonb, $5, NULLIF($6, 0), $7, NULLIF($8, 0)) "
                       "ON CONFLICT (key) DO UPDATE SET "
                       "  state = CASE WHEN " RETRY_CONDITION " THEN 'queued' ELSE jobs.state END, "
                       "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "

@@ -11,6 +11,7 @@
 #include "common/text.h"
 #include "policy/model.h"
 #include "sweep/compiler_build.h"
+#include "sweep/notify.h"
 #include "sweep/plan.h"
 #include "sweep/recording.h"
 #include "sweep/suite_selection.h"
@@ -164,6 +165,9 @@ SweepReport run_sweep(const SweepOptions& o) {
   if (in.checkins.empty() && retried.empty()) {
     report.nothing_new = true;
     say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")");
+    auto delivered = deliver_pending_alerts(p, lock_db);  // what failed to go out last time
+    report.drift.notifications_sent = delivered.sent;
+    report.drift.notifications_failed = delivered.failed;
     return report;
   }
   report.checkins = static_cast<int>(in.checkins.size());
@@ -180,44 +184,13 @@ SweepReport run_sweep(const SweepOptions& o) {
 
   if (o.progress) o.progress->start(counts.total() - counts.finished());
   int workers = std::max(1, o.workers);
-  int jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
-  for (;;) {
-    std::vector<std::thread> threads;
-    std::vector<std::exception_ptr> errors(workers);
-    for (int w = 0; w < workers; ++w)
-      threads.emplace_back([&, w] {
-        try {
-          WorkerOptions wo;
-          wo.target = o.target;
-          wo.project = p.name;
-          wo.owner = worker_owner_name(w);
-          wo.data_dir = o.data_dir;
-          wo.jobs = jobs;
-          wo.stop = o.stop;
-          wo.log = [&o](const std::string& l) { say(o, l); };
-          wo.on_job = [&o, &report](const JobEvent& ev) {
-            if (o.progress) o.progress->step(ev.kind + " " + ev.what);
-            if (ev.state == db::kJobFailed) report.failures.push_back(ev.kind + " " + ev.what);
-          };
-          wo.on_module = [&o](const std::string& what, int done, int total) {
-            if (o.progress) o.progress->detail(what, done, total);
-          };
-          run_worker(wo);
-        } catch (...) {
-          errors[w] = std::current_exception();
-        }
-      });
-    for (auto& t : threads) t.join();
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
-    if (o.stop && o.stop->load()) {
-      report.interrupted = true;
-      break;
-    }
-    report.jobs = db::count_jobs(lock_db, ids);
-    if (report.jobs.finished() == report.jobs.total()) break;
-    // Some jobs are running elsewhere (remote workers) or wait for them.
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+  LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.stop, o.progress, &report.failures};
+  local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
+  report.interrupted = !run_until_finished(local, lock_db, ids);
+  if (!report.interrupted) {
+    say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
+    report.drift = analyse_drift({p, local, p.alerts.bisect}, lock_db);
+    report.interrupted = report.drift.interrupted;
   }
   report.jobs = db::count_jobs(lock_db, ids);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

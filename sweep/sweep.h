@@ -11,6 +11,7 @@
 
 #include "db/database.h"
 #include "db/jobs.h"
+#include "sweep/drift.h"
 #include "sweep/progress.h"
 #include "sweep/project_file.h"
 
@@ -43,6 +44,7 @@ struct SweepReport {
   bool interrupted = false;
   double seconds = 0;
   std::vector<std::string> failures;  ///< failed jobs: "what: why"
+  DriftReport drift;                  ///< the analysis after the sweep
 };
 
 /// Throws SweepBusy when another sweep of the project runs, common::Fatal

@@ -18,6 +18,7 @@
 #include "policy/model.h"
 #include "sweep/evaluation_run.h"
 #include "sweep/plan.h"
+#include "sweep/progress.h"
 #include "sweep/recording.h"
 #include "tracker/sampling.h"
 
@@ -275,6 +276,48 @@ WorkerReport run_worker(const WorkerOptions& o) {
     }
   }
   return report;
+}
+
+bool run_until_finished(const LocalWorkers& l, db::Database& db, const std::vector<db::Id>& ids) {
+  for (;;) {
+    std::vector<std::thread> threads;
+    std::vector<std::exception_ptr> errors(l.workers);
+    std::mutex failures_mutex;
+    for (int w = 0; w < l.workers; ++w)
+      threads.emplace_back([&, w] {
+        try {
+          WorkerOptions wo;
+          wo.target = l.target;
+          wo.project = l.project;
+          wo.owner = worker_owner_name(w);
+          wo.data_dir = l.data_dir;
+          wo.jobs = l.jobs;
+          wo.stop = l.stop;
+          wo.log = [&l](const std::string& line) {
+            if (l.progress) l.progress->line(line);
+          };
+          wo.on_job = [&](const JobEvent& ev) {
+            if (l.progress) l.progress->step(ev.kind + " " + ev.what);
+            std::lock_guard<std::mutex> lock(failures_mutex);
+            if (ev.state == db::kJobFailed && l.failures) l.failures->push_back(ev.kind + " " + ev.what);
+          };
+          wo.on_module = [&l](const std::string& what, int done, int total) {
+            if (l.progress) l.progress->detail(what, done, total);
+          };
+          run_worker(wo);
+        } catch (...) {
+          errors[w] = std::current_exception();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    if (l.stop && l.stop->load()) return false;
+    auto counts = db::count_jobs(db, ids);
+    if (counts.finished() == counts.total()) return true;
+    // The rest runs on remote workers, or waits for jobs that do.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
 }
 
 }  // namespace sweep

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "db/database.h"
+#include "db/jobs.h"
 
 namespace sweep {
 
@@ -46,6 +46,24 @@ struct WorkerReport {
 /// Runs jobs until none is runnable (or idle_exit passes, or max_jobs, or
 /// stop). Throws common::Fatal when the database stays away.
 WorkerReport run_worker(const WorkerOptions& options);
+
+class Progress;
+
+/// Workers of this process for a set of jobs: what a sweep and a bisection run.
+struct LocalWorkers {
+  db::Target target;
+  std::string project;
+  std::filesystem::path data_dir;
+  int jobs = 1;     ///< parallel compiles per worker
+  int workers = 1;  ///< worker threads
+  const std::atomic<bool>* stop = nullptr;
+  Progress* progress = nullptr;
+  std::vector<std::string>* failures = nullptr;  ///< failed jobs: "what: why"
+};
+
+/// Runs local workers until every job of `ids` has finished (some may run on
+/// remote workers: then it waits for them). False when stopped by a signal.
+bool run_until_finished(const LocalWorkers& local, db::Database& db, const std::vector<db::Id>& ids);
 
 /// "host:pid:index": the host and pid let a later sweep on the same host
 /// hand back the jobs of a worker that died.

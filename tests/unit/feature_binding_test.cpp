@@ -44,7 +44,7 @@ TEST_CASE("a corrupted feature is not bound, and a policy for another feature se
   CHECK_FALSE(other.report.usable());
 }
 
-TEST_CASE("the channel header and events parse; garbage is named") {
+TEST_CASE("the channel header and events parse and garbage is named") {
   auto h = parse_header(
       R"({"features":[{"name":"sroa_savings","port":0,"shape":[1],"type":"int64_t"},{"name":"x","port":1,"shape":[2,3],"type":"float"}],"advice":{"name":"inlining_decision","port":0,"shape":[1],"type":"int64_t"}})");
   REQUIRE(h.ok());
@@ -60,7 +60,7 @@ TEST_CASE("the channel header and events parse; garbage is named") {
             .message.find("unsupported tensor type 'complex'") != std::string::npos);
 }
 
-TEST_CASE("observations decode from little-endian bytes; advice encodes to the tensor's type") {
+TEST_CASE("observations decode from little-endian bytes and advice encodes to the tensor type") {
   auto h = parse_header(R"({"features":[{"name":"a","type":"int64_t","shape":[1]},{"name":"b","type":"float","shape":[1]}],"advice":{"name":"d","type":"int64_t","shape":[1]}})").take();
   std::string bytes(12, '\0');
   std::int64_t a = -5;

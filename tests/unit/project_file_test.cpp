@@ -39,7 +39,7 @@ TEST_CASE("the template driftwatch init writes is a valid project file with the 
   CHECK(p->toolchains.empty());
 }
 
-TEST_CASE("relative paths are taken from the project file's directory; names stay names") {
+TEST_CASE("relative paths are taken from the project file's directory and names stay names") {
   auto p = parse_project_file(kMinimal, "driftwatch.toml", "/proj");
   REQUIRE(p.ok());
   CHECK(p->repo == "/proj/compiler");

@@ -1,0 +1,219 @@
+// driftwatch alerts and bisect: the alerts drift analysis opened, for people
+// and for cron; and bisection by hand.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "cli/commands.h"
+#include "cli/drift_output.h"
+#include "cli/project.h"
+#include "common/text.h"
+#include "db/drift.h"
+#include "db/jobs.h"
+#include "sweep/compiler_build.h"
+#include "sweep/drift.h"
+#include "sweep/notify.h"
+#include "sweep/plan.h"
+#include "sweep/suite_selection.h"
+#include "builder/recipe.h"
+#include "policy/model.h"
+#include "tracker/git.h"
+#include "tracker/sampling.h"
+
+namespace cli {
+using json = nlohmann::json;
+
+namespace {
+
+struct AlertArgs {
+  ProjectArgs project;
+  bool json = false, exit_code = false, all = false;
+  long long id = 0;
+  std::string note, by;
+};
+
+/// Commit subjects, authors and notes are other people's text: one line, no
+/// control characters (a terminal escape in a subject must not reach the terminal).
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+  return out;
+}
+
+std::string who(const std::string& by) {
+  if (!by.empty()) return by;
+  const char* user = std::getenv("USER");
+  return user ? user : "unknown";
+}
+
+void set_exit_code(Context& ctx, db::Database& database, const std::string& project) {
+  if (!db::list_alerts(database, project, {"open"}).empty()) ctx.exit_code = 1;
+}
+
+void run_list(Context& ctx, const AlertArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  std::vector<std::string> states;
+  if (!a.all) states = {"open", "acknowledged"};
+  auto alerts = db::list_alerts(database, project.name, states);
+  if (a.json) {
+    auto out = json::array();
+    for (const auto& al : alerts) out.push_back(json::parse(sweep::alert_json(al)));
+    fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
+  } else if (alerts.empty()) {
+    fmt::print("no {}alerts for project {}\n", a.all ? "" : "open or acknowledged ", project.name);
+  } else {
+    fmt::print("{:>5}  {:<12}  {:<19}  {}\n", "id", "state", "kind", "what");
+    for (const auto& al : alerts)
+      fmt::print("{:>5}  {:<12}  {:<19}  {}\n", al.id, al.state, al.kind, printable(sweep::alert_sentence(al)));
+  }
+  if (a.exit_code) set_exit_code(ctx, database, project.name);
+}
+
+void run_show(Context& ctx, const AlertArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  auto al = db::find_alert(database, a.id);
+  if (!al) throw common::Fatal("no alert " + std::to_string(a.id));
+  if (a.json) {
+    auto j = json::parse(sweep::alert_json(*al));
+    j["events"] = json::array();
+    for (const auto& e : db::alert_events(database, a.id))
+      j["events"].push_back({{"state", e.state}, {"who", e.who}, {"note", e.note}, {"at", e.at}});
+    fmt::print("{}\n", j.dump(2, ' ', false, json::error_handler_t::replace));
+    return;
+  }
+  fmt::print("alert {} ({}), {}\n{}\n", al->id, al->kind, al->state, printable(sweep::alert_sentence(*al)));
+  if (!al->culprit_sha.empty())
+    fmt::print("culprit: {} {} by {}\n  {}\n", al->culprit_sha, tracker::format_date(al->culprit_time),
+               printable(al->culprit_author), printable(al->culprit_subject));
+  else
+    fmt::print("culprit: one of {}..{} (the check-ins between do not build)\n", al->range_first_sha, al->first_bad_sha);
+  fmt::print("last good: {}\nfirst bad: {}\n", al->last_good_sha, al->first_bad_sha);
+  auto d = json::parse(al->details_json, nullptr, false);
+  if (!d.is_discarded()) {
+    for (const char* key : {"win_to_loss", "loss_to_win", "features_missing", "features_new"})
+      if (d.contains(key) && !d[key].empty()) fmt::print("{}: {}\n", key, printable(d[key].dump()));
+  }
+  fmt::print("delivery: {}{}\n", al->notify_state, al->notify_error.empty() ? "" : " (" + printable(al->notify_error) + ")");
+  for (const auto& e : db::alert_events(database, a.id))
+    fmt::print("  {} {} by {}{}\n", e.at, e.state, printable(e.who), e.note.empty() ? "" : ": " + printable(e.note));
+}
+
+void run_move(Context& ctx, const AlertArgs& a, const std::string& state) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  if (!db::set_alert_state(database, a.id, state, who(a.by), a.note))
+    throw common::Fatal("no alert " + std::to_string(a.id));
+  fmt::print("alert {} {}\n", a.id, state);
+  if (a.exit_code) set_exit_code(ctx, database, project.name);
+}
+
+void run_notify(Context& ctx, const AlertArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  auto d = sweep::deliver_pending_alerts(project, database);
+  fmt::print("notifications: {} sent, {} failed\n", d.sent, d.failed);
+  if (d.failed > 0) ctx.exit_code = 1;
+}
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop(int sig) {
+  if (g_stop.exchange(true)) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+struct BisectArgs {
+  ProjectArgs project;
+  std::string good, bad;
+  int jobs = 0;
+};
+
+void run_bisect(Context& ctx, const BisectArgs& a) {
+  auto project = a.project.load(ctx);
+  if (project.repo.empty()) throw common::Fatal("bisect needs compiler.repo in the project file");
+  auto database = ctx.database();
+  if (!db::try_lock_project(database, project.name))
+    throw common::Fatal("a sweep of project '" + project.name + "' is running; bisect after it");
+  signal(SIGINT, on_stop);
+  signal(SIGTERM, on_stop);
+  sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
+  sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
+                            1, &g_stop, &progress, nullptr};
+  if (!a.good.empty() || !a.bad.empty()) {
+    if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
+    // Measure both ends first: the analysis then sees the change between them.
+    auto repo = tracker::GitRepo::open(project.repo).take();
+    auto recipe = builder::load_recipe(project.recipe).take();
+    auto model = policy::PolicyModel::load(project.policy).take();
+    sweep::PlanInput in;
+    in.repo = repo.location().string();
+    in.recipe = project.recipe;
+    in.recipe_hash = recipe.content_hash;
+    in.policy = project.policy;
+    in.policy_hash = model.metadata().content_hash;
+    for (const auto& rev : {a.good, a.bad}) in.checkins.push_back({repo.resolve(rev).take(), "", "", 0});
+    for (const auto& s : project.suites) in.suites.push_back({s, sweep::select_suite(ctx.data_dir(), s).manifest_hash});
+    in.priority = 10;
+    auto ids = db::enqueue_jobs(database, project.name, 0, sweep::plan_jobs(in));
+    if (!sweep::run_until_finished(local, database, ids)) {
+      ctx.exit_code = kExitInterrupted;
+      return;
+    }
+  }
+  auto report = sweep::analyse_drift({project, local, true}, database);
+  print_drift(report);
+  if (report.interrupted) ctx.exit_code = kExitInterrupted;
+}
+
+}  // namespace
+
+void attach_alerts(CLI::App& sub, Context& ctx) {
+  auto a = std::make_shared<AlertArgs>();
+  a->project.attach(sub);
+  sub.add_flag("--json", a->json, "machine-readable output");
+  sub.add_flag("--exit-code", a->exit_code, "exit with status 1 while an alert is open (for cron and CI)");
+  auto* list = sub.add_subcommand("list", "the open and acknowledged alerts (default)");
+  list->add_flag("--all", a->all, "every alert, resolved and ignored too");
+  list->callback([&ctx, a] { run_list(ctx, *a); });
+  auto* show = sub.add_subcommand("show", "one alert with its evidence and history");
+  show->add_option("id", a->id, "the alert")->required();
+  show->callback([&ctx, a] { run_show(ctx, *a); });
+  for (auto [name, state, help] : {std::tuple{"ack", "acknowledged", "someone is on it"},
+                                   std::tuple{"resolve", "resolved", "fixed, or retrained"},
+                                   std::tuple{"ignore", "ignored", "not worth acting on"},
+                                   std::tuple{"reopen", "open", "open it again"}}) {
+    auto* c = sub.add_subcommand(name, help);
+    c->add_option("id", a->id, "the alert")->required();
+    c->add_option("--note", a->note, "why");
+    c->add_option("--by", a->by, "who (default: $USER)");
+    std::string st = state;
+    c->callback([&ctx, a, st] { run_move(ctx, *a, st); });
+  }
+  sub.add_subcommand("notify", "deliver alerts still pending to the hook and webhook")->callback([&ctx, a] {
+    run_notify(ctx, *a);
+  });
+  // `driftwatch alerts` alone lists.
+  sub.callback([&ctx, a, &sub] {
+    if (sub.get_subcommands().empty()) run_list(ctx, *a);
+  });
+}
+
+void attach_bisect(CLI::App& sub, Context& ctx) {
+  auto a = std::make_shared<BisectArgs>();
+  a->project.attach(sub);
+  sub.add_option("--good", a->good, "a check-in before the change (with --bad)");
+  sub.add_option("--bad", a->bad, "a check-in after the change");
+  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: one per core)");
+  sub.footer("Without --good/--bad, bisects every change between the project's evaluated check-ins.");
+  sub.callback([&ctx, a] { run_bisect(ctx, *a); });
+}
+
+}  // namespace cli

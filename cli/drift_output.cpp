@@ -1,0 +1,22 @@
+#include "cli/drift_output.h"
+
+#include <fmt/core.h>
+
+namespace cli {
+
+void print_drift(const sweep::DriftReport& r) {
+  if (r.findings.empty()) {
+    fmt::print("drift: no change at or above the project's thresholds\n");
+    return;
+  }
+  fmt::print("drift: {} change(s); bisection evaluated {} check-in(s); {} new alert(s)\n", r.findings.size(),
+             r.bisect_evaluations, r.alerts_opened);
+  for (const auto& f : r.findings)
+    fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", f.sentence(),
+               f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size - 1) : "");
+  if (r.notifications_sent + r.notifications_failed > 0)
+    fmt::print("notifications: {} sent, {} failed (retried by the next sweep)\n", r.notifications_sent,
+               r.notifications_failed);
+}
+
+}  // namespace cli

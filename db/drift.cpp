@@ -1,0 +1,235 @@
+#include "db/drift.h"
+
+#include <map>
+
+#include "db/connection_impl.h"
+
+namespace db {
+
+namespace {
+
+// The policy and suite rows named by content: the analysis knows hashes.
+constexpr const char* kPolicyId = "(SELECT id FROM policies WHERE content_hash = $2)";
+constexpr const char* kSuiteId = "(SELECT id FROM suites WHERE manifest_hash = $3 ORDER BY id DESC LIMIT 1)";
+
+}  // namespace
+
+std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, const std::string& recipe_hash,
+                                     const std::string& policy_hash, const std::string& suite_hash) {
+  return db.impl().guarded("reading the series", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<SeriesPoint> out;
+    std::map<Id, std::size_t> by_eval;
+    auto rows = tx.exec_params(
+        "SELECT c.id, c.sha, c.author, c.subject, extract(epoch FROM c.committed_at)::bigint, b.outcome, "
+        "  e.id, COALESCE(e.summary::text, '{}'), COALESCE(e.compat_report::text, '{}'), "
+        "  COALESCE((e.summary->'summary'->>'uplift')::float8, 0), "
+        "  COALESCE((e.summary->'summary'->>'total_uplift')::float8, 0), "
+        "  COALESCE((e.summary->'summary'->>'total_default')::bigint, 0), "
+        "  COALESCE((e.summary->'summary'->>'total_learned')::bigint, 0), "
+        "  COALESCE((e.summary->'summary'->>'wins')::int, 0), COALESCE((e.summary->'summary'->>'ties')::int, 0), "
+        "  COALESCE((e.summary->'summary'->>'losses')::int, 0) "
+        "FROM builds b JOIN commits c ON c.id = b.commit_id JOIN repositories r ON r.id = c.repository_id "
+        "JOIN recipes rc ON rc.id = b.recipe_id "
+        "LEFT JOIN evaluations e ON e.build_id = b.id AND e.status = 'done' "
+        "  AND e.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
+        "  AND e.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) "
+        "WHERE r.location = $1 AND rc.content_hash = $2",
+        repo, recipe_hash, policy_hash, suite_hash);
+    for (const auto& r : rows) {
+      SeriesPoint p;
+      p.commit_id = r[0].as<Id>();
+      p.sha = r[1].as<std::string>();
+      p.author = r[2].as<std::string>();
+      p.subject = r[3].as<std::string>();
+      p.time = r[4].as<std::int64_t>();
+      p.build_outcome = r[5].as<std::string>();
+      p.evaluated = !r[6].is_null();
+      p.compat_json = r[8].as<std::string>();
+      p.uplift = r[9].as<double>();
+      p.total_uplift = r[10].as<double>();
+      p.total_default = r[11].as<std::int64_t>();
+      p.total_learned = r[12].as<std::int64_t>();
+      p.wins = r[13].as<int>();
+      p.ties = r[14].as<int>();
+      p.losses = r[15].as<int>();
+      if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
+      out.push_back(std::move(p));
+    }
+    if (by_eval.empty()) return out;
+    std::string ids;
+    for (const auto& [id, i] : by_eval) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    // Per module .text under both heuristics, where both compiled.
+    auto modules = tx.exec_params(
+        "SELECT d.evaluation_id, bm.name, d.value::bigint, l.value::bigint "
+        "FROM measurements d JOIN measurements l ON l.evaluation_id = d.evaluation_id "
+        "  AND l.benchmark_id = d.benchmark_id AND l.metric = d.metric AND l.heuristic = 'learned' "
+        "JOIN benchmarks bm ON bm.id = d.benchmark_id "
+        "WHERE d.evaluation_id = ANY (string_to_array($1, ',')::bigint[]) AND d.heuristic = 'default' "
+        "  AND d.metric = 'text_bytes' ORDER BY bm.name",
+        ids);
+    for (const auto& r : modules)
+      out[by_eval.at(r[0].as<Id>())].modules.push_back(
+          {r[1].as<std::string>(), r[2].as<std::int64_t>(), r[3].as<std::int64_t>()});
+    return out;
+  });
+}
+
+bool open_alert(Database& db, const AlertRow& a) {
+  return db.impl().guarded("opening an alert", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        std::string("INSERT INTO alerts (fingerprint, policy_id, suite_id, metric, project, kind, details, "
+                    "last_good_commit_id, first_bad_commit_id, culprit_commit_id, range_first_commit_id, magnitude, "
+                    "notify_state) VALUES ($1, ") +
+            kPolicyId + ", " + kSuiteId +
+            ", $4, $5, $6, $7::jsonb, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, 0), NULLIF($11, 0), $12, $13) "
+            "ON CONFLICT (fingerprint) DO NOTHING RETURNING id",
+        a.fingerprint, a.policy_hash, a.suite_manifest_hash, a.metric, a.project, a.kind, a.details_json,
+        a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id, a.range_first_commit_id, a.magnitude,
+        a.notify ? "pending" : "none");
+    if (!r.empty())
+      tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, 'open', 'driftwatch', '')",
+                     r[0][0].as<Id>());
+    tx.commit();
+    return !r.empty();
+  });
+}
+
+namespace {
+
+const char* kAlertColumns =
+    "SELECT a.id, a.project, a.kind, a.state, a.state_by, a.note, a.fingerprint, COALESCE(s.name, ''), "
+    "  COALESCE(p.name, ''), a.metric, COALESCE(cc.sha, ''), COALESCE(cc.subject, ''), COALESCE(cc.author, ''), "
+    "  COALESCE(extract(epoch FROM cc.committed_at)::bigint, 0), COALESCE(g.sha, ''), COALESCE(fb.sha, ''), "
+    "  COALESCE(rf.sha, ''), a.magnitude, a.details::text, a.notify_state, a.notify_error, a.notify_attempts, "
+    "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), "
+    "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') "
+    "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN policies p ON p.id = a.policy_id "
+    "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
+    "LEFT JOIN commits fb ON fb.id = a.first_bad_commit_id LEFT JOIN commits rf ON rf.id = a.range_first_commit_id ";
+
+AlertView alert_view(const pqxx::row& r) {
+  AlertView v;
+  v.id = r[0].as<Id>();
+  v.project = r[1].as<std::string>();
+  v.kind = r[2].as<std::string>();
+  v.state = r[3].as<std::string>();
+  v.state_by = r[4].as<std::string>();
+  v.note = r[5].as<std::string>();
+  v.fingerprint = r[6].as<std::string>();
+  v.suite = r[7].as<std::string>();
+  v.policy = r[8].as<std::string>();
+  v.metric = r[9].as<std::string>();
+  v.culprit_sha = r[10].as<std::string>();
+  v.culprit_subject = r[11].as<std::string>();
+  v.culprit_author = r[12].as<std::string>();
+  v.culprit_time = r[13].as<std::int64_t>();
+  v.last_good_sha = r[14].as<std::string>();
+  v.first_bad_sha = r[15].as<std::string>();
+  v.range_first_sha = r[16].as<std::string>();
+  v.magnitude = r[17].as<double>();
+  v.details_json = r[18].as<std::string>();
+  v.notify_state = r[19].as<std::string>();
+  v.notify_error = r[20].as<std::string>();
+  v.notify_attempts = r[21].as<int>();
+  v.created_at = r[22].as<std::string>();
+  v.updated_at = r[23].as<std::string>();
+  return v;
+}
+
+}  // namespace
+
+std::vector<AlertView> list_alerts(Database& db, const std::string& project, const std::vector<std::string>& states) {
+  std::string list;
+  for (const auto& s : states) list += (list.empty() ? "" : ",") + s;
+  return db.impl().guarded("listing alerts", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<AlertView> out;
+    for (const auto& r :
+         tx.exec_params(std::string(kAlertColumns) +
+                            "WHERE ($1 = '' OR a.project = $1) AND ($2 = '' OR a.state = ANY (string_to_array($2, ','))) "
+                            "ORDER BY a.id DESC",
+                        project, list))
+      out.push_back(alert_view(r));
+    return out;
+  });
+}
+
+std::optional<AlertView> find_alert(Database& db, Id id) {
+  return db.impl().guarded("reading an alert", [&]() -> std::optional<AlertView> {
+    pqxx::read_transaction tx(db.impl().conn);
+    auto r = tx.exec_params(std::string(kAlertColumns) + "WHERE a.id = $1", id);
+    if (r.empty()) return std::nullopt;
+    return alert_view(r[0]);
+  });
+}
+
+bool set_alert_state(Database& db, Id id, const std::string& state, const std::string& who, const std::string& note) {
+  return db.impl().guarded("changing an alert", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "UPDATE alerts SET state = $2, state_by = $3, note = $4, updated_at = now() WHERE id = $1", id, state, who,
+        note);
+    if (r.affected_rows() == 0) return false;
+    tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, $2, $3, $4)", id, state, who,
+                   note);
+    tx.commit();
+    return true;
+  });
+}
+
+std::vector<AlertEvent> alert_events(Database& db, Id id) {
+  return db.impl().guarded("reading alert events", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<AlertEvent> out;
+    for (const auto& r : tx.exec_params(
+             "SELECT state, who, note, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM alert_events "
+             "WHERE alert_id = $1 ORDER BY id",
+             id))
+      out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>()});
+    return out;
+  });
+}
+
+std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project) {
+  return db.impl().guarded("listing undelivered alerts", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<AlertView> out;
+    for (const auto& r : tx.exec_params(
+             std::string(kAlertColumns) + "WHERE a.project = $1 AND a.notify_state = 'pending' ORDER BY a.id", project))
+      out.push_back(alert_view(r));
+    return out;
+  });
+}
+
+void mark_delivery(Database& db, Id id, bool sent, const std::string& error) {
+  db.impl().guarded("recording a delivery", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params(
+        "UPDATE alerts SET notify_state = CASE WHEN $2 THEN 'sent' ELSE notify_state END, "
+        "notify_attempts = notify_attempts + 1, notify_error = $3 WHERE id = $1",
+        id, sent, error);
+    tx.commit();
+  });
+}
+
+void record_drift_point(Database& db, const std::string& project, const std::string& policy_hash,
+                        const std::string& suite_hash, const std::string& metric, Id commit_id, int position,
+                        double value, int wins, int ties, int losses, bool is_change_point) {
+  db.impl().guarded("recording a drift point", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params(std::string("INSERT INTO drift_points (project, policy_id, suite_id, metric, commit_id, position, "
+                               "uplift, wins, ties, losses, is_change_point) VALUES ($1, ") +
+                       kPolicyId + ", " + kSuiteId +
+                       ", $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (policy_id, suite_id, metric, commit_id) DO "
+                       "UPDATE SET project = EXCLUDED.project, position = EXCLUDED.position, uplift = EXCLUDED.uplift, "
+                       "wins = EXCLUDED.wins, ties = EXCLUDED.ties, losses = EXCLUDED.losses, "
+                       "is_change_point = EXCLUDED.is_change_point",
+                   project, policy_hash, suite_hash, metric, commit_id, position, value, wins, ties, losses,
+                   is_change_point);
+    tx.commit();
+  });
+}
+
+}  // namespace db

@@ -1,0 +1,88 @@
+#pragma once
+// Reading the recorded series back for drift analysis, and writing what the
+// analysis found: drift points and alerts (deduplicated by fingerprint) with
+// their states and deliveries.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+
+namespace db {
+
+/// One check-in of a repository built with a recipe, and its evaluation (if
+/// any) of one policy on one suite.
+struct SeriesPoint {
+  Id commit_id = 0;
+  std::string sha, author, subject;
+  std::int64_t time = 0;
+  std::string build_outcome;  ///< ok, build-failed, …
+  bool evaluated = false;     ///< a done evaluation exists
+  double uplift = 0, total_uplift = 0;
+  std::int64_t total_default = 0, total_learned = 0;
+  int wins = 0, ties = 0, losses = 0;
+  std::string compat_json;  ///< the feature compatibility report
+  struct Module {
+    std::string name;
+    std::int64_t default_bytes = 0, learned_bytes = 0;
+  };
+  std::vector<Module> modules;  ///< .text per module, both heuristics measured
+};
+
+/// Every recorded build of `repo_location` with the recipe, with its
+/// evaluation by the policy on the suite; unordered (the caller orders by
+/// first-parent position).
+std::vector<SeriesPoint> load_series(Database& db, const std::string& repo_location, const std::string& recipe_hash,
+                                     const std::string& policy_hash, const std::string& suite_manifest_hash);
+
+struct AlertRow {
+  std::string fingerprint;
+  std::string project;
+  std::string kind;  ///< uplift-dropped, uplift-rose, size-changed, modules-flipped, feature-set-changed, build-broken
+  std::string policy_hash, suite_manifest_hash;
+  std::string metric;
+  Id last_good_commit_id = 0, first_bad_commit_id = 0, culprit_commit_id = 0, range_first_commit_id = 0;
+  double magnitude = 0;
+  std::string details_json = "{}";
+  bool notify = false;  ///< a hook or webhook is configured
+};
+
+/// Opens the alert unless its fingerprint exists; true when it is new.
+bool open_alert(Database& db, const AlertRow& alert);
+
+struct AlertView {
+  Id id = 0;
+  std::string project, kind, state, state_by, note, fingerprint;
+  std::string suite, policy, metric;
+  std::string culprit_sha, culprit_subject, culprit_author;
+  std::int64_t culprit_time = 0;
+  std::string last_good_sha, first_bad_sha, range_first_sha;
+  double magnitude = 0;
+  std::string details_json;
+  std::string notify_state, notify_error;
+  int notify_attempts = 0;
+  std::string created_at, updated_at;
+};
+
+/// The project's alerts, newest first; `states` empty for all.
+std::vector<AlertView> list_alerts(Database& db, const std::string& project, const std::vector<std::string>& states);
+std::optional<AlertView> find_alert(Database& db, Id id);
+/// Moves an alert to `state` (acknowledged, resolved, ignored, open) with who and a note; false when no such alert.
+bool set_alert_state(Database& db, Id id, const std::string& state, const std::string& who, const std::string& note);
+
+struct AlertEvent {
+  std::string state, who, note, at;
+};
+std::vector<AlertEvent> alert_events(Database& db, Id id);
+
+/// Alerts whose delivery is still pending.
+std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project);
+void mark_delivery(Database& db, Id id, bool sent, const std::string& error);
+
+/// Records the analysed series point (replacing an earlier one).
+void record_drift_point(Database& db, const std::string& project, const std::string& policy_hash,
+                        const std::string& suite_manifest_hash, const std::string& metric, Id commit_id, int position,
+                        double value, int wins, int ties, int losses, bool is_change_point);
+
+}  // namespace db

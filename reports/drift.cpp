@@ -1,0 +1,46 @@
+#include "reports/drift.h"
+
+#include <cmath>
+
+namespace reports {
+
+namespace {
+
+double relative(std::int64_t before, std::int64_t after) {
+  return before > 0 ? static_cast<double>(after) / before - 1 : (after > 0 ? 1.0 : 0.0);
+}
+
+}  // namespace
+
+std::vector<LevelChange> level_changes(const std::vector<Level>& s, const DriftThresholds& t) {
+  std::vector<LevelChange> out;
+  for (std::size_t i = 1; i < s.size(); ++i) {
+    LevelChange c;
+    c.index = i;
+    c.uplift_delta = s[i].uplift - s[i - 1].uplift;
+    c.default_delta = relative(s[i - 1].total_default, s[i].total_default);
+    c.learned_delta = relative(s[i - 1].total_learned, s[i].total_learned);
+    // A threshold of 0 still needs a step: equal levels are no change.
+    c.uplift_moved = c.uplift_delta != 0 && std::abs(c.uplift_delta) >= t.min_uplift_change;
+    c.default_moved = c.default_delta != 0 && std::abs(c.default_delta) >= t.min_total_change;
+    c.learned_moved = c.learned_delta != 0 && std::abs(c.learned_delta) >= t.min_total_change;
+    if (c.uplift_moved || c.default_moved || c.learned_moved) out.push_back(c);
+  }
+  return out;
+}
+
+Verdict verdict_against(const Level& value, const Level& old_level) {
+  // The uplift is computed from the same integers on both sides, so equal
+  // sizes give bit-equal uplifts; the tolerance only absorbs summation order.
+  bool same = std::abs(value.uplift - old_level.uplift) < 1e-12 && value.total_default == old_level.total_default &&
+              value.total_learned == old_level.total_learned;
+  return same ? Verdict::Old : Verdict::New;
+}
+
+std::string change_kind(const LevelChange& c, std::size_t win_to_loss, int flip_threshold) {
+  if (c.uplift_moved) return c.uplift_delta < 0 ? "uplift-dropped" : "uplift-rose";
+  if (flip_threshold > 0 && win_to_loss >= static_cast<std::size_t>(flip_threshold)) return "modules-flipped";
+  return "size-changed";
+}
+
+}  // namespace reports

@@ -1,0 +1,48 @@
+#pragma once
+// From a recorded series to the changes worth an alert: where the suite
+// uplift or either total size moved between consecutive evaluated check-ins,
+// what kind of change it is, and whether a check-in between them still shows
+// the old level (the bisection verdict). Pure: values in, values out.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reports/bisection.h"
+
+namespace reports {
+
+/// What one evaluated check-in measured on a suite.
+struct Level {
+  double uplift = 0;  ///< 1 - geometric mean of learned/default
+  std::int64_t total_default = 0, total_learned = 0;
+};
+
+struct DriftThresholds {
+  double min_uplift_change = 0.002;  ///< absolute, on the uplift (0.002 = 0.2 points)
+  double min_total_change = 0.002;   ///< relative, on either total
+};
+
+/// A change between series[index - 1] and series[index].
+struct LevelChange {
+  std::size_t index = 0;
+  bool uplift_moved = false, default_moved = false, learned_moved = false;
+  double uplift_delta = 0;          ///< after - before
+  double default_delta = 0, learned_delta = 0;  ///< relative: after / before - 1
+};
+
+/// Every step at or above a threshold between consecutive levels. Sizes are
+/// deterministic: any step is real, the thresholds decide what is worth an alert.
+std::vector<LevelChange> level_changes(const std::vector<Level>& series, const DriftThresholds& thresholds);
+
+/// Bisection's verdict for a check-in between `old_level` and a later change:
+/// Old while every figure is exactly the old one (sizes are deterministic, so
+/// any difference means the check-in already has a change).
+Verdict verdict_against(const Level& value, const Level& old_level);
+
+/// The alert kind of a change: uplift-dropped, uplift-rose, modules-flipped
+/// (when the uplift held but at least `flip_threshold` modules turned from win
+/// to loss), or size-changed.
+std::string change_kind(const LevelChange& change, std::size_t win_to_loss, int flip_threshold);
+
+}  // namespace reports

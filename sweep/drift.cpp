@@ -1,0 +1,369 @@
+#include "sweep/drift.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "builder/recipe.h"
+#include "db/drift.h"
+#include "db/jobs.h"
+#include "policy/model.h"
+#include "reports/module_changes.h"
+#include "sweep/notify.h"
+#include "sweep/plan.h"
+#include "sweep/suite_selection.h"
+#include "tracker/git.h"
+#include "tracker/sampling.h"
+
+namespace sweep {
+using json = nlohmann::json;
+
+std::string Finding::details_json() const {
+  auto level = [](const reports::Level& l) {
+    return json{{"uplift", l.uplift}, {"total_default", l.total_default}, {"total_learned", l.total_learned}};
+  };
+  return json{{"suite", suite},
+              {"kind", kind},
+              {"before", level(before)},
+              {"after", level(after)},
+              {"uplift_delta", change.uplift_delta},
+              {"default_delta", change.default_delta},
+              {"learned_delta", change.learned_delta},
+              {"last_good", last_good},
+              {"first_bad", first_bad},
+              {"culprit", culprit},
+              {"range_first", range_first},
+              {"subject", subject},
+              {"author", author},
+              {"time", time},
+              {"win_to_loss", win_to_loss},
+              {"loss_to_win", loss_to_win},
+              {"features_missing", features_missing},
+              {"features_new", features_new},
+              {"range_size", range_size},
+              {"bisect_evaluations", evaluations}}
+      .dump();
+}
+
+std::string Finding::sentence() const {
+  std::string where = !culprit.empty()
+                          ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
+                          : "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) +
+                                " (check-ins between do not build)";
+  std::string what;
+  if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
+  if (kind == "feature-set-changed")
+    what = fmt::format("the compiler's features changed on {} ({} missing, {} new)", suite, features_missing.size(),
+                       features_new.size());
+  else if (kind == "uplift-dropped" || kind == "uplift-rose")
+    what = fmt::format("uplift on {} {} from {:+.2f}% to {:+.2f}%", suite, kind == "uplift-dropped" ? "dropped" : "rose",
+                       100 * before.uplift, 100 * after.uplift);
+  else if (kind == "modules-flipped")
+    what = fmt::format("{} modules of {} turned from win to loss (uplift {:+.2f}% → {:+.2f}%)", win_to_loss.size(),
+                       suite, 100 * before.uplift, 100 * after.uplift);
+  else
+    what = fmt::format("sizes on {} moved: default {:+.2f}%, learned {:+.2f}% (uplift {:+.2f}% → {:+.2f}%)", suite,
+                       100 * change.default_delta, 100 * change.learned_delta, 100 * before.uplift, 100 * after.uplift);
+  return what + ": " + where;
+}
+
+namespace {
+
+reports::Level level_of(const db::SeriesPoint& p) { return {p.uplift, p.total_default, p.total_learned}; }
+
+std::vector<evaluator::ModuleSizes> sizes_of(const db::SeriesPoint& p) {
+  std::vector<evaluator::ModuleSizes> out;
+  for (const auto& m : p.modules) out.push_back({m.name, m.default_bytes, m.learned_bytes});
+  return out;
+}
+
+std::vector<std::string> json_list(const std::string& text, const char* key) {
+  auto j = json::parse(text.empty() ? "{}" : text, nullptr, false);
+  if (j.is_discarded() || !j.contains(key) || !j[key].is_array()) return {};
+  return j[key].get<std::vector<std::string>>();
+}
+
+/// One suite's analysis: the series in first-parent order, refined by bisection.
+class SuiteAnalysis {
+ public:
+  SuiteAnalysis(const DriftOptions& o, db::Database& db, const std::vector<tracker::CommitInfo>& history,
+                PlanInput plan, std::string suite_name)
+      : o_(o), db_(db), history_(history), plan_(std::move(plan)), suite_(std::move(suite_name)) {
+    for (std::size_t i = 0; i < history_.size(); ++i) position_[history_[i].sha] = i;
+  }
+
+  std::vector<Finding> run(DriftReport& report) {
+    load();
+    // Each pass bisects every change that still has unmeasured check-ins
+    // between its two sides; a range can hold several changes, which the
+    // next pass sees once bisection has measured the check-ins between them.
+    for (int pass = 0; pass < 64 && o_.bisect; ++pass) {
+      bool narrowed = false;
+      for (const auto& c : changes()) {
+        if (unknown_between(c.first, c.second).empty()) continue;
+        if (!bisect(c.first, c.second, report)) return {};
+        narrowed = true;
+        break;  // the series changed: detect again
+      }
+      if (!narrowed) break;
+    }
+    record_series();
+    return findings();
+  }
+
+ private:
+  void load() {
+    points_.clear();
+    for (auto& p : db::load_series(db_, plan_.repo, plan_.recipe_hash, plan_.policy_hash, plan_.suites[0].manifest_hash))
+      if (auto it = position_.find(p.sha); it != position_.end()) points_[it->second] = std::move(p);
+  }
+
+  std::vector<std::size_t> evaluated() const {
+    std::vector<std::size_t> out;
+    for (const auto& [pos, p] : points_)
+      if (p.evaluated) out.push_back(pos);
+    return out;
+  }
+
+  /// Changes as (position before, position after) of consecutive evaluated check-ins.
+  std::vector<std::pair<std::size_t, std::size_t>> changes() const {
+    auto ev = evaluated();
+    std::vector<reports::Level> levels;
+    for (auto pos : ev) levels.push_back(level_of(points_.at(pos)));
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (const auto& c : reports::level_changes(levels, thresholds())) out.emplace_back(ev[c.index - 1], ev[c.index]);
+    return out;
+  }
+
+  reports::DriftThresholds thresholds() const {
+    return {o_.project.alerts.min_uplift_change, o_.project.alerts.min_total_change};
+  }
+
+  bool broken(std::size_t pos) const {
+    auto it = points_.find(pos);
+    return it != points_.end() && it->second.build_outcome != "ok";
+  }
+
+  /// Positions strictly between a and b that are neither measured nor known broken.
+  std::vector<std::size_t> unknown_between(std::size_t a, std::size_t b) const {
+    std::vector<std::size_t> out;
+    for (auto pos = a + 1; pos < b; ++pos)
+      if (!tried_.count(pos) && (!points_.count(pos) || (!points_.at(pos).evaluated && !broken(pos))))
+        out.push_back(pos);
+    return out;
+  }
+
+  /// Measures one check-in through the job table (build, then evaluate).
+  bool measure(std::size_t pos) {
+    auto in = plan_;
+    in.checkins = {{history_[pos].sha, "", "", 0}};
+    in.priority = 10;  // before anything else queued for the project
+    auto ids = db::enqueue_jobs(db_, o_.project.name, 0, plan_jobs(in));
+    if (!run_until_finished(o_.workers, db_, ids)) return false;
+    load();
+    return true;
+  }
+
+  bool bisect(std::size_t a, std::size_t b, DriftReport& report) {
+    std::size_t n = b - a;  // candidates a+1 .. b; b is known to have the change
+    reports::Bisection bis(n);
+    auto old_level = level_of(points_.at(a));
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+      auto pos = a + 1 + i;
+      if (broken(pos)) (void)bis.mark(i, reports::Verdict::Skip);
+      else if (points_.count(pos) && points_.at(pos).evaluated)
+        (void)bis.mark(i, reports::verdict_against(level_of(points_.at(pos)), old_level));
+      else if (tried_.count(pos)) (void)bis.mark(i, reports::Verdict::Skip);
+    }
+    if (o_.workers.progress)
+      o_.workers.progress->line(fmt::format("bisecting {} on {}: {} check-in(s) between {} and {}", suite_,
+                                            "first-parent history", n - 1, history_[a].short_sha(),
+                                            history_[b].short_sha()));
+    while (auto i = bis.next()) {
+      auto pos = a + 1 + *i;
+      tried_.insert(pos);
+      if (!measure(pos)) return false;
+      ++report.bisect_evaluations;
+      ++evaluations_[b];
+      auto verdict = broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated
+                         ? reports::Verdict::Skip
+                         : reports::verdict_against(level_of(points_.at(pos)), old_level);
+      (void)bis.mark(*i, verdict);
+    }
+    return true;
+  }
+
+  void record_series() {
+    auto ev = evaluated();
+    std::set<std::size_t> change_at;
+    for (const auto& c : changes()) change_at.insert(c.second);
+    for (auto pos : ev) {
+      const auto& p = points_.at(pos);
+      bool cp = change_at.count(pos) > 0;
+      db::record_drift_point(db_, o_.project.name, plan_.policy_hash, plan_.suites[0].manifest_hash, "uplift",
+                             p.commit_id, int(pos), p.uplift, p.wins, p.ties, p.losses, cp);
+      db::record_drift_point(db_, o_.project.name, plan_.policy_hash, plan_.suites[0].manifest_hash, "total_default",
+                             p.commit_id, int(pos), double(p.total_default), p.wins, p.ties, p.losses, cp);
+      db::record_drift_point(db_, o_.project.name, plan_.policy_hash, plan_.suites[0].manifest_hash, "total_learned",
+                             p.commit_id, int(pos), double(p.total_learned), p.wins, p.ties, p.losses, cp);
+    }
+  }
+
+  Finding finding_between(std::size_t a, std::size_t b) const {
+    const auto& before = points_.at(a);
+    const auto& after = points_.at(b);
+    Finding f;
+    f.suite = suite_;
+    f.last_good = before.sha;
+    f.first_bad = after.sha;
+    f.before = level_of(before);
+    f.after = level_of(after);
+    f.range_size = int(b - a);
+    f.evaluations = evaluations_.count(b) ? evaluations_.at(b) : 0;
+    // Everything between is broken (or b is next): the culprit is b, or one of the range.
+    bool exact = b == a + 1;
+    if (exact) {
+      f.culprit = after.sha;
+      f.subject = after.subject;
+      f.author = after.author;
+      f.time = after.time;
+    } else {
+      f.range_first = history_[a + 1].sha;
+    }
+    auto moves = reports::module_changes(sizes_of(before), sizes_of(after), 5);
+    if (moves) {
+      f.win_to_loss = moves->win_to_loss;
+      f.loss_to_win = moves->loss_to_win;
+    }
+    return f;
+  }
+
+  std::vector<Finding> findings() const {
+    std::vector<Finding> out;
+    auto ev = evaluated();
+    std::vector<reports::Level> levels;
+    for (auto pos : ev) levels.push_back(level_of(points_.at(pos)));
+    for (const auto& c : reports::level_changes(levels, thresholds())) {
+      auto f = finding_between(ev[c.index - 1], ev[c.index]);
+      f.change = c;
+      f.kind = reports::change_kind(c, f.win_to_loss.size(), o_.project.alerts.flipped_modules);
+      out.push_back(std::move(f));
+    }
+    // The compiler's feature set, as the policy saw it at each evaluated check-in.
+    for (std::size_t i = 1; i < ev.size(); ++i) {
+      const auto& a = points_.at(ev[i - 1]);
+      const auto& b = points_.at(ev[i]);
+      auto missing_a = json_list(a.compat_json, "missing"), missing_b = json_list(b.compat_json, "missing");
+      auto new_a = json_list(a.compat_json, "ignored"), new_b = json_list(b.compat_json, "ignored");
+      if (missing_a == missing_b && new_a == new_b) continue;
+      auto f = finding_between(ev[i - 1], ev[i]);
+      f.kind = "feature-set-changed";
+      f.features_missing = missing_b;
+      f.features_new = new_b;
+      out.push_back(std::move(f));
+    }
+    // Builds that broke and stayed broken for N samples.
+    int run = 0;
+    std::size_t run_start = 0;
+    std::optional<std::size_t> last_ok;
+    for (const auto& [pos, p] : points_) {
+      if (p.build_outcome == "ok") {
+        run = 0;
+        last_ok = pos;
+        continue;
+      }
+      if (run++ == 0) run_start = pos;
+      if (run == o_.project.alerts.broken_builds && last_ok) {
+        Finding f;
+        f.suite = suite_;
+        f.kind = "build-broken";
+        f.last_good = points_.at(*last_ok).sha;
+        f.first_bad = p.sha;
+        bool exact = run_start == *last_ok + 1;
+        const auto& first = history_[exact ? run_start : *last_ok + 1];
+        if (exact) f.culprit = first.sha, f.subject = first.subject, f.author = first.author, f.time = first.time;
+        else f.range_first = first.sha;
+        f.first_bad = history_[run_start].sha;
+        out.push_back(std::move(f));
+      }
+    }
+    return out;
+  }
+
+  const DriftOptions& o_;
+  db::Database& db_;
+  const std::vector<tracker::CommitInfo>& history_;
+  PlanInput plan_;
+  std::string suite_;
+  std::map<std::string, std::size_t> position_;
+  std::map<std::size_t, db::SeriesPoint> points_;
+  std::map<std::size_t, int> evaluations_;  ///< by the change's later side
+  std::set<std::size_t> tried_;             ///< measured by bisection, whatever came of it
+};
+
+db::Id commit_id_of(const std::map<std::string, db::Id>& ids, const std::string& sha) {
+  auto it = ids.find(sha);
+  return it == ids.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
+  DriftReport report;
+  const auto& p = o.project;
+  if (p.repo.empty()) return report;
+  auto repo = tracker::GitRepo::open(p.repo).take();
+  auto history = repo.first_parent_history(p.branch.empty() ? "HEAD" : p.branch).take();
+  auto recipe = builder::load_recipe(p.recipe).take();
+  auto model = policy::PolicyModel::load(p.policy).take();
+  for (const auto& suite_name : p.suites) {
+    auto suite = select_suite(o.workers.data_dir, suite_name);
+    PlanInput plan;
+    plan.repo = repo.location().string();
+    plan.recipe = p.recipe;
+    plan.recipe_hash = recipe.content_hash;
+    plan.policy = p.policy;
+    plan.policy_hash = model.metadata().content_hash;
+    plan.suites = {{suite_name, suite.manifest_hash}};
+    SuiteAnalysis analysis(o, db, history, plan, suite.suite.name);
+    auto findings = analysis.run(report);
+    if (o.workers.stop && o.workers.stop->load()) {
+      report.interrupted = true;
+      return report;
+    }
+    std::map<std::string, db::Id> ids;
+    for (const auto& pt : db::load_series(db, plan.repo, plan.recipe_hash, plan.policy_hash, suite.manifest_hash))
+      ids[pt.sha] = pt.commit_id;
+    for (auto& f : findings) {
+      db::AlertRow a;
+      // What changed and where: the same change seen by a later sweep is the same alert.
+      a.fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + f.kind + "|" +
+                      (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
+      a.project = p.name;
+      a.kind = f.kind;
+      a.policy_hash = plan.policy_hash;
+      a.suite_manifest_hash = suite.manifest_hash;
+      a.metric = f.kind == "size-changed" ? "text_bytes" : "uplift";
+      a.last_good_commit_id = commit_id_of(ids, f.last_good);
+      a.first_bad_commit_id = commit_id_of(ids, f.first_bad);
+      a.culprit_commit_id = commit_id_of(ids, f.culprit);
+      a.range_first_commit_id = commit_id_of(ids, f.range_first);
+      a.magnitude = f.kind == "size-changed" ? std::max(std::abs(f.change.default_delta), std::abs(f.change.learned_delta))
+                                             : f.change.uplift_delta;
+      a.details_json = f.details_json();
+      a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
+      f.new_alert = db::open_alert(db, a);
+      if (f.new_alert) ++report.alerts_opened;
+      report.findings.push_back(std::move(f));
+    }
+  }
+  auto delivered = deliver_pending_alerts(p, db);
+  report.notifications_sent = delivered.sent;
+  report.notifications_failed = delivered.failed;
+  return report;
+}
+
+}  // namespace sweep

@@ -1,0 +1,58 @@
+#pragma once
+// After a sweep: read each suite's series back, find where the uplift or
+// either total moved, bisect every change between sampled check-ins down to
+// one check-in (evaluating first-parent check-ins between them as ordinary
+// jobs), record the series and open one alert per change, deduplicated
+// across sweeps; then deliver what is pending to the hook and webhook.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "db/database.h"
+#include "reports/drift.h"
+#include "sweep/progress.h"
+#include "sweep/project_file.h"
+#include "sweep/worker.h"
+
+namespace sweep {
+
+/// One change of one suite's series, pinned to a check-in or a range.
+struct Finding {
+  std::string suite;
+  std::string kind;  ///< uplift-dropped, uplift-rose, size-changed, modules-flipped, feature-set-changed, build-broken
+  std::string last_good;   ///< the evaluated check-in before the change
+  std::string first_bad;   ///< the first evaluated check-in with it
+  std::string culprit;     ///< the check-in that made it, when known exactly
+  std::string range_first; ///< else: the culprit is one of range_first .. first_bad (broken builds between)
+  std::string subject, author;
+  std::int64_t time = 0;
+  reports::Level before, after;
+  reports::LevelChange change;
+  std::vector<std::string> win_to_loss, loss_to_win;
+  std::vector<std::string> features_missing, features_new;  ///< for feature-set-changed
+  int range_size = 0;    ///< first-parent check-ins in (last_good, first_bad]
+  int evaluations = 0;   ///< check-ins bisection evaluated for it
+  bool new_alert = false;
+  std::string details_json() const;
+  /// "uplift on holdout dropped from +1.70% to +0.40%: 1a2b3c4d5e6f [Inliner] Raise …"
+  std::string sentence() const;
+};
+
+struct DriftReport {
+  std::vector<Finding> findings;
+  int bisect_evaluations = 0;
+  int alerts_opened = 0;
+  int notifications_sent = 0, notifications_failed = 0;
+  bool interrupted = false;
+};
+
+struct DriftOptions {
+  ProjectFile project;
+  LocalWorkers workers;  ///< how bisection's evaluations run
+  bool bisect = true;
+};
+
+/// Analyses every suite of the project (repository check-ins only).
+DriftReport analyse_drift(const DriftOptions& options, db::Database& db);
+
+}  // namespace sweep

@@ -1,0 +1,150 @@
+#include "sweep/notify.h"
+
+#include <curl/curl.h>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+
+#include "common/process.h"
+#include "common/text.h"
+#include "tracker/sampling.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string alert_json(const db::AlertView& a) {
+  auto details = json::parse(a.details_json.empty() ? "{}" : a.details_json, nullptr, false);
+  return json{{"id", a.id},
+              {"project", a.project},
+              {"kind", a.kind},
+              {"state", a.state},
+              {"suite", a.suite},
+              {"policy", a.policy},
+              {"culprit", {{"sha", a.culprit_sha}, {"subject", a.culprit_subject}, {"author", a.culprit_author},
+                           {"date", a.culprit_time ? tracker::format_date(a.culprit_time) : ""}}},
+              {"last_good", a.last_good_sha},
+              {"first_bad", a.first_bad_sha},
+              {"range_first", a.range_first_sha},
+              {"magnitude", a.magnitude},
+              {"summary", alert_sentence(a)},
+              {"details", details.is_discarded() ? json::object() : details},
+              {"note", a.note},
+              {"created_at", a.created_at}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string alert_sentence(const db::AlertView& a) {
+  auto d = json::parse(a.details_json.empty() ? "{}" : a.details_json, nullptr, false);
+  auto num = [&](const char* group, const char* key) {
+    return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
+  };
+  std::string where = !a.culprit_sha.empty()
+                          ? a.culprit_sha.substr(0, 12) + " " + tracker::format_date(a.culprit_time) + " " +
+                                common::last_line(a.culprit_subject)
+                          : "one of " + a.range_first_sha.substr(0, 12) + ".." + a.first_bad_sha.substr(0, 12) +
+                                " (check-ins between do not build)";
+  if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
+    return fmt::format("uplift of {} on {} {} from {:+.2f}% to {:+.2f}%: {}", a.policy, a.suite,
+                       a.kind == "uplift-dropped" ? "dropped" : "rose", 100 * num("before", "uplift"),
+                       100 * num("after", "uplift"), where);
+  if (a.kind == "build-broken") return "the build broke and stayed broken: " + where;
+  if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + ": " + where;
+  if (a.kind == "modules-flipped")
+    return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%): {}", a.suite,
+                       100 * num("before", "uplift"), 100 * num("after", "uplift"), where);
+  return fmt::format("code size on {} moved (default {:+.2f}%, learned {:+.2f}%): {}", a.suite,
+                     100 * (d.is_discarded() ? 0.0 : d.value("default_delta", 0.0)),
+                     100 * (d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)), where);
+}
+
+namespace {
+
+size_t discard(char*, size_t size, size_t n, void*) { return size * n; }
+
+/// The URL without its query and credentials: webhook URLs often carry a token.
+std::string safe_url(const std::string& url) {
+  auto scheme = url.find("://");
+  auto start = scheme == std::string::npos ? 0 : scheme + 3;
+  auto at = url.find('@', start);
+  auto slash = url.find('/', start);
+  if (at != std::string::npos && (slash == std::string::npos || at < slash)) start = at + 1;
+  auto end = url.find_first_of("?#", start);
+  return url.substr(0, scheme == std::string::npos ? 0 : scheme + 3) + url.substr(start, end - start);
+}
+
+common::Status run_hook(const std::string& command, const std::string& body) {
+  char path[] = "/tmp/driftwatch-alert-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return common::Error{"cannot create a scratch file for the alert hook"};
+  bool written = write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size());
+  close(fd);
+  common::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", command};
+  spec.stdin_file = path;
+  spec.timeout = std::chrono::seconds(30);
+  auto r = common::run_process(spec);
+  unlink(path);
+  if (!written) return common::Error{"cannot write the alert for the hook"};
+  if (!r) return r.error();
+  if (!r->ok()) return common::Error{"alert hook `" + command + "` " + r->describe() + ": " + common::last_line(r->output)};
+  return common::Ok{};
+}
+
+}  // namespace
+
+common::Status post_json(const std::string& url, const std::string& body, double timeout_seconds) {
+  static std::once_flag init;
+  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  CURL* curl = curl_easy_init();
+  if (!curl) return common::Error{"cannot start an HTTP client"};
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_seconds * 1000));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  auto rc = curl_easy_perform(curl);
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK) return common::Error{"webhook " + safe_url(url) + ": " + curl_easy_strerror(rc)};
+  if (status < 200 || status >= 300)
+    return common::Error{"webhook " + safe_url(url) + " answered HTTP " + std::to_string(status)};
+  return common::Ok{};
+}
+
+Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
+  Delivery out;
+  if (p.notify.command.empty() && p.notify.webhook.empty()) return out;
+  for (const auto& a : db::undelivered_alerts(db, p.name)) {
+    auto body = alert_json(a);
+    std::string error;
+    if (!p.notify.command.empty())
+      if (auto s = run_hook(p.notify.command, body); !s) error = s.error().message;
+    if (!p.notify.webhook.empty()) {
+      auto payload = p.notify.webhook_format == "slack"
+                         ? json{{"text", "driftwatch: " + alert_sentence(a)}}.dump(-1, ' ', false,
+                                                                                    json::error_handler_t::replace)
+                         : body;
+      if (auto s = post_json(p.notify.webhook, payload, 10); !s) error += (error.empty() ? "" : "; ") + s.error().message;
+    }
+    db::mark_delivery(db, a.id, error.empty(), error);
+    if (error.empty()) ++out.sent;
+    else {
+      ++out.failed;
+      fmt::print(stderr, "driftwatch: alert {} not delivered (retried by the next sweep): {}\n", a.id, error);
+    }
+  }
+  return out;
+}
+
+}  // namespace sweep

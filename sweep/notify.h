@@ -1,0 +1,28 @@
+#pragma once
+// Delivering alerts to people: the project's command hook (the alert as JSON
+// on its standard input) and its webhook (a JSON POST; Slack- and
+// Mattermost-compatible with webhook_format = "slack"). A delivery that fails
+// is logged and retried by the next sweep; it never fails the sweep.
+#include <string>
+
+#include "db/drift.h"
+#include "sweep/project_file.h"
+
+namespace sweep {
+
+/// The alert as the hook and the webhook receive it, and `alerts --json` prints it.
+std::string alert_json(const db::AlertView& alert);
+/// One line for people: what moved, where, and the culprit.
+std::string alert_sentence(const db::AlertView& alert);
+
+struct Delivery {
+  int sent = 0, failed = 0;
+};
+
+/// Delivers every pending alert of the project; records each attempt.
+Delivery deliver_pending_alerts(const ProjectFile& project, db::Database& db);
+
+/// POSTs `body` as JSON; the error names the URL (never its query) and the reason.
+common::Status post_json(const std::string& url, const std::string& body, double timeout_seconds);
+
+}  // namespace sweep
