@@ -1,19 +1,29 @@
 // driftwatch demo: the sample compiler's year on the embedded defaults —
-// its history, the monthly builds, the default held-out suite, and the
-// shipped frozen policy evaluated against the default heuristic at every
-// monthly check-in. Everything lands in the database.
+// its history, the default held-out suite, the shipped frozen policy, and a
+// project that sweeps the year monthly and bisects every change to the
+// check-in that made it. Everything lands in the database.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <fstream>
+#include <map>
+#include <set>
+
 #include "cli/commands.h"
-#include "sweep/evaluation_run.h"
-#include "sweep/recording.h"
+#include "cli/drift_output.h"
+#include "db/drift.h"
+#include "sweep/compiler_build.h"
+#include "sweep/suite_selection.h"
+#include "sweep/sweep.h"
 #include "common/data_dir.h"
 #include "common/text.h"
 #include "evaluator/default_suites.h"
 #include "evaluator/package_table.h"
 #include "tracker/sample_history.h"
-#include "tracker/selection.h"
+#include "builder/recipe.h"
+#include "policy/model.h"
+#include "tracker/git.h"
+#include "tracker/sampling.h"
 
 namespace cli {
 namespace fs = std::filesystem;
@@ -39,6 +49,37 @@ void ensure_suite(const Context& ctx, const std::string& name, int jobs) {
   fmt::print("suite {}: {}{}\n", r.suite.name, evaluator::describe_modules(r.suite), r.cached ? " (cached)" : "");
 }
 
+/// The measured check-ins month by month, culprits marked.
+void print_series(db::Database& database, const std::filesystem::path& data_dir, const sweep::ProjectFile& p,
+                  const sweep::SweepReport& report) {
+  auto repo = tracker::GitRepo::open(p.repo).take();
+  auto history = repo.first_parent_history("HEAD").take();
+  auto recipe = builder::load_recipe(p.recipe).take();
+  auto model = policy::PolicyModel::load(p.policy).take();
+  auto suite = sweep::select_suite(data_dir, p.suites.front());
+  std::map<std::string, db::SeriesPoint> by_sha;
+  for (auto& pt : db::load_series(database, repo.location().string(), recipe.content_hash,
+                                  model.metadata().content_hash, suite.manifest_hash))
+    by_sha[pt.sha] = std::move(pt);
+  std::set<std::string> culprits;
+  for (const auto& f : report.drift.findings) culprits.insert(f.culprit);
+  fmt::print("\n{:<10}  {:<12}  {:<52}  {:>7}  {:>7}  {}\n", "date", "check-in", "subject", "uplift", "total",
+             "wins/ties/losses");
+  for (const auto& c : history) {
+    auto it = by_sha.find(c.sha);
+    if (it == by_sha.end()) continue;
+    const auto& pt = it->second;
+    std::string line = fmt::format("{}  {}  {:<52.52}  ", tracker::format_date(c.time), c.short_sha(), c.subject);
+    if (pt.build_outcome != "ok") line += "build " + pt.build_outcome;
+    else if (!pt.evaluated) line += "not evaluated";
+    else
+      line += fmt::format("{:+6.2f}%  {:+6.2f}%  {:>3}/{:>3}/{:>3}", 100 * pt.uplift, 100 * pt.total_uplift, pt.wins,
+                          pt.ties, pt.losses);
+    if (culprits.count(c.sha)) line += "  <- culprit";
+    fmt::print("{}\n", line);
+  }
+}
+
 void run(Context& ctx, const DemoArgs& a) {
   auto data = ctx.data_dir();
   common::ensure_writable_dir(data, "data directory");
@@ -57,42 +98,35 @@ void run(Context& ctx, const DemoArgs& a) {
   auto database = ctx.database();
   fmt::print("database: {}\n", database.display());
   ensure_suite(ctx, a.suite, jobs);
-  auto suite = sweep::select_suite(data, a.suite);
 
-  auto repo = tracker::GitRepo::open(repo_dir).take();
-  auto recipe = builder::load_recipe("sample-compiler").take();
-  tracker::RangeOptions range;
-  range.sampling.every = tracker::parse_every(a.every).take();
-  auto commits = tracker::select_commits(repo, range).take();
-  fmt::print("\nevaluating at {} sampled check-ins (every {}) on suite {}:\n\n", commits.size(), a.every,
-             suite.suite.name);
-
-  std::vector<std::string> rows;
-  for (size_t i = 0; i < commits.size(); ++i) {
-    const auto& c = commits[i];
-    fmt::print(stderr, "[{:>2}/{}] {} {} {}\n", i + 1, commits.size(), c.short_sha(), tracker::format_date(c.time),
-               c.subject);
-    auto b = tracker::build_checkin(repo, recipe, c, {data, jobs, false}).take();
-    auto build_id = sweep::record_build(database, repo, recipe, b);
-    std::string line = fmt::format("{}  {}  {:<52.52}  ", tracker::format_date(c.time), c.short_sha(), c.subject);
-    if (b.result.outcome != builder::Outcome::Ok) {
-      rows.push_back(line + fmt::format("build {}", builder::outcome_name(b.result.outcome)));
-      continue;
-    }
-    auto build = sweep::selected_from(repo, recipe, b, build_id);
-    sweep::EvaluationRunOptions eo;
-    eo.data_dir = data;
-    eo.jobs = jobs;
-    auto stored = sweep::evaluate_and_store(database, build, suite, model, eo);
-    const auto& u = stored.result.summary;
-    rows.push_back(line + fmt::format("{:+6.2f}%  {:+6.2f}%  {:>3}/{:>3}/{:>3}", 100 * u.uplift, 100 * u.total_uplift,
-                                      u.wins, u.ties, u.losses));
+  // The demo is a project like any other: its file is kept for `sweep --config`.
+  auto project_dir = data / "demo";
+  auto text = sweep::project_file_template("demo", repo_dir.string(), a.policy);
+  auto replace = [&text](const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+  };
+  replace("every = \"1w\"", "every = \"" + a.every + "\"");
+  replace("names = [\"holdout\"]", "names = [\"" + a.suite + "\"]");
+  {
+    std::ofstream out(project_dir / "driftwatch.toml");
+    out << text;
   }
-  fmt::print("\n{:<10}  {:<12}  {:<52}  {:>7}  {:>7}  {}\n", "date", "check-in", "subject", "uplift", "total",
-             "wins/ties/losses");
-  for (const auto& r : rows) fmt::print("{}\n", r);
+  sweep::SweepOptions o;
+  o.project = sweep::parse_project_file(text, (project_dir / "driftwatch.toml").string(), project_dir).take();
+  o.target = ctx.target();
+  o.data_dir = data;
+  o.jobs = jobs;
+  sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
+  o.progress = &progress;
+  fmt::print("\nsweeping the year (every {}) on suite {}, then bisecting every change of the uplift or the sizes:\n\n",
+             a.every, a.suite);
+  auto report = sweep::run_sweep(o);
+  print_series(database, data, o.project, report);
+  print_drift(report.drift);
   fmt::print("\nuplift = .text reduction of the learned policy against the default heuristic (geometric mean over "
-             "modules; total over the suite). All builds and measurements are in the database.\n");
+             "modules; total over the suite). The project file is {}; everything is in the database: try "
+             "`driftwatch alerts --config {}`.\n",
+             (project_dir / "driftwatch.toml").string(), (project_dir / "driftwatch.toml").string());
 }
 
 }  // namespace

@@ -68,6 +68,13 @@ void print_summary(const sweep::SweepReport& r) {
              r.sweep_id, r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds),
              r.interrupted ? " (interrupted: rerun to continue)" : "");
   for (const auto& f : r.failures) fmt::print("  failed: {}\n", f);
+  const auto& t = r.time;
+  if (t.jobs > 0)
+    fmt::print("time in jobs: checkout {}, build {}, evaluate {}, store {}; the sweep's own overhead (planning, "
+               "claims, analysis) {} = {:.3f}× the jobs' time\n",
+               common::format_seconds(t.checkout), common::format_seconds(t.build), common::format_seconds(t.evaluate),
+               common::format_seconds(t.store), common::format_seconds(std::max(0.0, r.seconds - t.jobs)),
+               std::max(0.0, r.seconds - t.jobs) / t.jobs);
   print_drift(r.drift);
 }
 

@@ -45,6 +45,7 @@ struct SweepReport {
   double seconds = 0;
   std::vector<std::string> failures;  ///< failed jobs: "what: why"
   DriftReport drift;                  ///< the analysis after the sweep
+  JobTime time;                       ///< of the jobs this process ran (bisection's included)
 };
 
 /// Throws SweepBusy when another sweep of the project runs, common::Fatal

@@ -152,7 +152,11 @@ class Executor {
       return;
     }
     db::Id build_id = 0;
+    auto t0 = std::chrono::steady_clock::now();
     auto b = build_checkin(db, p, &build_id);
+    double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ev.build = b.result.from_cache ? 0 : b.result.seconds;
+    ev.checkout = b.result.from_cache ? 0 : std::max(0.0, total - b.result.seconds);
     auto outcome = std::string(builder::outcome_name(b.result.outcome));
     finish.result_json = json{{"build_id", build_id}, {"outcome", outcome}, {"message", b.result.message}}.dump();
     ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time) + ": build " + outcome +
@@ -203,7 +207,11 @@ class Executor {
       ro.progress = [this, what](int done, int total, const evaluator::ModuleResult&) { o_.on_module(what, done, total); };
     }
     try {
+      auto t0 = std::chrono::steady_clock::now();
       auto stored = evaluate_and_store(db, build, s, m, ro);
+      double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ev.evaluate = stored.result.seconds;
+      ev.store = std::max(0.0, total - stored.result.seconds);
       const auto& u = stored.result.summary;
       ev.what += fmt::format(": uplift {:+.2f}%, total {:+.2f}%, {}/{}/{}", 100 * u.uplift, 100 * u.total_uplift, u.wins,
                              u.ties, u.losses);
@@ -299,6 +307,13 @@ bool run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
           wo.on_job = [&](const JobEvent& ev) {
             if (l.progress) l.progress->step(ev.kind + " " + ev.what);
             std::lock_guard<std::mutex> lock(failures_mutex);
+            if (l.time) {
+              l.time->jobs += ev.seconds;
+              l.time->checkout += ev.checkout;
+              l.time->build += ev.build;
+              l.time->evaluate += ev.evaluate;
+              l.time->store += ev.store;
+            }
             if (ev.state == db::kJobFailed && l.failures) l.failures->push_back(ev.kind + " " + ev.what);
           };
           wo.on_module = [&l](const std::string& what, int done, int total) {

@@ -19,6 +19,9 @@ struct JobEvent {
   std::string state;  ///< done, failed, skipped
   std::string what;   ///< "1a2b3c4d5e6f holdout: uplift +1.20%"
   double seconds = 0;
+  /// Where the time went: moving the work tree, building, compiling and
+  /// measuring the suite, storing (with reading the cache and suite).
+  double checkout = 0, build = 0, evaluate = 0, store = 0;
 };
 
 struct WorkerOptions {
@@ -49,6 +52,11 @@ WorkerReport run_worker(const WorkerOptions& options);
 
 class Progress;
 
+/// Seconds spent by the jobs a process's workers ran, summed.
+struct JobTime {
+  double jobs = 0, checkout = 0, build = 0, evaluate = 0, store = 0;
+};
+
 /// Workers of this process for a set of jobs: what a sweep and a bisection run.
 struct LocalWorkers {
   db::Target target;
@@ -59,6 +67,7 @@ struct LocalWorkers {
   const std::atomic<bool>* stop = nullptr;
   Progress* progress = nullptr;
   std::vector<std::string>* failures = nullptr;  ///< failed jobs: "what: why"
+  JobTime* time = nullptr;                       ///< summed over the jobs run here
 };
 
 /// Runs local workers until every job of `ids` has finished (some may run on

@@ -9,95 +9,11 @@
 #include <thread>
 
 #include "common/text.h"
-#include "tests/support/temp_dir.h"
-#include "tests/support/test_db.h"
+#include "tests/support/sweep_project.h"
 
+using testing::Project;
 using testing::run_driftwatch;
-using testing::TempDir;
-
-namespace {
-
-/// A project on the 8-week history with the 5-module testdata suite, its
-/// own database and data directory.
-struct Project {
-  TempDir dir;
-  std::string dsn, data, repo, config;
-  Project() {
-    std::string name;
-    testing::fresh_database(true, &name);
-    dsn = "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name;
-    data = "--data-dir=" + (dir / "data").string();
-    repo = (dir / "repo").string();
-    REQUIRE(run_driftwatch({"sample-history", repo, "--history",
-                            std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml"})
-                .exit_code == 0);
-    std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
-    std::string json = "[";
-    for (const char* f : {"hashtable", "ini", "json", "sort", "utf8"})
-      json += std::string(json.size() > 1 ? "," : "") + "{\"directory\": \"" + src + "\", \"file\": \"" + f +
-              ".c\", \"command\": \"cc -Oz -c " + f + ".c\"}";
-    std::ofstream(dir / "compile_commands.json") << json << "]";
-    auto s = run(
-        {"suite", "build", "--from-compile-commands", (dir / "compile_commands.json").string(), "--name", "testdata"});
-    REQUIRE_MESSAGE(s.exit_code == 0, s.output);
-    auto init = run({"init", (dir / "proj").string(), "--repo", repo, "--name", "toy"});
-    REQUIRE_MESSAGE(init.exit_code == 0, init.output);
-    config = (dir / "proj" / "driftwatch.toml").string();
-    set("names = [\"holdout\"]", "names = [\"testdata\"]");
-    set("every = \"1w\"", "every = \"2w\"");
-  }
-  /// Replaces text in the project file.
-  void set(const std::string& from, const std::string& to) {
-    std::ifstream in(config);
-    std::string text((std::istreambuf_iterator<char>(in)), {});
-    auto at = text.find(from);
-    REQUIRE_MESSAGE(at != std::string::npos, from);
-    text.replace(at, from.size(), to);
-    std::ofstream(config) << text;
-  }
-  std::vector<std::string> args(std::vector<std::string> a, const std::string& db) const {
-    a.insert(a.begin(), {data, "--db", db});
-    return a;
-  }
-  common::ProcessResult run(std::vector<std::string> a) { return run_driftwatch(args(std::move(a), dsn)); }
-  common::ProcessResult sweep(const std::string& db, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"sweep", "--config", config, "-j", "2"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return run_driftwatch(args(a, db));
-  }
-  static std::string psql(const std::string& db, const std::string& sql) {
-    common::ProcessSpec p;
-    p.argv = {"psql", "-X", "-At", db, "-c", sql};
-    return common::trim(common::run_process(p).take().output);
-  }
-  /// Everything a sweep records that does not depend on timing.
-  static std::string recorded(const std::string& db) {
-    return psql(db,
-                "SELECT string_agg(x, E'\\n' ORDER BY x) FROM ("
-                " SELECT 'build ' || c.sha || ' ' || b.outcome AS x FROM builds b JOIN commits c ON c.id = b.commit_id"
-                " UNION ALL SELECT 'eval ' || c.sha || ' ' || s.name || ' ' || e.status || ' ' || "
-                "   round((e.summary->'summary'->>'uplift')::numeric, 9)"
-                "   FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"
-                "   JOIN suites s ON s.id = e.suite_id"
-                " UNION ALL SELECT 'result ' || c.sha || ' ' || bm.name || ' ' || r.heuristic || ' ' || r.outcome"
-                "   FROM module_results r JOIN evaluations e ON e.id = r.evaluation_id"
-                "   JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"
-                "   JOIN benchmarks bm ON bm.id = r.benchmark_id"
-                " UNION ALL SELECT 'measure ' || c.sha || ' ' || bm.name || ' ' || m.heuristic || ' ' || m.metric || "
-                "   ' ' || m.value FROM measurements m JOIN evaluations e ON e.id = m.evaluation_id"
-                "   JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"
-                "   JOIN benchmarks bm ON bm.id = m.benchmark_id WHERE m.metric <> 'compile_seconds'"
-                " UNION ALL SELECT 'job ' || key || ' ' || state FROM jobs"
-                " UNION ALL SELECT 'alert ' || fingerprint || ' ' || kind || ' ' || state FROM alerts) t");
-  }
-};
-
-std::string second_database(std::string* name) {
-  testing::fresh_database(true, name);
-  return "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + *name;
-}
-
-}  // namespace
+using testing::second_database;
 
 TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows of an uninterrupted one") {
   // Issues 9 and 10: the same rows, the same change point bisected to the

@@ -1,0 +1,164 @@
+// Alerts end to end: opened by a sweep, delivered to a command hook and to a
+// webhook served on 127.0.0.1 by this test, retried while the webhook is
+// down, moved through their states by people.
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "tests/support/sweep_project.h"
+
+using testing::Project;
+using testing::run_driftwatch;
+
+namespace {
+
+/// A one-route HTTP server on 127.0.0.1: records each request's body and
+/// answers 200 (or `status`).
+class WebhookServer {
+ public:
+  WebhookServer() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    REQUIRE(listen(fd_, 8) == 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~WebhookServer() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hooks/driftwatch?token=s3cret"; }
+  std::vector<std::string> bodies() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bodies_;
+  }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string request;
+      char buf[4096];
+      std::size_t want = std::string::npos;
+      while (want == std::string::npos || request.size() < want) {
+        auto n = read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        request.append(buf, n);
+        auto end = request.find("\r\n\r\n");
+        if (end != std::string::npos && want == std::string::npos) {
+          auto cl = request.find("Content-Length: ");
+          want = end + 4 + (cl == std::string::npos ? 0 : std::stoul(request.substr(cl + 16)));
+        }
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto end = request.find("\r\n\r\n");
+        if (end != std::string::npos) bodies_.push_back(request.substr(end + 4));
+      }
+      std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      (void)!write(c, reply.data(), reply.size());
+      close(c);
+    }
+  }
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<std::string> bodies_;
+};
+
+/// A loopback port nobody listens on.
+int closed_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE("a webhook that is down never fails the sweep: the alert waits and is delivered later with the hook's copy") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto hook_file = (p.dir / "hook.json").string();
+  p.set("command = \"\"", "command = \"cat > " + hook_file + "\"");
+  int port = closed_port();
+  auto down = "http://127.0.0.1:" + std::to_string(port) + "/down?token=s3cret";
+  p.set("webhook = \"\"", "webhook = \"" + down + "\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  CHECK(s.output.find("notifications: 0 sent, 1 failed (retried by the next sweep)") != std::string::npos);
+  CHECK(s.output.find("webhook http://127.0.0.1:" + std::to_string(port) + "/down: ") != std::string::npos);
+  CHECK(s.output.find("s3cret") == std::string::npos);  // a webhook's token is never printed
+  CHECK(Project::psql(p.dsn, "SELECT notify_state || ' ' || notify_attempts FROM alerts") == "pending 1");
+  // The hook ran even though the webhook failed: it got the alert as JSON.
+  std::ifstream hook(hook_file);
+  std::string hooked((std::istreambuf_iterator<char>(hook)), {});
+  CHECK(hooked.find("\"kind\":\"uplift-dropped\"") != std::string::npos);
+  CHECK(hooked.find("Merge branch 'side/cost-model'") != std::string::npos);
+
+  WebhookServer server;
+  p.set("webhook = \"" + down + "\"", "webhook = \"" + server.url() + "\"");
+  p.set("webhook_format = \"json\"", "webhook_format = \"slack\"");
+  // A second sweep finds nothing new but delivers what is pending.
+  auto again = p.sweep(p.dsn, {"--new"});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  auto bodies = server.bodies();
+  REQUIRE(bodies.size() == 1);
+  CHECK(bodies[0].rfind("{\"text\":\"driftwatch: uplift of ", 0) == 0);
+  CHECK(bodies[0].find("dropped from") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "sent");
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts") == "1");  // nothing opened twice
+}
+
+TEST_CASE("alerts move through their states with who and a note, and --exit-code follows the open ones") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto id = Project::psql(p.dsn, "SELECT id FROM alerts");
+  REQUIRE_FALSE(id.empty());
+  auto list = p.run({"alerts", "--config", p.config, "--exit-code"});
+  CHECK(list.exit_code == 1);
+  CHECK(list.output.find("uplift-dropped") != std::string::npos);
+
+  auto ack = p.run({"alerts", "--config", p.config, "ack", id, "--by", "ana", "--note", "looking <b>now</b>\nline 2"});
+  CHECK(ack.exit_code == 0);
+  auto still = p.run({"alerts", "--config", p.config, "--exit-code"});
+  CHECK(still.exit_code == 0);  // acknowledged is not open
+
+  auto show = p.run({"alerts", "--config", p.config, "show", id});
+  INFO(show.output);
+  CHECK(show.output.find("acknowledged by ana: looking <b>now</b> line 2") != std::string::npos);
+  auto json = p.run({"alerts", "--config", p.config, "--json", "show", id});
+  CHECK(json.output.find("\"note\": \"looking <b>now</b>\\nline 2\"") != std::string::npos);
+
+  CHECK(p.run({"alerts", "--config", p.config, "resolve", id, "--note", "retrained"}).exit_code == 0);
+  CHECK(p.run({"alerts", "--config", p.config}).output.find("no open or acknowledged alerts") != std::string::npos);
+  CHECK(p.run({"alerts", "--config", p.config, "list", "--all"}).output.find("resolved") != std::string::npos);
+  auto missing = p.run({"alerts", "--config", p.config, "ack", "999999"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.output.find("no alert 999999") != std::string::npos);
+}
