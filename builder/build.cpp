@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/hash.h"
 #include "common/process.h"
 #include "common/text.h"
 
@@ -55,6 +56,29 @@ common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
     return failed;
   }
   return *r;
+}
+
+/// A step killed by a signal says nothing about the check-in (the OOM killer,
+/// SIGBUS or SIGXFSZ on a full disk, an operator). The shell reports a child
+/// killed by signal N as exit status 128+N.
+bool killed_by_signal(const common::ProcessResult& p) {
+  return p.signal != 0 || (p.exit_code > 128 && p.exit_code <= 128 + 64);
+}
+
+/// Written into the build directory after a successful configure: what the
+/// configuration depends on, so a changed recipe never reuses an old one.
+constexpr const char* kConfigureStamp = ".driftwatch-configure";
+
+std::string configure_key(const Recipe& recipe, const RenderedRecipe& rendered) {
+  std::string text = "configure=" + rendered.configure + "\nlauncher=" + recipe.launcher + "\n";
+  for (const auto& [k, v] : rendered.env) text += "env " + k + "=" + v + "\n";
+  return common::sha256_hex(text);
+}
+
+/// Empties `dir` (the work tree's build directory, ours alone).
+void clear_directory(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) fs::remove_all(e.path(), ec);
 }
 
 void write_result(const fs::path& entry, const BuildResult& r) {
@@ -141,6 +165,10 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     r.log_tail = common::tail_lines(read_file(log), kLogTailLines);
     write_result(scratch, r);
     fs::remove_all(paths.cache_entry, ec);
+    if (r.transient) {  // not cached: the scratch entry keeps the log until the next try
+      r.log = log;
+      return r;
+    }
     fs::rename(scratch, paths.cache_entry, ec);
     r.log = paths.cache_entry / "build.log";
     for (auto& [name, path] : r.artifacts) path = paths.cache_entry / "artifacts" / path.filename();
@@ -157,24 +185,40 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     return std::max(left, std::chrono::milliseconds(1));
   };
   auto timed_out = [&](const char* step) {
-    return "timed out after " + common::format_seconds(recipe.timeout.count()) + " in " + step;
+    r.transient = true;
+    return "timed out after " + common::format_seconds(recipe.timeout.count()) + " in " + step + " (not cached)";
+  };
+  auto failed = [&](const char* step, const common::ProcessResult& p) {
+    r.transient = killed_by_signal(p);
+    std::string note = !r.transient ? "" : p.signal ? " (not cached)" : " (killed by a signal: not cached)";
+    return std::string(step) + " " + p.describe() + note + ": " + failure_line(read_file(log));
   };
 
-  bool need_configure = !rendered->configure.empty() &&
-                        (rendered->configure_marker.empty() || !fs::exists(rendered->configure_marker));
+  auto stamp = paths.build / kConfigureStamp;
+  auto key = configure_key(recipe, *rendered);
+  bool same_configuration = read_file(stamp) == key + "\n";
+  if (!rendered->configure.empty() && !same_configuration && !fs::is_empty(paths.build, ec)) {
+    // Configured by another recipe (or interrupted): its cache would keep old settings.
+    append_log(log, "# the build directory was configured differently: starting it afresh\n");
+    clear_directory(paths.build);
+  }
+  bool need_configure = !rendered->configure.empty() && (rendered->configure_marker.empty() || !same_configuration ||
+                                                         !fs::exists(rendered->configure_marker));
   if (need_configure) {
     r.configured = true;
+    fs::remove(stamp, ec);
     auto c = run_step(rendered->configure, paths.source, rendered->env, log, remaining());
     if (c.timed_out) return finish(Outcome::Timeout, timed_out("configure"));
     if (!c.ok()) {
       // A half-configured build directory would skip configure next time.
       if (!rendered->configure_marker.empty()) fs::remove(rendered->configure_marker, ec);
-      return finish(Outcome::ConfigureFailed, "configure " + c.describe() + ": " + failure_line(read_file(log)));
+      return finish(Outcome::ConfigureFailed, failed("configure", c));
     }
+    std::ofstream(stamp) << key << "\n";
   }
   auto b = run_step(rendered->build, paths.source, rendered->env, log, remaining());
   if (b.timed_out) return finish(Outcome::Timeout, timed_out("build"));
-  if (!b.ok()) return finish(Outcome::BuildFailed, "build " + b.describe() + ": " + failure_line(read_file(log)));
+  if (!b.ok()) return finish(Outcome::BuildFailed, failed("build", b));
 
   for (const auto& [name, path] : rendered->artifacts) {
     if (!fs::is_regular_file(path)) return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") was not built");
@@ -192,6 +236,17 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     r.ml_flag_prefix = recipe.ml_flag_prefix;
   }
   return finish(Outcome::Ok, "");
+}
+
+common::Status use_compile_of(const Recipe& recipe, BuildResult& r) {
+  r.compile.clear();
+  r.ml_flag_prefix.clear();
+  if (recipe.compile.empty() || r.outcome != Outcome::Ok) return common::Ok{};
+  auto compile = render_compile(recipe, r.artifacts);
+  if (!compile) return compile.error();
+  r.compile = *compile;
+  r.ml_flag_prefix = recipe.ml_flag_prefix;
+  return common::Ok{};
 }
 
 }  // namespace builder

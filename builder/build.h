@@ -38,6 +38,10 @@ struct BuildResult {
   std::string log_tail;  ///< the last lines of the log, for the database
   bool from_cache = false;
   bool configured = false;  ///< configure ran (rather than being skipped)
+  /// A timeout or a step killed by a signal (out of memory, a full disk, an
+  /// operator): it says nothing about the check-in, so it is not cached and
+  /// the next build tries again. Only a real failure is final.
+  bool transient = false;
   /// The recipe's compile argv for these artifacts ({input}/{output} left in),
   /// so an artifact directory alone is enough to evaluate.
   std::vector<std::string> compile;
@@ -58,10 +62,19 @@ std::filesystem::path cache_entry_dir(const std::filesystem::path& data, const R
 /// The cached result of a finished build (ok or not), if there is one.
 std::optional<BuildResult> read_cached(const std::filesystem::path& cache_entry);
 
-/// Configures (unless the recipe's marker exists), builds, copies the
-/// artifacts into the cache entry and records the result there. A failure is
-/// a result, never an exception; the recipe's timeout kills the process group.
+/// Configures (unless the recipe's marker exists and the build directory was
+/// configured by the same configure command, environment and launcher; a
+/// different one starts the build directory afresh), builds, copies the
+/// artifacts into the cache entry and records the result there, unless it is
+/// transient. A failure is a result, never an exception; the recipe's timeout
+/// kills the process group.
 BuildResult run_build(const Recipe& recipe, const BuildPaths& paths);
+
+/// Sets r.compile and r.ml_flag_prefix from `recipe`'s [compile] for r's
+/// artifacts (cleared when it has none or the build failed). The cache key
+/// leaves [compile] out, so a cached result must take it from the recipe in
+/// use, not from the copy it was stored with.
+common::Status use_compile_of(const Recipe& recipe, BuildResult& r);
 
 /// Removes a cache entry so the next build runs again.
 void forget_cached(const std::filesystem::path& cache_entry);

@@ -86,4 +86,24 @@ std::string format_seconds(double s) {
   return buf;
 }
 
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\0') {
+      out += "\\0";
+    } else if (u < 0x20 || u == 0x7f) {
+      const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 }  // namespace common

@@ -18,5 +18,8 @@ std::string last_line(std::string_view text);
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 /// Seconds as "1.2 s", "3 min 4 s", "1 h 2 min".
 std::string format_seconds(double seconds);
+/// `s` in single quotes with control characters escaped (\n, \0, \x1f), so a
+/// hostile name still makes a one-line message.
+std::string quoted(std::string_view s);
 
 }  // namespace common

@@ -1,5 +1,6 @@
 #include "evaluator/corpus.h"
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "common/text.h"
@@ -48,15 +49,22 @@ std::string format_corpus_description(const CorpusDescription& d) {
   return j.dump(2) + "\n";
 }
 
-common::Status check_module_name(std::string_view name) {
-  std::string n(name);
-  if (name.empty()) return Error{"empty module name"};
-  if (name.front() == '/') return Error{"module name '" + n + "' must be a relative path"};
-  if (name.find('\0') != std::string_view::npos || name.find('\n') != std::string_view::npos)
-    return Error{"module name '" + n + "' contains a control character"};
-  for (const auto& part : common::split(name, '/'))
-    if (part.empty() || part == "." || part == "..")
-      return Error{"module name '" + n + "' has an empty, '.' or '..' path segment"};
+common::Status check_module_name(std::string_view name) { return check_path_name("module name", name); }
+
+common::Status check_path_name(std::string_view what, std::string_view name) {
+  auto refuse = [&](const std::string& why) {
+    return Error{std::string(what) + " " + common::quoted(name) + " " + why};
+  };
+  if (name.empty()) return Error{"empty " + std::string(what)};
+  if (name.front() == '/') return refuse("must be a relative path");
+  for (char c : name)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return refuse("contains a control character");
+  for (const auto& part : common::split(name, '/')) {
+    if (part.empty() || part == "." || part == "..") return refuse("has an empty, '.' or '..' path segment");
+    std::string lower(part);
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == ".git") return refuse("has a '.git' path segment");
+  }
   return common::Ok{};
 }
 

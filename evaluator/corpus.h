@@ -28,8 +28,12 @@ inline constexpr const char* kCorpusDescriptionFile = "corpus_description.json";
 common::Result<CorpusDescription> parse_corpus_description(std::string_view text, const std::string& origin);
 /// The JSON text, keys in ml-compiler-opt's order.
 std::string format_corpus_description(const CorpusDescription& d);
-/// A module name is a relative path with no empty, "." or ".." segments.
+/// A module name is a path name (see check_path_name): corpora are untrusted.
 common::Status check_module_name(std::string_view name);
+/// A name from untrusted input that becomes a path under a directory of ours:
+/// relative, no empty, ".", ".." or ".git" (any case) segment, no control
+/// character. The error names `what` ("module name") and the name, on one line.
+common::Status check_path_name(std::string_view what, std::string_view name);
 
 /// The args of a .cmd file: NUL-separated, a trailing NUL ignored.
 std::vector<std::string> parse_cmd(std::string_view bytes);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/hash.h"
+#include "common/text.h"
 #include "evaluator/corpus.h"
 #include "evaluator/files.h"
 
@@ -120,6 +121,21 @@ common::Result<SuiteOrigin> parse_origin(const json& j, const std::string& origi
   return o;
 }
 
+/// Link flags go to clang on our command line, so only those that cannot run
+/// a program or read a file of the manifest's choosing (-fuse-ld=, -B, -Wl,
+/// --ld-path, -specs, @file and paths all can): -l<name> and a few switches.
+common::Status check_link_flag(const std::string& group, const std::string& flag) {
+  static const std::set<std::string> kSwitches = {"-pthread", "-rdynamic", "-static", "-no-pie"};
+  auto lib_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '+' || c == '.' || c == '-';
+  };
+  bool library = flag.size() > 2 && flag.starts_with("-l") && flag[2] != '-' &&
+                 std::all_of(flag.begin() + 2, flag.end(), lib_char);
+  if (library || kSwitches.count(flag)) return common::Ok{};
+  return Error{"link group " + group + ": flag " + common::quoted(flag) +
+               " is not allowed (only -l<name>, -pthread, -rdynamic, -static, -no-pie)"};
+}
+
 }  // namespace
 
 common::Status check_suite_name(std::string_view name) {
@@ -139,6 +155,9 @@ common::Status validate_suite(const Suite& s) {
   std::set<std::string> groups, names;
   for (const auto& g : s.link_groups) {
     if (g.name.empty()) return Error{where + ": a link group has no name"};
+    if (auto st = check_path_name("link group name", g.name); !st) return Error{where + ": " + st.error().message};
+    for (const auto& f : g.flags)
+      if (auto st = check_link_flag(g.name, f); !st) return Error{where + ": " + st.error().message};
     if (!groups.insert(g.name).second) return Error{where + ": link group " + g.name + " is declared twice"};
   }
   std::map<std::string, int> members;

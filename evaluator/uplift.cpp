@@ -2,15 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace evaluator {
+
+double ModuleSizes::ratio() const {
+  if (default_bytes > 0) return static_cast<double>(learned_bytes) / static_cast<double>(default_bytes);
+  return learned_bytes == 0 ? 1.0 : std::numeric_limits<double>::infinity();
+}
 
 UpliftSummary summarize(const std::vector<ModuleSizes>& modules, int worst_count) {
   UpliftSummary s;
   double log_sum = 0;
+  int in_geomean = 0;
   for (const auto& m : modules) {
     ++s.modules;
-    log_sum += std::log(m.ratio());
+    if (m.in_geomean()) {
+      log_sum += std::log(m.ratio());
+      ++in_geomean;
+    } else {
+      ++s.zero_size;
+    }
     s.total_default += m.default_bytes;
     s.total_learned += m.learned_bytes;
     if (m.learned_bytes < m.default_bytes) ++s.wins;
@@ -18,7 +30,7 @@ UpliftSummary summarize(const std::vector<ModuleSizes>& modules, int worst_count
     else ++s.losses;
   }
   if (s.modules == 0) return s;
-  s.geomean_ratio = std::exp(log_sum / s.modules);
+  if (in_geomean > 0) s.geomean_ratio = std::exp(log_sum / in_geomean);
   s.uplift = 1 - s.geomean_ratio;
   s.total_uplift = s.total_default > 0 ? 1 - static_cast<double>(s.total_learned) / s.total_default : 0;
   s.no_worse_share = static_cast<double>(s.wins + s.ties) / s.modules;

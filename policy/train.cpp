@@ -141,8 +141,8 @@ void imitate(PolicyModel& model, const std::vector<SearchedModule>& searched, co
 
 /// A greedy evaluation's figures, as the checkpoint and the metadata keep them.
 nlohmann::json figures(const Outcome& e) {
-  return {{"uplift_geomean", e.uplift}, {"uplift_total", e.total_uplift}, {"wins", e.wins},
-          {"ties", e.ties},             {"losses", e.losses},             {"no_worse_share", e.no_worse()}};
+  return {{"uplift_geomean", e.uplift}, {"uplift_total", e.total_uplift}, {"wins", e.wins},    {"ties", e.ties},
+          {"losses", e.losses},         {"no_worse_share", e.no_worse()}, {"failed", e.failed}};
 }
 
 /// Training results are chosen on: meeting the "no worse on 90% of modules"

@@ -172,15 +172,20 @@ Rollout rollout(const PolicyModel& model, const ModuleData& m, const TrainOption
   return out;
 }
 
-Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text) {
+Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text, const std::vector<bool>& failed) {
   Outcome out;
   std::vector<double> ratios;
   double total_default = 0, total_policy = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
     auto d = data.modules[i].default_text;
-    ratios.push_back((text[i] + 0.01) / (d + 0.01));
+    // As evaluator/uplift.h: a zero-size module has no ratio worth averaging.
+    if (d > 0 && text[i] > 0) ratios.push_back(static_cast<double>(text[i]) / static_cast<double>(d));
     total_default += d;
     total_policy += text[i];
+    if (i < failed.size() && failed[i]) {
+      ++out.losses, ++out.failed;
+      continue;
+    }
     (text[i] < d ? out.wins : text[i] == d ? out.ties : out.losses)++;
   }
   out.uplift = 1 - geomean(ratios);
@@ -191,6 +196,7 @@ Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text) {
 
 Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o) {
   std::vector<std::int64_t> text(data.modules.size());
+  std::vector<char> failed(data.modules.size(), 0);  // not vector<bool>: written from several threads
   auto order = largest_first(decision_counts(data));
   parallel_for(static_cast<int>(data.modules.size()), o.jobs, [&](int k) {
     int i = order[k];
@@ -198,8 +204,9 @@ Outcome evaluate(const PolicyModel& model, const TrainingData& data, const Train
     fs::create_directories(dir);
     auto r = rollout(model, data.modules[i], o, nullptr, dir);
     text[i] = r.ok ? r.text : data.modules[i].default_text;
+    failed[i] = !r.ok;
   });
-  return summarize(data, std::move(text));
+  return summarize(data, std::move(text), std::vector<bool>(failed.begin(), failed.end()));
 }
 
 }  // namespace policy

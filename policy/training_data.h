@@ -64,13 +64,17 @@ Rollout rollout(const PolicyModel& model, const ModuleData& m, const TrainOption
 
 /// .text of every module under a policy against its default.
 struct Outcome {
-  std::vector<std::int64_t> text;  ///< per module; a failed compile counts as the default
-  double uplift = 0;               ///< 1 - geometric mean of the ratios
+  std::vector<std::int64_t> text;  ///< per module; a failed compile has the default's size here
+  double uplift = 0;               ///< 1 - geometric mean of the ratios (zero-size modules left out)
   double total_uplift = 0;         ///< 1 - summed policy .text / summed default .text
+  /// A failed compile is a loss, not a tie: counted as a tie it would raise
+  /// the "no worse" share that picks the best model.
   int wins = 0, ties = 0, losses = 0;
+  int failed = 0;  ///< of the losses, compiles that failed
   double no_worse() const { return text.empty() ? 1.0 : double(wins + ties) / static_cast<double>(text.size()); }
 };
-Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text);
+/// `failed[i]` marks a module whose compile failed (empty: none did).
+Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text, const std::vector<bool>& failed = {});
 /// Compiles every module with the greedy policy.
 Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o);
 

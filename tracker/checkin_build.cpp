@@ -5,6 +5,16 @@
 namespace tracker {
 namespace fs = std::filesystem;
 
+namespace {
+
+/// A cached result with [compile] from the recipe in use (the cache key leaves it out).
+common::Result<CheckinBuild> from_cache(CheckinBuild out, const builder::Recipe& recipe, builder::BuildResult cached) {
+  if (auto st = builder::use_compile_of(recipe, cached); !st) return st.error();
+  out.result = std::move(cached);
+  return out;
+}
+
+}  // namespace
 
 common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::Recipe& recipe,
                                            const CommitInfo& commit, const CheckinBuildOptions& options) {
@@ -12,10 +22,7 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   out.commit = commit;
   auto entry = builder::cache_entry_dir(options.data_dir, recipe, commit.sha);
   if (options.rebuild) builder::forget_cached(entry);
-  if (auto cached = builder::read_cached(entry)) {
-    out.result = *cached;
-    return out;
-  }
+  if (auto cached = builder::read_cached(entry)) return from_cache(std::move(out), recipe, *cached);
   WorkTree tree(worktree_dir(options.data_dir, repo.location(), recipe.name));
   std::error_code ec;
   fs::create_directories(tree.dir(), ec);
@@ -24,10 +31,8 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   // Serializes builds in one work tree across processes.
   auto lock = common::FileLock::acquire(tree.dir() / "build.lock");
   if (!lock) return common::Error{"work tree " + tree.dir().string() + " is not writable: " + lock.error().message};
-  if (auto cached = builder::read_cached(entry)) {  // another process built it while we waited
-    out.result = *cached;
-    return out;
-  }
+  if (auto cached = builder::read_cached(entry))  // another process built it while we waited
+    return from_cache(std::move(out), recipe, *cached);
   auto checkout = tree.checkout(repo, commit.sha);
   if (!checkout) return checkout.error();
   out.checkout = *checkout;

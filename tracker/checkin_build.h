@@ -1,6 +1,7 @@
 #pragma once
 // One check-in, built: check out into the (repository, recipe) work tree, run
-// the recipe, or serve the result from the artifact cache.
+// the recipe, or serve the result from the artifact cache (its [compile] taken
+// from the recipe in use). Timeouts and signal kills are not cached.
 #include <filesystem>
 #include <functional>
 #include <string>

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "common/file_lock.h"
 #include "common/hash.h"
+#include "common/text.h"
 #include "tracker/git_impl.h"
 
 namespace tracker {
@@ -82,12 +84,30 @@ common::Status write_index(const fs::path& file, const Index& idx) {
 
 struct WalkPayload {
   std::map<std::string, Target>* out;
+  std::string refused;  ///< the first entry that must not become a path, with its directory
 };
 
+/// A tree entry name from the user's history becomes a path under src/: a
+/// hostile commit must not reach outside it or into a .git directory (git
+/// itself refuses these on checkout), nor break the index's one-line records.
+bool safe_entry_name(std::string_view name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  if (name.find_first_of(std::string_view("/\0\n", 3)) != std::string_view::npos) return false;
+  std::string lower(name);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower != ".git";
+}
+
 int collect_blob(const char* root, const git_tree_entry* entry, void* payload) {
+  auto* walk = static_cast<WalkPayload*>(payload);
+  std::string_view name = git_tree_entry_name(entry);
+  if (!safe_entry_name(name)) {
+    walk->refused = std::string(root) + std::string(name);
+    return -1;  // stops the walk
+  }
   auto type = git_tree_entry_type(entry);
   if (type != GIT_OBJECT_BLOB) return 0;  // trees are walked into; submodules are skipped
-  auto* out = static_cast<WalkPayload*>(payload)->out;
+  auto* out = walk->out;
   (*out)[std::string(root) + git_tree_entry_name(entry)] = {oid_hex(*git_tree_entry_id(entry)),
                                                             static_cast<unsigned>(git_tree_entry_filemode(entry))};
   return 0;
@@ -187,8 +207,13 @@ common::Result<CheckoutStats> WorkTree::checkout(const GitRepo& repo, const std:
   if (git_commit_tree(&tree, commit) != 0) return Error{git_error_text()};
   TreePtr tree_owner(tree);
   std::map<std::string, Target> target;
-  WalkPayload payload{&target};
-  if (git_tree_walk(tree, GIT_TREEWALK_PRE, collect_blob, &payload) != 0) return Error{git_error_text()};
+  WalkPayload payload{&target, {}};
+  if (git_tree_walk(tree, GIT_TREEWALK_PRE, collect_blob, &payload) != 0) {
+    if (!payload.refused.empty())
+      return Error{"commit " + sha.substr(0, 12) +
+                   " has a tree entry that cannot be checked out safely: " + common::quoted(payload.refused)};
+    return Error{git_error_text()};
+  }
 
   CheckoutStats stats;
   auto was_clean = !current().empty();

@@ -1,5 +1,6 @@
 // sample-history, commits and build from the command line: output, records, bad input.
 #include <doctest/doctest.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,17 +80,24 @@ TEST_CASE("commits and build refuse bad repositories, revisions, ranges and reci
                        "cannot read recipe no-such-recipe");
 }
 
-TEST_CASE("an unwritable data directory for work trees and the cache is refused in one line" *
-          doctest::skip(geteuid() == 0)) {
-  // As root every directory is writable; the file-in-the-way case below covers root.
+TEST_CASE("an unwritable data directory for work trees and the cache is refused in one line") {
   TempDir dir;
   auto repo = (dir / "repo").string();
   REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_8w()}).exit_code == 0);
   std::filesystem::create_directories(dir / "ro");
   chmod((dir / "ro").c_str(), 0555);
-  check_one_line_error(run_driftwatch({"--data-dir=" + (dir / "ro/data").string(), "build", "--repo", repo, "--recipe",
-                                       "sample-compiler", "--commit", "main"}),
-                       "ro/data");
+  if (geteuid() == 0) {  // as root every directory is writable: run as nobody, who may read the repository
+    const passwd* nobody = getpwnam("nobody");
+    REQUIRE(nobody != nullptr);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(repo))
+      REQUIRE(lchown(e.path().c_str(), nobody->pw_uid, nobody->pw_gid) == 0);
+    REQUIRE(chown(repo.c_str(), nobody->pw_uid, nobody->pw_gid) == 0);
+  }
+  check_one_line_error(
+      testing::run_driftwatch_unprivileged({"--data-dir=" + (dir / "ro/data").string(), "build", "--repo", repo,
+                                            "--recipe", "sample-compiler", "--commit", "main"}),
+      "ro/data");
+  CHECK_FALSE(std::filesystem::exists(dir / "ro/data"));
 }
 
 TEST_CASE("a data directory blocked by a file is refused for builds in one line") {

@@ -127,12 +127,19 @@ TEST_CASE("a compiler that crashes mid-stream is reported, not waited for") {
   killer.pid = child.pid();
   std::string error;
   std::function<bool()> alive = [&] { return !child.try_wait().has_value(); };
-  auto stats = serve_session(fifos, killer, std::chrono::steady_clock::now() + std::chrono::seconds(30), alive, error);
+  auto start = std::chrono::steady_clock::now();
+  auto stats = serve_session(fifos, killer, start + std::chrono::seconds(30), alive, error);
   auto result = child.wait();
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));  // not waited for until the deadline
   CHECK(stats.connected);
   INFO(result.describe(), " ", result.output);
   CHECK(result.signal == SIGKILL);
   CHECK(killer.seen >= 3);
+  // What compile_with_channel reports for it: the compiler's death, not a protocol error.
+  CHECK(error.empty());
+  ChannelOutcome outcome{stats, result, error};
+  CHECK_FALSE(outcome.ok());
+  CHECK(outcome.describe().find("compiler killed by signal 9") == 0);
 }
 
 TEST_CASE("a hung compiler is killed at the timeout") {

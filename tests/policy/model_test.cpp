@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/hash.h"
 #include "policy/model.h"
 #include "tests/support/temp_dir.h"
 
@@ -103,14 +104,29 @@ TEST_CASE("a file of another kind is refused even with a valid hash") {
   auto model = PolicyModel::create(meta);
   REQUIRE(model.save(dir / "p.policy").ok());
   auto text = read(dir / "p.policy");
-  // Rewrite the metadata's kind and fix up length and hash, as another tool would.
+  // Rewrite the metadata's kind (same length) and fix up the hash, as another tool would.
   auto pos = text.find("driftwatch-inline-policy");
   REQUIRE(pos != std::string::npos);
   text.replace(pos, 24, "driftwatch-evict--policy");
+  // The layout: "meta N\n" N bytes "weights M\n" M bytes "sha256 H\n".
+  auto section = [&](size_t at, const std::string& word, std::string& body) {
+    REQUIRE(text.compare(at, word.size() + 1, word + " ") == 0);
+    auto nl = text.find('\n', at);
+    auto size = std::stoul(text.substr(at + word.size() + 1, nl - at - word.size() - 1));
+    body = text.substr(nl + 1, size);
+    return nl + 1 + size;
+  };
+  std::string meta_text, weights;
+  auto weights_at = section(text.find("\nmeta ") + 1, "meta", meta_text);
+  auto hash_at = section(weights_at, "weights", weights);
+  REQUIRE(text.compare(hash_at, 7, "sha256 ") == 0);
+  text = text.substr(0, hash_at) + "sha256 " + common::sha256_hex(meta_text + weights) + "\n";
   write(dir / "kind.policy", text);
   auto r = PolicyModel::load(dir / "kind.policy");
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message.find("cannot load policy") == 0);  // hash or kind: refused either way
+  // Past the hash check, refused by the kind check.
+  CHECK(r.error().message.find("content hash mismatch") == std::string::npos);
+  CHECK(r.error().message.find("it is not an inlining policy (kind 'driftwatch-evict--policy')") != std::string::npos);
 }
 
 TEST_CASE("transform_feature compresses magnitudes symmetrically") {

@@ -24,5 +24,14 @@ class TempDir {
 /// Runs the driftwatch binary with `args`, capturing stdout+stderr.
 common::ProcessResult run_driftwatch(const std::vector<std::string>& args,
                                      const std::vector<std::pair<std::string, std::string>>& env = {});
+/// The same, but as `nobody` when we are root (through setpriv), since root's
+/// rights bypass what the test checks (file modes); as ourselves otherwise.
+common::ProcessResult run_driftwatch_unprivileged(const std::vector<std::string>& args);
+
+/// Printed by a test that cannot run here; ctest's SKIP_REGULAR_EXPRESSION
+/// turns it into a visible "Skipped" (doctest's skip() hides the test from ctest).
+inline constexpr const char* kSkipMarker = "DRIFTWATCH-TEST-SKIPPED";
+/// Prints kSkipMarker with the reason; the test then returns.
+void skip_test(const std::string& reason);
 
 }  // namespace testing

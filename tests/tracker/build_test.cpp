@@ -1,14 +1,17 @@
 // Real builds of the sample compiler across a scripted eight-week history.
 #include <doctest/doctest.h>
+#include <sys/types.h>
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "builder/recipe.h"
 #include "tests/support/temp_dir.h"
 #include "tracker/checkin_build.h"
 #include "tracker/sample_history.h"
 #include "tracker/selection.h"
+#include "tracker/worktree.h"
 
 using namespace tracker;
 namespace fs = std::filesystem;
@@ -28,6 +31,18 @@ std::string read(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+/// The process has exited (a zombie nobody reaped counts as gone) within `limit`.
+bool gone_within(pid_t pid, std::chrono::seconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  do {
+    auto stat = read("/proc/" + std::to_string(pid) + "/stat");
+    auto paren = stat.rfind(')');
+    if (stat.empty() || (paren != std::string::npos && stat.substr(paren + 2, 1) == "Z")) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
 }
 
 }  // namespace
@@ -100,16 +115,10 @@ TEST_CASE("building the weeks: incremental, failures recorded, the walk goes on,
 TEST_CASE("a build that runs past the recipe's timeout is killed with its whole process group") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
-  auto recipe = builder::parse_recipe(R"(
-name = "sleepy"
-timeout = "2s"
-[build]
-command = "sleep 30 & sleep 30; echo never"
-[artifacts]
-compiler = "bin/dwcc"
-)",
-                                      "sleepy.toml")
-                    .take();
+  auto pid_file = dir / "background.pid";
+  auto text = "name = 'sleepy'\ntimeout = '2s'\n[build]\ncommand = 'sleep 30 & echo $! > " + pid_file.string() +
+              "; sleep 30; echo never'\n[artifacts]\ncompiler = 'bin/dwcc'\n";
+  auto recipe = builder::parse_recipe(text, "sleepy.toml").take();
   auto commit = repo.commit("main").take();
   auto start = std::chrono::steady_clock::now();
   auto b = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
@@ -117,6 +126,117 @@ compiler = "bin/dwcc"
   CHECK(b.result.outcome == builder::Outcome::Timeout);
   CHECK(b.result.message.find("timed out") == 0);
   CHECK(took < 10);
+  // The background sleep, in the build's process group, died with it.
+  pid_t background = std::stoi(read(pid_file));
+  REQUIRE(background > 0);
+  CHECK(gone_within(background, std::chrono::seconds(5)));
+}
+
+TEST_CASE("a build that timed out is not cached: the next run builds again") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto recipe =
+      builder::parse_recipe(
+          "name = 'slow'\ntimeout = '1s'\n[build]\ncommand = 'sleep 5'\n[artifacts]\ncompiler = 'bin/x'\n", "slow.toml")
+          .take();
+  auto commit = repo.commit("main").take();
+  auto first = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
+  CHECK(first.result.outcome == builder::Outcome::Timeout);
+  CHECK(first.result.transient);
+  CHECK(fs::exists(first.result.log));
+  auto second = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
+  CHECK_FALSE(second.result.from_cache);
+  CHECK(second.result.outcome == builder::Outcome::Timeout);
+  CHECK_FALSE(builder::read_cached(builder::cache_entry_dir(dir / "data", recipe, commit.sha)));
+}
+
+TEST_CASE("a build killed by a signal is not cached; a real failure is") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commit = repo.commit("main").take();
+  auto run = [&](const std::string& name, const std::string& command) {
+    auto recipe = builder::parse_recipe("name = '" + name + "'\n[build]\ncommand = \"" + command +
+                                            "\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                                        name + ".toml")
+                      .take();
+    auto first = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
+    auto second = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
+    INFO(name, ": ", first.result.message);
+    CHECK(first.result.outcome == builder::Outcome::BuildFailed);
+    CHECK(second.result.outcome == builder::Outcome::BuildFailed);
+    return std::pair{first.result, second.result.from_cache};
+  };
+  // The shell itself killed (as the OOM killer would).
+  auto [direct, direct_cached] = run("oom", "kill -KILL $$");
+  CHECK(direct.transient);
+  CHECK(direct.message.find("killed by signal 9") != std::string::npos);
+  CHECK_FALSE(direct_cached);
+  // A tool under the shell killed: the shell reports exit status 128+9.
+  auto [nested, nested_cached] = run("nested", "sh -c 'kill -KILL $$'; exit $?");
+  CHECK(nested.transient);
+  CHECK(nested.message.find("exit status 137 (killed by a signal: not cached)") != std::string::npos);
+  CHECK_FALSE(nested_cached);
+  // A normal non-zero exit is the check-in's own failure: final.
+  auto [real, real_cached] = run("broken", "echo 'error: no such file'; exit 1");
+  CHECK_FALSE(real.transient);
+  CHECK(real_cached);
+}
+
+TEST_CASE("a recipe whose configure flags changed configures again, and a flag dropped does not linger") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  CheckinBuildOptions options{dir / "data", 2, false};
+  auto recipe = builder::load_recipe("sample-compiler").take();
+  auto text = read(fs::path(DRIFTWATCH_SOURCE_DIR) / "samples/recipes/sample-compiler.toml");
+  auto at = text.find("-DCMAKE_BUILD_TYPE=Release");
+  REQUIRE(at != std::string::npos);
+  auto changed =
+      builder::parse_recipe(text.insert(at, "-DDRIFTWATCH_TEST_DEFINE=on "), "sample-compiler-changed.toml").take();
+  REQUIRE(changed.name == recipe.name);  // same work tree: only the configuration differs
+  auto cache = worktree_dir(options.data_dir, repo.location(), recipe.name) / "build/CMakeCache.txt";
+
+  auto first = build_checkin(repo, recipe, commits[0], options).take();
+  REQUIRE(first.result.outcome == builder::Outcome::Ok);
+  CHECK(first.result.configured);
+  auto second = build_checkin(repo, changed, commits[0], options).take();
+  INFO(second.result.message);
+  REQUIRE(second.result.outcome == builder::Outcome::Ok);
+  CHECK_FALSE(second.result.from_cache);
+  CHECK(second.result.configured);
+  CHECK(read(cache).find("DRIFTWATCH_TEST_DEFINE") != std::string::npos);
+  // Back to the shipped recipe on the next check-in: configured afresh, without the define.
+  auto third = build_checkin(repo, recipe, commits[1], options).take();
+  REQUIRE(third.result.outcome == builder::Outcome::Ok);
+  CHECK(third.result.configured);
+  CHECK(read(cache).find("DRIFTWATCH_TEST_DEFINE") == std::string::npos);
+  // Unchanged recipe: configure is skipped again.
+  auto fourth = build_checkin(repo, recipe, commits[2], options).take();
+  CHECK_FALSE(fourth.result.configured);
+}
+
+TEST_CASE("a changed [compile] section is used for a cached build") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commit = repo.commit("main").take();
+  CheckinBuildOptions options{dir / "data", 2, false};
+  auto recipe = builder::load_recipe("sample-compiler").take();
+  auto text = read(fs::path(DRIFTWATCH_SOURCE_DIR) / "samples/recipes/sample-compiler.toml");
+  auto at = text.find("{output} -Oz");
+  REQUIRE(at != std::string::npos);
+  auto changed = builder::parse_recipe(text.replace(at, 12, "{output} -O2"), "sample-compiler-O2.toml").take();
+  REQUIRE(changed.content_hash == recipe.content_hash);  // [compile] is not part of the build
+
+  auto built = build_checkin(repo, recipe, commit, options).take();
+  REQUIRE(built.result.outcome == builder::Outcome::Ok);
+  CHECK(built.result.compile.back() == "-Oz");
+  auto cached = build_checkin(repo, changed, commit, options).take();
+  CHECK(cached.result.from_cache);
+  REQUIRE_FALSE(cached.result.compile.empty());
+  CHECK(cached.result.compile.back() == "-O2");
+  CHECK(cached.result.compile.front() == built.result.artifacts.at("compiler").string());
+  // And back: the recipe in use decides, not the copy stored with the build.
+  CHECK(build_checkin(repo, recipe, commit, options).take().result.compile.back() == "-Oz");
 }
 
 TEST_CASE("a recipe whose artifact is never produced is recorded as missing-artifact") {

@@ -2,8 +2,10 @@
 // validation without files.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/text.h"
 #include "evaluator/corpus.h"
 #include "evaluator/suite.h"
 
@@ -130,4 +132,58 @@ TEST_CASE(".cmd files are NUL-separated args") {
   CHECK(parse_cmd(bytes + '\0') == parse_cmd(bytes));
   CHECK(format_cmd(parse_cmd(bytes)) == bytes);
   CHECK(parse_cmd("").empty());
+}
+
+TEST_CASE("a hostile manifest: link group names that escape are refused naming the group") {
+  for (const std::string& bad :
+       std::vector<std::string>{"../../etc/cron.d/x", "/abs/prog", "a/../../b", "bzip2/.git/hooks", "x/.GIT", "a\nb",
+                                std::string("a\0b", 3), "a//b", "./a"}) {
+    auto s = sample_suite();
+    s.link_groups[0].name = bad;
+    for (auto& m : s.modules) m.link_groups = {bad};
+    auto e = error_of(format_suite_manifest(s));
+    INFO(e);
+    CHECK(e.find("link group name '") != std::string::npos);
+    CHECK(e.find('\n') == std::string::npos);  // one line, even for a name with a newline
+  }
+  auto e = error_of(with(format_suite_manifest(sample_suite()), "bzip2/prog", "../prog"));
+  CHECK(e.find("link group name '../prog'") != std::string::npos);
+}
+
+TEST_CASE("a hostile manifest: link flags outside the allowlist are refused naming the flag") {
+  for (const std::string& bad : std::vector<std::string>{
+           "-fuse-ld=/tmp/evil", "-B/tmp/evil", "-Wl,--plugin,/tmp/evil.so", "--ld-path=/tmp/ld", "-specs=/tmp/specs",
+           "@/tmp/args", "-L/tmp/lib", "/tmp/evil.o", "-l", "-l../x", "-o", "-lm\n-B/tmp"}) {
+    auto s = sample_suite();
+    s.link_groups[0].flags = {"-lm", bad};
+    auto e = error_of(format_suite_manifest(s));
+    INFO(e);
+    CHECK(e.find("suite tiny: link group bzip2/prog: flag " + common::quoted(bad) + " is not allowed") !=
+          std::string::npos);
+    CHECK(e.find('\n') == std::string::npos);
+  }
+  auto s = sample_suite();
+  s.link_groups[0].flags = {"-lm", "-lstdc++", "-lz", "-pthread", "-lgcc_s", "-llua5.4"};
+  CHECK(validate_suite(s).ok());
+}
+
+TEST_CASE("a hostile manifest or corpus: module names that escape or reach .git are refused naming them") {
+  for (const std::string& bad :
+       std::vector<std::string>{"../x", "a/../../x", "/etc/passwd", ".git/config", "sub/.Git/hooks/pre-commit", "a\nb",
+                                std::string("a\0b", 3), "a\tb", "a\x7f"}) {
+    INFO(common::quoted(bad));
+    auto st = check_module_name(bad);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().message.find("module name " + common::quoted(bad)) == 0);
+    auto s = sample_suite();
+    s.modules[0].name = bad;
+    auto e = error_of(format_suite_manifest(s));
+    CHECK(e.find("module name " + common::quoted(bad)) != std::string::npos);
+    nlohmann::json cd = {{"modules", {"ok.o", bad}}};
+    auto d = parse_corpus_description(cd.dump(), "cd.json");
+    REQUIRE_FALSE(d.ok());
+    CHECK(d.error().message == "cd.json: " + st.error().message);
+  }
+  CHECK(check_module_name("lib/a.git/b.o").ok());  // only a whole '.git' segment is git's
+  CHECK(check_module_name("lua5.4/src/lapi.c").ok());
 }

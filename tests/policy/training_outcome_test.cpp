@@ -1,0 +1,62 @@
+// How training scores a policy on its modules: a failed compile is a loss.
+#include <doctest/doctest.h>
+
+#include "policy/training_data.h"
+#include "tests/support/temp_dir.h"
+
+using namespace policy;
+
+namespace {
+
+TrainingData two_modules(const testing::TempDir& dir) {
+  TrainingData data;
+  data.feature_names = {"sroa_savings", "callee_users", "cost_estimate"};
+  for (const char* name : {"a", "b"}) {
+    auto bitcode = dir.path() / name;
+    bitcode += ".bc";
+    data.modules.push_back({name, bitcode, 100, 100, {}, {}});
+  }
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("a training rollout whose compile fails counts as a loss, not a tie") {
+  testing::TempDir dir;
+  auto data = two_modules(dir);
+  PolicyMetadata meta;
+  meta.name = std::string("training-outcome-test");
+  meta.features = data.feature_names;
+  meta.mean = {0, 0, 0};
+  meta.scale = {1, 1, 1};
+  meta.hidden = {4};
+  auto model = PolicyModel::create(meta);
+  TrainOptions o;
+  o.compiler.argv = {"false", "{input}", "{output}"};  // a compiler that fails every module
+  o.measure_text = [](const std::filesystem::path&) -> common::Result<std::int64_t> { return std::int64_t{0}; };
+  o.work_dir = dir / "work";
+  o.jobs = 1;
+  auto e = evaluate(model, data, o);
+  CHECK(e.ties == 0);
+  CHECK(e.losses == 2);
+  CHECK(e.failed == 2);
+  CHECK(e.no_worse() == 0);                 // counted as ties, the failures made it 100%
+  CHECK(e.uplift == doctest::Approx(0.0));  // the failed modules keep the default's size in the figures
+}
+
+TEST_CASE("training's figures leave zero-size modules out of the geometric mean") {
+  testing::TempDir dir;
+  auto data = two_modules(dir);
+  data.modules[1].default_text = 0;
+  auto e = summarize(data, {50, 0});
+  CHECK(e.uplift == doctest::Approx(0.5));  // smoothing would count the empty module as a ratio of 1
+  CHECK(e.wins == 1);
+  CHECK(e.ties == 1);
+  e = summarize(data, {50, 7});
+  CHECK(e.uplift == doctest::Approx(0.5));
+  CHECK(e.losses == 1);
+  auto failed = summarize(data, {100, 0}, {true, false});
+  CHECK(failed.losses == 1);
+  CHECK(failed.failed == 1);
+  CHECK(failed.ties == 1);
+}
