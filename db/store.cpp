@@ -172,6 +172,24 @@ void store_evaluation(Database& db, const EvaluationRecord& r) {
   });
 }
 
+void fail_evaluation(Database& db, Id evaluation_id, const std::string& message) {
+  db.impl().guarded("marking an evaluation failed", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params(
+        "UPDATE evaluations SET status = 'failed', finished_at = now(), "
+        "summary = jsonb_build_object('error', $2::text) WHERE id = $1",
+        evaluation_id, message);
+    tx.commit();
+  });
+}
+
+std::string evaluation_status(Database& db, Id evaluation_id) {
+  return db.impl().guarded("reading an evaluation's status", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    return tx.exec_params1("SELECT status FROM evaluations WHERE id = $1", evaluation_id)[0].as<std::string>();
+  });
+}
+
 void set_build_feature_report(Database& db, Id build_id, const std::string& report_json) {
   db.impl().guarded("recording a feature report", [&] {
     pqxx::work tx(db.impl().conn);
