@@ -274,8 +274,12 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
 }
 
 std::string compiler_failure_line(const std::string& output) {
-  for (const auto& line : common::split(output, '\n'))
+  auto lines = common::split(output, '\n');
+  for (const auto& line : lines)
     if (auto at = line.find("LLVM ERROR: "); at != std::string::npos) return common::trim(line.substr(at));
+  // A diagnostic is followed by its source line and a caret line.
+  for (const auto& line : lines)
+    if (line.rfind("error: ", 0) == 0 || line.find(": error: ") != std::string::npos) return common::trim(line);
   return common::last_line(output);
 }
 

@@ -31,7 +31,8 @@ enum class CompileFailure {
 };
 
 /// The line of a failed compiler's output that says why: LLVM's own
-/// "LLVM ERROR: …" when there is one (a stack dump follows it), else the last line.
+/// "LLVM ERROR: …" when there is one (a stack dump follows it), else the
+/// first "error: …" diagnostic, else the last line.
 std::string compiler_failure_line(const std::string& output);
 
 struct SessionStats {
