@@ -52,6 +52,7 @@ nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedB
           {"summary", summary_json(r.summary)},
           {"linked", {{"summary", summary_json(r.linked_summary)}, {"groups", links}}},
           {"failed", failed},
+          {"not_consulted", r.not_consulted},
           {"compatibility", nlohmann::json::parse(r.compat.to_json())},
           {"seconds", r.seconds}};
 }
@@ -94,11 +95,14 @@ void print_table(const evaluator::EvaluationResult& r, const SelectedBuild& b, c
   }
   for (const auto& l : r.links)
     if (!l.ok) fmt::print("link group {} not measured: {}\n", l.group, l.message);
+  if (r.not_consulted > 0)
+    fmt::print("{} module(s) left out: the compiler never consulted the policy (check the ML flags)\n",
+               r.not_consulted);
   if (r.failed > 0) {
     fmt::print("{} module(s) failed to compile:\n", r.failed);
     for (const auto& m : r.modules)
       for (const auto* h : {&m.by_default, &m.learned})
-        if (!h->ok())
+        if (!h->ok() && !h->not_consulted())
           fmt::print("  {} ({}): {}: {}\n", m.name, h == &m.by_default ? "default" : "learned", h->outcome, h->message);
   }
   fmt::print("{} compiles in {}\n", 2 * r.modules.size(), common::format_seconds(r.seconds));
@@ -140,6 +144,7 @@ StoredEvaluation evaluate_and_store(const Context& ctx, db::Database& database, 
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
                                  "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
+    db::fail_evaluation(database, eval_id, result.error().message);
     throw common::Fatal(result.error().message);
   }
   db::EvaluationRecord record;
