@@ -85,19 +85,26 @@ HeuristicResult compile_guarded(const EvaluationOptions& o, const SuiteModule& m
 /// uplift it could report would mean anything.
 std::string whole_failure(const EvaluationResult& r) {
   const HeuristicResult* refused = nullptr;
-  const ModuleResult* first_failed = nullptr;
-  int consulted = 0, not_consulted = 0;
+  const ModuleResult *first_failed = nullptr, *first_unasked = nullptr;
+  // Unasked: the default compile worked, the learned one never opened the
+  // channel — it ignored the ML flags, or rejected them (a renamed option).
+  int consulted = 0, unasked = 0;
   for (const auto& m : r.modules) {
     consulted += m.learned.consulted;
-    not_consulted += m.learned.not_consulted();
+    if (m.by_default.ok() && !m.learned.consulted &&
+        (m.learned.not_consulted() || m.learned.outcome == kOutcomeCrashed)) {
+      ++unasked;
+      if (!first_unasked) first_unasked = &m;
+    }
     if (!refused && m.learned.outcome == kOutcomeRefused) refused = &m.learned;
     if (!first_failed && !m.both_ok()) first_failed = &m;
   }
   if (r.compat.known && !r.compat.usable())
     return (refused ? refused->message + "; " : std::string()) + "compatibility: " + r.compat.summary();
-  if (consulted == 0 && not_consulted > 0)
-    return "the compiler never consulted the policy: check the ML flags (" + std::to_string(not_consulted) + " of " +
-           std::to_string(r.modules.size()) + " learned compiles never opened the ML channel)";
+  if (consulted == 0 && unasked > 0)
+    return "the compiler never consulted the policy: check the ML flags (" + std::to_string(unasked) + " of " +
+           std::to_string(r.modules.size()) + " learned compiles never opened the ML channel; first: " +
+           first_unasked->name + ": " + first_unasked->learned.message + ")";
   if (r.summary.modules > 0 || !first_failed) return "";
   const auto& h = first_failed->by_default.ok() ? first_failed->learned : first_failed->by_default;
   return "no module compiled under both heuristics (first: " + first_failed->name + ", " +

@@ -214,6 +214,22 @@ TEST_CASE("a compiler that ignores the ML flags fails the evaluation: the policy
   CHECK(r.error().message.find("the compiler never consulted the policy: check the ML flags") != std::string::npos);
 }
 
+TEST_CASE("a compiler that rejects the ML flags (renamed) fails the evaluation with its own message") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  auto script = tmp / "dwcc-renamed.sh";
+  std::ofstream(script) << "#!/bin/sh\nfor a; do shift; case \"$a\" in -enable-ml-inliner=*) set -- \"$@\" "
+                           "-enable-ml-inliner-v2=release;; *) set -- \"$@\" \"$a\";; esac; done\nexec "
+                        << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  o.compiler.argv[0] = script.string();
+  auto r = evaluate(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("the compiler never consulted the policy: check the ML flags") != std::string::npos);
+  CHECK(r.error().message.find("enable-ml-inliner") != std::string::npos);  // LLVM: "Did you mean ...?"
+}
+
 TEST_CASE("a module whose learned compile never opened the channel is counted apart and left out of the uplift") {
   testing::TempDir tmp;
   auto suite = testdata_suite(tmp);
