@@ -123,7 +123,8 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   // Every (module, heuristic) compile is a task, the largest modules first,
   // so the cores stay busy to the end; results land by index, so the outcome
   // does not depend on the order. Every learned compile's feature binding
-  // is merged into the report that says whether the policy could run here.
+  // is merged, in suite order, into the report that says whether the policy
+  // could run here.
   std::vector<int> order(modules.size());
   std::vector<std::uintmax_t> bytes(modules.size());
   for (std::size_t i = 0; i < modules.size(); ++i) {
@@ -133,6 +134,7 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   }
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
   std::vector<int> remaining(modules.size(), 2);
+  std::vector<policy::CompatReport> reports(modules.size());
   for (std::size_t i = 0; i < modules.size(); ++i) result.modules[i].name = modules[i].name;
   std::atomic<int> next{0};
   int done = 0;
@@ -144,16 +146,15 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
       for (int k; (k = next++) < tasks;) {
         int i = order[k / 2];
         bool learned = k % 2 == 1;
-        policy::CompatReport report;
-        auto r = compile_guarded(o, modules[i], learned, &report);
+        auto r = compile_guarded(o, modules[i], learned, learned ? &reports[i] : nullptr);
         std::lock_guard lock(mutex);
         auto& m = result.modules[i];
         (learned ? m.learned : m.by_default) = std::move(r);
-        if (learned) result.compat = policy::merge(result.compat, report);
         if (--remaining[i] == 0 && o.progress) o.progress(++done, static_cast<int>(modules.size()), m);
       }
     });
   for (auto& t : threads) t.join();
+  for (const auto& report : reports) result.compat = policy::merge(result.compat, report);
 
   std::vector<ModuleSizes> sizes;
   for (const auto& m : result.modules) {
