@@ -53,11 +53,14 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
   }
   for (const auto& l : r.links)
     if (!l.ok) fmt::print("link group {} not measured: {}\n", l.group, l.message);
+  if (r.not_consulted > 0)
+    fmt::print("{} module(s) left out: the compiler never consulted the policy (check the ML flags)\n",
+               r.not_consulted);
   if (r.failed > 0) {
     fmt::print("{} module(s) failed to compile:\n", r.failed);
     for (const auto& m : r.modules)
       for (const auto* h : {&m.by_default, &m.learned})
-        if (!h->ok())
+        if (!h->ok() && !h->not_consulted())
           fmt::print("  {} ({}): {}: {}\n", m.name, h == &m.by_default ? "default" : "learned", h->outcome, h->message);
   }
   fmt::print("{} compiles in {}\n", 2 * r.modules.size(), common::format_seconds(r.seconds));

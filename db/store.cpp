@@ -174,14 +174,21 @@ void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* 
   });
 }
 
-void mark_evaluation(Database& db, Id evaluation_id, const std::string& status, const std::string& message) {
-  db.impl().guarded("marking an evaluation", [&] {
+void fail_evaluation(Database& db, Id evaluation_id, const std::string& message) {
+  db.impl().guarded("marking an evaluation failed", [&] {
     pqxx::work tx(db.impl().conn);
     tx.exec_params(
-        "UPDATE evaluations SET status = $2, finished_at = now(), "
-        "summary = jsonb_build_object('error', $3::text) WHERE id = $1 AND status = 'running'",
-        evaluation_id, status, message);
+        "UPDATE evaluations SET status = 'failed', finished_at = now(), "
+        "summary = jsonb_build_object('error', $2::text) WHERE id = $1",
+        evaluation_id, message);
     tx.commit();
+  });
+}
+
+std::string evaluation_status(Database& db, Id evaluation_id) {
+  return db.impl().guarded("reading an evaluation's status", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    return tx.exec_params1("SELECT status FROM evaluations WHERE id = $1", evaluation_id)[0].as<std::string>();
   });
 }
 

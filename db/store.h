@@ -68,7 +68,7 @@ Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id);
 struct ModuleResultRow {
   Id benchmark_id = 0;
   std::string heuristic;  ///< "default" or "learned"
-  std::string outcome;    ///< "ok", "compiler-crashed", "timeout"
+  std::string outcome;    ///< one of evaluator/evaluation.h's outcomes
   std::string message;
 };
 
@@ -84,8 +84,10 @@ struct EvaluationRecord {
 };
 /// With `finish`, the evaluation's job is marked done in the same transaction.
 void store_evaluation(Database& db, const EvaluationRecord& record, const struct JobFinish* finish = nullptr);
-/// Marks an evaluation cut short (a signal, a lost lease, a failure) with a message.
-void mark_evaluation(Database& db, Id evaluation_id, const std::string& status, const std::string& message);
+/// An evaluation that failed as a whole: marked failed, `message` kept as its summary's "error".
+void fail_evaluation(Database& db, Id evaluation_id, const std::string& message);
+/// "running", "done" or "failed".
+std::string evaluation_status(Database& db, Id evaluation_id);
 /// The compatibility report of the policies that ran on a build (drift too).
 void set_build_feature_report(Database& db, Id build_id, const std::string& report_json);
 /// The build whose artifacts are in `artifact_dir`, if driftwatch recorded it.

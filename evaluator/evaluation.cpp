@@ -17,18 +17,35 @@ fs::path object_path(const fs::path& work, const char* heuristic, const std::str
   return work / heuristic / (module + ".o");
 }
 
-HeuristicResult finish(const policy::CompileOutcome& c, const fs::path& object) {
+const char* outcome_of(policy::CompileFailure f) {
+  switch (f) {
+    case policy::CompileFailure::TimedOut: return kOutcomeTimeout;
+    case policy::CompileFailure::Refused: return kOutcomeRefused;
+    case policy::CompileFailure::Channel: return kOutcomeChannelError;
+    default: return kOutcomeCrashed;
+  }
+}
+
+HeuristicResult finish(const policy::CompileOutcome& c, const fs::path& object, bool learned) {
   HeuristicResult r;
   r.seconds = c.seconds;
   r.decisions = c.session.decisions;
+  r.consulted = c.session.connected;
   if (!c.ok) {
-    r.outcome = c.timed_out ? kOutcomeTimeout : kOutcomeCrashed;
+    r.outcome = outcome_of(c.failure);
     r.message = c.error;
+    return r;
+  }
+  // A module without call sites still opens the channel and sends the
+  // header; a compiler that never did ignored the ML flags.
+  if (learned && !c.session.connected) {
+    r.outcome = kOutcomeNotConsulted;
+    r.message = "the compiler never opened the ML channel (no header received)";
     return r;
   }
   auto sizes = measure_object(object);
   if (!sizes) {
-    r.outcome = kOutcomeCrashed;
+    r.outcome = kOutcomeBadObject;
     r.message = sizes.error().message;
     return r;
   }
@@ -43,9 +60,55 @@ HeuristicResult compile_one(const EvaluationOptions& o, const SuiteModule& m, bo
   auto bitcode = o.suite_dir / (m.name + ".bc");
   auto object = object_path(o.work_dir, learned ? "learned" : "default", m.name);
   fs::create_directories(object.parent_path());
-  if (!learned) return finish(policy::compile_default(o.compiler, bitcode, object), object);
+  if (!learned) return finish(policy::compile_default(o.compiler, bitcode, object), object, false);
   auto runner = o.learned(report);
-  return finish(policy::compile_with_runner(o.compiler, bitcode, object, *runner, o.work_dir / "learned"), object);
+  return finish(policy::compile_with_runner(o.compiler, bitcode, object, *runner, o.work_dir / "learned"), object,
+                true);
+}
+
+/// The same, where anything thrown (filesystem errors, a policy that cannot
+/// be copied) becomes this compile's outcome: an exception escaping a worker
+/// thread would end the process.
+HeuristicResult compile_guarded(const EvaluationOptions& o, const SuiteModule& m, bool learned,
+                                policy::CompatReport* report) {
+  try {
+    return compile_one(o, m, learned, report);
+  } catch (const std::exception& e) {
+    HeuristicResult r;
+    r.outcome = kOutcomeInternalError;
+    r.message = std::string("driftwatch failed on this compile: ") + e.what();
+    return r;
+  }
+}
+
+/// Why the evaluation failed as a whole, or "" when it did not: then no
+/// uplift it could report would mean anything.
+std::string whole_failure(const EvaluationResult& r) {
+  const HeuristicResult* refused = nullptr;
+  const ModuleResult *first_failed = nullptr, *first_unasked = nullptr;
+  // Unasked: the default compile worked, the learned one never opened the
+  // channel — it ignored the ML flags, or rejected them (a renamed option).
+  int consulted = 0, unasked = 0;
+  for (const auto& m : r.modules) {
+    consulted += m.learned.consulted;
+    if (m.by_default.ok() && !m.learned.consulted &&
+        (m.learned.not_consulted() || m.learned.outcome == kOutcomeCrashed)) {
+      ++unasked;
+      if (!first_unasked) first_unasked = &m;
+    }
+    if (!refused && m.learned.outcome == kOutcomeRefused) refused = &m.learned;
+    if (!first_failed && !m.both_ok()) first_failed = &m;
+  }
+  if (r.compat.known && !r.compat.usable())
+    return (refused ? refused->message + "; " : std::string()) + "compatibility: " + r.compat.summary();
+  if (consulted == 0 && unasked > 0)
+    return "the compiler never consulted the policy: check the ML flags (" + std::to_string(unasked) + " of " +
+           std::to_string(r.modules.size()) + " learned compiles never opened the ML channel; first: " +
+           first_unasked->name + ": " + first_unasked->learned.message + ")";
+  if (r.summary.modules > 0 || !first_failed) return "";
+  const auto& h = first_failed->by_default.ok() ? first_failed->learned : first_failed->by_default;
+  return "no module compiled under both heuristics (first: " + first_failed->name + ", " +
+         (&h == &first_failed->learned ? "learned" : "default") + ": " + h.outcome + ": " + h.message + ")";
 }
 
 }  // namespace
@@ -59,8 +122,9 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
 
   // Every (module, heuristic) compile is a task, the largest modules first,
   // so the cores stay busy to the end; results land by index, so the outcome
-  // does not depend on the order. The first module's learned compile fills
-  // the report that says whether the policy could run here at all.
+  // does not depend on the order. Every learned compile's feature binding
+  // is merged, in suite order, into the report that says whether the policy
+  // could run here.
   std::vector<int> order(modules.size());
   std::vector<std::uintmax_t> bytes(modules.size());
   for (std::size_t i = 0; i < modules.size(); ++i) {
@@ -70,6 +134,7 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   }
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
   std::vector<int> remaining(modules.size(), 2);
+  std::vector<policy::CompatReport> reports(modules.size());
   for (std::size_t i = 0; i < modules.size(); ++i) result.modules[i].name = modules[i].name;
   std::atomic<int> next{0};
   int done = 0;
@@ -81,26 +146,24 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
       for (int k; (k = next++) < tasks;) {
         int i = order[k / 2];
         bool learned = k % 2 == 1;
-        policy::CompatReport report;
-        auto r = compile_one(o, modules[i], learned, &report);
+        auto r = compile_guarded(o, modules[i], learned, learned ? &reports[i] : nullptr);
         std::lock_guard lock(mutex);
         auto& m = result.modules[i];
         (learned ? m.learned : m.by_default) = std::move(r);
-        if (learned && i == 0) result.compat = report;
         if (--remaining[i] == 0 && o.progress) o.progress(++done, static_cast<int>(modules.size()), m);
       }
     });
   for (auto& t : threads) t.join();
-  if (result.compat.bound + result.compat.missing.size() + result.compat.corrupted.size() > 0 &&
-      !result.compat.usable())
-    return common::Error{result.modules[0].learned.message + "; compatibility: " + result.compat.summary()};
+  for (const auto& report : reports) result.compat = policy::merge(result.compat, report);
 
   std::vector<ModuleSizes> sizes;
   for (const auto& m : result.modules) {
     if (m.both_ok()) sizes.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
+    else if (m.by_default.ok() && m.learned.not_consulted()) ++result.not_consulted;
     else ++result.failed;
   }
   result.summary = summarize(sizes);
+  if (auto why = whole_failure(result); !why.empty()) return common::Error{why};
   auto link_start = std::chrono::steady_clock::now();
   result.links = link_groups(*o.suite, result.modules, o.work_dir);
   result.link_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - link_start).count();

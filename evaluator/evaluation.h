@@ -20,10 +20,26 @@
 
 namespace evaluator {
 
-// The one table of module outcomes, as stored in the database.
+// The one table of module outcomes, as stored in the database (the
+// module_results CHECK constraint lists the same names).
 inline constexpr const char* kOutcomeOk = "ok";
+/// The compiler exited non-zero, died of a signal or could not start.
 inline constexpr const char* kOutcomeCrashed = "compiler-crashed";
 inline constexpr const char* kOutcomeTimeout = "timeout";
+/// The compile succeeded but never opened the ML channel: the ML flags did
+/// nothing, so its object says nothing about the policy.
+inline constexpr const char* kOutcomeNotConsulted = "policy-not-consulted";
+/// The policy refused the compiler's features (another feature set).
+inline constexpr const char* kOutcomeRefused = "policy-refused";
+/// The ML channel broke: FIFOs, a malformed stream, a policy that failed.
+inline constexpr const char* kOutcomeChannelError = "channel-error";
+/// The compiler said it succeeded, but its object cannot be read.
+inline constexpr const char* kOutcomeBadObject = "object-unreadable";
+/// driftwatch itself failed on this module (a filesystem error, say).
+inline constexpr const char* kOutcomeInternalError = "internal-error";
+inline constexpr const char* kOutcomes[] = {kOutcomeOk,           kOutcomeCrashed,      kOutcomeTimeout,
+                                            kOutcomeNotConsulted, kOutcomeRefused,      kOutcomeChannelError,
+                                            kOutcomeBadObject,    kOutcomeInternalError};
 
 struct HeuristicResult {
   std::string outcome = kOutcomeOk;
@@ -31,7 +47,9 @@ struct HeuristicResult {
   ObjectSizes sizes;
   double seconds = 0;
   std::size_t decisions = 0;
+  bool consulted = false;  ///< learned: the compiler opened the ML channel and sent its header
   bool ok() const { return outcome == kOutcomeOk; }
+  bool not_consulted() const { return outcome == kOutcomeNotConsulted; }
 };
 
 struct ModuleResult {
@@ -63,17 +81,20 @@ struct EvaluationOptions {
 
 struct EvaluationResult {
   std::vector<ModuleResult> modules;  ///< in suite order
-  policy::CompatReport compat;
+  policy::CompatReport compat;        ///< merged over every learned compile; unknown when none reported
   std::vector<LinkResult> links;
   UpliftSummary summary;         ///< over modules that compiled under both heuristics
   UpliftSummary linked_summary;  ///< over link groups that linked under both
   int failed = 0;                ///< modules with a failed compile under either heuristic
+  int not_consulted = 0;         ///< modules whose learned compile never asked the policy (not in `failed`)
   double seconds = 0;
   double link_seconds = 0;  ///< of `seconds`, spent linking the link groups
 };
 
-/// The error case is for a policy that cannot run on this compiler at all
-/// (another feature set): its message carries the compatibility report.
+/// The error case is an evaluation that failed as a whole: a policy that
+/// cannot run on this compiler at all (its message carries the compatibility
+/// report), a compiler that never consulted the policy, or no module that
+/// compiled under both heuristics.
 common::Result<EvaluationResult> evaluate(const EvaluationOptions& options);
 
 /// Links each group of the suite from the objects of each heuristic and

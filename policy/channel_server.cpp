@@ -218,8 +218,15 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
     return stats;
   }
   stats.header = *header;
-  if (auto b = runner.begin(*header); !b) {
-    error = b.error().message;
+  // A runner that throws (a LibTorch error) ends this session, not the process.
+  try {
+    if (auto b = runner.begin(*header); !b) {
+      error = b.error().message;
+      stats.refused = true;
+      return stats;
+    }
+  } catch (const std::exception& e) {
+    error = std::string("the policy failed: ") + e.what();
     return stats;
   }
   const auto obs_bytes = header->observation_bytes();
@@ -250,7 +257,13 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
     }
     auto features = decode_observation(*header, std::string_view(bytes).substr(0, obs_bytes));
     auto t0 = Clock::now();
-    double decision = runner.advise({*header, features, event->index, context});
+    double decision = 0;
+    try {
+      decision = runner.advise({*header, features, event->index, context});
+    } catch (const std::exception& e) {
+      error = std::string("the policy failed: ") + e.what();
+      return stats;
+    }
     stats.advise_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     if (!write_all(to_compiler.get(), encode_advice(header->advice, decision))) {
       if (peer_alive()) error = std::string("cannot answer the compiler: ") + strerror(errno);
@@ -260,11 +273,21 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
   }
 }
 
+std::string compiler_failure_line(const std::string& output) {
+  auto lines = common::split(output, '\n');
+  for (const auto& line : lines)
+    if (auto at = line.find("LLVM ERROR: "); at != std::string::npos) return common::trim(line.substr(at));
+  // A diagnostic is followed by its source line and a caret line.
+  for (const auto& line : lines)
+    if (line.rfind("error: ", 0) == 0 || line.find(": error: ") != std::string::npos) return common::trim(line);
+  return common::last_line(output);
+}
+
 std::string ChannelOutcome::describe() const {
   if (!error.empty()) return error;
   if (process.timed_out) return "compiler " + process.describe();
   if (!process.ok()) {
-    auto msg = common::last_line(process.output);
+    auto msg = compiler_failure_line(process.output);
     return "compiler " + process.describe() + (msg.empty() ? "" : ": " + msg);
   }
   return "";
@@ -276,6 +299,7 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   auto fifos = ChannelFifos::create(base);
   if (!fifos) {
     out.error = fifos.error().message;
+    out.failure = CompileFailure::Channel;
     return out;
   }
   auto deadline = Clock::now() + timeout;
@@ -284,6 +308,7 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   auto child = common::Child::start(spec);
   if (!child) {
     out.error = child.error().message;
+    out.failure = CompileFailure::CompilerFailed;
     return out;
   }
   std::function<bool()> alive = [&] { return !child->try_wait().has_value(); };
@@ -295,6 +320,10 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   } else {
     out.process = child->wait();
   }
+  if (out.process.timed_out) out.failure = CompileFailure::TimedOut;
+  else if (out.session.refused) out.failure = CompileFailure::Refused;
+  else if (!out.error.empty()) out.failure = CompileFailure::Channel;
+  else if (!out.process.ok()) out.failure = CompileFailure::CompilerFailed;
   return out;
 }
 

@@ -20,8 +20,24 @@ namespace policy {
 /// The compiler flags that make LLVM's inliner talk to a channel at `base`.
 std::vector<std::string> inliner_channel_flags(const std::filesystem::path& base, bool include_default);
 
+/// Why a compile did not succeed, for callers that record it: each kind
+/// means something different to whoever reads the record.
+enum class CompileFailure {
+  None,
+  CompilerFailed,  ///< the compiler exited non-zero, died of a signal, or could not start
+  TimedOut,
+  Refused,  ///< the runner refused the compiler's header (e.g. another feature set)
+  Channel,  ///< the ML channel broke: FIFOs, a malformed stream, the runner threw
+};
+
+/// The line of a failed compiler's output that says why: LLVM's own
+/// "LLVM ERROR: …" when there is one (a stack dump follows it), else the
+/// first "error: …" diagnostic, else the last line.
+std::string compiler_failure_line(const std::string& output);
+
 struct SessionStats {
-  bool connected = false;      ///< the compiler opened both FIFOs
+  bool connected = false;      ///< the compiler opened both FIFOs and sent its header
+  bool refused = false;        ///< the runner's begin() refused the header
   std::size_t decisions = 0;
   double advise_seconds = 0;   ///< time spent inside the runner
   std::optional<ChannelHeader> header;
@@ -32,6 +48,7 @@ struct ChannelOutcome {
   SessionStats session;
   common::ProcessResult process;  ///< the compiler's exit (when we started it)
   std::string error;              ///< protocol or runner error, "" if none
+  CompileFailure failure = CompileFailure::None;
 
   bool ok() const { return error.empty() && process.ok(); }
   /// One line: what went wrong, or "" when ok.

@@ -66,14 +66,16 @@ CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& inp
   auto r = common::run_process(cc.spec(input, output));
   if (!r) {
     out.error = r.error().message;
+    out.failure = CompileFailure::CompilerFailed;
     return out;
   }
   out.seconds = r->seconds;
   out.timed_out = r->timed_out;
   out.ok = r->ok();
   if (!out.ok) {
-    auto msg = common::last_line(r->output);
+    auto msg = compiler_failure_line(r->output);
     out.error = "compiler " + r->describe() + (msg.empty() ? "" : ": " + msg);
+    out.failure = r->timed_out ? CompileFailure::TimedOut : CompileFailure::CompilerFailed;
   }
   return out;
 }
@@ -88,6 +90,7 @@ CompileOutcome compile_with_runner(const CompilerInvocation& cc, const fs::path&
   out.seconds = r.process.seconds;
   out.timed_out = r.process.timed_out;
   out.ok = r.ok();
+  out.failure = r.failure;
   if (!out.ok) out.error = r.describe();
   return out;
 }

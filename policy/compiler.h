@@ -26,6 +26,7 @@ struct CompilerInvocation {
 struct CompileOutcome {
   bool ok = false;
   std::string error;  ///< one line when !ok
+  CompileFailure failure = CompileFailure::None;
   bool timed_out = false;
   double seconds = 0;
   SessionStats session;  ///< decisions etc. (channel compiles only)

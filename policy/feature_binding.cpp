@@ -15,10 +15,14 @@ std::string list(const std::vector<std::string>& v) {
 }  // namespace
 
 std::string CompatReport::to_json() const {
-  return nlohmann::json{{"bound", bound}, {"missing", missing}, {"ignored", ignored}, {"corrupted", corrupted}}.dump();
+  if (!known) return nlohmann::json{{"state", "unknown"}}.dump();
+  return nlohmann::json{
+      {"state", "known"}, {"bound", bound}, {"missing", missing}, {"ignored", ignored}, {"corrupted", corrupted}}
+      .dump();
 }
 
 std::string CompatReport::summary() const {
+  if (!known) return "unknown (no learned compile reported the compiler's features)";
   std::vector<std::string> parts;
   if (!missing.empty())
     parts.push_back(std::to_string(missing.size()) + " missing, filled with the training mean (" + list(missing) + ")");
@@ -31,9 +35,34 @@ std::string CompatReport::summary() const {
   return out;
 }
 
+CompatReport merge(const CompatReport& a, const CompatReport& b) {
+  if (!a.known) return b;
+  if (!b.known) return a;
+  auto has = [](const std::vector<std::string>& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  auto unite = [&](std::vector<std::string> x, const std::vector<std::string>& y) {
+    for (const auto& n : y)
+      if (!has(x, n)) x.push_back(n);
+    return x;
+  };
+  CompatReport m;
+  m.known = true;
+  m.missing = unite(a.missing, b.missing);
+  m.ignored = unite(a.ignored, b.ignored);
+  for (const auto& n : unite(a.corrupted, b.corrupted))
+    if (!has(m.missing, n)) m.corrupted.push_back(n);
+  // Each report covers all the policy's features: bound + missing + corrupted.
+  int features = std::max(a.bound + static_cast<int>(a.missing.size() + a.corrupted.size()),
+                          b.bound + static_cast<int>(b.missing.size() + b.corrupted.size()));
+  m.bound = features - static_cast<int>(m.missing.size() + m.corrupted.size());
+  return m;
+}
+
 FeatureBinding bind_features(const std::vector<std::string>& policy_features, const ChannelHeader& header,
                              const std::vector<std::string>& unusable) {
   FeatureBinding b;
+  b.report.known = true;
   auto is_unusable = [&](const std::string& n) {
     return std::find(unusable.begin(), unusable.end(), n) != unusable.end();
   };

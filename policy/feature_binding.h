@@ -10,6 +10,9 @@
 namespace policy {
 
 struct CompatReport {
+  /// False until a compile's header was bound: nothing is known then, which
+  /// must not read as "all features bound".
+  bool known = false;
   std::vector<std::string> missing;    ///< the policy knows them, the compiler no longer sends them: filled with the training mean
   std::vector<std::string> ignored;    ///< the compiler sends them, the policy does not know them
   std::vector<std::string> corrupted;  ///< sent but unusable (LLVM 19's include-default bug): filled with the mean
@@ -18,11 +21,15 @@ struct CompatReport {
   /// At least half of the policy's features are fed; otherwise the policy
   /// was made for another feature set and must not run.
   bool usable() const { return bound * 2 >= bound + static_cast<int>(missing.size() + corrupted.size()); }
-  /// {"bound": N, "missing": [...], "ignored": [...], "corrupted": [...]}
+  /// {"state": "known", "bound": N, "missing": [...], "ignored": [...], "corrupted": [...]}, or {"state": "unknown"}.
   std::string to_json() const;
-  /// "2 features filled with the training mean (a, b); 1 ignored (c)" or "all features bound".
+  /// "2 features filled with the training mean (a, b); 1 ignored (c)", "all features bound" or "unknown (…)".
   std::string summary() const;
 };
+
+/// The report over several compiles of one policy: a feature missing (or
+/// corrupted, or ignored) in any of them is so in the merge.
+CompatReport merge(const CompatReport& a, const CompatReport& b);
 
 struct FeatureBinding {
   /// For each policy feature, its index in the compiler's header, or -1 (missing).

@@ -118,7 +118,7 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
   std::mutex mutex;
   auto start = std::chrono::steady_clock::now();
   auto order = largest_first(cost);
-  parallel_for(static_cast<int>(n), o.jobs, [&](int k) {
+  auto thrown = parallel_for(static_cast<int>(n), o.jobs, [&](int k) {
     int i = order[k];
     const auto& m = data.modules[i];
     auto dir = o.work_dir / "search" / std::to_string(i);
@@ -139,6 +139,9 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
       o.progress({"search", done, static_cast<int>(n), -log_ratio / done, 1 - std::exp(log_ratio / n), eta});
     }
   });
+  // A module whose search threw keeps its default trajectory.
+  for (std::size_t k = 0; k < thrown.size(); ++k)
+    if (!thrown[k].empty()) found[order[k]] = unchanged(data.modules[order[k]], 0, {});
   return found;
 }
 

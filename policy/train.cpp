@@ -8,6 +8,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "common/hash.h"
 #include "policy/policy_runner.h"
 #include "policy/search.h"
 #include "policy/torch_model_impl.h"
@@ -205,13 +206,15 @@ double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const Tr
   auto n = data.modules.size();
   std::vector<Rollout> rollouts(n);
   auto order = largest_first(decision_counts(data));
-  parallel_for(static_cast<int>(n), o.jobs, [&](int k) {
+  auto thrown = parallel_for(static_cast<int>(n), o.jobs, [&](int k) {
     int i = order[k];
     std::mt19937_64 rng(mix(o.seed, it, i));
     auto dir = o.work_dir / "sample" / std::to_string(i);
     fs::create_directories(dir);
     rollouts[i] = rollout(model, data.modules[i], o, &rng, dir);
   });
+  for (std::size_t k = 0; k < thrown.size(); ++k)
+    if (!thrown[k].empty()) rollouts[order[k]] = Rollout{};  // a failed rollout: left out of the gradient
   std::vector<double> advantage(n, 0);
   double reward_sum = 0, square_sum = 0;
   int counted = 0;
@@ -322,6 +325,45 @@ nlohmann::json training_json(const TrainOptions& o, const TrainingData& data, co
   return j;
 }
 
+/// What a run's checkpoint and search results are indexed by: the modules
+/// in order, by name and content.
+nlohmann::json suite_key(const TrainOptions& o) {
+  nlohmann::json key = nlohmann::json::array();
+  for (const auto& m : o.modules) {
+    auto hash = common::sha256_file(m.bitcode);
+    key.push_back({m.name, hash ? *hash : ""});  // unreadable: collection says why
+  }
+  return key;
+}
+
+/// A resumed run reads its state by module index: state made for other
+/// modules must be refused, not read. Records the suite for the next resume.
+common::Status claim_work_dir(const TrainOptions& o) {
+  auto file = o.work_dir / "suite.json";
+  auto key = suite_key(o);
+  if (o.resume) {
+    bool recorded = fs::exists(file);
+    std::ifstream in(file);
+    auto saved = recorded ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+    bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search");
+    auto again = "; train again without --resume";
+    if (!recorded && has_state)
+      return common::Error{"cannot resume: the training state in " + o.work_dir.string() +
+                           " does not say which suite it was made for" + again};
+    if (recorded && saved != key) {
+      auto count = saved.is_array() ? std::to_string(saved.size()) : std::string("?");
+      return common::Error{"cannot resume: the training state in " + o.work_dir.string() +
+                           " was made for another suite (" + count + " modules; this one has " +
+                           std::to_string(o.modules.size()) + " or different contents)" + again};
+    }
+  }
+  std::ofstream(file.string() + ".tmp") << key.dump();
+  std::error_code ec;
+  fs::rename(file.string() + ".tmp", file, ec);
+  if (ec) return common::Error{"cannot write " + file.string() + ": " + ec.message()};
+  return common::Ok{};
+}
+
 }  // namespace
 
 common::Result<TrainResult> train(const TrainOptions& o) {
@@ -329,6 +371,7 @@ common::Result<TrainResult> train(const TrainOptions& o) {
   std::error_code ec;
   fs::create_directories(o.work_dir, ec);
   if (ec) return common::Error{"cannot create training directory " + o.work_dir.string() + ": " + ec.message()};
+  if (auto claimed = claim_work_dir(o); !claimed) return claimed.error();
   if (!o.resume) fs::remove_all(o.work_dir / "search", ec);  // a fresh run searches afresh
   auto slot = detect_default_slot(o.compiler, o.work_dir / "probe");
   if (!slot) return slot.error();

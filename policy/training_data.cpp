@@ -11,14 +11,24 @@
 namespace policy {
 namespace fs = std::filesystem;
 
-void parallel_for(int n, int jobs, const std::function<void(int)>& f) {
+std::vector<std::string> parallel_for(int n, int jobs, const std::function<void(int)>& f) {
   std::atomic<int> next{0};
+  std::vector<std::string> errors(std::max(0, n));
   std::vector<std::thread> threads;
   for (int t = 0; t < std::max(1, jobs); ++t)
     threads.emplace_back([&] {
-      for (int i; (i = next++) < n;) f(i);
+      for (int i; (i = next++) < n;) {
+        try {
+          f(i);
+        } catch (const std::exception& e) {
+          errors[i] = std::string("driftwatch failed: ") + e.what();
+        } catch (...) {
+          errors[i] = "driftwatch failed: an unknown exception";
+        }
+      }
     });
   for (auto& t : threads) t.join();
+  return errors;
 }
 
 double geomean(const std::vector<double>& ratios) {
@@ -131,12 +141,14 @@ common::Result<TrainingData> collect_training_data(const TrainOptions& o, Defaul
   std::vector<std::uintmax_t> bytes;
   for (const auto& m : o.modules) bytes.push_back(fs::exists(m.bitcode) ? fs::file_size(m.bitcode) : 0);
   auto order = largest_first(bytes);
-  parallel_for(static_cast<int>(o.modules.size()), o.jobs, [&](int k) {
+  auto thrown = parallel_for(static_cast<int>(o.modules.size()), o.jobs, [&](int k) {
     int i = order[k];
     auto dir = o.work_dir / "collect" / std::to_string(i);
     fs::create_directories(dir);
     per_module[i] = collect_module(o, o.modules[i], slot, dir, errors[i], names[i]);
   });
+  for (std::size_t k = 0; k < thrown.size(); ++k)
+    if (!thrown[k].empty()) per_module[order[k]].reset(), errors[order[k]] = thrown[k];
   for (std::size_t i = 0; i < o.modules.size(); ++i) {
     if (per_module[i]) data.modules.push_back(std::move(*per_module[i]));
     else data.skipped.push_back(o.modules[i].name + ": " + errors[i]);
@@ -198,7 +210,7 @@ Outcome evaluate(const PolicyModel& model, const TrainingData& data, const Train
   std::vector<std::int64_t> text(data.modules.size());
   std::vector<char> failed(data.modules.size(), 0);  // not vector<bool>: written from several threads
   auto order = largest_first(decision_counts(data));
-  parallel_for(static_cast<int>(data.modules.size()), o.jobs, [&](int k) {
+  auto thrown = parallel_for(static_cast<int>(data.modules.size()), o.jobs, [&](int k) {
     int i = order[k];
     auto dir = o.work_dir / "eval" / std::to_string(i);
     fs::create_directories(dir);
@@ -206,6 +218,12 @@ Outcome evaluate(const PolicyModel& model, const TrainingData& data, const Train
     text[i] = r.ok ? r.text : data.modules[i].default_text;
     failed[i] = !r.ok;
   });
+  // A rollout that threw counts as a failed one: the default's size, a loss.
+  for (std::size_t k = 0; k < thrown.size(); ++k)
+    if (!thrown[k].empty()) {
+      text[order[k]] = data.modules[order[k]].default_text;
+      failed[order[k]] = 1;
+    }
   return summarize(data, std::move(text), std::vector<bool>(failed.begin(), failed.end()));
 }
 

@@ -37,7 +37,9 @@ struct TrainingData {
 common::Result<TrainingData> collect_training_data(const TrainOptions& options, DefaultDecisionSlot slot);
 
 /// Runs f(i) for i in [0, n) on `jobs` threads; f must be thread-safe.
-void parallel_for(int n, int jobs, const std::function<void(int)>& f);
+/// Returns, per i, what f(i) threw ("" when it returned): an exception
+/// escaping a thread would end the process, so it is that task's error.
+[[nodiscard]] std::vector<std::string> parallel_for(int n, int jobs, const std::function<void(int)>& f);
 
 /// Appends the model inputs of raw feature rows (in metadata order) to `out`.
 void append_normalized(const PolicyMetadata& meta, const std::vector<std::vector<double>>& rows,

@@ -42,6 +42,7 @@ nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedB
           {"summary", summary_json(r.summary)},
           {"linked", {{"summary", summary_json(r.linked_summary)}, {"groups", links}}},
           {"failed", failed},
+          {"not_consulted", r.not_consulted},
           {"compatibility", nlohmann::json::parse(r.compat.to_json())},
           {"seconds", r.seconds}};
 }
@@ -99,7 +100,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
                                  "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
-    db::mark_evaluation(database, eval_id, "failed", result.error().message);
+    db::fail_evaluation(database, eval_id, result.error().message);
     fs::remove_all(o.work_dir, ec);
     throw common::Fatal(result.error().message);
   }

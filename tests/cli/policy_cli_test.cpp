@@ -11,6 +11,7 @@
 
 using testing::run_driftwatch;
 using testing::TempDir;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -145,4 +146,24 @@ TEST_CASE("the demo builds the sampled check-ins and evaluates the policy at eac
   CHECK(d.output.find("wins/ties/losses") != std::string::npos);
   CHECK(f.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
   CHECK(f.psql("SELECT count(DISTINCT build_id) FROM evaluations") == "2");
+}
+
+TEST_CASE("an evaluation in which no module compiles is marked failed, with the compiler's error") {
+  Fixture f;
+  fs::create_directories(f.dir / "bad");
+  std::ofstream(f.dir / "bad/asm.c") << "void f(void) { __asm__ volatile(\"not_an_instruction %eax\"); }\n";
+  std::ofstream(f.dir / "bad/compile_commands.json")
+      << "[{\"directory\": \"" << (f.dir / "bad").string() << "\", \"file\": \"asm.c\", \"command\": \"cc -Oz -c asm.c\"}]";
+  auto s = f.run({"suite", "build", "--from-compile-commands", (f.dir / "bad/compile_commands.json").string(), "--name",
+                  "bad"});
+  REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  auto policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy";
+  auto r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "bad", "--policy", policy});
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  auto last = common::last_line(r.output);
+  CHECK(last.find("no module compiled under both heuristics") != std::string::npos);
+  CHECK(last.find("invalid instruction mnemonic 'not_an_instruction'") != std::string::npos);
+  CHECK(f.psql("SELECT status FROM evaluations") == "failed");
+  CHECK(f.psql("SELECT summary->>'error' FROM evaluations").find("no module compiled") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "db/store.h"
+#include "evaluator/evaluation.h"
 #include "tests/support/test_db.h"
 
 namespace {
@@ -78,4 +79,25 @@ TEST_CASE("a bad measurement fails the whole COPY and keeps the previous rows") 
   CHECK_THROWS_WITH_AS(db::replace_measurements(database, e.id, bad), doctest::Contains("storing measurements"),
                        common::Fatal);
   CHECK(db::count_measurements(database, e.id) == 6);
+}
+
+TEST_CASE("module_results stores every outcome of the evaluator's table, and only those") {
+  auto database = testing::fresh_database();
+  auto e = make_evaluation(database, static_cast<int>(std::size(evaluator::kOutcomes)));
+  db::EvaluationRecord r;
+  r.evaluation_id = e.id;
+  for (std::size_t i = 0; i < std::size(evaluator::kOutcomes); ++i)
+    r.results.push_back({e.benchmarks[i], "learned", evaluator::kOutcomes[i], "why"});
+  db::store_evaluation(database, r);
+  CHECK(db::count_module_results(database, e.id) == static_cast<std::int64_t>(std::size(evaluator::kOutcomes)));
+  r.results.push_back({e.benchmarks[0], "default", "exploded", ""});
+  CHECK_THROWS_AS(db::store_evaluation(database, r), common::Fatal);
+}
+
+TEST_CASE("an evaluation that failed as a whole is marked failed, not left running") {
+  auto database = testing::fresh_database();
+  auto e = make_evaluation(database, 1);
+  CHECK(db::evaluation_status(database, e.id) == "running");
+  db::fail_evaluation(database, e.id, "the compiler never consulted the policy: check the ML flags");
+  CHECK(db::evaluation_status(database, e.id) == "failed");
 }

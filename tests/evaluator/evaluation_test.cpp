@@ -3,7 +3,10 @@
 // cannot run refused with their compatibility report.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <fstream>
+#include <map>
+#include <memory>
 
 #include "common/process.h"
 #include "common/text.h"
@@ -156,4 +159,228 @@ TEST_CASE("a hung compile is recorded as a timeout and the rest goes on") {
   CHECK(r->failed == 1);
   for (const auto& m : r->modules)
     if (m.name == "sort.c") CHECK(m.by_default.outcome == kOutcomeTimeout);
+}
+
+namespace {
+
+/// A suite of C sources written into tmp/src (name → code), built with clang-19.
+SuiteBuildReport c_suite(const testing::TempDir& tmp, const std::vector<std::pair<std::string, std::string>>& files) {
+  fs::create_directories(tmp / "src");
+  std::string json = "[";
+  for (const auto& [name, code] : files) {
+    std::ofstream(tmp / "src" / name) << code;
+    json += std::string(json.size() > 1 ? "," : "") + "{\"directory\": \"" + (tmp / "src").string() +
+            "\", \"file\": \"" + name + "\", \"command\": \"cc -Oz -c " + name + "\"}";
+  }
+  std::ofstream(tmp / "compile_commands.json") << json << "]";
+  CompileCommandsSuiteOptions o;
+  o.name = "c";
+  return build_suite_from_compile_commands(tmp / "compile_commands.json", o, tmp / "suites").take();
+}
+
+/// A "compiler" that drops LLVM's ML options before running dwcc, as a
+/// check-in that renamed or broke them would; only for inputs matching `which`.
+fs::path flag_dropping_dwcc(const testing::TempDir& tmp, const std::string& which) {
+  auto script = tmp / "dwcc-ignoring-ml.sh";
+  std::ofstream(script) << "#!/bin/sh\ncase \"$1\" in " << which
+                        << ") for a; do shift; case \"$a\" in -enable-ml-inliner*|-inliner-interactive*) ;; "
+                           "*) set -- \"$@\" \"$a\";; esac; done;; esac\nexec "
+                        << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+/// A runner that binds a made-up policy's features and answers "never inline".
+struct Binding : policy::Runner {
+  policy::CompatReport* report;
+  explicit Binding(policy::CompatReport* r) : report(r) {}
+  common::Status begin(const policy::ChannelHeader& h) override {
+    if (report)
+      *report = policy::bind_features({"callee_basic_block_count", "sroa_savings", "made_up_feature"}, h).report;
+    return common::Ok{};
+  }
+  double advise(const policy::Observation&) override { return 0; }
+};
+
+}  // namespace
+
+TEST_CASE("a compiler that ignores the ML flags fails the evaluation: the policy was never consulted") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  o.compiler.argv[0] = flag_dropping_dwcc(tmp, "*").string();
+  auto r = evaluate(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("the compiler never consulted the policy: check the ML flags") != std::string::npos);
+}
+
+TEST_CASE("a compiler that rejects the ML flags (renamed) fails the evaluation with its own message") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  auto script = tmp / "dwcc-renamed.sh";
+  std::ofstream(script) << "#!/bin/sh\nfor a; do shift; case \"$a\" in -enable-ml-inliner=*) set -- \"$@\" "
+                           "-enable-ml-inliner-v2=release;; *) set -- \"$@\" \"$a\";; esac; done\nexec "
+                        << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  o.compiler.argv[0] = script.string();
+  auto r = evaluate(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("the compiler never consulted the policy: check the ML flags") != std::string::npos);
+  CHECK(r.error().message.find("enable-ml-inliner") != std::string::npos);  // LLVM: "Did you mean ...?"
+}
+
+TEST_CASE("a module whose learned compile never opened the channel is counted apart and left out of the uplift") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  o.compiler.argv[0] = flag_dropping_dwcc(tmp, "*sort*").string();
+  auto r = evaluate(o);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(r->not_consulted == 1);
+  CHECK(r->failed == 0);
+  CHECK(r->summary.modules == 4);
+  for (const auto& m : r->modules) {
+    INFO(m.name);
+    CHECK(m.by_default.ok());
+    CHECK(m.learned.outcome == (m.name == "sort.c" ? kOutcomeNotConsulted : kOutcomeOk));
+  }
+}
+
+TEST_CASE("a module without call sites asks no decision yet consults the policy: ok, not 'not consulted'") {
+  testing::TempDir tmp;
+  auto suite =
+      c_suite(tmp, {{"leaf.c", "int twice(int x) { return 2 * x; }\n"},
+                    {"caller.c", "static int sq(int x) { return x * x; }\nint f(int y) { return sq(y) + 1; }\n"}});
+  auto r = evaluate(options(suite, tmp / "work", 0));
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(r->not_consulted == 0);
+  CHECK(r->failed == 0);
+  for (const auto& m : r->modules) {
+    INFO(m.name);
+    CHECK(m.learned.ok());
+    CHECK(m.learned.consulted);
+    if (m.name == "leaf.c") CHECK(m.learned.decisions == 0);
+  }
+}
+
+TEST_CASE("refused, broken-channel and internal failures are distinct outcomes, and the rest goes on") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  struct Refusing : policy::Runner {
+    common::Status begin(const policy::ChannelHeader&) override { return common::Error{"no, thank you"}; }
+    double advise(const policy::Observation&) override { return 0; }
+  };
+  struct Throwing : policy::Runner {
+    double advise(const policy::Observation&) override { throw std::runtime_error("tensor shape mismatch"); }
+  };
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  o.learned = [calls](policy::CompatReport*) -> std::unique_ptr<policy::Runner> {
+    switch ((*calls)++) {
+      case 0: return std::make_unique<Refusing>();
+      case 1: return std::make_unique<Throwing>();
+      case 2:
+        throw fs::filesystem_error("cannot copy the policy", std::make_error_code(std::errc::no_space_on_device));
+      default: return policy::make_constant_runner(0);
+    }
+  };
+  auto r = evaluate(o);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(r->failed == 3);
+  CHECK(r->summary.modules == 2);
+  std::map<std::string, std::string> seen;
+  for (const auto& m : r->modules) {
+    CHECK(m.by_default.ok());
+    if (!m.learned.ok()) seen[m.learned.outcome] = m.learned.message;
+  }
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[kOutcomeRefused] == "no, thank you");
+  CHECK(seen[kOutcomeChannelError].find("the policy failed: tensor shape mismatch") != std::string::npos);
+  CHECK(seen[kOutcomeInternalError].find("cannot copy the policy") != std::string::npos);
+}
+
+TEST_CASE("a policy every compile refuses fails the evaluation instead of storing N crashes and uplift 0") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  // The echo runner needs -inliner-interactive-include-default, which evaluations never pass.
+  o.learned = [](policy::CompatReport*) {
+    return policy::make_echo_runner(policy::DefaultDecisionSlot::InliningDefault);
+  };
+  auto r = evaluate(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("no module compiled under both heuristics") != std::string::npos);
+  CHECK(r.error().message.find(std::string("learned: ") + kOutcomeRefused) != std::string::npos);
+  CHECK(r.error().message.find("does not send its default decision") != std::string::npos);
+}
+
+TEST_CASE("the feature report merges every learned compile, even when the first module fails") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  REQUIRE(suite.suite.modules[0].name == "hashtable.c");
+  std::ofstream(suite.dir / "hashtable.c.bc", std::ios::trunc) << "BC\xc0\xde garbage";
+  auto o = options(suite, tmp / "work", 0);
+  o.learned = [](policy::CompatReport* r) { return std::unique_ptr<policy::Runner>(std::make_unique<Binding>(r)); };
+  auto r = evaluate(o);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(r->modules[0].learned.outcome == kOutcomeCrashed);
+  CHECK(r->compat.known);
+  CHECK(r->compat.missing == std::vector<std::string>{"made_up_feature"});
+  CHECK(r->compat.bound == 2);
+  CHECK(r->compat.summary().find("made_up_feature") != std::string::npos);
+}
+
+TEST_CASE("without any learned compile reporting its features, the report is unknown, not all bound") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto r = evaluate(options(suite, tmp / "work", 0));  // the constant runner binds nothing
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK_FALSE(r->compat.known);
+  CHECK(r->compat.to_json() == R"({"state":"unknown"})");
+  CHECK(r->compat.summary() != "all features bound");
+}
+
+TEST_CASE("modules with inline assembly compile under both heuristics") {
+  testing::TempDir tmp;
+  auto suite = c_suite(tmp, {{"asm.c", R"(
+__asm__(".globl dw_marker\ndw_marker:\n  ret\n");
+static inline unsigned cycles(void) {
+  unsigned lo, hi;
+  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return lo ^ hi;
+}
+unsigned spin(int n) {
+  unsigned s = 0;
+  for (int i = 0; i < n; ++i) s += cycles();
+  return s;
+}
+)"}});
+  auto r = evaluate(options(suite, tmp / "work", 1));
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  const auto& m = r->modules.at(0);
+  INFO(m.by_default.message, " / ", m.learned.message);
+  CHECK(m.by_default.ok());
+  CHECK(m.learned.ok());
+  CHECK(m.learned.decisions > 0);
+}
+
+TEST_CASE("a compile that hits an LLVM ERROR is reported with that line, not the stack dump's last") {
+  testing::TempDir tmp;
+  // An AArch64 intrinsic in an x86-64 module: instruction selection calls report_fatal_error.
+  std::ofstream(tmp / "isel.ll") << "target triple = \"x86_64-unknown-linux-gnu\"\n"
+                                    "declare i64 @llvm.aarch64.irg(ptr, i64)\n"
+                                    "define i64 @f(ptr %p) {\n  %r = call i64 @llvm.aarch64.irg(ptr %p, i64 0)\n"
+                                    "  ret i64 %r\n}\n";
+  const std::string line = "LLVM ERROR: Cannot select: intrinsic %llvm.aarch64.irg";
+  auto d = policy::compile_default(dwcc(), tmp / "isel.ll", tmp / "d.o");
+  REQUIRE_FALSE(d.ok);
+  CHECK(d.failure == policy::CompileFailure::CompilerFailed);
+  CHECK(d.error.size() >= line.size());
+  CHECK(d.error.substr(d.error.size() - line.size()) == line);
+  auto runner = policy::make_constant_runner(0);
+  auto l = policy::compile_with_runner(dwcc(), tmp / "isel.ll", tmp / "l.o", *runner, tmp.path());
+  REQUIRE_FALSE(l.ok);
+  CHECK(l.failure == policy::CompileFailure::CompilerFailed);
+  CHECK(l.error.substr(l.error.size() - std::min(l.error.size(), line.size())) == line);
 }

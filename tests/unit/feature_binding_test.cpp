@@ -32,7 +32,8 @@ TEST_CASE("a feature the compiler dropped is missing, a new one is ignored") {
   CHECK(b.report.ignored == std::vector<std::string>{"callee_embedding"});  // the default decision is never "new"
   CHECK_FALSE(b.report.compatible());
   CHECK(b.report.usable());
-  CHECK(b.report.to_json() == R"({"bound":2,"corrupted":[],"ignored":["callee_embedding"],"missing":["b"]})");
+  CHECK(b.report.to_json() ==
+        R"({"bound":2,"corrupted":[],"ignored":["callee_embedding"],"missing":["b"],"state":"known"})");
 }
 
 TEST_CASE("a corrupted feature is not bound, and a policy for another feature set is unusable") {
@@ -75,4 +76,32 @@ TEST_CASE("observations decode from little-endian bytes and advice encodes to th
   std::int64_t back = 0;
   std::memcpy(&back, advice.data(), 8);
   CHECK(back == 1);
+}
+
+TEST_CASE("a report no compile filled is unknown, never \"all features bound\"") {
+  CompatReport none;
+  CHECK_FALSE(none.known);
+  CHECK(none.to_json() == R"({"state":"unknown"})");
+  CHECK(none.summary().rfind("unknown", 0) == 0);
+  auto b = bind_features({"a"}, header({"a"}));
+  CHECK(merge(none, b.report).summary() == "all features bound");
+  CHECK(merge(b.report, none).to_json() == b.report.to_json());
+}
+
+TEST_CASE("merged reports: a feature missing, corrupted or ignored in any compile is so in the merge") {
+  auto full = bind_features({"a", "b", "c"}, header({"a", "b", "c"})).report;
+  auto no_b = bind_features({"a", "b", "c"}, header({"a", "c", "x"})).report;
+  auto bad_c = bind_features({"a", "b", "c"}, header({"a", "b", "c"}), {"c"}).report;
+  auto m = merge(merge(full, no_b), bad_c);
+  CHECK(m.known);
+  CHECK(m.missing == std::vector<std::string>{"b"});
+  CHECK(m.corrupted == std::vector<std::string>{"c"});
+  CHECK(m.ignored == std::vector<std::string>{"x"});
+  CHECK(m.bound == 1);
+  // Missing in one compile and corrupted in another counts once, as missing.
+  auto no_c = bind_features({"a", "b", "c"}, header({"a", "b"})).report;
+  auto m2 = merge(bad_c, no_c);
+  CHECK(m2.missing == std::vector<std::string>{"c"});
+  CHECK(m2.corrupted.empty());
+  CHECK(m2.bound == 2);
 }

@@ -69,6 +69,8 @@ int main(int argc, char **argv) {
   LLVMInitializeX86TargetInfo();
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();
+  // Inline assembly is parsed into instructions when writing an object.
+  LLVMInitializeX86AsmParser();
   LLVMInitializeX86AsmPrinter();
 
   std::vector<std::string> UserArgs(argv + 1, argv + argc);

@@ -1,0 +1,86 @@
+// Training's robustness: a resumed run refuses another suite's state, and a
+// task that throws on a worker thread is that task's error.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "common/process.h"
+#include "evaluator/object_size.h"
+#include "policy/train.h"
+#include "policy/training_data.h"
+#include "tests/support/temp_dir.h"
+
+using namespace policy;
+namespace fs = std::filesystem;
+
+namespace {
+
+TrainModule module_of(const testing::TempDir& dir, const std::string& name) {
+  auto bc = dir / (name + ".bc");
+  common::ProcessSpec clang;
+  clang.argv = {"clang-19", "-Oz", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c",
+                std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata/" + name + ".c", "-o", bc.string()};
+  REQUIRE(common::run_process(clang).take().ok());
+  return {name + ".c", bc};
+}
+
+/// The smallest run that writes every kind of state: collected data, search results, a checkpoint.
+TrainOptions tiny_run(const testing::TempDir& dir) {
+  TrainOptions o;
+  o.compiler.argv = {DWCC_BIN, "{input}", "-o", "{output}", "-Oz"};
+  o.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {
+    auto s = evaluator::measure_object(obj);
+    if (!s) return s.error();
+    return s->text;
+  };
+  o.work_dir = dir / "work";
+  o.clone_epochs = 1;
+  o.search_trials = 1;
+  o.imitation_epochs = 1;
+  o.iterations = 0;
+  o.jobs = 2;
+  o.metadata.name = "tiny";
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("train --resume refuses state made for another suite, in one line") {
+  testing::TempDir tmp;
+  auto o = tiny_run(tmp);
+  o.modules = {module_of(tmp, "sort"), module_of(tmp, "utf8")};
+  auto first = train(o);
+  REQUIRE_MESSAGE(first.ok(), first.error().message);
+  o.resume = true;
+  auto again = train(o);  // the same suite resumes
+  REQUIRE_MESSAGE(again.ok(), again.error().message);
+
+  auto other = o;
+  other.modules = {module_of(tmp, "ini"), module_of(tmp, "json"), module_of(tmp, "hashtable")};
+  auto r = train(other);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("cannot resume") != std::string::npos);
+  CHECK(r.error().message.find("another suite") != std::string::npos);
+  CHECK(r.error().message.find('\n') == std::string::npos);
+
+  // Same names, other contents: still another suite.
+  fs::copy_file(tmp / "ini.bc", o.modules[0].bitcode, fs::copy_options::overwrite_existing);
+  r = train(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("another suite") != std::string::npos);
+}
+
+TEST_CASE("a task that throws on a worker thread is that task's error, and the others run") {
+  std::vector<int> ran(8, 0);
+  auto errors = parallel_for(8, 3, [&](int i) {
+    if (i == 5) throw std::runtime_error("No space left on device");
+    ran[i] = 1;
+  });
+  REQUIRE(errors.size() == 8);
+  for (int i = 0; i < 8; ++i) {
+    INFO(i);
+    CHECK(errors[i] == (i == 5 ? "driftwatch failed: No space left on device" : ""));
+    CHECK(ran[i] == (i == 5 ? 0 : 1));
+  }
+}
