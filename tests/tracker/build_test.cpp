@@ -150,7 +150,7 @@ TEST_CASE("a build that timed out is not cached: the next run builds again") {
   CHECK_FALSE(builder::read_cached(builder::cache_entry_dir(dir / "data", recipe, commit.sha)));
 }
 
-TEST_CASE("a build killed by a signal is not cached; a real failure is") {
+TEST_CASE("a build killed by a signal is not cached but a real failure is") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
   auto commit = repo.commit("main").take();
