@@ -182,3 +182,19 @@ TEST_CASE("a compiler that exits non-zero is reported with its message") {
   CHECK(r.error.find("exit status 1") != std::string::npos);
   CHECK(r.error.find("dwcc: error") != std::string::npos);
 }
+
+TEST_CASE("a channel path that holds something other than a FIFO is refused naming it, and survives") {
+  testing::TempDir dir;
+  auto base = dir / "chan";
+  std::ofstream(base.string() + ".out") << "precious";
+  auto r = ChannelFifos::create(base);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "refusing ML channel path " + base.string() + ".out: it exists and is not a FIFO");
+  CHECK(read(base.string() + ".out") == "precious");
+  CHECK_FALSE(fs::exists(base.string() + ".in"));
+  // A FIFO left by a killed run is ours to replace.
+  fs::remove(base.string() + ".out");
+  REQUIRE(mkfifo((base.string() + ".in").c_str(), 0600) == 0);
+  auto again = ChannelFifos::create(base);
+  CHECK(again.ok());
+}
