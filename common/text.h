@@ -18,5 +18,8 @@ std::string last_line(std::string_view text);
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 /// Seconds as "1.2 s", "3 min 4 s", "1 h 2 min".
 std::string format_seconds(double seconds);
+/// `s` as one word for /bin/sh: unchanged when it holds only characters the
+/// shell takes literally, else in single quotes (a quote inside as '\'').
+std::string shell_quote(std::string_view s);
 
 }  // namespace common

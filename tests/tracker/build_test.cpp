@@ -1,6 +1,8 @@
 // Real builds of the sample compiler across a scripted eight-week history.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -141,4 +143,20 @@ TEST_CASE("a configure step that fails is recorded as configure-failed") {
   auto b = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false}).take();
   CHECK(b.result.outcome == builder::Outcome::ConfigureFailed);
   CHECK(b.result.message == "configure exit status 3: CMake Error: no compiler");
+}
+
+TEST_CASE("data directories holding a space, a quote or $(…) build the sample compiler and run nothing") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto recipe = builder::load_recipe("sample-compiler").take();
+  auto commit = repo.commit("main").take();
+  auto marker = "/tmp/pwned-" + std::to_string(getpid());
+  fs::remove(marker);
+  for (std::string name : {std::string("it's a dir"), "$(touch " + marker + ")"}) {
+    auto b = build_checkin(repo, recipe, commit, {dir / name, 2, false}).take();
+    INFO(name, ": ", b.result.message, "\n", b.result.log_tail);
+    CHECK(b.result.outcome == builder::Outcome::Ok);
+    CHECK(fs::exists(b.result.artifacts.at("compiler")));
+  }
+  CHECK_FALSE(fs::exists(marker));
 }
