@@ -160,3 +160,26 @@ TEST_CASE("data directories holding a space, a quote or $(…) build the sample 
   }
   CHECK_FALSE(fs::exists(marker));
 }
+
+TEST_CASE("recipe commands do not see the database DSN or libpq's variables") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto recipe = builder::parse_recipe(
+                    "name = 'envdump'\n[build]\ncommand = 'mkdir -p {build}/bin && env > {build}/bin/env'\n"
+                    "[artifacts]\nenv = 'bin/env'\n",
+                    "e.toml")
+                    .take();
+  setenv("DRIFTWATCH_DB", "host=db.example.org password=hunter2", 1);
+  setenv("PGPASSWORD", "hunter2", 1);
+  setenv("PGHOST", "db.example.org", 1);
+  auto b = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false}).take();
+  unsetenv("DRIFTWATCH_DB");
+  unsetenv("PGPASSWORD");
+  unsetenv("PGHOST");
+  REQUIRE(b.result.outcome == builder::Outcome::Ok);
+  auto env = read(b.result.artifacts.at("env"));
+  CHECK(env.find("PATH=") != std::string::npos);  // the rest of the environment is there
+  CHECK(env.find("hunter2") == std::string::npos);
+  CHECK(env.find("DRIFTWATCH_DB") == std::string::npos);
+  CHECK(env.find("PGHOST") == std::string::npos);
+}
