@@ -89,7 +89,8 @@ std::string format_seconds(double s) {
 
 std::string shell_quote(std::string_view s) {
   auto literal = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_-./:=@%+,").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_-./:=@%+,").find(c) != std::string_view::npos;
   };
   if (!s.empty() && std::all_of(s.begin(), s.end(), literal)) return std::string(s);
   std::string out = "'";

@@ -2,14 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/atomic_file.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <mutex>
 #include <numeric>
+
+#include "common/atomic_file.h"
 
 namespace policy {
 namespace fs = std::filesystem;

@@ -2,13 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/atomic_file.h"
-
 #include <atomic>
 #include <fstream>
 #include <cmath>
 #include <numeric>
 #include <thread>
+
+#include "common/atomic_file.h"
 
 namespace policy {
 namespace fs = std::filesystem;

@@ -29,8 +29,8 @@ struct SmallDisk {
     fs::create_directories(dir);
     int r = mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k");
     int e = errno;
-    REQUIRE_MESSAGE(r == 0, "cannot mount a 64k tmpfs at " << dir << " (" << std::strerror(e)
-                                                           << "): this test needs root");
+    REQUIRE_MESSAGE(r == 0,
+                    "cannot mount a 64k tmpfs at " << dir << " (" << std::strerror(e) << "): this test needs root");
   }
   ~SmallDisk() { umount2(dir.c_str(), MNT_DETACH); }
 };
