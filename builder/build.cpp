@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/hash.h"
+#include "common/atomic_file.h"
 #include "common/process.h"
 #include "common/text.h"
 
@@ -81,7 +82,7 @@ void clear_directory(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec)) fs::remove_all(e.path(), ec);
 }
 
-void write_result(const fs::path& entry, const BuildResult& r) {
+common::Status write_result(const fs::path& entry, const BuildResult& r) {
   nlohmann::json j;
   j["outcome"] = outcome_name(r.outcome);
   j["seconds"] = r.seconds;
@@ -90,7 +91,7 @@ void write_result(const fs::path& entry, const BuildResult& r) {
   for (const auto& [name, path] : r.artifacts) j["artifacts"][name] = path.filename().string();
   j["compile"] = r.compile;
   j["ml_flag_prefix"] = r.ml_flag_prefix;
-  std::ofstream(entry / "result.json") << j.dump(2) << "\n";
+  return common::write_file_atomically(entry / "result.json", j.dump(2) + "\n");
 }
 
 }  // namespace
@@ -163,7 +164,14 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     r.message = std::move(message);
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.log_tail = common::tail_lines(read_file(log), kLogTailLines);
-    write_result(scratch, r);
+    if (auto written = write_result(scratch, r); !written) {
+      // As when an artifact cannot be copied: nothing is cached, the next run builds again.
+      r.outcome = Outcome::MissingArtifact;
+      r.message = "cannot record the build: " + written.error().message;
+      r.artifacts.clear();
+      r.log = log;
+      return r;
+    }
     fs::remove_all(paths.cache_entry, ec);
     if (r.transient) {  // not cached: the scratch entry keeps the log until the next try
       r.log = log;

@@ -157,12 +157,16 @@ common::Result<RenderedRecipe> render(const Recipe& r, const Placeholders& p) {
                                                {"data", p.data.string()},
                                                {"jobs", std::to_string(p.jobs)},
                                                {"launcher", r.launcher}};
+  // Commands go to /bin/sh: a path with a space, a quote or $(…) in it must
+  // stay one word and run nothing. The environment and artifacts are not shell.
+  auto words = values;
+  for (auto& [k, v] : words) v = common::shell_quote(v);
   RenderedRecipe out;
   auto what = "recipe " + r.name;
-  auto configure = fill(r.configure, values, what + " configure.command");
+  auto configure = fill(r.configure, words, what + " configure.command");
   if (!configure) return configure.error();
   out.configure = *configure;
-  auto build = fill(r.build, values, what + " build.command");
+  auto build = fill(r.build, words, what + " build.command");
   if (!build) return build.error();
   out.build = *build;
   for (const auto& [k, v] : r.env) {

@@ -52,7 +52,9 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
 common::Result<Recipe> load_recipe(const std::string& file_or_name);
 /// Names of the shipped recipes.
 std::vector<std::string> shipped_recipes();
-/// Fills placeholders; an unknown {placeholder} is an error naming it.
+/// Fills placeholders; an unknown {placeholder} is an error naming it. In the
+/// configure and build commands each value is one shell word (quoted as
+/// needed), so recipes write {build}, never '{build}'.
 common::Result<RenderedRecipe> render(const Recipe& recipe, const Placeholders& values);
 /// The compile argv with artifact paths filled in ({input}/{output} stay).
 common::Result<std::vector<std::string>> render_compile(const Recipe& recipe,

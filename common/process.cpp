@@ -20,12 +20,17 @@ extern char** environ;
 namespace common {
 namespace {
 
+/// The database's address and password are driftwatch's alone: recipe shells,
+/// package builds and compilers never need them, and their logs and crash
+/// reports must not carry them. libpq reads PG* (PGPASSWORD, PGHOST, …).
+bool withheld_from_children(const std::string& name) { return name == "DRIFTWATCH_DB" || name.starts_with("PG"); }
+
 std::vector<std::string> merged_environment(const ProcessSpec& spec) {
   std::map<std::string, std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    if (eq != std::string::npos && !withheld_from_children(kv.substr(0, eq))) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& [k, v] : spec.env) env[k] = v;
   std::vector<std::string> out;

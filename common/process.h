@@ -15,7 +15,9 @@ namespace common {
 struct ProcessSpec {
   std::vector<std::string> argv;  ///< argv[0] is looked up on PATH
   std::optional<std::filesystem::path> cwd;
-  std::vector<std::pair<std::string, std::string>> env;  ///< set on top of ours
+  /// Set on top of ours. Children never inherit DRIFTWATCH_DB nor libpq's PG*
+  /// variables (the database password); set one here to pass it on purpose.
+  std::vector<std::pair<std::string, std::string>> env;
   /// stdout and stderr go here (appended) when set...
   std::optional<std::filesystem::path> log_file;
   /// ...otherwise they are captured into ProcessResult::output.

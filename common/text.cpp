@@ -1,5 +1,6 @@
 #include "common/text.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -103,6 +104,14 @@ std::string quoted(std::string_view s) {
       out += c;
     }
   }
+std::string shell_quote(std::string_view s) {
+  auto literal = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_-./:=@%+,").find(c) != std::string_view::npos;
+  };
+  if (!s.empty() && std::all_of(s.begin(), s.end(), literal)) return std::string(s);
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 

@@ -21,5 +21,8 @@ std::string format_seconds(double seconds);
 /// `s` in single quotes with control characters escaped (\n, \0, \x1f), so a
 /// hostile name still makes a one-line message.
 std::string quoted(std::string_view s);
+/// `s` as one word for /bin/sh: unchanged when it holds only characters the
+/// shell takes literally, else in single quotes (a quote inside as '\'').
+std::string shell_quote(std::string_view s);
 
 }  // namespace common

@@ -23,6 +23,66 @@ std::string quote_value(const std::string& v) {
   return out + "'";
 }
 
+/// The words of a DSN that may be (part of) its password. The DSN failed to
+/// parse, so this guesses generously: in `key=value` form the value after
+/// `password=` and any following words without '=' ("password=a b" meant
+/// "a b"); in a URI the text between the user's ':' and '@', and the
+/// `password` query value.
+std::vector<std::string> password_words(const std::string& dsn) {
+  std::vector<std::string> out;
+  auto add_words = [&](const std::string& text) {
+    for (auto& w : common::split(text, ' '))
+      if (!common::trim(w).empty()) out.push_back(common::trim(w));
+  };
+  bool uri = dsn.starts_with("postgresql://") || dsn.starts_with("postgres://");
+  if (uri) {
+    auto rest = dsn.substr(dsn.find("://") + 3);
+    auto at = rest.rfind('@', rest.find_first_of("/?"));
+    auto colon = rest.find(':');
+    if (at != std::string::npos && colon < at) add_words(rest.substr(colon + 1, at - colon - 1));
+  }
+  for (size_t pos = dsn.find("password"); pos != std::string::npos; pos = dsn.find("password", pos + 1)) {
+    size_t i = dsn.find_first_not_of(' ', pos + 8);
+    if (i == std::string::npos || dsn[i] != '=') continue;
+    size_t v = dsn.find_first_not_of(' ', i + 1);
+    if (v == std::string::npos) continue;
+    auto value = dsn.substr(v);
+    if (uri) value = value.substr(0, value.find('&'));
+    bool first = true;
+    for (auto& w : common::split(value, ' ')) {
+      if (w.empty()) continue;
+      if (!first && w.find('=') != std::string::npos) break;
+      add_words(w);
+      first = false;
+    }
+  }
+  return out;
+}
+
+/// libpq's parse errors quote the offending text ("missing \"=\" after
+/// \"b\"", a whole URI): hide every quoted piece that shares text with the
+/// password, so the message keeps its reason and never the secret.
+std::string without_password(const std::string& message, const std::string& dsn) {
+  auto secrets = password_words(dsn);
+  std::string out;
+  size_t i = 0;
+  while (i < message.size()) {
+    auto open = message.find('"', i);
+    auto close = open == std::string::npos ? std::string::npos : message.find('"', open + 1);
+    if (close == std::string::npos) {
+      out += message.substr(i);
+      break;
+    }
+    auto quoted = message.substr(open + 1, close - open - 1);
+    bool secret = false;
+    for (const auto& w : secrets)
+      secret = secret || quoted.find(w) != std::string::npos || w.find(quoted) != std::string::npos;
+    out += message.substr(i, open - i) + (secret && !quoted.empty() ? "\"(hidden)\"" : "\"" + quoted + "\"");
+    i = close + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 common::Result<Target> parse_dsn(const std::string& dsn) {
@@ -31,7 +91,7 @@ common::Result<Target> parse_dsn(const std::string& dsn) {
   if (!opts) {
     std::string msg = err ? common::trim(err) : "out of memory";
     if (err) PQfreemem(err);
-    return common::Error{"invalid database DSN: " + msg};
+    return common::Error{"invalid database DSN: " + without_password(msg, dsn)};
   }
   std::map<std::string, std::string> kv;
   for (auto* o = opts; o->keyword; ++o)

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/atomic_file.h"
 #include "common/data_dir.h"
 #include "common/file_lock.h"
 #include "common/process.h"
@@ -66,16 +67,50 @@ std::string user_name(uid_t uid) {
   return pw ? pw->pw_name : "uid " + std::to_string(uid);
 }
 
-common::ProcessResult run_as_server(const std::vector<std::string>& args) {
+/// `cwd` defaults to "/": the server user may not be able to enter ours.
+common::ProcessResult run_as_server(const std::vector<std::string>& args,
+                                    std::vector<std::pair<std::string, std::string>> env = {}, fs::path cwd = "/") {
   auto user = server_user();
   std::vector<std::string> argv;
   if (user.switch_user) argv = {"runuser", "-u", user.name, "--"};
   argv.insert(argv.end(), args.begin(), args.end());
   common::ProcessSpec spec;
   spec.argv = argv;
+  spec.env = std::move(env);
   spec.timeout = std::chrono::seconds(120);
-  spec.cwd = "/";  // the server user may not be able to enter our cwd
+  spec.cwd = cwd;
   return common::run_process(spec).take();
+}
+
+/// Peer authentication on the unix socket (the server listens on nothing
+/// else), mapped so that only the user running driftwatch and the server's
+/// own user may log in, as the superuser `postgres`. Older versions wrote
+/// `trust` here: the file is rewritten at every start.
+std::string hba_conf() {
+  return "# Written by driftwatch at every start: only the owner of this cluster gets in.\n"
+         "local all all peer map=driftwatch\n";
+}
+
+std::string ident_conf(const ServerUser& server) {
+  std::string out = "# Who may log in as the superuser `postgres` (see pg_hba.conf).\n";
+  std::string client = user_name(geteuid());
+  out += "driftwatch " + client + " postgres\n";
+  if (server.name != client) out += "driftwatch " + server.name + " postgres\n";
+  return out;
+}
+
+/// A value in a libpq conninfo string: a path may hold spaces and quotes.
+std::string conninfo_value(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) out += (c == '\'' || c == '\\') ? std::string{'\\', c} : std::string(1, c);
+  return out + "'";
+}
+
+/// A value for unix_socket_directories, which is a comma-separated list.
+std::string socket_dir_list(const std::string& dir) {
+  std::string out = "\"";
+  for (char c : dir) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
 }
 
 }  // namespace
@@ -142,8 +177,16 @@ void EmbeddedCluster::init_locked() const {
   // initdb never leaves a half-made cluster behind.
   auto scratch = root_ / "data.initdb";
   fs::remove_all(scratch, ec);
-  std::vector<std::string> args = {(postgres_bin_dir() / "initdb").string(), "-D", scratch.string(),
-                                   "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale"};
+  std::vector<std::string> args = {(postgres_bin_dir() / "initdb").string(),
+                                   "-D",
+                                   scratch.string(),
+                                   "-U",
+                                   "postgres",
+                                   "--auth-local=peer",
+                                   "--auth-host=reject",
+                                   "-E",
+                                   "UTF8",
+                                   "--no-locale"};
   if (!options_.durable) args.push_back("--no-sync");
   auto r = run_as_server(args);
   if (!r.ok()) throw Fatal("initdb failed (" + r.describe() + "): " + common::last_line(r.output));
@@ -151,16 +194,38 @@ void EmbeddedCluster::init_locked() const {
   if (ec) throw Fatal("cannot move new cluster into " + data_dir().string() + ": " + ec.message());
 }
 
+bool EmbeddedCluster::make_private_locked() const {
+  auto user = server_user();
+  // The socket's directory: the server's user alone (root passes anyway).
+  if (chmod(root_.c_str(), 0700) != 0) throw Fatal("cannot make " + root_.string() + " private: " + strerror(errno));
+  bool changed = false;
+  for (const auto& [name, text] : {std::pair{"pg_hba.conf", hba_conf()}, {"pg_ident.conf", ident_conf(user)}}) {
+    auto file = data_dir() / name;
+    std::ifstream in(file);
+    std::string have((std::istreambuf_iterator<char>(in)), {});
+    if (have == text) continue;
+    common::write_file_atomically(file, text).take();
+    if (chmod(file.c_str(), 0600) != 0 || (user.switch_user && chown(file.c_str(), user.uid, user.gid) != 0))
+      throw Fatal("cannot hand " + file.string() + " to " + user.name + ": " + strerror(errno));
+    changed = true;
+  }
+  return changed;
+}
+
 void EmbeddedCluster::start_locked() const {
   std::string socket = (root_ / (".s.PGSQL." + std::to_string(options_.port))).string();
   if (socket.size() >= 108)
     throw Fatal("data directory path is too long for a unix socket (" + socket + "); choose a shorter --data-dir");
-  std::string server_opts = "-k '" + root_.string() + "' -p " + std::to_string(options_.port) +
-                            " -c listen_addresses=''";
+  // pg_ctl hands -o, -D and -l to /bin/sh (the last two in double quotes, where
+  // $(…) still runs): the data directory goes in PGDATA, the log path is
+  // relative to the directory pg_ctl runs in, and -o is quoted word by word.
+  std::string server_opts = "-k " + common::shell_quote(socket_dir_list(root_.string())) + " -p " +
+                            std::to_string(options_.port) + " -c listen_addresses='' -c unix_socket_permissions=0700";
   if (!options_.durable) server_opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
   auto log = root_ / "server.log";
-  auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "start", "-D", data_dir().string(), "-l",
-                          log.string(), "-w", "-t", "60", "-o", server_opts});
+  auto r = run_as_server(
+      {(postgres_bin_dir() / "pg_ctl").string(), "start", "-l", "server.log", "-w", "-t", "60", "-o", server_opts},
+      {{"PGDATA", data_dir().string()}}, root_);
   if (!r.ok()) {
     std::ifstream in(log);
     std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -174,7 +239,13 @@ void EmbeddedCluster::start() const {
   auto lock = common::FileLock::acquire(root_.string() + ".lock").take();
   check_sane();
   if (!fs::exists(data_dir())) init_locked();
-  if (!status().running) start_locked();
+  bool changed = make_private_locked();
+  if (!status().running) {
+    start_locked();
+  } else if (changed) {  // a server an older version started with trust
+    auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "reload", "-D", data_dir().string()});
+    if (!r.ok()) throw Fatal("pg_ctl reload failed (" + r.describe() + "): " + common::last_line(r.output));
+  }
 
   create_database(target("postgres"), kDatabaseName);
 }
@@ -190,8 +261,8 @@ void EmbeddedCluster::stop() const {
 
 Target EmbeddedCluster::target(const std::string& dbname) const {
   Target t;
-  t.conninfo = "host='" + root_.string() + "' port=" + std::to_string(options_.port) + " user=postgres dbname=" +
-               dbname;
+  t.conninfo = "host=" + conninfo_value(root_.string()) + " port=" + std::to_string(options_.port) +
+               " user=postgres dbname=" + conninfo_value(dbname);
   t.display = "embedded " + root_.string() + " dbname=" + dbname;
   return t;
 }

@@ -44,6 +44,9 @@ class EmbeddedCluster {
   std::filesystem::path data_dir() const { return root_ / "data"; }
   void check_sane() const;
   void init_locked() const;
+  /// Socket directory 0700, peer authentication: rewrites what differs (also
+  /// a cluster older versions made with `trust`); true when it changed.
+  bool make_private_locked() const;
   void start_locked() const;
 
   std::filesystem::path root_;

@@ -157,9 +157,18 @@ common::Result<ChannelFifos> ChannelFifos::create(const fs::path& base) {
   // A compiler that died mid-write gets EPIPE instead of killing us.
   static const bool sigpipe_ignored = [] { return signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
   (void)sigpipe_ignored;
+  // Only a stale FIFO of ours (from a killed run) is replaced: the base comes
+  // from the command line and may name anything, even a user's file.
   for (const char* ext : {".in", ".out"}) {
     auto p = base.string() + ext;
-    unlink(p.c_str());  // a stale FIFO from a killed run
+    struct stat st {};
+    if (lstat(p.c_str(), &st) == 0 && (!S_ISFIFO(st.st_mode) || st.st_uid != geteuid()))
+      return common::Error{"refusing ML channel path " + p + ": it exists and is not a FIFO" +
+                           (S_ISFIFO(st.st_mode) ? " of ours" : "")};
+  }
+  for (const char* ext : {".in", ".out"}) {
+    auto p = base.string() + ext;
+    unlink(p.c_str());
     if (mkfifo(p.c_str(), 0600) != 0) {
       int e = errno;
       unlink((base.string() + ".in").c_str());

@@ -58,7 +58,8 @@ struct ChannelOutcome {
 /// A pair of FIFOs at BASE.in / BASE.out, removed when this object dies.
 class ChannelFifos {
  public:
-  /// The error names the path when the FIFOs cannot be created.
+  /// The error names the path when the FIFOs cannot be created, or when
+  /// something other than a FIFO of ours (a user's file, say) is in the way.
   static common::Result<ChannelFifos> create(const std::filesystem::path& base);
   ChannelFifos(ChannelFifos&& o) noexcept : base_(std::move(o.base_)) { o.base_.clear(); }
   ~ChannelFifos();

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <numeric>
 
+#include "common/atomic_file.h"
+
 namespace policy {
 namespace fs = std::filesystem;
 
@@ -116,6 +118,7 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
   double total_cost = std::accumulate(cost.begin(), cost.end(), 0.0), done_cost = 0, log_ratio = 0;
   int done = 0;
   std::mutex mutex;
+  std::optional<common::Error> save_error;  // thrown once the workers are done, not from one of them
   auto start = std::chrono::steady_clock::now();
   auto order = largest_first(cost);
   auto thrown = parallel_for(static_cast<int>(n), o.jobs, [&](int k) {
@@ -128,7 +131,10 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
     } else {
       PolicyModel local(model);  // score() is single-threaded
       found[i] = search_module(o, m, slot, flip_candidates(local, m, trials[i]), dir);
-      save_searched(found[i], dir / "result.json");
+      if (auto saved = save_searched(found[i], dir / "result.json"); !saved) {
+        std::lock_guard lock(mutex);
+        if (!save_error) save_error = saved.error();
+      }
     }
     std::lock_guard lock(mutex);
     done_cost += cost[i];
@@ -142,16 +148,15 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
   // A module whose search threw keeps its default trajectory.
   for (std::size_t k = 0; k < thrown.size(); ++k)
     if (!thrown[k].empty()) found[order[k]] = unchanged(data.modules[order[k]], 0, {});
+  if (save_error) throw common::Fatal(save_error->message);
   return found;
 }
 
-void save_searched(const SearchedModule& s, const fs::path& file) {
+common::Status save_searched(const SearchedModule& s, const fs::path& file) {
   nlohmann::json j{{"text", s.text}, {"trials", s.trials}, {"kept", s.kept}, {"rejected", s.rejected}};
   // An unchanged module is the default trajectory, which collection recomputes.
   if (s.kept > 0) j.update({{"decisions", s.decisions}, {"features", s.features}, {"flipped", s.flipped}});
-  auto tmp = file.string() + ".tmp";
-  std::ofstream(tmp) << j.dump();
-  fs::rename(tmp, file);
+  return common::write_file_atomically(file, j.dump());
 }
 
 std::optional<SearchedModule> load_searched(const fs::path& file, const ModuleData& m) {

@@ -40,7 +40,7 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
                                        const TrainOptions& o);
 
 /// A searched module's result on disk (checkpoint: a resumed run skips it).
-void save_searched(const SearchedModule& s, const std::filesystem::path& file);
+common::Status save_searched(const SearchedModule& s, const std::filesystem::path& file);
 /// nullopt when the file is missing or unreadable; `m` supplies an unchanged module's trajectory.
 std::optional<SearchedModule> load_searched(const std::filesystem::path& file, const ModuleData& m);
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/hash.h"
 #include "policy/torch_model_impl.h"
 
@@ -139,16 +140,7 @@ common::Status PolicyModel::save(const fs::path& path) {
   std::ostringstream file;
   file << kMagic << "\n" << kFormat << "\nmeta " << meta.size() << "\n" << meta << "weights " << weights.str().size()
        << "\n" << weights.str() << "sha256 " << impl_->meta.content_hash << "\n";
-  auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << file.str();
-    if (!out) return Error{"cannot write policy file " + tmp};
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return Error{"cannot write policy file " + path.string() + ": " + ec.message()};
-  return common::Ok{};
+  return common::write_file_atomically(path, file.str());
 }
 
 common::Result<PolicyModel> PolicyModel::load(const fs::path& path) {

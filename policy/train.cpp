@@ -7,8 +7,10 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include "common/hash.h"
+#include "common/atomic_file.h"
 #include "policy/policy_runner.h"
 #include "policy/search.h"
 #include "policy/torch_model_impl.h"
@@ -175,11 +177,12 @@ void save_checkpoint(PolicyModel& model, const PolicyModel& best, const Checkpoi
                      const fs::path& dir) {
   model.save(checkpoint_file(dir, c.iteration, "current.policy")).take();
   PolicyModel(best).save(checkpoint_file(dir, c.iteration, "best.policy")).take();
-  torch::save(opt, checkpoint_file(dir, c.iteration, "optimizer.pt").string());
+  std::ostringstream optimizer;
+  torch::save(opt, optimizer);
+  common::write_file_atomically(checkpoint_file(dir, c.iteration, "optimizer.pt"), optimizer.str()).take();
   nlohmann::json j{{"iteration", c.iteration}, {"baselines", c.baselines}, {"last", c.last},
                    {"best", c.best},           {"search", c.search}};
-  std::ofstream(dir / "checkpoint.json.tmp") << j.dump();
-  fs::rename(dir / "checkpoint.json.tmp", dir / "checkpoint.json");
+  common::write_file_atomically(dir / "checkpoint.json", j.dump()).take();
   std::error_code ec;
   for (const char* what : {"current.policy", "best.policy", "optimizer.pt"})
     fs::remove(checkpoint_file(dir, c.iteration - 1, what), ec);

@@ -8,6 +8,8 @@
 #include <numeric>
 #include <thread>
 
+#include "common/atomic_file.h"
+
 namespace policy {
 namespace fs = std::filesystem;
 
@@ -100,13 +102,12 @@ std::string collection_key(const TrainOptions& o) {
   return key.dump();
 }
 
-void save_collected(const TrainingData& data, const TrainOptions& o, const fs::path& file) {
+common::Status save_collected(const TrainingData& data, const TrainOptions& o, const fs::path& file) {
   nlohmann::json j{{"key", collection_key(o)}, {"features", data.feature_names}, {"skipped", data.skipped}};
   for (const auto& m : data.modules)
     j["modules"].push_back({{"name", m.name}, {"bitcode", m.bitcode.string()}, {"default_text", m.default_text},
                             {"echo_text", m.echo_text}, {"rows", m.features}, {"decisions", m.default_decisions}});
-  std::ofstream(file.string() + ".tmp") << j.dump();
-  fs::rename(file.string() + ".tmp", file);
+  return common::write_file_atomically(file, j.dump());
 }
 
 /// The data a previous run collected with the same compiler and modules.
@@ -157,7 +158,7 @@ common::Result<TrainingData> collect_training_data(const TrainOptions& o, Defaul
   if (data.modules.empty())
     return common::Error{"no training module could be compiled" +
                          (data.skipped.empty() ? std::string() : " (first: " + data.skipped.front() + ")")};
-  save_collected(data, o, cache);
+  if (auto saved = save_collected(data, o, cache); !saved) return saved.error();
   return data;
 }
 

@@ -162,7 +162,7 @@ class Executor {
     ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time) + ": build " + outcome +
               (b.result.from_cache ? " (cached)" : "");
     // A timeout may pass on another try; a build that fails is a result.
-    bool transient = b.result.outcome == builder::Outcome::Timeout;
+    bool transient = b.result.transient || b.result.outcome == builder::Outcome::Timeout;
     ev.state = transient ? db::kJobFailed : db::kJobDone;
     db::finish_job(db, finish, ev.state, transient ? b.result.message : "");
   }

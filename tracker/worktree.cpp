@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/file_lock.h"
 #include "common/hash.h"
 #include "common/text.h"
@@ -62,24 +63,11 @@ Index read_index(const fs::path& file) {
   return idx;
 }
 
-common::Status write_atomically(const fs::path& file, const std::string& content) {
-  auto tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    if (!out) return Error{"cannot write " + tmp + ": " + strerror(errno)};
-  }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) return Error{"cannot write " + file.string() + ": " + ec.message()};
-  return common::Ok{};
-}
-
 common::Status write_index(const fs::path& file, const Index& idx) {
   std::ostringstream out;
   for (const auto& [path, e] : idx)
     out << e.oid << ' ' << e.mode << ' ' << e.size << ' ' << e.mtime_ns << ' ' << e.inode << ' ' << path << '\n';
-  return write_atomically(file, out.str());
+  return common::write_file_atomically(file, out.str());
 }
 
 struct WalkPayload {
@@ -220,7 +208,7 @@ common::Result<CheckoutStats> WorkTree::checkout(const GitRepo& repo, const std:
   stats.repaired = !was_clean && fs::exists(dir_ / "index");
   Index index = was_clean ? read_index(dir_ / "index") : Index{};
   // Mark the tree as moving first: if we die half-way, the next run repairs it.
-  if (auto s = write_atomically(dir_ / "state", "moving " + sha + "\n"); !s) return s.error();
+  if (auto s = common::write_file_atomically(dir_ / "state", "moving " + sha + "\n"); !s) return s.error();
 
   // Removals first, so a path that turns from file to directory (or back) is free.
   for (const auto& [path, e] : index) {
@@ -267,7 +255,7 @@ common::Result<CheckoutStats> WorkTree::checkout(const GitRepo& repo, const std:
     ++stats.written;
   }
   if (auto s = write_index(dir_ / "index", next); !s) return s.error();
-  if (auto s = write_atomically(dir_ / "state", "clean " + sha + "\n"); !s) return s.error();
+  if (auto s = common::write_file_atomically(dir_ / "state", "clean " + sha + "\n"); !s) return s.error();
   return stats;
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <thread>
 
 #include "common/text.h"
 #include "db/migrations.h"
@@ -179,4 +180,110 @@ TEST_CASE("a schema newer than the binary is refused with a clear message") {
   auto r = run_driftwatch({"--db", "host=" + host + " user=postgres dbname=" + name, "db", "migrate"});
   check_one_line_error(r);
   CHECK(r.output.find("newer than this driftwatch") != std::string::npos);
+}
+
+namespace {
+
+/// psql as `user` (through runuser) against the cluster under `data`; true if it got in.
+common::ProcessResult psql_as(const std::string& user, const std::filesystem::path& postgres_root) {
+  common::ProcessSpec s;
+  s.argv = {"runuser", "-u", user, "--", "psql", "-X", "-q", "-h", postgres_root.string(), "-U", "postgres", "-d",
+            "postgres", "-c", "SELECT 1"};
+  s.cwd = "/";
+  s.timeout = std::chrono::seconds(30);
+  return common::run_process(s).take();
+}
+
+void open_to_everyone(const std::filesystem::path& postgres_root) {
+  namespace fs = std::filesystem;
+  fs::permissions(postgres_root, fs::perms::all);
+  fs::permissions(postgres_root / ".s.PGSQL.5432", fs::perms::all);
+}
+
+}  // namespace
+
+TEST_CASE("the embedded database lets in only its owner: another uid is refused" * doctest::skip(geteuid() != 0)) {
+  TempDir dir;
+  StopOnExit guard{dir};
+  auto start = run_driftwatch({data_dir_flag(dir), "db", "start"});
+  INFO(start.output);
+  REQUIRE(start.exit_code == 0);
+  auto root = dir / "data/postgres";
+  auto nobody = psql_as("nobody", root);
+  INFO(nobody.output);
+  CHECK_FALSE(nobody.ok());
+  // The socket's directory is private...
+  CHECK((std::filesystem::status(root).permissions() & std::filesystem::perms::others_all) ==
+        std::filesystem::perms::none);
+  // ...and even with it and the socket opened up, the server itself says no.
+  open_to_everyone(root);
+  auto opened = psql_as("nobody", root);
+  INFO(opened.output);
+  CHECK_FALSE(opened.ok());
+  CHECK(opened.output.find("authentication failed") != std::string::npos);
+  // The owner still gets in, driftwatch and psql alike.
+  CHECK(psql_as("root", root).ok());
+  auto status = run_driftwatch({data_dir_flag(dir), "db", "status"});
+  CHECK(status.output.find("reachable") != std::string::npos);
+}
+
+TEST_CASE("a cluster an older driftwatch made with trust is made private on the next start" *
+          doctest::skip(geteuid() != 0)) {
+  TempDir dir;
+  StopOnExit guard{dir};
+  REQUIRE(run_driftwatch({data_dir_flag(dir), "db", "start"}).exit_code == 0);
+  auto root = dir / "data/postgres";
+  // What older versions left: trust for everyone, socket and directory open.
+  std::ofstream(root / "data/pg_hba.conf") << "local all all trust\n";
+  open_to_everyone(root);
+  common::ProcessSpec reload;
+  std::string pg_ctl;
+  for (const auto& e : std::filesystem::directory_iterator("/usr/lib/postgresql")) pg_ctl = e.path() / "bin/pg_ctl";
+  reload.argv = {"runuser", "-u", "postgres", "--", pg_ctl, "reload", "-D", (root / "data").string()};
+  reload.cwd = "/";
+  REQUIRE(common::run_process(reload).take().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  REQUIRE_MESSAGE(psql_as("nobody", root).ok(), "the simulated old cluster should let anyone in");
+
+  auto again = run_driftwatch({data_dir_flag(dir), "db", "start"});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  auto nobody = psql_as("nobody", root);
+  INFO(nobody.output);
+  CHECK_FALSE(nobody.ok());
+  CHECK(psql_as("root", root).ok());
+}
+
+TEST_CASE("the embedded database works in a data directory holding a space, a quote and $(…)") {
+  TempDir dir;
+  auto marker = "/tmp/pwned-" + std::to_string(getpid());
+  std::filesystem::remove(marker);
+  auto data = dir / ("it's a $(touch " + marker + ")");
+  std::filesystem::create_directories(data);
+  std::string flag = "--data-dir=" + data.string();
+  struct Stop {
+    std::string flag;
+    ~Stop() { run_driftwatch({flag, "db", "stop"}); }
+  } stop{flag};
+  auto start = run_driftwatch({flag, "db", "start"});
+  INFO(start.output);
+  CHECK(start.exit_code == 0);
+  auto status = run_driftwatch({flag, "db", "status"});
+  INFO(status.output);
+  CHECK(status.output.find("reachable") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(marker));
+}
+
+TEST_CASE("a DSN libpq cannot parse is refused without echoing its password") {
+  for (std::string dsn : {"password=a b", "host=x password=a b port=1", "postgresql://alice:s3cr3t@[::1/drift",
+                          "postgresql://alice:s3%zzcr3t@localhost/drift", "postgres://alice:s3cr3t@h/d?nonsense=1"}) {
+    auto r = run_driftwatch({"--db", dsn, "db", "status"});
+    INFO(dsn, " -> ", r.output);
+    check_one_line_error(r);
+    CHECK(r.output.find("invalid database DSN") != std::string::npos);
+    CHECK(r.output.find("a b") == std::string::npos);
+    CHECK(r.output.find("\"b\"") == std::string::npos);
+    CHECK(r.output.find("s3") == std::string::npos);
+    CHECK(r.output.find("cr3t") == std::string::npos);
+  }
 }

@@ -167,3 +167,17 @@ TEST_CASE("an evaluation in which no module compiles is marked failed, with the 
   CHECK(f.psql("SELECT status FROM evaluations") == "failed");
   CHECK(f.psql("SELECT summary->>'error' FROM evaluations").find("no module compiled") != std::string::npos);
 }
+
+TEST_CASE("policy serve refuses a channel path held by a regular file, which survives") {
+  TempDir dir;
+  auto channel = (dir / "notes").string();
+  std::ofstream(channel + ".in") << "precious";
+  auto r = run_driftwatch({"policy", "serve", "--policy",
+                           std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy",
+                           "--channel", channel, "--once", "--timeout", "5"});
+  CHECK(r.exit_code == 2);
+  CHECK(common::trim(r.output) == "driftwatch: refusing ML channel path " + channel + ".in: it exists and is not a FIFO");
+  std::ifstream in(channel + ".in");
+  std::string kept((std::istreambuf_iterator<char>(in)), {});
+  CHECK(kept == "precious");
+}

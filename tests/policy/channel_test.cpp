@@ -1,6 +1,7 @@
 // Real compilations through LLVM's interactive ML channel with the sample
 // compiler (dwcc at its first check-in, built with the project).
 #include <doctest/doctest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -188,4 +189,33 @@ TEST_CASE("a compiler that exits non-zero is reported with its message") {
   CHECK_FALSE(r.ok);
   CHECK(r.error.find("exit status 1") != std::string::npos);
   CHECK(r.error.find("dwcc: error") != std::string::npos);
+}
+
+TEST_CASE("a channel path that holds something other than a FIFO is refused naming it, and survives") {
+  testing::TempDir dir;
+  auto base = dir / "chan";
+  std::ofstream(base.string() + ".out") << "precious";
+  auto r = ChannelFifos::create(base);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "refusing ML channel path " + base.string() + ".out: it exists and is not a FIFO");
+  CHECK(read(base.string() + ".out") == "precious");
+  CHECK_FALSE(fs::exists(base.string() + ".in"));
+  // A FIFO left by a killed run is ours to replace.
+  fs::remove(base.string() + ".out");
+  REQUIRE(mkfifo((base.string() + ".in").c_str(), 0600) == 0);
+  auto again = ChannelFifos::create(base);
+  CHECK(again.ok());
+}
+
+TEST_CASE("a FIFO at the channel path that belongs to another user is refused" * doctest::skip(geteuid() != 0)) {
+  testing::TempDir dir;
+  auto base = dir / "chan";
+  REQUIRE(mkfifo((base.string() + ".in").c_str(), 0600) == 0);
+  const passwd* nobody = getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  REQUIRE(chown((base.string() + ".in").c_str(), nobody->pw_uid, nobody->pw_gid) == 0);
+  auto r = ChannelFifos::create(base);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "refusing ML channel path " + base.string() + ".in: it exists and is not a FIFO of ours");
+  CHECK(fs::is_fifo(base.string() + ".in"));
 }

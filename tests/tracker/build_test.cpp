@@ -1,7 +1,9 @@
 // Real builds of the sample compiler across a scripted eight-week history.
 #include <doctest/doctest.h>
 #include <sys/types.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -261,4 +263,43 @@ TEST_CASE("a configure step that fails is recorded as configure-failed") {
   auto b = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false}).take();
   CHECK(b.result.outcome == builder::Outcome::ConfigureFailed);
   CHECK(b.result.message == "configure exit status 3: CMake Error: no compiler");
+}
+
+TEST_CASE("data directories holding a space, a quote or $(…) build the sample compiler and run nothing") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto recipe = builder::load_recipe("sample-compiler").take();
+  auto commit = repo.commit("main").take();
+  auto marker = "/tmp/pwned-" + std::to_string(getpid());
+  fs::remove(marker);
+  for (std::string name : {std::string("it's a dir"), "$(touch " + marker + ")"}) {
+    auto b = build_checkin(repo, recipe, commit, {dir / name, 2, false}).take();
+    INFO(name, ": ", b.result.message, "\n", b.result.log_tail);
+    CHECK(b.result.outcome == builder::Outcome::Ok);
+    CHECK(fs::exists(b.result.artifacts.at("compiler")));
+  }
+  CHECK_FALSE(fs::exists(marker));
+}
+
+TEST_CASE("recipe commands do not see the database DSN or libpq's variables") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto recipe = builder::parse_recipe(
+                    "name = 'envdump'\n[build]\ncommand = 'mkdir -p {build}/bin && env > {build}/bin/env'\n"
+                    "[artifacts]\nenv = 'bin/env'\n",
+                    "e.toml")
+                    .take();
+  setenv("DRIFTWATCH_DB", "host=db.example.org password=hunter2", 1);
+  setenv("PGPASSWORD", "hunter2", 1);
+  setenv("PGHOST", "db.example.org", 1);
+  auto b = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false}).take();
+  unsetenv("DRIFTWATCH_DB");
+  unsetenv("PGPASSWORD");
+  unsetenv("PGHOST");
+  REQUIRE(b.result.outcome == builder::Outcome::Ok);
+  auto env = read(b.result.artifacts.at("env"));
+  CHECK(env.find("PATH=") != std::string::npos);  // the rest of the environment is there
+  CHECK(env.find("hunter2") == std::string::npos);
+  CHECK(env.find("DRIFTWATCH_DB") == std::string::npos);
+  CHECK(env.find("PGHOST") == std::string::npos);
 }

@@ -25,3 +25,16 @@ TEST_CASE("an invalid DSN is refused with libpq's reason, without the password")
   CHECK(t.error().message.find("bogus_key") != std::string::npos);
   CHECK(t.error().message.find("secret") == std::string::npos);
 }
+
+TEST_CASE("a DSN libpq cannot parse never has its password echoed") {
+  for (std::string dsn : {"password=a b", "password = 'a b' x", "postgresql://alice:s3cr3t@[::1/drift",
+                          "postgresql://alice:s3%zzcr3t@localhost/drift", "postgresql://h/d?password=s3cr3t&bad"}) {
+    auto t = db::parse_dsn(dsn);
+    REQUIRE_FALSE(t.ok());
+    INFO(dsn, " -> ", t.error().message);
+    CHECK(t.error().message.find("invalid database DSN: ") == 0);
+    CHECK(t.error().message.find("\"b\"") == std::string::npos);
+    CHECK(t.error().message.find("a b") == std::string::npos);
+    CHECK(t.error().message.find("cr3t") == std::string::npos);
+  }
+}

@@ -92,3 +92,14 @@ TEST_CASE("outcome names round-trip") {
   CHECK(outcome_name(Outcome::BuildFailed) == "build-failed");
   CHECK_FALSE(parse_outcome("exploded").has_value());
 }
+
+TEST_CASE("placeholders become single shell words, whatever the paths hold") {
+  auto r = parse_recipe(kRecipe, "demo.toml").take();
+  auto out = render(r, {"/d/it's a dir/src", "/d/$(touch x)/build", "/d/`y`", 4}).take();
+  CHECK(out.configure ==
+        "cmake -S '/d/it'\\''s a dir/src' -B '/d/$(touch x)/build' -DCMAKE_CXX_COMPILER_LAUNCHER=ccache");
+  CHECK(out.build == "ninja -C '/d/$(touch x)/build' -j 4");
+  // The environment and artifact paths are not shell text: taken as they are.
+  CHECK(out.env.at("CCACHE_DIR") == "/d/`y`/ccache");
+  CHECK(out.artifacts.at("compiler") == "/d/$(touch x)/build/bin/cc");
+}

@@ -37,3 +37,12 @@ TEST_CASE("format_seconds") {
   CHECK(format_seconds(125) == "2 min 5 s");
   CHECK(format_seconds(3725) == "1 h 2 min");
 }
+
+TEST_CASE("shell_quote leaves plain words alone and quotes the rest as one word") {
+  CHECK(shell_quote("/w/build-1/x.y") == "/w/build-1/x.y");
+  CHECK(shell_quote("") == "''");
+  CHECK(shell_quote("a b") == "'a b'");
+  CHECK(shell_quote("it's") == "'it'\\''s'");
+  CHECK(shell_quote("$(touch x)") == "'$(touch x)'");
+  CHECK(shell_quote("`x`;y&z|w>v\\n*") == "'`x`;y&z|w>v\\n*'");
+}

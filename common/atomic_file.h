@@ -1,0 +1,17 @@
+#pragma once
+// Writing a file so that readers see the old content or the new, never a
+// torn one, even when the disk fills or the machine loses power mid-write.
+#include <filesystem>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace common {
+
+/// Writes `bytes` to a scratch file beside `path`, checks every write, fsyncs
+/// it, renames it over `path` and fsyncs the directory. On failure the error
+/// names `path` and the reason, the old file is untouched and no scratch file
+/// is left behind. The new file gets mode 0666 minus the umask.
+Status write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+
+}  // namespace common
