@@ -104,6 +104,9 @@ std::string quoted(std::string_view s) {
       out += c;
     }
   }
+  return out + "'";
+}
+
 std::string shell_quote(std::string_view s) {
   auto literal = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) ||
