@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
-#include <signal.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -36,13 +35,7 @@ struct AlertArgs {
   std::string note, by;
 };
 
-/// Commit subjects, authors and notes are other people's text: one line, no
-/// control characters (a terminal escape in a subject must not reach the terminal).
-std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
-  return out;
-}
+using common::printable;
 
 std::string who(const std::string& by) {
   if (!by.empty()) return by;
@@ -121,15 +114,6 @@ void run_notify(Context& ctx, const AlertArgs& a) {
   if (d.failed > 0) ctx.exit_code = 1;
 }
 
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_stop(int sig) {
-  if (g_stop.exchange(true)) {
-    signal(sig, SIG_DFL);
-    raise(sig);
-  }
-}
-
 struct BisectArgs {
   ProjectArgs project;
   std::string good, bad;
@@ -142,11 +126,9 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   auto database = ctx.database();
   if (!db::try_lock_project(database, project.name))
     throw common::Fatal("a sweep of project '" + project.name + "' is running; bisect after it");
-  signal(SIGINT, on_stop);
-  signal(SIGTERM, on_stop);
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
-                            1, &g_stop, &progress, nullptr};
+                            1, nullptr, &progress, nullptr};
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
     // Measure both ends first: the analysis then sees the change between them.

@@ -69,7 +69,8 @@ void print_series(db::Database& database, const std::filesystem::path& data_dir,
     auto it = by_sha.find(c.sha);
     if (it == by_sha.end()) continue;
     const auto& pt = it->second;
-    std::string line = fmt::format("{}  {}  {:<52.52}  ", tracker::format_date(c.time), c.short_sha(), c.subject);
+    std::string line =
+        fmt::format("{}  {}  {:<52.52}  ", tracker::format_date(c.time), c.short_sha(), common::printable(c.subject));
     if (pt.build_outcome != "ok") line += "build " + pt.build_outcome;
     else if (!pt.evaluated) line += "not evaluated";
     else

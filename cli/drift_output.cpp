@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "common/text.h"
+
 namespace cli {
 
 void print_drift(const sweep::DriftReport& r) {
@@ -12,7 +14,7 @@ void print_drift(const sweep::DriftReport& r) {
   fmt::print("drift: {} change(s); bisection evaluated {} check-in(s); {} new alert(s)\n", r.findings.size(),
              r.bisect_evaluations, r.alerts_opened);
   for (const auto& f : r.findings)
-    fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", f.sentence(),
+    fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", common::printable(f.sentence()),
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size - 1) : "");
   if (r.notifications_sent + r.notifications_failed > 0)
     fmt::print("notifications: {} sent, {} failed (retried by the next sweep)\n", r.notifications_sent,

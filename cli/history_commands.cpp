@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "common/text.h"
 #include "tracker/sample_history.h"
 #include "tracker/selection.h"
 
@@ -41,7 +42,8 @@ void run_commits(const RangeArgs& a, bool json) {
                      {"subject", c.subject},
                      {"parents", c.parents},
                      {"tags", c.tags}});
-    fmt::print("{}\n", out.dump(2));
+    // Commit text is any bytes: invalid UTF-8 becomes U+FFFD rather than an exception.
+    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
   for (const auto& c : commits) {
@@ -49,7 +51,7 @@ void run_commits(const RangeArgs& a, bool json) {
     for (const auto& t : c.tags) tags += (tags.empty() ? " (" : ", ") + t;
     if (!tags.empty()) tags += ")";
     fmt::print("{}  {}  {}{}{}\n", c.short_sha(), tracker::format_date(c.time), c.is_merge() ? "[merge] " : "",
-               c.subject, tags);
+               common::printable(c.subject), tags);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "cli/commands.h"
+#include "common/process.h"
 #include "common/text.h"
 
 namespace {
@@ -51,6 +52,7 @@ std::string first_word(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  common::kill_children_on_signals();
   cli::Context ctx;
   CLI::App app{"driftwatch: does a frozen learned compiler heuristic still beat the default as the compiler moves on?",
                "driftwatch"};

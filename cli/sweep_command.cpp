@@ -1,9 +1,7 @@
 // driftwatch init and sweep: a project file, and sweeps of what it tracks.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <signal.h>
 
-#include <atomic>
 #include <fstream>
 
 #include "cli/commands.h"
@@ -17,15 +15,6 @@ namespace cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_stop_signal(int sig) {
-  if (g_stop.exchange(true)) {  // a second signal: stop now
-    signal(sig, SIG_DFL);
-    raise(sig);
-  }
-}
 
 struct InitArgs {
   std::string dir = ".", repo, policy = DRIFTWATCH_SHIPPED_POLICY, name;
@@ -91,10 +80,7 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   o.since = a.since;
   o.jobs = a.jobs;
   o.workers = a.workers;
-  o.stop = &g_stop;
   o.progress = &progress;
-  signal(SIGINT, on_stop_signal);
-  signal(SIGTERM, on_stop_signal);
   sweep::SweepReport report;
   try {
     report = sweep::run_sweep(o);
@@ -130,8 +116,8 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
   sub.add_option("--workers", a->workers, "local workers claiming jobs (default 1)")->check(CLI::Range(1, 64));
   sub.footer(
       "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "
-      "the next sweep); 2 bad input or a database that stayed away; 3 another sweep of the project is running; "
-      "4 interrupted (rerun to continue).");
+      "the next sweep); 2 bad input or a database that stayed away; 3 another sweep of the project is running. "
+      "Ctrl-C or SIGTERM stops it at once with its builds and compiles; a rerun continues where it stopped.");
   sub.callback([&ctx, a] { run_sweep(ctx, *a); });
 }
 

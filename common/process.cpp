@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -18,6 +19,43 @@
 extern char** environ;
 
 namespace common {
+
+namespace {
+
+// The process groups of running children, for a signal handler: fixed
+// slots of atomics, since a handler may not lock or allocate.
+constexpr int kMaxGroups = 1024;
+std::atomic<pid_t> g_groups[kMaxGroups];
+
+void register_group(pid_t pgid) {
+  for (auto& g : g_groups) {
+    pid_t free = 0;
+    if (g.compare_exchange_strong(free, pgid)) return;
+  }
+}
+
+void unregister_group(pid_t pgid) {
+  for (auto& g : g_groups) {
+    pid_t mine = pgid;
+    if (g.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
+extern "C" void kill_groups_and_die(int sig) {
+  for (auto& g : g_groups)
+    if (pid_t p = g.load(); p > 0) kill(-p, SIGKILL);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+}  // namespace
+
+void kill_children_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = kill_groups_and_die;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
 namespace {
 
 /// The database's address and password are driftwatch's alone: recipe shells,
@@ -113,6 +151,7 @@ Result<Child> Child::start(const ProcessSpec& spec) {
   }
   Child c;
   c.pid_ = pid;
+  register_group(pid);
   c.out_fd_ = read_fd;
   c.started_ = std::chrono::steady_clock::now();
   c.timeout_ = spec.timeout;
@@ -166,6 +205,7 @@ void Child::drain_output(int timeout_ms) {
 }
 
 ProcessResult Child::finish(int status) {
+  unregister_group(pid_);
   drain_output(0);
   ProcessResult r;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();

@@ -71,6 +71,11 @@ class Child {
   std::optional<ProcessResult> done_;
 };
 
+/// On SIGINT, SIGTERM or SIGHUP: kill every running child's process group
+/// (ninja and its compilers, apt, compiles), then die of the signal. Nothing
+/// half-done is stored: a rerun continues where the jobs stood.
+void kill_children_on_signals();
+
 /// start() + wait().
 Result<ProcessResult> run_process(const ProcessSpec& spec);
 

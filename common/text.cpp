@@ -1,5 +1,7 @@
 #include "common/text.h"
 
+#include <cstdint>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -85,6 +87,38 @@ std::string format_seconds(double s) {
     snprintf(buf, sizeof buf, "%d h %d min", int(s) / 3600, int(s) % 3600 / 60);
   }
   return buf;
+}
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok && n > 1) {  // no overlong forms, no surrogates, nothing past U+10FFFF
+      std::uint32_t cp = c & (0xff >> (n + 1));
+      for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+      static const std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= kMin[n] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+    }
+    if (ok && c == 0) ok = false;  // PostgreSQL text holds no NUL either
+    if (ok) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string printable(std::string_view text) {
+  std::string out, s = valid_utf8(text);
+  for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+  return out;
 }
 
 std::string quoted(std::string_view s) {

@@ -18,6 +18,12 @@ std::string last_line(std::string_view text);
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 /// Seconds as "1.2 s", "3 min 4 s", "1 h 2 min".
 std::string format_seconds(double seconds);
+/// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so text from
+/// git (any bytes) can be stored in PostgreSQL, which refuses invalid UTF-8.
+std::string valid_utf8(std::string_view s);
+/// Someone else's text (a commit subject, an author, a note) for a terminal:
+/// valid UTF-8 on one line, control characters (escapes, newlines) replaced by spaces.
+std::string printable(std::string_view s);
 /// `s` in single quotes with control characters escaped (\n, \0, \x1f), so a
 /// hostile name still makes a one-line message.
 std::string quoted(std::string_view s);

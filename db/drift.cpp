@@ -165,7 +165,10 @@ std::optional<AlertView> find_alert(Database& db, Id id) {
   });
 }
 
-bool set_alert_state(Database& db, Id id, const std::string& state, const std::string& who, const std::string& note) {
+bool set_alert_state(Database& db, Id id, const std::string& state, const std::string& who_text,
+                     const std::string& note_text) {
+  // People's words from a command line: any bytes, stored as valid UTF-8.
+  auto who = common::valid_utf8(who_text), note = common::valid_utf8(note_text);
   return db.impl().guarded("changing an alert", [&] {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(

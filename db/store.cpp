@@ -36,7 +36,8 @@ Id upsert_commit(Database& db, Id repository_id, const CommitRow& c) {
                       "INSERT INTO commits (repository_id, sha, parents, author, committed_at, subject) "
                       "VALUES ($1, $2, $3, $4, to_timestamp($5), $6) "
                       "ON CONFLICT (repository_id, sha) DO UPDATE SET subject = EXCLUDED.subject RETURNING id",
-                      repository_id, c.sha, join(c.parents), c.author, c.time, c.subject);
+                      repository_id, c.sha, join(c.parents), common::valid_utf8(c.author), c.time,
+                      common::valid_utf8(c.subject));
 }
 
 Id upsert_recipe(Database& db, const std::string& name, const std::string& hash, const std::string& body) {

@@ -151,3 +151,32 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM builds WHERE outcome = 'missing-artifact'") == "1");
 }
+
+TEST_CASE("commit subjects and authors holding HTML, quotes, newlines and invalid UTF-8 are stored and printed safely") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  // A check-in with hostile text on top of the history (git takes any bytes).
+  common::ProcessSpec git;
+  git.argv = {"git",    "-C", p.repo, "-c", "user.name=Eve \"<img src=x>\" \xff", "-c", "user.email=eve@example.org",
+              "commit", "--allow-empty", "-m", "<script>alert(1)</script> 'q' \"qq\" \xfe\x01\x1b[31m\nsecond line"};
+  auto made = common::run_process(git).take();
+  REQUIRE_MESSAGE(made.ok(), made.output);
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  CHECK(s.output.find("failed") == std::string::npos);
+  auto subject = Project::psql(p.dsn, "SELECT subject FROM commits WHERE subject LIKE '<script>%'");
+  CHECK(subject.rfind("<script>alert(1)</script> 'q' \"qq\" \xef\xbf\xbd", 0) == 0);
+  auto author = Project::psql(p.dsn, "SELECT author FROM commits WHERE subject LIKE '<script>%'");
+  CHECK(author.rfind("Eve \"<img src=x>\" \xef\xbf\xbd", 0) == 0);
+  for (const char* json : {"--json", ""}) {
+    std::vector<std::string> args = {"commits", "--repo", p.repo, "--every", "1m"};
+    if (*json) args.push_back(json);
+    auto c = p.run(args);
+    INFO(c.output);
+    CHECK(c.exit_code == 0);
+    CHECK(c.output.find("<script>alert(1)</script>") != std::string::npos);
+    CHECK(c.output.find('\x1b') == std::string::npos);  // no terminal escape reaches the terminal
+    CHECK(c.output.find('\xfe') == std::string::npos);
+  }
+}

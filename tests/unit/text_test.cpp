@@ -46,3 +46,20 @@ TEST_CASE("shell_quote leaves plain words alone and quotes the rest as one word"
   CHECK(shell_quote("$(touch x)") == "'$(touch x)'");
   CHECK(shell_quote("`x`;y&z|w>v\\n*") == "'`x`;y&z|w>v\\n*'");
 }
+
+TEST_CASE("text from git becomes valid UTF-8 for PostgreSQL, keeping what was valid") {
+  CHECK(common::valid_utf8("plain <b>&\"quotes\"</b>") == "plain <b>&\"quotes\"</b>");
+  CHECK(common::valid_utf8("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x90\x9b") == "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x90\x9b");
+  CHECK(common::valid_utf8("bad \xff byte") == "bad \xef\xbf\xbd byte");
+  CHECK(common::valid_utf8("cut \xe2\x86") == "cut \xef\xbf\xbd\xef\xbf\xbd");
+  CHECK(common::valid_utf8("overlong \xc0\xaf") == "overlong \xef\xbf\xbd\xef\xbf\xbd");
+  CHECK(common::valid_utf8("surrogate \xed\xa0\x80") == "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  CHECK(common::valid_utf8(std::string("nul \0 byte", 10)) == "nul \xef\xbf\xbd byte");
+}
+
+TEST_CASE("someone else's text is printed on one line without control characters") {
+  CHECK(common::printable("subject\nsecond line\r\x1b[31mred") == "subject second line  [31mred");
+  CHECK(common::printable("tab\there") == "tab here");
+  CHECK(common::printable("caf\xc3\xa9") == "caf\xc3\xa9");
+  CHECK(common::printable("bad \xfe") == "bad \xef\xbf\xbd");
+}

@@ -1,0 +1,84 @@
+// Ctrl-C (SIGINT) in the middle of a build and of an evaluation: ninja, the
+// compilers and the evaluation's compiles go down with driftwatch, and a
+// rerun succeeds.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/support/sweep_project.h"
+
+using testing::Project;
+
+namespace {
+
+/// Processes other than `except` whose command line mentions `needle`.
+std::vector<std::string> processes_mentioning(const std::string& needle, int except) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    auto name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == except) continue;
+    std::ifstream in(e.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), {});
+    for (auto& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find(needle) != std::string::npos && cmd.find("driftwatch") == std::string::npos)
+      out.push_back(name + ": " + cmd.substr(0, 120));
+  }
+  return out;
+}
+
+/// Starts driftwatch, waits until a child of it mentions `needle`, sends SIGINT,
+/// and returns what is still running a moment after driftwatch died.
+std::vector<std::string> interrupt(Project& p, std::vector<std::string> args, const std::string& needle) {
+  common::ProcessSpec spec;
+  spec.argv = p.args(std::move(args), p.dsn);
+  spec.argv.insert(spec.argv.begin(), DRIFTWATCH_BIN);
+  auto child = common::Child::start(spec).take();
+  bool seen = false;
+  for (int i = 0; i < 3000 && !seen && !child.try_wait(); ++i) {
+    seen = !processes_mentioning(needle, child.pid()).empty();
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto why = "no child mentioning " + needle + " appeared";
+  REQUIRE_MESSAGE(seen, why);
+  kill(child.pid(), SIGINT);
+  auto r = child.wait();
+  CHECK(r.signal == SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  return processes_mentioning(needle, -1);
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("SIGINT during a build and during an evaluation leaves no process behind and a rerun succeeds") {
+  Project p;
+  auto data = (p.dir / "data").string();
+  auto left = interrupt(p, {"build", "--repo", p.repo, "--recipe", "sample-compiler", "--commit", "main", "-j", "2"},
+                        data + "/worktrees");
+  CHECK_MESSAGE(left.empty(), joined(left));
+  auto rebuilt = p.run({"build", "--repo", p.repo, "--recipe", "sample-compiler", "--commit", "main", "-j", "2"});
+  INFO(rebuilt.output);
+  CHECK(rebuilt.exit_code == 0);
+  CHECK(rebuilt.output.find(": ok in") != std::string::npos);
+
+  auto policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy";
+  std::vector<std::string> eval = {"eval", "--repo", p.repo, "--build", "main", "--suite", "testdata", "--policy", policy,
+                                   "-j", "2"};
+  left = interrupt(p, eval, data + "/eval/");
+  CHECK_MESSAGE(left.empty(), joined(left));
+  auto again = p.run(eval);
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(again.output.find("matches or beats the default on") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT status FROM evaluations") == "done");
+}
