@@ -162,6 +162,10 @@ class SuiteAnalysis {
     in.checkins = {{history_[pos].sha, "", "", 0}};
     in.priority = 10;  // before anything else queued for the project
     auto ids = db::enqueue_jobs(db_, o_.project.name, 0, plan_jobs(in));
+    if (o_.workers.progress) {
+      auto counts = db::count_jobs(db_, ids);
+      o_.workers.progress->extend(counts.total() - counts.finished());
+    }
     if (!run_until_finished(o_.workers, db_, ids)) return false;
     load();
     return true;

@@ -39,6 +39,11 @@ void Progress::redraw(const std::string& detail) {
   std::fflush(stderr);
 }
 
+void Progress::extend(int more) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  total_ += more;
+}
+
 void Progress::step(const std::string& what) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++done_;

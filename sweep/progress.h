@@ -14,6 +14,8 @@ class Progress {
   Progress(bool terminal, bool quiet);
   /// Starts counting `total` steps.
   void start(int total);
+  /// More steps joined (bisection's evaluations).
+  void extend(int more);
   /// A step finished, described in one line.
   void step(const std::string& what);
   /// Within the current step (a terminal only): "modules 40/97".

@@ -164,11 +164,16 @@ TEST_CASE("commit subjects and authors holding HTML, quotes, newlines and invali
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   REQUIRE(s.exit_code == 0);
-  CHECK(s.output.find("failed") == std::string::npos);
+  CHECK(s.output.find("  failed: ") == std::string::npos);
+  // git itself re-encodes a message that is not UTF-8 (as Latin-1); raw bytes
+  // that reach driftwatch anyway are covered by the unit test of valid_utf8.
   auto subject = Project::psql(p.dsn, "SELECT subject FROM commits WHERE subject LIKE '<script>%'");
-  CHECK(subject.rfind("<script>alert(1)</script> 'q' \"qq\" \xef\xbf\xbd", 0) == 0);
+  CHECK(subject.rfind("<script>alert(1)</script> 'q' \"qq\" ", 0) == 0);
+  CHECK(subject.find('\x1b') != std::string::npos);  // stored as it came
+  CHECK(common::valid_utf8(subject) == subject);
   auto author = Project::psql(p.dsn, "SELECT author FROM commits WHERE subject LIKE '<script>%'");
-  CHECK(author.rfind("Eve \"<img src=x>\" \xef\xbf\xbd", 0) == 0);
+  CHECK(author.rfind("Eve \"", 0) == 0);  // git itself drops '<' and '>' from names
+  CHECK(common::valid_utf8(author) == author);
   for (const char* json : {"--json", ""}) {
     std::vector<std::string> args = {"commits", "--repo", p.repo, "--every", "1m"};
     if (*json) args.push_back(json);
