@@ -328,7 +328,22 @@ bool run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
     if (l.stop && l.stop->load()) return false;
-    auto counts = db::count_jobs(db, ids);
+    db::JobCounts counts;
+    try {
+      counts = db::count_jobs(db, ids);
+    } catch (const db::ConnectionLost& e) {
+      // The workers reconnected on their own; the coordinator does the same
+      // and takes the project's lock again (it went with the old session).
+      WorkerOptions wo;
+      wo.target = l.target;
+      wo.log = [&l](const std::string& line) {
+        if (l.progress) l.progress->line(line);
+      };
+      db = reconnect(wo, e.what());
+      if (!db::try_lock_project(db, l.project))
+        throw common::Fatal("another sweep of project '" + l.project + "' took its lock while PostgreSQL restarted");
+      continue;
+    }
     if (counts.finished() == counts.total()) return true;
     // The rest runs on remote workers, or waits for jobs that do.
     std::this_thread::sleep_for(std::chrono::seconds(2));

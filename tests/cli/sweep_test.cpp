@@ -185,3 +185,42 @@ TEST_CASE("commit subjects and authors holding HTML, quotes, newlines and invali
     CHECK(c.output.find('\xfe') == std::string::npos);
   }
 }
+
+TEST_CASE("PostgreSQL restarted mid-sweep: the sweep reconnects, finishes, and nothing is half-recorded") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("bisect = true", "bisect = false");
+  // The embedded database of the data directory, which the test can restart.
+  auto embedded = "host=" + (p.dir / "data" / "postgres").string() + " user=postgres dbname=driftwatch";
+  auto dw = [&](std::vector<std::string> a) {
+    a.insert(a.begin(), p.data);
+    return run_driftwatch(a);
+  };
+  REQUIRE(dw({"db", "start"}).exit_code == 0);
+  common::ProcessSpec spec;
+  spec.argv = {DRIFTWATCH_BIN, p.data, "sweep", "--config", p.config, "-j", "2"};
+  auto child = common::Child::start(spec).take();
+  int done = 0;
+  for (int i = 0; i < 1500 && !child.try_wait() && done < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto n = Project::psql(embedded, "SELECT count(*) FROM jobs WHERE state = 'done'");
+    if (!n.empty() && std::isdigit(static_cast<unsigned char>(n[0]))) done = std::stoi(n);
+  }
+  REQUIRE_MESSAGE(done >= 1, "the sweep did not get going");
+  REQUIRE_FALSE(child.try_wait());
+  REQUIRE(dw({"db", "stop"}).exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  REQUIRE(dw({"db", "start"}).exit_code == 0);
+  auto r = child.wait();
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("reconnecting") != std::string::npos);
+  CHECK(Project::psql(embedded, "SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
+  CHECK(Project::psql(embedded, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
+  // Every evaluation whole: 5 modules × 2 heuristics each.
+  CHECK(Project::psql(embedded, "SELECT string_agg(n::text, ',') FROM (SELECT count(*) AS n FROM module_results "
+                                "GROUP BY evaluation_id) t") == "10,10");
+  auto again = run_driftwatch({p.data, "sweep", "--config", p.config});
+  CHECK(again.output.find("4 jobs, 4 already done") != std::string::npos);
+  dw({"db", "stop"});
+}
