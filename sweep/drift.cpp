@@ -41,6 +41,7 @@ std::string Finding::details_json() const {
               {"time", time},
               {"win_to_loss", win_to_loss},
               {"loss_to_win", loss_to_win},
+              {"most_affected", most_affected},
               {"features_missing", features_missing},
               {"features_new", features_new},
               {"range_size", range_size},
@@ -241,6 +242,8 @@ class SuiteAnalysis {
     if (moves) {
       f.win_to_loss = moves->win_to_loss;
       f.loss_to_win = moves->loss_to_win;
+      for (const auto& m : moves->largest_moves)
+        f.most_affected.push_back(fmt::format("{}: ratio {:.4f} → {:.4f}", m.name, m.ratio_before, m.ratio_after));
     }
     return f;
   }

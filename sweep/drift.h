@@ -29,6 +29,7 @@ struct Finding {
   reports::Level before, after;
   reports::LevelChange change;
   std::vector<std::string> win_to_loss, loss_to_win;
+  std::vector<std::string> most_affected;  ///< "module: ratio 0.982 → 1.013", largest moves first
   std::vector<std::string> features_missing, features_new;  ///< for feature-set-changed
   int range_size = 0;    ///< first-parent check-ins in (last_good, first_bad]
   int evaluations = 0;   ///< check-ins bisection evaluated for it
