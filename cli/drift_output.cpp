@@ -15,7 +15,7 @@ void print_drift(const sweep::DriftReport& r) {
              r.bisect_evaluations, r.alerts_opened);
   for (const auto& f : r.findings)
     fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", common::printable(f.sentence()),
-               f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size - 1) : "");
+               f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");
   if (r.notifications_sent + r.notifications_failed > 0)
     fmt::print("notifications: {} sent, {} failed (retried by the next sweep)\n", r.notifications_sent,
                r.notifications_failed);

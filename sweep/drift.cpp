@@ -187,17 +187,23 @@ class SuiteAnalysis {
       o_.workers.progress->line(fmt::format("bisecting {} on {}: {} check-in(s) between {} and {}", suite_,
                                             "first-parent history", n - 1, history_[a].short_sha(),
                                             history_[b].short_sha()));
+    int used = 0;
     while (auto i = bis.next()) {
       auto pos = a + 1 + *i;
       tried_.insert(pos);
       if (!measure(pos)) return false;
       ++report.bisect_evaluations;
-      ++evaluations_[b];
+      ++used;
       auto verdict = broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated
                          ? reports::Verdict::Skip
                          : reports::verdict_against(level_of(points_.at(pos)), old_level);
       (void)bis.mark(*i, verdict);
     }
+    // Credited to the check-in it pinned (the first one with the change), with
+    // the size of the range between the two samples it started from.
+    auto culprit = a + 1 + bis.outcome().first;
+    evaluations_[culprit] += used;
+    if (!between_.count(culprit)) between_[culprit] = int(n - 1);
     return true;
   }
 
@@ -226,7 +232,7 @@ class SuiteAnalysis {
     f.first_bad = after.sha;
     f.before = level_of(before);
     f.after = level_of(after);
-    f.range_size = int(b - a);
+    f.range_size = between_.count(b) ? between_.at(b) : int(b - a - 1);
     f.evaluations = evaluations_.count(b) ? evaluations_.at(b) : 0;
     // Everything between is broken (or b is next): the culprit is b, or one of the range.
     bool exact = b == a + 1;
@@ -307,7 +313,8 @@ class SuiteAnalysis {
   std::string suite_;
   std::map<std::string, std::size_t> position_;
   std::map<std::size_t, db::SeriesPoint> points_;
-  std::map<std::size_t, int> evaluations_;  ///< by the change's later side
+  std::map<std::size_t, int> evaluations_;  ///< bisection's evaluations, by the check-in they pinned
+  std::map<std::size_t, int> between_;      ///< check-ins between the samples bisection started from
   std::set<std::size_t> tried_;             ///< measured by bisection, whatever came of it
 };
 

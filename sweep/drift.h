@@ -31,7 +31,7 @@ struct Finding {
   std::vector<std::string> win_to_loss, loss_to_win;
   std::vector<std::string> most_affected;  ///< "module: ratio 0.982 → 1.013", largest moves first
   std::vector<std::string> features_missing, features_new;  ///< for feature-set-changed
-  int range_size = 0;    ///< first-parent check-ins in (last_good, first_bad]
+  int range_size = 0;    ///< first-parent check-ins strictly between the two samples it was found between
   int evaluations = 0;   ///< check-ins bisection evaluated for it
   bool new_alert = false;
   std::string details_json() const;

@@ -28,6 +28,10 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
   // December's and January's last check-ins differ: the merge of the cost-model branch moved the sizes.
   CHECK(whole.output.find("NEW ") != std::string::npos);
   CHECK(whole.output.find("Merge branch 'side/cost-model'") != std::string::npos);
+  // Two check-ins lie between December's and January's samples: at most ceil(log2 3) = 2 evaluations.
+  CHECK(whole.output.find("check-ins evaluated]") != std::string::npos);
+  CHECK((whole.output.find("[1 of 2 check-ins evaluated]") != std::string::npos ||
+         whole.output.find("[2 of 2 check-ins evaluated]") != std::string::npos));
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE state = 'open'") == "1");
   CHECK(Project::psql(p.dsn, "SELECT c.subject FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id") ==
         "Merge branch 'side/cost-model'");
