@@ -7,6 +7,7 @@
 
 #include "common/text.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/sweep_project.h"
 #include "tests/support/test_db.h"
 
 using testing::run_driftwatch;
@@ -15,38 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Fixture {
-  TempDir dir;
-  std::string dsn, data, repo;
-  Fixture() {
-    std::string name;
-    testing::fresh_database(true, &name);
-    dsn = "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name;
-    data = "--data-dir=" + (dir / "data").string();
-    repo = (dir / "repo").string();
-    REQUIRE(run_driftwatch({"sample-history", repo, "--history",
-                            std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml"})
-                .exit_code == 0);
-    std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
-    std::string json = "[";
-    for (const char* f : {"hashtable", "ini", "json", "sort", "utf8"})
-      json += std::string(json.size() > 1 ? "," : "") + "{\"directory\": \"" + src + "\", \"file\": \"" + f +
-              ".c\", \"command\": \"cc -Oz -c " + f + ".c\"}";
-    std::ofstream(dir / "compile_commands.json") << json << "]";
-    auto s = run(
-        {"suite", "build", "--from-compile-commands", (dir / "compile_commands.json").string(), "--name", "testdata"});
-    REQUIRE_MESSAGE(s.exit_code == 0, s.output);
-  }
-  common::ProcessResult run(std::vector<std::string> args) {
-    args.insert(args.begin(), {data, "--db", dsn});
-    return run_driftwatch(args);
-  }
-  std::string psql(const std::string& sql) {
-    common::ProcessSpec p;
-    p.argv = {"psql", "-X", "-At", dsn, "-c", sql};
-    return common::trim(common::run_process(p).take().output);
-  }
-};
+/// The 8-week history, the testdata suite and a database of their own.
+using Fixture = testing::Project;
 
 }  // namespace
 

@@ -64,6 +64,8 @@ struct Project {
     a.insert(a.end(), extra.begin(), extra.end());
     return run_driftwatch(args(a, db));
   }
+  /// A query on the project's own database.
+  std::string psql(const std::string& sql) const { return psql(dsn, sql); }
   static std::string psql(const std::string& db, const std::string& sql) {
     common::ProcessSpec p;
     p.argv = {"psql", "-X", "-At", db, "-c", sql};
