@@ -40,7 +40,7 @@ run() {  # NAME
   start=$(date +%s.%N)
   dw sweep --config "$DATA/$1/driftwatch.toml" -q >"$DATA/$1.out" 2>&1 || true
   end=$(date +%s.%N)
-  echo "== $1: $(echo "$end - $start" | bc) s wall"
+  echo "== $1: $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s wall"
   grep -E "^sweep|^time in jobs|^drift|^  (NEW|   )" "$DATA/$1.out" || cat "$DATA/$1.out"
 }
 
@@ -55,8 +55,14 @@ culprits() { grep -E "^  (NEW|   )" "$DATA/$1.out" | grep -oE ': [0-9a-f]{12} ' 
 diff <(culprits monthly) <(culprits weekly) && echo "identical: $(culprits monthly | tr '\n' ' ')"
 echo
 echo "== bisection: evaluations used against ceil(log2 n) per change"
-grep -oE '\[[0-9]+ of [0-9]+ check-ins evaluated\]' "$DATA/monthly.out" | while read -r _ k _ n _; do
-  k=${k#\[}
+grep -oE '\[[0-9]+ of [0-9]+ check-ins evaluated\]' "$DATA/monthly.out" | tr -d '[]' | while read -r k _ n _; do
   bound=$(awk -v n=$((n + 1)) 'BEGIN { b = 0; while (2 ^ b < n) b++; print b }')
   echo "  $k evaluations for $n check-ins between two samples (ceil(log2 $((n + 1))) = $bound)"
+done
+echo
+echo "== a second sweep of each, everything done"
+for p in monthly weekly; do
+  start=$(date +%s.%N)
+  dw sweep --config "$DATA/$p/driftwatch.toml" -q | grep -E "^sweep"
+  echo "  $p again: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s wall"
 done
