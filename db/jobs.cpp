@@ -74,6 +74,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
     return ids;
   });
 }
+#undef RETRY_CONDITION
 
 std::optional<Job> claim_job(Database& db, const std::string& project, const std::string& owner,
                              const std::vector<std::string>& kinds, int lease_seconds) {

@@ -31,11 +31,14 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   std::string tip = p.branch.empty() ? "HEAD" : p.branch;
   if (!repo->resolve(tip)) return common::Error{"unknown branch '" + tip + "' in " + p.repo};
   std::optional<std::string> from = p.from.empty() ? std::nullopt : std::optional(p.from);
+  std::string after_sha;  // the last swept check-in: the new range starts after it
   if (after) {
-    if (!repo->resolve(*after))
+    auto resolved = repo->resolve(*after);
+    if (!resolved)
       return common::Error{"the last swept check-in " + after->substr(0, 12) + " is no longer in " + p.repo +
                            " (history rewritten?); nothing was deleted: sweep without --new to measure the range again"};
-    from = *after;
+    after_sha = *resolved;
+    from = after_sha;
   }
   std::optional<std::int64_t> since_time;
   if (!since.empty()) {
@@ -59,7 +62,7 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   }
   std::vector<tracker::CommitInfo> window;
   for (auto& c : *history)
-    if ((!until || c.time <= *until) && !(after && c.sha == repo->resolve(*after).value())) window.push_back(c);
+    if ((!until || c.time <= *until) && c.sha != after_sha) window.push_back(c);
   tracker::SamplingRule rule;
   if (!every.empty()) {
     auto e = tracker::parse_every(every);
