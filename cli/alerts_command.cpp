@@ -128,7 +128,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     throw common::Fatal("a sweep of project '" + project.name + "' is running; bisect after it");
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
-                            1, nullptr, &progress, nullptr};
+                            1, &progress, nullptr};
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
     // Measure both ends first: the analysis then sees the change between them.
@@ -145,14 +145,10 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     for (const auto& s : project.suites) in.suites.push_back({s, sweep::select_suite(ctx.data_dir(), s).manifest_hash});
     in.priority = 10;
     auto ids = db::enqueue_jobs(database, project.name, 0, sweep::plan_jobs(in));
-    if (!sweep::run_until_finished(local, database, ids)) {
-      ctx.exit_code = kExitInterrupted;
-      return;
-    }
+    sweep::run_until_finished(local, database, ids);
   }
   auto report = sweep::analyse_drift({project, local, true}, database);
   print_drift(report);
-  if (report.interrupted) ctx.exit_code = kExitInterrupted;
 }
 
 }  // namespace

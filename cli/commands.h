@@ -6,7 +6,6 @@ namespace cli {
 
 // Exit statuses beyond 0 (done), 1 (a negative result) and 2 (an error).
 inline constexpr int kExitSweepBusy = 3;    ///< another sweep of the project is running
-inline constexpr int kExitInterrupted = 4;  ///< stopped by a signal; a rerun continues
 
 void attach_db(CLI::App& sub, Context& ctx);
 void attach_sample_history(CLI::App& sub, Context& ctx);

@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -15,6 +14,7 @@
 #include "sweep/compiler_build.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
+#include "common/atomic_file.h"
 #include "common/data_dir.h"
 #include "common/text.h"
 #include "evaluator/default_suites.h"
@@ -108,10 +108,7 @@ void run(Context& ctx, const DemoArgs& a) {
   };
   replace("every = \"1w\"", "every = \"" + a.every + "\"");
   replace("names = [\"holdout\"]", "names = [\"" + a.suite + "\"]");
-  {
-    std::ofstream out(project_dir / "driftwatch.toml");
-    out << text;
-  }
+  common::write_file_atomically(project_dir / "driftwatch.toml", text).take();
   sweep::SweepOptions o;
   o.project = sweep::parse_project_file(text, (project_dir / "driftwatch.toml").string(), project_dir).take();
   o.target = ctx.target();

@@ -2,11 +2,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
 
 #include "cli/commands.h"
 #include "cli/drift_output.h"
 #include "cli/project.h"
+#include "common/atomic_file.h"
 #include "common/data_dir.h"
 #include "common/text.h"
 #include "sweep/sweep.h"
@@ -32,15 +32,7 @@ void run_init(const InitArgs& a) {
   auto text = sweep::project_file_template(name, repo, a.policy);
   // The template must always be a valid project file: check before writing.
   sweep::parse_project_file(text, file.string(), dir).take();
-  auto tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    out.close();
-    if (!out) throw common::Fatal("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, file);
+  common::write_file_atomically(file, text).take();
   fmt::print("wrote {}: edit [compiler] repo and [suites], then run `driftwatch sweep`\n", file.string());
 }
 
@@ -53,9 +45,8 @@ struct SweepArgs {
 
 void print_summary(const sweep::SweepReport& r) {
   if (r.nothing_new) return;
-  fmt::print("sweep {}: {} check-in(s); jobs: {} done, {} skipped (check-in did not build), {} failed; {}{}\n",
-             r.sweep_id, r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds),
-             r.interrupted ? " (interrupted: rerun to continue)" : "");
+  fmt::print("sweep {}: {} check-in(s); jobs: {} done, {} skipped (check-in did not build), {} failed; {}\n",
+             r.sweep_id, r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds));
   for (const auto& f : r.failures) fmt::print("  failed: {}\n", f);
   const auto& t = r.time;
   if (t.jobs > 0)
@@ -90,8 +81,7 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
     return;
   }
   print_summary(report);
-  if (report.interrupted) ctx.exit_code = kExitInterrupted;
-  else if (report.jobs.failed > 0) ctx.exit_code = 1;
+  if (report.jobs.failed > 0) ctx.exit_code = 1;
 }
 
 }  // namespace

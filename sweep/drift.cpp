@@ -105,7 +105,7 @@ class SuiteAnalysis {
       bool narrowed = false;
       for (const auto& c : changes()) {
         if (unknown_between(c.first, c.second).empty()) continue;
-        if (!bisect(c.first, c.second, report)) return {};
+        bisect(c.first, c.second, report);
         narrowed = true;
         break;  // the series changed: detect again
       }
@@ -113,6 +113,13 @@ class SuiteAnalysis {
     }
     record_series();
     return findings();
+  }
+
+  /// The recorded commits' ids by sha, for the alerts' references.
+  std::map<std::string, db::Id> commit_ids() const {
+    std::map<std::string, db::Id> out;
+    for (const auto& [pos, p] : points_) out[p.sha] = p.commit_id;
+    return out;
   }
 
  private:
@@ -158,7 +165,7 @@ class SuiteAnalysis {
   }
 
   /// Measures one check-in through the job table (build, then evaluate).
-  bool measure(std::size_t pos) {
+  void measure(std::size_t pos) {
     auto in = plan_;
     in.checkins = {{history_[pos].sha, "", "", 0}};
     in.priority = 10;  // before anything else queued for the project
@@ -167,12 +174,11 @@ class SuiteAnalysis {
       auto counts = db::count_jobs(db_, ids);
       o_.workers.progress->extend(counts.total() - counts.finished());
     }
-    if (!run_until_finished(o_.workers, db_, ids)) return false;
+    run_until_finished(o_.workers, db_, ids);
     load();
-    return true;
   }
 
-  bool bisect(std::size_t a, std::size_t b, DriftReport& report) {
+  void bisect(std::size_t a, std::size_t b, DriftReport& report) {
     std::size_t n = b - a;  // candidates a+1 .. b; b is known to have the change
     reports::Bisection bis(n);
     auto old_level = level_of(points_.at(a));
@@ -191,7 +197,7 @@ class SuiteAnalysis {
     while (auto i = bis.next()) {
       auto pos = a + 1 + *i;
       tried_.insert(pos);
-      if (!measure(pos)) return false;
+      measure(pos);
       ++report.bisect_evaluations;
       ++used;
       auto verdict = broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated
@@ -204,7 +210,6 @@ class SuiteAnalysis {
     auto culprit = a + 1 + bis.outcome().first;
     evaluations_[culprit] += used;
     if (!between_.count(culprit)) between_[culprit] = int(n - 1);
-    return true;
   }
 
   void record_series() {
@@ -344,13 +349,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     plan.suites = {{suite_name, suite.manifest_hash}};
     SuiteAnalysis analysis(o, db, history, plan, suite.suite.name);
     auto findings = analysis.run(report);
-    if (o.workers.stop && o.workers.stop->load()) {
-      report.interrupted = true;
-      return report;
-    }
-    std::map<std::string, db::Id> ids;
-    for (const auto& pt : db::load_series(db, plan.repo, plan.recipe_hash, plan.policy_hash, suite.manifest_hash))
-      ids[pt.sha] = pt.commit_id;
+    auto ids = analysis.commit_ids();
     for (auto& f : findings) {
       db::AlertRow a;
       // What changed and where: the same change seen by a later sweep is the same alert.

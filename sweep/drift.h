@@ -4,7 +4,6 @@
 // one check-in (evaluating first-parent check-ins between them as ordinary
 // jobs), record the series and open one alert per change, deduplicated
 // across sweeps; then deliver what is pending to the hook and webhook.
-#include <atomic>
 #include <string>
 #include <vector>
 
@@ -44,7 +43,6 @@ struct DriftReport {
   int bisect_evaluations = 0;
   int alerts_opened = 0;
   int notifications_sent = 0, notifications_failed = 0;
-  bool interrupted = false;
 };
 
 struct DriftOptions {

@@ -187,18 +187,14 @@ SweepReport run_sweep(const SweepOptions& o) {
 
   if (o.progress) o.progress->start(counts.total() - counts.finished());
   int workers = std::max(1, o.workers);
-  LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.stop, o.progress, &report.failures, &report.time};
+  LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.progress, &report.failures, &report.time};
   local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
-  report.interrupted = !run_until_finished(local, lock_db, ids);
-  if (!report.interrupted) {
-    say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
-    report.drift = analyse_drift({p, local, p.alerts.bisect}, lock_db);
-    report.interrupted = report.drift.interrupted;
-  }
+  run_until_finished(local, lock_db, ids);
+  say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
+  report.drift = analyse_drift({p, local, p.alerts.bisect}, lock_db);
   report.jobs = db::count_jobs(lock_db, ids);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto state = report.interrupted ? "interrupted" : "done";
-  db::finish_sweep(lock_db, report.sweep_id, state, report.head, report.checkins,
+  db::finish_sweep(lock_db, report.sweep_id, "done", report.head, report.checkins,
                    fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped,
                                report.jobs.failed));
   return report;

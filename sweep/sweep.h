@@ -3,7 +3,6 @@
 // them as jobs, run workers until every job has finished, and record the
 // sweep. Killed at any point, a rerun continues where it stopped: jobs are
 // keyed by what they compute and finished with their results.
-#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,7 +30,6 @@ struct SweepOptions {
   std::string every, since;    ///< override the project's sampling
   int jobs = 0;                ///< parallel compiles; 0 = the project's, else one per core
   int workers = 1;             ///< local workers
-  const std::atomic<bool>* stop = nullptr;
   Progress* progress = nullptr;
 };
 
@@ -41,7 +39,6 @@ struct SweepReport {
   db::JobCounts jobs;        ///< over the sweep's jobs, at the end
   std::string head;          ///< newest check-in planned
   bool nothing_new = false;  ///< --new found nothing after the last sweep
-  bool interrupted = false;
   double seconds = 0;
   std::vector<std::string> failures;  ///< failed jobs: "what: why"
   DriftReport drift;                  ///< the analysis after the sweep

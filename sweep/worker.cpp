@@ -247,8 +247,6 @@ db::Database reconnect(const WorkerOptions& o, const std::string& why) {
   }
 }
 
-bool stopping(const WorkerOptions& o) { return o.stop && o.stop->load(); }
-
 }  // namespace
 
 WorkerReport run_worker(const WorkerOptions& o) {
@@ -257,7 +255,7 @@ WorkerReport run_worker(const WorkerOptions& o) {
   auto db = db::Database::connect(o.target).take();
   auto idle_since = std::chrono::steady_clock::now();
   int ran = 0;
-  while (!stopping(o) && (o.max_jobs == 0 || ran < o.max_jobs)) {
+  while (o.max_jobs == 0 || ran < o.max_jobs) {
     try {
       auto job = db::claim_job(db, o.project, o.owner, o.kinds, o.lease_seconds);
       if (!job) {
@@ -286,7 +284,7 @@ WorkerReport run_worker(const WorkerOptions& o) {
   return report;
 }
 
-bool run_until_finished(const LocalWorkers& l, db::Database& db, const std::vector<db::Id>& ids) {
+void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vector<db::Id>& ids) {
   for (;;) {
     std::vector<std::thread> threads;
     std::vector<std::exception_ptr> errors(l.workers);
@@ -300,7 +298,6 @@ bool run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
           wo.owner = worker_owner_name(w);
           wo.data_dir = l.data_dir;
           wo.jobs = l.jobs;
-          wo.stop = l.stop;
           wo.log = [&l](const std::string& line) {
             if (l.progress) l.progress->line(line);
           };
@@ -327,7 +324,6 @@ bool run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
     for (auto& t : threads) t.join();
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
-    if (l.stop && l.stop->load()) return false;
     db::JobCounts counts;
     try {
       counts = db::count_jobs(db, ids);
@@ -344,7 +340,7 @@ bool run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
         throw common::Fatal("another sweep of project '" + l.project + "' took its lock while PostgreSQL restarted");
       continue;
     }
-    if (counts.finished() == counts.total()) return true;
+    if (counts.finished() == counts.total()) return;
     // The rest runs on remote workers, or waits for jobs that do.
     std::this_thread::sleep_for(std::chrono::seconds(2));
   }

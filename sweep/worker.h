@@ -3,7 +3,6 @@
 // evaluate a build on a suite), and finishes each in the transaction that
 // stores its results. The sweep runs workers in its own process; `driftwatch
 // worker` runs the same loop anywhere that reaches the database.
-#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -36,7 +35,6 @@ struct WorkerOptions {
   double idle_exit = 0;     ///< seconds to wait for new work before exiting; 0 = exit when none is runnable
   /// How long to keep reconnecting to a database that went away.
   double reconnect_seconds = 60;
-  const std::atomic<bool>* stop = nullptr;  ///< set by a signal handler
   std::function<void(const std::string&)> log;
   std::function<void(const JobEvent&)> on_job;
   std::function<void(const std::string& what, int done, int total)> on_module;
@@ -64,15 +62,14 @@ struct LocalWorkers {
   std::filesystem::path data_dir;
   int jobs = 1;     ///< parallel compiles per worker
   int workers = 1;  ///< worker threads
-  const std::atomic<bool>* stop = nullptr;
   Progress* progress = nullptr;
   std::vector<std::string>* failures = nullptr;  ///< failed jobs: "what: why"
   JobTime* time = nullptr;                       ///< summed over the jobs run here
 };
 
 /// Runs local workers until every job of `ids` has finished (some may run on
-/// remote workers: then it waits for them). False when stopped by a signal.
-bool run_until_finished(const LocalWorkers& local, db::Database& db, const std::vector<db::Id>& ids);
+/// remote workers: then it waits for them).
+void run_until_finished(const LocalWorkers& local, db::Database& db, const std::vector<db::Id>& ids);
 
 /// "host:pid:index": the host and pid let a later sweep on the same host
 /// hand back the jobs of a worker that died.
