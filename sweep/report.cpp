@@ -217,10 +217,10 @@ common::Result<std::vector<fs::path>> write_report(const reports::ReportData& da
     if (!fs::is_directory(dir, ec)) return common::Error{dir.string() + " exists and is not a directory"};
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       auto name = e.path().filename().string();
-      bool ours = e.is_regular_file(ec) && e.path().filename().string() != "";
-      bool known = false;
-      for (const auto& k : kFormats) known = known || name == k.file;
-      if (!ours || !known)
+      bool known = false;  // a report's file, or one a killed run was writing atomically
+      for (const auto& k : kFormats)
+        known = known || name == k.file || name.rfind(std::string(k.file) + ".tmp-", 0) == 0;
+      if (!known || !e.is_regular_file(ec))
         return common::Error{dir.string() + " holds something other than a report ('" + name +
                              "'): refusing to overwrite it; give a new or empty directory"};
     }

@@ -64,7 +64,7 @@
       title: { text: 'uplift on ' + s.name, textStyle: { fontSize: 14 } },
       grid: { left: 60, right: 20, top: 40, bottom: 60 },
       tooltip: {
-        trigger: 'axis', confine: true,
+        trigger: 'axis', confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
         formatter: function (ps) {
           var p = pts[ps[0].dataIndex];
           var html = commitHtml(p) + '<br>uplift <b>' + pct(p.uplift) + '</b>, w/t/l ' + p.wins + '/' + p.ties + '/' + p.losses;
@@ -91,7 +91,7 @@
       legend: { right: 10, top: 0, data: ['default', 'learned'] },
       grid: { left: 70, right: 20, top: 50, bottom: 60 },
       tooltip: {
-        trigger: 'axis', confine: true,
+        trigger: 'axis', confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
         formatter: function (ps) {
           var p = pts[ps[0].dataIndex];
           return commitHtml(p) + '<br>default ' + p.total_default + ' B<br>learned ' + p.total_learned + ' B';
@@ -156,7 +156,7 @@
         title: { text: 'per module on ' + s.name + ': learned/default .text − 1 (%)', textStyle: { fontSize: 14 } },
         grid: { left: 160, right: 70, top: 40, bottom: 60 },
         tooltip: {
-          confine: true,
+          confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
           formatter: function (c) {
             var p = pts[c.value[0]], m = rows[c.value[1]];
             return '<b>' + enc(m.name) + '</b>: ' + (c.value[2] >= 0 ? '+' : '') + c.value[2] + '%<br>' + commitHtml(p);
@@ -196,6 +196,7 @@
     var tot = el('div', { 'class': 'chart', id: 'totals-' + s.name });
     row.appendChild(up); row.appendChild(tot); section.appendChild(row);
     var heat = el('div', { 'class': 'heatmap', id: 'modules-' + s.name });
+    heat.style.height = Math.min(640, 140 + 18 * s.modules.length) + 'px';  // 40 rows show at once, then a slider
     section.appendChild(heat);
     charts[s.name] = {
       uplift: upliftChart(up, s, pts, marks(s.name)),

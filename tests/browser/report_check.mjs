@@ -4,6 +4,7 @@
 // hovering a check-in, whether an injected script ran, load and draw times.
 //
 //   node report_check.mjs REPORT.html SCREENSHOT.png [HOVER_SHA]
+//   REPORT_SHOT=viewport node report_check.mjs …    (the screenshot of the first screen only)
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,6 +79,8 @@ try {
       }, target.suite);
     }
   }
+  // With the hover's tooltip showing; REPORT_SHOT=viewport keeps only the first screen (the README's picture).
+  await page.screenshot({ path: shotPath, fullPage: process.env.REPORT_SHOT !== 'viewport' });
   // Re-sorting the heatmap: how long until it is drawn again.
   const sort = await page.$('section.suite select');
   if (sort) {
@@ -88,7 +91,6 @@ try {
   }
   out.injected_ran = await page.evaluate(() => window.pwned !== undefined);
   out.script_elements = await page.evaluate(() => document.scripts.length);
-  await page.screenshot({ path: shotPath, fullPage: true });
 } catch (e) {
   out.error = String(e && e.stack || e);
 } finally {
