@@ -25,6 +25,12 @@ std::string date_of(std::int64_t t) {
 }
 
 std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
+/// At most `n` bytes of UTF-8 text, cut at a character boundary, "…" when cut.
+std::string clipped(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "…";
+}
 std::string pct(double x) { return fmt::format("{:+.2f}%", 100 * x); }
 double rounded(double x) { return std::round(x * 1e6) / 1e6; }
 
@@ -354,10 +360,10 @@ std::vector<std::string> summary_lines(const ReportData& d) {
   std::set<std::string> seen;
   for (auto it = d.alerts.rbegin(); it != d.alerts.rend(); ++it)  // oldest first
     if (!it->culprit.sha.empty() && seen.insert(it->culprit.sha).second)
-      culprits.push_back(short_sha(it->culprit.sha) + " " + common::printable(it->culprit.subject));
+      culprits.push_back(short_sha(it->culprit.sha) + " " + clipped(common::printable(it->culprit.subject), 40));
   std::string c = fmt::format("culprits found: {}", culprits.size());
-  for (std::size_t i = 0; i < culprits.size() && i < 3; ++i) c += (i ? "; " : ": ") + culprits[i];
-  if (culprits.size() > 3) c += fmt::format("; and {} more", culprits.size() - 3);
+  for (std::size_t i = 0; i < culprits.size() && i < 5; ++i) c += (i ? "; " : ": ") + culprits[i];
+  if (culprits.size() > 5) c += fmt::format("; and {} more", culprits.size() - 5);
   std::string now = "uplift now: ", base = "baseline: ";
   for (const auto& o : d.overview) {
     if (now.size() > 12) now += "; ", base += "; ";

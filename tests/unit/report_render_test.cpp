@@ -165,7 +165,7 @@ TEST_CASE("an empty report says that nothing was measured") {
 TEST_CASE("summary_lines names culprits, the uplift against the baseline, open alerts and the decision") {
   auto lines = reports::summary_lines(sample());
   REQUIRE(lines.size() == 5);
-  CHECK(lines[0].find("culprits found: 1: bbbbbbbbbbbb Fix <script>") == 0);
+  CHECK(lines[0] == "culprits found: 1: bbbbbbbbbbbb Fix <script>window.pwned=1</script> \"quo…");
   CHECK(lines[0].find('\n') == std::string::npos);
   CHECK(lines[1] == "uplift now: +0.50% on testdata at bbbbbbbbbbbb 2026-01-08 (-1.50 points since the baseline)");
   CHECK(lines[2] == "baseline: +2.00% at aaaaaaaaaaaa 2026-01-01 (the first swept check-in)");
