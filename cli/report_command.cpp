@@ -1,7 +1,8 @@
 // driftwatch report: the project's drift report as HTML, Markdown and JSON,
 // and optionally served on 127.0.0.1.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/project.h"
@@ -36,8 +37,11 @@ void run(Context& ctx, const ReportArgs& a) {
 
 void serve_dir(const std::filesystem::path& dir, int port) {
   sweep::serve_report(dir, port, [](const std::string& url) {
-    fmt::print("serving the report at {} on 127.0.0.1 only (Ctrl-C stops; from elsewhere: ssh -L {}:127.0.0.1:{} …)\n",
-               url, url.substr(17, url.size() - 18), url.substr(17, url.size() - 18));
+    auto bound = url.substr(url.rfind(':') + 1);  // "8765/"
+    bound.pop_back();
+    fmt::print(
+        "serving the report at {} on 127.0.0.1 only (Ctrl-C stops; from elsewhere: ssh -L {}:127.0.0.1:{} HOST)\n", url,
+        bound, bound);
     std::fflush(stdout);
   }).take();
 }
@@ -45,8 +49,7 @@ void serve_dir(const std::filesystem::path& dir, int port) {
 void attach_report(CLI::App& sub, Context& ctx) {
   auto a = std::make_shared<ReportArgs>();
   a->project.attach(sub);
-  sub.add_option("--out", a->out, "directory to write the report into (new, empty, or an earlier report)")
-      ->required();
+  sub.add_option("--out", a->out, "directory to write the report into (new, empty, or an earlier report)")->required();
   sub.add_option("--format", a->formats, "comma-separated: html, md, json (default: all three)");
   sub.add_flag("--serve", a->serve, "then serve it on http://127.0.0.1:PORT/ until stopped");
   sub.add_option("--port", a->port, "port for --serve (default 8765; 0: any free port)")->check(CLI::Range(0, 65535));

@@ -1,10 +1,10 @@
 #include "reports/render.h"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <ctime>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/text.h"
@@ -41,11 +41,21 @@ json commit_json(const CommitRef& c) {
 json point_json(const ReportPoint& p) {
   json ratios = json::array();
   for (double r : p.ratios) ratios.push_back(r < 0 ? json(nullptr) : json(rounded(r)));
-  return {{"sha", p.commit.sha},         {"author", p.commit.author},     {"subject", p.commit.subject},
-          {"time", p.commit.time},       {"date", date_of(p.commit.time)}, {"position", p.position},
-          {"build_outcome", p.build_outcome}, {"evaluated", p.evaluated}, {"uplift", p.uplift},
-          {"total_uplift", p.total_uplift}, {"total_default", p.total_default}, {"total_learned", p.total_learned},
-          {"wins", p.wins},             {"ties", p.ties},                 {"losses", p.losses},
+  return {{"sha", p.commit.sha},
+          {"author", p.commit.author},
+          {"subject", p.commit.subject},
+          {"time", p.commit.time},
+          {"date", date_of(p.commit.time)},
+          {"position", p.position},
+          {"build_outcome", p.build_outcome},
+          {"evaluated", p.evaluated},
+          {"uplift", p.uplift},
+          {"total_uplift", p.total_uplift},
+          {"total_default", p.total_default},
+          {"total_learned", p.total_learned},
+          {"wins", p.wins},
+          {"ties", p.ties},
+          {"losses", p.losses},
           {"ratios", ratios}};
 }
 
@@ -204,9 +214,10 @@ std::string html_overview(const ReportData& d) {
   out += "<dt>Baseline</dt><dd>" + h(d.baseline_note) + "</dd>";
   out += "<dt>Open alerts</dt><dd id=\"open-alerts\">" + std::to_string(d.open_alerts()) + " of " +
          std::to_string(d.alerts.size()) + "</dd>";
-  out += "<dt>Last retraining decision</dt><dd>" +
-         (d.decisions.empty() ? h(kNoDecision) : h(d.decisions.front().verdict) + " (" + h(d.decisions.front().at) + ")") +
-         "</dd></dl>\n";
+  out +=
+      "<dt>Last retraining decision</dt><dd>" +
+      (d.decisions.empty() ? h(kNoDecision) : h(d.decisions.front().verdict) + " (" + h(d.decisions.front().at) + ")") +
+      "</dd></dl>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : d.overview) {
     if (!o.measured) {
@@ -265,8 +276,8 @@ std::string html_tables(const ReportData& d) {
   rows.clear();
   for (const auto& f : d.feature_changes)
     rows.push_back({h(f.suite), html_commit(d, f.at.sha), h(f.at.subject), html_list(f.missing), html_list(f.added)});
-  out += html_table({"suite", "check-in", "subject", "features missing", "features new"}, rows,
-                    "feature-changes-table", "The compiler's feature set did not change across the series.");
+  out += html_table({"suite", "check-in", "subject", "features missing", "features new"}, rows, "feature-changes-table",
+                    "The compiler's feature set did not change across the series.");
   return out + "</section>\n";
 }
 
@@ -279,7 +290,8 @@ std::string render_markdown(const ReportData& d) {
   out += fmt::format("Generated {}. Active policy **{}** (`{}`), trained at {}.\n\n", markdown_escape(d.generated_at),
                      markdown_escape(d.policy.name), short_sha(d.policy.content_hash),
                      d.policy.trained_at.empty() ? "an unknown check-in" : md_commit(d, d.policy.trained_at));
-  if (d.empty()) return out + "**Nothing measured yet**: no check-in of this project has been swept. Run `driftwatch sweep`.\n";
+  if (d.empty())
+    return out + "**Nothing measured yet**: no check-in of this project has been swept. Run `driftwatch sweep`.\n";
   out += "Baseline: " + markdown_escape(d.baseline_note) + "\n\n## Uplift\n\n";
   out += "| suite | baseline | uplift then | latest | uplift now | change |\n|---|---|---|---|---|---|\n";
   for (const auto& o : d.overview) {
@@ -287,9 +299,10 @@ std::string render_markdown(const ReportData& d) {
       out += "| " + markdown_escape(o.suite) + " | not measured yet | | | | |\n";
       continue;
     }
-    out += fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
-                       date_of(o.baseline.time), pct(o.baseline_uplift), md_commit(d, o.latest.sha),
-                       date_of(o.latest.time), pct(o.latest_uplift), pct(o.latest_uplift - o.baseline_uplift));
+    out +=
+        fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
+                    date_of(o.baseline.time), pct(o.baseline_uplift), md_commit(d, o.latest.sha),
+                    date_of(o.latest.time), pct(o.latest_uplift), pct(o.latest_uplift - o.baseline_uplift));
   }
   out += fmt::format("\n## Alerts ({} open of {})\n\n", d.open_alerts(), d.alerts.size());
   if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
@@ -333,25 +346,27 @@ std::string render_markdown(const ReportData& d) {
 }
 
 std::string render_html(const ReportData& d, const HtmlAssets& assets) {
-  std::string out = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                    // Nothing may load from elsewhere: the report opens offline and runs only its own scripts.
-                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
-                    "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
-                    "<title>driftwatch report: " +
-                    h(d.project) + "</title>\n<style>\n" + std::string(assets.page_css) + "\n</style></head>\n<body>\n";
+  std::string out =
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      // Nothing may load from elsewhere: the report opens offline and runs only its own scripts.
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
+      "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+      "<title>driftwatch report: " +
+      h(d.project) + "</title>\n<style>\n" + std::string(assets.page_css) + "\n</style></head>\n<body>\n";
   out += "<header><h1>Drift report: " + h(d.project) + "</h1><p>Generated " + h(d.generated_at) +
          " by driftwatch. Uplift = .text reduction of the learned policy against the compiler's default heuristic "
          "(geometric mean over modules).</p></header>\n<main>\n";
   if (d.empty())
-    out += "<p id=\"empty-report\" class=\"empty\"><b>Nothing measured yet</b>: no check-in of this project has "
-           "been swept. Run <code>driftwatch sweep</code>, then this report again.</p>\n";
+    out +=
+        "<p id=\"empty-report\" class=\"empty\"><b>Nothing measured yet</b>: no check-in of this project has "
+        "been swept. Run <code>driftwatch sweep</code>, then this report again.</p>\n";
   out += html_overview(d);
   out += "<section id=\"charts\"></section>\n";  // filled by the page script, one block per suite
   out += html_alerts(d) + html_tables(d);
-  out += "</main>\n<script id=\"driftwatch-data\" type=\"application/json\">" + script_safe_json(dump(report_json(d), -1)) +
-         "</script>\n<script>\n" + std::string(assets.charts_js) + "\n</script>\n<script>\n" +
-         std::string(assets.page_js) + "\n</script>\n</body></html>\n";
+  out += "</main>\n<script id=\"driftwatch-data\" type=\"application/json\">" +
+         script_safe_json(dump(report_json(d), -1)) + "</script>\n<script>\n" + std::string(assets.charts_js) +
+         "\n</script>\n<script>\n" + std::string(assets.page_js) + "\n</script>\n</body></html>\n";
   return out;
 }
 
@@ -379,10 +394,9 @@ std::vector<std::string> summary_lines(const ReportData& d) {
   }
   if (d.overview.empty()) now += "no suite", base += "no suite";
   if (!d.baseline_note.empty()) base += " (" + common::printable(d.baseline_note) + ")";
-  std::string decision = d.decisions.empty()
-                             ? "retraining: not decided yet (no decision recorded)"
-                             : "retraining: " + common::printable(d.decisions.front().verdict) + " (" +
-                                   common::printable(d.decisions.front().at) + ")";
+  std::string decision = d.decisions.empty() ? "retraining: not decided yet (no decision recorded)"
+                                             : "retraining: " + common::printable(d.decisions.front().verdict) + " (" +
+                                                   common::printable(d.decisions.front().at) + ")";
   return {c, now, base, fmt::format("open alerts: {} of {}", d.open_alerts(), d.alerts.size()), decision};
 }
 
@@ -391,12 +405,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : common::valid_utf8(text)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -407,14 +432,18 @@ std::string script_safe_json(std::string_view json_text) {
   out.reserve(json_text.size());
   for (std::size_t i = 0; i < json_text.size(); ++i) {
     char c = json_text[i];
-    if (c == '<') out += "\\u003c";
-    else if (c == '>') out += "\\u003e";
-    else if (c == '&') out += "\\u0026";
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
     else if (c == '\xe2' && i + 2 < json_text.size() && json_text[i + 1] == '\x80' &&
              (json_text[i + 2] == '\xa8' || json_text[i + 2] == '\xa9')) {
       out += json_text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
       i += 2;
-    } else out += c;
+    } else
+      out += c;
   }
   return out;
 }
@@ -433,10 +462,23 @@ std::string markdown_escape(std::string_view text) {
     bool block_start = (i == 0 && (c == '#' || c == '+' || c == '-' || c == '=')) ||
                        (i == digits && digits > 0 && (c == '.' || c == ')'));
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~':
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+      case '~':
         out += '\\';
         out += c;
         break;

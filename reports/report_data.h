@@ -41,7 +41,8 @@ struct ReportPoint {
   double uplift = 0, total_uplift = 0;
   std::int64_t total_default = 0, total_learned = 0;
   int wins = 0, ties = 0, losses = 0;
-  /// learned/default .text per module, aligned with SuiteSeries::modules; empty when not evaluated; < 0 when unmeasured.
+  /// learned/default .text per module, aligned with SuiteSeries::modules; empty when not evaluated; < 0 when
+  /// unmeasured.
   std::vector<double> ratios;
 };
 

@@ -1,11 +1,11 @@
 #include "sweep/report.h"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "builder/recipe.h"
@@ -163,8 +163,8 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   bool trained_in_series = false, any_measured = false;
   for (const auto& name : p.suites) {
     auto suite = select_suite(data_dir, name);
-    auto loaded = db::load_series(db, repo.location().string(), recipe.content_hash, d.policy.content_hash,
-                                  suite.manifest_hash);
+    auto loaded =
+        db::load_series(db, repo.location().string(), recipe.content_hash, d.policy.content_hash, suite.manifest_hash);
     auto s = series_of(suite.suite.name, suite.manifest_hash, loaded, position);
     for (const auto& pt : s.points)
       if (pt.build_outcome != "ok" && failed.insert(pt.commit.sha).second)
@@ -183,7 +183,8 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     d.overview.push_back(std::move(o));
     d.suites.push_back(std::move(s));
   }
-  if (!any_measured) d.baseline_note = "nothing measured yet";
+  if (!any_measured)
+    d.baseline_note = "nothing measured yet";
   else if (trained_in_series)
     d.baseline_note = "the check-in the policy was trained at (" + d.policy.trained_at.substr(0, 12) + ")";
   else

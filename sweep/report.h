@@ -31,6 +31,7 @@ common::Result<std::vector<std::filesystem::path>> write_report(const reports::R
 
 /// Serves `dir` on 127.0.0.1:port (0: any free port) until the process is
 /// stopped; `ready` gets the URL once it listens. Error when it cannot listen.
-common::Status serve_report(const std::filesystem::path& dir, int port, const std::function<void(const std::string&)>& ready);
+common::Status serve_report(const std::filesystem::path& dir, int port,
+                            const std::function<void(const std::string&)>& ready);
 
 }  // namespace sweep

@@ -47,7 +47,8 @@ std::string http_get(int port, const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("report of a swept history in headless Chromium: every point drawn, the culprit's hover, no injected script") {
+TEST_CASE(
+    "report of a swept history in headless Chromium: every point drawn, the culprit's hover, no injected script") {
   Project p("history-8w-hostile.toml");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
@@ -131,7 +132,8 @@ TEST_CASE("report: an empty database gives a report that says so, and a director
   std::ofstream(other / "todo.txt") << "mine";
   auto refused = p.run({"report", "--config", p.config, "--out", other.string()});
   CHECK(refused.exit_code == 2);
-  CHECK(refused.output.find("driftwatch: " + other.string() + " holds something other than a report ('todo.txt')") == 0);
+  CHECK(refused.output.find("driftwatch: " + other.string() + " holds something other than a report ('todo.txt')") ==
+        0);
   CHECK(common::trim(refused.output).find('\n') == std::string::npos);
   CHECK(read(other / "todo.txt") == "mine");
   CHECK_FALSE(fs::exists(other / "index.html"));
@@ -161,8 +163,10 @@ TEST_CASE("report --serve answers a real HTTP GET on 127.0.0.1") {
   const std::string marker = "serving the report at http://127.0.0.1:";
   for (int i = 0; i < 600 && port == 0 && !child.try_wait(); ++i) {
     auto text = read(log);
-    if (auto at = text.find(marker); at != std::string::npos) port = std::stoi(text.substr(at + marker.size()));
-    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (auto at = text.find(marker); at != std::string::npos)
+      port = std::stoi(text.substr(at + marker.size()));
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   INFO(read(log));
   REQUIRE(port > 0);

@@ -1,6 +1,7 @@
 // The drift report's renderers on values: escaping of untrusted text in
 // HTML, inlined JSON and Markdown; what the JSON and Markdown hold.
 #include <doctest/doctest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "reports/render.h"
@@ -9,7 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kHostile = "Fix <script>window.pwned=1</script> \"quoted\" 'single' & [link](http://x) *bold*\nnext line";
+const std::string kHostile =
+    "Fix <script>window.pwned=1</script> \"quoted\" 'single' & [link](http://x) *bold*\nnext line";
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
