@@ -120,6 +120,11 @@ TEST_CASE("the demo sweeps the sampled check-ins and evaluates the policy at eac
   CHECK(d.output.find("drift: ") != std::string::npos);
   CHECK(std::stoi(f.psql("SELECT count(*) FROM evaluations WHERE status = 'done'")) >= 2);
   CHECK(f.psql("SELECT count(*) FROM evaluations WHERE status <> 'done'") == "0");
+  // It ends with the report and its five-line summary.
+  CHECK(d.output.find("the report: " + (f.dir / "data/demo/report/index.html").string()) != std::string::npos);
+  CHECK(d.output.find("  culprits found: ") != std::string::npos);
+  CHECK(d.output.find("  retraining: not decided yet") != std::string::npos);
+  CHECK(fs::exists(f.dir / "data/demo/report/report.json"));
 }
 
 TEST_CASE("an evaluation in which no module compiles is marked failed, with the compiler's error") {
