@@ -302,6 +302,7 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData
   auto model = initial_model(data, o);
   if (!model) return model.error();
   auto searched = search_all(*model, data, slot, o);
+  for (auto& s : searched) drop_columns(data, s.features);  // logged in the compiler's order
   std::vector<std::int64_t> text;
   int trials = 0, kept = 0;
   for (std::size_t i = 0; i < searched.size(); ++i) {

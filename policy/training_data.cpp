@@ -7,6 +7,7 @@
 #include <fstream>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 
 #include "common/atomic_file.h"
@@ -48,6 +49,9 @@ void append_normalized(const PolicyMetadata& meta, const std::vector<std::vector
   std::vector<float> row(meta.features.size());
   std::vector<std::vector<double>> as_tensors(meta.features.size(), std::vector<double>(1));
   for (const auto& r : rows) {
+    if (r.size() != meta.features.size())  // a bug, never input: rows are made for this model
+      throw std::logic_error("a feature row of " + std::to_string(r.size()) + " values for a model of " +
+                             std::to_string(meta.features.size()) + " features");
     for (std::size_t f = 0; f < r.size(); ++f) as_tensors[f][0] = r[f];
     normalize_inputs(meta, identity, as_tensors, row.data());
     out.insert(out.end(), row.begin(), row.end());
@@ -212,11 +216,20 @@ Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text, cons
 void drop_feature(TrainingData& data, const std::string& name) {
   auto it = std::find(data.feature_names.begin(), data.feature_names.end(), name);
   if (it == data.feature_names.end()) return;
-  auto k = it - data.feature_names.begin();
+  auto k = static_cast<std::size_t>(it - data.feature_names.begin());
   data.feature_names.erase(it);
   for (auto& m : data.modules)
     for (auto& row : m.features)
-      if (k < static_cast<long>(row.size())) row.erase(row.begin() + k);
+      if (k < row.size()) row.erase(row.begin() + static_cast<long>(k));
+  data.dropped_columns.push_back(k);
+}
+
+void drop_columns(const TrainingData& data, std::vector<std::vector<double>>& rows) {
+  auto sent = data.feature_names.size() + data.dropped_columns.size();
+  for (auto& row : rows) {
+    if (row.size() != sent) continue;  // already cut (rows taken from the collected data)
+    for (auto k : data.dropped_columns) row.erase(row.begin() + static_cast<long>(k));
+  }
 }
 
 Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o,

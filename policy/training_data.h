@@ -27,6 +27,9 @@ struct TrainingData {
   std::vector<std::string> feature_names;  ///< as the compiler sends them (without inlining_default)
   std::vector<ModuleData> modules;
   std::vector<std::string> skipped;  ///< "module: why"
+  /// Columns of the compiler's rows that drop_feature removed, in removal order:
+  /// rows logged later (the search's) are cut the same way with drop_columns.
+  std::vector<std::size_t> dropped_columns;
 };
 
 /// For every module: compile with the default heuristic (size), with the
@@ -85,5 +88,8 @@ Outcome evaluate(const PolicyModel& model, const TrainingData& data, const Train
 
 /// Removes a feature from collected data (names and every row).
 void drop_feature(TrainingData& data, const std::string& name);
+/// Removes from rows in the compiler's order the columns drop_feature removed
+/// from `data`; rows already of the model's width are left alone.
+void drop_columns(const TrainingData& data, std::vector<std::vector<double>>& rows);
 
 }  // namespace policy
