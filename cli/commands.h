@@ -20,5 +20,7 @@ void attach_init(CLI::App& sub, Context& ctx);
 void attach_sweep(CLI::App& sub, Context& ctx);
 void attach_alerts(CLI::App& sub, Context& ctx);
 void attach_bisect(CLI::App& sub, Context& ctx);
+void attach_decide(CLI::App& sub, Context& ctx);
+void attach_retrain(CLI::App& sub, Context& ctx);
 
 }  // namespace cli
