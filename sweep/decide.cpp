@@ -51,11 +51,18 @@ json rule_json(const reports::RuleOutcome& o) {
 
 std::string DecideReport::json() const {
   nlohmann::json suites_j = nlohmann::json::array();
-  for (const auto& s : suites) {
-    nlohmann::json rules = nlohmann::json::array();
+  for (std::size_t i = 0; i < suites.size(); ++i) {
+    const auto& s = suites[i];
+    nlohmann::json rules = nlohmann::json::array(), points = nlohmann::json::array();
     for (const auto& o : s.rules) rules.push_back(rule_json(o));
+    if (i < series.size())
+      for (const auto& pt : series[i].points)
+        points.push_back({{"sha", pt.sha}, {"uplift", pt.uplift}, {"no_worse", pt.no_worse},
+                          {"features_lost", pt.features_lost}});
     suites_j.push_back({{"suite", s.suite}, {"retrain", s.retrain}, {"first", s.first}, {"last", s.last},
-                        {"rules", rules}});
+                        {"baseline_measured", i < series.size() && series[i].baseline_measured},
+                        {"age_checkins", i < series.size() ? series[i].age_checkins : 0},
+                        {"rules", rules}, {"series", points}});
   }
   return nlohmann::json{{"verdict", retrain ? "retrain" : "keep"},
                         {"policy", policy_name},
@@ -72,12 +79,9 @@ std::string DecideReport::json() const {
 
 DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::filesystem::path& data_dir) {
   if (p.repo.empty()) throw common::Fatal("decide needs compiler.repo in the project file: it reads the series of its check-ins");
-  auto tracked = ensure_lineage(db, p, data_dir);
-  auto lineage = db::find_lineage(db, p.name, tracked.lineage_id);
+  auto tracked = tracked_policy(db, p);  // the lineage is recorded only once there is something to decide on
   DecideReport report;
-  report.policy_name = lineage ? lineage->name : "";
   report.policy_hash = tracked.content_hash;
-  report.lineage_id = tracked.lineage_id;
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto history = repo.first_parent_history(p.branch.empty() ? "HEAD" : p.branch).take();
   if (history.empty()) throw common::Fatal("the branch of " + p.repo + " has no check-ins");
@@ -112,12 +116,15 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     series.age_days = double(history.back().time - history[from].time) / 86400.0;
     any_point = any_point || !series.points.empty();
     report.suites.push_back(reports::decide(series, p.decide));
+    report.series.push_back(std::move(series));
   }
   if (!any_point)
     throw common::Fatal("no evaluated check-in of project '" + p.name + "' with its policy " +
                         tracked.content_hash.substr(0, 12) +
                         (baseline_pos ? " since its training check-in " + report.baseline.substr(0, 12) : "") +
                         ": run `driftwatch sweep` first");
+  report.lineage_id = ensure_lineage(db, p, data_dir).lineage_id;
+  if (auto row = db::find_lineage(db, p.name, report.lineage_id)) report.policy_name = row->name;
   for (const auto& s : report.suites) {
     report.retrain = report.retrain || s.retrain;
     // The range the evidence covers: over every rule that fired, else the whole series.
