@@ -162,6 +162,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto kept = kept_policy_file(o.data_dir, candidate.metadata().content_hash);
   fs::rename(tmp, kept);
   report.candidate_hash = candidate.metadata().content_hash;
+  if (report.candidate_hash == active.content_hash)  // the same bytes as the active's kept file
+    throw common::Fatal("training left the active policy unchanged (same content); nothing to promote, nothing changed");
   report.candidate_file = kept.string();
   json suites{{"training", t.metadata.corpus}, {"holdout", json::array()}};
   for (const auto& h : holdout) suites["holdout"].push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
