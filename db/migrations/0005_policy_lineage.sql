@@ -23,7 +23,9 @@ CREATE TABLE project_policies (
 -- One active policy per project; promotions also take an advisory lock.
 CREATE UNIQUE INDEX project_policies_one_active ON project_policies (project) WHERE state = 'active';
 
--- Every `driftwatch decide`, with what each rule measured.
+-- Every `driftwatch decide`, with what each rule measured. 0001's placeholder
+-- of this table was never written (nothing recorded decisions before this).
+DROP TABLE IF EXISTS retraining_decisions;
 CREATE TABLE retraining_decisions (
   id                 bigserial PRIMARY KEY,
   project            text NOT NULL,
