@@ -90,8 +90,9 @@ RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
   o.measured = head.no_worse;
   o.fired = head.no_worse < r.min_no_worse;
   o.first = o.last = head.sha;
-  o.detail = num(100 * head.no_worse) + "% of modules no worse than the default at the head" +
-             (o.fired ? ", below " : ", not below ") + num(100 * r.min_no_worse) + "%";
+  char share[64];
+  std::snprintf(share, sizeof share, "%.1f%% of modules no worse than the default at the head", 100 * head.no_worse);
+  o.detail = share + std::string(o.fired ? ", below " : ", not below ") + num(100 * r.min_no_worse) + "%";
   return o;
 }
 
