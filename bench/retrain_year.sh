@@ -13,7 +13,7 @@
 # demo does); pass a data directory that holds them to skip that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DW="$PWD/build/bin/driftwatch"
+DW="${DRIFTWATCH:-$PWD/build/bin/driftwatch}"  # another binary: DRIFTWATCH=…
 DATA="${1:-$(mktemp -d /tmp/driftwatch-retrain.XXXXXX)}"
 HOLDOUT="${2:-holdout}"
 TRAIN="${3:-train}"
