@@ -31,7 +31,7 @@ mkdir -p "$P"
 dw init "$P" --repo "$DATA/year" --policy "$POLICY" --name retrain-bench --force >/dev/null
 sed -i -e "s/names = \[\"holdout\"\]/names = [\"$HOLDOUT\"]/" -e 's/every = "1w"/every = "1m"/' \
   -e "s/training_suite = \"train\"/training_suite = \"$TRAIN\"/" -e "s/settings = \"shipped\"/settings = \"$SETTINGS\"/" \
-  "$P/driftwatch.toml"
+  -e 's/bisect = true/bisect = false/' "$P/driftwatch.toml"  # decide reads the series; culprits are not needed
 
 echo "== monthly sweep of the shipped policy"
 dw sweep --config "$P/driftwatch.toml" -q | grep -E "^sweep|^drift" || true
