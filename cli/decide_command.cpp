@@ -1,7 +1,8 @@
 // driftwatch decide | retrain: should the frozen policy be retrained, and
 // retraining that promotes only a candidate better on held-out code.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -51,7 +52,10 @@ void print_retrain(const sweep::RetrainReport& r) {
   for (const auto& h : r.holdout)
     fmt::print("  held-out {}: active {:+.2f}% ({} losing), candidate {:+.2f}% ({} losing) of {} modules\n", h.suite,
                100 * h.active_uplift, h.active_losses, 100 * h.candidate_uplift, h.candidate_losses, h.modules);
-  fmt::print("{}: {}\n", r.promoted ? "PROMOTED" : r.state == "candidate" ? "recorded, not promoted" : "REJECTED",
+  fmt::print("{}: {}\n",
+             r.promoted               ? "PROMOTED"
+             : r.state == "candidate" ? "recorded, not promoted"
+                                      : "REJECTED",
              r.reason);
   fmt::print("lineage: policy {} (parent {}); retrain took {}\n", r.candidate_id, r.active_id,
              common::format_seconds(r.seconds));
@@ -72,8 +76,8 @@ sweep::RetrainOptions retrain_options(Context& ctx, const sweep::ProjectFile& pr
   if (!quiet)
     o.train_progress = [](const policy::TrainProgress& p) {
       if (p.phase == "reinforce" || p.phase == "imitated")
-        fmt::print(stderr, "[{} {}/{}] uplift {:+.3f}% ({:.1f}% no worse)\n", p.phase, p.step, p.steps,
-                   100 * p.uplift, 100 * p.no_worse);
+        fmt::print(stderr, "[{} {}/{}] uplift {:+.3f}% ({:.1f}% no worse)\n", p.phase, p.step, p.steps, 100 * p.uplift,
+                   100 * p.no_worse);
     };
   return o;
 }
@@ -82,8 +86,10 @@ void run_decide(Context& ctx, const DecideArgs& a) {
   auto project = a.project.load(ctx);
   auto database = ctx.database();
   auto report = sweep::run_decide(database, project, ctx.data_dir());
-  if (a.json) fmt::print("{}\n", report.json());
-  else print_decision(report);
+  if (a.json)
+    fmt::print("{}\n", report.json());
+  else
+    print_decision(report);
   ctx.exit_code = report.retrain ? 1 : 0;
   if (!report.retrain || !a.act) return;
   auto r = sweep::run_retrain(database, retrain_options(ctx, project, "", "", 0));
@@ -116,8 +122,9 @@ void attach_retrain(CLI::App& sub, Context& ctx) {
   auto a = std::make_shared<RetrainArgs>();
   a->project.attach(sub);
   sub.add_option("--at", a->at, "train at this check-in (default: the branch's head)");
-  sub.add_option("--promote", a->promote, "auto: promote a candidate that wins; never: record it only "
-                                          "(default: the project's retrain.promote)")
+  sub.add_option("--promote", a->promote,
+                 "auto: promote a candidate that wins; never: record it only "
+                 "(default: the project's retrain.promote)")
       ->check(CLI::IsMember({"auto", "never"}));
   sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else one per core)");
   sub.footer(

@@ -81,9 +81,10 @@ Id add_to_lineage(Database& db, const LineageRow& row, const std::string& metada
                            row.name, row.content_hash, row.trained_commit, metadata_json)[0]
                          .as<Id>();
     if (row.parent_id != 0)
-      tx.exec_params("UPDATE policies SET parent_id = (SELECT policy_id FROM project_policies WHERE id = $2) "
-                     "WHERE id = $1 AND parent_id IS NULL",
-                     policy_id, row.parent_id);
+      tx.exec_params(
+          "UPDATE policies SET parent_id = (SELECT policy_id FROM project_policies WHERE id = $2) "
+          "WHERE id = $1 AND parent_id IS NULL",
+          policy_id, row.parent_id);
     auto id = tx.exec_params1(
                     "INSERT INTO project_policies (project, policy_id, parent_id, file, trained_commit, suites, "
                     "  figures, state, reason) "
@@ -95,9 +96,10 @@ Id add_to_lineage(Database& db, const LineageRow& row, const std::string& metada
                     row.figures_json, row.state == "active" ? "candidate" : row.state, row.reason)[0]
                   .as<Id>();
     if (row.state == "active") {  // the project file names a new policy: it replaces the active one
-      tx.exec_params("UPDATE project_policies SET state = 'retired', updated_at = now() "
-                     "WHERE project = $1 AND state = 'active' AND id <> $2",
-                     row.project, id);
+      tx.exec_params(
+          "UPDATE project_policies SET state = 'retired', updated_at = now() "
+          "WHERE project = $1 AND state = 'active' AND id <> $2",
+          row.project, id);
       tx.exec_params("UPDATE project_policies SET state = 'active', updated_at = now() WHERE id = $1", id);
     }
     tx.commit();

@@ -20,7 +20,9 @@ std::string pct(double v) {
   return buf;
 }
 
-std::string rule_error(const char* rule, const std::string& what) { return "rule '" + std::string(rule) + "': " + what; }
+std::string rule_error(const char* rule, const std::string& what) {
+  return "rule '" + std::string(rule) + "': " + what;
+}
 
 RuleOutcome outcome(const char* rule, bool enabled) {
   RuleOutcome o;
@@ -50,8 +52,8 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
     return o;
   }
   if (static_cast<int>(later.size()) < r.in_a_row) {
-    o.detail = std::to_string(later.size()) + " evaluated check-in(s) since the baseline, " + std::to_string(r.in_a_row) +
-               " needed";
+    o.detail = std::to_string(later.size()) + " evaluated check-in(s) since the baseline, " +
+               std::to_string(r.in_a_row) + " needed";
     return o;
   }
   // The best of the last K points: every one of them is below the bar when it is.
@@ -77,7 +79,8 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   o.measured = head.uplift;
   o.fired = head.uplift < r.min_uplift;
   o.first = o.last = head.sha;
-  o.detail = "uplift " + pct(head.uplift) + " at the head" + (o.fired ? ", below " : ", not below ") + pct(r.min_uplift);
+  o.detail =
+      "uplift " + pct(head.uplift) + " at the head" + (o.fired ? ", below " : ", not below ") + pct(r.min_uplift);
   return o;
 }
 
@@ -108,8 +111,10 @@ RuleOutcome features_rule(const RetrainSeries& s, const RetrainRules& r) {
   // The evidence starts where the loss began: the first of the trailing points with it.
   o.first = head.sha;
   for (auto it = s.points.rbegin(); it != s.points.rend() && it->features_lost > 0; ++it) o.first = it->sha;
-  o.detail = o.fired ? std::to_string(head.features_lost) + " feature(s) the policy uses are no longer sent, or sent "
-                                                            "unusable: " + head.features_note
+  o.detail = o.fired ? std::to_string(head.features_lost) +
+                           " feature(s) the policy uses are no longer sent, or sent "
+                           "unusable: " +
+                           head.features_note
                      : "every feature the policy uses is sent";
   return o;
 }
@@ -140,8 +145,8 @@ std::optional<std::string> validate(const RetrainRules& r) {
   if (r.fraction_on && r.in_a_row < 1)
     return rule_error("uplift_fraction", "in_a_row must be at least 1, not " + std::to_string(r.in_a_row));
   if (r.floor_on && !(r.min_uplift > -1 && r.min_uplift < 1))
-    return rule_error("uplift_floor", "min_uplift must lie between -1 and 1 (an uplift is a fraction), not " +
-                                          num(r.min_uplift));
+    return rule_error("uplift_floor",
+                      "min_uplift must lie between -1 and 1 (an uplift is a fraction), not " + num(r.min_uplift));
   if (r.no_worse_on && !(r.min_no_worse > 0 && r.min_no_worse <= 1))
     return rule_error("no_worse", "min_no_worse must be above 0 and at most 1, not " + num(r.min_no_worse));
   if (r.age_on && r.max_age_checkins <= 0 && r.max_age_days <= 0)
@@ -170,7 +175,8 @@ CandidateVerdict judge_candidate(const HeldOutFigures& a, const HeldOutFigures& 
                         std::to_string(a.losses) + " (at most " + std::to_string(s.max_extra_losing) + " more allowed)";
   if (!std::isfinite(c.uplift)) return {false, "the candidate's uplift is not a number: " + figures};
   if (!(gain > 0 && gain >= s.margin)) return {false, "does not win by the margin: " + figures};
-  if (extra > s.max_extra_losing) return {false, "makes " + std::to_string(extra) + " more module(s) worse: " + figures};
+  if (extra > s.max_extra_losing)
+    return {false, "makes " + std::to_string(extra) + " more module(s) worse: " + figures};
   return {true, "wins by the margin: " + figures};
 }
 

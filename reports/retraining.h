@@ -13,9 +13,9 @@ namespace reports {
 /// One evaluated check-in of a suite's series, in first-parent order.
 struct RetrainPoint {
   std::string sha;
-  double uplift = 0;        ///< 1 - geometric mean of learned/default
-  double no_worse = 1;      ///< share of modules the policy left no larger than the default
-  int features_lost = 0;    ///< policy features the compiler no longer sends, or sends unusable (reshaped)
+  double uplift = 0;          ///< 1 - geometric mean of learned/default
+  double no_worse = 1;        ///< share of modules the policy left no larger than the default
+  int features_lost = 0;      ///< policy features the compiler no longer sends, or sends unusable (reshaped)
   std::string features_note;  ///< which, for people
 };
 
@@ -33,13 +33,13 @@ struct RetrainRules {
   double min_fraction = 0.5;  ///< of the baseline's uplift, for `in_a_row` check-ins in a row
   int in_a_row = 2;
   bool floor_on = true;
-  double min_uplift = 0.0;    ///< absolute: below 0 the learned heuristic loses to the default
+  double min_uplift = 0.0;  ///< absolute: below 0 the learned heuristic loses to the default
   bool no_worse_on = true;
   double min_no_worse = 0.9;  ///< share of modules no worse than the default
   bool features_on = true;    ///< the compiler stopped sending (or reshaped) features the policy uses
   bool age_on = false;
-  int max_age_checkins = 0;   ///< 0 = not checked
-  int max_age_days = 0;       ///< 0 = not checked
+  int max_age_checkins = 0;  ///< 0 = not checked
+  int max_age_days = 0;      ///< 0 = not checked
 };
 
 /// One line naming the rule at fault ("rule 'uplift_fraction': min_fraction
@@ -86,6 +86,7 @@ struct CandidateVerdict {
 
 /// Promote only a candidate that wins by the margin without adding more
 /// losing modules than allowed.
-CandidateVerdict judge_candidate(const HeldOutFigures& active, const HeldOutFigures& candidate, const PromotionSettings& s);
+CandidateVerdict judge_candidate(const HeldOutFigures& active, const HeldOutFigures& candidate,
+                                 const PromotionSettings& s);
 
 }  // namespace reports

@@ -1,9 +1,8 @@
 #include "sweep/decide.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "builder/recipe.h"
 #include "db/drift.h"
@@ -42,9 +41,9 @@ reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
 }
 
 json rule_json(const reports::RuleOutcome& o) {
-  return {{"rule", o.rule},         {"enabled", o.enabled}, {"evaluated", o.evaluated}, {"fired", o.fired},
-          {"measured", o.measured}, {"threshold", o.threshold}, {"first", o.first},   {"last", o.last},
-          {"detail", o.detail}};
+  return {{"rule", o.rule},   {"enabled", o.enabled},   {"evaluated", o.evaluated},
+          {"fired", o.fired}, {"measured", o.measured}, {"threshold", o.threshold},
+          {"first", o.first}, {"last", o.last},         {"detail", o.detail}};
 }
 
 }  // namespace
@@ -57,12 +56,16 @@ std::string DecideReport::json() const {
     for (const auto& o : s.rules) rules.push_back(rule_json(o));
     if (i < series.size())
       for (const auto& pt : series[i].points)
-        points.push_back({{"sha", pt.sha}, {"uplift", pt.uplift}, {"no_worse", pt.no_worse},
-                          {"features_lost", pt.features_lost}});
-    suites_j.push_back({{"suite", s.suite}, {"retrain", s.retrain}, {"first", s.first}, {"last", s.last},
+        points.push_back(
+            {{"sha", pt.sha}, {"uplift", pt.uplift}, {"no_worse", pt.no_worse}, {"features_lost", pt.features_lost}});
+    suites_j.push_back({{"suite", s.suite},
+                        {"retrain", s.retrain},
+                        {"first", s.first},
+                        {"last", s.last},
                         {"baseline_measured", i < series.size() && series[i].baseline_measured},
                         {"age_checkins", i < series.size() ? series[i].age_checkins : 0},
-                        {"rules", rules}, {"series", points}});
+                        {"rules", rules},
+                        {"series", points}});
   }
   return nlohmann::json{{"verdict", retrain ? "retrain" : "keep"},
                         {"policy", policy_name},
@@ -78,7 +81,8 @@ std::string DecideReport::json() const {
 }
 
 DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::filesystem::path& data_dir) {
-  if (p.repo.empty()) throw common::Fatal("decide needs compiler.repo in the project file: it reads the series of its check-ins");
+  if (p.repo.empty())
+    throw common::Fatal("decide needs compiler.repo in the project file: it reads the series of its check-ins");
   auto tracked = tracked_policy(db, p);  // the lineage is recorded only once there is something to decide on
   DecideReport report;
   report.policy_hash = tracked.content_hash;
@@ -102,8 +106,8 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   for (const auto& suite_name : p.suites) {
     auto suite = select_suite(data_dir, suite_name);
     std::map<std::size_t, db::SeriesPoint> points;
-    for (auto& pt : db::load_series(db, repo.location().string(), recipe.content_hash, tracked.content_hash,
-                                    suite.manifest_hash))
+    for (auto& pt :
+         db::load_series(db, repo.location().string(), recipe.content_hash, tracked.content_hash, suite.manifest_hash))
       if (auto it = position.find(pt.sha); it != position.end() && pt.evaluated) points[it->second] = std::move(pt);
     reports::RetrainSeries series;
     series.suite = suite.suite.name;

@@ -21,7 +21,7 @@ struct DecideReport {
   db::Id lineage_id = 0, decision_id = 0;
   std::vector<reports::SuiteDecision> suites;
   std::vector<reports::RetrainSeries> series;  ///< what the rules read, per suite
-  std::string first, last;  ///< the check-in range the evidence covers
+  std::string first, last;                     ///< the check-in range the evidence covers
   /// Everything above, as `decide --json` prints it and the decision's evidence.
   std::string json() const;
 };

@@ -1,9 +1,8 @@
 #include "sweep/lineage.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
 #include "common/data_dir.h"
@@ -73,12 +72,15 @@ namespace sweep {
 db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs::path& data_dir, db::Id id) {
   auto active = ensure_lineage(db, p, data_dir);
   auto row = db::find_lineage(db, p.name, id);
-  if (!row) throw common::Fatal("project '" + p.name + "' has no policy " + std::to_string(id) + " (see `driftwatch policy list`)");
+  if (!row)
+    throw common::Fatal("project '" + p.name + "' has no policy " + std::to_string(id) +
+                        " (see `driftwatch policy list`)");
   if (row->id == active.lineage_id) throw common::Fatal("policy " + std::to_string(id) + " is already the active one");
   if (!fs::exists(row->file))
     throw common::Fatal("policy " + std::to_string(id) + "'s file " + row->file + " no longer exists; not promoted");
   if (!db::promote(db, p.name, id, active.lineage_id, "promoted by hand"))
-    throw common::Fatal("the active policy of project '" + p.name + "' changed meanwhile; nothing was changed, try again");
+    throw common::Fatal("the active policy of project '" + p.name +
+                        "' changed meanwhile; nothing was changed, try again");
   return *db::find_lineage(db, p.name, id);
 }
 
@@ -92,7 +94,8 @@ db::LineageRow roll_back(db::Database& db, const ProjectFile& p, const fs::path&
     throw common::Fatal("the parent policy's file " + (parent ? parent->file : std::string("?")) +
                         " no longer exists; nothing was changed");
   if (!db::promote(db, p.name, parent->id, row->id, "rolled back from " + row->content_hash.substr(0, 12)))
-    throw common::Fatal("the active policy of project '" + p.name + "' changed meanwhile; nothing was changed, try again");
+    throw common::Fatal("the active policy of project '" + p.name +
+                        "' changed meanwhile; nothing was changed, try again");
   return *db::find_lineage(db, p.name, parent->id);
 }
 

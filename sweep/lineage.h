@@ -14,7 +14,7 @@
 namespace sweep {
 
 struct TrackedPolicy {
-  std::string file;          ///< the policy file to evaluate
+  std::string file;  ///< the policy file to evaluate
   std::string content_hash;
   std::string trained_commit;  ///< the baseline, as the policy records it
   db::Id lineage_id = 0;       ///< 0 when the lineage does not hold it yet

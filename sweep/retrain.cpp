@@ -1,10 +1,10 @@
 #include "sweep/retrain.h"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "builder/recipe.h"
 #include "db/drift.h"
@@ -130,9 +130,9 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     if (!s) return s.error();
     return s->text;
   };
-  t.work_dir = o.data_dir / "retrain" /
-               fmt::format("{}-{}-{}-{}", p.name, active.content_hash.substr(0, 12), sha->substr(0, 12),
-                           p.retrain.settings);
+  t.work_dir =
+      o.data_dir / "retrain" /
+      fmt::format("{}-{}-{}-{}", p.name, active.content_hash.substr(0, 12), sha->substr(0, 12), p.retrain.settings);
   t.resume = fs::exists(t.work_dir / "suite.json");
   report.resumed = t.resume;
   t.jobs = jobs;
@@ -148,12 +148,14 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto train_start = Clock::now();
   auto trained = policy::train(t);
   if (!trained)
-    throw common::Fatal("training the candidate failed: " + trained.error().message + "; the active policy is unchanged");
+    throw common::Fatal("training the candidate failed: " + trained.error().message +
+                        "; the active policy is unchanged");
   report.train_seconds = seconds_since(train_start);
   if (!std::isfinite(trained->uplift) || !finite_model(trained->model))
     throw common::Fatal("training diverged (uplift " + fmt::format("{}", trained->uplift) +
                         ", the model's answers are not finite numbers); the active policy is unchanged, the "
-                        "checkpoints are in " + t.work_dir.string());
+                        "checkpoints are in " +
+                        t.work_dir.string());
   report.train_uplift = trained->uplift;
 
   auto& candidate = trained->model;
@@ -163,7 +165,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   fs::rename(tmp, kept);
   report.candidate_hash = candidate.metadata().content_hash;
   if (report.candidate_hash == active.content_hash)  // the same bytes as the active's kept file
-    throw common::Fatal("training left the active policy unchanged (same content); nothing to promote, nothing changed");
+    throw common::Fatal(
+        "training left the active policy unchanged (same content); nothing to promote, nothing changed");
   report.candidate_file = kept.string();
   json suites{{"training", t.metadata.corpus}, {"holdout", json::array()}};
   for (const auto& h : holdout) suites["holdout"].push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
@@ -177,7 +180,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   row.suites_json = suites.dump();
   row.state = "candidate";
   row.reason = "being evaluated";
-  report.candidate_id = db::add_to_lineage(db, row, candidate.metadata().training.empty() ? "{}" : candidate.metadata().training);
+  report.candidate_id =
+      db::add_to_lineage(db, row, candidate.metadata().training.empty() ? "{}" : candidate.metadata().training);
 
   // Both policies at the same build, on code the candidate never saw.
   auto active_model = policy::PolicyModel::load(active.file).take();
@@ -197,7 +201,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     report.active.modules += a.result.summary.modules;
     report.candidate.modules += c.result.summary.modules;
   }
-  auto verdict = reports::judge_candidate(report.active, report.candidate, {p.retrain.margin, p.retrain.max_extra_losing});
+  auto verdict =
+      reports::judge_candidate(report.active, report.candidate, {p.retrain.margin, p.retrain.max_extra_losing});
   report.reason = verdict.reason;
   report.seconds = seconds_since(start);
   auto figures = figures_json(report).dump();
@@ -208,8 +213,9 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       report.state = "active";
     } else {
       report.state = "rejected";
-      report.reason = "the project's active policy changed while this candidate was trained (another promotion or "
-                      "a rollback); not promoted";
+      report.reason =
+          "the project's active policy changed while this candidate was trained (another promotion or "
+          "a rollback); not promoted";
     }
   } else if (verdict.promote) {
     report.state = "candidate";

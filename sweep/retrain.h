@@ -44,7 +44,7 @@ struct RetrainReport {
   std::vector<HeldOutSuite> holdout;
   reports::HeldOutFigures active, candidate;
   bool promoted = false;
-  std::string state;   ///< active, rejected, candidate (--promote never)
+  std::string state;  ///< active, rejected, candidate (--promote never)
   std::string reason;
   double seconds = 0, train_seconds = 0;
 };

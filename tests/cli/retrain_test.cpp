@@ -3,9 +3,8 @@
 // two, the real sample compiler, real (tiny) training, PostgreSQL.
 #include <doctest/doctest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/text.h"
 #include "tests/support/sweep_project.h"
@@ -55,7 +54,9 @@ std::string git(const Project& p, std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("decide says retrain when the uplift erodes, retrain promotes a better candidate, the next sweep measures from it") {
+TEST_CASE(
+    "decide says retrain when the uplift erodes, retrain promotes a better candidate, the next sweep measures from "
+    "it") {
   Project p;
   split_suites(p);
   auto sweep = p.sweep(p.dsn);
@@ -103,7 +104,8 @@ TEST_CASE("decide says retrain when the uplift erodes, retrain promotes a better
   INFO(again.output);
   REQUIRE(again.exit_code == 0);
   CHECK(std::stoi(p.psql("SELECT count(*) FROM evaluations e JOIN policies po ON po.id = e.policy_id "
-                         "WHERE po.content_hash = '" + new_hash + "' AND e.status = 'done'")) >= 2);
+                         "WHERE po.content_hash = '" +
+                         new_hash + "' AND e.status = 'done'")) >= 2);
   auto kept = p.run({"decide", "--config", p.config, "--json"});
   CHECK(kept.exit_code == 0);
   auto kj = json_of(kept);

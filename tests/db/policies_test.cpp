@@ -1,13 +1,14 @@
 // A project's policy lineage: one active policy, promotions that expect the
 // active one they replace (so two racing promotions cannot both win), and
 // the retraining decisions.
+#include "db/policies.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <thread>
 
 #include "db/embedded.h"
-#include "db/policies.h"
 #include "tests/support/test_db.h"
 
 namespace {

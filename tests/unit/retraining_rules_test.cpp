@@ -17,7 +17,8 @@ RetrainSeries series(std::vector<double> uplifts) {
   RetrainSeries s;
   s.suite = "holdout";
   s.baseline_measured = true;
-  for (std::size_t i = 0; i < uplifts.size(); ++i) s.points.push_back({"c" + std::to_string(i), uplifts[i], 1.0, 0, ""});
+  for (std::size_t i = 0; i < uplifts.size(); ++i)
+    s.points.push_back({"c" + std::to_string(i), uplifts[i], 1.0, 0, ""});
   return s;
 }
 
