@@ -20,6 +20,7 @@
 #include "sweep/suite_selection.h"
 #include "builder/recipe.h"
 #include "policy/model.h"
+#include "sweep/lineage.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
 
@@ -126,6 +127,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   auto database = ctx.database();
   if (!db::try_lock_project(database, project.name))
     throw common::Fatal("a sweep of project '" + project.name + "' is running; bisect after it");
+  project = sweep::with_tracked_policy(database, project);  // a promoted policy replaces the project file's
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
                             1, &progress, nullptr};

@@ -24,5 +24,7 @@ void attach_report(CLI::App& sub, Context& ctx);
 
 /// Serves a written report on 127.0.0.1 until stopped (report --serve, demo --serve).
 void serve_dir(const std::filesystem::path& dir, int port);
+void attach_decide(CLI::App& sub, Context& ctx);
+void attach_retrain(CLI::App& sub, Context& ctx);
 
 }  // namespace cli

@@ -22,11 +22,14 @@ const cli::Command kCommands[] = {
     {"bisect", "pin each change of the uplift to the check-in that made it", cli::attach_bisect},
     {"alerts", "drift alerts: list|show|ack|resolve|ignore|reopen|notify [--json] [--exit-code]", cli::attach_alerts},
     {"report", "the drift report: HTML with charts, Markdown, JSON [--serve]", cli::attach_report},
+    {"decide", "should the policy be retrained? the project's rules on its series (exit 0 keep, 1 retrain)",
+     cli::attach_decide},
+    {"retrain", "train a candidate at the head, promote it only if it wins on held-out suites", cli::attach_retrain},
     {"commits", "list the sampled check-ins of a range (first-parent history)", cli::attach_commits},
     {"build", "build one check-in with a recipe (cached per commit and recipe)", cli::attach_build},
     {"eval", "evaluate a frozen policy against the default heuristic on a suite", cli::attach_eval},
     {"train", "train a learned inlining policy for a compiler build on a suite", cli::attach_train},
-    {"policy", "the learned heuristic: serve it over LLVM's ML channel, show its metadata", cli::attach_policy},
+    {"policy", "the learned heuristic: serve, info; a project's lineage: list|show|promote|rollback", cli::attach_policy},
     {"suite", "benchmark suites: build smoke|train|holdout|defaults or your own, list them", cli::attach_suite},
 };
 

@@ -1,4 +1,4 @@
-// driftwatch train | policy serve | policy info
+// driftwatch train | policy serve | policy info | policy list|show|promote|rollback
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <signal.h>
@@ -11,6 +11,9 @@
 
 #include "cli/build_selection.h"
 #include "cli/commands.h"
+#include "cli/project.h"
+#include "db/policies.h"
+#include "sweep/lineage.h"
 #include "sweep/suite_selection.h"
 #include "common/text.h"
 #include "db/store.h"
@@ -159,6 +162,84 @@ void run_info(const std::string& file, bool json) {
              m.training);
 }
 
+nlohmann::json lineage_json(const db::LineageRow& r) {
+  auto parse = [](const std::string& t) { return nlohmann::json::parse(t.empty() ? "{}" : t, nullptr, false); };
+  return {{"id", r.id},
+          {"name", r.name},
+          {"content_hash", r.content_hash},
+          {"parent", r.parent_id == 0 ? nlohmann::json() : nlohmann::json(r.parent_id)},
+          {"state", r.state},
+          {"trained_commit", r.trained_commit},
+          {"file", r.file},
+          {"suites", parse(r.suites_json)},
+          {"figures", parse(r.figures_json)},
+          {"reason", r.reason},
+          {"created", r.created_at},
+          {"updated", r.updated_at}};
+}
+
+void print_lineage_row(const db::LineageRow& r) {
+  auto figures = nlohmann::json::parse(r.figures_json.empty() ? "{}" : r.figures_json, nullptr, false);
+  std::string held;
+  if (figures.is_object() && figures.contains("candidate"))
+    held = fmt::format("  held-out {:+.2f}% vs parent {:+.2f}%", 100 * figures["candidate"].value("uplift", 0.0),
+                       100 * figures["active"].value("uplift", 0.0));
+  fmt::print("{:>4} {:<9} {} {:<28} parent {:<5} trained at {}{}\n", r.id, r.state, r.content_hash.substr(0, 12),
+             r.name, r.parent_id == 0 ? std::string("-") : std::to_string(r.parent_id),
+             r.trained_commit.empty() ? std::string("?") : r.trained_commit.substr(0, 12), held);
+}
+
+struct LineageArgs {
+  ProjectArgs project;
+  bool json = false;
+  db::Id id = 0;
+};
+
+void run_list(Context& ctx, const LineageArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  sweep::ensure_lineage(database, project, ctx.data_dir());
+  auto rows = db::list_lineage(database, project.name);
+  if (a.json) {
+    auto out = nlohmann::json::array();
+    for (const auto& r : rows) out.push_back(lineage_json(r));
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("policies of project {} (oldest first):\n", project.name);
+  for (const auto& r : rows) print_lineage_row(r);
+}
+
+void run_show(Context& ctx, const LineageArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  auto row = db::find_lineage(database, project.name, a.id);
+  if (!row) throw common::Fatal("project '" + project.name + "' has no policy " + std::to_string(a.id));
+  if (a.json) {
+    fmt::print("{}\n", lineage_json(*row).dump(2));
+    return;
+  }
+  print_lineage_row(*row);
+  fmt::print("file     {}\nsuites   {}\nfigures  {}\nreason   {}\ncreated  {}  updated {}\n", row->file,
+             row->suites_json, row->figures_json, row->reason, row->created_at, row->updated_at);
+}
+
+void run_promote(Context& ctx, const LineageArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  auto row = sweep::promote_by_hand(database, project, ctx.data_dir(), a.id);
+  fmt::print("policy {} ({}) is now the active policy of project {}\n", row.id, row.content_hash.substr(0, 12),
+             project.name);
+}
+
+void run_rollback(Context& ctx, const LineageArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  auto row = sweep::roll_back(database, project, ctx.data_dir());
+  fmt::print("rolled back: policy {} ({}) is the active policy of project {} again\n", row.id,
+             row.content_hash.substr(0, 12), project.name);
+}
+
 }  // namespace
 
 void attach_train(CLI::App& sub, Context& ctx) {
@@ -198,7 +279,7 @@ void attach_train(CLI::App& sub, Context& ctx) {
   sub.callback([&ctx, a] { run_train(ctx, *a); });
 }
 
-void attach_policy(CLI::App& sub, Context&) {
+void attach_policy(CLI::App& sub, Context& ctx) {
   require_one_subcommand(sub);
   auto serve = sub.add_subcommand("serve", "answer a compiler's inlining questions over LLVM's ML channel");
   auto file = std::make_shared<std::string>();
@@ -224,6 +305,19 @@ void attach_policy(CLI::App& sub, Context&) {
   info->add_option("file", *info_file, "policy file")->required();
   info->add_flag("--json", *json, "machine-readable output");
   info->callback([=] { run_info(*info_file, *json); });
+
+  auto list = sub.add_subcommand("list", "the project's policy lineage: parent, trained check-in, suites, figures");
+  auto show = sub.add_subcommand("show", "one policy of the project's lineage");
+  auto promote = sub.add_subcommand("promote", "make a policy of the lineage the project's active policy, by hand");
+  auto rollback = sub.add_subcommand("rollback", "make the active policy's parent active again");
+  auto args = std::make_shared<LineageArgs>();
+  for (auto* c : {list, show, promote, rollback}) args->project.attach(*c);
+  for (auto* c : {list, show}) c->add_flag("--json", args->json, "machine-readable output");
+  for (auto* c : {show, promote}) c->add_option("id", args->id, "the policy's id in the lineage (policy list)")->required();
+  list->callback([&ctx, args] { run_list(ctx, *args); });
+  show->callback([&ctx, args] { run_show(ctx, *args); });
+  promote->callback([&ctx, args] { run_promote(ctx, *args); });
+  rollback->callback([&ctx, args] { run_rollback(ctx, *args); });
 }
 
 }  // namespace cli

@@ -15,7 +15,7 @@ namespace {
 
 using common::Error;
 
-enum class Type { String, Path, Bool, Int, Fraction, Strings };
+enum class Type { String, Path, Bool, Int, Fraction, Strings, Number };
 
 /// The one table of project keys: where each lives, its type, and the field it fills.
 struct Key {
@@ -80,6 +80,33 @@ const std::vector<Key>& keys() {
       {"notify", "webhook_format", Type::String,
        [](auto& p, auto& n, auto&) { p.notify.webhook_format = get<std::string>(n); }},
       {"report", "commit_url", Type::String, [](auto& p, auto& n, auto&) { p.commit_url = get<std::string>(n); }},
+      // [decide]: the retraining rules, each on or off with its thresholds (reports/retraining.h).
+      {"decide", "uplift_fraction", Type::Bool, [](auto& p, auto& n, auto&) { p.decide.fraction_on = get<bool>(n); }},
+      {"decide", "min_fraction", Type::Number, [](auto& p, auto& n, auto&) { p.decide.min_fraction = get<double>(n); }},
+      {"decide", "in_a_row", Type::Int, [](auto& p, auto& n, auto&) { p.decide.in_a_row = int(get<std::int64_t>(n)); }},
+      {"decide", "uplift_floor", Type::Bool, [](auto& p, auto& n, auto&) { p.decide.floor_on = get<bool>(n); }},
+      {"decide", "min_uplift", Type::Number, [](auto& p, auto& n, auto&) { p.decide.min_uplift = get<double>(n); }},
+      {"decide", "no_worse", Type::Bool, [](auto& p, auto& n, auto&) { p.decide.no_worse_on = get<bool>(n); }},
+      {"decide", "min_no_worse", Type::Number, [](auto& p, auto& n, auto&) { p.decide.min_no_worse = get<double>(n); }},
+      {"decide", "features", Type::Bool, [](auto& p, auto& n, auto&) { p.decide.features_on = get<bool>(n); }},
+      {"decide", "age", Type::Bool, [](auto& p, auto& n, auto&) { p.decide.age_on = get<bool>(n); }},
+      {"decide", "max_age_checkins", Type::Int,
+       [](auto& p, auto& n, auto&) { p.decide.max_age_checkins = int(get<std::int64_t>(n)); }},
+      {"decide", "max_age_days", Type::Int,
+       [](auto& p, auto& n, auto&) { p.decide.max_age_days = int(get<std::int64_t>(n)); }},
+      // [retrain]: training a candidate and judging it on held-out suites.
+      {"retrain", "promote", Type::String, [](auto& p, auto& n, auto&) { p.retrain.promote = get<std::string>(n); }},
+      {"retrain", "margin", Type::Fraction, [](auto& p, auto& n, auto&) { p.retrain.margin = get<double>(n); }},
+      {"retrain", "max_extra_losing", Type::Int,
+       [](auto& p, auto& n, auto&) { p.retrain.max_extra_losing = int(get<std::int64_t>(n)); }},
+      {"retrain", "training_suite", Type::String,
+       [](auto& p, auto& n, auto& b) { p.retrain.training_suite = name_or_path(n, b); }},
+      {"retrain", "holdout", Type::Strings,
+       [](auto& p, auto& n, auto& b) {
+         p.retrain.holdout.clear();
+         for (const auto& e : *n.as_array()) p.retrain.holdout.push_back(name_or_path(e, b));
+       }},
+      {"retrain", "settings", Type::String, [](auto& p, auto& n, auto&) { p.retrain.settings = get<std::string>(n); }},
   };
   return table;
 }
@@ -92,6 +119,7 @@ const char* type_name(Type t) {
     case Type::Int: return "a whole number";
     case Type::Fraction: return "a number between 0 and 1";
     case Type::Strings: return "a list of strings";
+    case Type::Number: return "a number";
   }
   return "";
 }
@@ -102,6 +130,7 @@ bool type_fits(Type t, const toml::node& n) {
     case Type::Path: return n.is_string();
     case Type::Bool: return n.is_boolean();
     case Type::Int: return n.is_integer() && get<std::int64_t>(n) >= 0;
+    case Type::Number: return n.is_floating_point() || n.is_integer();
     case Type::Fraction: return (n.is_floating_point() || n.is_integer()) && get<double>(n) >= 0 && get<double>(n) <= 1;
     case Type::Strings: {
       const auto* a = n.as_array();
@@ -145,6 +174,15 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
   if (!p.notify.webhook.empty() && p.notify.webhook.rfind("http://", 0) != 0 &&
       p.notify.webhook.rfind("https://", 0) != 0)
     return Error{origin + ": notify.webhook must be an http:// or https:// URL"};
+  if (auto bad = reports::validate(p.decide)) return Error{origin + ": [decide] " + *bad};
+  if (p.retrain.promote != "auto" && p.retrain.promote != "never")
+    return Error{origin + ": retrain.promote must be \"auto\" or \"never\""};
+  if (p.retrain.settings != "shipped" && p.retrain.settings != "small")
+    return Error{origin + ": retrain.settings must be \"shipped\" or \"small\""};
+  for (const auto& s : p.holdout_suites())
+    if (s == p.retrain.training_suite)
+      return Error{origin + ": retrain.training_suite '" + s +
+                   "' is also a held-out suite: a candidate must be judged on code it did not train on"};
   return common::Ok{};
 }
 
@@ -253,6 +291,27 @@ webhook_format = "json"     # json, or slack (also Mattermost)
 
 [report]
 commit_url = ""             # e.g. "https://github.com/llvm/llvm-project/commit/{{sha}}"
+
+[decide]                    # when `driftwatch decide` says retrain: any rule that is on and fires
+uplift_fraction = true      # rule: the uplift fell below min_fraction of the baseline's …
+min_fraction = 0.5          #   (the baseline: the policy's training check-in)
+in_a_row = 2                #   … for this many evaluated check-ins in a row
+uplift_floor = true         # rule: the uplift at the head fell below min_uplift
+min_uplift = 0.0            #   0 = the learned heuristic now loses to the default
+no_worse = true             # rule: the share of modules no worse than the default fell below min_no_worse
+min_no_worse = 0.9
+features = true             # rule: the compiler stopped sending features the policy uses, or reshaped them
+age = false                 # rule: the policy is older than max_age_checkins check-ins or max_age_days days
+max_age_checkins = 0        #   0 = not checked
+max_age_days = 0
+
+[retrain]                   # `driftwatch retrain` (and `decide --act`)
+promote = "auto"            # auto: promote a candidate that wins; never: record it only
+margin = 0.001              # uplift (fraction) the candidate must gain on the held-out suites
+max_extra_losing = 0        # modules it may make worse beyond the active policy's count
+training_suite = "train"    # trained on; never one of the held-out suites
+holdout = []                # judged on; [] = the suites above
+settings = "shipped"        # shipped (the shipped policy's training) or small (a quick trial)
 
 # Prebuilt toolchains (nightly install prefixes) instead of, or besides, a repository:
 # [[toolchains]]

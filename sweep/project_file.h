@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "reports/retraining.h"
 
 namespace sweep {
 
@@ -33,6 +34,16 @@ struct NotifySettings {
   std::string webhook_format = "json"; ///< json | slack (Slack and Mattermost)
 };
 
+/// [retrain]: how a candidate is trained and judged.
+struct RetrainSettings {
+  std::string promote = "auto";           ///< auto (when it wins) | never (record the candidate only)
+  double margin = 0.001;                  ///< uplift the candidate must gain on the held-out suites
+  int max_extra_losing = 0;               ///< modules it may make worse beyond the active policy's count
+  std::string training_suite = "train";   ///< trained on; never one of the held-out suites
+  std::vector<std::string> holdout;       ///< judged on; empty = the project's suites
+  std::string settings = "shipped";       ///< shipped (the shipped policy's training) | small (minutes, for trials)
+};
+
 struct ProjectFile {
   std::filesystem::path path;  ///< where it was read from
   std::string name;
@@ -54,6 +65,10 @@ struct ProjectFile {
   // [report]
   std::string commit_url;  ///< "https://…/commit/{sha}"
   std::vector<Toolchain> toolchains;
+  reports::RetrainRules decide;  ///< [decide]: when to retrain
+  RetrainSettings retrain;
+  /// The held-out suites a candidate is judged on.
+  const std::vector<std::string>& holdout_suites() const { return retrain.holdout.empty() ? suites : retrain.holdout; }
 };
 
 /// Parses the text of a project file; relative paths are taken from `base_dir`.

@@ -11,6 +11,7 @@
 #include "common/text.h"
 #include "policy/model.h"
 #include "sweep/compiler_build.h"
+#include "sweep/lineage.h"
 #include "sweep/notify.h"
 #include "sweep/plan.h"
 #include "sweep/recording.h"
@@ -121,10 +122,11 @@ void requeue_dead_local_workers(db::Database& db, const std::string& project, co
 
 SweepReport run_sweep(const SweepOptions& o) {
   auto start = std::chrono::steady_clock::now();
-  const auto& p = o.project;
   SweepReport report;
   auto lock_db = db::Database::connect(o.target).take();
   lock_db.require_current_schema();
+  // A promoted policy replaces the project file's, and its training check-in becomes the baseline.
+  const auto p = with_tracked_policy(lock_db, o.project);
   if (!db::try_lock_project(lock_db, p.name))
     throw SweepBusy("another sweep of project '" + p.name + "' is running (on " + o.target.display + ")");
   requeue_dead_local_workers(lock_db, p.name, o);

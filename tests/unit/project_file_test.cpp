@@ -84,3 +84,55 @@ TEST_CASE("toolchains are listed as [[toolchains]] tables with a directory") {
   CHECK(error_of("[policy]\nfile = \"p\"\n[suites]\nnames = [\"s\"]\n[[toolchains]]\ndir = \"x\"\npath = \"y\"\n") ==
         "driftwatch.toml:7: unknown key 'toolchains.path' (expected dir, label, date)");
 }
+
+TEST_CASE("the retraining rules and settings are read, and rules that make no sense are refused naming the rule") {
+  auto p = parse_project_file(sweep::project_file_template("llvm", "../llvm-project", "/p/a.policy"), "t.toml", "/proj/x");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->decide.fraction_on);
+  CHECK(p->decide.min_fraction == doctest::Approx(0.5));
+  CHECK(p->decide.in_a_row == 2);
+  CHECK(p->decide.min_uplift == doctest::Approx(0.0));
+  CHECK(p->decide.min_no_worse == doctest::Approx(0.9));
+  CHECK(p->decide.features_on);
+  CHECK_FALSE(p->decide.age_on);  // off by default
+  CHECK(p->retrain.promote == "auto");
+  CHECK(p->retrain.margin == doctest::Approx(0.001));
+  CHECK(p->retrain.max_extra_losing == 0);
+  CHECK(p->retrain.training_suite == "train");
+  CHECK(p->retrain.settings == "shipped");
+  CHECK(p->holdout_suites() == std::vector<std::string>{"holdout"});
+
+  auto q = parse_project_file(std::string(kMinimal) +
+                                  "[decide]\nmin_uplift = -0.01\nin_a_row = 3\nage = true\nmax_age_days = 30\n"
+                                  "[retrain]\npromote = \"never\"\nholdout = [\"h2\"]\ntraining_suite = \"holdout\"\n"
+                                  "settings = \"small\"\nmax_extra_losing = 2\n",
+                              "driftwatch.toml", "/proj");
+  REQUIRE_MESSAGE(q.ok(), q.error().message);
+  CHECK(q->decide.min_uplift == doctest::Approx(-0.01));
+  CHECK(q->decide.in_a_row == 3);
+  CHECK(q->decide.age_on);
+  CHECK(q->decide.max_age_days == 30);
+  CHECK(q->retrain.promote == "never");
+  CHECK(q->holdout_suites() == std::vector<std::string>{"h2"});
+  CHECK(q->retrain.settings == "small");
+  CHECK(q->retrain.max_extra_losing == 2);
+
+  CHECK(error_of(std::string(kMinimal) + "[decide]\nmin_fraction = 1.5\n") ==
+        "driftwatch.toml: [decide] rule 'uplift_fraction': min_fraction must be above 0 and at most 1, not 1.5");
+  CHECK(error_of(std::string(kMinimal) + "[decide]\nin_a_row = 0\n") ==
+        "driftwatch.toml: [decide] rule 'uplift_fraction': in_a_row must be at least 1, not 0");
+  CHECK(error_of(std::string(kMinimal) + "[decide]\nage = true\n") ==
+        "driftwatch.toml: [decide] rule 'age': it is on but neither max_age_checkins nor max_age_days is set");
+  CHECK(error_of(std::string(kMinimal) + "[decide]\nmin_no_worse = 2\n").find("rule 'no_worse'") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[decide]\nmin_uplift = \"low\"\n") ==
+        "driftwatch.toml:8: decide.min_uplift must be a number");
+  CHECK(error_of(std::string(kMinimal) + "[retrain]\npromote = \"always\"\n") ==
+        "driftwatch.toml: retrain.promote must be \"auto\" or \"never\"");
+  CHECK(error_of(std::string(kMinimal) + "[retrain]\nsettings = \"huge\"\n") ==
+        "driftwatch.toml: retrain.settings must be \"shipped\" or \"small\"");
+  CHECK(error_of(std::string(kMinimal) + "[retrain]\ntraining_suite = \"holdout\"\n") ==
+        "driftwatch.toml: retrain.training_suite 'holdout' is also a held-out suite: a candidate must be judged on "
+        "code it did not train on");
+  CHECK(error_of(std::string(kMinimal) + "[retrain]\nmargin = 2\n") ==
+        "driftwatch.toml:8: retrain.margin must be a number between 0 and 1");
+}

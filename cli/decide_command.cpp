@@ -1,0 +1,139 @@
+// driftwatch decide | retrain: should the frozen policy be retrained, and
+// retraining that promotes only a candidate better on held-out code.
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/project.h"
+#include "common/text.h"
+#include "sweep/decide.h"
+#include "sweep/retrain.h"
+
+namespace cli {
+
+namespace {
+
+struct DecideArgs {
+  ProjectArgs project;
+  bool json = false, act = false;
+};
+
+struct RetrainArgs {
+  ProjectArgs project;
+  std::string at, promote;
+  int jobs = 0;
+};
+
+void print_decision(const sweep::DecideReport& r) {
+  fmt::print("decision {}: {} — policy {} ({}), baseline {}{}\n", r.decision_id, r.retrain ? "RETRAIN" : "keep",
+             r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.baseline.substr(0, 12),
+             r.baseline_in_history ? "" : " (not in the history: from the first evaluated check-in)");
+  if (!r.first.empty()) fmt::print("evidence: {}..{}\n", r.first.substr(0, 12), r.last.substr(0, 12));
+  for (const auto& s : r.suites) {
+    fmt::print("suite {}:\n", s.suite);
+    for (const auto& o : s.rules) {
+      const char* mark = !o.enabled ? "off" : !o.evaluated ? "n/a" : o.fired ? "FIRED" : "ok";
+      if (!o.enabled) {
+        fmt::print("  {:<6} {}\n", mark, o.rule);
+        continue;
+      }
+      fmt::print("  {:<6} {:<16} measured {:<10.4g} threshold {:<8.4g} {}\n", mark, o.rule, o.measured, o.threshold,
+                 o.detail);
+    }
+  }
+}
+
+void print_retrain(const sweep::RetrainReport& r) {
+  fmt::print("candidate {} trained at {}{}: {:+.2f}% on the training suite ({})\n", r.candidate_hash.substr(0, 12),
+             r.checkin.substr(0, 12), r.resumed ? " (resumed from its checkpoint)" : "", 100 * r.train_uplift,
+             common::format_seconds(r.train_seconds));
+  for (const auto& h : r.holdout)
+    fmt::print("  held-out {}: active {:+.2f}% ({} losing), candidate {:+.2f}% ({} losing) of {} modules\n", h.suite,
+               100 * h.active_uplift, h.active_losses, 100 * h.candidate_uplift, h.candidate_losses, h.modules);
+  fmt::print("{}: {}\n",
+             r.promoted               ? "PROMOTED"
+             : r.state == "candidate" ? "recorded, not promoted"
+                                      : "REJECTED",
+             r.reason);
+  fmt::print("lineage: policy {} (parent {}); retrain took {}\n", r.candidate_id, r.active_id,
+             common::format_seconds(r.seconds));
+}
+
+sweep::RetrainOptions retrain_options(Context& ctx, const sweep::ProjectFile& project, const std::string& at,
+                                      const std::string& promote, int jobs) {
+  sweep::RetrainOptions o;
+  o.project = project;
+  o.data_dir = ctx.data_dir();
+  o.at = at;
+  o.promote = promote;
+  o.jobs = jobs;
+  bool quiet = ctx.quiet;
+  o.log = [quiet](const std::string& line) {
+    if (!quiet) fmt::print(stderr, "{}\n", line);
+  };
+  if (!quiet)
+    o.train_progress = [](const policy::TrainProgress& p) {
+      if (p.phase == "reinforce" || p.phase == "imitated")
+        fmt::print(stderr, "[{} {}/{}] uplift {:+.3f}% ({:.1f}% no worse)\n", p.phase, p.step, p.steps, 100 * p.uplift,
+                   100 * p.no_worse);
+    };
+  return o;
+}
+
+void run_decide(Context& ctx, const DecideArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  auto report = sweep::run_decide(database, project, ctx.data_dir());
+  if (a.json)
+    fmt::print("{}\n", report.json());
+  else
+    print_decision(report);
+  ctx.exit_code = report.retrain ? 1 : 0;
+  if (!report.retrain || !a.act) return;
+  auto r = sweep::run_retrain(database, retrain_options(ctx, project, "", "", 0));
+  print_retrain(r);
+}
+
+void run_retrain(Context& ctx, const RetrainArgs& a) {
+  auto project = a.project.load(ctx);
+  auto database = ctx.database();
+  auto r = sweep::run_retrain(database, retrain_options(ctx, project, a.at, a.promote, a.jobs));
+  print_retrain(r);
+  ctx.exit_code = r.state == "rejected" ? 1 : 0;
+}
+
+}  // namespace
+
+void attach_decide(CLI::App& sub, Context& ctx) {
+  auto a = std::make_shared<DecideArgs>();
+  a->project.attach(sub);
+  sub.add_flag("--json", a->json, "machine-readable output");
+  sub.add_flag("--act", a->act, "when the verdict is retrain, retrain now (as `driftwatch retrain`)");
+  sub.footer(
+      "Applies the project's [decide] rules to each suite's series since the policy's training check-in and "
+      "records the decision with its evidence. Exit status: 0 keep; 1 retrain (with --act, after the retrain ran: "
+      "its outcome is printed and recorded); 2 error (bad rules, no evaluated check-in, …).");
+  sub.callback([&ctx, a] { run_decide(ctx, *a); });
+}
+
+void attach_retrain(CLI::App& sub, Context& ctx) {
+  auto a = std::make_shared<RetrainArgs>();
+  a->project.attach(sub);
+  sub.add_option("--at", a->at, "train at this check-in (default: the branch's head)");
+  sub.add_option("--promote", a->promote,
+                 "auto: promote a candidate that wins; never: record it only "
+                 "(default: the project's retrain.promote)")
+      ->check(CLI::IsMember({"auto", "never"}));
+  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else one per core)");
+  sub.footer(
+      "Trains a candidate on retrain.training_suite warm-started from the active policy, evaluates both at the "
+      "same build on the held-out suites, and promotes it only when it wins by retrain.margin without making more "
+      "than retrain.max_extra_losing more modules worse. An interrupted retrain resumes from its checkpoint. "
+      "Exit status: 0 promoted (or recorded with --promote never); 1 rejected (recorded with its figures and "
+      "why); 2 error (nothing changed).");
+  sub.callback([&ctx, a] { run_retrain(ctx, *a); });
+}
+
+}  // namespace cli

@@ -1,0 +1,163 @@
+#include "db/policies.h"
+
+#include "db/connection_impl.h"
+
+namespace db {
+
+namespace {
+
+const char* kLineageColumns =
+    "SELECT l.id, l.project, p.name, p.content_hash, COALESCE(l.parent_id, 0), l.file, l.trained_commit, "
+    "  l.suites::text, l.figures::text, l.state, l.reason, "
+    "  to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), "
+    "  to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') "
+    "FROM project_policies l JOIN policies p ON p.id = l.policy_id ";
+
+LineageRow lineage_row(const pqxx::row& r) {
+  LineageRow l;
+  l.id = r[0].as<Id>();
+  l.project = r[1].as<std::string>();
+  l.name = r[2].as<std::string>();
+  l.content_hash = r[3].as<std::string>();
+  l.parent_id = r[4].as<Id>();
+  l.file = r[5].as<std::string>();
+  l.trained_commit = r[6].as<std::string>();
+  l.suites_json = r[7].as<std::string>();
+  l.figures_json = r[8].as<std::string>();
+  l.state = r[9].as<std::string>();
+  l.reason = r[10].as<std::string>();
+  l.created_at = r[11].as<std::string>();
+  l.updated_at = r[12].as<std::string>();
+  return l;
+}
+
+template <class... Args>
+std::optional<LineageRow> one_row(Database& db, const std::string& where, Args&&... args) {
+  return db.impl().guarded("reading the policy lineage", [&]() -> std::optional<LineageRow> {
+    pqxx::read_transaction tx(db.impl().conn);
+    auto r = tx.exec_params(std::string(kLineageColumns) + where, std::forward<Args>(args)...);
+    if (r.empty()) return std::nullopt;
+    return lineage_row(r[0]);
+  });
+}
+
+/// Taken inside a transaction: promotions of one project queue behind each other.
+void lock_promotions(pqxx::work& tx, const std::string& project) {
+  tx.exec_params("SELECT pg_advisory_xact_lock(hashtext('driftwatch promote'), hashtext($1))", project);
+}
+
+}  // namespace
+
+std::vector<LineageRow> list_lineage(Database& db, const std::string& project) {
+  return db.impl().guarded("reading the policy lineage", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<LineageRow> out;
+    for (const auto& r : tx.exec_params(std::string(kLineageColumns) + "WHERE l.project = $1 ORDER BY l.id", project))
+      out.push_back(lineage_row(r));
+    return out;
+  });
+}
+
+std::optional<LineageRow> find_lineage(Database& db, const std::string& project, Id id) {
+  return one_row(db, "WHERE l.project = $1 AND l.id = $2", project, id);
+}
+
+std::optional<LineageRow> active_policy(Database& db, const std::string& project) {
+  return one_row(db, "WHERE l.project = $1 AND l.state = 'active'", project);
+}
+
+std::optional<LineageRow> lineage_of(Database& db, const std::string& project, const std::string& content_hash) {
+  return one_row(db, "WHERE l.project = $1 AND p.content_hash = $2", project, content_hash);
+}
+
+Id add_to_lineage(Database& db, const LineageRow& row, const std::string& metadata_json) {
+  return db.impl().guarded("recording a policy of the lineage", [&] {
+    pqxx::work tx(db.impl().conn);
+    if (row.state == "active") lock_promotions(tx, row.project);
+    auto policy_id = tx.exec_params1(
+                           "INSERT INTO policies (name, content_hash, trained_commit, metadata) "
+                           "VALUES ($1, $2, $3, $4::jsonb) "
+                           "ON CONFLICT (content_hash) DO UPDATE SET name = EXCLUDED.name RETURNING id",
+                           row.name, row.content_hash, row.trained_commit, metadata_json)[0]
+                         .as<Id>();
+    if (row.parent_id != 0)
+      tx.exec_params(
+          "UPDATE policies SET parent_id = (SELECT policy_id FROM project_policies WHERE id = $2) "
+          "WHERE id = $1 AND parent_id IS NULL",
+          policy_id, row.parent_id);
+    auto id = tx.exec_params1(
+                    "INSERT INTO project_policies (project, policy_id, parent_id, file, trained_commit, suites, "
+                    "  figures, state, reason) "
+                    "VALUES ($1, $2, NULLIF($3, 0), $4, $5, $6::jsonb, $7::jsonb, $8, $9) "
+                    "ON CONFLICT (project, policy_id) DO UPDATE SET figures = EXCLUDED.figures, "
+                    "  suites = EXCLUDED.suites, reason = EXCLUDED.reason, updated_at = now() "
+                    "RETURNING id",
+                    row.project, policy_id, row.parent_id, row.file, row.trained_commit, row.suites_json,
+                    row.figures_json, row.state == "active" ? "candidate" : row.state, row.reason)[0]
+                  .as<Id>();
+    if (row.state == "active") {  // the project file names a new policy: it replaces the active one
+      tx.exec_params(
+          "UPDATE project_policies SET state = 'retired', updated_at = now() "
+          "WHERE project = $1 AND state = 'active' AND id <> $2",
+          row.project, id);
+      tx.exec_params("UPDATE project_policies SET state = 'active', updated_at = now() WHERE id = $1", id);
+    }
+    tx.commit();
+    return id;
+  });
+}
+
+void set_lineage_state(Database& db, Id id, const std::string& state, const std::string& figures_json,
+                       const std::string& reason) {
+  db.impl().guarded("recording a candidate's verdict", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params(
+        "UPDATE project_policies SET state = $2, figures = $3::jsonb, reason = $4, updated_at = now() "
+        "WHERE id = $1 AND state <> 'active'",
+        id, state, figures_json, reason);
+    tx.commit();
+  });
+}
+
+bool promote(Database& db, const std::string& project, Id id, Id expected_active, const std::string& reason) {
+  return db.impl().guarded("promoting a policy", [&] {
+    pqxx::work tx(db.impl().conn);
+    lock_promotions(tx, project);
+    auto current = tx.exec_params("SELECT id FROM project_policies WHERE project = $1 AND state = 'active'", project);
+    Id now_active = current.empty() ? 0 : current[0][0].as<Id>();
+    if (now_active != expected_active) return false;
+    if (now_active == id) return true;
+    tx.exec_params("UPDATE project_policies SET state = 'retired', updated_at = now() WHERE id = $1", now_active);
+    auto r = tx.exec_params(
+        "UPDATE project_policies SET state = 'active', reason = $3, updated_at = now() "
+        "WHERE id = $1 AND project = $2",
+        id, project, reason);
+    if (r.affected_rows() != 1) return false;  // not this project's: the transaction is rolled back
+    tx.commit();
+    return true;
+  });
+}
+
+Id record_decision(Database& db, const std::string& project, Id project_policy_id, const std::string& verdict,
+                   const std::string& first_commit, const std::string& last_commit, const std::string& evidence_json) {
+  return db.impl().guarded("recording a retraining decision", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto id = tx.exec_params1(
+                    "INSERT INTO retraining_decisions (project, project_policy_id, verdict, first_commit, "
+                    "  last_commit, evidence) VALUES ($1, NULLIF($2, 0), $3, $4, $5, $6::jsonb) RETURNING id",
+                    project, project_policy_id, verdict, first_commit, last_commit, evidence_json)[0]
+                  .as<Id>();
+    tx.commit();
+    return id;
+  });
+}
+
+std::int64_t count_decisions(Database& db, const std::string& project) {
+  return db.impl().guarded("counting retraining decisions", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    return tx.exec_params1("SELECT count(*) FROM retraining_decisions WHERE project = $1", project)[0]
+        .as<std::int64_t>();
+  });
+}
+
+}  // namespace db

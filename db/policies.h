@@ -1,0 +1,53 @@
+#pragma once
+// A project's policy lineage (the policy it started from and every candidate
+// retrained from it), its one active policy, and its retraining decisions.
+// Promotions are serialized through the database: a transaction-scoped
+// advisory lock per project, and a unique index on the active row.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+
+namespace db {
+
+struct LineageRow {
+  Id id = 0;
+  std::string project;
+  std::string name, content_hash;  ///< of the policy
+  Id parent_id = 0;                ///< 0 for the root
+  std::string file, trained_commit;
+  std::string suites_json = "{}", figures_json = "{}";
+  std::string state;  ///< active, retired, candidate, rejected
+  std::string reason;
+  std::string created_at, updated_at;
+};
+
+/// The project's lineage, oldest first.
+std::vector<LineageRow> list_lineage(Database& db, const std::string& project);
+std::optional<LineageRow> find_lineage(Database& db, const std::string& project, Id id);
+std::optional<LineageRow> active_policy(Database& db, const std::string& project);
+/// The lineage row of the policy with this content hash, if the project has one.
+std::optional<LineageRow> lineage_of(Database& db, const std::string& project, const std::string& content_hash);
+
+/// Records a policy of the project (its `policies` row is made too, with
+/// `metadata_json`); returns the lineage row's id. A policy already in the
+/// lineage keeps its row and state; its figures and reason are replaced.
+/// Added `active`, it retires the project's active policy in the same transaction.
+Id add_to_lineage(Database& db, const LineageRow& row, const std::string& metadata_json);
+/// Updates a row's state, figures and reason (candidates judged); the active row is left alone.
+void set_lineage_state(Database& db, Id id, const std::string& state, const std::string& figures_json,
+                       const std::string& reason);
+
+/// Makes `id` the project's active policy, retiring the one active now,
+/// provided the active one is still `expected_active` (0: none). Serialized
+/// with other promotions of the project; false when the active policy
+/// changed meanwhile (nothing is changed then).
+bool promote(Database& db, const std::string& project, Id id, Id expected_active, const std::string& reason);
+
+/// Records a decision with its evidence (JSON); returns its id.
+Id record_decision(Database& db, const std::string& project, Id project_policy_id, const std::string& verdict,
+                   const std::string& first_commit, const std::string& last_commit, const std::string& evidence_json);
+std::int64_t count_decisions(Database& db, const std::string& project);
+
+}  // namespace db

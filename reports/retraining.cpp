@@ -1,0 +1,183 @@
+#include "reports/retraining.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace reports {
+
+namespace {
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.2f%%", 100 * v);
+  return buf;
+}
+
+std::string rule_error(const char* rule, const std::string& what) {
+  return "rule '" + std::string(rule) + "': " + what;
+}
+
+RuleOutcome outcome(const char* rule, bool enabled) {
+  RuleOutcome o;
+  o.rule = rule;
+  o.enabled = enabled;
+  return o;
+}
+
+/// The points after the baseline: what the rules judge.
+std::vector<RetrainPoint> after_baseline(const RetrainSeries& s) {
+  if (s.points.empty()) return {};
+  return {s.points.begin() + (s.baseline_measured ? 1 : 0), s.points.end()};
+}
+
+RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
+  RuleOutcome o = outcome("uplift_fraction", r.fraction_on);
+  o.threshold = r.min_fraction;
+  if (!r.fraction_on) return o;
+  auto later = after_baseline(s);
+  if (!s.baseline_measured) {
+    o.detail = "the baseline (the policy's training check-in) was not measured on this suite";
+    return o;
+  }
+  double base = s.points.front().uplift;
+  if (base <= 0) {
+    o.detail = "the baseline's uplift " + pct(base) + " is not positive: a fraction of it means nothing";
+    return o;
+  }
+  if (static_cast<int>(later.size()) < r.in_a_row) {
+    o.detail = std::to_string(later.size()) + " evaluated check-in(s) since the baseline, " +
+               std::to_string(r.in_a_row) + " needed";
+    return o;
+  }
+  // The best of the last K points: every one of them is below the bar when it is.
+  std::vector<RetrainPoint> last(later.end() - r.in_a_row, later.end());
+  double best = -1e300;
+  for (const auto& p : last) best = std::max(best, p.uplift / base);
+  o.evaluated = true;
+  o.measured = best;
+  o.fired = best < r.min_fraction;
+  o.first = last.front().sha;
+  o.last = last.back().sha;
+  o.detail = "the last " + std::to_string(r.in_a_row) + " evaluated check-in(s) kept at most " + num(best) +
+             " of the baseline's uplift " + pct(base) + (o.fired ? ", below " : ", not below ") + num(r.min_fraction);
+  return o;
+}
+
+RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
+  RuleOutcome o = outcome("uplift_floor", r.floor_on);
+  o.threshold = r.min_uplift;
+  if (!r.floor_on || s.points.empty()) return o;
+  const auto& head = s.points.back();
+  o.evaluated = true;
+  o.measured = head.uplift;
+  o.fired = head.uplift < r.min_uplift;
+  o.first = o.last = head.sha;
+  o.detail =
+      "uplift " + pct(head.uplift) + " at the head" + (o.fired ? ", below " : ", not below ") + pct(r.min_uplift);
+  return o;
+}
+
+RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
+  RuleOutcome o = outcome("no_worse", r.no_worse_on);
+  o.threshold = r.min_no_worse;
+  if (!r.no_worse_on || s.points.empty()) return o;
+  const auto& head = s.points.back();
+  o.evaluated = true;
+  o.measured = head.no_worse;
+  o.fired = head.no_worse < r.min_no_worse;
+  o.first = o.last = head.sha;
+  char share[64];
+  std::snprintf(share, sizeof share, "%.1f%% of modules no worse than the default at the head", 100 * head.no_worse);
+  o.detail = share + std::string(o.fired ? ", below " : ", not below ") + num(100 * r.min_no_worse) + "%";
+  return o;
+}
+
+RuleOutcome features_rule(const RetrainSeries& s, const RetrainRules& r) {
+  RuleOutcome o = outcome("features", r.features_on);
+  o.threshold = 0;
+  if (!r.features_on || s.points.empty()) return o;
+  const auto& head = s.points.back();
+  o.evaluated = true;
+  o.measured = head.features_lost;
+  o.fired = head.features_lost > 0;
+  o.last = head.sha;
+  // The evidence starts where the loss began: the first of the trailing points with it.
+  o.first = head.sha;
+  for (auto it = s.points.rbegin(); it != s.points.rend() && it->features_lost > 0; ++it) o.first = it->sha;
+  o.detail = o.fired ? std::to_string(head.features_lost) +
+                           " feature(s) the policy uses are no longer sent, or sent "
+                           "unusable: " +
+                           head.features_note
+                     : "every feature the policy uses is sent";
+  return o;
+}
+
+RuleOutcome age_rule(const RetrainSeries& s, const RetrainRules& r) {
+  RuleOutcome o = outcome("age", r.age_on);
+  if (!r.age_on) return o;
+  o.evaluated = true;
+  bool by_checkins = r.max_age_checkins > 0 && s.age_checkins > r.max_age_checkins;
+  bool by_days = r.max_age_days > 0 && s.age_days > r.max_age_days;
+  // The measure reported is the one that fired, else the check-ins when they are limited.
+  bool days = by_days || (!by_checkins && r.max_age_checkins == 0);
+  o.measured = days ? s.age_days : s.age_checkins;
+  o.threshold = days ? r.max_age_days : r.max_age_checkins;
+  o.fired = by_checkins || by_days;
+  if (!s.points.empty()) o.first = s.points.front().sha, o.last = s.points.back().sha;
+  o.detail = "the policy is " + std::to_string(s.age_checkins) + " check-in(s) and " + num(std::floor(s.age_days)) +
+             " day(s) old (at most " + (r.max_age_checkins > 0 ? std::to_string(r.max_age_checkins) : "-") +
+             " check-ins, " + (r.max_age_days > 0 ? std::to_string(r.max_age_days) : "-") + " days)";
+  return o;
+}
+
+}  // namespace
+
+std::optional<std::string> validate(const RetrainRules& r) {
+  if (r.fraction_on && !(r.min_fraction > 0 && r.min_fraction <= 1))
+    return rule_error("uplift_fraction", "min_fraction must be above 0 and at most 1, not " + num(r.min_fraction));
+  if (r.fraction_on && r.in_a_row < 1)
+    return rule_error("uplift_fraction", "in_a_row must be at least 1, not " + std::to_string(r.in_a_row));
+  if (r.floor_on && !(r.min_uplift > -1 && r.min_uplift < 1))
+    return rule_error("uplift_floor",
+                      "min_uplift must lie between -1 and 1 (an uplift is a fraction), not " + num(r.min_uplift));
+  if (r.no_worse_on && !(r.min_no_worse > 0 && r.min_no_worse <= 1))
+    return rule_error("no_worse", "min_no_worse must be above 0 and at most 1, not " + num(r.min_no_worse));
+  if (r.age_on && r.max_age_checkins <= 0 && r.max_age_days <= 0)
+    return rule_error("age", "it is on but neither max_age_checkins nor max_age_days is set");
+  if (r.max_age_checkins < 0 || r.max_age_days < 0) return rule_error("age", "the maximum age cannot be negative");
+  if (!r.fraction_on && !r.floor_on && !r.no_worse_on && !r.features_on && !r.age_on)
+    return std::string("every rule is off: decide would always keep the policy (turn one on in [decide])");
+  return std::nullopt;
+}
+
+SuiteDecision decide(const RetrainSeries& s, const RetrainRules& r) {
+  SuiteDecision d;
+  d.suite = s.suite;
+  d.rules = {fraction_rule(s, r), floor_rule(s, r), no_worse_rule(s, r), features_rule(s, r), age_rule(s, r)};
+  if (!s.points.empty()) d.first = s.points.front().sha, d.last = s.points.back().sha;
+  for (const auto& o : d.rules) d.retrain = d.retrain || o.fired;
+  return d;
+}
+
+CandidateVerdict judge_candidate(const HeldOutFigures& a, const HeldOutFigures& c, const PromotionSettings& s) {
+  double gain = c.uplift - a.uplift;
+  int extra = c.losses - a.losses;
+  std::string figures = "candidate " + pct(c.uplift) + " against active " + pct(a.uplift) + " (" +
+                        (gain >= 0 ? "+" : "") + num(100 * gain) + " points; margin " + num(100 * s.margin) +
+                        " points); losing modules " + std::to_string(c.losses) + " against " +
+                        std::to_string(a.losses) + " (at most " + std::to_string(s.max_extra_losing) + " more allowed)";
+  if (!std::isfinite(c.uplift)) return {false, "the candidate's uplift is not a number: " + figures};
+  if (!(gain > 0 && gain >= s.margin)) return {false, "does not win by the margin: " + figures};
+  if (extra > s.max_extra_losing)
+    return {false, "makes " + std::to_string(extra) + " more module(s) worse: " + figures};
+  return {true, "wins by the margin: " + figures};
+}
+
+}  // namespace reports

@@ -1,0 +1,92 @@
+#pragma once
+// Should the frozen policy be retrained? Rules over a suite's series (the
+// uplift at each evaluated check-in since the baseline, the share of modules
+// no worse than the default, the compiler's feature set, the policy's age),
+// each switched on or off with its thresholds; and whether a retrained
+// candidate beats the active policy on held-out code. Pure: values in, values out.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace reports {
+
+/// One evaluated check-in of a suite's series, in first-parent order.
+struct RetrainPoint {
+  std::string sha;
+  double uplift = 0;          ///< 1 - geometric mean of learned/default
+  double no_worse = 1;        ///< share of modules the policy left no larger than the default
+  int features_lost = 0;      ///< policy features the compiler no longer sends, or sends unusable (reshaped)
+  std::string features_note;  ///< which, for people
+};
+
+struct RetrainSeries {
+  std::string suite;
+  std::vector<RetrainPoint> points;  ///< the baseline first (when measured), then every later evaluated check-in
+  bool baseline_measured = false;    ///< points[0] is the policy's training check-in
+  int age_checkins = 0;              ///< first-parent check-ins from the baseline to the head
+  double age_days = 0;
+};
+
+/// The rules and their thresholds; each can be switched off.
+struct RetrainRules {
+  bool fraction_on = true;
+  double min_fraction = 0.5;  ///< of the baseline's uplift, for `in_a_row` check-ins in a row
+  int in_a_row = 2;
+  bool floor_on = true;
+  double min_uplift = 0.0;  ///< absolute: below 0 the learned heuristic loses to the default
+  bool no_worse_on = true;
+  double min_no_worse = 0.9;  ///< share of modules no worse than the default
+  bool features_on = true;    ///< the compiler stopped sending (or reshaped) features the policy uses
+  bool age_on = false;
+  int max_age_checkins = 0;  ///< 0 = not checked
+  int max_age_days = 0;      ///< 0 = not checked
+};
+
+/// One line naming the rule at fault ("rule 'uplift_fraction': min_fraction
+/// must be above 0 and at most 1, not 1.5"), or nothing when the rules make sense.
+std::optional<std::string> validate(const RetrainRules& rules);
+
+struct RuleOutcome {
+  std::string rule;  ///< uplift_fraction, uplift_floor, no_worse, features, age
+  bool enabled = false;
+  bool evaluated = false;  ///< false when the series cannot say (too short, no baseline)
+  bool fired = false;
+  double measured = 0;
+  double threshold = 0;
+  std::string first, last;  ///< the check-ins the evidence covers
+  std::string detail;       ///< one sentence, for people
+};
+
+struct SuiteDecision {
+  std::string suite;
+  std::vector<RuleOutcome> rules;
+  std::string first, last;  ///< what the series covers: the baseline (or first point) to the head
+  bool retrain = false;
+};
+
+/// Applies every rule to one suite's series. Assumes validate() passed.
+SuiteDecision decide(const RetrainSeries& series, const RetrainRules& rules);
+
+/// What a policy measured on the held-out suites at one build.
+struct HeldOutFigures {
+  double uplift = 0;  ///< mean over the suites of their geometric-mean uplift
+  int losses = 0;     ///< modules made larger than the default, over the suites
+  int modules = 0;
+};
+
+struct PromotionSettings {
+  double margin = 0.001;     ///< the candidate's uplift must exceed the active's by at least this
+  int max_extra_losing = 0;  ///< modules made worse, beyond the active's count
+};
+
+struct CandidateVerdict {
+  bool promote = false;
+  std::string reason;  ///< why, with the figures
+};
+
+/// Promote only a candidate that wins by the margin without adding more
+/// losing modules than allowed.
+CandidateVerdict judge_candidate(const HeldOutFigures& active, const HeldOutFigures& candidate,
+                                 const PromotionSettings& s);
+
+}  // namespace reports

@@ -1,0 +1,152 @@
+#include "sweep/decide.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "builder/recipe.h"
+#include "db/drift.h"
+#include "db/policies.h"
+#include "sweep/lineage.h"
+#include "sweep/suite_selection.h"
+#include "tracker/git.h"
+
+namespace sweep {
+using json = nlohmann::json;
+
+namespace {
+
+std::vector<std::string> json_list(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return {};
+  std::vector<std::string> out;
+  for (const auto& e : j[key])
+    if (e.is_string()) out.push_back(e.get<std::string>());
+  return out;
+}
+
+/// A recorded point as the rules see it.
+reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
+  reports::RetrainPoint r;
+  r.sha = p.sha;
+  r.uplift = p.uplift;
+  int measured = p.wins + p.ties + p.losses;
+  r.no_worse = measured > 0 ? double(p.wins + p.ties) / measured : 1.0;
+  auto compat = json::parse(p.compat_json.empty() ? "{}" : p.compat_json, nullptr, false);
+  auto lost = json_list(compat, "missing");
+  auto corrupted = json_list(compat, "corrupted");
+  for (auto& c : corrupted) lost.push_back(c + " (unusable)");
+  r.features_lost = static_cast<int>(lost.size());
+  for (const auto& f : lost) r.features_note += (r.features_note.empty() ? "" : ", ") + f;
+  return r;
+}
+
+json rule_json(const reports::RuleOutcome& o) {
+  return {{"rule", o.rule},   {"enabled", o.enabled},   {"evaluated", o.evaluated},
+          {"fired", o.fired}, {"measured", o.measured}, {"threshold", o.threshold},
+          {"first", o.first}, {"last", o.last},         {"detail", o.detail}};
+}
+
+}  // namespace
+
+std::string DecideReport::json() const {
+  nlohmann::json suites_j = nlohmann::json::array();
+  for (std::size_t i = 0; i < suites.size(); ++i) {
+    const auto& s = suites[i];
+    nlohmann::json rules = nlohmann::json::array(), points = nlohmann::json::array();
+    for (const auto& o : s.rules) rules.push_back(rule_json(o));
+    if (i < series.size())
+      for (const auto& pt : series[i].points)
+        points.push_back(
+            {{"sha", pt.sha}, {"uplift", pt.uplift}, {"no_worse", pt.no_worse}, {"features_lost", pt.features_lost}});
+    suites_j.push_back({{"suite", s.suite},
+                        {"retrain", s.retrain},
+                        {"first", s.first},
+                        {"last", s.last},
+                        {"baseline_measured", i < series.size() && series[i].baseline_measured},
+                        {"age_checkins", i < series.size() ? series[i].age_checkins : 0},
+                        {"rules", rules},
+                        {"series", points}});
+  }
+  return nlohmann::json{{"verdict", retrain ? "retrain" : "keep"},
+                        {"policy", policy_name},
+                        {"policy_hash", policy_hash},
+                        {"baseline", baseline},
+                        {"baseline_in_history", baseline_in_history},
+                        {"head", head},
+                        {"first", first},
+                        {"last", last},
+                        {"decision_id", decision_id},
+                        {"suites", suites_j}}
+      .dump();
+}
+
+DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::filesystem::path& data_dir) {
+  if (p.repo.empty())
+    throw common::Fatal("decide needs compiler.repo in the project file: it reads the series of its check-ins");
+  auto tracked = tracked_policy(db, p);  // the lineage is recorded only once there is something to decide on
+  DecideReport report;
+  report.policy_hash = tracked.content_hash;
+  auto repo = tracker::GitRepo::open(p.repo).take();
+  auto history = repo.first_parent_history(p.branch.empty() ? "HEAD" : p.branch).take();
+  if (history.empty()) throw common::Fatal("the branch of " + p.repo + " has no check-ins");
+  report.head = history.back().sha;
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
+  std::optional<std::size_t> baseline_pos;
+  if (!tracked.trained_commit.empty())
+    if (auto sha = repo.resolve(tracked.trained_commit); sha && position.count(*sha)) {
+      baseline_pos = position.at(*sha);
+      report.baseline = *sha;
+      report.baseline_in_history = true;
+    }
+  if (!baseline_pos) report.baseline = tracked.trained_commit;
+  auto recipe = builder::load_recipe(p.recipe).take();
+
+  bool any_point = false;
+  for (const auto& suite_name : p.suites) {
+    auto suite = select_suite(data_dir, suite_name);
+    std::map<std::size_t, db::SeriesPoint> points;
+    for (auto& pt :
+         db::load_series(db, repo.location().string(), recipe.content_hash, tracked.content_hash, suite.manifest_hash))
+      if (auto it = position.find(pt.sha); it != position.end() && pt.evaluated) points[it->second] = std::move(pt);
+    reports::RetrainSeries series;
+    series.suite = suite.suite.name;
+    // From the baseline on; without one in the history, from the first evaluated check-in.
+    for (const auto& [pos, pt] : points)
+      if (!baseline_pos || pos >= *baseline_pos) series.points.push_back(retrain_point(pt));
+    series.baseline_measured = baseline_pos && points.count(*baseline_pos);
+    std::size_t from = baseline_pos ? *baseline_pos : (points.empty() ? history.size() - 1 : points.begin()->first);
+    series.age_checkins = static_cast<int>(history.size() - 1 - from);
+    series.age_days = double(history.back().time - history[from].time) / 86400.0;
+    any_point = any_point || !series.points.empty();
+    report.suites.push_back(reports::decide(series, p.decide));
+    report.series.push_back(std::move(series));
+  }
+  if (!any_point)
+    throw common::Fatal("no evaluated check-in of project '" + p.name + "' with its policy " +
+                        tracked.content_hash.substr(0, 12) +
+                        (baseline_pos ? " since its training check-in " + report.baseline.substr(0, 12) : "") +
+                        ": run `driftwatch sweep` first");
+  report.lineage_id = ensure_lineage(db, p, data_dir).lineage_id;
+  if (auto row = db::find_lineage(db, p.name, report.lineage_id)) report.policy_name = row->name;
+  for (const auto& s : report.suites) {
+    report.retrain = report.retrain || s.retrain;
+    // The range the evidence covers: over every rule that fired, else the whole series.
+    for (const auto& o : s.rules) {
+      if (!o.fired || o.first.empty()) continue;
+      if (report.first.empty() || position.at(o.first) < position.at(report.first)) report.first = o.first;
+      if (report.last.empty() || position.at(o.last) > position.at(report.last)) report.last = o.last;
+    }
+  }
+  if (!report.retrain)
+    for (const auto& s : report.suites) {
+      if (s.first.empty()) continue;
+      if (report.first.empty() || position.at(s.first) < position.at(report.first)) report.first = s.first;
+      if (report.last.empty() || position.at(s.last) > position.at(report.last)) report.last = s.last;
+    }
+  report.decision_id = db::record_decision(db, p.name, report.lineage_id, report.retrain ? "retrain" : "keep",
+                                           report.first, report.last, report.json());
+  return report;
+}
+
+}  // namespace sweep

@@ -1,0 +1,34 @@
+#pragma once
+// `driftwatch decide`: the project's retraining rules applied to each of its
+// suites' series (the tracked policy, from its training check-in on), the
+// verdict recorded with its evidence, keep included.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "db/database.h"
+#include "db/store.h"
+#include "reports/retraining.h"
+#include "sweep/project_file.h"
+
+namespace sweep {
+
+struct DecideReport {
+  bool retrain = false;
+  std::string policy_name, policy_hash, baseline;  ///< baseline: the policy's training check-in ("" if unknown)
+  bool baseline_in_history = false;
+  std::string head;  ///< the branch's head
+  db::Id lineage_id = 0, decision_id = 0;
+  std::vector<reports::SuiteDecision> suites;
+  std::vector<reports::RetrainSeries> series;  ///< what the rules read, per suite
+  std::string first, last;                     ///< the check-in range the evidence covers
+  /// Everything above, as `decide --json` prints it and the decision's evidence.
+  std::string json() const;
+};
+
+/// Reads the series, applies the rules, records the decision. Throws
+/// common::Fatal (one line) when there is nothing to decide on: no
+/// repository, or no evaluated check-in of the tracked policy on any suite.
+DecideReport run_decide(db::Database& db, const ProjectFile& project, const std::filesystem::path& data_dir);
+
+}  // namespace sweep

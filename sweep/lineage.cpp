@@ -1,0 +1,102 @@
+#include "sweep/lineage.h"
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.h"
+#include "common/data_dir.h"
+#include "policy/model.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+
+namespace {
+
+TrackedPolicy from_row(const db::LineageRow& r) { return {r.file, r.content_hash, r.trained_commit, r.id}; }
+
+}  // namespace
+
+fs::path kept_policy_file(const fs::path& data_dir, const std::string& content_hash) {
+  return data_dir / "policies" / (content_hash.substr(0, 16) + ".policy");
+}
+
+TrackedPolicy tracked_policy(db::Database& db, const ProjectFile& p) {
+  auto model = policy::PolicyModel::load(p.policy).take();
+  const auto& meta = model.metadata();
+  TrackedPolicy named{p.policy, meta.content_hash, meta.compiler_commit, 0};
+  auto in_lineage = db::lineage_of(db, p.name, meta.content_hash);
+  if (!in_lineage) return named;
+  auto active = db::active_policy(db, p.name);
+  if (!active) return from_row(*in_lineage);
+  if (!fs::exists(active->file))
+    throw common::Fatal("the active policy of project '" + p.name + "' (" + active->content_hash.substr(0, 12) +
+                        ") is recorded at " + active->file + ", which no longer exists");
+  return from_row(*active);
+}
+
+TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::path& data_dir) {
+  auto tracked = tracked_policy(db, p);
+  if (tracked.lineage_id != 0) return tracked;
+  auto model = policy::PolicyModel::load(p.policy).take();
+  auto kept = kept_policy_file(data_dir, tracked.content_hash);
+  common::ensure_writable_dir(kept.parent_path(), "policy directory");
+  if (!fs::exists(kept)) {  // the file's own bytes: its content hash stays what it is
+    std::ifstream in(p.policy, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    common::write_file_atomically(kept, bytes).take();
+  }
+  const auto& meta = model.metadata();
+  db::LineageRow row;
+  row.project = p.name;
+  row.name = meta.name;
+  row.content_hash = meta.content_hash;
+  row.file = kept.string();
+  row.trained_commit = meta.compiler_commit;
+  row.suites_json = nlohmann::json{{"training", meta.corpus}}.dump();
+  row.state = "active";
+  row.reason = "the project file's policy (" + p.policy + ")";
+  auto id = db::add_to_lineage(db, row, meta.training.empty() ? "{}" : meta.training);
+  return {kept.string(), meta.content_hash, meta.compiler_commit, id};
+}
+
+ProjectFile with_tracked_policy(db::Database& db, ProjectFile project) {
+  project.policy = tracked_policy(db, project).file;
+  return project;
+}
+
+}  // namespace sweep
+
+namespace sweep {
+
+db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs::path& data_dir, db::Id id) {
+  auto active = ensure_lineage(db, p, data_dir);
+  auto row = db::find_lineage(db, p.name, id);
+  if (!row)
+    throw common::Fatal("project '" + p.name + "' has no policy " + std::to_string(id) +
+                        " (see `driftwatch policy list`)");
+  if (row->id == active.lineage_id) throw common::Fatal("policy " + std::to_string(id) + " is already the active one");
+  if (!fs::exists(row->file))
+    throw common::Fatal("policy " + std::to_string(id) + "'s file " + row->file + " no longer exists; not promoted");
+  if (!db::promote(db, p.name, id, active.lineage_id, "promoted by hand"))
+    throw common::Fatal("the active policy of project '" + p.name +
+                        "' changed meanwhile; nothing was changed, try again");
+  return *db::find_lineage(db, p.name, id);
+}
+
+db::LineageRow roll_back(db::Database& db, const ProjectFile& p, const fs::path& data_dir) {
+  auto active = ensure_lineage(db, p, data_dir);
+  auto row = db::find_lineage(db, p.name, active.lineage_id);
+  if (!row || row->parent_id == 0)
+    throw common::Fatal("the active policy of project '" + p.name + "' has no parent to roll back to");
+  auto parent = db::find_lineage(db, p.name, row->parent_id);
+  if (!parent || !fs::exists(parent->file))
+    throw common::Fatal("the parent policy's file " + (parent ? parent->file : std::string("?")) +
+                        " no longer exists; nothing was changed");
+  if (!db::promote(db, p.name, parent->id, row->id, "rolled back from " + row->content_hash.substr(0, 12)))
+    throw common::Fatal("the active policy of project '" + p.name +
+                        "' changed meanwhile; nothing was changed, try again");
+  return *db::find_lineage(db, p.name, parent->id);
+}
+
+}  // namespace sweep

@@ -1,0 +1,232 @@
+#include "sweep/retrain.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "builder/recipe.h"
+#include "db/drift.h"
+#include "db/policies.h"
+#include "evaluator/object_size.h"
+#include "sweep/compiler_build.h"
+#include "sweep/evaluation_run.h"
+#include "sweep/lineage.h"
+#include "sweep/suite_selection.h"
+#include "tracker/git.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+policy::TrainOptions training_settings(const std::string& name) {
+  policy::TrainOptions o;  // the defaults are the shipped policy's
+  if (name == "small") {
+    o.search_trials = 2;
+    o.search_budget = 200;
+    o.imitation_epochs = 10;
+    o.iterations = 1;
+    o.eval_every = 1;
+  } else if (name != "shipped") {
+    throw common::Fatal("unknown training settings '" + name + "' (shipped or small)");
+  }
+  return o;
+}
+
+namespace {
+
+void say(const RetrainOptions& o, const std::string& line) {
+  if (o.log) o.log(line);
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// True when some suite holds an evaluated check-in of the policy.
+bool has_evaluations(db::Database& db, const std::string& repo, const std::string& recipe_hash,
+                     const std::string& policy_hash, const std::vector<SelectedSuite>& suites) {
+  for (const auto& s : suites)
+    for (const auto& p : db::load_series(db, repo, recipe_hash, policy_hash, s.manifest_hash))
+      if (p.evaluated) return true;
+  return false;
+}
+
+/// A diverged training leaves weights that answer NaN: ask the model once.
+bool finite_model(const policy::PolicyModel& m) {
+  std::vector<float> zeros(m.metadata().features.size(), 0.0f);
+  return std::isfinite(m.score(zeros.data()));
+}
+
+json figures_json(const RetrainReport& r) {
+  json suites = json::array();
+  for (const auto& h : r.holdout)
+    suites.push_back({{"suite", h.suite},
+                      {"active_uplift", h.active_uplift},
+                      {"candidate_uplift", h.candidate_uplift},
+                      {"active_losses", h.active_losses},
+                      {"candidate_losses", h.candidate_losses},
+                      {"modules", h.modules}});
+  return {{"checkin", r.checkin},
+          {"active", {{"uplift", r.active.uplift}, {"losses", r.active.losses}, {"hash", r.active_hash}}},
+          {"candidate", {{"uplift", r.candidate.uplift}, {"losses", r.candidate.losses}}},
+          {"train_uplift", r.train_uplift},
+          {"holdout", suites},
+          {"train_seconds", r.train_seconds}};
+}
+
+}  // namespace
+
+RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
+  auto start = Clock::now();
+  const auto& p = o.project;
+  RetrainReport report;
+  auto promote_mode = o.promote.empty() ? p.retrain.promote : o.promote;
+  if (promote_mode != "auto" && promote_mode != "never")
+    throw common::Fatal("--promote must be auto or never, not '" + promote_mode + "'");
+  if (p.repo.empty()) throw common::Fatal("retrain needs compiler.repo in the project file: it trains at a check-in");
+  auto settings = training_settings(p.retrain.settings);
+
+  // Everything that can be missing is checked before anything is built, trained or recorded.
+  auto training = select_suite(o.data_dir, p.retrain.training_suite);
+  std::vector<SelectedSuite> holdout;
+  for (const auto& s : p.holdout_suites()) {
+    holdout.push_back(select_suite(o.data_dir, s));
+    if (holdout.back().manifest_hash == training.manifest_hash)
+      throw common::Fatal("held-out suite '" + s + "' is the training suite '" + p.retrain.training_suite +
+                          "': a candidate must be judged on code it did not train on");
+  }
+  auto repo = tracker::GitRepo::open(p.repo).take();
+  auto recipe = builder::load_recipe(p.recipe).take();
+  auto tracked = tracked_policy(db, p);
+  if (!has_evaluations(db, repo.location().string(), recipe.content_hash, tracked.content_hash, holdout))
+    throw common::Fatal("no evaluated check-in of project '" + p.name + "' with its active policy " +
+                        tracked.content_hash.substr(0, 12) +
+                        " on its held-out suites: run `driftwatch sweep` first; nothing changed");
+  std::string rev = !o.at.empty() ? o.at : p.branch.empty() ? "HEAD" : p.branch;
+  auto sha = repo.resolve(rev);
+  if (!sha) throw common::Fatal("unknown check-in '" + rev + "' in " + p.repo + "; nothing changed");
+  report.checkin = *sha;
+  int jobs = jobs_or_cores(o.jobs > 0 ? o.jobs : p.jobs);
+  SelectedBuild build;
+  try {
+    build = select_build(o.data_dir, {*sha, p.repo, p.recipe, jobs}, &db, o.log);
+  } catch (const common::Fatal& e) {
+    throw common::Fatal("cannot retrain at " + sha->substr(0, 12) + ": " + e.what() +
+                        "; no candidate was trained, nothing changed");
+  }
+
+  auto active = ensure_lineage(db, p, o.data_dir);
+  report.active_hash = active.content_hash;
+  report.active_id = active.lineage_id;
+
+  // Train, warm-started from the active policy; the work directory is this
+  // retrain's own, so an interrupted one resumes from its checkpoint.
+  policy::TrainOptions t = settings;
+  for (const auto& m : training.suite.modules) t.modules.push_back({m.name, training.bitcode(m)});
+  t.compiler = build.compiler;
+  t.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {
+    auto s = evaluator::measure_object(obj);
+    if (!s) return s.error();
+    return s->text;
+  };
+  t.work_dir =
+      o.data_dir / "retrain" /
+      fmt::format("{}-{}-{}-{}", p.name, active.content_hash.substr(0, 12), sha->substr(0, 12), p.retrain.settings);
+  t.resume = fs::exists(t.work_dir / "suite.json");
+  report.resumed = t.resume;
+  t.jobs = jobs;
+  t.warm_start = active.file;
+  t.metadata.name = p.name + "-" + sha->substr(0, 12);
+  t.metadata.compiler_repo = repo.location().string();
+  t.metadata.compiler_commit = *sha;
+  t.metadata.corpus = training.suite.name + "@" + training.manifest_hash.substr(0, 16);
+  t.progress = o.train_progress;
+  say(o, fmt::format("{} a candidate at {} on suite {} ({} modules), warm-started from {}, {} settings",
+                     t.resume ? "resuming" : "training", sha->substr(0, 12), training.suite.name, t.modules.size(),
+                     active.content_hash.substr(0, 12), p.retrain.settings));
+  auto train_start = Clock::now();
+  auto trained = policy::train(t);
+  if (!trained)
+    throw common::Fatal("training the candidate failed: " + trained.error().message +
+                        "; the active policy is unchanged");
+  report.train_seconds = seconds_since(train_start);
+  if (!std::isfinite(trained->uplift) || !finite_model(trained->model))
+    throw common::Fatal("training diverged (uplift " + fmt::format("{}", trained->uplift) +
+                        ", the model's answers are not finite numbers); the active policy is unchanged, the "
+                        "checkpoints are in " +
+                        t.work_dir.string());
+  report.train_uplift = trained->uplift;
+
+  auto& candidate = trained->model;
+  auto tmp = o.data_dir / "policies" / ("candidate-" + sha->substr(0, 12) + ".policy.tmp");
+  candidate.save(tmp).take();
+  auto kept = kept_policy_file(o.data_dir, candidate.metadata().content_hash);
+  fs::rename(tmp, kept);
+  report.candidate_hash = candidate.metadata().content_hash;
+  if (report.candidate_hash == active.content_hash)  // the same bytes as the active's kept file
+    throw common::Fatal(
+        "training left the active policy unchanged (same content); nothing to promote, nothing changed");
+  report.candidate_file = kept.string();
+  json suites{{"training", t.metadata.corpus}, {"holdout", json::array()}};
+  for (const auto& h : holdout) suites["holdout"].push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
+  db::LineageRow row;
+  row.project = p.name;
+  row.name = candidate.metadata().name;
+  row.content_hash = report.candidate_hash;
+  row.parent_id = active.lineage_id;
+  row.file = kept.string();
+  row.trained_commit = *sha;
+  row.suites_json = suites.dump();
+  row.state = "candidate";
+  row.reason = "being evaluated";
+  report.candidate_id =
+      db::add_to_lineage(db, row, candidate.metadata().training.empty() ? "{}" : candidate.metadata().training);
+
+  // Both policies at the same build, on code the candidate never saw.
+  auto active_model = policy::PolicyModel::load(active.file).take();
+  EvaluationRunOptions eo;
+  eo.data_dir = o.data_dir;
+  eo.jobs = jobs;
+  for (const auto& h : holdout) {
+    say(o, "evaluating the active policy and the candidate on " + h.suite.name);
+    auto a = evaluate_and_store(db, build, h, active_model, eo);
+    auto c = evaluate_and_store(db, build, h, candidate, eo);
+    report.holdout.push_back({h.suite.name, a.result.summary.uplift, c.result.summary.uplift, a.result.summary.losses,
+                              c.result.summary.losses, c.result.summary.modules});
+    report.active.uplift += a.result.summary.uplift / holdout.size();
+    report.candidate.uplift += c.result.summary.uplift / holdout.size();
+    report.active.losses += a.result.summary.losses;
+    report.candidate.losses += c.result.summary.losses;
+    report.active.modules += a.result.summary.modules;
+    report.candidate.modules += c.result.summary.modules;
+  }
+  auto verdict =
+      reports::judge_candidate(report.active, report.candidate, {p.retrain.margin, p.retrain.max_extra_losing});
+  report.reason = verdict.reason;
+  report.seconds = seconds_since(start);
+  auto figures = figures_json(report).dump();
+  db::set_lineage_state(db, report.candidate_id, "candidate", figures, verdict.reason);
+  if (verdict.promote && promote_mode == "auto") {
+    if (db::promote(db, p.name, report.candidate_id, report.active_id, verdict.reason)) {
+      report.promoted = true;
+      report.state = "active";
+    } else {
+      report.state = "rejected";
+      report.reason =
+          "the project's active policy changed while this candidate was trained (another promotion or "
+          "a rollback); not promoted";
+    }
+  } else if (verdict.promote) {
+    report.state = "candidate";
+    report.reason = "not promoted (--promote never): " + verdict.reason;
+  } else {
+    report.state = "rejected";
+  }
+  if (!report.promoted) db::set_lineage_state(db, report.candidate_id, report.state, figures, report.reason);
+  std::error_code ec;
+  fs::remove_all(t.work_dir, ec);  // done: the candidate is kept, its checkpoints are not needed
+  return report;
+}
+
+}  // namespace sweep

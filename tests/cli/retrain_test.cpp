@@ -1,0 +1,180 @@
+// decide, retrain and the policy lineage end to end: the 8-week history, a
+// held-out suite and a training suite made from the testdata files split in
+// two, the real sample compiler, real (tiny) training, PostgreSQL.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/text.h"
+#include "tests/support/sweep_project.h"
+
+using testing::Project;
+
+namespace {
+
+/// The project tracks suite "hold" (json, sort, utf8) and trains on
+/// "trainset" (hashtable, ini): a candidate is judged on code it never saw.
+void split_suites(Project& p) {
+  std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
+  auto make = [&](const std::string& name, std::vector<std::string> files) {
+    std::string json = "[";
+    for (const auto& f : files)
+      json += std::string(json.size() > 1 ? "," : "") + "{\"directory\": \"" + src + "\", \"file\": \"" + f +
+              ".c\", \"command\": \"cc -Oz -c " + f + ".c\"}";
+    auto cc = p.dir / ("cc-" + name + ".json");
+    std::ofstream(cc) << json << "]";
+    auto s = p.run({"suite", "build", "--from-compile-commands", cc.string(), "--name", name});
+    REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  };
+  make("hold", {"json", "sort", "utf8"});
+  make("trainset", {"hashtable", "ini"});
+  p.set("names = [\"testdata\"]", "names = [\"hold\"]");
+  p.set("every = \"2w\"", "every = \"1m\"");  // December's and January's last check-ins
+  p.set("bisect = true", "bisect = false");
+  p.set("training_suite = \"train\"", "training_suite = \"trainset\"");
+  p.set("settings = \"shipped\"", "settings = \"small\"");
+}
+
+nlohmann::json json_of(const common::ProcessResult& r) {
+  // Progress goes to stderr, which the runner merges: the JSON is the text from the first '{' or '['.
+  auto at = r.output.find_first_of("{[");
+  REQUIRE_MESSAGE(at != std::string::npos, r.output);
+  auto j = nlohmann::json::parse(r.output.substr(at), nullptr, false);
+  REQUIRE_MESSAGE(!j.is_discarded(), r.output);
+  return j;
+}
+
+std::string git(const Project& p, std::vector<std::string> args) {
+  common::ProcessSpec g;
+  g.argv = {"git", "-C", p.repo};
+  g.argv.insert(g.argv.end(), args.begin(), args.end());
+  return common::trim(common::run_process(g).take().output);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "decide says retrain when the uplift erodes, retrain promotes a better candidate, the next sweep measures from "
+    "it") {
+  Project p;
+  split_suites(p);
+  auto sweep = p.sweep(p.dsn);
+  INFO(sweep.output);
+  REQUIRE(sweep.exit_code == 0);
+  // The cost-model merge of January took the shipped policy's uplift on the held-out suite further below zero.
+  auto head = git(p, {"rev-parse", "main"});
+
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  CHECK(d.exit_code == 1);
+  CHECK(d.output.find("RETRAIN") != std::string::npos);
+  auto dj = json_of(p.run({"decide", "--config", p.config, "--json"}));
+  CHECK(dj["verdict"] == "retrain");
+  CHECK(dj["last"] == head);
+  bool floor_fired = false;
+  for (const auto& r : dj["suites"][0]["rules"])
+    if (r["rule"] == "uplift_floor") floor_fired = r["fired"].get<bool>() && r["measured"].get<double>() < 0;
+  CHECK(floor_fired);
+  CHECK(p.psql("SELECT string_agg(verdict, ',' ORDER BY id) FROM retraining_decisions") == "retrain,retrain");
+
+  auto r = p.run({"retrain", "--config", p.config, "-j", "2"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("PROMOTED") != std::string::npos);
+
+  auto lineage = json_of(p.run({"policy", "list", "--config", p.config, "--json"}));
+  REQUIRE(lineage.size() == 2);
+  const auto& root = lineage[0];
+  const auto& child = lineage[1];
+  CHECK(root["state"] == "retired");
+  CHECK(root["parent"].is_null());
+  CHECK(child["state"] == "active");
+  CHECK(child["parent"] == root["id"]);
+  CHECK(child["trained_commit"] == head);
+  CHECK(child["suites"]["training"].get<std::string>().rfind("trainset@", 0) == 0);
+  CHECK(child["suites"]["holdout"][0].get<std::string>().rfind("hold@", 0) == 0);
+  double candidate = child["figures"]["candidate"]["uplift"], active = child["figures"]["active"]["uplift"];
+  CHECK(candidate >= active + 0.001);
+  CHECK(std::filesystem::exists(child["file"].get<std::string>()));
+  auto new_hash = child["content_hash"].get<std::string>();
+
+  // The next sweep evaluates the promoted policy, its training check-in the baseline.
+  auto again = p.sweep(p.dsn);
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  CHECK(std::stoi(p.psql("SELECT count(*) FROM evaluations e JOIN policies po ON po.id = e.policy_id "
+                         "WHERE po.content_hash = '" +
+                         new_hash + "' AND e.status = 'done'")) >= 2);
+  auto kept = p.run({"decide", "--config", p.config, "--json"});
+  CHECK(kept.exit_code == 0);
+  auto kj = json_of(kept);
+  CHECK(kj["verdict"] == "keep");
+  CHECK(kj["policy_hash"] == new_hash);
+  CHECK(kj["baseline"] == head);
+  CHECK(kj["baseline_in_history"] == true);
+}
+
+TEST_CASE("a candidate that cannot win is rejected and recorded, the active policy stays, bad input changes nothing") {
+  Project p;
+  split_suites(p);
+  // Nothing evaluated yet: retrain and decide say what is missing and record nothing.
+  auto early = p.run({"retrain", "--config", p.config});
+  CHECK(early.exit_code == 2);
+  CHECK(common::last_line(early.output).find("no evaluated check-in of project 'toy'") != std::string::npos);
+  CHECK(common::last_line(early.output).find("run `driftwatch sweep` first") != std::string::npos);
+  CHECK(p.run({"decide", "--config", p.config}).exit_code == 2);
+  CHECK(p.psql("SELECT count(*) FROM project_policies") == "0");
+
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  p.set("margin = 0.001", "margin = 0.5");  // 50 points of uplift: out of reach
+  auto r = p.run({"retrain", "--config", p.config, "-j", "2"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("REJECTED: does not win by the margin") != std::string::npos);
+  auto lineage = json_of(p.run({"policy", "list", "--config", p.config, "--json"}));
+  REQUIRE(lineage.size() == 2);
+  CHECK(lineage[0]["state"] == "active");
+  CHECK(lineage[1]["state"] == "rejected");
+  CHECK(lineage[1]["reason"].get<std::string>().find("margin 50 points") != std::string::npos);
+  CHECK(lineage[1]["figures"]["candidate"].contains("uplift"));
+  auto root_hash = lineage[0]["content_hash"].get<std::string>();
+  auto decided = json_of(p.run({"decide", "--config", p.config, "--json"}));
+  CHECK(decided["policy_hash"] == root_hash);
+
+  // A head that does not build, a suite not built, rules that make no sense: named, nothing changed.
+  auto before = p.psql("SELECT string_agg(id || state, ',' ORDER BY id) FROM project_policies");
+  auto broken = git(p, {"log", "--format=%H", "--grep=^\\[NFC\\] Rename", "main"});
+  REQUIRE(broken.size() == 40);
+  auto b = p.run({"retrain", "--config", p.config, "--at", broken});
+  CHECK(b.exit_code == 2);
+  CHECK(common::last_line(b.output).find("cannot retrain at " + broken.substr(0, 12)) != std::string::npos);
+  CHECK(common::last_line(b.output).find("nothing changed") != std::string::npos);
+  p.set("training_suite = \"trainset\"", "training_suite = \"nosuch\"");
+  auto s = p.run({"retrain", "--config", p.config});
+  CHECK(s.exit_code == 2);
+  CHECK(common::last_line(s.output).find("nosuch") != std::string::npos);
+  p.set("training_suite = \"nosuch\"", "training_suite = \"trainset\"");
+  p.set("min_fraction = 0.5", "min_fraction = 1.5");
+  auto bad = p.run({"decide", "--config", p.config});
+  CHECK(bad.exit_code == 2);
+  CHECK(common::last_line(bad.output).find("rule 'uplift_fraction': min_fraction must be above 0 and at most 1") !=
+        std::string::npos);
+  p.set("min_fraction = 1.5", "min_fraction = 0.5");
+  CHECK(p.psql("SELECT string_agg(id || state, ',' ORDER BY id) FROM project_policies") == before);
+
+  // A person promotes the rejected candidate, then rolls back.
+  auto id = std::to_string(lineage[1]["id"].get<long>());
+  auto promoted = p.run({"policy", "promote", id, "--config", p.config});
+  INFO(promoted.output);
+  CHECK(promoted.exit_code == 0);
+  CHECK(p.psql("SELECT id FROM project_policies WHERE state = 'active'") == id);
+  auto back = p.run({"policy", "rollback", "--config", p.config});
+  CHECK(back.exit_code == 0);
+  CHECK(json_of(p.run({"policy", "list", "--config", p.config, "--json"}))[0]["state"] == "active");
+  auto none = p.run({"policy", "rollback", "--config", p.config});
+  CHECK(none.exit_code == 2);
+  CHECK(common::last_line(none.output).find("has no parent to roll back to") != std::string::npos);
+  CHECK(p.run({"policy", "info", std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy"})
+            .exit_code == 0);
+}

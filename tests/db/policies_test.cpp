@@ -1,0 +1,83 @@
+// A project's policy lineage: one active policy, promotions that expect the
+// active one they replace (so two racing promotions cannot both win), and
+// the retraining decisions.
+#include "db/policies.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "db/embedded.h"
+#include "tests/support/test_db.h"
+
+namespace {
+
+db::LineageRow row(const std::string& hash, db::Id parent, const std::string& state) {
+  db::LineageRow r;
+  r.project = "toy";
+  r.name = "p-" + hash;
+  r.content_hash = hash;
+  r.parent_id = parent;
+  r.file = "/data/policies/" + hash + ".policy";
+  r.trained_commit = "c-" + hash;
+  r.state = state;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("promotions replace the active policy they expect, and only that one") {
+  std::string name;
+  auto database = testing::fresh_database(true, &name);
+  auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  auto a = db::add_to_lineage(database, row("a", root, "candidate"), "{}");
+  auto b = db::add_to_lineage(database, row("b", root, "candidate"), "{}");
+  REQUIRE(db::active_policy(database, "toy")->id == root);
+  CHECK(db::find_lineage(database, "toy", a)->parent_id == root);
+
+  // Two candidates trained from the same active policy: the first promotion wins, the second sees it.
+  CHECK(db::promote(database, "toy", a, root, "wins"));
+  CHECK_FALSE(db::promote(database, "toy", b, root, "wins too"));
+  CHECK(db::active_policy(database, "toy")->id == a);
+  CHECK(db::find_lineage(database, "toy", root)->state == "retired");
+  CHECK(db::find_lineage(database, "toy", b)->state == "candidate");
+  // Another project's row is never promoted under this one.
+  CHECK_FALSE(db::promote(database, "other", b, 0, "x"));
+  CHECK(db::find_lineage(database, "toy", b)->state == "candidate");
+  // The active row is left alone by a verdict.
+  db::set_lineage_state(database, a, "rejected", "{}", "no");
+  CHECK(db::active_policy(database, "toy")->id == a);
+
+  // Racing from two connections, both expecting `a`: exactly one promotes.
+  auto c = db::add_to_lineage(database, row("c", a, "candidate"), "{}");
+  auto d = db::add_to_lineage(database, row("d", a, "candidate"), "{}");
+  auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
+  std::atomic<int> won{0};
+  std::vector<std::thread> racers;
+  for (db::Id id : {c, d})
+    racers.emplace_back([&, id] {
+      auto conn = db::Database::connect(target).take();
+      if (db::promote(conn, "toy", id, a, "race")) ++won;
+    });
+  for (auto& t : racers) t.join();
+  CHECK(won == 1);
+  auto active = db::active_policy(database, "toy")->id;
+  CHECK((active == c || active == d));
+  CHECK(db::find_lineage(database, "toy", a)->state == "retired");
+}
+
+TEST_CASE("decisions are recorded with their evidence, keep included") {
+  auto database = testing::fresh_database();
+  auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  db::record_decision(database, "toy", root, "keep", "c1", "c2", R"({"verdict": "keep"})");
+  db::record_decision(database, "toy", root, "retrain", "c2", "c3", R"({"verdict": "retrain"})");
+  CHECK(db::count_decisions(database, "toy") == 2);
+  CHECK(db::count_decisions(database, "other") == 0);
+  // A policy named again keeps its row and its state; its figures are replaced.
+  auto again = row("root", 0, "candidate");
+  again.figures_json = R"({"uplift": 0.01})";
+  CHECK(db::add_to_lineage(database, again, "{}") == root);
+  CHECK(db::active_policy(database, "toy")->figures_json == R"({"uplift": 0.01})");
+  CHECK(db::list_lineage(database, "toy").size() == 1);
+}

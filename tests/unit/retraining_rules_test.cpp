@@ -1,0 +1,207 @@
+// The retraining rules on synthetic series, boundaries included, the
+// refusal of rules that make no sense, and the candidate's verdict. Pure.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "reports/retraining.h"
+
+using reports::RetrainPoint;
+using reports::RetrainRules;
+using reports::RetrainSeries;
+
+namespace {
+
+/// A series whose first point is the measured baseline.
+RetrainSeries series(std::vector<double> uplifts) {
+  RetrainSeries s;
+  s.suite = "holdout";
+  s.baseline_measured = true;
+  for (std::size_t i = 0; i < uplifts.size(); ++i)
+    s.points.push_back({"c" + std::to_string(i), uplifts[i], 1.0, 0, ""});
+  return s;
+}
+
+/// Only the rule under test is on.
+RetrainRules only(const char* rule) {
+  RetrainRules r;
+  r.fraction_on = std::string(rule) == "uplift_fraction";
+  r.floor_on = std::string(rule) == "uplift_floor";
+  r.no_worse_on = std::string(rule) == "no_worse";
+  r.features_on = std::string(rule) == "features";
+  r.age_on = std::string(rule) == "age";
+  return r;
+}
+
+const reports::RuleOutcome& rule(const reports::SuiteDecision& d, const std::string& name) {
+  for (const auto& r : d.rules)
+    if (r.rule == name) return r;
+  FAIL("no rule " << name);
+  return d.rules.front();
+}
+
+}  // namespace
+
+TEST_CASE("uplift_fraction fires after K evaluated check-ins in a row below the fraction, not before") {
+  auto r = only("uplift_fraction");
+  r.min_fraction = 0.5;
+  r.in_a_row = 2;
+  // Baseline 2%, then 1.5%, 0.8%, 0.9%: the last two are below 1%.
+  auto d = reports::decide(series({0.02, 0.015, 0.008, 0.009}), r);
+  auto& o = rule(d, "uplift_fraction");
+  CHECK(o.evaluated);
+  CHECK(o.fired);
+  CHECK(d.retrain);
+  CHECK(o.measured == doctest::Approx(0.45));  // the best of the last two: 0.9% of 2%
+  CHECK(o.threshold == doctest::Approx(0.5));
+  CHECK(o.first == "c2");
+  CHECK(o.last == "c3");
+  CHECK(d.first == "c0");
+  CHECK(d.last == "c3");
+  // Only one below in a row: keep.
+  d = reports::decide(series({0.02, 0.008, 0.015, 0.008}), r);
+  CHECK_FALSE(rule(d, "uplift_fraction").fired);
+  CHECK_FALSE(d.retrain);
+  // Exactly at the fraction is not below it.
+  d = reports::decide(series({0.02, 0.01, 0.01}), r);
+  CHECK(rule(d, "uplift_fraction").measured == doctest::Approx(0.5));
+  CHECK_FALSE(rule(d, "uplift_fraction").fired);
+  // K = 1 and a single point after the baseline.
+  r.in_a_row = 1;
+  CHECK(rule(reports::decide(series({0.02, 0.0099}), r), "uplift_fraction").fired);
+}
+
+TEST_CASE("uplift_fraction cannot say without a measured, positive baseline or with fewer than K points") {
+  auto r = only("uplift_fraction");
+  r.in_a_row = 3;
+  auto o = rule(reports::decide(series({0.02, 0.0, 0.0}), r), "uplift_fraction");
+  CHECK_FALSE(o.evaluated);
+  CHECK_FALSE(o.fired);
+  CHECK(o.detail == "2 evaluated check-in(s) since the baseline, 3 needed");
+  o = rule(reports::decide(series({-0.01, -0.05, -0.05, -0.05}), r), "uplift_fraction");
+  CHECK_FALSE(o.fired);
+  CHECK(o.detail.find("is not positive") != std::string::npos);
+  auto s = series({0.02, 0.0, 0.0, 0.0});
+  s.baseline_measured = false;
+  o = rule(reports::decide(s, r), "uplift_fraction");
+  CHECK_FALSE(o.fired);
+  CHECK(o.detail.find("was not measured") != std::string::npos);
+}
+
+TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at it") {
+  auto r = only("uplift_floor");
+  r.min_uplift = 0;
+  auto d = reports::decide(series({0.02, 0.01, -0.001}), r);
+  CHECK(rule(d, "uplift_floor").fired);
+  CHECK(rule(d, "uplift_floor").measured == doctest::Approx(-0.001));
+  CHECK(rule(d, "uplift_floor").first == "c2");
+  CHECK_FALSE(reports::decide(series({0.02, -0.01, 0.0}), r).retrain);  // at the floor; an earlier dip is history
+  r.min_uplift = 0.005;
+  CHECK(reports::decide(series({0.02, 0.0049}), r).retrain);
+  CHECK_FALSE(rule(reports::decide(series({}), r), "uplift_floor").evaluated);
+}
+
+TEST_CASE("no_worse fires when the share of modules no worse than the default falls below its floor") {
+  auto r = only("no_worse");
+  r.min_no_worse = 0.9;
+  auto s = series({0.02, 0.02});
+  s.points[1].no_worse = 0.89;
+  CHECK(reports::decide(s, r).retrain);
+  CHECK(rule(reports::decide(s, r), "no_worse").measured == doctest::Approx(0.89));
+  s.points[1].no_worse = 0.9;
+  CHECK_FALSE(reports::decide(s, r).retrain);
+  r.min_no_worse = 1.0;
+  s.points[1].no_worse = 1.0;
+  CHECK_FALSE(reports::decide(s, r).retrain);
+}
+
+TEST_CASE("features fires when the head's compiler no longer sends a feature, from where it began") {
+  auto r = only("features");
+  auto s = series({0.02, 0.02, 0.02, 0.02});
+  s.points[2].features_lost = s.points[3].features_lost = 1;
+  s.points[3].features_note = "callee_users";
+  auto d = reports::decide(s, r);
+  auto& o = rule(d, "features");
+  CHECK(o.fired);
+  CHECK(o.measured == 1);
+  CHECK(o.threshold == 0);
+  CHECK(o.first == "c2");
+  CHECK(o.last == "c3");
+  CHECK(o.detail.find("callee_users") != std::string::npos);
+  s.points[3].features_lost = 0;  // sent again at the head
+  CHECK_FALSE(reports::decide(s, r).retrain);
+}
+
+TEST_CASE("age is off by default and fires past either limit, not at it") {
+  auto s = series({0.02, 0.02});
+  s.age_checkins = 30;
+  s.age_days = 90;
+  CHECK_FALSE(rule(reports::decide(s, RetrainRules{}), "age").enabled);
+  CHECK_FALSE(reports::decide(s, RetrainRules{}).retrain);
+  auto r = only("age");
+  r.max_age_checkins = 30;
+  CHECK_FALSE(reports::decide(s, r).retrain);
+  r.max_age_checkins = 29;
+  CHECK(reports::decide(s, r).retrain);
+  CHECK(rule(reports::decide(s, r), "age").measured == 30);
+  r.max_age_checkins = 0;
+  r.max_age_days = 90;
+  CHECK_FALSE(reports::decide(s, r).retrain);
+  r.max_age_days = 89;
+  CHECK(reports::decide(s, r).retrain);
+  CHECK(rule(reports::decide(s, r), "age").measured == doctest::Approx(90));
+}
+
+TEST_CASE("the default rules keep a steady policy and report every rule") {
+  auto d = reports::decide(series({0.02, 0.019, 0.021}), RetrainRules{});
+  CHECK_FALSE(d.retrain);
+  REQUIRE(d.rules.size() == 5);
+  for (const auto& o : d.rules) CHECK_FALSE(o.fired);
+}
+
+TEST_CASE("impossible or contradictory rules are refused naming the rule") {
+  RetrainRules r;
+  CHECK_FALSE(reports::validate(r));
+  r.min_fraction = 1.5;
+  CHECK(*reports::validate(r) == "rule 'uplift_fraction': min_fraction must be above 0 and at most 1, not 1.5");
+  r.min_fraction = 0;
+  CHECK(reports::validate(r)->rfind("rule 'uplift_fraction'", 0) == 0);
+  r.min_fraction = 1;  // at most 1: allowed
+  CHECK_FALSE(reports::validate(r));
+  r.in_a_row = 0;
+  CHECK(*reports::validate(r) == "rule 'uplift_fraction': in_a_row must be at least 1, not 0");
+  r.fraction_on = false;  // thresholds of a rule that is off are not judged
+  CHECK_FALSE(reports::validate(r));
+  r.min_uplift = 1;
+  CHECK(reports::validate(r)->rfind("rule 'uplift_floor'", 0) == 0);
+  r.min_uplift = -0.05;
+  r.min_no_worse = 0;
+  CHECK(reports::validate(r)->rfind("rule 'no_worse'", 0) == 0);
+  r.min_no_worse = 1.01;
+  CHECK(reports::validate(r)->rfind("rule 'no_worse'", 0) == 0);
+  r.min_no_worse = 0.9;
+  r.age_on = true;
+  CHECK(*reports::validate(r) == "rule 'age': it is on but neither max_age_checkins nor max_age_days is set");
+  r.max_age_days = 30;
+  CHECK_FALSE(reports::validate(r));
+  RetrainRules none = only("nothing");
+  CHECK(reports::validate(none)->find("every rule is off") != std::string::npos);
+}
+
+TEST_CASE("a candidate is promoted only when it wins by the margin without more losing modules than allowed") {
+  reports::PromotionSettings s{0.001, 0};
+  reports::HeldOutFigures active{0.010, 2, 10};
+  CHECK(reports::judge_candidate(active, {0.012, 2, 10}, s).promote);
+  CHECK(reports::judge_candidate({0.25, 2, 10}, {0.5, 2, 10}, {0.25, 0}).promote);  // exactly the margin
+  auto v = reports::judge_candidate(active, {0.0109, 2, 10}, s);
+  CHECK_FALSE(v.promote);
+  CHECK(v.reason.rfind("does not win by the margin", 0) == 0);
+  v = reports::judge_candidate(active, {0.02, 3, 10}, s);
+  CHECK_FALSE(v.promote);
+  CHECK(v.reason.rfind("makes 1 more module(s) worse", 0) == 0);
+  s.max_extra_losing = 1;
+  CHECK(reports::judge_candidate(active, {0.02, 3, 10}, s).promote);
+  s.margin = 0;  // a margin of zero still needs a win
+  CHECK_FALSE(reports::judge_candidate(active, active, s).promote);
+  CHECK_FALSE(reports::judge_candidate(active, {std::nan(""), 0, 10}, s).promote);
+}
