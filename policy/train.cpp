@@ -423,7 +423,15 @@ common::Result<TrainResult> train(const TrainOptions& o) {
   if (o.progress) o.progress({"collect", 0, static_cast<int>(o.modules.size()), 0, 0, 0});
   auto data = collect_training_data(o, *slot);
   if (!data) return data.error();
-  drop_feature(*data, kUnreliableFeature);
+  // A warm start keeps its parent's inputs: a parent that reads the
+  // unreliable feature (made before it was dropped) gets no margin instead.
+  bool reads_unreliable = false;
+  if (o.warm_start)
+    if (auto parent = PolicyModel::load(*o.warm_start)) {
+      const auto& f = parent->metadata().features;
+      reads_unreliable = std::find(f.begin(), f.end(), kUnreliableFeature) != f.end();
+    }
+  if (!reads_unreliable) drop_feature(*data, kUnreliableFeature);
   std::optional<TrainingData> validation;
   if (!o.validation.empty()) {
     TrainOptions vo = o;
@@ -433,7 +441,7 @@ common::Result<TrainResult> train(const TrainOptions& o) {
     if (o.progress) o.progress({"collect", 0, static_cast<int>(o.validation.size()), 0, 0, 0});
     auto v = collect_training_data(vo, *slot);
     if (!v) return common::Error{"validation modules: " + v.error().message};
-    drop_feature(*v, kUnreliableFeature);
+    if (!reads_unreliable) drop_feature(*v, kUnreliableFeature);
     if (v->feature_names != data->feature_names)
       return common::Error{"the validation modules were compiled with another feature set than the training modules"};
     validation = std::move(*v);
@@ -480,7 +488,12 @@ common::Result<TrainResult> train(const TrainOptions& o) {
 
   auto training = training_json(o, *data, state, *slot, validation ? "validation_" : "train_");
   auto b = state.best;  // the figures reported: of the chosen checkpoint and margin
-  if (validation) {
+  if (validation && reads_unreliable) {
+    training["chosen_on"] = "validation";
+    training["margin"] = 0;
+    training["margin_note"] = std::string("no margin: the warm-start policy reads ") + kUnreliableFeature +
+                              ", which the compiler overwrites when it sends its default decision";
+  } else if (validation) {
     nlohmann::json grid;
     best->metadata().margin = choose_margin(*best, *validation, *slot, eval_options, state.best, grid);
     for (const auto& row : grid)

@@ -136,7 +136,7 @@ TEST_CASE("an evaluation in which no module compiles is marked failed, with the 
   auto s = f.run({"suite", "build", "--from-compile-commands", (f.dir / "bad/compile_commands.json").string(), "--name",
                   "bad"});
   REQUIRE_MESSAGE(s.exit_code == 0, s.output);
-  auto policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy";
+  auto policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
   auto r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "bad", "--policy", policy});
   INFO(r.output);
   CHECK(r.exit_code != 0);
@@ -152,7 +152,7 @@ TEST_CASE("policy serve refuses a channel path held by a regular file, which sur
   auto channel = (dir / "notes").string();
   std::ofstream(channel + ".in") << "precious";
   auto r = run_driftwatch({"policy", "serve", "--policy",
-                           std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy",
+                           std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy",
                            "--channel", channel, "--once", "--timeout", "5"});
   CHECK(r.exit_code == 2);
   CHECK(common::trim(r.output) == "driftwatch: refusing ML channel path " + channel + ".in: it exists and is not a FIFO");

@@ -175,6 +175,6 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   auto none = p.run({"policy", "rollback", "--config", p.config});
   CHECK(none.exit_code == 2);
   CHECK(common::last_line(none.output).find("has no parent to roll back to") != std::string::npos);
-  CHECK(p.run({"policy", "info", std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy"})
+  CHECK(p.run({"policy", "info", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"})
             .exit_code == 0);
 }

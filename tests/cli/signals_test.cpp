@@ -71,7 +71,7 @@ TEST_CASE("SIGINT during a build and during an evaluation leaves no process behi
   CHECK(rebuilt.exit_code == 0);
   CHECK(rebuilt.output.find(": ok in") != std::string::npos);
 
-  auto policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy";
+  auto policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
   std::vector<std::string> eval = {"eval", "--repo", p.repo, "--build", "main", "--suite", "testdata", "--policy", policy,
                                    "-j", "2"};
   left = interrupt(p, eval, data + "/eval/");

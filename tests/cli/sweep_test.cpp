@@ -131,7 +131,7 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   std::filesystem::create_directories(prefix / "bin");
   std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
   auto e = p.run({"eval", "--build", prefix.string(), "--suite", "testdata", "--policy",
-                  std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy"});
+                  std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
   INFO(e.output);
   REQUIRE(e.exit_code == 0);
   CHECK(e.output.find("matches or beats the default on") != std::string::npos);
@@ -139,7 +139,7 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   auto empty = p.dir / "not-a-toolchain";
   std::filesystem::create_directories(empty);
   auto bad = p.run({"eval", "--build", empty.string(), "--suite", "testdata", "--policy",
-                    std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy"});
+                    std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("lacks the recipe's artifact 'compiler'") != std::string::npos);
 

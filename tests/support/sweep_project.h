@@ -40,7 +40,10 @@ struct Project {
     auto s = run(
         {"suite", "build", "--from-compile-commands", (dir / "compile_commands.json").string(), "--name", "testdata"});
     REQUIRE_MESSAGE(s.exit_code == 0, s.output);
-    auto init = run({"init", (dir / "proj").string(), "--repo", repo, "--name", "toy"});
+    // A frozen policy of the tests' own, so that retraining the shipped one
+    // never moves what these tests expect.
+    auto init = run({"init", (dir / "proj").string(), "--repo", repo, "--name", "toy", "--policy",
+                     std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
     REQUIRE_MESSAGE(init.exit_code == 0, init.output);
     config = (dir / "proj" / "driftwatch.toml").string();
     set("names = [\"holdout\"]", "names = [\"testdata\"]");
