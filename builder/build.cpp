@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "builder/generations.h"
 #include "common/hash.h"
 #include "common/atomic_file.h"
 #include "common/process.h"
@@ -143,41 +144,43 @@ std::optional<BuildResult> read_cached(const fs::path& entry) {
   return r;
 }
 
-void forget_cached(const fs::path& entry) {
-  std::error_code ec;
-  fs::remove_all(entry, ec);
-}
-
 BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   BuildResult r;
   auto start = Clock::now();
-  // Work in a scratch entry renamed into place at the end: a crash mid-build
-  // never leaves a cache entry that claims a result.
-  auto scratch = paths.cache_entry.string() + ".partial";
+  // Work in a new generation of the entry, published at the end: a crash
+  // mid-build never leaves an entry that claims a result, and a rebuild
+  // never removes the generation a running evaluation uses.
+  collect_generations(paths.cache_entry);
   std::error_code ec;
-  fs::remove_all(scratch, ec);
-  fs::create_directories(fs::path(scratch) / "artifacts", ec);
+  auto generation = new_generation(paths.cache_entry);
+  if (!generation) {
+    r.outcome = Outcome::MissingArtifact;
+    r.message = "cannot record the build: " + generation.error().message;
+    r.transient = true;
+    return r;
+  }
+  const fs::path scratch = (*generation)->dir();
+  fs::create_directories(scratch / "artifacts", ec);
   fs::create_directories(paths.build, ec);
-  auto log = fs::path(scratch) / "build.log";
+  auto log = scratch / "build.log";
   auto finish = [&](Outcome o, std::string message) {
     r.outcome = o;
     r.message = std::move(message);
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.log_tail = common::tail_lines(read_file(log), kLogTailLines);
-    if (auto written = write_result(scratch, r); !written) {
+    r.log = log;
+    auto written = write_result(scratch, r);
+    if (written && !r.transient) written = publish_generation(paths.cache_entry, scratch);
+    if (!written) {
       // As when an artifact cannot be copied: nothing is cached, the next run builds again.
       r.outcome = Outcome::MissingArtifact;
       r.message = "cannot record the build: " + written.error().message;
       r.artifacts.clear();
-      r.log = log;
+      r.transient = true;
       return r;
     }
-    fs::remove_all(paths.cache_entry, ec);
-    if (r.transient) {  // not cached: the scratch entry keeps the log until the next try
-      r.log = log;
-      return r;
-    }
-    fs::rename(scratch, paths.cache_entry, ec);
+    // Not cached when transient: the unpublished generation keeps the log until the next try.
+    if (r.transient) return r;
     r.log = paths.cache_entry / "build.log";
     for (auto& [name, path] : r.artifacts) path = paths.cache_entry / "artifacts" / path.filename();
     return r;
@@ -230,7 +233,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
 
   for (const auto& [name, path] : rendered->artifacts) {
     if (!fs::is_regular_file(path)) return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") was not built");
-    auto dest = fs::path(scratch) / "artifacts" / path.filename();
+    auto dest = scratch / "artifacts" / path.filename();
     fs::copy_file(fs::canonical(path), dest, fs::copy_options::overwrite_existing, ec);
     if (ec) return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " + ec.message());
     r.artifacts[name] = dest;

@@ -51,12 +51,14 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
                            const std::function<void(const std::string&)>& log) {
   SelectedBuild out;
   if (fs::is_directory(s.build) && fs::exists(fs::path(s.build) / "result.json")) {
-    auto cached = builder::read_cached(s.build);
+    auto pin = builder::pin_entry(s.build).take();
+    auto cached = builder::read_cached(pin->dir());
     if (!cached) throw common::Fatal("artifact directory " + s.build + " has no readable build result");
     if (cached->outcome != builder::Outcome::Ok)
       throw common::Fatal("artifact directory " + s.build + " holds a failed build (" +
                           std::string(builder::outcome_name(cached->outcome)) + ")");
-    out.compiler = invocation(*cached, nullptr);
+    out.compiler = invocation(builder::in_generation(*cached, pin->dir()), nullptr);
+    out.pin = pin;
     out.artifact_dir = s.build;
     out.label = s.build;
     auto name = fs::path(s.build).filename().string();
@@ -90,7 +92,9 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
 SelectedBuild selected_from(const tracker::GitRepo& repo, const builder::Recipe& recipe,
                             const tracker::CheckinBuild& b, std::optional<db::Id> build_id) {
   SelectedBuild out;
-  out.compiler = invocation(b.result, &recipe);
+  auto entry = b.result.artifacts.begin()->second.parent_path().parent_path();
+  out.pin = builder::pin_entry(entry).take();
+  out.compiler = invocation(builder::in_generation(b.result, out.pin->dir()), &recipe);
   out.commit = b.commit.sha;
   out.repo = repo.location().string();
   out.label = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
