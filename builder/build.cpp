@@ -92,6 +92,7 @@ common::Status write_result(const fs::path& entry, const BuildResult& r) {
   for (const auto& [name, path] : r.artifacts) j["artifacts"][name] = path.filename().string();
   j["compile"] = r.compile;
   j["ml_flag_prefix"] = r.ml_flag_prefix;
+  j["cc1"] = r.cc1;
   return common::write_file_atomically(entry / "result.json", j.dump(2) + "\n");
 }
 
@@ -136,6 +137,7 @@ std::optional<BuildResult> read_cached(const fs::path& entry) {
   r.from_cache = true;
   r.compile = j.value("compile", std::vector<std::string>{});
   r.ml_flag_prefix = j.value("ml_flag_prefix", "");
+  r.cc1 = j.value("cc1", std::vector<std::string>{});
   if (j.contains("artifacts"))
     for (const auto& [name, file] : j["artifacts"].items()) {
       r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
@@ -245,6 +247,9 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     if (!compile) return finish(Outcome::MissingArtifact, compile.error().message);
     r.compile = *compile;
     r.ml_flag_prefix = recipe.ml_flag_prefix;
+    auto cc1 = render_cc1(recipe, final_paths);
+    if (!cc1) return finish(Outcome::MissingArtifact, cc1.error().message);
+    r.cc1 = *cc1;
   }
   return finish(Outcome::Ok, "");
 }
@@ -252,11 +257,15 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
 common::Status use_compile_of(const Recipe& recipe, BuildResult& r) {
   r.compile.clear();
   r.ml_flag_prefix.clear();
+  r.cc1.clear();
   if (recipe.compile.empty() || r.outcome != Outcome::Ok) return common::Ok{};
   auto compile = render_compile(recipe, r.artifacts);
   if (!compile) return compile.error();
+  auto cc1 = render_cc1(recipe, r.artifacts);
+  if (!cc1) return cc1.error();
   r.compile = *compile;
   r.ml_flag_prefix = recipe.ml_flag_prefix;
+  r.cc1 = *cc1;
   return common::Ok{};
 }
 

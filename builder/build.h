@@ -46,6 +46,7 @@ struct BuildResult {
   /// so an artifact directory alone is enough to evaluate.
   std::vector<std::string> compile;
   std::string ml_flag_prefix;
+  std::vector<std::string> cc1;  ///< the recipe's [compile] cc1, rendered (see Recipe::cc1)
 };
 
 struct BuildPaths {

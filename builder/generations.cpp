@@ -124,13 +124,14 @@ void collect_generations(const fs::path& entry) {
 BuildResult in_generation(BuildResult r, const fs::path& generation) {
   for (auto& [name, path] : r.artifacts) path = generation / "artifacts" / path.filename();
   const std::string marker = "/artifacts/";
-  for (auto& arg : r.compile) {
-    auto at = arg.rfind(marker);
-    if (at == std::string::npos) continue;
-    auto file = arg.substr(at + marker.size());
-    for (const auto& [name, path] : r.artifacts)
-      if (path.filename() == file) arg = (generation / "artifacts" / file).string();
-  }
+  for (auto* argv : {&r.compile, &r.cc1})
+    for (auto& arg : *argv) {
+      auto at = arg.rfind(marker);
+      if (at == std::string::npos) continue;
+      auto file = arg.substr(at + marker.size());
+      for (const auto& [name, path] : r.artifacts)
+        if (path.filename() == file) arg = (generation / "artifacts" / file).string();
+    }
   r.log = generation / "build.log";
   return r;
 }

@@ -17,9 +17,11 @@ policy::CompilerInvocation invocation(const builder::BuildResult& r, const build
   policy::CompilerInvocation cc;
   cc.argv = r.compile;
   cc.ml_flag_prefix = r.ml_flag_prefix;
+  cc.cc1 = r.cc1;
   if (cc.argv.empty() && recipe) {  // built before the recipe had a [compile] section
     cc.argv = builder::render_compile(*recipe, r.artifacts).take();
     cc.ml_flag_prefix = recipe->ml_flag_prefix;
+    cc.cc1 = builder::render_cc1(*recipe, r.artifacts).take();
   }
   if (cc.argv.empty()) throw common::Fatal("the build has no compile command (its recipe lacks a [compile] section)");
   return cc;
@@ -42,6 +44,9 @@ common::Result<SelectedBuild> select_toolchain(const fs::path& dir, const builde
   SelectedBuild out;
   out.compiler.argv = *compile;
   out.compiler.ml_flag_prefix = recipe.ml_flag_prefix;
+  auto cc1 = builder::render_cc1(recipe, rendered->artifacts);
+  if (!cc1) return cc1.error();
+  out.compiler.cc1 = *cc1;
   out.artifact_dir = dir;
   out.label = dir.string();
   return out;
