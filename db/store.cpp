@@ -132,7 +132,8 @@ Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id) {
                     build_id, policy_id, suite_id)[0]
                   .as<Id>();
     // Taken before the row commits, so nobody ever sees it running unheld.
-    tx.exec_params(std::string("SELECT pg_advisory_lock_shared(") + kEvaluationLock + ", ($1::bigint & 2147483647)::int)", id);
+    tx.exec_params(
+        std::string("SELECT pg_advisory_lock_shared(") + kEvaluationLock + ", ($1::bigint & 2147483647)::int)", id);
     tx.commit();
     return id;
   });
@@ -171,7 +172,9 @@ namespace {
 void release_evaluation(Database& db, Id evaluation_id) {
   db.impl().guarded("releasing an evaluation", [&] {
     pqxx::nontransaction nt(db.impl().conn);
-    nt.exec_params(std::string("SELECT pg_advisory_unlock_shared(") + kEvaluationLock + ", ($1::bigint & 2147483647)::int)", evaluation_id);
+    nt.exec_params(
+        std::string("SELECT pg_advisory_unlock_shared(") + kEvaluationLock + ", ($1::bigint & 2147483647)::int)",
+        evaluation_id);
   });
 }
 }  // namespace

@@ -39,9 +39,10 @@ common::Result<CorpusDescription> parse_corpus_description(std::string_view text
     // ml-compiler-opt writes ["<UNSPECIFIED>"] for ThinLTO corpora: the command is the user's to supply.
     for (const auto& a : args)
       if (a == "<UNSPECIFIED>")
-        return Error{origin + ": 'global_command_override' is the placeholder [\"<UNSPECIFIED>\"] that "
-                              "ml-compiler-opt writes for ThinLTO corpora: replace it with the -cc1 args that compile "
-                              "every module"};
+        return Error{origin +
+                     ": 'global_command_override' is the placeholder [\"<UNSPECIFIED>\"] that "
+                     "ml-compiler-opt writes for ThinLTO corpora: replace it with the -cc1 args that compile "
+                     "every module"};
     d.global_command_override = args;
   }
   return d;

@@ -69,8 +69,8 @@ HeuristicResult compile_one(const EvaluationOptions& o, const policy::CompilerIn
 /// The same, where anything thrown (filesystem errors, a policy that cannot
 /// be copied) becomes this compile's outcome: an exception escaping a worker
 /// thread would end the process.
-HeuristicResult compile_guarded(const EvaluationOptions& o, const policy::CompilerInvocation& cc,
-                                const SuiteModule& m, bool learned, policy::CompatReport* report) {
+HeuristicResult compile_guarded(const EvaluationOptions& o, const policy::CompilerInvocation& cc, const SuiteModule& m,
+                                bool learned, policy::CompatReport* report) {
   try {
     return compile_one(o, cc, m, learned, report);
   } catch (const std::exception& e) {
@@ -111,9 +111,9 @@ common::Result<std::vector<policy::CompilerInvocation>> corpus_commands(const Ev
     warnings.push_back("the compiler cannot take the corpus's own command lines: its " +
                        std::to_string(o.suite->modules.size()) + " modules were compiled with the recipe's one line (" +
                        joined(o.compiler.argv) + ")" +
-                       (first && !first->empty() ? ", not as their .cmd says (" + o.suite->modules.front().name +
-                                                       ": " + joined(*first) + ")"
-                                                 : std::string()) +
+                       (first && !first->empty()
+                            ? ", not as their .cmd says (" + o.suite->modules.front().name + ": " + joined(*first) + ")"
+                            : std::string()) +
                        "; a recipe whose [compile] has cc1 honours them");
     return out;
   }
@@ -123,7 +123,9 @@ common::Result<std::vector<policy::CompilerInvocation>> corpus_commands(const Ev
     if (args->empty() || args->front() != "-cc1")
       return common::Error{"module " + m.name + ": its command line does not start with -cc1 (" + joined(*args) + ")"};
     for (const auto& a : *args)
-      if (refused_cc1_arg(a)) return common::Error{"module " + m.name + ": its command line has " + common::quoted(a) + ", which driftwatch does not run"};
+      if (refused_cc1_arg(a))
+        return common::Error{"module " + m.name + ": its command line has " + common::quoted(a) +
+                             ", which driftwatch does not run"};
     out.push_back(o.compiler.with_module_args(*args));
   }
   return out;

@@ -15,7 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string policy_file() { return std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy"; }
+std::string policy_file() {
+  return std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy";
+}
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

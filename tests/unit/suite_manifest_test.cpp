@@ -127,8 +127,8 @@ TEST_CASE("a corpus description that cannot be used is refused in one line") {
 }
 
 TEST_CASE("the [\"<UNSPECIFIED>\"] override ml-compiler-opt writes for ThinLTO corpora is refused saying what to do") {
-  auto d = parse_corpus_description(R"({"modules": ["a"], "has_thinlto": true, "global_command_override": ["<UNSPECIFIED>"]})",
-                                    "cd.json");
+  auto d = parse_corpus_description(
+      R"({"modules": ["a"], "has_thinlto": true, "global_command_override": ["<UNSPECIFIED>"]})", "cd.json");
   REQUIRE_FALSE(d.ok());
   CHECK(d.error().message ==
         "cd.json: 'global_command_override' is the placeholder [\"<UNSPECIFIED>\"] that ml-compiler-opt writes for "
