@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "builder/generations.h"
 #include "common/hash.h"
 #include "common/atomic_file.h"
 #include "common/process.h"
@@ -91,6 +92,7 @@ common::Status write_result(const fs::path& entry, const BuildResult& r) {
   for (const auto& [name, path] : r.artifacts) j["artifacts"][name] = path.filename().string();
   j["compile"] = r.compile;
   j["ml_flag_prefix"] = r.ml_flag_prefix;
+  j["cc1"] = r.cc1;
   return common::write_file_atomically(entry / "result.json", j.dump(2) + "\n");
 }
 
@@ -135,6 +137,7 @@ std::optional<BuildResult> read_cached(const fs::path& entry) {
   r.from_cache = true;
   r.compile = j.value("compile", std::vector<std::string>{});
   r.ml_flag_prefix = j.value("ml_flag_prefix", "");
+  r.cc1 = j.value("cc1", std::vector<std::string>{});
   if (j.contains("artifacts"))
     for (const auto& [name, file] : j["artifacts"].items()) {
       r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
@@ -143,41 +146,43 @@ std::optional<BuildResult> read_cached(const fs::path& entry) {
   return r;
 }
 
-void forget_cached(const fs::path& entry) {
-  std::error_code ec;
-  fs::remove_all(entry, ec);
-}
-
 BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   BuildResult r;
   auto start = Clock::now();
-  // Work in a scratch entry renamed into place at the end: a crash mid-build
-  // never leaves a cache entry that claims a result.
-  auto scratch = paths.cache_entry.string() + ".partial";
+  // Work in a new generation of the entry, published at the end: a crash
+  // mid-build never leaves an entry that claims a result, and a rebuild
+  // never removes the generation a running evaluation uses.
+  collect_generations(paths.cache_entry);
   std::error_code ec;
-  fs::remove_all(scratch, ec);
-  fs::create_directories(fs::path(scratch) / "artifacts", ec);
+  auto generation = new_generation(paths.cache_entry);
+  if (!generation) {
+    r.outcome = Outcome::MissingArtifact;
+    r.message = "cannot record the build: " + generation.error().message;
+    r.transient = true;
+    return r;
+  }
+  const fs::path scratch = (*generation)->dir();
+  fs::create_directories(scratch / "artifacts", ec);
   fs::create_directories(paths.build, ec);
-  auto log = fs::path(scratch) / "build.log";
+  auto log = scratch / "build.log";
   auto finish = [&](Outcome o, std::string message) {
     r.outcome = o;
     r.message = std::move(message);
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.log_tail = common::tail_lines(read_file(log), kLogTailLines);
-    if (auto written = write_result(scratch, r); !written) {
+    r.log = log;
+    auto written = write_result(scratch, r);
+    if (written && !r.transient) written = publish_generation(paths.cache_entry, scratch);
+    if (!written) {
       // As when an artifact cannot be copied: nothing is cached, the next run builds again.
       r.outcome = Outcome::MissingArtifact;
       r.message = "cannot record the build: " + written.error().message;
       r.artifacts.clear();
-      r.log = log;
+      r.transient = true;
       return r;
     }
-    fs::remove_all(paths.cache_entry, ec);
-    if (r.transient) {  // not cached: the scratch entry keeps the log until the next try
-      r.log = log;
-      return r;
-    }
-    fs::rename(scratch, paths.cache_entry, ec);
+    // Not cached when transient: the unpublished generation keeps the log until the next try.
+    if (r.transient) return r;
     r.log = paths.cache_entry / "build.log";
     for (auto& [name, path] : r.artifacts) path = paths.cache_entry / "artifacts" / path.filename();
     return r;
@@ -230,7 +235,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
 
   for (const auto& [name, path] : rendered->artifacts) {
     if (!fs::is_regular_file(path)) return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") was not built");
-    auto dest = fs::path(scratch) / "artifacts" / path.filename();
+    auto dest = scratch / "artifacts" / path.filename();
     fs::copy_file(fs::canonical(path), dest, fs::copy_options::overwrite_existing, ec);
     if (ec) return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " + ec.message());
     r.artifacts[name] = dest;
@@ -242,6 +247,9 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     if (!compile) return finish(Outcome::MissingArtifact, compile.error().message);
     r.compile = *compile;
     r.ml_flag_prefix = recipe.ml_flag_prefix;
+    auto cc1 = render_cc1(recipe, final_paths);
+    if (!cc1) return finish(Outcome::MissingArtifact, cc1.error().message);
+    r.cc1 = *cc1;
   }
   return finish(Outcome::Ok, "");
 }
@@ -249,11 +257,15 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
 common::Status use_compile_of(const Recipe& recipe, BuildResult& r) {
   r.compile.clear();
   r.ml_flag_prefix.clear();
+  r.cc1.clear();
   if (recipe.compile.empty() || r.outcome != Outcome::Ok) return common::Ok{};
   auto compile = render_compile(recipe, r.artifacts);
   if (!compile) return compile.error();
+  auto cc1 = render_cc1(recipe, r.artifacts);
+  if (!cc1) return cc1.error();
   r.compile = *compile;
   r.ml_flag_prefix = recipe.ml_flag_prefix;
+  r.cc1 = *cc1;
   return common::Ok{};
 }
 

@@ -46,6 +46,7 @@ struct BuildResult {
   /// so an artifact directory alone is enough to evaluate.
   std::vector<std::string> compile;
   std::string ml_flag_prefix;
+  std::vector<std::string> cc1;  ///< the recipe's [compile] cc1, rendered (see Recipe::cc1)
 };
 
 struct BuildPaths {
@@ -56,7 +57,8 @@ struct BuildPaths {
   int jobs = 1;
 };
 
-/// `<data>/cache/<recipe name>-<recipe hash>/<commit sha>`.
+/// `<data>/cache/<recipe name>-<recipe hash>/<commit sha>`: a symlink to the
+/// entry's current generation (builder/generations.h).
 std::filesystem::path cache_entry_dir(const std::filesystem::path& data, const Recipe& recipe, const std::string& sha);
 
 /// The cached result of a finished build (ok or not), if there is one.
@@ -65,8 +67,8 @@ std::optional<BuildResult> read_cached(const std::filesystem::path& cache_entry)
 /// Configures (unless the recipe's marker exists and the build directory was
 /// configured by the same configure command, environment and launcher; a
 /// different one starts the build directory afresh), builds, copies the
-/// artifacts into the cache entry and records the result there, unless it is
-/// transient. A failure is a result, never an exception; the recipe's timeout
+/// artifacts into a new generation of the cache entry, records the result
+/// there and publishes it, unless it is transient. A failure is a result, never an exception; the recipe's timeout
 /// kills the process group.
 BuildResult run_build(const Recipe& recipe, const BuildPaths& paths);
 
@@ -75,8 +77,5 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths);
 /// leaves [compile] out, so a cached result must take it from the recipe in
 /// use, not from the copy it was stored with.
 common::Status use_compile_of(const Recipe& recipe, BuildResult& r);
-
-/// Removes a cache entry so the next build runs again.
-void forget_cached(const std::filesystem::path& cache_entry);
 
 }  // namespace builder

@@ -21,7 +21,7 @@ using common::Error;
 // The one table of recipe keys: section → allowed keys.
 const std::map<std::string, std::set<std::string>> kKeys = {
     {"", {"name", "description", "timeout", "launcher", "jobs", "configure", "build", "env", "artifacts", "compile"}},
-    {"compile", {"command", "ml_flag_prefix"}},
+    {"compile", {"command", "ml_flag_prefix", "cc1"}},
     {"configure", {"command", "skip_if_exists"}},
     {"build", {"command"}},
 };
@@ -123,6 +123,8 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     for (auto& word : common::split(common::trim((*c)["command"].value_or<std::string>("")), ' '))
       if (!word.empty()) r.compile.push_back(word);
     r.ml_flag_prefix = (*c)["ml_flag_prefix"].value_or<std::string>("");
+    for (auto& word : common::split(common::trim((*c)["cc1"].value_or<std::string>("")), ' '))
+      if (!word.empty()) r.cc1.push_back(word);
     if (r.compile.empty()) return Error{origin + ": missing key 'compile.command'"};
   }
   r.content_hash = common::sha256_hex(canonical(r));
@@ -192,6 +194,19 @@ common::Result<std::vector<std::string>> render_compile(const Recipe& r,
   std::vector<std::string> out;
   for (const auto& word : r.compile) {
     auto filled = fill(word, values, "recipe " + r.name + " compile.command");
+    if (!filled) return filled.error();
+    out.push_back(*filled);
+  }
+  return out;
+}
+
+common::Result<std::vector<std::string>> render_cc1(const Recipe& r,
+                                                    const std::map<std::string, std::filesystem::path>& artifacts) {
+  std::map<std::string, std::string> values;
+  for (const auto& [name, path] : artifacts) values[name] = path.string();
+  std::vector<std::string> out;
+  for (const auto& word : r.cc1) {
+    auto filled = fill(word, values, "recipe " + r.name + " compile.cc1");
     if (!filled) return filled.error();
     out.push_back(*filled);
   }

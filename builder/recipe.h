@@ -26,6 +26,9 @@ struct Recipe {
   /// {output}. Not part of the build, so not part of content_hash.
   std::vector<std::string> compile;
   std::string ml_flag_prefix;  ///< put before each LLVM option ("-mllvm" for clang)
+  /// The program that takes a corpus module's own clang -cc1 line ([compile]
+  /// cc1, e.g. "{clang}"); empty when the compiler cannot (dwcc).
+  std::vector<std::string> cc1;
   std::string content_hash;  ///< of the recipe's meaning, not its formatting
 };
 
@@ -56,6 +59,9 @@ std::vector<std::string> shipped_recipes();
 /// configure and build commands each value is one shell word (quoted as
 /// needed), so recipes write {build}, never '{build}'.
 common::Result<RenderedRecipe> render(const Recipe& recipe, const Placeholders& values);
+/// The [compile] cc1 words with artifact paths filled in; empty when the recipe has none.
+common::Result<std::vector<std::string>> render_cc1(const Recipe& recipe,
+                                                    const std::map<std::string, std::filesystem::path>& artifacts);
 /// The compile argv with artifact paths filled in ({input}/{output} stay).
 common::Result<std::vector<std::string>> render_compile(const Recipe& recipe,
                                                         const std::map<std::string, std::filesystem::path>& artifacts);

@@ -6,6 +6,7 @@
 
 #include "common/data_dir.h"
 #include "db/embedded.h"
+#include "db/store.h"
 
 namespace cli {
 
@@ -39,6 +40,8 @@ db::Database Context::database(bool migrate) const {
   } else {
     database.require_current_schema();
   }
+  // Evaluations whose process died are interrupted, not running, for every command.
+  db::record_interrupted_evaluations(database);
   return database;
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "db/embedded.h"
+#include "db/store.h"
 
 namespace cli {
 namespace {
@@ -55,6 +56,12 @@ void db_status(const Context& ctx) {
              have < db::latest_schema_version()   ? "; run `driftwatch db migrate`"
              : have > db::latest_schema_version() ? "; newer than this driftwatch"
                                                   : "");
+  if (have != db::latest_schema_version()) return;
+  // A `running` evaluation whose process died (Ctrl-C, SIGKILL) is recorded as such.
+  db::record_interrupted_evaluations(database);
+  auto e = db::count_evaluations(database);
+  fmt::print("evaluations: {} done, {} failed, {} running, {} interrupted\n", e.done, e.failed, e.running,
+             e.interrupted);
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
           fmt::print("  {} ({}): {}: {}\n", m.name, h == &m.by_default ? "default" : "learned", h->outcome, h->message);
   }
   fmt::print("{} compiles in {}\n", 2 * r.modules.size(), common::format_seconds(r.seconds));
+  for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
 }
 
 }  // namespace

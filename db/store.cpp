@@ -114,13 +114,70 @@ Id upsert_suite(Database& db, const std::string& name, const std::string& manife
   });
 }
 
+namespace {
+// Who is running an evaluation: a shared session advisory lock on
+// (kEvaluationLock, id), held by the connection of every process running it.
+// PostgreSQL releases it when that process dies however it died (Ctrl-C,
+// SIGKILL, a lost machine), so a `running` row nobody holds was interrupted.
+constexpr const char* kEvaluationLock = "hashtext('driftwatch evaluation')";
+}  // namespace
+
 Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id) {
-  return returning_id(db, "starting an evaluation",
-                      "INSERT INTO evaluations (build_id, policy_id, suite_id) VALUES ($1, $2, $3) "
-                      "ON CONFLICT (build_id, policy_id, suite_id) DO UPDATE SET status = 'running', "
-                      "started_at = now(), finished_at = NULL RETURNING id",
-                      build_id, policy_id, suite_id);
+  return db.impl().guarded("starting an evaluation", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto id = tx.exec_params1(
+                    "INSERT INTO evaluations (build_id, policy_id, suite_id) VALUES ($1, $2, $3) "
+                    "ON CONFLICT (build_id, policy_id, suite_id) DO UPDATE SET status = 'running', "
+                    "started_at = now(), finished_at = NULL RETURNING id",
+                    build_id, policy_id, suite_id)[0]
+                  .as<Id>();
+    // Taken before the row commits, so nobody ever sees it running unheld.
+    tx.exec_params(
+        std::string("SELECT pg_advisory_lock_shared(") + kEvaluationLock + ", ($1::bigint & 2147483647)::int)", id);
+    tx.commit();
+    return id;
+  });
 }
+
+int record_interrupted_evaluations(Database& db) {
+  return db.impl().guarded("recording interrupted evaluations", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec(std::string("UPDATE evaluations e SET status = 'interrupted', finished_at = now() "
+                                 "WHERE status = 'running' AND NOT EXISTS (SELECT 1 FROM pg_locks l "
+                                 " WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted "
+                                 " AND l.classid = (") +
+                     kEvaluationLock + ")::oid AND l.objid = (e.id & 2147483647)::int::oid)");
+    tx.commit();
+    return static_cast<int>(r.affected_rows());
+  });
+}
+
+EvaluationCounts count_evaluations(Database& db) {
+  return db.impl().guarded("counting evaluations", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    EvaluationCounts c;
+    for (const auto& row : tx.exec("SELECT status, count(*) FROM evaluations GROUP BY status")) {
+      auto status = row[0].as<std::string>();
+      int n = row[1].as<int>();
+      if (status == "running") c.running = n;
+      else if (status == "done") c.done = n;
+      else if (status == "failed") c.failed = n;
+      else if (status == "interrupted") c.interrupted = n;
+    }
+    return c;
+  });
+}
+
+namespace {
+void release_evaluation(Database& db, Id evaluation_id) {
+  db.impl().guarded("releasing an evaluation", [&] {
+    pqxx::nontransaction nt(db.impl().conn);
+    nt.exec_params(
+        std::string("SELECT pg_advisory_unlock_shared(") + kEvaluationLock + ", ($1::bigint & 2147483647)::int)",
+        evaluation_id);
+  });
+}
+}  // namespace
 
 void replace_measurements(Database& db, Id evaluation_id, const std::vector<MeasurementRow>& rows) {
   db.impl().guarded("storing measurements", [&] {
@@ -173,6 +230,7 @@ void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* 
     if (finish) detail::finish_job_in(tx, *finish, kJobDone, "");
     tx.commit();
   });
+  release_evaluation(db, r.evaluation_id);
 }
 
 void fail_evaluation(Database& db, Id evaluation_id, const std::string& message) {
@@ -184,6 +242,7 @@ void fail_evaluation(Database& db, Id evaluation_id, const std::string& message)
         evaluation_id, message);
     tx.commit();
   });
+  release_evaluation(db, evaluation_id);
 }
 
 std::string evaluation_status(Database& db, Id evaluation_id) {

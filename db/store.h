@@ -61,8 +61,17 @@ Id upsert_policy(Database& db, const std::string& name, const std::string& conte
 Id upsert_suite(Database& db, const std::string& name, const std::string& manifest_hash,
                 const std::string& metadata_json, const std::vector<BenchmarkRow>& benchmarks,
                 std::vector<Id>* benchmark_ids);
-/// The evaluation of (build, policy, suite), created or reset to `running`.
+/// The evaluation of (build, policy, suite), created or reset to `running`;
+/// this connection holds it (a shared advisory lock) until it is stored or
+/// failed, or the connection closes.
 Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id);
+/// Marks `interrupted` every `running` evaluation that no connection holds:
+/// the process running it died (Ctrl-C, SIGKILL). Returns how many.
+int record_interrupted_evaluations(Database& db);
+struct EvaluationCounts {
+  int running = 0, done = 0, failed = 0, interrupted = 0;
+};
+EvaluationCounts count_evaluations(Database& db);
 
 /// What happened to one module under one heuristic.
 struct ModuleResultRow {
@@ -86,7 +95,7 @@ struct EvaluationRecord {
 void store_evaluation(Database& db, const EvaluationRecord& record, const struct JobFinish* finish = nullptr);
 /// An evaluation that failed as a whole: marked failed, `message` kept as its summary's "error".
 void fail_evaluation(Database& db, Id evaluation_id, const std::string& message);
-/// "running", "done" or "failed".
+/// "running", "done", "failed" or "interrupted".
 std::string evaluation_status(Database& db, Id evaluation_id);
 /// The compatibility report of the policies that ran on a build (drift too).
 void set_build_feature_report(Database& db, Id build_id, const std::string& report_json);

@@ -36,6 +36,13 @@ common::Result<CorpusDescription> parse_corpus_description(std::string_view text
       if (!a.is_string()) return Error{origin + ": 'global_command_override' must hold strings"};
       args.push_back(a.get<std::string>());
     }
+    // ml-compiler-opt writes ["<UNSPECIFIED>"] for ThinLTO corpora: the command is the user's to supply.
+    for (const auto& a : args)
+      if (a == "<UNSPECIFIED>")
+        return Error{origin +
+                     ": 'global_command_override' is the placeholder [\"<UNSPECIFIED>\"] that "
+                     "ml-compiler-opt writes for ThinLTO corpora: replace it with the -cc1 args that compile "
+                     "every module"};
     d.global_command_override = args;
   }
   return d;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/text.h"
+#include "evaluator/corpus.h"
 
 namespace evaluator {
 namespace fs = std::filesystem;
@@ -55,30 +56,79 @@ HeuristicResult finish(const policy::CompileOutcome& c, const fs::path& object, 
 
 /// One compile of one module under one heuristic; the objects go to
 /// <work>/<heuristic>/<module>.o.
-HeuristicResult compile_one(const EvaluationOptions& o, const SuiteModule& m, bool learned,
-                            policy::CompatReport* report) {
+HeuristicResult compile_one(const EvaluationOptions& o, const policy::CompilerInvocation& cc, const SuiteModule& m,
+                            bool learned, policy::CompatReport* report) {
   auto bitcode = o.suite_dir / (m.name + ".bc");
   auto object = object_path(o.work_dir, learned ? "learned" : "default", m.name);
   fs::create_directories(object.parent_path());
-  if (!learned) return finish(policy::compile_default(o.compiler, bitcode, object), object, false);
+  if (!learned) return finish(policy::compile_default(cc, bitcode, object), object, false);
   auto runner = o.learned(report);
-  return finish(policy::compile_with_runner(o.compiler, bitcode, object, *runner, o.work_dir / "learned"), object,
-                true);
+  return finish(policy::compile_with_runner(cc, bitcode, object, *runner, o.work_dir / "learned"), object, true);
 }
 
 /// The same, where anything thrown (filesystem errors, a policy that cannot
 /// be copied) becomes this compile's outcome: an exception escaping a worker
 /// thread would end the process.
-HeuristicResult compile_guarded(const EvaluationOptions& o, const SuiteModule& m, bool learned,
-                                policy::CompatReport* report) {
+HeuristicResult compile_guarded(const EvaluationOptions& o, const policy::CompilerInvocation& cc, const SuiteModule& m,
+                                bool learned, policy::CompatReport* report) {
   try {
-    return compile_one(o, m, learned, report);
+    return compile_one(o, cc, m, learned, report);
   } catch (const std::exception& e) {
     HeuristicResult r;
     r.outcome = kOutcomeInternalError;
     r.message = std::string("driftwatch failed on this compile: ") + e.what();
     return r;
   }
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+/// Options of a module's own line that would load code into the compiler or
+/// write elsewhere: a corpus is untrusted input.
+bool refused_cc1_arg(const std::string& a) {
+  for (const char* p : {"-load", "-fplugin", "-fpass-plugin", "-plugin", "-add-plugin"})
+    if (a.rfind(p, 0) == 0) return true;
+  return a == "-o";
+}
+
+/// An imported corpus says how each module compiles (its .cmd, or the
+/// global override). With a compiler that takes a -cc1 line, each module is
+/// compiled that way, as ml-compiler-opt's runner does; with one that cannot
+/// (dwcc), every module gets the recipe's one line and a warning says so.
+/// Suites driftwatch builds itself are meant for the recipe's line.
+common::Result<std::vector<policy::CompilerInvocation>> corpus_commands(const EvaluationOptions& o,
+                                                                        std::vector<std::string>& warnings) {
+  std::vector<policy::CompilerInvocation> out;
+  if (o.suite->origin.kind != "imported-corpus") return out;
+  auto corpus = read_corpus(o.suite_dir);
+  if (!corpus) return corpus.error();
+  if (o.compiler.cc1.empty()) {
+    auto first = read_module_command(o.suite_dir, *corpus, o.suite->modules.front().name);
+    warnings.push_back("the compiler cannot take the corpus's own command lines: its " +
+                       std::to_string(o.suite->modules.size()) + " modules were compiled with the recipe's one line (" +
+                       joined(o.compiler.argv) + ")" +
+                       (first && !first->empty()
+                            ? ", not as their .cmd says (" + o.suite->modules.front().name + ": " + joined(*first) + ")"
+                            : std::string()) +
+                       "; a recipe whose [compile] has cc1 honours them");
+    return out;
+  }
+  for (const auto& m : o.suite->modules) {
+    auto args = read_module_command(o.suite_dir, *corpus, m.name);
+    if (!args) return args.error();
+    if (args->empty() || args->front() != "-cc1")
+      return common::Error{"module " + m.name + ": its command line does not start with -cc1 (" + joined(*args) + ")"};
+    for (const auto& a : *args)
+      if (refused_cc1_arg(a))
+        return common::Error{"module " + m.name + ": its command line has " + common::quoted(a) +
+                             ", which driftwatch does not run"};
+    out.push_back(o.compiler.with_module_args(*args));
+  }
+  return out;
 }
 
 /// Why the evaluation failed as a whole, or "" when it did not: then no
@@ -133,6 +183,8 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
     bytes[i] = fs::file_size(o.suite_dir / (modules[i].name + ".bc"), ec);
   }
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
+  auto own = corpus_commands(o, result.warnings);
+  if (!own) return own.error();
   std::vector<int> remaining(modules.size(), 2);
   std::vector<policy::CompatReport> reports(modules.size());
   for (std::size_t i = 0; i < modules.size(); ++i) result.modules[i].name = modules[i].name;
@@ -146,7 +198,8 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
       for (int k; (k = next++) < tasks;) {
         int i = order[k / 2];
         bool learned = k % 2 == 1;
-        auto r = compile_guarded(o, modules[i], learned, learned ? &reports[i] : nullptr);
+        const auto& cc = own->empty() ? o.compiler : (*own)[i];
+        auto r = compile_guarded(o, cc, modules[i], learned, learned ? &reports[i] : nullptr);
         std::lock_guard lock(mutex);
         auto& m = result.modules[i];
         (learned ? m.learned : m.by_default) = std::move(r);

@@ -89,6 +89,8 @@ struct EvaluationResult {
   int not_consulted = 0;         ///< modules whose learned compile never asked the policy (not in `failed`)
   double seconds = 0;
   double link_seconds = 0;  ///< of `seconds`, spent linking the link groups
+  /// What the numbers do not reflect, e.g. a corpus's own command lines the compiler could not take.
+  std::vector<std::string> warnings;
 };
 
 /// The error case is an evaluation that failed as a whole: a policy that

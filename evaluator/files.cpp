@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
+
 namespace evaluator {
 
 using common::Error;
@@ -27,17 +29,7 @@ common::Result<std::string> read_file(const fs::path& path) {
 common::Status write_file(const fs::path& path, std::string_view bytes) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  auto tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{"cannot write " + path.string() + ": " + std::strerror(errno)};
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) return Error{"cannot write " + path.string() + ": " + std::strerror(errno)};
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) return Error{"cannot write " + path.string() + ": " + ec.message()};
-  return common::Ok{};
+  return common::write_file_atomically(path, bytes);
 }
 
 common::Result<ScratchDir> ScratchDir::create(const fs::path& parent, const std::string& stem) {

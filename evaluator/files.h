@@ -11,7 +11,8 @@
 namespace evaluator {
 
 common::Result<std::string> read_file(const std::filesystem::path& path);
-/// Writes to a temporary beside `path` and renames it: readers never see half a file.
+/// Creates the parent directories, then common::write_file_atomically: checked,
+/// fsynced, renamed; readers never see half a file, a failure leaves no scratch.
 common::Status write_file(const std::filesystem::path& path, std::string_view bytes);
 
 /// A fresh directory `<parent>/.tmp-<stem>-XXXXXX`, removed on destruction

@@ -61,6 +61,14 @@ common::ProcessSpec CompilerInvocation::spec(const fs::path& input, const fs::pa
   return s;
 }
 
+CompilerInvocation CompilerInvocation::with_module_args(const std::vector<std::string>& cc1_args) const {
+  CompilerInvocation c = *this;
+  c.argv = cc1;
+  c.argv.insert(c.argv.end(), cc1_args.begin(), cc1_args.end());
+  c.argv.insert(c.argv.end(), {"-x", "ir", "{input}", "-o", "{output}"});
+  return c;
+}
+
 CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& input, const fs::path& output) {
   CompileOutcome out;
   auto r = common::run_process(cc.spec(input, output));

@@ -17,6 +17,13 @@ struct CompilerInvocation {
   std::vector<std::string> argv;  ///< may hold {input} and {output}
   std::string ml_flag_prefix;     ///< "" for dwcc and opt; "-mllvm" for clang
   std::chrono::milliseconds timeout{std::chrono::minutes(2)};
+  /// The program (and its first words) that takes a module's own clang -cc1
+  /// line, as ml-compiler-opt's runner runs it; empty when it cannot.
+  std::vector<std::string> cc1;
+
+  /// This compiler on one module's own -cc1 args (from its corpus): the cc1
+  /// program, the args, then `-x ir {input} -o {output}`. Needs cc1.
+  CompilerInvocation with_module_args(const std::vector<std::string>& cc1_args) const;
 
   /// The process for one compile, with LLVM options added (each behind the prefix).
   common::ProcessSpec spec(const std::filesystem::path& input, const std::filesystem::path& output,

@@ -17,9 +17,11 @@ policy::CompilerInvocation invocation(const builder::BuildResult& r, const build
   policy::CompilerInvocation cc;
   cc.argv = r.compile;
   cc.ml_flag_prefix = r.ml_flag_prefix;
+  cc.cc1 = r.cc1;
   if (cc.argv.empty() && recipe) {  // built before the recipe had a [compile] section
     cc.argv = builder::render_compile(*recipe, r.artifacts).take();
     cc.ml_flag_prefix = recipe->ml_flag_prefix;
+    cc.cc1 = builder::render_cc1(*recipe, r.artifacts).take();
   }
   if (cc.argv.empty()) throw common::Fatal("the build has no compile command (its recipe lacks a [compile] section)");
   return cc;
@@ -42,6 +44,9 @@ common::Result<SelectedBuild> select_toolchain(const fs::path& dir, const builde
   SelectedBuild out;
   out.compiler.argv = *compile;
   out.compiler.ml_flag_prefix = recipe.ml_flag_prefix;
+  auto cc1 = builder::render_cc1(recipe, rendered->artifacts);
+  if (!cc1) return cc1.error();
+  out.compiler.cc1 = *cc1;
   out.artifact_dir = dir;
   out.label = dir.string();
   return out;
@@ -51,12 +56,14 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
                            const std::function<void(const std::string&)>& log) {
   SelectedBuild out;
   if (fs::is_directory(s.build) && fs::exists(fs::path(s.build) / "result.json")) {
-    auto cached = builder::read_cached(s.build);
+    auto pin = builder::pin_entry(s.build).take();
+    auto cached = builder::read_cached(pin->dir());
     if (!cached) throw common::Fatal("artifact directory " + s.build + " has no readable build result");
     if (cached->outcome != builder::Outcome::Ok)
       throw common::Fatal("artifact directory " + s.build + " holds a failed build (" +
                           std::string(builder::outcome_name(cached->outcome)) + ")");
-    out.compiler = invocation(*cached, nullptr);
+    out.compiler = invocation(builder::in_generation(*cached, pin->dir()), nullptr);
+    out.pin = pin;
     out.artifact_dir = s.build;
     out.label = s.build;
     auto name = fs::path(s.build).filename().string();
@@ -90,7 +97,9 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
 SelectedBuild selected_from(const tracker::GitRepo& repo, const builder::Recipe& recipe,
                             const tracker::CheckinBuild& b, std::optional<db::Id> build_id) {
   SelectedBuild out;
-  out.compiler = invocation(b.result, &recipe);
+  auto entry = b.result.artifacts.begin()->second.parent_path().parent_path();
+  out.pin = builder::pin_entry(entry).take();
+  out.compiler = invocation(builder::in_generation(b.result, out.pin->dir()), &recipe);
   out.commit = b.commit.sha;
   out.repo = repo.location().string();
   out.label = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);

@@ -4,9 +4,11 @@
 // recipe's artifacts (a nightly toolchain's install prefix).
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "builder/generations.h"
 #include "builder/recipe.h"
 #include "db/store.h"
 #include "policy/compiler.h"
@@ -28,6 +30,9 @@ struct SelectedBuild {
   std::string label;        ///< for people: "1a2b3c4d5e6f 2026-01-05" or the directory
   std::filesystem::path artifact_dir;
   std::optional<db::Id> build_id;  ///< when recorded in the database
+  /// For a build from the cache: its generation, held while this selection
+  /// lives (a rebuild meanwhile removes nothing `compiler` runs).
+  std::shared_ptr<const builder::CachePin> pin;
 };
 
 /// Builds or finds the requested compiler; records it when `database` is given.

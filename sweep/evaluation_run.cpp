@@ -43,6 +43,7 @@ nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedB
           {"linked", {{"summary", summary_json(r.linked_summary)}, {"groups", links}}},
           {"failed", failed},
           {"not_consulted", r.not_consulted},
+          {"warnings", r.warnings},
           {"compatibility", nlohmann::json::parse(r.compat.to_json())},
           {"seconds", r.seconds}};
 }

@@ -21,8 +21,9 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   CheckinBuild out;
   out.commit = commit;
   auto entry = builder::cache_entry_dir(options.data_dir, recipe, commit.sha);
-  if (options.rebuild) builder::forget_cached(entry);
-  if (auto cached = builder::read_cached(entry)) return from_cache(std::move(out), recipe, *cached);
+  // A rebuild removes nothing: its new generation replaces the entry when done.
+  if (!options.rebuild)
+    if (auto cached = builder::read_cached(entry)) return from_cache(std::move(out), recipe, *cached);
   WorkTree tree(worktree_dir(options.data_dir, repo.location(), recipe.name));
   std::error_code ec;
   fs::create_directories(tree.dir(), ec);
@@ -31,8 +32,9 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   // Serializes builds in one work tree across processes.
   auto lock = common::FileLock::acquire(tree.dir() / "build.lock");
   if (!lock) return common::Error{"work tree " + tree.dir().string() + " is not writable: " + lock.error().message};
-  if (auto cached = builder::read_cached(entry))  // another process built it while we waited
-    return from_cache(std::move(out), recipe, *cached);
+  if (!options.rebuild)
+    if (auto cached = builder::read_cached(entry))  // another process built it while we waited
+      return from_cache(std::move(out), recipe, *cached);
   auto checkout = tree.checkout(repo, commit.sha);
   if (!checkout) return checkout.error();
   out.checkout = *checkout;

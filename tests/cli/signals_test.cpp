@@ -1,6 +1,6 @@
 // Ctrl-C (SIGINT) in the middle of a build and of an evaluation: ninja, the
-// compilers and the evaluation's compiles go down with driftwatch, and a
-// rerun succeeds.
+// compilers and the evaluation's compiles go down with driftwatch, the
+// evaluation is recorded interrupted, and a rerun succeeds.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -60,7 +60,7 @@ std::string joined(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-TEST_CASE("SIGINT during a build and during an evaluation leaves no process behind and a rerun succeeds") {
+TEST_CASE("SIGINT during a build and during an evaluation leaves no process behind, the evaluation is recorded interrupted and a rerun succeeds") {
   Project p;
   auto data = (p.dir / "data").string();
   auto left = interrupt(p, {"build", "--repo", p.repo, "--recipe", "sample-compiler", "--commit", "main", "-j", "2"},
@@ -76,6 +76,15 @@ TEST_CASE("SIGINT during a build and during an evaluation leaves no process behi
                                    "-j", "2"};
   left = interrupt(p, eval, data + "/eval/");
   CHECK_MESSAGE(left.empty(), joined(left));
+  // The row is not left `running`: any command that opens the database
+  // records it interrupted once PostgreSQL has dropped the dead connection.
+  std::string status;
+  for (int i = 0; i < 100 && status.find("0 running, 1 interrupted") == std::string::npos; ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    status = p.run({"db", "status"}).output;
+  }
+  CHECK_MESSAGE(status.find("evaluations: 0 done, 0 failed, 0 running, 1 interrupted") != std::string::npos, status);
+  CHECK(Project::psql(p.dsn, "SELECT status FROM evaluations") == "interrupted");
   auto again = p.run(eval);
   INFO(again.output);
   CHECK(again.exit_code == 0);

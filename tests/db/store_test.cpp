@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <thread>
+
+#include "db/embedded.h"
 #include "db/store.h"
 #include "evaluator/evaluation.h"
 #include "tests/support/test_db.h"
@@ -100,4 +104,51 @@ TEST_CASE("an evaluation that failed as a whole is marked failed, not left runni
   CHECK(db::evaluation_status(database, e.id) == "running");
   db::fail_evaluation(database, e.id, "the compiler never consulted the policy: check the ML flags");
   CHECK(db::evaluation_status(database, e.id) == "failed");
+}
+
+TEST_CASE("a running evaluation is interrupted once no connection holds it: its process died") {
+  std::string name;
+  auto observer = testing::fresh_database(true, &name);
+  auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
+  db::Id id = 0;
+  {
+    auto runner = db::Database::connect(target).take();
+    id = make_evaluation(runner, 1).id;
+    // Held by the connection running it: another one leaves it running.
+    CHECK(db::record_interrupted_evaluations(observer) == 0);
+    CHECK(db::evaluation_status(observer, id) == "running");
+    // Running it again on a second connection (an identical evaluation) holds it too.
+    auto twin = db::Database::connect(target).take();
+    CHECK(make_evaluation(twin, 1).id == id);
+  }  // both connections close, as when their processes die
+  int marked = 0;
+  for (int i = 0; i < 100 && marked == 0; ++i) {  // the server notices closed connections promptly, not instantly
+    marked = db::record_interrupted_evaluations(observer);
+    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(marked == 1);
+  CHECK(db::evaluation_status(observer, id) == "interrupted");
+  auto counts = db::count_evaluations(observer);
+  CHECK(counts.interrupted == 1);
+  CHECK(counts.running == 0);
+}
+
+TEST_CASE("a stored or failed evaluation releases its hold: a later one of the same connection can be interrupted") {
+  std::string name;
+  auto observer = testing::fresh_database(true, &name);
+  auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
+  auto runner = db::Database::connect(target).take();
+  auto e = make_evaluation(runner, 1);
+  db::fail_evaluation(runner, e.id, "no module compiled");
+  // Reset to running by a rerun on another connection that then dies.
+  {
+    auto rerun = db::Database::connect(target).take();
+    CHECK(make_evaluation(rerun, 1).id == e.id);
+  }
+  int marked = 0;
+  for (int i = 0; i < 100 && marked == 0; ++i) {
+    marked = db::record_interrupted_evaluations(observer);
+    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(marked == 1);  // the first connection, still open, no longer holds it
 }

@@ -2,6 +2,10 @@
 // clang-19, an ml-compiler-opt corpus import, the manifest checks against
 // the files, a link group linked from objects, and the Debian smoke suite.
 #include <doctest/doctest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fstream>
 
@@ -199,4 +203,31 @@ TEST_CASE("driftwatch suite build and list end to end") {
   auto nothing = testing::run_driftwatch({"--data-dir", data, "suite"});
   CHECK(nothing.exit_code == 2);
   CHECK(nothing.output.find("suite needs a subcommand: build|list") != std::string::npos);
+}
+
+TEST_CASE("the evaluator's files (manifests, corpus descriptions) are written atomically: a full disk keeps the old one") {
+  testing::TempDir dir;
+  auto disk = dir / "disk";
+  fs::create_directories(disk);
+  int mounted = mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=64k");
+  int e = errno;
+  REQUIRE_MESSAGE(mounted == 0, "cannot mount a 64k tmpfs at " << disk << " (" << std::strerror(e) << "): this test needs root");
+  struct Unmount {
+    fs::path d;
+    ~Unmount() { umount2(d.c_str(), MNT_DETACH); }
+  } unmount{disk};
+  CorpusDescription d;
+  d.modules = {"a"};
+  REQUIRE(write_corpus_description(disk, d).ok());
+  auto file = disk / kCorpusDescriptionFile;
+  auto old = read_file(file).take();
+  for (int i = 0; i < 20000; ++i) d.modules.push_back("module-" + std::to_string(i));
+  auto r = write_corpus_description(disk, d);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "cannot write " + file.string() + ": " + std::strerror(ENOSPC));
+  CHECK(read_file(file).take() == old);
+  std::vector<std::string> left;
+  std::string listing;
+  for (const auto& entry : fs::directory_iterator(disk)) left.push_back(entry.path().filename()), listing += " " + left.back();
+  CHECK_MESSAGE(left == std::vector<std::string>{kCorpusDescriptionFile}, listing);
 }

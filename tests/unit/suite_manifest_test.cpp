@@ -126,6 +126,15 @@ TEST_CASE("a corpus description that cannot be used is refused in one line") {
         std::string::npos);
 }
 
+TEST_CASE("the [\"<UNSPECIFIED>\"] override ml-compiler-opt writes for ThinLTO corpora is refused saying what to do") {
+  auto d = parse_corpus_description(
+      R"({"modules": ["a"], "has_thinlto": true, "global_command_override": ["<UNSPECIFIED>"]})", "cd.json");
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().message ==
+        "cd.json: 'global_command_override' is the placeholder [\"<UNSPECIFIED>\"] that ml-compiler-opt writes for "
+        "ThinLTO corpora: replace it with the -cc1 args that compile every module");
+}
+
 TEST_CASE(".cmd files are NUL-separated args") {
   std::string bytes = std::string("-cc1\0-O2\0-x\0ir", 14);
   CHECK(parse_cmd(bytes) == std::vector<std::string>{"-cc1", "-O2", "-x", "ir"});
