@@ -20,5 +20,7 @@ void attach_init(CLI::App& sub, Context& ctx);
 void attach_sweep(CLI::App& sub, Context& ctx);
 void attach_alerts(CLI::App& sub, Context& ctx);
 void attach_bisect(CLI::App& sub, Context& ctx);
+void attach_worker(CLI::App& sub, Context& ctx);
+void attach_jobs(CLI::App& sub, Context& ctx);
 
 }  // namespace cli
