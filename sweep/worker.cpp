@@ -87,9 +87,9 @@ class Executor {
     db::JobFinish finish{job.id, o_.owner, "{}"};
     JobEvent ev{job.kind, db::kJobDone, "", 0};
     try {
-      auto p = json::parse(job.payload_json);
-      ev.what = p.value("sha", "").substr(0, 12);
       try {
+        auto p = json::parse(job.payload_json);
+        ev.what = p.value("sha", "").substr(0, 12);
         if (job.kind == kBuildJob) run_build(db, job, p, finish, ev);
         else if (job.kind == kEvalJob) run_eval(db, job, p, finish, ev);
         else throw common::Fatal("unknown job kind '" + job.kind + "'");
@@ -110,6 +110,7 @@ class Executor {
     return ev;
   }
 
+ private:
   /// An attempt that failed: back to the queue after a backoff that doubles
   /// with each attempt, or failed with its reason after the last one.
   void fail_or_retry(db::Database& db, const db::Job& job, const std::string& why, JobEvent& ev) {
@@ -129,7 +130,6 @@ class Executor {
                    fmt::format("failed {} of {} attempts; last: {}", job.attempts, job.max_attempts, why));
   }
 
- private:
   const builder::Recipe& recipe(const std::string& name) {
     auto it = recipes_.find(name);
     if (it == recipes_.end()) it = recipes_.emplace(name, builder::load_recipe(name).take()).first;

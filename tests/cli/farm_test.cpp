@@ -94,7 +94,7 @@ TEST_CASE("three standalone workers, one SIGKILLed mid-job: its lease expires, a
   int victim = -1;
   for (int i = 0; i < 3; ++i)
     if (workers[i].pid() == pid) victim = i;
-  REQUIRE_MESSAGE(victim >= 0, "the job is held by pid ", pid, ", none of the workers");
+  REQUIRE_MESSAGE(victim >= 0, "the job is held by pid " + std::to_string(pid) + ", none of the workers");
   kill(pid, SIGKILL);
   REQUIRE(workers[victim].wait().signal == SIGKILL);
 
@@ -120,6 +120,8 @@ TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and
   };
   REQUIRE(dw({"db", "start"}).exit_code == 0);
   auto sweep = start({p.data, "sweep", "--config", p.config, "--engine", "external"});
+  for (int i = 0; i < 600 && number(Project::psql(embedded, "SELECT count(*) FROM jobs")) < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   std::vector<common::Child> workers;
   for (int i = 0; i < 2; ++i) workers.push_back(start({p.data, "worker", "-j", "1", "--idle-exit", "5"}));
   int done = 0;
