@@ -69,12 +69,12 @@ struct LocalWorkers {
   std::filesystem::path data_dir;
   int jobs = 1;     ///< parallel compiles per worker
   int workers = 1;  ///< worker threads; 0: the jobs run on workers started elsewhere
-  /// Called at each poll while jobs remain, with their counts: keeps remote
-  /// workers going (a Slurm array). Throws common::Fatal when they cannot be.
-  std::function<void(const db::JobCounts&)> remote;
   Progress* progress = nullptr;
   std::vector<std::string>* failures = nullptr;  ///< failed jobs: "what: why"
   JobTime* time = nullptr;                       ///< summed over the jobs run here
+  /// Called at each poll while jobs remain, with their counts: keeps remote
+  /// workers going (a Slurm array). Throws common::Fatal when they cannot be.
+  std::function<void(const db::JobCounts&)> remote;
 };
 
 /// Runs local workers until every job of `ids` has finished (some may run on

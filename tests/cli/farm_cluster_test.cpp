@@ -172,7 +172,7 @@ TEST_CASE("two builds of one check-in at once in a shared data directory build i
     up = common::trim(run({"redis-cli", "-p", std::to_string(port), "ping"}).output) == "PONG";
     if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  REQUIRE_MESSAGE(up, "redis-server did not start: " + read(cache / "redis.log"));
+  REQUIRE_MESSAGE(up, (std::string("redis-server did not start: ") + read(cache / "redis.log")));
   // The shipped recipe, naming the farm's remote compile cache.
   auto text = read(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
   auto at = text.find("launcher = \"ccache\"\n");
@@ -229,7 +229,7 @@ TEST_CASE("two builds of one check-in at once in a shared data directory build i
   CHECK(b["remote_storage_hit"] > 0);
   CHECK(b["remote_storage_hit"] == a["remote_storage_miss"]);
   CHECK(b["cache_miss"] == 0);
-  MESSAGE("remote ccache: " + std::to_string(b["remote_storage_hit"]) + " hits, " +
-          std::to_string(b["remote_storage_miss"]) + " misses");
+  MESSAGE((std::string("remote ccache: ") + std::to_string(b["remote_storage_hit"]) + " hits, " +
+           std::to_string(b["remote_storage_miss"]) + " misses"));
   redis.kill_group();
 }

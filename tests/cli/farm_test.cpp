@@ -94,7 +94,7 @@ TEST_CASE("three standalone workers, one SIGKILLed mid-job: its lease expires, a
   int victim = -1;
   for (int i = 0; i < 3; ++i)
     if (workers[i].pid() == pid) victim = i;
-  REQUIRE_MESSAGE(victim >= 0, "the job is held by pid " + std::to_string(pid) + ", none of the workers");
+  REQUIRE_MESSAGE(victim >= 0, ("the job is held by pid " + std::to_string(pid) + ", none of the workers"));
   kill(pid, SIGKILL);
   REQUIRE(workers[victim].wait().signal == SIGKILL);
 

@@ -63,7 +63,7 @@ TEST_CASE("the jobs table says who holds a job and for how long, when a retry co
   failed.payload_json = R"({"toolchain": "/opt/nightly", "label": "nightly"})";
   failed.error = "failed 3 of 3 attempts; last: boom";
   failed.owner = "";
-  db::JobCounts counts{1, 1, 5, 0, 1};
+  db::JobCounts counts{1, 1, 5, 1, 0};  // queued, running, done, failed, skipped
   auto table = sweep::render_jobs_table({running, waiting, failed}, counts, "");
   CHECK(table.find("jobs of every project: 1 queued, 1 running, 5 done, 0 skipped, 1 failed") != std::string::npos);
   CHECK(table.find("eval 0123456789ab holdout") != std::string::npos);
