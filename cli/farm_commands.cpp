@@ -142,6 +142,7 @@ void attach_jobs(CLI::App& sub, Context& ctx) {
   cancel->add_option("--sweep", a->sweep_id, "the jobs a sweep planned first");
   cancel->add_flag("--all-queued", a->all_queued, "every queued job (of --project, if given)");
   cancel->add_option("--by", a->by, "who (default: $USER)");
+  cancel->callback([&ctx, a] { run_cancel(ctx, *a); });
   sub.callback([&ctx, a, &sub] {
     if (sub.get_subcommands().empty()) run_list(ctx, *a);
   });

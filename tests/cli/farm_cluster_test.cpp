@@ -130,8 +130,17 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
     FAIL(slurm.why_not);
   }
   Project p;
-  p.set("every = \"2w\"", "every = \"1m\"");
-  p.set("bisect = true", "bisect = false");
+  // Two prebuilt toolchains (copies of dwcc): the array's work takes seconds.
+  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
+  {
+    std::ofstream out(p.config, std::ios::app);
+    for (const char* date : {"2026-01-05", "2026-01-12"}) {
+      auto prefix = p.dir / (std::string("nightly-") + date);
+      std::filesystem::create_directories(prefix / "bin");
+      std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
+      out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\ndate = \"" << date << "\"\n";
+    }
+  }
   auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--partition", "farm",
                                   "--workers", "2", "-j", "1"},
                                  p.dsn),

@@ -26,6 +26,21 @@ void make_small(Project& p) {
   p.set("bisect = true", "bisect = false");
 }
 
+/// The same shape from two prebuilt toolchains (copies of dwcc): jobs that take
+/// seconds, not a build, for the faults that need no long job.
+void make_toolchains(Project& p) {
+  make_small(p);
+  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
+  std::ofstream out(p.config, std::ios::app);
+  for (const char* date : {"2026-01-05", "2026-01-12"}) {
+    auto prefix = p.dir / (std::string("nightly-") + date);
+    std::filesystem::create_directories(prefix / "bin");
+    std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
+    out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\nlabel = \"nightly " << date << "\"\ndate = \"" << date
+        << "\"\n";
+  }
+}
+
 common::Child start(const std::vector<std::string>& argv, const std::vector<std::string>& prefix = {}) {
   common::ProcessSpec spec;
   spec.argv = prefix;
@@ -152,7 +167,7 @@ TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and
 
 TEST_CASE("a job that always fails ends failed after its attempts with its reason, the rest completes, and people see it in jobs") {
   Project p;
-  make_small(p);
+  make_toolchains(p);
   auto sweep = start_external_sweep(p, p.config);
   REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
   // The newer check-in's evaluation names a policy that is not the file's: every attempt fails.
@@ -199,7 +214,7 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
 
 TEST_CASE("two sweeps enqueueing the same range at once share its jobs: nothing is built or evaluated twice") {
   Project p;
-  make_small(p);
+  make_toolchains(p);
   // A second project on the same repository, recipe, policy and suite.
   auto other = (p.dir / "proj" / "other.toml").string();
   {
@@ -228,7 +243,7 @@ TEST_CASE("two sweeps enqueueing the same range at once share its jobs: nothing 
 
 TEST_CASE("a worker whose clock is ten minutes ahead does not take a live lease: leases are in the database's clock") {
   Project p;
-  make_small(p);
+  make_toolchains(p);
   common::ProcessSpec probe;
   probe.argv = {"faketime", "-f", "+10m", "date", "+%s"};
   auto faked = common::run_process(probe);
