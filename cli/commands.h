@@ -22,5 +22,9 @@ void attach_alerts(CLI::App& sub, Context& ctx);
 void attach_bisect(CLI::App& sub, Context& ctx);
 void attach_worker(CLI::App& sub, Context& ctx);
 void attach_jobs(CLI::App& sub, Context& ctx);
+void attach_report(CLI::App& sub, Context& ctx);
+
+/// Serves a written report on 127.0.0.1 until stopped (report --serve, demo --serve).
+void serve_dir(const std::filesystem::path& dir, int port);
 
 }  // namespace cli

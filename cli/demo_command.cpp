@@ -11,7 +11,9 @@
 #include "cli/commands.h"
 #include "cli/drift_output.h"
 #include "db/drift.h"
+#include "reports/render.h"
 #include "sweep/compiler_build.h"
+#include "sweep/report.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
 #include "common/atomic_file.h"
@@ -36,6 +38,8 @@ struct DemoArgs {
   std::string suite = "holdout";
   std::string policy = DRIFTWATCH_SHIPPED_POLICY;
   int jobs = 0;
+  bool serve = false;
+  int port = 8765;
 };
 
 void ensure_suite(const Context& ctx, const std::string& name, int jobs) {
@@ -125,6 +129,14 @@ void run(Context& ctx, const DemoArgs& a) {
              "modules; total over the suite). The project file is {}; everything is in the database: try "
              "`driftwatch alerts --config {}`.\n",
              (project_dir / "driftwatch.toml").string(), (project_dir / "driftwatch.toml").string());
+
+  // The report: what a newcomer opens.
+  auto report_dir = project_dir / "report";
+  auto data_report = sweep::assemble_report(o.project, data, database);
+  sweep::write_report(data_report, report_dir, {"html", "md", "json"}).take();
+  fmt::print("\nthe report: {} (also report.md and report.json beside it)\n", (report_dir / "index.html").string());
+  for (const auto& line : reports::summary_lines(data_report)) fmt::print("  {}\n", line);
+  if (a.serve) serve_dir(report_dir, a.port);
 }
 
 }  // namespace
@@ -136,6 +148,8 @@ void attach_demo(CLI::App& sub, Context& ctx) {
   sub.add_option("--suite", a->suite, "suite to evaluate on (default: holdout, built on first use)");
   sub.add_option("--policy", a->policy, "the frozen policy (default: the shipped one)");
   sub.add_option("-j,--jobs", a->jobs, "parallel jobs (default: one per core)");
+  sub.add_flag("--serve", a->serve, "then serve the report on http://127.0.0.1:PORT/ until stopped");
+  sub.add_option("--port", a->port, "port for --serve (default 8765; 0: any free port)")->check(CLI::Range(0, 65535));
   sub.callback([&ctx, a] { run(ctx, *a); });
 }
 

@@ -21,6 +21,7 @@ const cli::Command kCommands[] = {
     {"sweep", "measure the project's sampled check-ins: build, evaluate, store (resumable)", cli::attach_sweep},
     {"bisect", "pin each change of the uplift to the check-in that made it", cli::attach_bisect},
     {"alerts", "drift alerts: list|show|ack|resolve|ignore|reopen|notify [--json] [--exit-code]", cli::attach_alerts},
+    {"report", "the drift report: HTML with charts, Markdown, JSON [--serve]", cli::attach_report},
     {"commits", "list the sampled check-ins of a range (first-parent history)", cli::attach_commits},
     {"build", "build one check-in with a recipe (cached per commit and recipe)", cli::attach_build},
     {"eval", "evaluate a frozen policy against the default heuristic on a suite", cli::attach_eval},

@@ -27,7 +27,7 @@ namespace {
 
 struct TrainArgs {
   BuildSelector build;
-  std::string suite = "train", out, name, warm_start;
+  std::string suite = "train", validation, out, name, warm_start;
   policy::TrainOptions options;  ///< the tunables, bound to options below; defaults are the shipped policy's
 };
 
@@ -51,6 +51,9 @@ void print_progress(const policy::TrainProgress& p) {
   } else if (p.phase == "search") {
     fmt::print(stderr, "[search {:>3}/{}] mean reward {:+.3f}%  uplift found {:+.3f}%  ETA {}\n", p.step, p.steps,
                100 * p.mean_reward, 100 * p.uplift, common::format_seconds(p.eta_seconds));
+  } else if (p.phase == "margin") {
+    fmt::print(stderr, "[margin {:>2}/{}] on validation: uplift {:+.3f}% ({:.1f}% no worse)\n", p.step, p.steps,
+               100 * p.uplift, 100 * p.no_worse);
   } else if (p.phase == "imitated") {
     fmt::print(stderr, "[imitated] uplift {:+.3f}%, {:.1f}% of modules no worse\n", 100 * p.uplift,
                100 * p.no_worse);
@@ -67,6 +70,14 @@ void run_train(Context& ctx, const TrainArgs& a) {
   auto suite = sweep::select_suite(ctx.data_dir(), a.suite);
   policy::TrainOptions o = a.options;
   for (const auto& m : suite.suite.modules) o.modules.push_back({m.name, suite.bitcode(m)});
+  std::string corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
+  if (!a.validation.empty()) {
+    auto v = sweep::select_suite(ctx.data_dir(), a.validation);
+    if (v.manifest_hash == suite.manifest_hash)
+      throw common::Fatal("the validation suite must not be the training suite (" + a.validation + ")");
+    for (const auto& m : v.suite.modules) o.validation.push_back({m.name, v.bitcode(m)});
+    corpus += ", validation " + v.suite.name + "@" + v.manifest_hash.substr(0, 16);
+  }
   o.compiler = build.compiler;
   o.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {
     auto s = evaluator::measure_object(obj);
@@ -79,7 +90,7 @@ void run_train(Context& ctx, const TrainArgs& a) {
   o.metadata.name = a.name.empty() ? fs::path(a.out).stem().string() : a.name;
   o.metadata.compiler_repo = build.repo;
   o.metadata.compiler_commit = build.commit;
-  o.metadata.corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
+  o.metadata.corpus = corpus;
   o.metadata.created = creation_time();
   if (!ctx.quiet) o.progress = print_progress;
   fmt::print(stderr, "training on suite {} ({} modules) with compiler {}, seed {}\n", suite.suite.name,
@@ -90,13 +101,18 @@ void run_train(Context& ctx, const TrainArgs& a) {
   db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training);
   fmt::print("wrote {} ({}): {} features, trained on {} modules ({} skipped)\n", a.out, meta.content_hash.substr(0, 12),
              meta.features.size(), result.modules, result.skipped);
-  fmt::print("uplift on the training suite: {:+.2f}% geometric mean, {:+.2f}% total .text; {} wins, {} ties, {} losses\n",
-             100 * result.uplift, 100 * result.total_uplift, result.wins, result.ties, result.losses);
+  if (meta.margin > 0)
+    fmt::print("margin {:g}: departs from the compiler's default only where its score passes it by that much{}\n",
+               meta.margin, meta.margin >= 1e5 ? " (never: no margin won on the validation suite)" : "");
+  fmt::print("uplift on the {} suite: {:+.2f}% geometric mean, {:+.2f}% total .text; {} wins, {} ties, {} losses\n",
+             result.on_validation ? "validation" : "training", 100 * result.uplift, 100 * result.total_uplift,
+             result.wins, result.ties, result.losses);
 }
 
 std::atomic<bool> g_interrupted{false};
 
-void run_serve(const std::string& policy_file, const std::string& channel, int timeout_s, bool once) {
+void run_serve(const std::string& policy_file, const std::string& channel, int timeout_s, bool once,
+               const std::string& default_slot) {
   auto model = policy::PolicyModel::load(policy_file).take();
   policy::use_one_thread();
   signal(SIGINT, [](int) { g_interrupted = true; });
@@ -105,7 +121,11 @@ void run_serve(const std::string& policy_file, const std::string& channel, int t
   fmt::print(stderr, "serving {} on {}.in/.out (Ctrl-C to stop)\n", model.metadata().name, channel);
   do {
     policy::CompatReport report;
-    auto runner = policy::make_policy_runner(model, &report);
+    policy::PolicyRunnerOptions options;
+    if (default_slot == "inlining_default") options.default_slot = policy::DefaultDecisionSlot::InliningDefault;
+    if (default_slot == "callee_basic_block_count")
+      options.default_slot = policy::DefaultDecisionSlot::CalleeBasicBlockCount;
+    auto runner = policy::make_policy_runner(model, &report, options);
     std::string error;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     auto stats = policy::serve_session(fifos, *runner, deadline, [] { return !g_interrupted.load(); }, error);
@@ -123,16 +143,20 @@ void run_info(const std::string& file, bool json) {
     nlohmann::json j{{"name", m.name},       {"content_hash", m.content_hash}, {"features", m.features},
                      {"hidden", m.hidden},   {"compiler_repo", m.compiler_repo}, {"compiler_commit", m.compiler_commit},
                      {"corpus", m.corpus},   {"seed", m.seed},                 {"parent", m.parent},
-                     {"created", m.created}, {"training", nlohmann::json::parse(m.training.empty() ? "{}" : m.training, nullptr, false)}};
+                     {"created", m.created}, {"margin", m.margin}, {"training", nlohmann::json::parse(m.training.empty() ? "{}" : m.training, nullptr, false)}};
     fmt::print("{}\n", j.dump(2));
     return;
   }
   fmt::print("policy      {}\ncontent     sha256:{}\nfeatures    {} ({})\nlayers      ", m.name, m.content_hash,
              m.features.size(), common::trim(fmt::format("{}", m.features.front())) + ", …");
   for (int h : m.hidden) fmt::print("{}-", h);
-  fmt::print("2\ntrained at  {} {}\ncorpus      {}\nseed        {}\nparent      {}\ncreated     {}\ntraining    {}\n",
+  fmt::print("2\ntrained at  {} {}\ncorpus      {}\nseed        {}\nparent      {}\ncreated     {}\n",
              m.compiler_repo.empty() ? "(unknown repository)" : m.compiler_repo, m.compiler_commit, m.corpus, m.seed,
-             m.parent.empty() ? "(none)" : m.parent, m.created, m.training);
+             m.parent.empty() ? "(none)" : m.parent, m.created);
+  fmt::print("margin      {}\ntraining    {}\n",
+             m.margin == 0 ? std::string("none (the model decides alone)")
+                           : fmt::format("{:g} (departs from the compiler's default decision only beyond it)", m.margin),
+             m.training);
 }
 
 }  // namespace
@@ -141,6 +165,9 @@ void attach_train(CLI::App& sub, Context& ctx) {
   auto a = std::make_shared<TrainArgs>();
   a->build.attach(sub);
   sub.add_option("--suite", a->suite, "training suite: a name or a suite directory (default: train)");
+  sub.add_option("--validation", a->validation,
+                 "suite of other code the best checkpoint and the margin are chosen on (e.g. validation); "
+                 "without it they are chosen on the training suite and the policy has no margin");
   sub.add_option("--out", a->out, "where to write the policy file")->required();
   sub.add_option("--name", a->name, "the policy's name (default: the file's stem)");
   auto& o = a->options;
@@ -183,7 +210,13 @@ void attach_policy(CLI::App& sub, Context&) {
       ->required();
   serve->add_option("--timeout", *timeout, "seconds to wait for, and to serve, one compilation (default 600)");
   serve->add_flag("--once", *once, "stop after one compilation");
-  serve->callback([=] { run_serve(*file, *channel, *timeout, *once); });
+  auto slot = std::make_shared<std::string>();
+  serve->add_option("--default-slot", *slot,
+                    "for a policy with a margin: where the compiler sends its default decision under "
+                    "-inliner-interactive-include-default (LLVM 19: callee_basic_block_count, a bug; later: "
+                    "inlining_default)")
+      ->check(CLI::IsMember({"inlining_default", "callee_basic_block_count"}));
+  serve->callback([=] { run_serve(*file, *channel, *timeout, *once, *slot); });
 
   auto info = sub.add_subcommand("info", "show a policy file's metadata");
   auto info_file = std::make_shared<std::string>();

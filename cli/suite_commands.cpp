@@ -199,7 +199,7 @@ void attach_suite(CLI::App& group, Context& ctx) {
   auto a = std::make_shared<BuildArgs>();
   auto* build = group.add_subcommand(
       "build", "build suites: smoke|train|holdout|defaults, or from compile_commands.json / an MLGO corpus");
-  build->add_option("names", a->names, "default suites to build: smoke, train, holdout, or defaults (all three)");
+  build->add_option("names", a->names, "default suites to build: smoke, train, validation, holdout, or defaults (all of them)");
   auto* cc = build->add_option("--from-compile-commands", a->compile_commands,
                                "build a suite from any compile_commands.json (each TU re-run with clang-19)");
   auto* imp = build->add_option("--import-corpus", a->corpus, "import an ml-compiler-opt corpus directory unchanged");

@@ -12,3 +12,4 @@ find_package(nlohmann_json REQUIRED)
 find_package(doctest REQUIRED)
 find_package(LLVM 19.1 CONFIG REQUIRED HINTS /usr/lib/llvm-19/lib/cmake/llvm)
 find_package(CURL REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # sweep/report_server: report --serve

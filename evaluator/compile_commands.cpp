@@ -180,7 +180,7 @@ std::optional<Language> command_language(const CompileCommand& c) {
 }
 
 common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, const std::string& bc_path,
-                                                      const ClangTools& tools) {
+                                                      const ClangTools& tools, const std::string& opt_level) {
   auto lang = command_language(c);
   if (!lang) return Error{c.file + ": not a C or C++ compile"};
   std::vector<std::string> kept;
@@ -206,8 +206,8 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
   if (!saw_input) kept.push_back(c.file);
   BitcodeInvocation inv;
   inv.language = *lang;
-  inv.opt_level_defaulted = opt.empty() || opt == "-O0";
-  inv.opt_level = inv.opt_level_defaulted ? "-Oz" : opt;
+  inv.opt_level_defaulted = opt_level.empty() && (opt.empty() || opt == "-O0");
+  inv.opt_level = !opt_level.empty() ? opt_level : inv.opt_level_defaulted ? "-Oz" : opt;
   const auto& driver = *lang == Language::C ? tools.cc : tools.cxx;
   inv.bitcode_argv = {driver};
   inv.bitcode_argv.insert(inv.bitcode_argv.end(), kept.begin(), kept.end());

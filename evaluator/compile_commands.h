@@ -47,9 +47,10 @@ struct BitcodeInvocation {
 };
 
 /// Rewrites an entry: launcher and output/dependency/LTO/-Werror flags out, the
-/// TU's -O level kept (-Oz if none or -O0). Errors: not a C/C++ compile.
+/// TU's -O level kept (-Oz if none or -O0) unless `opt_level` (e.g. "-Oz")
+/// replaces it. Errors: not a C/C++ compile.
 common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, const std::string& bc_path,
-                                                      const ClangTools& tools = {});
+                                                      const ClangTools& tools = {}, const std::string& opt_level = "");
 
 /// From `clang -###` output: the -cc1 args (starting with "-cc1") without the
 /// input, -o, -x and dependency-file options, as ml-compiler-opt's .cmd files hold them.

@@ -208,6 +208,7 @@ common::Result<DefaultSuiteReport> build_default_suite(const SuiteSpec& spec, co
     eo.root = tree;
     eo.name_prefix = p.name + "/";
     eo.exclude = p.exclude;
+    eo.opt_level = spec.opt_level;
     eo.tools = o.tools;
     pr.extract = extract_bitcode(*commands, scratch->path(), eo);
     builder.say(p.name, "bitcode: " + summarize(pr.extract));

@@ -65,7 +65,7 @@ common::Result<ExtractedModule> extract_one(const CompileCommand& c, const Plann
   auto cmd = module_file(dir, p.name, ".cmd");
   std::error_code ec;
   fs::create_directories(bc.parent_path(), ec);
-  auto inv = rewrite_for_bitcode(c, bc.string(), o.tools);
+  auto inv = rewrite_for_bitcode(c, bc.string(), o.tools, o.opt_level);
   if (!inv) return inv.error();
   auto failed = [&](const common::ProcessResult& r, const char* what) {
     auto text = first_lines(r.output, 4);

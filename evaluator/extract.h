@@ -20,6 +20,9 @@ struct ExtractOptions {
   std::filesystem::path root;
   std::string name_prefix;           ///< prepended to every module name, e.g. "bzip2/"
   std::vector<std::string> exclude;  ///< glob_match patterns on the relative source path
+  /// Replaces every TU's -O level (e.g. "-Oz": the frontend then marks every
+  /// function minsize/optsize, as code built for size is). Empty: keep each TU's.
+  std::string opt_level;
   ClangTools tools;
   std::string llvm_dis = "llvm-dis-19";
   std::chrono::seconds timeout{300};                 ///< per clang run

@@ -24,7 +24,7 @@ constexpr const char* kPipelineVersion = "1";
 
 // The one table of keys: section → allowed keys.
 const std::map<std::string, std::set<std::string>> kKeys = {
-    {"suite", {"description"}},
+    {"suite", {"description", "opt_level"}},
     {"package", {"name", "suite", "prepare", "build", "compile", "exclude", "link"}},
     {"compile", {"sources", "exclude", "flags"}},
     {"link", {"name", "kind", "modules", "exclude", "flags"}},
@@ -154,6 +154,12 @@ common::Result<SuiteTable> parse_suite_table(std::string_view text, const std::s
     if (!v.is_table()) return Error{origin + ": suites." + s.name + " must be a table"};
     if (auto st = check_keys(*v.as_table(), "suite", origin + ": suites." + s.name); !st) return st.error();
     s.description = (*v.as_table())["description"].value_or<std::string>("");
+    s.opt_level = (*v.as_table())["opt_level"].value_or<std::string>("");
+    // -O0 would mark every function optnone: nothing to inline.
+    static const std::set<std::string> kLevels = {"", "-O1", "-O2", "-O3", "-Os", "-Oz"};
+    if (!kLevels.count(s.opt_level))
+      return Error{origin + ": suites." + s.name + ": opt_level must be one of -O1 -O2 -O3 -Os -Oz, not '" +
+                   s.opt_level + "'"};
     table.suites.push_back(s);
   }
   // toml++ iterates tables in key order; keep the file's order (smoke, train, holdout).
@@ -176,7 +182,7 @@ common::Result<SuiteTable> parse_suite_table(std::string_view text, const std::s
   }
   for (auto& s : table.suites) {
     if (s.packages.empty()) return Error{origin + ": suite " + s.name + " has no packages"};
-    std::string canon = s.description + '\n';
+    std::string canon = s.description + '\n' + (s.opt_level.empty() ? "" : "opt_level " + s.opt_level + '\n');
     for (const auto& p : s.packages) canon += p.content_hash + '\n';
     s.content_hash = common::sha256_hex(canon);
   }

@@ -34,6 +34,7 @@ struct PackageRecipe {
 
 struct SuiteSpec {
   std::string name, description;
+  std::string opt_level;  ///< replaces every TU's -O level (e.g. "-Oz"); empty: each package's own
   std::vector<PackageRecipe> packages;
   std::string content_hash;  ///< recorded in the manifest; a change rebuilds the suite
 };

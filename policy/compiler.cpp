@@ -83,7 +83,7 @@ CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& inp
 CompileOutcome compile_with_runner(const CompilerInvocation& cc, const fs::path& input, const fs::path& output,
                                    Runner& runner, const fs::path& channel_dir, bool include_default) {
   auto base = channel_dir / unique_channel_name();
-  auto spec = cc.spec(input, output, inliner_channel_flags(base, include_default));
+  auto spec = cc.spec(input, output, inliner_channel_flags(base, include_default || runner.wants_default_decision()));
   auto r = compile_with_channel(spec, base, runner, cc.timeout);
   CompileOutcome out;
   out.session = r.session;

@@ -23,6 +23,11 @@ struct PolicyMetadata {
   std::uint64_t seed = 0;
   std::string training;               ///< training configuration and results (JSON text)
   std::string parent;                 ///< content hash of the policy it was warm-started from, or ""
+  /// 0: the model decides alone. Otherwise it departs from the compiler's
+  /// default decision only where its score passes the default's side by this
+  /// much (logit units), so code unlike its training keeps the default; the
+  /// compiler must then send its default decision (include-default).
+  double margin = 0;
   std::string created;                ///< ISO 8601 UTC
   std::string content_hash;           ///< sha256 of the file's payload; set by save/load
 };

@@ -28,12 +28,31 @@ class PolicyRunner : public Runner {
                            (binding_.report.missing.size() > 8 ? ", …" : "") + ")"};
     }
     inputs_.assign(meta.features.size(), 0.0f);
+    default_index_ = -1;
+    if (meta.margin > 0) {
+      if (header.find("inlining_default") < 0)
+        return common::Error{"policy " + meta.name +
+                             " defers to the compiler's default decision where it is unsure, and the compiler does "
+                             "not send it (run it with -inliner-interactive-include-default)"};
+      if (!options_.default_slot)
+        return common::Error{"policy " + meta.name +
+                             " defers to the compiler's default decision, and where this compiler puts it is unknown"};
+      default_index_ = header.find(slot_feature_name(*options_.default_slot));
+      if (default_index_ < 0)
+        return common::Error{std::string("the compiler sends no ") + slot_feature_name(*options_.default_slot)};
+    }
     return common::Ok{};
   }
+
+  bool wants_default_decision() const override { return model_.metadata().margin > 0; }
 
   double advise(const Observation& o) override {
     normalize_inputs(model_.metadata(), binding_, o.features, inputs_.data());
     double score = model_.score(inputs_.data());
+    if (default_index_ >= 0) {
+      const auto& d = o.features[default_index_];
+      score += !d.empty() && d[0] > 0.5 ? model_.metadata().margin : -model_.metadata().margin;
+    }
     int action = score > 0 ? 1 : 0;
     if (options_.sampler) {
       double p = 1.0 / (1.0 + std::exp(-score));
@@ -52,6 +71,7 @@ class PolicyRunner : public Runner {
   PolicyRunnerOptions options_;
   FeatureBinding binding_;
   std::vector<float> inputs_;
+  int default_index_ = -1;  ///< header index of the default decision, for a policy with a margin
 };
 
 }  // namespace
@@ -72,15 +92,18 @@ std::unique_ptr<Runner> make_policy_runner(const PolicyModel& model, CompatRepor
   return std::make_unique<PolicyRunner>(model, report, std::move(options));
 }
 
-std::unique_ptr<Runner> make_policy_runner_copy(const PolicyModel& model, CompatReport* report) {
+std::unique_ptr<Runner> make_policy_runner_copy(const PolicyModel& model, CompatReport* report,
+                                                PolicyRunnerOptions options) {
   struct Owning : Runner {
     PolicyModel copy;
     std::unique_ptr<Runner> inner;
-    Owning(const PolicyModel& m, CompatReport* r) : copy(m), inner(make_policy_runner(copy, r)) {}
+    Owning(const PolicyModel& m, CompatReport* r, PolicyRunnerOptions o)
+        : copy(m), inner(make_policy_runner(copy, r, std::move(o))) {}
     common::Status begin(const ChannelHeader& h) override { return inner->begin(h); }
     double advise(const Observation& o) override { return inner->advise(o); }
+    bool wants_default_decision() const override { return inner->wants_default_decision(); }
   };
-  return std::make_unique<Owning>(model, report);
+  return std::make_unique<Owning>(model, report, std::move(options));
 }
 
 }  // namespace policy

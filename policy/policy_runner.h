@@ -2,6 +2,7 @@
 // The frozen policy answering the compiler: features bound by name, inputs
 // normalized as in training, decision = "inline" when its score is positive.
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct PolicyRunnerOptions {
   /// When the compiler also sends its default decision, LLVM 19 writes it over
   /// callee_basic_block_count (see llvm-ml-protocol.md): distrust that feature then.
   bool distrust_include_default_slot = true;
+  /// Where this compiler build puts its default decision (detect_default_slot):
+  /// needed by a policy with a margin, which defers to that decision.
+  std::optional<DefaultDecisionSlot> default_slot;
   /// Training: sample the decision from sigmoid(score) with this generator
   /// and record into `trace`. Null: decide greedily (frozen use).
   std::mt19937_64* sampler = nullptr;
@@ -38,7 +42,8 @@ std::unique_ptr<Runner> make_policy_runner(const PolicyModel& model, CompatRepor
 
 /// The same, owning its own copy of `model`: for a compile on another
 /// thread (the network's input buffer is per model).
-std::unique_ptr<Runner> make_policy_runner_copy(const PolicyModel& model, CompatReport* report = nullptr);
+std::unique_ptr<Runner> make_policy_runner_copy(const PolicyModel& model, CompatReport* report = nullptr,
+                                                PolicyRunnerOptions options = {});
 
 /// The model's normalized input for one observation under a binding.
 void normalize_inputs(const PolicyMetadata& meta, const FeatureBinding& binding,

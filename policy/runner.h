@@ -27,6 +27,9 @@ class Runner {
   virtual common::Status begin(const ChannelHeader& header) { return common::Ok{}; }
   /// The decision (0/1 for the inliner).
   virtual double advise(const Observation& obs) = 0;
+  /// True when it needs the compiler's own decision in every observation
+  /// (the compile then runs with -inliner-interactive-include-default).
+  virtual bool wants_default_decision() const { return false; }
 };
 
 /// Where a compiler build puts the default heuristic's decision when asked

@@ -13,6 +13,7 @@ class EchoRunner : public Runner {
     return common::Ok{};
   }
   double advise(const Observation& o) override { return o.features[index_][0]; }
+  bool wants_default_decision() const override { return true; }
 
  private:
   DefaultDecisionSlot slot_;
@@ -39,6 +40,7 @@ class ReplayRunner : public Runner {
     double tail = rest_->advise(o);  // always asked, so a stateful tail sees every observation
     return next_ < d_.size() ? d_[next_++] : tail;
   }
+  bool wants_default_decision() const override { return rest_->wants_default_decision(); }
 
  private:
   std::vector<double> d_;
@@ -63,6 +65,7 @@ class LoggingRunner : public Runner {
     log_.decisions.push_back(d);
     return d;
   }
+  bool wants_default_decision() const override { return inner_->wants_default_decision(); }
 
  private:
   std::unique_ptr<Runner> inner_;

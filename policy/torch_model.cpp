@@ -24,7 +24,7 @@ nlohmann::json to_json(const PolicyMetadata& m) {
           {"features", m.features}, {"mean", m.mean},       {"scale", m.scale},
           {"hidden", m.hidden},     {"compiler_repo", m.compiler_repo}, {"compiler_commit", m.compiler_commit},
           {"corpus", m.corpus},     {"seed", m.seed},       {"training", m.training},
-          {"parent", m.parent},     {"created", m.created}};
+          {"parent", m.parent},     {"created", m.created},  {"margin", m.margin}};
 }
 
 common::Result<PolicyMetadata> from_json(const std::string& text) {
@@ -47,6 +47,7 @@ common::Result<PolicyMetadata> from_json(const std::string& text) {
     m.training = j.at("training").get<std::string>();
     m.parent = j.at("parent").get<std::string>();
     m.created = j.at("created").get<std::string>();
+    m.margin = j.value("margin", 0.0);  // absent in files made before margins
   } catch (const nlohmann::json::exception& e) {
     return Error{std::string("its metadata is incomplete: ") + e.what()};
   }
@@ -55,6 +56,7 @@ common::Result<PolicyMetadata> from_json(const std::string& text) {
     return Error{"its normalization does not match its " + std::to_string(m.features.size()) + " features"};
   for (int h : m.hidden)
     if (h <= 0 || h > 4096) return Error{"its layer sizes are invalid"};
+  if (!std::isfinite(m.margin) || m.margin < 0) return Error{"its margin is not a finite non-negative number"};
   return m;
 }
 

@@ -22,6 +22,14 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+/// A margin no score passes: the policy answers as the default everywhere,
+/// chosen when no margin wins on the validation modules.
+constexpr double kDeferAlways = 1e6;
+
+/// Never a model input: LLVM 19 writes the default decision over it when the
+/// compiler sends that decision, which a policy with a margin needs.
+constexpr const char* kUnreliableFeature = "callee_basic_block_count";
+
 /// MLGO's per-module reward: relative .text reduction against the default.
 double reward(std::int64_t policy_size, std::int64_t default_size) {
   return 1.0 - (policy_size + 0.01) / (default_size + 0.01);
@@ -289,8 +297,8 @@ common::Result<PolicyModel> initial_model(const TrainingData& data, const TrainO
 
 /// Warm start, search and imitation; the state REINFORCE starts from, its
 /// baselines being the imitated policy's own rewards.
-common::Result<PolicyModel> warm_up(const TrainingData& data, DefaultDecisionSlot slot, const TrainOptions& o,
-                                    Checkpoint& state) {
+common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData* validation, DefaultDecisionSlot slot,
+                                    const TrainOptions& o, Checkpoint& state) {
   auto model = initial_model(data, o);
   if (!model) return model.error();
   auto searched = search_all(*model, data, slot, o);
@@ -307,13 +315,46 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, DefaultDecisionSlo
   state.baselines.clear();
   for (std::size_t i = 0; i < e.text.size(); ++i)
     state.baselines.push_back(shaped_reward(e.text[i], data.modules[i].default_text, o));
-  state.last = state.best = figures(e);
-  if (o.progress) o.progress({"imitated", 0, o.iterations, 0, e.uplift, 0, 0, e.no_worse()});
+  state.last = state.best = figures(validation ? evaluate(*model, *validation, o) : e);
+  if (o.progress) o.progress({"imitated", 0, o.iterations, 0, state.last["uplift_geomean"], 0, 0, state.last["no_worse_share"]});
   return model;
 }
 
+/// The margin, chosen on the validation modules: the best geometric-mean
+/// uplift among margins that leave at least `no_worse_bar` of them no larger
+/// and the total no larger; when none does, the one that comes closest to
+/// the bar without losing in total. Every margin tried is recorded in `grid`.
+double choose_margin(const PolicyModel& model, const TrainingData& validation, DefaultDecisionSlot slot,
+                     const TrainOptions& o, const nlohmann::json& unmargined, nlohmann::json& grid) {
+  grid = nlohmann::json::array();
+  auto row = unmargined;
+  row["margin"] = 0.0;
+  grid.push_back(row);
+  for (std::size_t k = 0; k < o.margins.size(); ++k) {
+    PolicyModel gated(model);
+    gated.metadata().margin = o.margins[k];
+    auto f = figures(evaluate(gated, validation, o, slot));
+    f["margin"] = o.margins[k];
+    grid.push_back(f);
+    if (o.progress) o.progress({"margin", static_cast<int>(k + 1), static_cast<int>(o.margins.size()), 0,
+                                f["uplift_geomean"], 0, 0, f["no_worse_share"]});
+  }
+  const nlohmann::json* chosen = nullptr;
+  for (const auto& f : grid) {
+    bool meets = f["no_worse_share"].get<double>() >= o.no_worse_bar && f["uplift_total"].get<double>() >= 0 &&
+                 f["uplift_geomean"].get<double>() > 0;
+    if (meets && (!chosen || f["uplift_geomean"].get<double>() > (*chosen)["uplift_geomean"].get<double>())) chosen = &f;
+  }
+  for (const auto& f : grid) {  // none meets the bar: the closest that does not lose
+    if (chosen && (*chosen)["no_worse_share"].get<double>() >= o.no_worse_bar) break;
+    if (f["uplift_geomean"].get<double>() <= 0 || f["uplift_total"].get<double>() < 0) continue;
+    if (!chosen || f["no_worse_share"].get<double>() > (*chosen)["no_worse_share"].get<double>()) chosen = &f;
+  }
+  return chosen ? (*chosen)["margin"].get<double>() : kDeferAlways;
+}
+
 nlohmann::json training_json(const TrainOptions& o, const TrainingData& data, const Checkpoint& state,
-                             DefaultDecisionSlot slot) {
+                             DefaultDecisionSlot slot, const std::string& figures_prefix) {
   nlohmann::json j{
       {"method", "behaviour cloning of the default heuristic; per-module greedy search and imitation of the searched "
                  "decisions; REINFORCE with a per-module moving-average baseline and MLGO's .text reward"},
@@ -324,7 +365,7 @@ nlohmann::json training_json(const TrainOptions& o, const TrainingData& data, co
       {"learning_rate", o.learning_rate},       {"rl_learning_rate", o.rl_learning_rate},
       {"loss_penalty", o.loss_penalty},         {"modules", data.modules.size()},
       {"skipped_modules", data.skipped},        {"default_decision_slot", slot_feature_name(slot)}};
-  for (const auto& [key, value] : state.best.items()) j["train_" + key] = value;
+  for (const auto& [key, value] : state.best.items()) j[figures_prefix + key] = value;
   return j;
 }
 
@@ -381,11 +422,31 @@ common::Result<TrainResult> train(const TrainOptions& o) {
   if (o.progress) o.progress({"collect", 0, static_cast<int>(o.modules.size()), 0, 0, 0});
   auto data = collect_training_data(o, *slot);
   if (!data) return data.error();
+  drop_feature(*data, kUnreliableFeature);
+  std::optional<TrainingData> validation;
+  if (!o.validation.empty()) {
+    TrainOptions vo = o;
+    vo.modules = o.validation;
+    vo.work_dir = o.work_dir / "validation";
+    fs::create_directories(vo.work_dir, ec);
+    if (o.progress) o.progress({"collect", 0, static_cast<int>(o.validation.size()), 0, 0, 0});
+    auto v = collect_training_data(vo, *slot);
+    if (!v) return common::Error{"validation modules: " + v.error().message};
+    drop_feature(*v, kUnreliableFeature);
+    if (v->feature_names != data->feature_names)
+      return common::Error{"the validation modules were compiled with another feature set than the training modules"};
+    validation = std::move(*v);
+  }
+  const TrainingData* choose_on = validation ? &*validation : &*data;
+  // Evaluations of the two module sets must not share object directories.
+  TrainOptions eval_options = o;
+  if (validation) eval_options.work_dir = o.work_dir / "validation";
 
   auto checkpoint = o.resume ? load_checkpoint(o.work_dir) : std::nullopt;
   Checkpoint state = checkpoint.value_or(Checkpoint{});
   auto saved = [&](const char* what) { return checkpoint_file(o.work_dir, state.iteration, what); };
-  auto model = checkpoint ? PolicyModel::load(saved("current.policy")) : warm_up(*data, *slot, o, state);
+  auto model = checkpoint ? PolicyModel::load(saved("current.policy"))
+                          : warm_up(*data, validation ? &*validation : nullptr, *slot, o, state);
   if (!model) return model.error();
   auto best = checkpoint ? PolicyModel::load(saved("best.policy")) : PolicyModel(*model);
   if (!best) return best.error();
@@ -404,7 +465,7 @@ common::Result<TrainResult> train(const TrainOptions& o) {
     double mean_reward = reinforce_iteration(*model, opt, *data, state, it, o);
     state.iteration = it + 1;
     if (state.iteration % o.eval_every == 0 || state.iteration == o.iterations) {
-      auto e = evaluate(*model, *data, o);
+      auto e = evaluate(*model, *choose_on, eval_options);
       state.last = figures(e);
       if (better(figures(e), state.best)) state.best = figures(e), *best = PolicyModel(*model);
     }
@@ -416,11 +477,27 @@ common::Result<TrainResult> train(const TrainOptions& o) {
     }
   }
 
-  best->metadata().training = training_json(o, *data, state, *slot).dump();
+  auto training = training_json(o, *data, state, *slot, validation ? "validation_" : "train_");
+  auto b = state.best;  // the figures reported: of the chosen checkpoint and margin
+  if (validation) {
+    nlohmann::json grid;
+    best->metadata().margin = choose_margin(*best, *validation, *slot, eval_options, state.best, grid);
+    for (const auto& row : grid)
+      if (row["margin"] == best->metadata().margin) b = row;
+    for (const auto& [key, value] : b.items()) training["validation_" + key] = value;
+    training["validation_modules"] = validation->modules.size();
+    training["validation_skipped"] = validation->skipped.size();
+    training["margin"] = best->metadata().margin;
+    training["margin_grid"] = grid;
+    training["chosen_on"] = "validation";
+  } else {
+    training["chosen_on"] = "training";
+  }
+  best->metadata().training = training.dump();
   best->metadata().seed = o.seed;
-  const auto& b = state.best;
   return TrainResult{std::move(*best), b["uplift_geomean"], b["uplift_total"], b["wins"], b["ties"], b["losses"],
-                     static_cast<int>(data->modules.size()), static_cast<int>(data->skipped.size())};
+                     static_cast<int>(data->modules.size()), static_cast<int>(data->skipped.size()),
+                     validation.has_value()};
 }
 
 }  // namespace policy

@@ -7,8 +7,14 @@
 // 3. REINFORCE with a per-module moving-average baseline (as MLGO), the
 //    reward being MLGO's per-module .text reduction against the default
 //    heuristic: 1 - (policy + 0.01) / (default + 0.01).
+// 4. With validation modules: the best checkpoint is chosen on them, and a
+//    margin by which the policy must beat the compiler's default decision
+//    before departing from it (code unlike the training suite keeps the
+//    default where the model is unsure).
 // Deterministic for a seed; checkpoints after every searched module and
-// every REINFORCE iteration.
+// every REINFORCE iteration. callee_basic_block_count is never a model input:
+// LLVM 19 overwrites it when the compiler sends its default decision, which
+// a policy with a margin needs.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -39,6 +45,15 @@ struct TrainProgress {
 
 struct TrainOptions {
   std::vector<TrainModule> modules;
+  /// Modules of other packages that training never learns from: the best
+  /// checkpoint and the margin are chosen on them. Empty: chosen on the
+  /// training modules, and no margin.
+  std::vector<TrainModule> validation;
+  /// Margins tried on the validation modules (0, the model alone, is always a candidate).
+  std::vector<double> margins = {0.5, 1, 2, 3, 5, 8};
+  /// The margin chosen is the one with the best geometric-mean uplift on
+  /// validation among those leaving at least this share of its modules no larger.
+  double no_worse_bar = 0.95;
   CompilerInvocation compiler;
   std::function<common::Result<std::int64_t>(const std::filesystem::path&)> measure_text;
   std::filesystem::path work_dir;  ///< scratch objects, FIFOs, checkpoints
@@ -67,10 +82,13 @@ struct TrainOptions {
 
 struct TrainResult {
   PolicyModel model;
-  double uplift = 0;       ///< geometric-mean .text reduction on the training modules
+  /// The figures are of the validation modules (at the chosen margin) when
+  /// there were any, else of the training modules.
+  double uplift = 0;       ///< geometric-mean .text reduction
   double total_uplift = 0; ///< reduction of the summed .text
   int wins = 0, ties = 0, losses = 0;
   int modules = 0, skipped = 0;
+  bool on_validation = false;
 };
 
 common::Result<TrainResult> train(const TrainOptions& options);

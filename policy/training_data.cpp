@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <cmath>
@@ -169,10 +170,11 @@ std::vector<std::uintmax_t> decision_counts(const TrainingData& data) {
 }
 
 Rollout rollout(const PolicyModel& model, const ModuleData& m, const TrainOptions& o, std::mt19937_64* sampler,
-                const fs::path& dir) {
+                const fs::path& dir, std::optional<DefaultDecisionSlot> slot) {
   Rollout out;
   PolicyModel local(model);  // the runner's model is used from this thread only
   PolicyRunnerOptions options;
+  options.default_slot = slot;
   options.sampler = sampler;
   options.trace = sampler ? &out.trace : nullptr;
   auto runner = make_policy_runner(local, nullptr, options);
@@ -207,7 +209,18 @@ Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text, cons
   return out;
 }
 
-Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o) {
+void drop_feature(TrainingData& data, const std::string& name) {
+  auto it = std::find(data.feature_names.begin(), data.feature_names.end(), name);
+  if (it == data.feature_names.end()) return;
+  auto k = it - data.feature_names.begin();
+  data.feature_names.erase(it);
+  for (auto& m : data.modules)
+    for (auto& row : m.features)
+      if (k < static_cast<long>(row.size())) row.erase(row.begin() + k);
+}
+
+Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o,
+                 std::optional<DefaultDecisionSlot> slot) {
   std::vector<std::int64_t> text(data.modules.size());
   std::vector<char> failed(data.modules.size(), 0);  // not vector<bool>: written from several threads
   auto order = largest_first(decision_counts(data));
@@ -215,7 +228,7 @@ Outcome evaluate(const PolicyModel& model, const TrainingData& data, const Train
     int i = order[k];
     auto dir = o.work_dir / "eval" / std::to_string(i);
     fs::create_directories(dir);
-    auto r = rollout(model, data.modules[i], o, nullptr, dir);
+    auto r = rollout(model, data.modules[i], o, nullptr, dir, slot);
     text[i] = r.ok ? r.text : data.modules[i].default_text;
     failed[i] = !r.ok;
   });

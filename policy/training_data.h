@@ -3,6 +3,7 @@
 // default heuristic's decisions with clean features; and compiling every
 // module under a policy (greedy or sampled). No LibTorch here.
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,8 +62,9 @@ struct Rollout {
   std::int64_t text = 0;
   TrainingTrace trace;
 };
+/// `slot` is needed by a policy with a margin (it defers to the default decision).
 Rollout rollout(const PolicyModel& model, const ModuleData& m, const TrainOptions& o, std::mt19937_64* sampler,
-                const std::filesystem::path& dir);
+                const std::filesystem::path& dir, std::optional<DefaultDecisionSlot> slot = std::nullopt);
 
 /// .text of every module under a policy against its default.
 struct Outcome {
@@ -77,7 +79,11 @@ struct Outcome {
 };
 /// `failed[i]` marks a module whose compile failed (empty: none did).
 Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text, const std::vector<bool>& failed = {});
-/// Compiles every module with the greedy policy.
-Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o);
+/// Compiles every module with the greedy policy (objects under `o.work_dir/eval`).
+Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o,
+                 std::optional<DefaultDecisionSlot> slot = std::nullopt);
+
+/// Removes a feature from collected data (names and every row).
+void drop_feature(TrainingData& data, const std::string& name);
 
 }  // namespace policy

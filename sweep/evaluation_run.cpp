@@ -92,10 +92,21 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   o.compiler = build.compiler;
   o.jobs = options.jobs;
   o.work_dir = scratch_dir(options.data_dir, eval_id);
-  o.learned = [&model](policy::CompatReport* report) { return policy::make_policy_runner_copy(model, report); };
   o.progress = options.progress;
   std::error_code ec;
   fs::remove_all(o.work_dir, ec);
+  policy::PolicyRunnerOptions runner_options;
+  if (model.metadata().margin > 0) {  // it defers to the default decision: find where this compiler sends it
+    auto slot = policy::detect_default_slot(build.compiler, o.work_dir / "probe");
+    if (!slot) {
+      db::fail_evaluation(database, eval_id, slot.error().message);
+      throw common::Fatal(slot.error().message);
+    }
+    runner_options.default_slot = *slot;
+  }
+  o.learned = [&model, runner_options](policy::CompatReport* report) {
+    return policy::make_policy_runner_copy(model, report, runner_options);
+  };
   auto result = evaluator::evaluate(o);
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,

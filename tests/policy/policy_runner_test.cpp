@@ -96,3 +96,60 @@ TEST_CASE("a policy for another feature set is refused with the names listed") {
   CHECK_FALSE(report.usable());
   CHECK(report.missing.size() == 4);
 }
+
+TEST_CASE("a policy with a margin keeps the default's decisions unless its score passes them by the margin") {
+  testing::TempDir dir;
+  auto bc = bitcode(dir, "json");
+  DecisionLog log;
+  auto logger = make_logging_runner(make_constant_runner(0), log);
+  REQUIRE(compile_with_runner(dwcc(), bc, dir / "probe.o", *logger, dir.path()).ok);
+  auto slot = detect_default_slot(dwcc(), dir / "slot");
+  REQUIRE_MESSAGE(slot.ok(), slot.error().message);
+  std::vector<std::string> features;
+  for (const auto& f : log.feature_names)
+    if (f != "callee_basic_block_count") features.push_back(f);
+
+  // The compiler's own decisions, answered over the channel.
+  DecisionLog echoed;
+  auto echo = make_logging_runner(make_echo_runner(*slot), echoed);
+  REQUIRE(compile_with_runner(dwcc(), bc, dir / "echo.o", *echo, dir.path(), true).ok);
+  auto echo_size = evaluator::measure_object(dir / "echo.o").take().text;
+
+  auto run = [&](double margin, std::uint64_t seed, std::vector<double>* decisions) {
+    auto meta = eager_model(features).metadata();
+    meta.seed = seed;
+    meta.margin = margin;
+    auto model = PolicyModel::create(meta);
+    PolicyRunnerOptions opts;
+    opts.default_slot = *slot;
+    DecisionLog seen;
+    auto runner = make_logging_runner(make_policy_runner(model, nullptr, opts), seen);
+    auto obj = dir / ("m" + std::to_string(seed) + ".o");
+    // The runner asks for the default decision itself: no include_default here.
+    auto r = compile_with_runner(dwcc(), bc, obj, *runner, dir.path());
+    REQUIRE_MESSAGE(r.ok, r.error);
+    if (decisions) *decisions = seen.decisions;
+    return evaluator::measure_object(obj).take().text;
+  };
+  // A margin no score passes: exactly the default's decisions and object.
+  std::vector<double> deferred;
+  CHECK(run(1e6, 1, &deferred) == echo_size);
+  CHECK(deferred == echoed.decisions);
+  // No margin: random networks depart from the default somewhere.
+  bool departs = false;
+  for (std::uint64_t seed : {1, 2, 3, 4}) {
+    std::vector<double> own;
+    run(0, seed, &own);
+    departs = departs || own != echoed.decisions;
+  }
+  CHECK(departs);
+
+  // Without the slot, a policy with a margin refuses to guess.
+  auto meta = eager_model(features).metadata();
+  meta.margin = 1;
+  auto model = PolicyModel::create(meta);
+  auto runner = make_policy_runner(model);
+  auto r = compile_with_runner(dwcc(), bc, dir / "x.o", *runner, dir.path());
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("where this compiler puts it is unknown") != std::string::npos);
+}

@@ -1,0 +1,493 @@
+#include "reports/render.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/text.h"
+
+namespace reports {
+using json = nlohmann::json;
+
+namespace {
+
+std::string date_of(std::int64_t t) {
+  if (t == 0) return "";
+  std::time_t tt = t;
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
+/// At most `n` bytes of UTF-8 text, cut at a character boundary, "…" when cut.
+std::string clipped(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "…";
+}
+std::string pct(double x) { return fmt::format("{:+.2f}%", 100 * x); }
+double rounded(double x) { return std::round(x * 1e6) / 1e6; }
+
+json commit_json(const CommitRef& c) {
+  return {{"sha", c.sha}, {"author", c.author}, {"subject", c.subject}, {"time", c.time}, {"date", date_of(c.time)}};
+}
+
+json point_json(const ReportPoint& p) {
+  json ratios = json::array();
+  for (double r : p.ratios) ratios.push_back(r < 0 ? json(nullptr) : json(rounded(r)));
+  return {{"sha", p.commit.sha},
+          {"author", p.commit.author},
+          {"subject", p.commit.subject},
+          {"time", p.commit.time},
+          {"date", date_of(p.commit.time)},
+          {"position", p.position},
+          {"build_outcome", p.build_outcome},
+          {"evaluated", p.evaluated},
+          {"uplift", p.uplift},
+          {"total_uplift", p.total_uplift},
+          {"total_default", p.total_default},
+          {"total_learned", p.total_learned},
+          {"wins", p.wins},
+          {"ties", p.ties},
+          {"losses", p.losses},
+          {"ratios", ratios}};
+}
+
+json alert_json(const ReportAlert& a) {
+  json events = json::array();
+  for (const auto& e : a.events) events.push_back({{"state", e.state}, {"who", e.who}, {"note", e.note}, {"at", e.at}});
+  return {{"id", a.id},
+          {"kind", a.kind},
+          {"state", a.state},
+          {"state_by", a.state_by},
+          {"note", a.note},
+          {"suite", a.suite},
+          {"sentence", a.sentence},
+          {"culprit", commit_json(a.culprit)},
+          {"last_good", a.last_good},
+          {"first_bad", a.first_bad},
+          {"range_first", a.range_first},
+          {"magnitude", a.magnitude},
+          {"uplift_before", a.uplift_before},
+          {"uplift_after", a.uplift_after},
+          {"most_affected", a.most_affected},
+          {"win_to_loss", a.win_to_loss},
+          {"features_missing", a.features_missing},
+          {"features_new", a.features_new},
+          {"bisect_evaluations", a.bisect_evaluations},
+          {"range_size", a.range_size},
+          {"created_at", a.created_at},
+          {"updated_at", a.updated_at},
+          {"events", events}};
+}
+
+json report_json(const ReportData& d) {
+  json lineage = json::array();
+  for (const auto& l : d.policy.lineage)
+    lineage.push_back({{"name", l.name},
+                       {"content_hash", l.content_hash},
+                       {"trained_at", l.trained_at},
+                       {"created", l.created},
+                       {"note", l.note}});
+  json overview = json::array();
+  for (const auto& o : d.overview)
+    overview.push_back({{"suite", o.suite},
+                        {"measured", o.measured},
+                        {"baseline", commit_json(o.baseline)},
+                        {"latest", commit_json(o.latest)},
+                        {"baseline_uplift", o.baseline_uplift},
+                        {"latest_uplift", o.latest_uplift}});
+  json suites = json::array();
+  for (const auto& s : d.suites) {
+    json points = json::array();
+    for (const auto& p : s.points) points.push_back(point_json(p));
+    suites.push_back({{"name", s.name},
+                      {"manifest_hash", s.manifest_hash},
+                      {"modules", s.modules},
+                      {"evaluated", s.evaluated()},
+                      {"points", points}});
+  }
+  json alerts = json::array();
+  for (const auto& a : d.alerts) alerts.push_back(alert_json(a));
+  json decisions = json::array();
+  for (const auto& x : d.decisions)
+    decisions.push_back({{"at", x.at}, {"verdict", x.verdict}, {"rule", x.rule}, {"evidence", x.evidence}});
+  json failures = json::array();
+  for (const auto& f : d.build_failures)
+    failures.push_back({{"suite", f.suite}, {"commit", commit_json(f.commit)}, {"outcome", f.outcome}});
+  json features = json::array();
+  for (const auto& f : d.feature_changes)
+    features.push_back({{"suite", f.suite}, {"at", commit_json(f.at)}, {"missing", f.missing}, {"added", f.added}});
+  return {{"schema_version", ReportData::kSchemaVersion},
+          {"generated_at", d.generated_at},
+          {"project", d.project},
+          {"commit_url", d.commit_url},
+          {"empty", d.empty()},
+          {"open_alerts", d.open_alerts()},
+          {"policy",
+           {{"name", d.policy.name},
+            {"content_hash", d.policy.content_hash},
+            {"path", d.policy.path},
+            {"trained_at", d.policy.trained_at},
+            {"corpus", d.policy.corpus},
+            {"created", d.policy.created},
+            {"lineage", lineage}}},
+          {"baseline_note", d.baseline_note},
+          {"overview", overview},
+          {"suites", suites},
+          {"alerts", alerts},
+          {"decisions", decisions},
+          {"build_failures", failures},
+          {"feature_changes", features}};
+}
+
+std::string dump(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+// ---- Markdown ----
+
+std::string md_commit(const ReportData& d, const std::string& sha) {
+  if (sha.empty()) return "";
+  auto link = commit_link(d.commit_url, sha);
+  auto text = "`" + short_sha(sha) + "`";
+  return link.empty() ? text : "[" + text + "](" + link + ")";
+}
+
+const char* kNoDecision = "No retraining decision recorded yet.";
+
+std::string md_decision(const ReportData& d) {
+  if (d.decisions.empty()) return std::string(kNoDecision) + "\n";
+  const auto& x = d.decisions.front();
+  std::string out = fmt::format("**{}** ({}){}\n\n", markdown_escape(x.verdict), markdown_escape(x.at),
+                                x.rule.empty() ? "" : ", rule: " + markdown_escape(x.rule));
+  for (const auto& e : x.evidence) out += "- " + markdown_escape(e) + "\n";
+  return out;
+}
+
+// ---- HTML ----
+
+std::string h(std::string_view s) { return html_escape(s); }
+
+std::string html_commit(const ReportData& d, const std::string& sha) {
+  if (sha.empty()) return "";
+  auto link = commit_link(d.commit_url, sha);
+  auto code = "<code>" + h(short_sha(sha)) + "</code>";
+  return link.empty() ? code : "<a href=\"" + h(link) + "\" rel=\"noopener noreferrer\">" + code + "</a>";
+}
+
+std::string html_table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
+                       const std::string& id, const std::string& empty_text) {
+  if (rows.empty()) return "<p class=\"empty\">" + h(empty_text) + "</p>\n";
+  std::string out = "<table id=\"" + id + "\"><thead><tr>";
+  for (const auto& c : head) out += "<th>" + h(c) + "</th>";
+  out += "</tr></thead><tbody>\n";
+  for (const auto& r : rows) {
+    out += "<tr>";
+    for (const auto& c : r) out += "<td>" + c + "</td>";  // cells are markup built with h()
+    out += "</tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+std::string html_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + h(i);
+  return out;
+}
+
+std::string html_overview(const ReportData& d) {
+  std::string out = "<section id=\"overview\"><h2>Overview</h2>\n<dl>";
+  out += "<dt>Active policy</dt><dd>" + h(d.policy.name) + " <code>" + h(short_sha(d.policy.content_hash)) +
+         "</code>, trained at " + html_commit(d, d.policy.trained_at) + "</dd>";
+  out += "<dt>Lineage</dt><dd>";
+  for (std::size_t i = 0; i < d.policy.lineage.size(); ++i) {
+    const auto& l = d.policy.lineage[i];
+    out += (i ? " ← " : "") + h(l.name) + " <code>" + h(short_sha(l.content_hash)) + "</code>" +
+           (l.note.empty() ? "" : " (" + h(l.note) + ")");
+  }
+  out += "</dd>";
+  out += "<dt>Baseline</dt><dd>" + h(d.baseline_note) + "</dd>";
+  out += "<dt>Open alerts</dt><dd id=\"open-alerts\">" + std::to_string(d.open_alerts()) + " of " +
+         std::to_string(d.alerts.size()) + "</dd>";
+  out +=
+      "<dt>Last retraining decision</dt><dd>" +
+      (d.decisions.empty() ? h(kNoDecision) : h(d.decisions.front().verdict) + " (" + h(d.decisions.front().at) + ")") +
+      "</dd></dl>\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& o : d.overview) {
+    if (!o.measured) {
+      rows.push_back({h(o.suite), "not measured yet", "", "", ""});
+      continue;
+    }
+    rows.push_back({h(o.suite), html_commit(d, o.baseline.sha) + " " + h(date_of(o.baseline.time)),
+                    h(pct(o.baseline_uplift)), html_commit(d, o.latest.sha) + " " + h(date_of(o.latest.time)),
+                    "<b>" + h(pct(o.latest_uplift)) + "</b> (" + h(pct(o.latest_uplift - o.baseline_uplift)) + ")"});
+  }
+  out += html_table({"suite", "baseline", "uplift then", "latest", "uplift now (change)"}, rows, "overview-table",
+                    "No suite in the project.");
+  return out + "</section>\n";
+}
+
+std::string html_alerts(const ReportData& d) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& a : d.alerts) {
+    std::string where = a.culprit.sha.empty()
+                            ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad)
+                            : html_commit(d, a.culprit.sha) + " " + h(a.culprit.subject) + "<br><small>" +
+                                  h(a.culprit.author) + ", " + h(date_of(a.culprit.time)) + "</small>";
+    std::string evidence = h(a.sentence);
+    if (!a.most_affected.empty()) evidence += "<br><small>most affected: " + html_list(a.most_affected) + "</small>";
+    if (!a.win_to_loss.empty()) evidence += "<br><small>win → loss: " + html_list(a.win_to_loss) + "</small>";
+    std::string history;
+    for (const auto& e : a.events)
+      history += (history.empty() ? "" : "<br>") + h(e.at) + " " + h(e.state) + " by " + h(e.who) +
+                 (e.note.empty() ? "" : ": " + h(e.note));
+    rows.push_back({std::to_string(a.id), "<span class=\"state-" + h(a.state) + "\">" + h(a.state) + "</span>",
+                    h(a.kind), h(a.suite), where, evidence, "<small>" + history + "</small>"});
+  }
+  return "<section id=\"alerts\"><h2>Alerts</h2>\n" +
+         html_table({"id", "state", "kind", "suite", "culprit", "evidence", "history"}, rows, "alerts-table",
+                    "No alerts: no change of the uplift or the sizes was found.") +
+         "</section>\n";
+}
+
+std::string html_tables(const ReportData& d) {
+  std::string out = "<section id=\"decisions\"><h2>Retraining decisions</h2>\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& x : d.decisions) {
+    std::string ev;
+    for (const auto& e : x.evidence) ev += (ev.empty() ? "" : "<br>") + h(e);
+    rows.push_back({h(x.at), h(x.verdict), h(x.rule), ev});
+  }
+  out += html_table({"when", "decision", "rule", "evidence"}, rows, "decisions-table", kNoDecision);
+  out += "</section>\n<section id=\"build-failures\"><h2>Build failures</h2>\n";
+  rows.clear();
+  for (const auto& f : d.build_failures)
+    rows.push_back({h(f.suite), html_commit(d, f.commit.sha), h(date_of(f.commit.time)), h(f.commit.subject),
+                    h(f.commit.author), h(f.outcome)});
+  out += html_table({"suite", "check-in", "date", "subject", "author", "outcome"}, rows, "build-failures-table",
+                    "Every recorded check-in built.");
+  out += "</section>\n<section id=\"feature-changes\"><h2>Feature-set changes</h2>\n";
+  rows.clear();
+  for (const auto& f : d.feature_changes)
+    rows.push_back({h(f.suite), html_commit(d, f.at.sha), h(f.at.subject), html_list(f.missing), html_list(f.added)});
+  out += html_table({"suite", "check-in", "subject", "features missing", "features new"}, rows, "feature-changes-table",
+                    "The compiler's feature set did not change across the series.");
+  return out + "</section>\n";
+}
+
+}  // namespace
+
+std::string render_json(const ReportData& data) { return dump(report_json(data), 2) + "\n"; }
+
+std::string render_markdown(const ReportData& d) {
+  std::string out = "# Drift report: " + markdown_escape(d.project) + "\n\n";
+  out += fmt::format("Generated {}. Active policy **{}** (`{}`), trained at {}.\n\n", markdown_escape(d.generated_at),
+                     markdown_escape(d.policy.name), short_sha(d.policy.content_hash),
+                     d.policy.trained_at.empty() ? "an unknown check-in" : md_commit(d, d.policy.trained_at));
+  if (d.empty())
+    return out + "**Nothing measured yet**: no check-in of this project has been swept. Run `driftwatch sweep`.\n";
+  out += "Baseline: " + markdown_escape(d.baseline_note) + "\n\n## Uplift\n\n";
+  out += "| suite | baseline | uplift then | latest | uplift now | change |\n|---|---|---|---|---|---|\n";
+  for (const auto& o : d.overview) {
+    if (!o.measured) {
+      out += "| " + markdown_escape(o.suite) + " | not measured yet | | | | |\n";
+      continue;
+    }
+    out +=
+        fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
+                    date_of(o.baseline.time), pct(o.baseline_uplift), md_commit(d, o.latest.sha),
+                    date_of(o.latest.time), pct(o.latest_uplift), pct(o.latest_uplift - o.baseline_uplift));
+  }
+  out += fmt::format("\n## Alerts ({} open of {})\n\n", d.open_alerts(), d.alerts.size());
+  if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
+  for (const auto& a : d.alerts) {
+    out += fmt::format("### #{} {} ({}) on {}\n\n{}\n\n", a.id, markdown_escape(a.kind), markdown_escape(a.state),
+                       markdown_escape(a.suite), markdown_escape(a.sentence));
+    if (!a.culprit.sha.empty())
+      out += fmt::format("- culprit: {} {} ({}, {})\n", md_commit(d, a.culprit.sha), markdown_escape(a.culprit.subject),
+                         markdown_escape(a.culprit.author), date_of(a.culprit.time));
+    else if (!a.range_first.empty())
+      out += "- culprit: one of " + md_commit(d, a.range_first) + " .. " + md_commit(d, a.first_bad) +
+             " (the check-ins between do not build)\n";
+    out += "- between " + md_commit(d, a.last_good) + " and " + md_commit(d, a.first_bad) +
+           fmt::format(": uplift {} → {}", pct(a.uplift_before), pct(a.uplift_after));
+    if (a.bisect_evaluations > 0)
+      out += fmt::format(", bisected in {} evaluation(s) over {} check-in(s)", a.bisect_evaluations, a.range_size);
+    out += "\n";
+    if (!a.most_affected.empty()) {
+      out += "- modules moved most:";
+      for (const auto& m : a.most_affected) out += " " + markdown_escape(m) + ";";
+      out += "\n";
+    }
+    if (!a.win_to_loss.empty()) {
+      out += "- turned from win to loss:";
+      for (const auto& m : a.win_to_loss) out += " " + markdown_escape(m);
+      out += "\n";
+    }
+    for (const auto& e : a.events)
+      out += "- " + markdown_escape(e.at) + " " + markdown_escape(e.state) + " by " + markdown_escape(e.who) +
+             (e.note.empty() ? "" : ": " + markdown_escape(e.note)) + "\n";
+    out += "\n";
+  }
+  out += "## Retraining decision\n\n" + md_decision(d);
+  if (!d.build_failures.empty()) {
+    out += "\n## Build failures\n\n";
+    for (const auto& f : d.build_failures)
+      out += "- " + md_commit(d, f.commit.sha) + " " + date_of(f.commit.time) + " " +
+             markdown_escape(f.commit.subject) + ": " + markdown_escape(f.outcome) + "\n";
+  }
+  return out;
+}
+
+std::string render_html(const ReportData& d, const HtmlAssets& assets) {
+  std::string out =
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      // Nothing may load from elsewhere: the report opens offline and runs only its own scripts.
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
+      "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+      "<title>driftwatch report: " +
+      h(d.project) + "</title>\n<style>\n" + std::string(assets.page_css) + "\n</style></head>\n<body>\n";
+  out += "<header><h1>Drift report: " + h(d.project) + "</h1><p>Generated " + h(d.generated_at) +
+         " by driftwatch. Uplift = .text reduction of the learned policy against the compiler's default heuristic "
+         "(geometric mean over modules).</p></header>\n<main>\n";
+  if (d.empty())
+    out +=
+        "<p id=\"empty-report\" class=\"empty\"><b>Nothing measured yet</b>: no check-in of this project has "
+        "been swept. Run <code>driftwatch sweep</code>, then this report again.</p>\n";
+  out += html_overview(d);
+  out += "<section id=\"charts\"></section>\n";  // filled by the page script, one block per suite
+  out += html_alerts(d) + html_tables(d);
+  out += "</main>\n<script id=\"driftwatch-data\" type=\"application/json\">" +
+         script_safe_json(dump(report_json(d), -1)) + "</script>\n<script>\n" + std::string(assets.charts_js) +
+         "\n</script>\n<script>\n" + std::string(assets.page_js) + "\n</script>\n</body></html>\n";
+  return out;
+}
+
+std::vector<std::string> summary_lines(const ReportData& d) {
+  std::vector<std::string> culprits;
+  std::set<std::string> seen;
+  for (auto it = d.alerts.rbegin(); it != d.alerts.rend(); ++it)  // oldest first
+    if (!it->culprit.sha.empty() && seen.insert(it->culprit.sha).second)
+      culprits.push_back(short_sha(it->culprit.sha) + " " + clipped(common::printable(it->culprit.subject), 40));
+  std::string c = fmt::format("culprits found: {}", culprits.size());
+  for (std::size_t i = 0; i < culprits.size() && i < 5; ++i) c += (i ? "; " : ": ") + culprits[i];
+  if (culprits.size() > 5) c += fmt::format("; and {} more", culprits.size() - 5);
+  std::string now = "uplift now: ", base = "baseline: ";
+  for (const auto& o : d.overview) {
+    if (now.size() > 12) now += "; ", base += "; ";
+    if (!o.measured) {
+      now += common::printable(o.suite) + " not measured yet";
+      base += common::printable(o.suite) + " not measured yet";
+      continue;
+    }
+    now += fmt::format("{} on {} at {} {} ({:+.2f} points since the baseline)", pct(o.latest_uplift),
+                       common::printable(o.suite), short_sha(o.latest.sha), date_of(o.latest.time),
+                       100 * (o.latest_uplift - o.baseline_uplift));
+    base += fmt::format("{} at {} {}", pct(o.baseline_uplift), short_sha(o.baseline.sha), date_of(o.baseline.time));
+  }
+  if (d.overview.empty()) now += "no suite", base += "no suite";
+  if (!d.baseline_note.empty()) base += " (" + common::printable(d.baseline_note) + ")";
+  std::string decision = d.decisions.empty() ? "retraining: not decided yet (no decision recorded)"
+                                             : "retraining: " + common::printable(d.decisions.front().verdict) + " (" +
+                                                   common::printable(d.decisions.front().at) + ")";
+  return {c, now, base, fmt::format("open alerts: {} of {}", d.open_alerts(), d.alerts.size()), decision};
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : common::valid_utf8(text)) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string script_safe_json(std::string_view json_text) {
+  std::string out;
+  out.reserve(json_text.size());
+  for (std::size_t i = 0; i < json_text.size(); ++i) {
+    char c = json_text[i];
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else if (c == '\xe2' && i + 2 < json_text.size() && json_text[i + 1] == '\x80' &&
+             (json_text[i + 2] == '\xa8' || json_text[i + 2] == '\xa9')) {
+      out += json_text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else
+      out += c;
+  }
+  return out;
+}
+
+std::string markdown_escape(std::string_view text) {
+  // Escapes what starts markup anywhere in a line (emphasis, code, links,
+  // tables, strikethrough, HTML), and what starts a block when the text
+  // begins a line (headings, lists, numbered lists), no more: the Markdown
+  // stays readable as plain text in an email.
+  auto line = common::printable(text);
+  std::string out;
+  std::size_t digits = 0;
+  while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9') ++digits;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    bool block_start = (i == 0 && (c == '#' || c == '+' || c == '-' || c == '=')) ||
+                       (i == digits && digits > 0 && (c == '.' || c == ')'));
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+      case '~':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        if (block_start) out += '\\';
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace reports

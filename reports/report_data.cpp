@@ -1,0 +1,42 @@
+#include "reports/report_data.h"
+
+namespace reports {
+
+std::size_t SuiteSeries::evaluated() const {
+  std::size_t n = 0;
+  for (const auto& p : points) n += p.evaluated ? 1 : 0;
+  return n;
+}
+
+bool ReportData::empty() const {
+  for (const auto& s : suites)
+    if (!s.points.empty()) return false;
+  return alerts.empty();
+}
+
+std::size_t ReportData::open_alerts() const {
+  std::size_t n = 0;
+  for (const auto& a : alerts) n += (a.state == "open" || a.state == "acknowledged") ? 1 : 0;
+  return n;
+}
+
+std::string commit_link(const std::string& url_template, const std::string& sha) {
+  if (url_template.empty() || sha.empty()) return {};
+  auto out = url_template;
+  for (auto at = out.find("{sha}"); at != std::string::npos; at = out.find("{sha}", at + sha.size()))
+    out.replace(at, 5, sha);
+  return out;
+}
+
+std::optional<std::size_t> baseline_index(const SuiteSeries& series, const std::string& trained_at) {
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < series.points.size(); ++i) {
+    const auto& p = series.points[i];
+    if (!p.evaluated) continue;
+    if (!trained_at.empty() && p.commit.sha == trained_at) return i;
+    if (!first) first = i;
+  }
+  return first;
+}
+
+}  // namespace reports

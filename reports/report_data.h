@@ -1,0 +1,124 @@
+#pragma once
+// Everything a drift report shows, as plain values: the project, its policy
+// and lineage, the baseline, each suite's series with per-module ratios, the
+// alerts with their states, build failures, feature-set changes and
+// retraining decisions. sweep/report assembles it from the database; the
+// renderers (reports/render.h) turn it into JSON, Markdown and HTML.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace reports {
+
+/// One check-in as people see it.
+struct CommitRef {
+  std::string sha, author, subject;
+  std::int64_t time = 0;  ///< committer time, seconds since the epoch
+};
+
+/// One entry of the active policy's lineage: itself, then what it was warm-started from.
+struct LineageEntry {
+  std::string name, content_hash;
+  std::string trained_at;  ///< the compiler check-in it was trained at
+  std::string created;     ///< ISO 8601 UTC
+  std::string note;        ///< e.g. "active", "parent (file not at hand)"
+};
+
+struct PolicyInfo {
+  std::string name, content_hash, path;
+  std::string trained_at;  ///< check-in sha the policy was trained at
+  std::string corpus, created;
+  std::vector<LineageEntry> lineage;  ///< the active policy first
+};
+
+/// One check-in of a suite's series (first-parent order).
+struct ReportPoint {
+  CommitRef commit;
+  int position = 0;           ///< index in first-parent history, oldest first
+  std::string build_outcome;  ///< ok, build-failed, …
+  bool evaluated = false;
+  double uplift = 0, total_uplift = 0;
+  std::int64_t total_default = 0, total_learned = 0;
+  int wins = 0, ties = 0, losses = 0;
+  /// learned/default .text per module, aligned with SuiteSeries::modules; empty when not evaluated; < 0 when
+  /// unmeasured.
+  std::vector<double> ratios;
+};
+
+struct SuiteSeries {
+  std::string name, manifest_hash;
+  std::vector<std::string> modules;  ///< sorted
+  std::vector<ReportPoint> points;   ///< evaluated check-ins and failed builds, oldest first
+  std::size_t evaluated() const;     ///< how many points were evaluated
+};
+
+struct AlertEventEntry {
+  std::string state, who, note, at;
+};
+
+struct ReportAlert {
+  long long id = 0;
+  std::string kind, state, state_by, note, suite;
+  std::string sentence;  ///< one line for people
+  CommitRef culprit;     ///< empty sha when only a range is known
+  std::string last_good, first_bad, range_first;
+  double magnitude = 0;
+  double uplift_before = 0, uplift_after = 0;
+  std::vector<std::string> most_affected, win_to_loss, features_missing, features_new;
+  int bisect_evaluations = 0, range_size = 0;
+  std::string created_at, updated_at;
+  std::vector<AlertEventEntry> events;
+};
+
+/// A retraining decision with its evidence (filled once decisions are recorded).
+struct Decision {
+  std::string at, verdict, rule;
+  std::vector<std::string> evidence;
+};
+
+struct BuildFailure {
+  std::string suite;
+  CommitRef commit;
+  std::string outcome;
+};
+
+struct FeatureSetChangeEntry {
+  std::string suite;
+  CommitRef at;
+  std::vector<std::string> missing, added;
+};
+
+/// The baseline drift is measured from, and the latest measurement, per suite.
+struct SuiteOverview {
+  std::string suite;
+  CommitRef baseline, latest;
+  double baseline_uplift = 0, latest_uplift = 0;
+  bool measured = false;  ///< false when the suite has no evaluated check-in
+};
+
+struct ReportData {
+  static constexpr int kSchemaVersion = 1;
+  std::string project, generated_at, commit_url;
+  PolicyInfo policy;
+  std::string baseline_note;  ///< how the baseline was chosen
+  std::vector<SuiteOverview> overview;
+  std::vector<SuiteSeries> suites;
+  std::vector<ReportAlert> alerts;
+  std::vector<Decision> decisions;  ///< newest first
+  std::vector<BuildFailure> build_failures;
+  std::vector<FeatureSetChangeEntry> feature_changes;
+  /// True when nothing was measured yet: the report says so.
+  bool empty() const;
+  /// Alerts still open (state open or acknowledged).
+  std::size_t open_alerts() const;
+};
+
+/// "https://…/commit/{sha}" with the sha filled in; "" when no template.
+std::string commit_link(const std::string& url_template, const std::string& sha);
+
+/// The baseline of a series: the policy's training check-in when it was
+/// evaluated, else the first evaluated check-in; none when nothing was evaluated.
+std::optional<std::size_t> baseline_index(const SuiteSeries& series, const std::string& trained_at);
+
+}  // namespace reports

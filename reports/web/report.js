@@ -1,0 +1,213 @@
+// Draws the drift report's charts from the inlined data (driftwatch's
+// render_html puts it in <script id="driftwatch-data">). Per suite: the uplift
+// over history with culprits marked, the default's and the learned total
+// .text beside it, and a per-module heatmap with sort and filter controls.
+// All text from the data reaches the page through textContent or ECharts'
+// encodeHTML, never as markup.
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('driftwatch-data').textContent);
+  var enc = echarts.format.encodeHTML;
+  var charts = {};
+  var rendering = [];  // charts whose (progressive) rendering has not finished yet
+  window.driftwatchReport = {
+    data: data, charts: charts,
+    settled: function () { return rendering.every(function (c) { return c.dwFinished; }); }
+  };
+  function init(box) {
+    var chart = echarts.init(box);
+    chart.dwFinished = false;
+    chart.on('finished', function () { chart.dwFinished = true; });
+    rendering.push(chart);
+    return chart;
+  }
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function pct(x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(2) + '%'; }
+  function short(sha) { return sha ? sha.slice(0, 12) : ''; }
+  function label(p) { return p.date + ' ' + p.sha.slice(0, 7); }
+  function commitHtml(p) {
+    return '<b>' + enc(short(p.sha)) + '</b> ' + enc(p.date) + '<br>' + enc(p.author) + '<br>' +
+      '<span class="subject">' + enc(p.subject) + '</span>';
+  }
+
+  // Culprits and first-bad check-ins of each suite's alerts, by sha.
+  function marks(suite) {
+    var out = {};
+    data.alerts.forEach(function (a) {
+      if (a.suite !== suite) return;
+      var sha = a.culprit.sha || a.first_bad;
+      if (!sha) return;
+      (out[sha] = out[sha] || []).push(a);
+    });
+    return out;
+  }
+
+  function upliftChart(box, s, pts, culprits) {
+    var chart = init(box);
+    var values = pts.map(function (p, i) {
+      var item = { value: [i, +(100 * p.uplift).toFixed(4)] };
+      if (culprits[p.sha]) item.itemStyle = { color: '#d62728' }, item.symbol = 'diamond', item.symbolSize = 14;
+      return item;
+    });
+    var lines = Object.keys(culprits).map(function (sha) {
+      var i = pts.findIndex(function (p) { return p.sha === sha; });
+      return i < 0 ? null : { xAxis: i, label: { formatter: sha.slice(0, 7), position: 'insideEndTop', fontSize: 9 } };
+    }).filter(Boolean);
+    chart.setOption({
+      animation: false,
+      title: { text: 'uplift on ' + s.name, textStyle: { fontSize: 14 } },
+      grid: { left: 60, right: 20, top: 40, bottom: 60 },
+      tooltip: {
+        trigger: 'axis', confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
+        formatter: function (ps) {
+          var p = pts[ps[0].dataIndex];
+          var html = commitHtml(p) + '<br>uplift <b>' + pct(p.uplift) + '</b>, w/t/l ' + p.wins + '/' + p.ties + '/' + p.losses;
+          (culprits[p.sha] || []).forEach(function (a) { html += '<br><b class="culprit">culprit</b>: ' + enc(a.sentence); });
+          return html;
+        }
+      },
+      xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },
+      yAxis: { type: 'value', name: 'uplift %', scale: true },
+      dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
+      series: [{
+        name: 'uplift', type: 'line', step: 'end', data: values, symbolSize: 7, showAllSymbol: true,
+        markLine: { symbol: 'none', silent: true, lineStyle: { color: '#d62728', type: 'dashed' }, data: lines }
+      }]
+    });
+    return chart;
+  }
+
+  function totalsChart(box, s, pts) {
+    var chart = init(box);
+    chart.setOption({
+      animation: false,
+      title: { text: 'total .text on ' + s.name, textStyle: { fontSize: 14 } },
+      legend: { right: 10, top: 0, data: ['default', 'learned'] },
+      grid: { left: 70, right: 20, top: 50, bottom: 60 },
+      tooltip: {
+        trigger: 'axis', confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
+        formatter: function (ps) {
+          var p = pts[ps[0].dataIndex];
+          return commitHtml(p) + '<br>default ' + p.total_default + ' B<br>learned ' + p.total_learned + ' B';
+        }
+      },
+      xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },
+      yAxis: { type: 'value', name: 'bytes', scale: true },
+      dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
+      series: [
+        { name: 'default', type: 'line', step: 'end', data: pts.map(function (p) { return p.total_default; }) },
+        { name: 'learned', type: 'line', step: 'end', data: pts.map(function (p) { return p.total_learned; }) }
+      ]
+    });
+    return chart;
+  }
+
+  // Modules as rows, check-ins as columns; colour = learned/default - 1
+  // (green: the learned policy wins, red: it loses).
+  var sorts = {
+    'worst now': function (m) { return -(last(m.ratios) || 0); },
+    'most changed': function (m) { return -(range(m.ratios)); },
+    'flips win→loss': function (m) { return -m.flips; },
+    'name': null
+  };
+  function last(xs) { for (var i = xs.length - 1; i >= 0; --i) if (xs[i] !== null) return xs[i]; return null; }
+  function range(xs) {
+    var lo = Infinity, hi = -Infinity;
+    xs.forEach(function (x) { if (x !== null) { lo = Math.min(lo, x); hi = Math.max(hi, x); } });
+    return hi > lo ? hi - lo : 0;
+  }
+
+  function heatmap(section, box, s, pts) {
+    var modules = s.modules.map(function (name, j) {
+      var ratios = pts.map(function (p) { return p.ratios.length ? p.ratios[j] : null; });
+      var flips = 0;
+      for (var i = 1; i < ratios.length; ++i) if (ratios[i - 1] !== null && ratios[i] !== null && ratios[i - 1] < 1 && ratios[i] > 1) ++flips;
+      return { name: name, ratios: ratios, flips: flips };
+    });
+    var controls = el('div', { 'class': 'controls' });
+    var filter = el('input', { type: 'search', placeholder: 'filter modules', 'aria-label': 'filter modules' });
+    var sort = el('select', { 'aria-label': 'sort modules' });
+    Object.keys(sorts).forEach(function (k) { sort.appendChild(el('option', { value: k }, 'sort: ' + k)); });
+    var count = el('span', { 'class': 'count' });
+    controls.appendChild(filter); controls.appendChild(sort); controls.appendChild(count);
+    section.insertBefore(controls, box);
+    var chart = init(box);
+    function draw() {
+      chart.dwFinished = false;
+      var f = filter.value.toLowerCase();
+      var rows = modules.filter(function (m) { return m.name.toLowerCase().indexOf(f) >= 0; });
+      var key = sorts[sort.value];
+      rows.sort(function (a, b) { return key ? key(a) - key(b) || (a.name < b.name ? -1 : 1) : (a.name < b.name ? -1 : 1); });
+      rows.reverse();  // the category axis draws its first row at the bottom
+      count.textContent = rows.length + ' of ' + modules.length + ' modules';
+      var cells = [];
+      rows.forEach(function (m, y) {
+        m.ratios.forEach(function (r, x) { if (r !== null) cells.push([x, y, +((r - 1) * 100).toFixed(3)]); });
+      });
+      var visible = Math.min(rows.length, 40);
+      chart.setOption({
+        animation: false,
+        title: { text: 'per module on ' + s.name + ': learned/default .text − 1 (%)', textStyle: { fontSize: 14 } },
+        grid: { left: 160, right: 70, top: 40, bottom: 60 },
+        tooltip: {
+          confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
+          formatter: function (c) {
+            var p = pts[c.value[0]], m = rows[c.value[1]];
+            return '<b>' + enc(m.name) + '</b>: ' + (c.value[2] >= 0 ? '+' : '') + c.value[2] + '%<br>' + commitHtml(p);
+          }
+        },
+        xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },
+        yAxis: { type: 'category', data: rows.map(function (m) { return m.name; }), axisLabel: { fontSize: 10 } },
+        visualMap: {
+          min: -10, max: 10, calculable: true, orient: 'vertical', right: 0, top: 'middle', itemHeight: 120,
+          inRange: { color: ['#1a9850', '#f7f7f7', '#d73027'] }
+        },
+        dataZoom: rows.length > visible
+          ? [{ type: 'slider', yAxisIndex: 0, right: 40, width: 14, startValue: rows.length - visible, endValue: rows.length - 1 },
+             { type: 'inside', yAxisIndex: 0 }]
+          : [],
+        series: [{ type: 'heatmap', data: cells, progressive: 5000 }]
+      }, { notMerge: true });
+    }
+    filter.addEventListener('input', draw);
+    sort.addEventListener('change', draw);
+    draw();
+    return chart;
+  }
+
+  var root = document.getElementById('charts');
+  data.suites.forEach(function (s) {
+    var pts = s.points.filter(function (p) { return p.evaluated; });
+    var section = el('section', { 'class': 'suite', 'data-suite': s.name });
+    section.appendChild(el('h2', {}, 'Suite ' + s.name));
+    root.appendChild(section);
+    if (!pts.length) {
+      section.appendChild(el('p', { 'class': 'empty' }, 'No evaluated check-in on this suite yet.'));
+      return;
+    }
+    var row = el('div', { 'class': 'row' });
+    var up = el('div', { 'class': 'chart', id: 'uplift-' + s.name });
+    var tot = el('div', { 'class': 'chart', id: 'totals-' + s.name });
+    row.appendChild(up); row.appendChild(tot); section.appendChild(row);
+    var heat = el('div', { 'class': 'heatmap', id: 'modules-' + s.name });
+    heat.style.height = Math.min(640, 140 + 18 * s.modules.length) + 'px';  // 40 rows show at once, then a slider
+    section.appendChild(heat);
+    charts[s.name] = {
+      uplift: upliftChart(up, s, pts, marks(s.name)),
+      totals: totalsChart(tot, s, pts),
+      modules: heatmap(section, heat, s, pts)
+    };
+  });
+  window.addEventListener('resize', function () {
+    Object.keys(charts).forEach(function (k) {
+      ['uplift', 'totals', 'modules'].forEach(function (c) { charts[k][c].resize(); });
+    });
+  });
+  document.body.setAttribute('data-drawn', 'true');
+})();

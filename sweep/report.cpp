@@ -1,0 +1,245 @@
+#include "sweep/report.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "builder/recipe.h"
+#include "common/atomic_file.h"
+#include "db/drift.h"
+#include "policy/model.h"
+#include "reports/render.h"
+#include "reports/web_assets.h"
+#include "sweep/notify.h"
+#include "sweep/suite_selection.h"
+#include "tracker/git.h"
+
+namespace sweep {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Report formats and their files: one table.
+struct Format {
+  const char* name;
+  const char* file;
+};
+constexpr Format kFormats[] = {{"html", "index.html"}, {"md", "report.md"}, {"json", "report.json"}};
+
+std::string now_utc() {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+std::vector<std::string> strings(const json& d, const char* key) {
+  if (d.is_discarded() || !d.contains(key) || !d[key].is_array()) return {};
+  std::vector<std::string> out;
+  for (const auto& v : d[key])
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+reports::PolicyInfo policy_info(const ProjectFile& p) {
+  auto model = policy::PolicyModel::load(p.policy).take();
+  const auto& m = model.metadata();
+  reports::PolicyInfo info{m.name, m.content_hash, p.policy, m.compiler_commit, m.corpus, m.created, {}};
+  // Until retraining records lineage in the database, the policy file's own
+  // metadata is the lineage: itself and the policy it was warm-started from.
+  info.lineage.push_back({m.name, m.content_hash, m.compiler_commit, m.created, "active"});
+  if (!m.parent.empty()) info.lineage.push_back({"", m.parent, "", "", "warm-started from"});
+  return info;
+}
+
+reports::ReportAlert alert_of(db::Database& db, const db::AlertView& a) {
+  reports::ReportAlert r;
+  r.id = a.id;
+  r.kind = a.kind;
+  r.state = a.state;
+  r.state_by = a.state_by;
+  r.note = a.note;
+  r.suite = a.suite;
+  r.sentence = alert_sentence(a);
+  r.culprit = {a.culprit_sha, a.culprit_author, a.culprit_subject, a.culprit_time};
+  r.last_good = a.last_good_sha;
+  r.first_bad = a.first_bad_sha;
+  r.range_first = a.range_first_sha;
+  r.magnitude = a.magnitude;
+  r.created_at = a.created_at;
+  r.updated_at = a.updated_at;
+  auto d = json::parse(a.details_json.empty() ? "{}" : a.details_json, nullptr, false);
+  if (!d.is_discarded()) {
+    if (d.contains("before")) r.uplift_before = d["before"].value("uplift", 0.0);
+    if (d.contains("after")) r.uplift_after = d["after"].value("uplift", 0.0);
+    r.bisect_evaluations = d.value("bisect_evaluations", 0);
+    r.range_size = d.value("range_size", 0);
+  }
+  r.most_affected = strings(d, "most_affected");
+  r.win_to_loss = strings(d, "win_to_loss");
+  r.features_missing = strings(d, "features_missing");
+  r.features_new = strings(d, "features_new");
+  for (const auto& e : db::alert_events(db, a.id)) r.events.push_back({e.state, e.who, e.note, e.at});
+  return r;
+}
+
+/// One suite's series in first-parent order: evaluated check-ins and failed builds.
+reports::SuiteSeries series_of(const std::string& suite_name, const std::string& manifest_hash,
+                               std::vector<db::SeriesPoint> loaded,
+                               const std::map<std::string, std::size_t>& position) {
+  reports::SuiteSeries s{suite_name, manifest_hash, {}, {}};
+  std::set<std::string> modules;
+  std::map<std::size_t, db::SeriesPoint> ordered;
+  for (auto& p : loaded) {
+    auto it = position.find(p.sha);
+    if (it == position.end() || (!p.evaluated && p.build_outcome == "ok")) continue;
+    for (const auto& m : p.modules) modules.insert(m.name);
+    ordered[it->second] = std::move(p);
+  }
+  s.modules.assign(modules.begin(), modules.end());
+  std::map<std::string, std::size_t> column;
+  for (std::size_t j = 0; j < s.modules.size(); ++j) column[s.modules[j]] = j;
+  for (auto& [pos, p] : ordered) {
+    reports::ReportPoint r;
+    r.commit = {p.sha, p.author, p.subject, p.time};
+    r.position = int(pos);
+    r.build_outcome = p.build_outcome;
+    r.evaluated = p.evaluated;
+    r.uplift = p.uplift;
+    r.total_uplift = p.total_uplift;
+    r.total_default = p.total_default;
+    r.total_learned = p.total_learned;
+    r.wins = p.wins, r.ties = p.ties, r.losses = p.losses;
+    if (p.evaluated) {
+      r.ratios.assign(s.modules.size(), -1);
+      for (const auto& m : p.modules)
+        if (m.default_bytes > 0) r.ratios[column.at(m.name)] = double(m.learned_bytes) / double(m.default_bytes);
+    }
+    s.points.push_back(std::move(r));
+  }
+  return s;
+}
+
+/// Where the compiler's feature set, as the policy saw it, changed between evaluated check-ins.
+std::vector<reports::FeatureSetChangeEntry> feature_changes(const std::string& suite,
+                                                            const std::vector<db::SeriesPoint>& loaded,
+                                                            const reports::SuiteSeries& s) {
+  std::map<std::string, const db::SeriesPoint*> by_sha;
+  for (const auto& p : loaded) by_sha[p.sha] = &p;
+  std::vector<reports::FeatureSetChangeEntry> out;
+  std::vector<std::string> missing, added;
+  bool first = true;
+  for (const auto& p : s.points) {
+    if (!p.evaluated) continue;
+    auto d = json::parse(by_sha.at(p.commit.sha)->compat_json, nullptr, false);
+    auto m = strings(d, "missing"), a = strings(d, "ignored");
+    if (!first && (m != missing || a != added)) out.push_back({suite, p.commit, m, a});
+    missing = std::move(m), added = std::move(a), first = false;
+  }
+  return out;
+}
+
+}  // namespace
+
+reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_dir, db::Database& db) {
+  reports::ReportData d;
+  d.project = p.name;
+  d.generated_at = now_utc();
+  d.commit_url = p.commit_url;
+  d.policy = policy_info(p);
+  auto repo = tracker::GitRepo::open(p.repo).take();
+  auto history = repo.first_parent_history(p.branch.empty() ? "HEAD" : p.branch).take();
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
+  auto recipe = builder::load_recipe(p.recipe).take();
+  std::set<std::string> failed;
+  bool trained_in_series = false, any_measured = false;
+  for (const auto& name : p.suites) {
+    auto suite = select_suite(data_dir, name);
+    auto loaded =
+        db::load_series(db, repo.location().string(), recipe.content_hash, d.policy.content_hash, suite.manifest_hash);
+    auto s = series_of(suite.suite.name, suite.manifest_hash, loaded, position);
+    for (const auto& pt : s.points)
+      if (pt.build_outcome != "ok" && failed.insert(pt.commit.sha).second)
+        d.build_failures.push_back({s.name, pt.commit, pt.build_outcome});
+    for (auto& f : feature_changes(s.name, loaded, s)) d.feature_changes.push_back(std::move(f));
+    reports::SuiteOverview o{s.name, {}, {}, 0, 0, false};
+    if (auto b = reports::baseline_index(s, d.policy.trained_at)) {
+      const auto& base = s.points[*b];
+      trained_in_series = trained_in_series || base.commit.sha == d.policy.trained_at;
+      const reports::ReportPoint* latest = nullptr;
+      for (const auto& pt : s.points)
+        if (pt.evaluated) latest = &pt;
+      o = {s.name, base.commit, latest->commit, base.uplift, latest->uplift, true};
+      any_measured = true;
+    }
+    d.overview.push_back(std::move(o));
+    d.suites.push_back(std::move(s));
+  }
+  if (!any_measured)
+    d.baseline_note = "nothing measured yet";
+  else if (trained_in_series)
+    d.baseline_note = "the check-in the policy was trained at (" + d.policy.trained_at.substr(0, 12) + ")";
+  else
+    d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
+                      d.policy.trained_at.substr(0, 12) + ") is not in the swept first-parent history";
+  for (const auto& a : db::list_alerts(db, p.name, {})) d.alerts.push_back(alert_of(db, a));
+  // Retraining decisions: none recorded in the database yet (the decide
+  // command adds them); d.decisions stays empty and the report says so.
+  return d;
+}
+
+common::Result<std::vector<std::string>> report_files(const std::vector<std::string>& formats) {
+  std::vector<std::string> out;
+  for (const auto& f : formats) {
+    const Format* found = nullptr;
+    for (const auto& k : kFormats)
+      if (f == k.name) found = &k;
+    if (!found) return common::Error{"unknown report format '" + f + "' (html, md or json)"};
+    out.push_back(found->file);
+  }
+  if (out.empty()) return common::Error{"no report format given (html, md or json)"};
+  return out;
+}
+
+common::Result<std::vector<fs::path>> write_report(const reports::ReportData& data, const fs::path& dir,
+                                                   const std::vector<std::string>& formats) {
+  auto files = report_files(formats);
+  if (!files) return files.error();
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) return common::Error{dir.string() + " exists and is not a directory"};
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      auto name = e.path().filename().string();
+      bool known = false;  // a report's file, or one a killed run was writing atomically
+      for (const auto& k : kFormats)
+        known = known || name == k.file || name.rfind(std::string(k.file) + ".tmp-", 0) == 0;
+      if (!known || !e.is_regular_file(ec))
+        return common::Error{dir.string() + " holds something other than a report ('" + name +
+                             "'): refusing to overwrite it; give a new or empty directory"};
+    }
+    if (ec) return common::Error{"cannot read " + dir.string() + ": " + ec.message()};
+  } else if (!fs::create_directories(dir, ec) && ec) {
+    return common::Error{"cannot create " + dir.string() + ": " + ec.message()};
+  }
+  std::vector<fs::path> written;
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    std::string text = formats[i] == "html" ? reports::render_html(data, reports::web_assets())
+                       : formats[i] == "md" ? reports::render_markdown(data)
+                                            : reports::render_json(data);
+    auto path = dir / (*files)[i];
+    auto st = common::write_file_atomically(path, text);
+    if (!st) return st.error();
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace sweep

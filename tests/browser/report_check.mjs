@@ -1,0 +1,101 @@
+// Opens a driftwatch HTML report in Debian's headless Chromium and prints
+// what the page did as one JSON object (the C++ test and bench/report_bench.sh
+// judge it): console errors, point counts per chart, the tooltip shown when
+// hovering a check-in, whether an injected script ran, load and draw times.
+//
+//   node report_check.mjs REPORT.html SCREENSHOT.png [HOVER_SHA]
+//   REPORT_SHOT=viewport node report_check.mjs …    (the screenshot of the first screen only)
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [htmlPath, shotPath, hoverSha] = process.argv.slice(2);
+if (!htmlPath || !shotPath) {
+  console.error('usage: node report_check.mjs REPORT.html SCREENSHOT.png [HOVER_SHA]');
+  process.exit(2);
+}
+const profile = mkdtempSync(join(tmpdir(), 'driftwatch-chromium-'));
+const out = { console_errors: [], charts: {}, tooltip: '', injected_ran: false };
+let context;
+try {
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = context.pages()[0] || await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') out.console_errors.push(m.text()); });
+  page.on('pageerror', (e) => out.console_errors.push(String(e)));
+  const started = Date.now();
+  await page.goto(pathToFileURL(resolve(htmlPath)).href, { waitUntil: 'load', timeout: 120000 });
+  out.load_ms = Date.now() - started;
+  await page.waitForSelector('body[data-drawn="true"]', { timeout: 120000 });
+  out.drawn_ms = Date.now() - started;
+  // Progressive rendering (the heatmap) finishes after the page says it drew.
+  await page.waitForFunction(() => window.driftwatchReport.settled(), null, { timeout: 120000 });
+  out.settled_ms = Date.now() - started;
+  out.charts = await page.evaluate(() => {
+    const r = {};
+    const charts = (window.driftwatchReport || {}).charts || {};
+    for (const [suite, c] of Object.entries(charts)) {
+      const heat = c.modules.getOption();
+      r[suite] = {
+        uplift_points: c.uplift.getOption().series[0].data.length,
+        default_points: c.totals.getOption().series[0].data.length,
+        learned_points: c.totals.getOption().series[1].data.length,
+        heatmap_columns: heat.xAxis[0].data.length,
+        heatmap_rows: heat.yAxis[0].data.length,
+        heatmap_cells: heat.series[0].data.length,
+      };
+    }
+    return r;
+  });
+  if (hoverSha) {
+    const target = await page.evaluate((sha) => {
+      const rep = window.driftwatchReport;
+      for (const [suite, c] of Object.entries(rep.charts)) {
+        const s = rep.data.suites.find((x) => x.name === suite);
+        const pts = s.points.filter((p) => p.evaluated);
+        const i = pts.findIndex((p) => p.sha === sha);
+        if (i < 0) continue;
+        const [x, y] = c.uplift.convertToPixel({ seriesIndex: 0 }, [i, c.uplift.getOption().series[0].data[i].value[1]]);
+        const box = c.uplift.getDom().getBoundingClientRect();
+        return { suite, x: box.left + x, y: box.top + y };
+      }
+      return null;
+    }, hoverSha);
+    if (target) {
+      await page.mouse.move(target.x, target.y - 30);
+      await page.mouse.move(target.x, target.y, { steps: 5 });
+      await page.waitForTimeout(500);
+      out.tooltip = await page.evaluate((suite) => {
+        // ECharts puts the tooltip as a div inside the chart's container.
+        const dom = window.driftwatchReport.charts[suite].uplift.getDom();
+        return [...dom.querySelectorAll('div')].map((d) => d.innerText).filter((t) => t).join('\n');
+      }, target.suite);
+    }
+  }
+  // With the hover's tooltip showing; REPORT_SHOT=viewport keeps only the first screen (the README's picture).
+  await page.screenshot({ path: shotPath, fullPage: process.env.REPORT_SHOT !== 'viewport' });
+  // Re-sorting the heatmap: how long until it is drawn again.
+  const sort = await page.$('section.suite select');
+  if (sort) {
+    const t = Date.now();
+    await sort.selectOption('most changed');
+    await page.waitForFunction(() => window.driftwatchReport.settled(), null, { timeout: 120000 });
+    out.resort_ms = Date.now() - t;
+  }
+  out.injected_ran = await page.evaluate(() => window.pwned !== undefined);
+  out.script_elements = await page.evaluate(() => document.scripts.length);
+} catch (e) {
+  out.error = String(e && e.stack || e);
+} finally {
+  if (context) await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out));
+process.exit(out.error ? 1 : 0);

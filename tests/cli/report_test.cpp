@@ -1,0 +1,181 @@
+// driftwatch report end to end: a real sweep of the 8-week history (with
+// hostile text in the culprit's subject and in an alert's note) rendered and
+// opened in Debian's headless Chromium; bad output directories; an empty
+// database; --serve answering a real HTTP GET.
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/support/sweep_project.h"
+
+namespace {
+
+using nlohmann::json;
+using testing::Project;
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+/// A plain HTTP/1.0 GET on 127.0.0.1; the whole response, or "" when nothing listens.
+std::string http_get(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (write(fd, req.data(), req.size()) == ssize_t(req.size())) {
+      char buf[65536];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, std::size_t(n));
+    }
+  }
+  close(fd);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "report of a swept history in headless Chromium: every point drawn, the culprit's hover, no injected script") {
+  Project p("history-8w-hostile.toml");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto alert = Project::psql(p.dsn, "SELECT min(id) FROM alerts WHERE culprit_commit_id IS NOT NULL");
+  REQUIRE(!alert.empty());
+  auto ack = p.run({"alerts", "--config", p.config, "ack", alert, "--by", "eve <script>window.pwned=4</script>",
+                    "--note", "looking <img src=x onerror=\"window.pwned=3\">\nsecond 'line'"});
+  INFO(ack.output);
+  REQUIRE(ack.exit_code == 0);
+
+  auto out = p.dir / "report";
+  auto r = p.run({"report", "--config", p.config, "--out", out.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("culprits found: ") != std::string::npos);
+  CHECK(r.output.find("retraining: not decided yet") != std::string::npos);
+
+  auto data = json::parse(read(out / "report.json"));
+  CHECK(data["schema_version"] == 1);
+  REQUIRE(data["suites"].size() == 1);
+  int evaluated = data["suites"][0]["evaluated"];
+  CHECK(std::to_string(evaluated) == Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'"));
+  std::string culprit;
+  for (const auto& a : data["alerts"])
+    if (a["culprit"]["subject"].get<std::string>().find("<script>window.pwned=1</script>") != std::string::npos)
+      culprit = a["culprit"]["sha"];
+  REQUIRE_MESSAGE(!culprit.empty(), data["alerts"].dump());
+
+  auto md = read(out / "report.md");
+  CHECK(md.find("<script>") == std::string::npos);
+  CHECK(md.find("<img") == std::string::npos);
+  CHECK(md.find("looking &lt;img src=x onerror=\"window.pwned=3\"&gt; second 'line'") != std::string::npos);
+
+  // The screenshot stays in the test's working directory (build/tests) for people to look at.
+  auto shot = fs::absolute("report_browser_test.png");
+  fs::remove(shot);
+  common::ProcessSpec node;
+  node.argv = {"node", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/browser/report_check.mjs",
+               (out / "index.html").string(), shot.string(), culprit};
+  node.timeout = std::chrono::minutes(3);
+  auto b = common::run_process(node).take();
+  INFO("node: ", b.output, " (needs tests/browser/node_modules: bash scripts/web-deps)");
+  REQUIRE(b.exit_code == 0);
+  auto page = json::parse(common::last_line(b.output));
+  CHECK(page["console_errors"].empty());
+  auto charts = page["charts"]["testdata"];
+  CHECK(charts["uplift_points"] == evaluated);
+  CHECK(charts["default_points"] == evaluated);
+  CHECK(charts["learned_points"] == evaluated);
+  CHECK(charts["heatmap_columns"] == evaluated);
+  CHECK(charts["heatmap_rows"] == 5);
+  CHECK(charts["heatmap_cells"] == 5 * evaluated);
+  std::string tooltip = page["tooltip"];
+  CHECK(tooltip.find(culprit.substr(0, 12)) != std::string::npos);
+  CHECK(tooltip.find("Merge branch 'side/cost-model' <script>window.pwned=1</script> \"double\" 'single'") !=
+        std::string::npos);
+  CHECK(tooltip.find("culprit") != std::string::npos);
+  CHECK(page["injected_ran"] == false);
+  CHECK(page["script_elements"] == 3);
+  CHECK(fs::file_size(shot) > 20000);
+}
+
+TEST_CASE("report: an empty database gives a report that says so, and a directory of other files is refused") {
+  Project p;
+  auto out = p.dir / "report";
+  auto r = p.run({"report", "--config", p.config, "--out", out.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(read(out / "index.html").find("Nothing measured yet") != std::string::npos);
+  CHECK(read(out / "report.md").find("Nothing measured yet") != std::string::npos);
+  CHECK(json::parse(read(out / "report.json"))["empty"] == true);
+  CHECK(r.output.find("culprits found: 0") != std::string::npos);
+
+  // An earlier report is replaced; only the formats asked for are written.
+  auto again = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "md"});
+  CHECK(again.exit_code == 0);
+
+  auto other = p.dir / "notes";
+  fs::create_directories(other);
+  std::ofstream(other / "todo.txt") << "mine";
+  auto refused = p.run({"report", "--config", p.config, "--out", other.string()});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("driftwatch: " + other.string() + " holds something other than a report ('todo.txt')") ==
+        0);
+  CHECK(common::trim(refused.output).find('\n') == std::string::npos);
+  CHECK(read(other / "todo.txt") == "mine");
+  CHECK_FALSE(fs::exists(other / "index.html"));
+
+  std::ofstream(p.dir / "file") << "x";
+  auto not_dir = p.run({"report", "--config", p.config, "--out", (p.dir / "file").string()});
+  CHECK(not_dir.exit_code == 2);
+  CHECK(read(p.dir / "file") == "x");
+
+  auto bad = p.run({"report", "--config", p.config, "--out", (p.dir / "r2").string(), "--format", "html,pdf"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output == "driftwatch: unknown report format 'pdf' (html, md or json)\n");
+  CHECK_FALSE(fs::exists(p.dir / "r2"));
+}
+
+TEST_CASE("report --serve answers a real HTTP GET on 127.0.0.1") {
+  Project p;
+  auto out = p.dir / "served";
+  auto log = p.dir / "serve.log";
+  common::ProcessSpec spec;
+  spec.argv = {DRIFTWATCH_BIN};
+  for (const auto& a : p.args({"report", "--config", p.config, "--out", out.string(), "--serve", "--port", "0"}, p.dsn))
+    spec.argv.push_back(a);
+  spec.log_file = log;
+  auto child = common::Child::start(spec).take();
+  int port = 0;
+  const std::string marker = "serving the report at http://127.0.0.1:";
+  for (int i = 0; i < 600 && port == 0 && !child.try_wait(); ++i) {
+    auto text = read(log);
+    if (auto at = text.find(marker); at != std::string::npos)
+      port = std::stoi(text.substr(at + marker.size()));
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(read(log));
+  REQUIRE(port > 0);
+  auto page = http_get(port, "/");
+  CHECK(page.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(page.find("text/html") != std::string::npos);
+  CHECK(page.find("<title>driftwatch report: toy</title>") != std::string::npos);
+  auto md = http_get(port, "/report.md");
+  CHECK(md.find("# Drift report: toy") != std::string::npos);
+  CHECK(http_get(port, "/../driftwatch.toml").find("HTTP/1.1 404") == 0);
+  child.kill_group();
+}

@@ -1,0 +1,186 @@
+// The drift report's renderers on values: escaping of untrusted text in
+// HTML, inlined JSON and Markdown; what the JSON and Markdown hold.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/render.h"
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kHostile =
+    "Fix <script>window.pwned=1</script> \"quoted\" 'single' & [link](http://x) *bold*\nnext line";
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+reports::ReportData sample() {
+  reports::ReportData d;
+  d.project = "toy <proj>";
+  d.generated_at = "2026-11-30 12:00 UTC";
+  d.commit_url = "https://git.example.org/dwcc/commit/{sha}";
+  d.policy = {"sample-v1", "abcdef0123456789", "/p.policy", "1111111111111111", "holdout", "2026-01-01", {}};
+  d.policy.lineage = {{"sample-v1", "abcdef0123456789", "1111111111111111", "2026-01-01", "active"}};
+  d.baseline_note = "the first swept check-in";
+  reports::SuiteSeries s{"testdata", "m1", {"hashtable", "json"}, {}};
+  reports::ReportPoint a;
+  a.commit = {"aaaaaaaaaaaaaaaaaaaa", "Alex <alex@example.org>", "Import dwcc", 1767225600};
+  a.evaluated = true;
+  a.uplift = 0.02;
+  a.ratios = {0.95, 1.0};
+  reports::ReportPoint b = a;
+  b.commit = {"bbbbbbbbbbbbbbbbbbbb", "Mallory <m@example.org>", kHostile, 1767830400};
+  b.uplift = 0.005;
+  b.ratios = {1.02, -1};
+  reports::ReportPoint broken;
+  broken.commit = {"cccccccccccccccccccc", "Priya", "Rename", 1768435200};
+  broken.build_outcome = "build-failed";
+  s.points = {a, b, broken};
+  d.suites = {s};
+  d.overview = {{"testdata", a.commit, b.commit, 0.02, 0.005, true}};
+  reports::ReportAlert al;
+  al.id = 7;
+  al.kind = "uplift-dropped";
+  al.state = "open";
+  al.suite = "testdata";
+  al.sentence = "uplift on testdata dropped from +2.00% to +0.50%: bbbbbbbbbbbb " + kHostile;
+  al.culprit = b.commit;
+  al.last_good = a.commit.sha;
+  al.first_bad = b.commit.sha;
+  al.uplift_before = 0.02;
+  al.uplift_after = 0.005;
+  al.most_affected = {"hashtable: ratio 0.9500 → 1.0200"};
+  al.win_to_loss = {"hashtable"};
+  al.events = {{"open", "driftwatch", "", "2026-11-30 12:00:00"}, {"acknowledged", "eve", "<b>looking</b>", "x"}};
+  d.alerts = {al};
+  d.build_failures = {{"testdata", broken.commit, "build-failed"}};
+  return d;
+}
+
+const reports::HtmlAssets kAssets{"/*charts*/", "/*page*/", "/*style*/"};
+
+}  // namespace
+
+TEST_CASE("html_escape escapes markup and both quotes") {
+  CHECK(reports::html_escape("<a href=\"x\" title='y'>&</a>") ==
+        "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
+  CHECK(reports::html_escape("plain") == "plain");
+}
+
+TEST_CASE("script_safe_json leaves no markup in inlined JSON and keeps it equal") {
+  json j = {{"s", "</script><script>alert(1)</script><!-- & \u2028\u2029"}};
+  auto safe = reports::script_safe_json(j.dump());
+  CHECK(safe.find('<') == std::string::npos);
+  CHECK(safe.find('>') == std::string::npos);
+  CHECK(safe.find('&') == std::string::npos);
+  CHECK(safe.find("\u2028") == std::string::npos);
+  CHECK(json::parse(safe) == j);
+}
+
+TEST_CASE("markdown_escape keeps text on one line with no markup") {
+  auto md = reports::markdown_escape(kHostile);
+  CHECK(md.find('\n') == std::string::npos);
+  CHECK(md.find("<script>") == std::string::npos);
+  CHECK(md.find("&lt;script&gt;") != std::string::npos);
+  CHECK(md.find("\\[link\\](http://x)") != std::string::npos);
+  CHECK(reports::markdown_escape("# 1. - a_b") == "\\# 1. - a\\_b");
+  CHECK(reports::markdown_escape("12. x") == "12\\. x");
+  CHECK(md.find("\\*bold\\*") != std::string::npos);
+}
+
+TEST_CASE("render_json is versioned and carries the hostile subject unchanged") {
+  auto j = json::parse(reports::render_json(sample()));
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["project"] == "toy <proj>");
+  CHECK(j["suites"][0]["evaluated"] == 2);
+  CHECK(j["suites"][0]["points"][1]["subject"] == kHostile);
+  CHECK(j["suites"][0]["points"][1]["ratios"][1].is_null());  // unmeasured module
+  CHECK(j["suites"][0]["points"][0]["ratios"][0] == doctest::Approx(0.95));
+  CHECK(j["alerts"][0]["culprit"]["sha"] == "bbbbbbbbbbbbbbbbbbbb");
+  CHECK(j["alerts"][0]["events"].size() == 2);
+  CHECK(j["decisions"].empty());
+  CHECK(j["open_alerts"] == 1);
+  CHECK(j["empty"] == false);
+  CHECK(j["policy"]["lineage"][0]["note"] == "active");
+}
+
+TEST_CASE("render_html escapes every untrusted text and inlines the data once") {
+  auto html = reports::render_html(sample(), kAssets);
+  CHECK(count(html, "<script") == 3);  // data, charts, page: the subject's <script> is not among them
+  CHECK(html.find("window.pwned=1</script>") == std::string::npos);
+  CHECK(html.find("Fix &lt;script&gt;window.pwned=1&lt;/script&gt; &quot;quoted&quot; &#39;single&#39; &amp;") !=
+        std::string::npos);
+  CHECK(html.find("&lt;b&gt;looking&lt;/b&gt;") != std::string::npos);
+  CHECK(html.find("<title>driftwatch report: toy &lt;proj&gt;</title>") != std::string::npos);
+  CHECK(html.find("href=\"https://git.example.org/dwcc/commit/bbbbbbbbbbbbbbbbbbbb\"") != std::string::npos);
+  CHECK(html.find("No retraining decision recorded yet.") != std::string::npos);
+  // The inlined data parses back to the JSON rendering.
+  auto begin = html.find("<script id=\"driftwatch-data\" type=\"application/json\">");
+  REQUIRE(begin != std::string::npos);
+  begin = html.find('>', begin) + 1;
+  auto end = html.find("</script>", begin);
+  auto inlined = json::parse(html.substr(begin, end - begin));
+  CHECK(inlined["suites"][0]["points"][1]["subject"] == kHostile);
+  CHECK(html.find("/*charts*/") < html.find("/*page*/"));
+  CHECK(html.find("id=\"empty-report\"") == std::string::npos);
+}
+
+TEST_CASE("render_markdown gives the alerts and the decision with evidence and commit links") {
+  auto md = reports::render_markdown(sample());
+  CHECK(md.find("# Drift report: toy &lt;proj&gt;") == 0);
+  CHECK(md.find("## Alerts (1 open of 1)") != std::string::npos);
+  CHECK(md.find("[`bbbbbbbbbbbb`](https://git.example.org/dwcc/commit/bbbbbbbbbbbbbbbbbbbb)") != std::string::npos);
+  CHECK(md.find("turned from win to loss: hashtable") != std::string::npos);
+  CHECK(md.find("uplift +2.00% → +0.50%") != std::string::npos);
+  CHECK(md.find("No retraining decision recorded yet.") != std::string::npos);
+  CHECK(md.find("<script>") == std::string::npos);
+  CHECK(md.find("Mallory") != std::string::npos);
+  CHECK(md.find("## Build failures") != std::string::npos);
+  auto with_decision = sample();
+  with_decision.decisions = {{"2026-11-30", "retrain", "uplift-below", {"uplift +0.50% < +1.00% for 2 check-ins"}}};
+  auto md2 = reports::render_markdown(with_decision);
+  CHECK(md2.find("**retrain**") != std::string::npos);
+  CHECK(md2.find("- uplift +0.50% &lt; +1.00% for 2 check-ins") != std::string::npos);
+}
+
+TEST_CASE("an empty report says that nothing was measured") {
+  reports::ReportData d;
+  d.project = "empty";
+  d.suites = {{"testdata", "m", {}, {}}};
+  d.overview = {{"testdata", {}, {}, 0, 0, false}};
+  CHECK(d.empty());
+  CHECK(reports::render_markdown(d).find("Nothing measured yet") != std::string::npos);
+  auto html = reports::render_html(d, kAssets);
+  CHECK(html.find("id=\"empty-report\"") != std::string::npos);
+  CHECK(json::parse(reports::render_json(d))["empty"] == true);
+  auto lines = reports::summary_lines(d);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0] == "culprits found: 0");
+  CHECK(lines[1] == "uplift now: testdata not measured yet");
+}
+
+TEST_CASE("summary_lines names culprits, the uplift against the baseline, open alerts and the decision") {
+  auto lines = reports::summary_lines(sample());
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0] == "culprits found: 1: bbbbbbbbbbbb Fix <script>window.pwned=1</script> \"quo…");
+  CHECK(lines[0].find('\n') == std::string::npos);
+  CHECK(lines[1] == "uplift now: +0.50% on testdata at bbbbbbbbbbbb 2026-01-08 (-1.50 points since the baseline)");
+  CHECK(lines[2] == "baseline: +2.00% at aaaaaaaaaaaa 2026-01-01 (the first swept check-in)");
+  CHECK(lines[3] == "open alerts: 1 of 1");
+  CHECK(lines[4] == "retraining: not decided yet (no decision recorded)");
+}
+
+TEST_CASE("commit links and the baseline") {
+  CHECK(reports::commit_link("https://x/{sha}/y/{sha}", "ab") == "https://x/ab/y/ab");
+  CHECK(reports::commit_link("", "ab").empty());
+  auto d = sample();
+  CHECK(reports::baseline_index(d.suites[0], "bbbbbbbbbbbbbbbbbbbb") == 1u);  // the training check-in, evaluated
+  CHECK(reports::baseline_index(d.suites[0], "cccccccccccccccccccc") == 0u);  // not evaluated: the first one
+  CHECK(reports::baseline_index(d.suites[0], "") == 0u);
+  CHECK_FALSE(reports::baseline_index(reports::SuiteSeries{}, ""));
+}
