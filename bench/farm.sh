@@ -59,6 +59,7 @@ build_in() {  # NAME: a clean data directory and an empty local ccache
   CCACHE_DIR="$ROOT/ccache-$1" CCACHE_BASEDIR="$ROOT" "$DW" --data-dir "$ROOT/$1" build --repo "$ROOT/repo" \
     --recipe "$ROOT/recipe.toml" --commit main -j "$(nproc)" >"$ROOT/$1.out" 2>&1
   end=$(date +%s.%N)
+  "$DW" --data-dir "$ROOT/$1" db stop >/dev/null  # `build` started the data directory's database
   CCACHE_DIR="$ROOT/ccache-$1" ccache --print-stats >"$ROOT/$1.stats"
   stat() { awk -v k="$1" '$1 == k { print $2 }' "$ROOT/$2.stats"; }
   local hit miss
