@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -207,6 +208,10 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     return std::string(step) + " " + p.describe() + note + ": " + failure_line(read_file(log));
   };
 
+  // The farm's shared compile cache; the worker's own setting wins (a site's redis).
+  auto step_env = rendered->env;
+  if (!recipe.ccache_remote_storage.empty() && !std::getenv("CCACHE_REMOTE_STORAGE"))
+    step_env.emplace("CCACHE_REMOTE_STORAGE", recipe.ccache_remote_storage);
   auto stamp = paths.build / kConfigureStamp;
   auto key = configure_key(recipe, *rendered);
   bool same_configuration = read_file(stamp) == key + "\n";
@@ -220,7 +225,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   if (need_configure) {
     r.configured = true;
     fs::remove(stamp, ec);
-    auto c = run_step(rendered->configure, paths.source, rendered->env, log, remaining());
+    auto c = run_step(rendered->configure, paths.source, step_env, log, remaining());
     if (c.timed_out) return finish(Outcome::Timeout, timed_out("configure"));
     if (!c.ok()) {
       // A half-configured build directory would skip configure next time.
@@ -229,7 +234,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     }
     std::ofstream(stamp) << key << "\n";
   }
-  auto b = run_step(rendered->build, paths.source, rendered->env, log, remaining());
+  auto b = run_step(rendered->build, paths.source, step_env, log, remaining());
   if (b.timed_out) return finish(Outcome::Timeout, timed_out("build"));
   if (!b.ok()) return finish(Outcome::BuildFailed, failed("build", b));
 

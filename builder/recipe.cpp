@@ -20,7 +20,9 @@ using common::Error;
 
 // The one table of recipe keys: section → allowed keys.
 const std::map<std::string, std::set<std::string>> kKeys = {
-    {"", {"name", "description", "timeout", "launcher", "jobs", "configure", "build", "env", "artifacts", "compile"}},
+    {"",
+     {"name", "description", "timeout", "launcher", "ccache_remote_storage", "jobs", "configure", "build", "env",
+      "artifacts", "compile"}},
     {"compile", {"command", "ml_flag_prefix", "cc1"}},
     {"configure", {"command", "skip_if_exists"}},
     {"build", {"command"}},
@@ -99,6 +101,7 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     return Error{origin + ": timeout must be a duration string like \"30m\""};
   }
   r.launcher = root["launcher"].value_or<std::string>("ccache");
+  r.ccache_remote_storage = root["ccache_remote_storage"].value_or<std::string>("");
   r.jobs = static_cast<int>(root["jobs"].value_or<int64_t>(0));
   if (const auto* c = root["configure"].as_table()) {
     if (auto s = check_keys(*c, "configure", origin); !s) return s.error();

@@ -20,6 +20,11 @@ struct Recipe {
   std::map<std::string, std::string> env;
   std::chrono::seconds timeout{3600};
   std::string launcher = "ccache";  ///< compiler launcher, "" for none
+  /// ccache's remote storage shared by a farm (redis://host:port, http://…),
+  /// given to the build steps as CCACHE_REMOTE_STORAGE unless the worker's
+  /// environment sets it. Not part of content_hash: where compiler outputs are
+  /// shared does not change them.
+  std::string ccache_remote_storage;
   int jobs = 0;                     ///< 0: one per core
   std::map<std::string, std::string> artifacts;  ///< name → path, usually under {build}
   /// How the evaluator compiles one module: argv with {artifact}, {input},

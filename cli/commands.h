@@ -20,6 +20,8 @@ void attach_init(CLI::App& sub, Context& ctx);
 void attach_sweep(CLI::App& sub, Context& ctx);
 void attach_alerts(CLI::App& sub, Context& ctx);
 void attach_bisect(CLI::App& sub, Context& ctx);
+void attach_worker(CLI::App& sub, Context& ctx);
+void attach_jobs(CLI::App& sub, Context& ctx);
 void attach_report(CLI::App& sub, Context& ctx);
 
 /// Serves a written report on 127.0.0.1 until stopped (report --serve, demo --serve).

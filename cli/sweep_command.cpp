@@ -41,6 +41,7 @@ struct SweepArgs {
   bool only_new = false;
   std::string every, since;
   int jobs = 0, workers = 1;
+  std::string engine = "local", partition;
 };
 
 void print_summary(const sweep::SweepReport& r) {
@@ -71,6 +72,13 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   o.since = a.since;
   o.jobs = a.jobs;
   o.workers = a.workers;
+  auto engine = sweep::parse_engine(a.engine);
+  if (!engine) throw common::Fatal("--engine: unknown engine '" + a.engine + "' (local, external, slurm)");
+  o.engine = *engine;
+  if (!a.partition.empty() && o.engine != sweep::Engine::Slurm)
+    throw common::Fatal("--partition needs --engine slurm");
+  o.partition = a.partition;
+  o.dsn = o.target.conninfo;
   o.progress = &progress;
   sweep::SweepReport report;
   try {
@@ -103,7 +111,12 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
   sub.add_option("--every", a->every, "override the project's sampling: N, Nd, Nw, Nm");
   sub.add_option("--since", a->since, "override the project's start date (YYYY-MM-DD)");
   sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else one per core)");
-  sub.add_option("--workers", a->workers, "local workers claiming jobs (default 1)")->check(CLI::Range(1, 64));
+  sub.add_option("--workers", a->workers, "workers claiming jobs: local threads, or Slurm array tasks (default 1)")
+      ->check(CLI::Range(1, 1024));
+  sub.add_option("--engine", a->engine,
+                 "where jobs run: local (this process's workers), external (`driftwatch worker`s started elsewhere), "
+                 "slurm (an sbatch array the sweep submits and follows)");
+  sub.add_option("--partition", a->partition, "Slurm partition for --engine slurm");
   sub.footer(
       "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "
       "the next sweep); 2 bad input or a database that stayed away; 3 another sweep of the project is running. "

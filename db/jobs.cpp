@@ -88,7 +88,9 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
           "FROM jobs j "
           "WHERE ($1 = '' OR j.project = $1) "
           "  AND ($2 = '' OR j.kind = ANY (string_to_array($2, ','))) "
-          "  AND (j.state = 'queued' OR (j.state = 'running' AND j.lease_expires_at < now())) "
+          // A queued job's lease_expires_at is when its retry may start (backoff).
+          "  AND ((j.state = 'queued' AND (j.lease_expires_at IS NULL OR j.lease_expires_at <= now())) "
+          "       OR (j.state = 'running' AND j.lease_expires_at < now())) "
           "  AND (j.depends_on IS NULL OR EXISTS (SELECT 1 FROM jobs d WHERE d.id = j.depends_on "
           "       AND d.state IN ('done', 'failed', 'skipped'))) "
           "ORDER BY j.priority DESC, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
@@ -137,10 +139,15 @@ bool renew_lease(Database& db, Id job_id, const std::string& owner, int lease_se
 namespace detail {
 
 void finish_job_in(pqxx::work& tx, const JobFinish& f, const std::string& state, const std::string& error) {
-  tx.exec_params(
+  auto r = tx.exec_params(
       "UPDATE jobs SET state = $3, result = $4::jsonb, error = NULLIF($5, ''), lease_owner = NULL, "
-      "lease_expires_at = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND lease_owner = $2",
+      "lease_expires_at = NULL, finished_at = now(), updated_at = now() "
+      "WHERE id = $1 AND lease_owner = $2 AND state = 'running'",
       f.job_id, f.owner, state, f.result_json, error);
+  // Throwing rolls back the transaction, and with it the results stored in it.
+  if (r.affected_rows() != 1)
+    throw LeaseLost("job " + std::to_string(f.job_id) + " is no longer " + f.owner +
+                    "'s (its lease expired and another worker took it, or it was cancelled); its result is dropped");
 }
 
 }  // namespace detail
@@ -149,6 +156,21 @@ void finish_job(Database& db, const JobFinish& f, const std::string& state, cons
   db.impl().guarded("finishing a job", [&] {
     pqxx::work tx(db.impl().conn);
     detail::finish_job_in(tx, f, state, error);
+    tx.commit();
+  });
+}
+
+void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
+                     double backoff_seconds) {
+  db.impl().guarded("putting a job back in the queue", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "UPDATE jobs SET state = 'queued', error = $3, lease_owner = NULL, "
+        "lease_expires_at = now() + make_interval(secs => $4), updated_at = now() "
+        "WHERE id = $1 AND lease_owner = $2 AND state = 'running'",
+        job_id, owner, error, backoff_seconds);
+    if (r.affected_rows() != 1)
+      throw LeaseLost("job " + std::to_string(job_id) + " is no longer " + owner + "'s");
     tx.commit();
   });
 }
@@ -226,6 +248,119 @@ JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids) {
       else if (state == kJobSkipped) c.skipped = n;
     }
     return c;
+  });
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
+std::vector<JobRow> list_jobs(Database& db, const JobFilter& f) {
+  return db.impl().guarded("listing jobs", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<JobRow> out;
+    for (const auto& row : tx.exec_params(
+             "SELECT id, project, kind, state, payload::text, COALESCE(lease_owner, ''), COALESCE(error, ''), "
+             "  attempts, max_attempts, priority, COALESCE(depends_on, 0), COALESCE(sweep_id, 0), "
+             "  CASE WHEN state = 'running' THEN extract(epoch FROM now() - started_at)::float8 ELSE 0 END, "
+             "  extract(epoch FROM lease_expires_at - now())::float8, "
+             "  COALESCE(to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
+             "  COALESCE(to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
+             "FROM jobs "
+             "WHERE ($1 = '' OR project = $1) AND ($2 = '' OR state = ANY (string_to_array($2, ','))) "
+             "  AND ($3 = 0 OR sweep_id = $3) "
+             "ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'queued' THEN 1 WHEN 'failed' THEN 2 ELSE 3 END, "
+             "  CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END, "
+             "  CASE WHEN state IN ('running', 'queued') THEN id ELSE -id END "
+             "LIMIT $4",
+             f.project, joined(f.states), f.sweep_id.value_or(0), f.limit)) {
+      JobRow j;
+      j.id = row[0].as<Id>();
+      j.project = row[1].as<std::string>();
+      j.kind = row[2].as<std::string>();
+      j.state = row[3].as<std::string>();
+      j.payload_json = row[4].as<std::string>();
+      j.owner = row[5].as<std::string>();
+      j.error = row[6].as<std::string>();
+      j.attempts = row[7].as<int>();
+      j.max_attempts = row[8].as<int>();
+      j.priority = row[9].as<int>();
+      if (auto d = row[10].as<Id>(); d != 0) j.depends_on = d;
+      if (auto s = row[11].as<Id>(); s != 0) j.sweep_id = s;
+      j.running_seconds = row[12].as<double>();
+      if (!row[13].is_null()) j.lease_left_seconds = row[13].as<double>();
+      j.started_at = row[14].as<std::string>();
+      j.finished_at = row[15].as<std::string>();
+      out.push_back(std::move(j));
+    }
+    return out;
+  });
+}
+
+JobCounts count_project_jobs(Database& db, const std::string& project) {
+  return db.impl().guarded("counting jobs", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    JobCounts c;
+    for (const auto& row :
+         tx.exec_params("SELECT state, count(*) FROM jobs WHERE ($1 = '' OR project = $1) GROUP BY state", project)) {
+      auto state = row[0].as<std::string>();
+      int n = row[1].as<int>();
+      if (state == kJobQueued) c.queued = n;
+      else if (state == kJobRunning) c.running = n;
+      else if (state == kJobDone) c.done = n;
+      else if (state == kJobFailed) c.failed = n;
+      else if (state == kJobSkipped) c.skipped = n;
+    }
+    return c;
+  });
+}
+
+common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
+  return db.impl().guarded("retrying a job", [&]() -> common::Result<std::vector<Id>> {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, lease_owner = NULL, lease_expires_at = NULL, "
+        "finished_at = NULL, updated_at = now() WHERE id = $1 AND state IN ('failed', 'skipped') RETURNING id",
+        job_id);
+    if (r.empty()) {
+      auto s = tx.exec_params("SELECT state FROM jobs WHERE id = $1", job_id);
+      if (s.empty()) return common::Error{"no job " + std::to_string(job_id)};
+      return common::Error{"job " + std::to_string(job_id) + " is " + s[0][0].as<std::string>() +
+                           "; only failed or skipped jobs are retried"};
+    }
+    std::vector<Id> ids = {job_id};
+    for (const auto& row : tx.exec_params(
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, finished_at = NULL, updated_at = now() "
+             "WHERE depends_on = $1 AND state = 'skipped' RETURNING id",
+             job_id))
+      ids.push_back(row[0].as<Id>());
+    tx.commit();
+    return ids;
+  });
+}
+
+std::vector<Id> cancel_jobs(Database& db, const JobFilter& f, const std::optional<Id>& job_id,
+                            const std::string& reason) {
+  auto states = f.states.empty() ? std::vector<std::string>{kJobQueued, kJobRunning} : f.states;
+  return db.impl().guarded("cancelling jobs", [&] {
+    pqxx::work tx(db.impl().conn);
+    std::vector<Id> ids;
+    for (const auto& row : tx.exec_params(
+             "UPDATE jobs SET state = 'failed', error = $5, lease_owner = NULL, lease_expires_at = NULL, "
+             "finished_at = now(), updated_at = now() "
+             "WHERE state IN ('queued', 'running') AND state = ANY (string_to_array($4, ',')) "
+             "  AND ($1 = 0 OR id = $1) AND ($2 = '' OR project = $2) AND ($3 = 0 OR sweep_id = $3) "
+             "RETURNING id",
+             job_id.value_or(0), f.project, f.sweep_id.value_or(0), joined(states), reason))
+      ids.push_back(row[0].as<Id>());
+    tx.commit();
+    return ids;
   });
 }
 

@@ -28,6 +28,14 @@ struct JobSpec {
   int max_attempts = 3;
 };
 
+/// The job was no longer this worker's when it tried to finish it (its lease
+/// expired and another worker took it, or a person cancelled it): the
+/// transaction that would have stored its results is rolled back.
+class LeaseLost : public common::Fatal {
+ public:
+  using common::Fatal::Fatal;
+};
+
 struct Job {
   Id id = 0;
   std::string kind;
@@ -67,8 +75,14 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
                              const std::vector<std::string>& kinds, int lease_seconds);
 /// Extends the lease; false when the job is no longer ours (expired and taken).
 bool renew_lease(Database& db, Id job_id, const std::string& owner, int lease_seconds);
-/// Finishes a job that stored nothing else (or failed): state done, failed or skipped.
+/// Finishes a job that stored nothing else (or failed): state done, failed or
+/// skipped. Throws LeaseLost when the job is no longer `finish.owner`'s.
 void finish_job(Database& db, const JobFinish& finish, const std::string& state, const std::string& error = "");
+/// A failed attempt with attempts left: back to the queue, claimable again
+/// after `backoff_seconds` of the database's clock, its reason kept in `error`.
+/// Throws LeaseLost when the job is no longer `owner`'s.
+void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
+                     double backoff_seconds);
 /// Puts the project's failed jobs back in the queue (the next sweep retries
 /// transient failures); returns their ids.
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project);
@@ -84,6 +98,37 @@ struct JobState {
 };
 std::optional<JobState> job_state(Database& db, Id job_id);
 
+/// A row of `driftwatch jobs`: times are the database's, so the lease left is
+/// right whatever the clock of the machine that reads it.
+struct JobRow {
+  Id id = 0;
+  std::string project, kind, state, payload_json, owner, error;
+  int attempts = 0, max_attempts = 0, priority = 0;
+  std::optional<Id> depends_on, sweep_id;
+  double running_seconds = 0;  ///< since the current attempt started (running jobs)
+  std::optional<double> lease_left_seconds;  ///< running: until the lease expires (negative: expired); queued: until a retry may start
+  std::string started_at, finished_at;  ///< ISO 8601, "" when not yet
+};
+
+struct JobFilter {
+  std::string project;              ///< "" for every project
+  std::vector<std::string> states;  ///< empty: every state
+  std::optional<Id> sweep_id;
+  int limit = 1000;
+};
+/// Jobs by state (running first, then queued in claim order, then the rest, newest first).
+std::vector<JobRow> list_jobs(Database& db, const JobFilter& filter);
+
+/// A person's retry: a failed or skipped job back to the queue with its
+/// attempts reset, with the evaluations skipped because it failed; returns
+/// their ids. An error names a job that does not exist or is not failed.
+common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id);
+/// Cancels queued and running jobs (one, or those of `filter`): state failed
+/// with `reason`; a running job's worker then has its result refused
+/// (LeaseLost). Returns the ids cancelled.
+std::vector<Id> cancel_jobs(Database& db, const JobFilter& filter, const std::optional<Id>& job_id,
+                            const std::string& reason);
+
 struct JobCounts {
   int queued = 0, running = 0, done = 0, failed = 0, skipped = 0;
   int total() const { return queued + running + done + failed + skipped; }
@@ -91,5 +136,7 @@ struct JobCounts {
 };
 /// Counts over the given jobs.
 JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids);
+/// Counts per state over a project's jobs (every project when empty).
+JobCounts count_project_jobs(Database& db, const std::string& project);
 
 }  // namespace db

@@ -15,6 +15,7 @@
 #include "sweep/notify.h"
 #include "sweep/plan.h"
 #include "sweep/recording.h"
+#include "sweep/slurm.h"
 #include "sweep/suite_selection.h"
 #include "sweep/worker.h"
 #include "tracker/git.h"
@@ -88,6 +89,13 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   return out;
 }
 
+std::optional<Engine> parse_engine(const std::string& name) {
+  if (name == "local") return Engine::Local;
+  if (name == "external") return Engine::External;
+  if (name == "slurm") return Engine::Slurm;
+  return std::nullopt;
+}
+
 namespace {
 
 void say(const SweepOptions& o, const std::string& text) {
@@ -117,6 +125,56 @@ void requeue_dead_local_workers(db::Database& db, const std::string& project, co
       say(o, fmt::format("took back {} job(s) of {}, which is no longer running", n, owner));
     }
 }
+
+fs::path self_binary() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path("driftwatch") : p;
+}
+
+/// Keeps a Slurm array of workers going while jobs remain: submits one, and
+/// another when the last ended with work left (bisection adds jobs late).
+class SlurmFollower {
+ public:
+  SlurmFollower(const SweepOptions& o, int jobs_per_worker) : o_(o) {
+    spec_.driftwatch = self_binary().string();
+    spec_.data_dir = fs::absolute(o.data_dir);
+    spec_.project = o.project.name;
+    spec_.partition = o.partition;
+    spec_.tasks = std::max(1, o.workers);
+    spec_.jobs = jobs_per_worker;
+    spec_.log_dir = spec_.data_dir / "slurm" / o.project.name;
+  }
+  ~SlurmFollower() {
+    if (array_) array_->cancel();  // every job is finished, or the sweep is going away
+  }
+  void operator()(const db::JobCounts& counts) {
+    if (array_) {
+      auto tasks = array_->active().take();
+      auto line = fmt::format("slurm array {}: {}", array_->id(), describe_tasks(tasks));
+      if (line != last_line_) say(o_, line);
+      last_line_ = line;
+      if (!tasks.empty()) return;
+      if (counts.finished() == finished_at_submit_)
+        throw common::Fatal(fmt::format("the Slurm workers of array {} ended without finishing a job; their output "
+                                        "is in {}",
+                                        array_->id(), spec_.log_dir.string()));
+      if (auto acct = array_->accounting(); !acct.empty())
+        for (const auto& l : common::split(acct, '\n')) say(o_, "sacct: " + l);
+    }
+    array_ = SlurmArray::submit(spec_, o_.dsn).take();
+    finished_at_submit_ = counts.finished();
+    say(o_, fmt::format("submitted {} worker(s) as Slurm array {}{} (output in {})", spec_.tasks, array_->id(),
+                        spec_.partition.empty() ? "" : " on partition " + spec_.partition, spec_.log_dir.string()));
+  }
+
+ private:
+  const SweepOptions& o_;
+  SlurmSpec spec_;
+  std::optional<SlurmArray> array_;
+  int finished_at_submit_ = -1;
+  std::string last_line_;
+};
 
 }  // namespace
 
@@ -191,10 +249,24 @@ SweepReport run_sweep(const SweepOptions& o) {
   int workers = std::max(1, o.workers);
   LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.progress, &report.failures, &report.time};
   local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
+  std::optional<SlurmFollower> slurm;
+  if (o.engine != Engine::Local) {
+    local.workers = 0;
+    local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : 1;
+    if (o.engine == Engine::Slurm) {
+      slurm.emplace(o, local.jobs);
+      local.remote = [&slurm](const db::JobCounts& c) { (*slurm)(c); };
+    }
+  }
   run_until_finished(local, lock_db, ids);
   say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
   report.drift = analyse_drift({p, local, p.alerts.bisect}, lock_db);
   report.jobs = db::count_jobs(lock_db, ids);
+  if (o.engine != Engine::Local) {  // the workers that failed them are elsewhere: read the reasons back
+    std::set<db::Id> mine(ids.begin(), ids.end());
+    for (const auto& j : db::list_jobs(lock_db, {"", {db::kJobFailed}, std::nullopt, 100000}))
+      if (mine.count(j.id)) report.failures.push_back(fmt::format("{} job {}: {}", j.kind, j.id, j.error));
+  }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   db::finish_sweep(lock_db, report.sweep_id, "done", report.head, report.checkins,
                    fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped,

@@ -22,6 +22,13 @@ class SweepBusy : public common::Fatal {
   using common::Fatal::Fatal;
 };
 
+/// Where a sweep's jobs run: its own worker threads, workers started by
+/// someone else (systemd, Kubernetes, `driftwatch worker` by hand), or a
+/// Slurm job array that the sweep submits and follows.
+enum class Engine { Local, External, Slurm };
+/// "local", "external", "slurm"; nullopt for another word.
+std::optional<Engine> parse_engine(const std::string& name);
+
 struct SweepOptions {
   ProjectFile project;
   db::Target target;
@@ -29,7 +36,10 @@ struct SweepOptions {
   bool only_new = false;       ///< only check-ins after the last swept one
   std::string every, since;    ///< override the project's sampling
   int jobs = 0;                ///< parallel compiles; 0 = the project's, else one per core
-  int workers = 1;             ///< local workers
+  int workers = 1;             ///< local workers, or the Slurm array's tasks
+  Engine engine = Engine::Local;
+  std::string partition;       ///< Slurm partition ("" for the default)
+  std::string dsn;             ///< what remote workers connect to (Slurm): the target's conninfo
   Progress* progress = nullptr;
 };
 

@@ -87,24 +87,49 @@ class Executor {
     db::JobFinish finish{job.id, o_.owner, "{}"};
     JobEvent ev{job.kind, db::kJobDone, "", 0};
     try {
-      auto p = json::parse(job.payload_json);
-      ev.what = p.value("sha", "").substr(0, 12);
-      if (job.kind == kBuildJob) run_build(db, p, finish, ev);
-      else if (job.kind == kEvalJob) run_eval(db, job, p, finish, ev);
-      else throw common::Fatal("unknown job kind '" + job.kind + "'");
-    } catch (const db::ConnectionLost&) {
-      throw;
-    } catch (const std::exception& e) {
-      // A failure of this job, not of the worker: recorded, and the next sweep retries it.
-      ev.state = db::kJobFailed;
-      ev.what += ": " + common::trim(e.what());
-      db::finish_job(db, finish, db::kJobFailed, common::trim(e.what()));
+      try {
+        auto p = json::parse(job.payload_json);
+        ev.what = p.value("sha", "").substr(0, 12);
+        if (job.kind == kBuildJob) run_build(db, job, p, finish, ev);
+        else if (job.kind == kEvalJob) run_eval(db, job, p, finish, ev);
+        else throw common::Fatal("unknown job kind '" + job.kind + "'");
+      } catch (const db::ConnectionLost&) {
+        throw;
+      } catch (const db::LeaseLost&) {
+        throw;
+      } catch (const std::exception& e) {
+        // A failure of this attempt, not of the worker: tried again later, or failed for good.
+        fail_or_retry(db, job, common::trim(e.what()), ev);
+      }
+    } catch (const db::LeaseLost& e) {
+      ev.state = kJobLost;
+      ev.what += std::string(": ") + e.what();
+      if (o_.log) o_.log(ev.kind + " " + ev.what);
     }
     ev.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return ev;
   }
 
  private:
+  /// An attempt that failed: back to the queue after a backoff that doubles
+  /// with each attempt, or failed with its reason after the last one.
+  void fail_or_retry(db::Database& db, const db::Job& job, const std::string& why, JobEvent& ev) {
+    if (job.attempts < job.max_attempts) {
+      double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), 600.0);
+      db::retry_job_later(db, job.id, o_.owner, fmt::format("attempt {} of {}: {}", job.attempts, job.max_attempts, why),
+                          backoff);
+      ev.state = db::kJobQueued;
+      ev.what += fmt::format(": attempt {} of {} failed, retried in {}: {}", job.attempts, job.max_attempts,
+                             common::format_seconds(backoff), why);
+      return;
+    }
+    ev.state = db::kJobFailed;
+    ev.what += ": " + why;
+    db::JobFinish finish{job.id, o_.owner, "{}"};
+    db::finish_job(db, finish, db::kJobFailed,
+                   fmt::format("failed {} of {} attempts; last: {}", job.attempts, job.max_attempts, why));
+  }
+
   const builder::Recipe& recipe(const std::string& name) {
     auto it = recipes_.find(name);
     if (it == recipes_.end()) it = recipes_.emplace(name, builder::load_recipe(name).take()).first;
@@ -138,7 +163,7 @@ class Executor {
     return b;
   }
 
-  void run_build(db::Database& db, const json& p, db::JobFinish& finish, JobEvent& ev) {
+  void run_build(db::Database& db, const db::Job& job, const json& p, db::JobFinish& finish, JobEvent& ev) {
     if (p.contains("toolchain")) {
       const auto& r = recipe(p.at("recipe").get<std::string>());
       fs::path dir = p.at("toolchain").get<std::string>();
@@ -163,8 +188,8 @@ class Executor {
               (b.result.from_cache ? " (cached)" : "");
     // A timeout may pass on another try; a build that fails is a result.
     bool transient = b.result.transient || b.result.outcome == builder::Outcome::Timeout;
-    ev.state = transient ? db::kJobFailed : db::kJobDone;
-    db::finish_job(db, finish, ev.state, transient ? b.result.message : "");
+    if (transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);
+    db::finish_job(db, finish, db::kJobDone);
   }
 
   void run_eval(db::Database& db, const db::Job& job, const json& p, db::JobFinish& finish, JobEvent& ev) {
@@ -216,6 +241,8 @@ class Executor {
       ev.what += fmt::format(": uplift {:+.2f}%, total {:+.2f}%, {}/{}/{}", 100 * u.uplift, 100 * u.total_uplift, u.wins,
                              u.ties, u.losses);
     } catch (const db::ConnectionLost&) {
+      throw;
+    } catch (const db::LeaseLost&) {
       throw;
     } catch (const common::Fatal& e) {
       // The policy cannot run on this build at all (its features are gone):
@@ -273,7 +300,9 @@ WorkerReport run_worker(const WorkerOptions& o) {
       idle_since = std::chrono::steady_clock::now();
       if (ev.state == db::kJobDone) ++report.done;
       else if (ev.state == db::kJobFailed) ++report.failed;
-      else ++report.skipped;
+      else if (ev.state == db::kJobSkipped) ++report.skipped;
+      else if (ev.state == db::kJobQueued) ++report.retried;
+      else ++report.lost;
       if (o.on_job) o.on_job(ev);
     } catch (const db::ConnectionLost& e) {
       db = reconnect(o, e.what());
@@ -285,6 +314,7 @@ WorkerReport run_worker(const WorkerOptions& o) {
 }
 
 void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vector<db::Id>& ids) {
+  std::string last_wait;
   for (;;) {
     std::vector<std::thread> threads;
     std::vector<std::exception_ptr> errors(l.workers);
@@ -341,7 +371,14 @@ void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
       continue;
     }
     if (counts.finished() == counts.total()) return;
-    // The rest runs on remote workers, or waits for jobs that do.
+    // The rest runs on remote workers, or waits for jobs that do (or for a retry's backoff).
+    if (l.remote) l.remote(counts);
+    if (l.workers == 0) {
+      auto wait = fmt::format("waiting for workers: {} queued, {} running, {} of {} finished", counts.queued,
+                              counts.running, counts.finished(), counts.total());
+      if (wait != last_wait && l.progress) l.progress->line(wait);
+      last_wait = wait;
+    }
     std::this_thread::sleep_for(std::chrono::seconds(2));
   }
 }

@@ -15,13 +15,16 @@ namespace sweep {
 /// What a finished job did, for progress and logs.
 struct JobEvent {
   std::string kind;   ///< "build" or "eval"
-  std::string state;  ///< done, failed, skipped
+  std::string state;  ///< done, failed, skipped; queued (failed, retried later); lost (kJobLost)
   std::string what;   ///< "1a2b3c4d5e6f holdout: uplift +1.20%"
   double seconds = 0;
   /// Where the time went: moving the work tree, building, compiling and
   /// measuring the suite, storing (with reading the cache and suite).
   double checkout = 0, build = 0, evaluate = 0, store = 0;
 };
+
+/// A JobEvent's state when the job was taken from this worker before it finished.
+inline constexpr const char* kJobLost = "lost";
 
 struct WorkerOptions {
   db::Target target;
@@ -31,6 +34,8 @@ struct WorkerOptions {
   std::filesystem::path data_dir;
   int jobs = 1;  ///< parallel compiles within one job
   int lease_seconds = 120;
+  /// First retry's wait after a failed attempt, doubled for each further one.
+  double retry_backoff = 10;
   int max_jobs = 0;         ///< stop after this many; 0 = no limit
   double idle_exit = 0;     ///< seconds to wait for new work before exiting; 0 = exit when none is runnable
   /// How long to keep reconnecting to a database that went away.
@@ -42,6 +47,8 @@ struct WorkerOptions {
 
 struct WorkerReport {
   int done = 0, failed = 0, skipped = 0;
+  int retried = 0;  ///< attempts that failed and went back to the queue
+  int lost = 0;     ///< jobs whose lease was lost before they finished
 };
 
 /// Runs jobs until none is runnable (or idle_exit passes, or max_jobs, or
@@ -61,10 +68,13 @@ struct LocalWorkers {
   std::string project;
   std::filesystem::path data_dir;
   int jobs = 1;     ///< parallel compiles per worker
-  int workers = 1;  ///< worker threads
+  int workers = 1;  ///< worker threads; 0: the jobs run on workers started elsewhere
   Progress* progress = nullptr;
   std::vector<std::string>* failures = nullptr;  ///< failed jobs: "what: why"
   JobTime* time = nullptr;                       ///< summed over the jobs run here
+  /// Called at each poll while jobs remain, with their counts: keeps remote
+  /// workers going (a Slurm array). Throws common::Fatal when they cannot be.
+  std::function<void(const db::JobCounts&)> remote;
 };
 
 /// Runs local workers until every job of `ids` has finished (some may run on

@@ -1,0 +1,151 @@
+// driftwatch worker and jobs: workers anywhere that reaches the database, and
+// the queue they share, for people and for monitoring.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <limits>
+
+#include "cli/commands.h"
+#include "common/text.h"
+#include "db/jobs.h"
+#include "sweep/job_listing.h"
+#include "sweep/compiler_build.h"
+#include "sweep/worker.h"
+
+namespace cli {
+
+namespace {
+
+struct WorkerArgs {
+  std::string project, kinds = "build,eval";
+  int jobs = 0, max_jobs = 0, lease = 120;
+  double idle_exit = -1, retry_backoff = 10;
+};
+
+void run_worker(Context& ctx, const WorkerArgs& a) {
+  ctx.database();  // starts the embedded server if needed, migrates
+  sweep::WorkerOptions o;
+  o.target = ctx.target();
+  o.project = a.project;
+  o.owner = sweep::worker_owner_name(0);
+  for (const auto& k : common::split(a.kinds, ',')) {
+    auto kind = common::trim(k);
+    if (kind != "build" && kind != "eval")
+      throw common::Fatal("--kinds: unknown job kind '" + kind + "' (build, eval)");
+    o.kinds.push_back(kind);
+  }
+  o.data_dir = ctx.data_dir();
+  o.jobs = sweep::jobs_or_cores(a.jobs);
+  o.lease_seconds = a.lease;
+  o.max_jobs = a.max_jobs;
+  o.idle_exit = a.idle_exit < 0 ? std::numeric_limits<double>::infinity() : a.idle_exit;
+  o.retry_backoff = a.retry_backoff;
+  o.log = [](const std::string& line) { fmt::print("{}\n", common::printable(line)); };
+  o.on_job = [&ctx](const sweep::JobEvent& ev) {
+    if (!ctx.quiet)
+      fmt::print("{} {}: {} ({})\n", ev.kind, ev.state, common::printable(ev.what), common::format_seconds(ev.seconds));
+    std::fflush(stdout);
+  };
+  if (!ctx.quiet)
+    fmt::print("worker {} on {}: claiming {} jobs of {}\n", o.owner, o.target.display, a.kinds,
+               a.project.empty() ? "every project" : "project " + a.project);
+  std::fflush(stdout);
+  auto r = sweep::run_worker(o);
+  fmt::print("worker {}: {} done, {} skipped, {} failed, {} attempt(s) retried later, {} lease(s) lost\n", o.owner,
+             r.done, r.skipped, r.failed, r.retried, r.lost);
+}
+
+struct JobsArgs {
+  std::string project, state;
+  bool json = false, all = false, all_queued = false;
+  long long id = 0, sweep_id = 0;
+  std::string by;
+};
+
+void run_list(Context& ctx, const JobsArgs& a) {
+  auto database = ctx.database();
+  db::JobFilter f;
+  f.project = a.project;
+  if (!a.state.empty()) f.states = common::split(a.state, ',');
+  else if (!a.all) f.states = {db::kJobQueued, db::kJobRunning, db::kJobFailed};
+  if (a.sweep_id) f.sweep_id = a.sweep_id;
+  auto rows = db::list_jobs(database, f);
+  auto counts = db::count_project_jobs(database, a.project);
+  fmt::print("{}", a.json ? sweep::render_jobs_json(rows, counts) : sweep::render_jobs_table(rows, counts, a.project));
+}
+
+void run_retry(Context& ctx, const JobsArgs& a) {
+  auto database = ctx.database();
+  auto ids = db::retry_job_now(database, a.id).take();
+  fmt::print("job {} is queued again{}\n", a.id,
+             ids.size() > 1 ? fmt::format(", with {} evaluation(s) that waited for it", ids.size() - 1) : "");
+}
+
+void run_cancel(Context& ctx, const JobsArgs& a) {
+  int ways = (a.id != 0) + (a.sweep_id != 0) + a.all_queued;
+  if (ways != 1) throw common::Fatal("jobs cancel: give exactly one of ID, --sweep S or --all-queued");
+  auto database = ctx.database();
+  const char* user = std::getenv("USER");
+  auto reason = "cancelled by " + (a.by.empty() ? std::string(user ? user : "unknown") : a.by);
+  db::JobFilter f;
+  f.project = a.project;
+  if (a.sweep_id) f.sweep_id = a.sweep_id;
+  if (a.all_queued) f.states = {db::kJobQueued};
+  std::optional<db::Id> one;
+  if (a.id) {
+    one = a.id;
+    auto st = db::job_state(database, a.id);
+    if (!st) throw common::Fatal("no job " + std::to_string(a.id));
+    if (st->state != db::kJobQueued && st->state != db::kJobRunning)
+      throw common::Fatal("job " + std::to_string(a.id) + " is " + st->state + "; only queued or running jobs are cancelled");
+  }
+  auto ids = db::cancel_jobs(database, f, one, reason);
+  fmt::print("cancelled {} job(s) ({}); `driftwatch jobs retry ID` or the next sweep queues them again\n", ids.size(),
+             reason);
+}
+
+}  // namespace
+
+void attach_worker(CLI::App& sub, Context& ctx) {
+  auto a = std::make_shared<WorkerArgs>();
+  sub.add_option("--project", a->project, "claim only this project's jobs (default: every project)");
+  sub.add_option("--kinds", a->kinds, "job kinds to claim, comma-separated (default build,eval)");
+  sub.add_option("-j,--jobs", a->jobs, "parallel compiles within a job (default: one per core)");
+  sub.add_option("--max-jobs", a->max_jobs, "exit after this many jobs (default: no limit)")->check(CLI::NonNegativeNumber);
+  sub.add_option("--idle-exit", a->idle_exit, "exit after this many seconds without runnable work (default: never)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--lease", a->lease, "lease in seconds, renewed every third of it (default 120)")
+      ->check(CLI::Range(3, 86400));
+  sub.add_option("--retry-backoff", a->retry_backoff,
+                 "seconds before a failed job's second attempt, doubled for each further one (default 10)")
+      ->check(CLI::NonNegativeNumber);
+  sub.footer(
+      "A worker needs the database (--db or DRIFTWATCH_DB) and read access to the project's repository, policy "
+      "and suites at the paths the sweep planned them with (see docs/farm.md). Killed at any moment, it loses "
+      "nothing: its lease expires and another worker takes the job.");
+  sub.callback([&ctx, a] { run_worker(ctx, *a); });
+}
+
+void attach_jobs(CLI::App& sub, Context& ctx) {
+  auto a = std::make_shared<JobsArgs>();
+  sub.add_option("--project", a->project, "only this project's jobs");
+  sub.add_flag("--json", a->json, "machine-readable output (for monitoring)");
+  sub.add_flag("--all", a->all, "done and skipped jobs too");
+  sub.add_option("--state", a->state, "only jobs in these states (comma-separated)");
+  sub.add_option("--sweep", a->sweep_id, "only the jobs a sweep planned first");
+  auto* retry = sub.add_subcommand("retry", "queue a failed job again, attempts reset");
+  retry->add_option("id", a->id, "the job")->required();
+  retry->callback([&ctx, a] { run_retry(ctx, *a); });
+  auto* cancel = sub.add_subcommand("cancel", "cancel queued or running jobs: one, a sweep's, or every queued one");
+  cancel->add_option("id", a->id, "the job");
+  cancel->add_option("--sweep", a->sweep_id, "the jobs a sweep planned first");
+  cancel->add_flag("--all-queued", a->all_queued, "every queued job (of --project, if given)");
+  cancel->add_option("--by", a->by, "who (default: $USER)");
+  cancel->callback([&ctx, a] { run_cancel(ctx, *a); });
+  sub.callback([&ctx, a, &sub] {
+    if (sub.get_subcommands().empty()) run_list(ctx, *a);
+  });
+}
+
+}  // namespace cli

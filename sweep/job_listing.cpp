@@ -1,0 +1,91 @@
+#include "sweep/job_listing.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "common/text.h"
+
+namespace sweep {
+using json = nlohmann::json;
+
+namespace {
+
+json payload_of(const db::JobRow& j) {
+  auto p = json::parse(j.payload_json, nullptr, false);
+  return p.is_object() ? p : json::object();
+}
+
+std::string seconds(double s) { return common::format_seconds(s < 0 ? 0 : s); }
+
+/// Who holds a running job and for how long; why a job failed or waits.
+std::string status_of(const db::JobRow& j) {
+  if (j.state == db::kJobRunning) {
+    std::string lease = !j.lease_left_seconds          ? "no lease"
+                        : *j.lease_left_seconds < 0 ? "lease expired " + seconds(-*j.lease_left_seconds) + " ago"
+                                                     : "lease " + seconds(*j.lease_left_seconds) + " left";
+    return j.owner + " for " + seconds(j.running_seconds) + ", " + lease;
+  }
+  if (j.state == db::kJobQueued) {
+    std::string wait = j.lease_left_seconds && *j.lease_left_seconds > 0 ? "retry in " + seconds(*j.lease_left_seconds)
+                       : j.depends_on                                  ? "after job " + std::to_string(*j.depends_on)
+                                                                       : "";
+    if (!j.error.empty()) wait += (wait.empty() ? "" : ": ") + j.error;
+    return wait;
+  }
+  return j.error;
+}
+
+}  // namespace
+
+std::string job_what(const db::JobRow& j) {
+  auto p = payload_of(j);
+  std::string what = j.kind + " ";
+  if (p.contains("toolchain")) what += p.value("label", p.value("toolchain", "")) + " (toolchain)";
+  else what += p.value("sha", "").substr(0, 12);
+  if (p.contains("suite")) what += " " + p.value("suite", "");
+  return what;
+}
+
+std::string render_jobs_table(const std::vector<db::JobRow>& jobs, const db::JobCounts& c, const std::string& project) {
+  std::string out = fmt::format("jobs of {}: {} queued, {} running, {} done, {} skipped, {} failed\n",
+                                project.empty() ? "every project" : "project " + project, c.queued, c.running, c.done,
+                                c.skipped, c.failed);
+  if (jobs.empty()) return out;
+  out += fmt::format("{:>6}  {:<8}  {:<34}  {:>8}  {}\n", "id", "state", "what", "attempts", "who / why");
+  for (const auto& j : jobs)
+    out += fmt::format("{:>6}  {:<8}  {:<34}  {:>8}  {}\n", j.id, j.state, common::printable(job_what(j)),
+                       fmt::format("{}/{}", j.attempts, j.max_attempts), common::printable(status_of(j)));
+  return out;
+}
+
+std::string render_jobs_json(const std::vector<db::JobRow>& jobs, const db::JobCounts& c) {
+  json out;
+  out["counts"] = {{"queued", c.queued}, {"running", c.running}, {"done", c.done},
+                   {"skipped", c.skipped}, {"failed", c.failed}};
+  out["jobs"] = json::array();
+  for (const auto& j : jobs) {
+    auto p = payload_of(j);
+    json row = {{"id", j.id},
+                {"project", j.project},
+                {"kind", j.kind},
+                {"state", j.state},
+                {"what", job_what(j)},
+                {"sha", p.value("sha", "")},
+                {"suite", p.value("suite", "")},
+                {"attempts", j.attempts},
+                {"max_attempts", j.max_attempts},
+                {"priority", j.priority},
+                {"owner", j.owner.empty() ? json(nullptr) : json(j.owner)},
+                {"running_seconds", j.state == db::kJobRunning ? json(j.running_seconds) : json(nullptr)},
+                {"lease_left_seconds", j.lease_left_seconds ? json(*j.lease_left_seconds) : json(nullptr)},
+                {"started_at", j.started_at.empty() ? json(nullptr) : json(j.started_at)},
+                {"finished_at", j.finished_at.empty() ? json(nullptr) : json(j.finished_at)},
+                {"error", j.error.empty() ? json(nullptr) : json(j.error)},
+                {"depends_on", j.depends_on ? json(*j.depends_on) : json(nullptr)},
+                {"sweep_id", j.sweep_id ? json(*j.sweep_id) : json(nullptr)}};
+    out["jobs"].push_back(row);
+  }
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace sweep

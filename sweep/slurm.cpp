@@ -1,0 +1,103 @@
+#include "sweep/slurm.h"
+
+#include <sys/stat.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/atomic_file.h"
+#include "common/process.h"
+#include "common/text.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+
+std::string slurm_batch_script(const SlurmSpec& s) {
+  std::string name;
+  for (char c : "driftwatch-" + s.project) name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  std::string out = "#!/bin/sh\n# driftwatch workers for project " + s.project + ": written by `driftwatch sweep --engine slurm`\n";
+  out += "#SBATCH --job-name=" + name + "\n";
+  out += fmt::format("#SBATCH --array=0-{}\n", std::max(1, s.tasks) - 1);
+  out += fmt::format("#SBATCH --cpus-per-task={}\n", std::max(1, s.jobs));
+  out += "#SBATCH --output=" + (s.log_dir / "worker-%A_%a.out").string() + "\n";
+  if (!s.partition.empty()) out += "#SBATCH --partition=" + s.partition + "\n";
+  // SIGTERM from scancel or preemption ends the worker at once; its lease expires.
+  out += "exec " + common::shell_quote(s.driftwatch) + " --data-dir " + common::shell_quote(s.data_dir.string()) +
+         " worker --project " + common::shell_quote(s.project) + fmt::format(" -j {} --idle-exit {}\n", std::max(1, s.jobs),
+                                                                           s.idle_exit);
+  return out;
+}
+
+std::map<std::string, int> parse_squeue_states(const std::string& output) {
+  std::map<std::string, int> out;
+  for (const auto& line : common::split(output, '\n')) {
+    auto t = common::trim(line);
+    auto bar = t.find('|');
+    if (t.empty() || bar == std::string::npos) continue;
+    ++out[t.substr(bar + 1)];
+  }
+  return out;
+}
+
+std::string describe_tasks(const std::map<std::string, int>& states) {
+  std::string out;
+  for (const auto& [state, n] : states) {
+    auto lower = state;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + lower;
+  }
+  return out.empty() ? "none left" : out;
+}
+
+namespace {
+
+common::Result<std::string> run_slurm(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {}) {
+  common::ProcessSpec p;
+  p.argv = std::move(argv);
+  p.env = std::move(env);
+  p.timeout = std::chrono::seconds(60);
+  auto r = common::run_process(p);
+  if (!r) return common::Error{p.argv[0] + " could not run (is Slurm's client installed?): " + r.error().message};
+  if (!r->ok())
+    return common::Error{p.argv[0] + " " + r->describe() + ": " + common::trim(common::last_line(r->output))};
+  return r->output;
+}
+
+}  // namespace
+
+common::Result<SlurmArray> SlurmArray::submit(const SlurmSpec& spec, const std::string& dsn) {
+  std::error_code ec;
+  fs::create_directories(spec.log_dir, ec);
+  if (ec) return common::Error{"cannot create " + spec.log_dir.string() + ": " + ec.message()};
+  auto script = spec.log_dir / "workers.sbatch";
+  if (auto st = common::write_file_atomically(script, slurm_batch_script(spec)); !st) return st.error();
+  ::chmod(script.c_str(), 0755);
+  auto out = run_slurm({"sbatch", "--parsable", script.string()}, {{"DRIFTWATCH_DB", dsn}});
+  if (!out) return out.error();
+  SlurmArray a;
+  a.id_ = common::trim(common::split(common::trim(*out), ';')[0]);  // "id;cluster" on multi-cluster setups
+  if (a.id_.empty() || !std::all_of(a.id_.begin(), a.id_.end(), ::isdigit))
+    return common::Error{"sbatch answered '" + common::trim(*out) + "', not a job id"};
+  return a;
+}
+
+common::Result<std::map<std::string, int>> SlurmArray::active() const {
+  auto out = run_slurm({"squeue", "-h", "-r", "-j", id_, "-o", "%i|%T"});
+  if (!out) {
+    // squeue refuses an id it has forgotten: the array ended long ago.
+    if (out.error().message.find("Invalid job id") != std::string::npos) return std::map<std::string, int>{};
+    return out.error();
+  }
+  return parse_squeue_states(*out);
+}
+
+void SlurmArray::cancel() const { (void)run_slurm({"scancel", id_}); }
+
+std::string SlurmArray::accounting() const {
+  auto out = run_slurm({"sacct", "-n", "-X", "-P", "-j", id_, "--format=JobID,State,ExitCode,Elapsed,NodeList"});
+  return out ? common::trim(*out) : "";
+}
+
+}  // namespace sweep

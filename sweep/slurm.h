@@ -1,0 +1,56 @@
+#pragma once
+// Slurm as a farm's scheduler: a sweep submits its workers as one sbatch job
+// array (each task runs `driftwatch worker` on the job table) and follows it
+// with squeue. Slurm only places the workers; PostgreSQL keeps the work, so a
+// task cancelled or preempted merely lets its lease expire. The script and
+// the parsing are pure; SlurmArray runs sbatch, squeue and scancel.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace sweep {
+
+struct SlurmSpec {
+  std::string driftwatch;  ///< the binary the tasks run (this one)
+  std::filesystem::path data_dir;  ///< the tasks' --data-dir (shared: suites, work trees, artifact cache)
+  std::string project;             ///< the tasks claim this project's jobs only
+  std::string partition;           ///< "" for the cluster's default
+  int tasks = 1;                   ///< array size: workers
+  int jobs = 1;                    ///< parallel compiles per worker (--cpus-per-task)
+  double idle_exit = 30;           ///< a task ends after this long without runnable work
+  std::filesystem::path log_dir;   ///< each task's output: worker-<array>_<task>.out
+};
+
+/// The batch script: #SBATCH lines, then `exec driftwatch … worker …`. The
+/// database comes from DRIFTWATCH_DB in the submitting environment (sbatch
+/// exports it), never from the script file.
+std::string slurm_batch_script(const SlurmSpec& spec);
+
+/// Array tasks by state ("PENDING", "RUNNING", …) from `squeue -h -o %i|%T`.
+std::map<std::string, int> parse_squeue_states(const std::string& output);
+
+/// One submitted array.
+class SlurmArray {
+ public:
+  /// Writes the script under spec.log_dir and submits it; the error names
+  /// sbatch's complaint. `dsn` goes to the tasks through the environment.
+  static common::Result<SlurmArray> submit(const SlurmSpec& spec, const std::string& dsn);
+  const std::string& id() const { return id_; }
+  /// Its tasks still pending or running, by state; empty once all ended.
+  common::Result<std::map<std::string, int>> active() const;
+  /// scancel: the tasks' leases expire, or their jobs are finished already.
+  void cancel() const;
+  /// `sacct` lines for the array when Slurm keeps accounting, else "".
+  std::string accounting() const;
+
+ private:
+  std::string id_;
+};
+
+/// "2 running, 1 pending".
+std::string describe_tasks(const std::map<std::string, int>& states);
+
+}  // namespace sweep

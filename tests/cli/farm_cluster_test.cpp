@@ -1,0 +1,244 @@
+// The farm's shared services, for real on this machine: a single-node Slurm
+// (munge, slurmctld, slurmd started by the test as root in a temporary
+// directory) running a sweep's workers as a job array; a redis-server on
+// 127.0.0.1 as ccache's remote storage; a shared artifact cache.
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <thread>
+
+#include "common/text.h"
+#include "tests/support/sweep_project.h"
+
+using testing::Project;
+using testing::run_driftwatch;
+
+namespace {
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+common::ProcessResult run(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {}) {
+  common::ProcessSpec p;
+  p.argv = std::move(argv);
+  p.env = std::move(env);
+  p.timeout = std::chrono::seconds(60);
+  auto r = common::run_process(p);
+  if (!r) {
+    common::ProcessResult failed;
+    failed.output = r.error().message;
+    return failed;
+  }
+  return *r;
+}
+
+common::Child start(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {},
+                    std::optional<std::filesystem::path> log = std::nullopt) {
+  common::ProcessSpec p;
+  p.argv = std::move(argv);
+  p.env = std::move(env);
+  p.log_file = log;
+  return common::Child::start(p).take();
+}
+
+std::string read(const std::filesystem::path& f) {
+  std::ifstream in(f);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+/// munged, slurmctld and slurmd for this machine's one node, torn down with the object.
+struct SlurmCluster {
+  testing::TempDir dir;
+  std::string conf, why_not;
+  std::vector<common::Child> daemons;
+
+  SlurmCluster() {
+    auto d = dir.path();
+    std::filesystem::create_directories(d / "state");
+    std::filesystem::create_directories(d / "spool");
+    auto key = run({"mungekey", "-c", "-k", (d / "munge.key").string()});
+    if (!key.ok()) {
+      why_not = "mungekey: " + key.output;
+      return;
+    }
+    daemons.push_back(start({"munged", "-F", "-f", "-S", (d / "munge.sock").string(), "--key-file=" + (d / "munge.key").string(),
+                             "--log-file=" + (d / "munged.log").string(), "--pid-file=" + (d / "munged.pid").string(),
+                             "--seed-file=" + (d / "munged.seed").string()},
+                            {}, d / "munged.out"));
+    // The node as slurmd sees it: this machine's real hostname and CPUs.
+    auto node = run({"slurmd", "-C"});
+    auto line = common::split(node.output, '\n').empty() ? "" : common::trim(common::split(node.output, '\n')[0]);
+    if (!node.ok() || line.rfind("NodeName=", 0) != 0) {
+      why_not = "slurmd -C: " + node.output;
+      return;
+    }
+    auto host = common::split(line.substr(9), ' ')[0];
+    conf = (d / "slurm.conf").string();
+    std::ofstream(conf) << "ClusterName=dwtest\nSlurmctldHost=" << host
+                        << "\nSlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge\nCredType=cred/munge\n"
+                        << "AuthInfo=socket=" << (d / "munge.sock").string()
+                        << "\nMpiDefault=none\nProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nReturnToService=2\n"
+                        << "SlurmctldPidFile=" << (d / "slurmctld.pid").string() << "\nSlurmdPidFile="
+                        << (d / "slurmd.pid").string() << "\nSlurmdSpoolDir=" << (d / "spool").string()
+                        << "\nStateSaveLocation=" << (d / "state").string() << "\nSlurmctldPort=" << free_port()
+                        << "\nSlurmdPort=" << free_port()
+                        << "\nSchedulerType=sched/backfill\nSelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n"
+                        << "JobCompType=jobcomp/none\nAccountingStorageType=accounting_storage/none\n"
+                        << "JobAcctGatherType=jobacct_gather/none\nSlurmctldLogFile=" << (d / "slurmctld.log").string()
+                        << "\nSlurmdLogFile=" << (d / "slurmd.log").string() << "\n"
+                        << line << " State=UNKNOWN\nPartitionName=farm Nodes=" << host
+                        << " Default=YES MaxTime=INFINITE State=UP\n";
+    daemons.push_back(start({"slurmctld", "-D", "-i"}, env(), d / "slurmctld.out"));
+    daemons.push_back(start({"slurmd", "-D"}, env(), d / "slurmd.out"));
+    for (int i = 0; i < 150; ++i) {
+      if (daemons[1].try_wait()) {
+        why_not = "slurmctld exited: " + read(d / "slurmctld.out") + read(d / "slurmctld.log");
+        return;
+      }
+      auto s = run({"sinfo", "-h", "-o", "%T"}, env());
+      if (s.ok() && common::trim(s.output) == "idle") return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    why_not = "the node did not become idle within 30 s: " + read(d / "slurmctld.log") + read(d / "slurmd.log");
+  }
+  std::vector<std::pair<std::string, std::string>> env() const { return {{"SLURM_CONF", conf}}; }
+};
+
+}  // namespace
+
+TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single-node Slurm") {
+  SlurmCluster slurm;
+  if (!slurm.why_not.empty()) {
+    // Only where slurmctld cannot start (no root, no munge): the rest of the farm is tested without it.
+    if (slurm.daemons.size() < 2 || slurm.daemons[1].try_wait())
+      return testing::skip_test("slurmctld cannot start here: " + common::trim(slurm.why_not).substr(0, 400));
+    FAIL(slurm.why_not);
+  }
+  Project p;
+  // Two prebuilt toolchains (copies of dwcc): the array's work takes seconds.
+  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
+  {
+    std::ofstream out(p.config, std::ios::app);
+    for (const char* date : {"2026-01-05", "2026-01-12"}) {
+      auto prefix = p.dir / (std::string("nightly-") + date);
+      std::filesystem::create_directories(prefix / "bin");
+      std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
+      out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\ndate = \"" << date << "\"\n";
+    }
+  }
+  auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--partition", "farm",
+                                  "--workers", "2", "-j", "1"},
+                                 p.dsn),
+                          slurm.env());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("submitted 2 worker(s) as Slurm array") != std::string::npos);
+  CHECK(r.output.find("on partition farm") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
+  CHECK(p.psql("SELECT string_agg(n::text, ',') FROM (SELECT count(*) AS n FROM module_results GROUP BY evaluation_id) t") ==
+        "10,10");
+  // The array's tasks did the work: their output is kept, one file per task.
+  auto logs = p.dir / "data" / "slurm" / "toy";
+  int outputs = 0;
+  std::string task_output;
+  for (const auto& e : std::filesystem::directory_iterator(logs))
+    if (e.path().extension() == ".out") {
+      ++outputs;
+      task_output += read(e.path());
+    }
+  CHECK(outputs == 2);
+  INFO(task_output);
+  CHECK(task_output.find("claiming build,eval jobs of project toy") != std::string::npos);
+  CHECK(task_output.find(" done") != std::string::npos);
+  // Not one job ran in the sweep's own process: every lease was a task's.
+  CHECK(r.output.find("build ok") == std::string::npos);
+}
+
+TEST_CASE("two builds of one check-in at once in a shared data directory build it once, and a clean work tree elsewhere is served from the remote ccache") {
+  Project p;
+  testing::TempDir cache;
+  int port = free_port();
+  auto redis = start({"redis-server", "--port", std::to_string(port), "--bind", "127.0.0.1", "--save", "",
+                      "--appendonly", "no", "--dir", cache.path().string()},
+                     {}, cache / "redis.log");
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    up = common::trim(run({"redis-cli", "-p", std::to_string(port), "ping"}).output) == "PONG";
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE_MESSAGE(up, (std::string("redis-server did not start: ") + read(cache / "redis.log")));
+  // The shipped recipe, naming the farm's remote compile cache.
+  auto text = read(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  auto at = text.find("launcher = \"ccache\"\n");
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "ccache_remote_storage = \"redis://127.0.0.1:" + std::to_string(port) + "\"\n");
+  auto recipe = (cache / "recipe.toml").string();
+  std::ofstream(recipe) << text;
+  // Each machine its own local ccache; paths under the temporary root compare equal.
+  auto env_for = [&](const std::string& name) {
+    return std::vector<std::pair<std::string, std::string>>{{"CCACHE_DIR", (cache / name).string()},
+                                                            {"CCACHE_BASEDIR", p.dir.path().string()}};
+  };
+  auto build = [&](const std::string& data, const std::string& ccache) {
+    common::ProcessSpec s;
+    s.argv = {DRIFTWATCH_BIN, "--data-dir", (p.dir / data).string(), "--db", p.dsn, "build", "--repo", p.repo,
+              "--recipe", recipe, "--commit", "main", "-j", "2"};
+    s.env = env_for(ccache);
+    return common::Child::start(s).take();
+  };
+  auto stats = [&](const std::string& ccache) {
+    std::map<std::string, long> out;
+    auto r = run({"ccache", "--print-stats"}, env_for(ccache));
+    for (const auto& line : common::split(r.output, '\n')) {
+      auto f = common::split(line, '\t');
+      if (f.size() == 2) out[f[0]] = std::stol(f[1]);
+    }
+    return out;
+  };
+
+  // Two workers on one shared data directory, the same check-in, at once: one builds, the other waits and is served.
+  auto first = build("shared", "ccache-a");
+  auto second = build("shared", "ccache-a");
+  auto r1 = first.wait(), r2 = second.wait();
+  INFO(r1.output);
+  INFO(r2.output);
+  REQUIRE(r1.exit_code == 0);
+  REQUIRE(r2.exit_code == 0);
+  int cached = (r1.output.find("(cached)") != std::string::npos) + (r2.output.find("(cached)") != std::string::npos);
+  CHECK(cached == 1);
+  int configured = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(p.dir / "shared"))
+    if (e.path().filename() == "build.log") configured += read(e.path()).find("$ cmake ") != std::string::npos;
+  CHECK(configured == 1);
+  auto a = stats("ccache-a");
+  CHECK(a["remote_storage_miss"] > 0);
+
+  // Another machine: a clean work tree and an empty local cache, the same check-in: compiled from the remote cache.
+  auto other = build("elsewhere", "ccache-b");
+  auto r3 = other.wait();
+  INFO(r3.output);
+  REQUIRE(r3.exit_code == 0);
+  CHECK(r3.output.find("(cached)") == std::string::npos);
+  auto b = stats("ccache-b");
+  CHECK(b["remote_storage_hit"] > 0);
+  CHECK(b["remote_storage_hit"] == a["remote_storage_miss"]);
+  CHECK(b["cache_miss"] == 0);
+  MESSAGE((std::string("remote ccache: ") + std::to_string(b["remote_storage_hit"]) + " hits, " +
+           std::to_string(b["remote_storage_miss"]) + " misses"));
+  redis.kill_group();
+}

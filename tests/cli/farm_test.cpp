@@ -1,0 +1,284 @@
+// Workers on the job table as separate processes (`driftwatch worker`), the
+// queue as people see it (`driftwatch jobs`), and the faults a farm meets:
+// a worker SIGKILLed mid-job, PostgreSQL restarted, a job that always fails,
+// two sweeps of one range, a worker whose clock is off. Real processes, real
+// PostgreSQL, loopback only; the 8-week history sampled monthly (4 jobs).
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <cctype>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/text.h"
+#include "tests/support/sweep_project.h"
+
+using testing::Project;
+using testing::run_driftwatch;
+
+namespace {
+
+/// A small project: two monthly check-ins, no bisection: 2 builds, 2 evaluations.
+void make_small(Project& p) {
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("bisect = true", "bisect = false");
+}
+
+/// The same shape from two prebuilt toolchains (copies of dwcc): jobs that take
+/// seconds, not a build, for the faults that need no long job.
+void make_toolchains(Project& p) {
+  make_small(p);
+  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
+  std::ofstream out(p.config, std::ios::app);
+  for (const char* date : {"2026-01-05", "2026-01-12"}) {
+    auto prefix = p.dir / (std::string("nightly-") + date);
+    std::filesystem::create_directories(prefix / "bin");
+    std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
+    out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\nlabel = \"nightly " << date << "\"\ndate = \"" << date
+        << "\"\n";
+  }
+}
+
+common::Child start(const std::vector<std::string>& argv, const std::vector<std::string>& prefix = {}) {
+  common::ProcessSpec spec;
+  spec.argv = prefix;
+  spec.argv.push_back(DRIFTWATCH_BIN);
+  spec.argv.insert(spec.argv.end(), argv.begin(), argv.end());
+  return common::Child::start(spec).take();
+}
+
+/// A sweep that plans its jobs and waits for workers started elsewhere.
+common::Child start_external_sweep(Project& p, const std::string& config) {
+  return start(p.args({"sweep", "--config", config, "--engine", "external", "-j", "1"}, p.dsn));
+}
+
+/// `driftwatch worker` on the project's database.
+common::Child start_worker(Project& p, std::vector<std::string> extra = {}, const std::vector<std::string>& prefix = {}) {
+  std::vector<std::string> a = {"worker", "-j", "1"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return start(p.args(a, p.dsn), prefix);
+}
+
+int number(const std::string& s) { return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) ? std::stoi(s) : -1; }
+
+/// Waits (up to `seconds`) until the query gives at least `at_least`.
+bool wait_for(const Project& p, const std::string& sql, int at_least, double seconds = 120) {
+  for (int i = 0; i < seconds * 5; ++i) {
+    if (number(p.psql(sql)) >= at_least) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+common::ProcessResult finish(common::Child& c, double seconds = 300) {
+  for (int i = 0; i < seconds * 5; ++i) {
+    if (auto r = c.try_wait()) return *r;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return c.kill_group();
+}
+
+/// Every job done, each evaluation stored once and whole (5 modules × 2 heuristics).
+void check_whole(const Project& p) {
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
+  CHECK(p.psql("SELECT count(*) FROM builds") == "2");
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
+  CHECK(p.psql("SELECT count(*) FROM evaluations") == "2");
+  CHECK(p.psql("SELECT string_agg(n::text, ',') FROM (SELECT count(*) AS n FROM module_results GROUP BY evaluation_id) t") ==
+        "10,10");
+}
+
+}  // namespace
+
+TEST_CASE("three standalone workers, one SIGKILLed mid-job: its lease expires, another takes the job, every job is done once") {
+  Project p;
+  make_small(p);
+  auto sweep = start_external_sweep(p, p.config);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
+  std::vector<common::Child> workers;
+  for (int i = 0; i < 3; ++i) workers.push_back(start_worker(p, {"--lease", "5"}));
+  // Kill whichever worker holds a job once it has worked on it for a moment.
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs WHERE state = 'running' AND started_at < now() - interval '1 second'", 1));
+  auto held = p.psql("SELECT id || ' ' || split_part(lease_owner, ':', 2) FROM jobs WHERE state = 'running' ORDER BY id LIMIT 1");
+  auto parts = common::split(held, ' ');
+  REQUIRE(parts.size() == 2);
+  auto job = parts[0];
+  int pid = number(parts[1]);
+  int victim = -1;
+  for (int i = 0; i < 3; ++i)
+    if (workers[i].pid() == pid) victim = i;
+  REQUIRE_MESSAGE(victim >= 0, ("the job is held by pid " + std::to_string(pid) + ", none of the workers"));
+  kill(pid, SIGKILL);
+  REQUIRE(workers[victim].wait().signal == SIGKILL);
+
+  auto r = finish(sweep);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  for (int i = 0; i < 3; ++i)
+    if (i != victim) workers[i].kill_group();
+  check_whole(p);
+  // The killed worker's job went to another worker after its lease expired: two attempts, one result.
+  CHECK(p.psql("SELECT attempts FROM jobs WHERE id = " + job) == "2");
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE attempts <> 1") == "1");
+}
+
+TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and finish") {
+  Project p;
+  make_small(p);
+  // The embedded database of the data directory, which the test can restart.
+  auto embedded = "host=" + (p.dir / "data" / "postgres").string() + " user=postgres dbname=driftwatch";
+  auto dw = [&](std::vector<std::string> a) {
+    a.insert(a.begin(), p.data);
+    return run_driftwatch(a);
+  };
+  REQUIRE(dw({"db", "start"}).exit_code == 0);
+  auto sweep = start({p.data, "sweep", "--config", p.config, "--engine", "external"});
+  for (int i = 0; i < 600 && number(Project::psql(embedded, "SELECT count(*) FROM jobs")) < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::vector<common::Child> workers;
+  for (int i = 0; i < 2; ++i) workers.push_back(start({p.data, "worker", "-j", "1", "--idle-exit", "5"}));
+  int done = 0;
+  for (int i = 0; i < 1500 && done < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    done = number(Project::psql(embedded, "SELECT count(*) FROM jobs WHERE state = 'done'"));
+  }
+  REQUIRE_MESSAGE(done >= 1, "the workers did not get going");
+  REQUIRE(dw({"db", "stop"}).exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  REQUIRE(dw({"db", "start"}).exit_code == 0);
+  auto r = finish(sweep);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  int reconnected = 0;
+  for (auto& w : workers) {
+    auto wr = finish(w, 60);
+    INFO(wr.output);
+    CHECK(wr.exit_code == 0);
+    if (wr.output.find("reconnecting") != std::string::npos) ++reconnected;
+  }
+  CHECK(reconnected >= 1);
+  CHECK(Project::psql(embedded, "SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
+  CHECK(Project::psql(embedded, "SELECT string_agg(n::text, ',') FROM (SELECT count(*) AS n FROM module_results "
+                                "GROUP BY evaluation_id) t") == "10,10");
+  dw({"db", "stop"});
+}
+
+TEST_CASE("a job that always fails ends failed after its attempts with its reason, the rest completes, and people see it in jobs") {
+  Project p;
+  make_toolchains(p);
+  auto sweep = start_external_sweep(p, p.config);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
+  // The newer check-in's evaluation names a policy that is not the file's: every attempt fails.
+  auto bad = p.psql("SELECT max(id) FROM jobs WHERE kind = 'eval'");
+  p.psql("UPDATE jobs SET payload = jsonb_set(payload, '{policy_hash}', '\"0123456789abcdef\"') WHERE id = " + bad);
+  auto worker = start_worker(p, {"--retry-backoff", "1"});
+  auto r = finish(sweep);
+  worker.kill_group();
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("failed: eval job " + bad + ": failed 3 of 3 attempts; last: policy file") != std::string::npos);
+  CHECK(r.output.find("changed since the sweep was planned") != std::string::npos);
+  CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE id = " + bad) == "failed 3");
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'done'") == "3");
+
+  auto table = p.run({"jobs"});
+  INFO(table.output);
+  CHECK(table.exit_code == 0);
+  CHECK(table.output.find("0 queued, 0 running, 3 done, 0 skipped, 1 failed") != std::string::npos);
+  CHECK(table.output.find("failed 3 of 3 attempts") != std::string::npos);
+  auto js = p.run({"jobs", "--json", "--all"});
+  REQUIRE(js.exit_code == 0);
+  auto j = nlohmann::json::parse(js.output);
+  CHECK(j["counts"]["failed"] == 1);
+  CHECK(j["jobs"].size() == 4);
+  CHECK(j["jobs"][0]["state"] == "failed");
+  CHECK(j["jobs"][0]["error"].get<std::string>().find("changed since the sweep was planned") != std::string::npos);
+
+  // People: retry puts it back in the queue; cancel takes it out again, saying who.
+  auto retry = p.run({"jobs", "retry", bad});
+  CHECK(retry.exit_code == 0);
+  CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE id = " + bad) == "queued 0");
+  auto wrong = p.run({"jobs", "retry", p.psql("SELECT min(id) FROM jobs")});
+  CHECK(wrong.exit_code == 2);
+  CHECK(wrong.output.find("is done; only failed or skipped jobs are retried") != std::string::npos);
+  auto cancel = p.run({"jobs", "cancel", "--all-queued", "--by", "ops"});
+  CHECK(cancel.exit_code == 0);
+  CHECK(cancel.output.find("cancelled 1 job(s) (cancelled by ops)") != std::string::npos);
+  CHECK(p.psql("SELECT state || ' ' || error FROM jobs WHERE id = " + bad) == "failed cancelled by ops");
+  auto none = p.run({"jobs", "cancel"});
+  CHECK(none.exit_code == 2);
+  CHECK(none.output.find("give exactly one of ID, --sweep S or --all-queued") != std::string::npos);
+}
+
+TEST_CASE("two sweeps enqueueing the same range at once share its jobs: nothing is built or evaluated twice") {
+  Project p;
+  make_toolchains(p);
+  // A second project on the same repository, recipe, policy and suite.
+  auto other = (p.dir / "proj" / "other.toml").string();
+  {
+    std::ifstream in(p.config);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto at = text.find("name = \"toy\"");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 12, "name = \"toy2\"");
+    std::ofstream(other) << text;
+  }
+  auto first = start_external_sweep(p, p.config);
+  auto second = start_external_sweep(p, other);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM sweeps", 2));
+  auto workers = std::vector<common::Child>{};
+  for (int i = 0; i < 2; ++i) workers.push_back(start_worker(p));
+  auto r1 = finish(first), r2 = finish(second);
+  for (auto& w : workers) w.kill_group();
+  INFO(r1.output);
+  INFO(r2.output);
+  CHECK(r1.exit_code == 0);
+  CHECK(r2.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM jobs") == "4");
+  CHECK(p.psql("SELECT sum(attempts) FROM jobs") == "4");
+  check_whole(p);
+}
+
+TEST_CASE("a worker whose clock is ten minutes ahead does not take a live lease: leases are in the database's clock") {
+  Project p;
+  make_toolchains(p);
+  common::ProcessSpec probe;
+  probe.argv = {"faketime", "-f", "+10m", "date", "+%s"};
+  auto faked = common::run_process(probe);
+  REQUIRE_MESSAGE((faked && faked->ok()), "faketime (Debian's faketime package) is needed: bash scripts/setup");
+  auto ahead = std::stoll(common::trim(faked->output)) - std::chrono::duration_cast<std::chrono::seconds>(
+                                                             std::chrono::system_clock::now().time_since_epoch())
+                                                             .count();
+  REQUIRE(ahead > 500);
+
+  auto sweep = start_external_sweep(p, p.config);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
+  // Another machine holds the older check-in's evaluation, its lease 90 s from now in the database's clock.
+  auto held = p.psql("SELECT min(id) FROM jobs WHERE kind = 'eval'");
+  p.psql("UPDATE jobs SET state = 'running', attempts = 1, lease_owner = 'elsewhere:1:0', started_at = now(), "
+         "lease_expires_at = now() + interval '90 seconds' WHERE id = " + held);
+  auto skewed = start_worker(p, {"--idle-exit", "0"}, {"faketime", "-f", "+10m"});
+  auto w = finish(skewed);
+  INFO(w.output);
+  CHECK(w.exit_code == 0);
+  CHECK(w.output.find("3 done") != std::string::npos);
+  CHECK(p.psql("SELECT state || ' ' || attempts || ' ' || lease_owner FROM jobs WHERE id = " + held) ==
+        "running 1 elsewhere:1:0");
+  auto list = p.run({"jobs"});
+  CHECK(list.output.find("elsewhere:1:0 for ") != std::string::npos);
+  CHECK(list.output.find(" left") != std::string::npos);
+
+  // Once that lease has expired (the other machine died), the same skewed worker takes the job.
+  p.psql("UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = " + held);
+  auto again = start_worker(p, {"--idle-exit", "0"}, {"faketime", "-f", "+10m"});
+  auto w2 = finish(again);
+  INFO(w2.output);
+  CHECK(w2.output.find("1 done") != std::string::npos);
+  auto r = finish(sweep);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(p.psql("SELECT attempts FROM jobs WHERE id = " + held) == "2");
+  check_whole(p);
+}

@@ -1,0 +1,52 @@
+// The job queue's rules against real PostgreSQL: a retry waits for its backoff
+// in the database's clock, a result whose lease was taken is refused (its
+// transaction rolls back), people retry and cancel.
+#include <doctest/doctest.h>
+
+#include "db/jobs.h"
+#include "tests/support/test_db.h"
+
+namespace {
+
+std::vector<db::Id> plan(db::Database& d) {
+  auto sweep = db::begin_sweep(d, "p");
+  return db::enqueue_jobs(d, "p", sweep, {{"build", "b1", "{\"sha\": \"aaa\"}", 0, -1, 2}, {"eval", "e1", "{}", 0, 0, 3}});
+}
+
+}  // namespace
+
+TEST_CASE("a failed attempt waits for its backoff, and the last one fails the job with its reason") {
+  auto d = testing::fresh_database();
+  auto ids = plan(d);
+  auto job = db::claim_job(d, "p", "w:1:0", {}, 60);
+  REQUIRE(job);
+  CHECK(job->id == ids[0]);
+  CHECK_FALSE(db::claim_job(d, "p", "w:1:0", {}, 60));  // the evaluation waits for its build
+  db::retry_job_later(d, job->id, "w:1:0", "attempt 1 of 2: boom", 3600);
+  CHECK_FALSE(db::claim_job(d, "p", "w:2:0", {}, 60));  // not before an hour of the database's clock
+  auto rows = db::list_jobs(d, {"p", {db::kJobQueued}, std::nullopt, 10});
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].error == "attempt 1 of 2: boom");
+  CHECK(*rows[0].lease_left_seconds > 3500);
+  CHECK_THROWS_AS(db::retry_job_later(d, ids[1], "w:1:0", "x", 0), db::LeaseLost);
+}
+
+TEST_CASE("a worker whose lease was taken has its result refused, and people retry and cancel jobs") {
+  auto d = testing::fresh_database();
+  auto ids = plan(d);
+  auto job = db::claim_job(d, "p", "w:1:0", {}, 1);
+  REQUIRE(job);
+  auto cancelled = db::cancel_jobs(d, {}, job->id, "cancelled by ops");
+  CHECK(cancelled == std::vector<db::Id>{job->id});
+  CHECK_THROWS_AS(db::finish_job(d, {job->id, "w:1:0", "{}"}, db::kJobDone), db::LeaseLost);
+  CHECK(db::job_state(d, job->id)->state == "failed");
+  CHECK(db::job_state(d, job->id)->error == "cancelled by ops");
+  auto again = db::retry_job_now(d, job->id).take();
+  CHECK(again == std::vector<db::Id>{job->id});
+  CHECK(db::job_state(d, job->id)->state == "queued");
+  CHECK_FALSE(db::retry_job_now(d, job->id));
+  CHECK(db::retry_job_now(d, 999999).error().message == "no job 999999");
+  auto all = db::cancel_jobs(d, {"p", {db::kJobQueued}, std::nullopt, 100}, std::nullopt, "cancelled by ops");
+  CHECK(all.size() == 2);
+  CHECK(db::count_project_jobs(d, "p").failed == 2);
+}

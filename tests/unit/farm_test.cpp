@@ -1,0 +1,94 @@
+// The farm's pure parts: the Slurm batch script and squeue's answer, and the
+// queue as `driftwatch jobs` prints it. No Slurm, no database.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "builder/recipe.h"
+#include "sweep/job_listing.h"
+#include "sweep/slurm.h"
+
+TEST_CASE("the Slurm batch script runs one worker per array task on the project, with the DSN left to the environment") {
+  sweep::SlurmSpec s;
+  s.driftwatch = "/opt/dw bin/driftwatch";
+  s.data_dir = "/srv/farm/data";
+  s.project = "llvm inline";
+  s.partition = "build";
+  s.tasks = 8;
+  s.jobs = 16;
+  s.log_dir = "/srv/farm/data/slurm/llvm";
+  auto text = sweep::slurm_batch_script(s);
+  CHECK(text.rfind("#!/bin/sh\n", 0) == 0);
+  CHECK(text.find("#SBATCH --array=0-7\n") != std::string::npos);
+  CHECK(text.find("#SBATCH --cpus-per-task=16\n") != std::string::npos);
+  CHECK(text.find("#SBATCH --partition=build\n") != std::string::npos);
+  CHECK(text.find("#SBATCH --job-name=driftwatch-llvm_inline\n") != std::string::npos);
+  CHECK(text.find("#SBATCH --output=/srv/farm/data/slurm/llvm/worker-%A_%a.out\n") != std::string::npos);
+  CHECK(text.find("exec '/opt/dw bin/driftwatch' --data-dir /srv/farm/data worker --project 'llvm inline' -j 16 "
+                  "--idle-exit 30\n") != std::string::npos);
+  CHECK(text.find("postgres") == std::string::npos);
+  s.partition = "";
+  CHECK(sweep::slurm_batch_script(s).find("--partition") == std::string::npos);
+}
+
+TEST_CASE("squeue's tasks are counted by state") {
+  auto states = sweep::parse_squeue_states("12_0|RUNNING\n12_1|RUNNING\n12_[2-3]|PENDING\n\n");
+  CHECK(states.size() == 2);
+  CHECK(states["RUNNING"] == 2);
+  CHECK(states["PENDING"] == 1);
+  CHECK(sweep::describe_tasks(states) == "1 pending, 2 running");
+  CHECK(sweep::describe_tasks({}) == "none left");
+}
+
+TEST_CASE("the jobs table says who holds a job and for how long, when a retry comes, and why a job failed") {
+  db::JobRow running;
+  running.id = 7;
+  running.kind = "eval";
+  running.state = "running";
+  running.payload_json = R"({"sha": "0123456789abcdef0123", "suite": "holdout"})";
+  running.owner = "build3:4242:0";
+  running.attempts = 1;
+  running.max_attempts = 3;
+  running.running_seconds = 75;
+  running.lease_left_seconds = 100;
+  db::JobRow waiting = running;
+  waiting.id = 8;
+  waiting.state = "queued";
+  waiting.owner = "";
+  waiting.lease_left_seconds = 20;
+  waiting.error = "attempt 1 of 3: build timeout";
+  db::JobRow failed = running;
+  failed.id = 9;
+  failed.kind = "build";
+  failed.state = "failed";
+  failed.payload_json = R"({"toolchain": "/opt/nightly", "label": "nightly"})";
+  failed.error = "failed 3 of 3 attempts; last: boom";
+  failed.owner = "";
+  db::JobCounts counts{1, 1, 5, 1, 0};  // queued, running, done, failed, skipped
+  auto table = sweep::render_jobs_table({running, waiting, failed}, counts, "");
+  CHECK(table.find("jobs of every project: 1 queued, 1 running, 5 done, 0 skipped, 1 failed") != std::string::npos);
+  CHECK(table.find("eval 0123456789ab holdout") != std::string::npos);
+  CHECK(table.find("build3:4242:0 for 1 min 15 s, lease 1 min 40 s left") != std::string::npos);
+  CHECK(table.find("retry in 20.0 s: attempt 1 of 3: build timeout") != std::string::npos);
+  CHECK(table.find("build nightly (toolchain)") != std::string::npos);
+  CHECK(table.find("failed 3 of 3 attempts; last: boom") != std::string::npos);
+  running.lease_left_seconds = -12;
+  CHECK(sweep::render_jobs_table({running}, counts, "p").find("lease expired 12.0 s ago") != std::string::npos);
+
+  auto j = nlohmann::json::parse(sweep::render_jobs_json({running, failed}, counts));
+  CHECK(j["counts"]["done"] == 5);
+  CHECK(j["jobs"][0]["owner"] == "build3:4242:0");
+  CHECK(j["jobs"][0]["lease_left_seconds"] == -12);
+  CHECK(j["jobs"][0]["sha"] == "0123456789abcdef0123");
+  CHECK(j["jobs"][1]["owner"].is_null());
+  CHECK(j["jobs"][1]["running_seconds"].is_null());
+  CHECK(j["jobs"][1]["error"] == "failed 3 of 3 attempts; last: boom");
+}
+
+TEST_CASE("a recipe's ccache remote storage does not change its hash: where outputs are shared does not change them") {
+  auto base = std::string("name = \"x\"\n[build]\ncommand = \"make\"\n[artifacts]\ncc = \"{build}/cc\"\n");
+  auto plain = builder::parse_recipe(base, "a.toml").take();
+  auto shared = builder::parse_recipe("ccache_remote_storage = \"redis://cache:6379\"\n" + base, "b.toml").take();
+  CHECK(shared.ccache_remote_storage == "redis://cache:6379");
+  CHECK(plain.ccache_remote_storage.empty());
+  CHECK(shared.content_hash == plain.content_hash);
+}
