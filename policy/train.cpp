@@ -331,13 +331,18 @@ double choose_margin(const PolicyModel& model, const TrainingData& validation, D
   auto row = unmargined;
   row["margin"] = 0.0;
   grid.push_back(row);
-  for (std::size_t k = 0; k < o.margins.size(); ++k) {
+  // The last candidate defers everywhere: measured too, so the figures of
+  // whatever is chosen are measured ones (the channel's echo of the default
+  // need not equal the default compile).
+  auto margins = o.margins;
+  margins.push_back(kDeferAlways);
+  for (std::size_t k = 0; k < margins.size(); ++k) {
     PolicyModel gated(model);
-    gated.metadata().margin = o.margins[k];
+    gated.metadata().margin = margins[k];
     auto f = figures(evaluate(gated, validation, o, slot));
-    f["margin"] = o.margins[k];
+    f["margin"] = margins[k];
     grid.push_back(f);
-    if (o.progress) o.progress({"margin", static_cast<int>(k + 1), static_cast<int>(o.margins.size()), 0,
+    if (o.progress) o.progress({"margin", static_cast<int>(k + 1), static_cast<int>(margins.size()), 0,
                                 f["uplift_geomean"], 0, 0, f["no_worse_share"]});
   }
   const nlohmann::json* chosen = nullptr;
@@ -351,7 +356,7 @@ double choose_margin(const PolicyModel& model, const TrainingData& validation, D
     if (f["uplift_geomean"].get<double>() <= 0 || f["uplift_total"].get<double>() < 0) continue;
     if (!chosen || f["no_worse_share"].get<double>() > (*chosen)["no_worse_share"].get<double>()) chosen = &f;
   }
-  return chosen ? (*chosen)["margin"].get<double>() : kDeferAlways;
+  return chosen ? (*chosen)["margin"].get<double>() : kDeferAlways;  // kDeferAlways's row is the grid's last
 }
 
 nlohmann::json training_json(const TrainOptions& o, const TrainingData& data, const Checkpoint& state,

@@ -247,7 +247,7 @@ SweepReport run_sweep(const SweepOptions& o) {
 
   if (o.progress) o.progress->start(counts.total() - counts.finished());
   int workers = std::max(1, o.workers);
-  LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.progress, &report.failures, &report.time};
+  LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.progress, &report.failures, &report.time, {}};
   local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
   std::optional<SlurmFollower> slurm;
   if (o.engine != Engine::Local) {
