@@ -37,7 +37,7 @@ void build_suite(Project& p, const std::string& name, std::vector<std::string> f
 
 std::vector<std::string> train_args(const Project& p, const fs::path& out) {
   return p.args({"train", "--repo", p.repo, "--build", "v1.0", "--suite", "tr", "--validation", "va", "--out",
-                 out.string(), "--seed", "7", "--clone-epochs", "5", "--search-trials", "2", "--imitation-epochs",
+                 out.string(), "--name", "repro", "--seed", "7", "--clone-epochs", "5", "--search-trials", "2", "--imitation-epochs",
                  "5", "--iterations", "4", "--eval-every", "2", "-j", "2"},
                 p.dsn);
 }
@@ -85,7 +85,10 @@ TEST_CASE("train writes a byte-identical policy for the same seed, also after SI
   auto info = p.run({"policy", "info", straight.string(), "--json"});
   CHECK(info.output.find("\"chosen_on\": \"validation\"") != std::string::npos);
   CHECK(info.output.find("\"margin_grid\"") != std::string::npos);
-  CHECK(info.output.find("\"callee_basic_block_count\"") == std::string::npos);  // never an input
+  auto features = info.output.substr(info.output.find("\"features\""));
+  features = features.substr(0, features.find(']'));
+  CHECK(features.find("\"sroa_savings\"") != std::string::npos);
+  CHECK(features.find("\"callee_basic_block_count\"") == std::string::npos);  // never an input
   CHECK(info.output.find("\"created\": \"2026-01-01T00:00:00Z\"") != std::string::npos);
 
   // Another run with the same inputs, from nothing: the same bytes.

@@ -304,15 +304,20 @@ TEST_CASE("a policy every compile refuses fails the evaluation instead of storin
   testing::TempDir tmp;
   auto suite = testdata_suite(tmp);
   auto o = options(suite, tmp / "work", 0);
-  // The echo runner needs -inliner-interactive-include-default, which evaluations never pass.
-  o.learned = [](policy::CompatReport*) {
-    return policy::make_echo_runner(policy::DefaultDecisionSlot::InliningDefault);
+  // A runner that refuses every compilation at its header, as a policy made
+  // for another compiler does.
+  struct Refusing : policy::Runner {
+    common::Status begin(const policy::ChannelHeader&) override {
+      return common::Error{"this policy wants a feature the compiler does not send"};
+    }
+    double advise(const policy::Observation&) override { return 0; }
   };
+  o.learned = [](policy::CompatReport*) { return std::make_unique<Refusing>(); };
   auto r = evaluate(o);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("no module compiled under both heuristics") != std::string::npos);
   CHECK(r.error().message.find(std::string("learned: ") + kOutcomeRefused) != std::string::npos);
-  CHECK(r.error().message.find("does not send its default decision") != std::string::npos);
+  CHECK(r.error().message.find("wants a feature the compiler does not send") != std::string::npos);
 }
 
 TEST_CASE("the feature report merges every learned compile, even when the first module fails") {
