@@ -13,6 +13,7 @@
 #include "db/drift.h"
 #include "reports/render.h"
 #include "sweep/compiler_build.h"
+#include "sweep/decide.h"
 #include "sweep/report.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
@@ -130,12 +131,17 @@ void run(Context& ctx, const DemoArgs& a) {
              "`driftwatch alerts --config {}`.\n",
              (project_dir / "driftwatch.toml").string(), (project_dir / "driftwatch.toml").string());
 
+  // The decision, recorded as `driftwatch decide` records it (no retraining here: too slow for a demo).
+  auto decision = sweep::run_decide(database, o.project, data);
+
   // The report: what a newcomer opens.
   auto report_dir = project_dir / "report";
   auto data_report = sweep::assemble_report(o.project, data, database);
   sweep::write_report(data_report, report_dir, {"html", "md", "json"}).take();
   fmt::print("\nthe report: {} (also report.md and report.json beside it)\n", (report_dir / "index.html").string());
   for (const auto& line : reports::summary_lines(data_report)) fmt::print("  {}\n", line);
+  fmt::print("\n{}: driftwatch retrain --config {}\n",
+             decision.retrain ? "next step" : "the rules say keep; to retrain anyway", (project_dir / "driftwatch.toml").string());
   if (a.serve) serve_dir(report_dir, a.port);
 }
 

@@ -50,4 +50,13 @@ Id record_decision(Database& db, const std::string& project, Id project_policy_i
                    const std::string& first_commit, const std::string& last_commit, const std::string& evidence_json);
 std::int64_t count_decisions(Database& db, const std::string& project);
 
+struct DecisionRow {
+  Id id = 0;
+  std::string created_at;  ///< UTC, "YYYY-MM-DD HH:MI"
+  std::string verdict, first_commit, last_commit;
+  std::string evidence_json = "{}";
+};
+/// The project's recorded decisions, newest first (read-only).
+std::vector<DecisionRow> list_decisions(Database& db, const std::string& project);
+
 }  // namespace db

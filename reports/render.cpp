@@ -396,7 +396,10 @@ std::vector<std::string> summary_lines(const ReportData& d) {
   if (!d.baseline_note.empty()) base += " (" + common::printable(d.baseline_note) + ")";
   std::string decision = d.decisions.empty() ? "retraining: not decided yet (no decision recorded)"
                                              : "retraining: " + common::printable(d.decisions.front().verdict) + " (" +
-                                                   common::printable(d.decisions.front().at) + ")";
+                                                   common::printable(d.decisions.front().at) + ")" +
+                                                   (d.decisions.front().rule.empty()
+                                                        ? std::string()
+                                                        : ", fired: " + common::printable(d.decisions.front().rule));
   return {c, now, base, fmt::format("open alerts: {} of {}", d.open_alerts(), d.alerts.size()), decision};
 }
 

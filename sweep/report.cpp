@@ -11,9 +11,11 @@
 #include "builder/recipe.h"
 #include "common/atomic_file.h"
 #include "db/drift.h"
+#include "db/policies.h"
 #include "policy/model.h"
 #include "reports/render.h"
 #include "reports/web_assets.h"
+#include "sweep/lineage.h"
 #include "sweep/notify.h"
 #include "sweep/suite_selection.h"
 #include "tracker/git.h"
@@ -52,11 +54,38 @@ reports::PolicyInfo policy_info(const ProjectFile& p) {
   auto model = policy::PolicyModel::load(p.policy).take();
   const auto& m = model.metadata();
   reports::PolicyInfo info{m.name, m.content_hash, p.policy, m.compiler_commit, m.corpus, m.created, {}};
-  // Until retraining records lineage in the database, the policy file's own
-  // metadata is the lineage: itself and the policy it was warm-started from.
+  // Without a lineage in the database, the policy file's own metadata is the
+  // lineage: itself and the policy it was warm-started from.
   info.lineage.push_back({m.name, m.content_hash, m.compiler_commit, m.created, "active"});
   if (!m.parent.empty()) info.lineage.push_back({"", m.parent, "", "", "warm-started from"});
   return info;
+}
+
+// A recorded decision, with one evidence line per rule of each suite (as
+// sweep/decide records it) and the rules that fired.
+reports::Decision decision_of(const db::DecisionRow& row) {
+  reports::Decision x{row.created_at, row.verdict, "", {}};
+  auto ev = nlohmann::json::parse(row.evidence_json, nullptr, false);
+  std::set<std::string> fired;
+  if (ev.is_object() && ev.contains("suites") && ev["suites"].is_array())
+    for (const auto& s : ev["suites"]) {
+      auto suite = s.value("suite", std::string());
+      if (!s.contains("rules") || !s["rules"].is_array()) continue;
+      for (const auto& r : s["rules"]) {
+        if (!r.value("enabled", true)) continue;
+        auto rule = r.value("rule", std::string());
+        bool f = r.value("fired", false);
+        if (f) fired.insert(rule);
+        x.evidence.push_back(fmt::format("{}: {} measured {:.4g}, threshold {:.4g}: {}{}", suite, rule,
+                                         r.value("measured", 0.0), r.value("threshold", 0.0),
+                                         f ? "fired" : (r.value("evaluated", true) ? "did not fire" : "not evaluated"),
+                                         r.value("detail", std::string()).empty() ? "" : " (" + r.value("detail", std::string()) + ")"));
+      }
+    }
+  for (const auto& f : fired) x.rule += (x.rule.empty() ? "" : ", ") + f;
+  if (!row.first_commit.empty())
+    x.evidence.push_back("range " + row.first_commit.substr(0, 12) + ".." + row.last_commit.substr(0, 12));
+  return x;
 }
 
 reports::ReportAlert alert_of(db::Database& db, const db::AlertView& a) {
@@ -153,7 +182,16 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   d.project = p.name;
   d.generated_at = now_utc();
   d.commit_url = p.commit_url;
-  d.policy = policy_info(p);
+  // The tracked (active) policy of the lineage; its lineage from the database when the project has one.
+  d.policy = policy_info(with_tracked_policy(db, p));
+  if (auto rows = db::list_lineage(db, p.name); !rows.empty()) {
+    d.policy.lineage.clear();
+    for (int pass = 0; pass < 2; ++pass)  // the active policy first, then the others newest first
+      for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+        if ((it->state == "active") == (pass == 0))
+          d.policy.lineage.push_back({it->name, it->content_hash, it->trained_commit, it->created_at,
+                                      it->reason.empty() ? it->state : it->state + ": " + it->reason});
+  }
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto history = repo.first_parent_history(p.branch.empty() ? "HEAD" : p.branch).take();
   std::map<std::string, std::size_t> position;
@@ -191,8 +229,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
                       d.policy.trained_at.substr(0, 12) + ") is not in the swept first-parent history";
   for (const auto& a : db::list_alerts(db, p.name, {})) d.alerts.push_back(alert_of(db, a));
-  // Retraining decisions: none recorded in the database yet (the decide
-  // command adds them); d.decisions stays empty and the report says so.
+  for (const auto& row : db::list_decisions(db, p.name)) d.decisions.push_back(decision_of(row));
   return d;
 }
 

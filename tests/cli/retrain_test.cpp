@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/text.h"
@@ -77,6 +78,30 @@ TEST_CASE(
     if (r["rule"] == "uplift_floor") floor_fired = r["fired"].get<bool>() && r["measured"].get<double>() < 0;
   CHECK(floor_fired);
   CHECK(p.psql("SELECT string_agg(verdict, ',' ORDER BY id) FROM retraining_decisions") == "retrain,retrain");
+
+  // The report shows the recorded decision with the rule that fired, and the database lineage.
+  auto out = p.dir / "decided-report";
+  auto rep = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "json,md"});
+  INFO(rep.output);
+  REQUIRE(rep.exit_code == 0);
+  CHECK(rep.output.find("retraining: retrain (") != std::string::npos);
+  CHECK(rep.output.find("fired: ") != std::string::npos);
+  std::ifstream jf(out / "report.json");
+  auto rj = nlohmann::json::parse(jf);
+  REQUIRE(rj["decisions"].size() == 2);
+  CHECK(rj["decisions"][0]["verdict"] == "retrain");
+  CHECK(rj["decisions"][0]["rule"].get<std::string>().find("uplift_floor") != std::string::npos);
+  bool floor_line = false;
+  for (const auto& e : rj["decisions"][0]["evidence"])
+    floor_line = floor_line || e.get<std::string>().find("uplift_floor measured -") != std::string::npos;
+  CHECK(floor_line);
+  REQUIRE(rj["policy"]["lineage"].size() >= 1);
+  CHECK(rj["policy"]["lineage"][0]["note"].get<std::string>().rfind("active", 0) == 0);
+  CHECK(rj["policy"]["lineage"][0]["content_hash"] == p.psql("SELECT po.content_hash FROM project_policies pp JOIN policies po ON po.id = pp.policy_id WHERE pp.state = 'active'"));
+  std::ifstream mf(out / "report.md");
+  std::string md((std::istreambuf_iterator<char>(mf)), std::istreambuf_iterator<char>());
+  CHECK(md.find("## Retraining decision\n\n**retrain**") != std::string::npos);
+  CHECK(md.find("rule: ") != std::string::npos);
 
   auto r = p.run({"retrain", "--config", p.config, "-j", "2"});
   INFO(r.output);
