@@ -130,7 +130,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   project = sweep::with_tracked_policy(database, project);  // a promoted policy replaces the project file's
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
-                            1, &progress, nullptr};
+                            1, &progress, nullptr, nullptr, {}};
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
     // Measure both ends first: the analysis then sees the change between them.
