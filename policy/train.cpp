@@ -452,9 +452,6 @@ common::Result<TrainResult> train(const TrainOptions& o) {
     validation = std::move(*v);
   }
   const TrainingData* choose_on = validation ? &*validation : &*data;
-  // Evaluations of the two module sets must not share object directories.
-  TrainOptions eval_options = o;
-  if (validation) eval_options.work_dir = o.work_dir / "validation";
 
   auto checkpoint = o.resume ? load_checkpoint(o.work_dir) : std::nullopt;
   Checkpoint state = checkpoint.value_or(Checkpoint{});
@@ -479,7 +476,7 @@ common::Result<TrainResult> train(const TrainOptions& o) {
     double mean_reward = reinforce_iteration(*model, opt, *data, state, it, o);
     state.iteration = it + 1;
     if (state.iteration % o.eval_every == 0 || state.iteration == o.iterations) {
-      auto e = evaluate(*model, *choose_on, eval_options);
+      auto e = evaluate(*model, *choose_on, o);
       state.last = figures(e);
       if (better(figures(e), state.best)) state.best = figures(e), *best = PolicyModel(*model);
     }
@@ -500,7 +497,7 @@ common::Result<TrainResult> train(const TrainOptions& o) {
                               ", which the compiler overwrites when it sends its default decision";
   } else if (validation) {
     nlohmann::json grid;
-    best->metadata().margin = choose_margin(*best, *validation, *slot, eval_options, state.best, grid);
+    best->metadata().margin = choose_margin(*best, *validation, *slot, o, state.best, grid);
     for (const auto& row : grid)
       if (row["margin"] == best->metadata().margin) b = row;
     for (const auto& [key, value] : b.items()) training["validation_" + key] = value;
