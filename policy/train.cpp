@@ -50,6 +50,37 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+/// Training that went numerically wrong: thrown before the bad step is
+/// checkpointed, so the work directory keeps the last good state and the
+/// caller's policy files are untouched.
+struct Diverged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool all_finite(const torch::Tensor& t) { return torch::isfinite(t).all().item<bool>(); }
+
+/// Stops a phase whose loss is not a number, whose weights or answers on
+/// `inputs` stopped being finite numbers, or (`exploded`) whose loss grew far
+/// past where it started. Weights of 1e38 are finite, yet every answer of
+/// theirs overflows: the answers are what a checkpoint must not keep.
+void check_step(const char* phase, int step, double loss, torch::nn::Sequential& net,
+                const torch::Tensor& inputs, bool exploded = false) {
+  std::string what;
+  if (!std::isfinite(loss)) {
+    what = "its loss is " + std::to_string(loss);
+  } else {
+    torch::NoGradGuard no_grad;
+    bool weights = true;
+    for (const auto& p : net->parameters()) weights = weights && all_finite(p);
+    if (!weights) what = "the model's weights are no longer finite numbers";
+    else if (!all_finite(net->forward(inputs))) what = "the model's answers are no longer finite numbers";
+    else if (exploded) what = "its loss exploded to " + std::to_string(loss);
+  }
+  if (!what.empty())
+    throw Diverged("training diverged in " + std::string(phase) + " at step " + std::to_string(step) + ": " + what +
+                   " (lower the learning rate)");
+}
+
 void fill_normalization(PolicyMetadata& meta, const TrainingData& data) {
   auto n = data.feature_names.size();
   std::vector<double> sum(n, 0), sq(n, 0);
@@ -103,6 +134,7 @@ void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, std::uint
   std::mt19937_64 rng(seed);
   constexpr long kBatch = 512;
   auto start = Clock::now();
+  double first_loss = 0;
   for (int epoch = 0; epoch < epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), rng);
     auto perm = torch::from_blob(order.data(), {n}, torch::kInt64);
@@ -117,10 +149,16 @@ void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, std::uint
       auto per_row = torch::nn::functional::cross_entropy(logits, yb,
           torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(smoothing).reduction(torch::kNone));
       auto loss = (per_row * wb).sum() / wb.sum();
+      double value = loss.item<double>();
+      if (!std::isfinite(value)) check_step(phase, epoch + 1, value, net, x);
       loss.backward();
       opt.step();
-      loss_sum += loss.item<double>() * idx.size(0);
+      loss_sum += value * idx.size(0);
     }
+    // Cross-entropy starts near log 2; twenty times where the first epoch
+    // ended is no longer learning.
+    if (epoch == 0) first_loss = loss_sum / n;
+    check_step(phase, epoch + 1, loss_sum / n, net, x, loss_sum / n > 20 * std::max(first_loss, 0.1));
     if (o.progress && (epoch % 10 == 9 || epoch + 1 == epochs)) {
       double per = seconds_since(start) / (epoch + 1);
       o.progress({phase, epoch + 1, epochs, -loss_sum / n, 0, per * (epochs - epoch - 1), right / n});
@@ -261,8 +299,11 @@ double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const Tr
   // Summed over a module's decisions, averaged over modules: the gradient of
   // the expected per-module reward.
   auto loss = -(advt * logp.gather(1, at).squeeze(1)).sum() / counted;
+  double value = loss.item<double>();
+  if (!std::isfinite(value)) check_step("reinforce", it + 1, value, model.impl().net, xt);
   loss.backward();
   opt.step();
+  check_step("reinforce", it + 1, value, model.impl().net, xt);
   return reward_sum / counted;
 }
 
@@ -416,7 +457,9 @@ common::Status claim_work_dir(const TrainOptions& o) {
 
 }  // namespace
 
-common::Result<TrainResult> train(const TrainOptions& o) {
+namespace {
+
+common::Result<TrainResult> train_unguarded(const TrainOptions& o) {
   torch::set_num_threads(1);  // determinism, and the compiles want the cores
   std::error_code ec;
   fs::create_directories(o.work_dir, ec);
@@ -514,6 +557,21 @@ common::Result<TrainResult> train(const TrainOptions& o) {
   return TrainResult{std::move(*best), b["uplift_geomean"], b["uplift_total"], b["wins"], b["ties"], b["losses"],
                      static_cast<int>(data->modules.size()), static_cast<int>(data->skipped.size()),
                      validation.has_value()};
+}
+
+}  // namespace
+
+common::Result<TrainResult> train(const TrainOptions& o) {
+  try {
+    return train_unguarded(o);
+  } catch (const Diverged& e) {
+    return common::Error{std::string(e.what()) + "; the last good checkpoint is in " + o.work_dir.string()};
+  } catch (const std::exception& e) {
+    // LibTorch refusing a setting (say, a learning rate past float's range):
+    // its message's first line, without the backtrace that follows.
+    std::string what = e.what();
+    return common::Error{"training failed: " + what.substr(0, what.find('\n'))};
+  }
 }
 
 }  // namespace policy

@@ -12,7 +12,9 @@
 //    before departing from it (code unlike the training suite keeps the
 //    default where the model is unsure).
 // Deterministic for a seed; checkpoints after every searched module and
-// every REINFORCE iteration. callee_basic_block_count is never a model input:
+// every REINFORCE iteration. A step whose loss or weights stop being finite
+// numbers (or a cloning loss that explodes) stops training with an error
+// before it is checkpointed. callee_basic_block_count is never a model input:
 // LLVM 19 overwrites it when the compiler sends its default decision, which
 // a policy with a margin needs.
 #include <cstdint>

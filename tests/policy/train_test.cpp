@@ -84,3 +84,38 @@ TEST_CASE("a task that throws on a worker thread is that task's error, and the o
     CHECK(ran[i] == (i == 5 ? 0 : 1));
   }
 }
+
+TEST_CASE("training that diverges stops at the bad step with one clear line, keeping the last good checkpoint") {
+  testing::TempDir tmp;
+  auto o = tiny_run(tmp);
+  o.modules = {module_of(tmp, "sort"), module_of(tmp, "utf8")};
+
+  SUBCASE("cloning, with a learning rate no Adam survives") {
+    o.learning_rate = 1e30;
+    o.clone_epochs = 3;
+    auto r = train(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("training diverged in clone") != std::string::npos);
+    CHECK(r.error().message.find('\n') == std::string::npos);
+    CHECK_FALSE(fs::exists(o.work_dir / "checkpoint.json"));  // nothing after the bad step was saved
+  }
+  SUBCASE("REINFORCE: the warm-up's checkpoint stays, the diverged iteration is not saved") {
+    o.rl_learning_rate = 1e30;
+    o.iterations = 2;
+    o.eval_every = 1;
+    auto r = train(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("training diverged in reinforce at step 1") != std::string::npos);
+    CHECK(r.error().message.find(o.work_dir.string()) != std::string::npos);
+    std::ifstream in(o.work_dir / "checkpoint.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text.find("\"iteration\":0") != std::string::npos);
+  }
+  SUBCASE("a setting LibTorch refuses is one line, not a backtrace") {
+    o.learning_rate = 1e39;  // past float's range
+    auto r = train(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("training failed: ") == 0);
+    CHECK(r.error().message.find('\n') == std::string::npos);
+  }
+}
