@@ -43,14 +43,23 @@ struct DemoArgs {
   int port = 8765;
 };
 
+/// The demo's phases, announced as they start: a newcomer sees where the
+/// time goes (the suite and the sweep are the long ones, each with its bar).
+constexpr int kPhases = 5;
+void phase(int n, const std::string& what) { fmt::print(stderr, "\n== {}/{} {}\n", n, kPhases, what); }
+
 void ensure_suite(const Context& ctx, const std::string& name, int jobs) {
   const auto* spec = evaluator::default_suite_table().find(name);
   if (!spec) return;  // a suite of the user's: select_suite() says if it is missing
+  sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
+  progress.start(static_cast<int>(spec->packages.size()));
   evaluator::DefaultSuiteOptions o;
   o.data_dir = ctx.data_dir();
   o.jobs = jobs;
-  o.progress = [](const std::string& line) { fmt::print(stderr, "  {}\n", line); };
+  o.progress = [&progress](const std::string& line) { progress.line("  " + line); };
+  o.package_done = [&progress](const std::string& package, int, int) { progress.step("package " + package + " ready"); };
   auto r = evaluator::build_default_suite(*spec, o).take();
+  if (sweep::stderr_is_terminal() && !ctx.quiet) fmt::print(stderr, "\n");
   fmt::print("suite {}: {}{}\n", r.suite.name, evaluator::describe_modules(r.suite), r.cached ? " (cached)" : "");
 }
 
@@ -94,6 +103,7 @@ void run(Context& ctx, const DemoArgs& a) {
   fmt::print("policy: {} ({}), trained at {}\n", model.metadata().name, model.metadata().content_hash.substr(0, 12),
              model.metadata().compiler_commit.substr(0, 12));
 
+  phase(1, "the sample compiler's history");
   auto repo_dir = data / "demo" / "sample-compiler";
   if (!fs::exists(repo_dir)) {
     auto report = tracker::write_sample_history(repo_dir, {a.weeks, tracker::default_sample_start(), {}}).take();
@@ -103,6 +113,7 @@ void run(Context& ctx, const DemoArgs& a) {
   }
   auto database = ctx.database();
   fmt::print("database: {}\n", database.display());
+  phase(2, "the benchmark suite " + a.suite + " (Debian source packages, built once)");
   ensure_suite(ctx, a.suite, jobs);
 
   // The demo is a project like any other: its file is kept for `sweep --config`.
@@ -121,6 +132,7 @@ void run(Context& ctx, const DemoArgs& a) {
   o.jobs = jobs;
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   o.progress = &progress;
+  phase(3, "the sweep: build and evaluate every sampled check-in, bisect every change");
   fmt::print("\nsweeping the year (every {}) on suite {}, then bisecting every change of the uplift or the sizes:\n\n",
              a.every, a.suite);
   auto report = sweep::run_sweep(o);
@@ -132,9 +144,11 @@ void run(Context& ctx, const DemoArgs& a) {
              (project_dir / "driftwatch.toml").string(), (project_dir / "driftwatch.toml").string());
 
   // The decision, recorded as `driftwatch decide` records it (no retraining here: too slow for a demo).
+  phase(4, "the retraining decision");
   auto decision = sweep::run_decide(database, o.project, data);
 
   // The report: what a newcomer opens.
+  phase(5, "the report");
   auto report_dir = project_dir / "report";
   auto data_report = sweep::assemble_report(o.project, data, database);
   sweep::write_report(data_report, report_dir, {"html", "md", "json"}).take();

@@ -218,6 +218,7 @@ common::Result<DefaultSuiteReport> build_default_suite(const SuiteSpec& spec, co
     r.notes.insert(r.notes.end(), notes.begin(), notes.end());
     r.suite.origin.packages.push_back({p.name, pr.version});
     r.packages.push_back(std::move(pr));
+    if (o.package_done) o.package_done(p.name, static_cast<int>(r.packages.size()), static_cast<int>(spec.packages.size()));
   }
   normalize_suite(r.suite);
   if (r.suite.modules.empty()) return Error{"suite " + spec.name + ": no TU of any package produced bitcode"};

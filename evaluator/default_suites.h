@@ -23,6 +23,8 @@ struct DefaultSuiteOptions {
   bool rebuild = false;  ///< build packages and suite again even if cached
   ClangTools tools;
   std::function<void(const std::string&)> progress;  ///< "smoke: bzip2: build (bear): 16 compiles in 6.1 s"
+  /// After each package (fetched, built, extracted, or found cached): `done` of `total`.
+  std::function<void(const std::string& package, int done, int total)> package_done;
 };
 
 struct PackageReport {
