@@ -6,8 +6,9 @@
 # Also prints how much of the uplift lost since the first swept check-in the
 # candidate recovered.
 #
-#   bench/retrain_year.sh [DATA_DIR] [HOLDOUT] [TRAIN] [SETTINGS]
-#       (default: a scratch dir, holdout, train, shipped)
+#   bench/retrain_year.sh [DATA_DIR] [HOLDOUT] [TRAIN] [SETTINGS] [VALIDATION]
+#       (default: a scratch dir, holdout, train, shipped, validation; VALIDATION
+#       "" trains without a validation suite)
 #
 # The suites are built from Debian source packages the first time (as the
 # demo does); pass a data directory that holds them to skip that.
@@ -18,6 +19,7 @@ DATA="${1:-$(mktemp -d /tmp/driftwatch-retrain.XXXXXX)}"
 HOLDOUT="${2:-holdout}"
 TRAIN="${3:-train}"
 SETTINGS="${4:-shipped}"
+VALIDATION="${5-validation}"
 POLICY="$PWD/samples/policies/sample-compiler-v1.0.policy"
 mkdir -p "$DATA"
 chmod 755 "$DATA"
@@ -26,11 +28,13 @@ dw() { "$DW" --data-dir "$DATA" "$@"; }
 [ -d "$DATA/year" ] || dw sample-history "$DATA/year"
 dw suite build "$HOLDOUT" >/dev/null
 dw suite build "$TRAIN" >/dev/null
+[ -z "$VALIDATION" ] || dw suite build "$VALIDATION" >/dev/null
 P="$DATA/retrain-bench"
 mkdir -p "$P"
 dw init "$P" --repo "$DATA/year" --policy "$POLICY" --name retrain-bench --force >/dev/null
 sed -i -e "s/names = \[\"holdout\"\]/names = [\"$HOLDOUT\"]/" -e 's/every = "1w"/every = "1m"/' \
   -e "s/training_suite = \"train\"/training_suite = \"$TRAIN\"/" -e "s/settings = \"shipped\"/settings = \"$SETTINGS\"/" \
+  -e "s/validation_suite = \"\"/validation_suite = \"$VALIDATION\"/" \
   -e 's/bisect = true/bisect = false/' "$P/driftwatch.toml"  # decide reads the series; culprits are not needed
 
 echo "== monthly sweep of the shipped policy"

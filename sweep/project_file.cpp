@@ -106,6 +106,8 @@ const std::vector<Key>& keys() {
          p.retrain.holdout.clear();
          for (const auto& e : *n.as_array()) p.retrain.holdout.push_back(name_or_path(e, b));
        }},
+      {"retrain", "validation_suite", Type::String,
+       [](auto& p, auto& n, auto& b) { p.retrain.validation_suite = name_or_path(n, b); }},
       {"retrain", "settings", Type::String, [](auto& p, auto& n, auto&) { p.retrain.settings = get<std::string>(n); }},
   };
   return table;
@@ -179,10 +181,17 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
     return Error{origin + ": retrain.promote must be \"auto\" or \"never\""};
   if (p.retrain.settings != "shipped" && p.retrain.settings != "small")
     return Error{origin + ": retrain.settings must be \"shipped\" or \"small\""};
-  for (const auto& s : p.holdout_suites())
+  for (const auto& s : p.holdout_suites()) {
     if (s == p.retrain.training_suite)
       return Error{origin + ": retrain.training_suite '" + s +
                    "' is also a held-out suite: a candidate must be judged on code it did not train on"};
+    if (s == p.retrain.validation_suite)
+      return Error{origin + ": retrain.validation_suite '" + s +
+                   "' is also a held-out suite: training must never choose on the code it is judged on"};
+  }
+  if (p.retrain.validation_suite == p.retrain.training_suite)
+    return Error{origin + ": retrain.validation_suite '" + p.retrain.validation_suite +
+                 "' is the training suite: choices made on it would be made on the code trained on"};
   return common::Ok{};
 }
 
@@ -310,6 +319,7 @@ promote = "auto"            # auto: promote a candidate that wins; never: record
 margin = 0.001              # uplift (fraction) the candidate must gain on the held-out suites
 max_extra_losing = 0        # modules it may make worse beyond the active policy's count
 training_suite = "train"    # trained on; never one of the held-out suites
+validation_suite = ""       # training's choices (best checkpoint, margin) made on it, e.g. "validation"; "" = none
 holdout = []                # judged on; [] = the suites above
 settings = "shipped"        # shipped (the shipped policy's training) or small (a quick trial)
 

@@ -40,6 +40,9 @@ struct RetrainSettings {
   double margin = 0.001;                  ///< uplift the candidate must gain on the held-out suites
   int max_extra_losing = 0;               ///< modules it may make worse beyond the active policy's count
   std::string training_suite = "train";   ///< trained on; never one of the held-out suites
+  /// Training's own choices (best checkpoint, margin) are made on it; never
+  /// the training suite nor a held-out one. Empty: chosen on the training suite.
+  std::string validation_suite;
   std::vector<std::string> holdout;       ///< judged on; empty = the project's suites
   std::string settings = "shipped";       ///< shipped (the shipped policy's training) | small (minutes, for trials)
 };

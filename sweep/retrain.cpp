@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "builder/recipe.h"
@@ -89,12 +90,17 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
 
   // Everything that can be missing is checked before anything is built, trained or recorded.
   auto training = select_suite(o.data_dir, p.retrain.training_suite);
+  std::optional<SelectedSuite> validation;
+  if (!p.retrain.validation_suite.empty()) validation = select_suite(o.data_dir, p.retrain.validation_suite);
   std::vector<SelectedSuite> holdout;
   for (const auto& s : p.holdout_suites()) {
     holdout.push_back(select_suite(o.data_dir, s));
     if (holdout.back().manifest_hash == training.manifest_hash)
       throw common::Fatal("held-out suite '" + s + "' is the training suite '" + p.retrain.training_suite +
                           "': a candidate must be judged on code it did not train on");
+    if (validation && holdout.back().manifest_hash == validation->manifest_hash)
+      throw common::Fatal("held-out suite '" + s + "' is the validation suite '" + p.retrain.validation_suite +
+                          "': training must never choose on the code it is judged on");
   }
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto recipe = builder::load_recipe(p.recipe).take();
@@ -124,6 +130,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   // retrain's own, so an interrupted one resumes from its checkpoint.
   policy::TrainOptions t = settings;
   for (const auto& m : training.suite.modules) t.modules.push_back({m.name, training.bitcode(m)});
+  if (validation)
+    for (const auto& m : validation->suite.modules) t.validation.push_back({m.name, validation->bitcode(m)});
   t.compiler = build.compiler;
   t.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {
     auto s = evaluator::measure_object(obj);

@@ -2,8 +2,11 @@
 // held-out suite and a training suite made from the testdata files split in
 // two, the real sample compiler, real (tiny) training, PostgreSQL.
 #include <doctest/doctest.h>
+#include <signal.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
@@ -103,9 +106,28 @@ TEST_CASE(
   CHECK(md.find("## Retraining decision\n\n**retrain**") != std::string::npos);
   CHECK(md.find("rule: ") != std::string::npos);
 
+  // Killed (SIGKILL) once training has checkpointed: nothing is recorded, and the rerun resumes.
+  {
+    common::ProcessSpec spec;
+    spec.argv = p.args({"retrain", "--config", p.config, "-j", "2"}, p.dsn);
+    spec.argv.insert(spec.argv.begin(), DRIFTWATCH_BIN);
+    auto child = common::Child::start(spec).take();
+    bool checkpointed = false;
+    for (int i = 0; i < 30000 && !checkpointed && !child.try_wait(); ++i) {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(p.dir / "data" / "retrain", ec))
+        checkpointed = checkpointed || std::filesystem::exists(e.path() / "checkpoint.json");
+      if (!checkpointed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE_MESSAGE(checkpointed, "the retrain ended before its first checkpoint");
+    kill(child.pid(), SIGKILL);
+    CHECK(child.wait().signal == SIGKILL);
+    CHECK(p.psql("SELECT count(*) FROM project_policies") == "1");  // only the active one: no candidate recorded
+  }
   auto r = p.run({"retrain", "--config", p.config, "-j", "2"});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("resuming a candidate") != std::string::npos);
   CHECK(r.output.find("PROMOTED") != std::string::npos);
 
   auto lineage = json_of(p.run({"policy", "list", "--config", p.config, "--json"}));

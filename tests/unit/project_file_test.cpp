@@ -100,12 +100,13 @@ TEST_CASE("the retraining rules and settings are read, and rules that make no se
   CHECK(p->retrain.max_extra_losing == 0);
   CHECK(p->retrain.training_suite == "train");
   CHECK(p->retrain.settings == "shipped");
+  CHECK(p->retrain.validation_suite.empty());  // no validation suite unless named
   CHECK(p->holdout_suites() == std::vector<std::string>{"holdout"});
 
   auto q = parse_project_file(std::string(kMinimal) +
                                   "[decide]\nmin_uplift = -0.01\nin_a_row = 3\nage = true\nmax_age_days = 30\n"
                                   "[retrain]\npromote = \"never\"\nholdout = [\"h2\"]\ntraining_suite = \"holdout\"\n"
-                                  "settings = \"small\"\nmax_extra_losing = 2\n",
+                                  "settings = \"small\"\nmax_extra_losing = 2\nvalidation_suite = \"validation\"\n",
                               "driftwatch.toml", "/proj");
   REQUIRE_MESSAGE(q.ok(), q.error().message);
   CHECK(q->decide.min_uplift == doctest::Approx(-0.01));
@@ -116,6 +117,7 @@ TEST_CASE("the retraining rules and settings are read, and rules that make no se
   CHECK(q->holdout_suites() == std::vector<std::string>{"h2"});
   CHECK(q->retrain.settings == "small");
   CHECK(q->retrain.max_extra_losing == 2);
+  CHECK(q->retrain.validation_suite == "validation");
 
   CHECK(error_of(std::string(kMinimal) + "[decide]\nmin_fraction = 1.5\n") ==
         "driftwatch.toml: [decide] rule 'uplift_fraction': min_fraction must be above 0 and at most 1, not 1.5");
@@ -133,6 +135,12 @@ TEST_CASE("the retraining rules and settings are read, and rules that make no se
   CHECK(error_of(std::string(kMinimal) + "[retrain]\ntraining_suite = \"holdout\"\n") ==
         "driftwatch.toml: retrain.training_suite 'holdout' is also a held-out suite: a candidate must be judged on "
         "code it did not train on");
+  CHECK(error_of(std::string(kMinimal) + "[retrain]\nvalidation_suite = \"holdout\"\n") ==
+        "driftwatch.toml: retrain.validation_suite 'holdout' is also a held-out suite: training must never choose on "
+        "the code it is judged on");
+  CHECK(error_of(std::string(kMinimal) + "[retrain]\nvalidation_suite = \"train\"\n") ==
+        "driftwatch.toml: retrain.validation_suite 'train' is the training suite: choices made on it would be made on "
+        "the code trained on");
   CHECK(error_of(std::string(kMinimal) + "[retrain]\nmargin = 2\n") ==
         "driftwatch.toml:8: retrain.margin must be a number between 0 and 1");
 }
