@@ -70,33 +70,38 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   return o;
 }
 
-RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
-  RuleOutcome o = outcome("uplift_floor", r.floor_on);
-  o.threshold = r.min_uplift;
-  if (!r.floor_on || s.points.empty()) return o;
+/// A rule on the head check-in alone: fires when `value` there is below
+/// `threshold`; `describe(value)` says what was measured.
+template <typename Value, typename Describe>
+RuleOutcome head_below_rule(const char* name, bool on, double threshold, const RetrainSeries& s, Value value,
+                            Describe describe, const std::string& threshold_text) {
+  RuleOutcome o = outcome(name, on);
+  o.threshold = threshold;
+  if (!on || s.points.empty()) return o;
   const auto& head = s.points.back();
   o.evaluated = true;
-  o.measured = head.uplift;
-  o.fired = head.uplift < r.min_uplift;
+  o.measured = value(head);
+  o.fired = o.measured < threshold;
   o.first = o.last = head.sha;
-  o.detail =
-      "uplift " + pct(head.uplift) + " at the head" + (o.fired ? ", below " : ", not below ") + pct(r.min_uplift);
+  o.detail = describe(o.measured) + (o.fired ? ", below " : ", not below ") + threshold_text;
   return o;
 }
 
+RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
+  return head_below_rule(
+      "uplift_floor", r.floor_on, r.min_uplift, s, [](const auto& p) { return p.uplift; },
+      [](double v) { return "uplift " + pct(v) + " at the head"; }, pct(r.min_uplift));
+}
+
 RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
-  RuleOutcome o = outcome("no_worse", r.no_worse_on);
-  o.threshold = r.min_no_worse;
-  if (!r.no_worse_on || s.points.empty()) return o;
-  const auto& head = s.points.back();
-  o.evaluated = true;
-  o.measured = head.no_worse;
-  o.fired = head.no_worse < r.min_no_worse;
-  o.first = o.last = head.sha;
-  char share[64];
-  std::snprintf(share, sizeof share, "%.1f%% of modules no worse than the default at the head", 100 * head.no_worse);
-  o.detail = share + std::string(o.fired ? ", below " : ", not below ") + num(100 * r.min_no_worse) + "%";
-  return o;
+  return head_below_rule(
+      "no_worse", r.no_worse_on, r.min_no_worse, s, [](const auto& p) { return p.no_worse; },
+      [](double v) {
+        char share[64];
+        std::snprintf(share, sizeof share, "%.1f%% of modules no worse than the default at the head", 100 * v);
+        return std::string(share);
+      },
+      num(100 * r.min_no_worse) + "%");
 }
 
 RuleOutcome features_rule(const RetrainSeries& s, const RetrainRules& r) {
