@@ -231,23 +231,32 @@ std::optional<JobState> job_state(Database& db, Id job_id) {
   });
 }
 
+namespace {
+
+/// Rows of (state, count) as JobCounts.
+JobCounts tally(const pqxx::result& rows) {
+  JobCounts c;
+  for (const auto& row : rows) {
+    auto state = row[0].as<std::string>();
+    int n = row[1].as<int>();
+    if (state == kJobQueued) c.queued = n;
+    else if (state == kJobRunning) c.running = n;
+    else if (state == kJobDone) c.done = n;
+    else if (state == kJobFailed) c.failed = n;
+    else if (state == kJobSkipped) c.skipped = n;
+  }
+  return c;
+}
+
+}  // namespace
+
 JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids) {
   std::string ids;
   for (auto id : job_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   return db.impl().guarded("counting jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
-    JobCounts c;
-    for (const auto& row : tx.exec_params(
-             "SELECT state, count(*) FROM jobs WHERE id = ANY (string_to_array($1, ',')::bigint[]) GROUP BY state", ids)) {
-      auto state = row[0].as<std::string>();
-      int n = row[1].as<int>();
-      if (state == kJobQueued) c.queued = n;
-      else if (state == kJobRunning) c.running = n;
-      else if (state == kJobDone) c.done = n;
-      else if (state == kJobFailed) c.failed = n;
-      else if (state == kJobSkipped) c.skipped = n;
-    }
-    return c;
+    return tally(tx.exec_params(
+        "SELECT state, count(*) FROM jobs WHERE id = ANY (string_to_array($1, ',')::bigint[]) GROUP BY state", ids));
   });
 }
 
@@ -306,18 +315,8 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& f) {
 JobCounts count_project_jobs(Database& db, const std::string& project) {
   return db.impl().guarded("counting jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
-    JobCounts c;
-    for (const auto& row :
-         tx.exec_params("SELECT state, count(*) FROM jobs WHERE ($1 = '' OR project = $1) GROUP BY state", project)) {
-      auto state = row[0].as<std::string>();
-      int n = row[1].as<int>();
-      if (state == kJobQueued) c.queued = n;
-      else if (state == kJobRunning) c.running = n;
-      else if (state == kJobDone) c.done = n;
-      else if (state == kJobFailed) c.failed = n;
-      else if (state == kJobSkipped) c.skipped = n;
-    }
-    return c;
+    return tally(
+        tx.exec_params("SELECT state, count(*) FROM jobs WHERE ($1 = '' OR project = $1) GROUP BY state", project));
   });
 }
 
