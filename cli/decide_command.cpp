@@ -46,9 +46,9 @@ void print_decision(const sweep::DecideReport& r) {
 }
 
 void print_retrain(const sweep::RetrainReport& r) {
-  fmt::print("candidate {} trained at {}{}: {:+.2f}% on the training suite ({})\n", r.candidate_hash.substr(0, 12),
+  fmt::print("candidate {} trained at {}{}: {:+.2f}% on suite {} ({})\n", r.candidate_hash.substr(0, 12),
              r.checkin.substr(0, 12), r.resumed ? " (resumed from its checkpoint)" : "", 100 * r.train_uplift,
-             common::format_seconds(r.train_seconds));
+             r.train_uplift_on, common::format_seconds(r.train_seconds));
   for (const auto& h : r.holdout)
     fmt::print("  held-out {}: active {:+.2f}% ({} losing), candidate {:+.2f}% ({} losing) of {} modules\n", h.suite,
                100 * h.active_uplift, h.active_losses, 100 * h.candidate_uplift, h.candidate_losses, h.modules);

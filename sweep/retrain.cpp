@@ -72,6 +72,7 @@ json figures_json(const RetrainReport& r) {
           {"active", {{"uplift", r.active.uplift}, {"losses", r.active.losses}, {"hash", r.active_hash}}},
           {"candidate", {{"uplift", r.candidate.uplift}, {"losses", r.candidate.losses}}},
           {"train_uplift", r.train_uplift},
+          {"train_uplift_on", r.train_uplift_on},
           {"holdout", suites},
           {"train_seconds", r.train_seconds}};
 }
@@ -165,6 +166,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
                         "checkpoints are in " +
                         t.work_dir.string());
   report.train_uplift = trained->uplift;
+  report.train_uplift_on = trained->on_validation ? p.retrain.validation_suite : p.retrain.training_suite;
 
   auto& candidate = trained->model;
   auto tmp = o.data_dir / "policies" / ("candidate-" + sha->substr(0, 12) + ".policy.tmp");

@@ -40,7 +40,8 @@ struct RetrainReport {
   std::string active_hash, candidate_hash, candidate_file;
   db::Id active_id = 0, candidate_id = 0;  ///< lineage rows
   bool resumed = false;
-  double train_uplift = 0;  ///< on the training suite (for the record, never the verdict)
+  double train_uplift = 0;  ///< training's own figure (for the record, never the verdict)
+  std::string train_uplift_on = "training";  ///< the suite that figure is of: the validation suite when there is one
   std::vector<HeldOutSuite> holdout;
   reports::HeldOutFigures active, candidate;
   bool promoted = false;
