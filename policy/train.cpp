@@ -135,6 +135,7 @@ void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, std::uint
   constexpr long kBatch = 512;
   auto start = Clock::now();
   double first_loss = 0;
+  torch::Tensor batch;
   for (int epoch = 0; epoch < epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), rng);
     auto perm = torch::from_blob(order.data(), {n}, torch::kInt64);
@@ -143,14 +144,15 @@ void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, std::uint
       auto idx = perm.slice(0, b, std::min(n, b + kBatch));
       auto wb = w.index_select(0, idx);
       opt.zero_grad();
-      auto logits = net->forward(x.index_select(0, idx));
+      batch = x.index_select(0, idx);
+      auto logits = net->forward(batch);
       auto yb = y.index_select(0, idx);
       right += (logits.argmax(1) == yb).sum().item<double>();
       auto per_row = torch::nn::functional::cross_entropy(logits, yb,
           torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(smoothing).reduction(torch::kNone));
       auto loss = (per_row * wb).sum() / wb.sum();
       double value = loss.item<double>();
-      if (!std::isfinite(value)) check_step(phase, epoch + 1, value, net, x);
+      if (!std::isfinite(value)) check_step(phase, epoch + 1, value, net, batch);
       loss.backward();
       opt.step();
       loss_sum += value * idx.size(0);
@@ -158,7 +160,8 @@ void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, std::uint
     // Cross-entropy starts near log 2; twenty times where the first epoch
     // ended is no longer learning.
     if (epoch == 0) first_loss = loss_sum / n;
-    check_step(phase, epoch + 1, loss_sum / n, net, x, loss_sum / n > 20 * std::max(first_loss, 0.1));
+    // The answers are checked on the last batch: weights that overflow do so on any input.
+    check_step(phase, epoch + 1, loss_sum / n, net, batch, loss_sum / n > 20 * std::max(first_loss, 0.1));
     if (o.progress && (epoch % 10 == 9 || epoch + 1 == epochs)) {
       double per = seconds_since(start) / (epoch + 1);
       o.progress({phase, epoch + 1, epochs, -loss_sum / n, 0, per * (epochs - epoch - 1), right / n});
