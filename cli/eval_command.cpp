@@ -21,7 +21,7 @@ namespace {
 struct EvalArgs {
   BuildSelector build;
   std::string suite = "smoke", policy;
-  bool json = false, keep_objects = false;
+  bool json = false, keep_objects = false, no_reuse = false;
 };
 
 void print_progress(int done, int total, const evaluator::ModuleResult& m) {
@@ -30,9 +30,10 @@ void print_progress(int done, int total, const evaluator::ModuleResult& m) {
 }
 
 void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuild& b, const sweep::SelectedSuite& s,
-                 const policy::PolicyMetadata& p) {
+                 const policy::PolicyMetadata& p, const std::string& reused_from) {
   const auto& u = r.summary;
   fmt::print("\n{} on suite {} ({} modules), compiler {}\n", p.name, s.suite.name, s.suite.modules.size(), b.label);
+  if (!reused_from.empty()) fmt::print("{} (no compiles; --no-reuse compiles anyway)\n", reused_from);
   fmt::print("features: {}\n\n", r.compat.summary());
   fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "", "default", "learned", "change");
   fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n", ".text, all modules (bytes)", u.total_default, u.total_learned,
@@ -63,7 +64,7 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
         if (!h->ok() && !h->not_consulted())
           fmt::print("  {} ({}): {}: {}\n", m.name, h == &m.by_default ? "default" : "learned", h->outcome, h->message);
   }
-  fmt::print("{} compiles in {}\n", 2 * r.modules.size(), common::format_seconds(r.seconds));
+  if (reused_from.empty()) fmt::print("{} compiles in {}\n", 2 * r.modules.size(), common::format_seconds(r.seconds));
   for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
 }
 
@@ -80,10 +81,11 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   o.data_dir = ctx.data_dir();
   o.jobs = sweep::jobs_or_cores(a.build.jobs);
   o.keep_objects = a.keep_objects;
+  o.reuse = !a.no_reuse;
   if (!ctx.quiet) o.progress = print_progress;
   auto stored = sweep::evaluate_and_store(database, build, suite, model, o);
   if (a.json) fmt::print("{}\n", stored.json.dump(2));
-  else print_table(stored.result, build, suite, model.metadata());
+  else print_table(stored.result, build, suite, model.metadata(), stored.reused_from);
 }
 
 }  // namespace
@@ -95,6 +97,9 @@ void attach_eval(CLI::App& sub, Context& ctx) {
   sub.add_option("--policy", a->policy, "the frozen policy file")->required();
   sub.add_flag("--json", a->json, "machine-readable output");
   sub.add_flag("--keep-objects", a->keep_objects, "keep the object files under the data directory");
+  sub.add_flag("--no-reuse", a->no_reuse,
+               "compile even when an earlier evaluation of a byte-identical compiler (same suite, policy and compile "
+               "command) could be reused");
   sub.callback([&ctx, a] { run_eval(ctx, *a); });
 }
 

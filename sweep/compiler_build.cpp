@@ -48,6 +48,7 @@ common::Result<SelectedBuild> select_toolchain(const fs::path& dir, const builde
   if (!cc1) return cc1.error();
   out.compiler.cc1 = *cc1;
   out.artifact_dir = dir;
+  out.artifacts = rendered->artifacts;
   out.label = dir.string();
   return out;
 }
@@ -62,7 +63,9 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
     if (cached->outcome != builder::Outcome::Ok)
       throw common::Fatal("artifact directory " + s.build + " holds a failed build (" +
                           std::string(builder::outcome_name(cached->outcome)) + ")");
-    out.compiler = invocation(builder::in_generation(*cached, pin->dir()), nullptr);
+    auto in_pin = builder::in_generation(*cached, pin->dir());
+    out.compiler = invocation(in_pin, nullptr);
+    out.artifacts = in_pin.artifacts;
     out.pin = pin;
     out.artifact_dir = s.build;
     out.label = s.build;
@@ -99,7 +102,9 @@ SelectedBuild selected_from(const tracker::GitRepo& repo, const builder::Recipe&
   SelectedBuild out;
   auto entry = b.result.artifacts.begin()->second.parent_path().parent_path();
   out.pin = builder::pin_entry(entry).take();
-  out.compiler = invocation(builder::in_generation(b.result, out.pin->dir()), &recipe);
+  auto in_pin = builder::in_generation(b.result, out.pin->dir());
+  out.compiler = invocation(in_pin, &recipe);
+  out.artifacts = in_pin.artifacts;
   out.commit = b.commit.sha;
   out.repo = repo.location().string();
   out.label = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);

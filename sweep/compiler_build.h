@@ -4,6 +4,7 @@
 // recipe's artifacts (a nightly toolchain's install prefix).
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,8 @@ struct SelectedBuild {
   std::string repo;         ///< repository location, "" if unknown
   std::string label;        ///< for people: "1a2b3c4d5e6f 2026-01-05" or the directory
   std::filesystem::path artifact_dir;
+  /// The recipe's artifacts: name → the file `compiler` runs (hashed to find an identical compiler's evaluation).
+  std::map<std::string, std::filesystem::path> artifacts;
   std::optional<db::Id> build_id;  ///< when recorded in the database
   /// For a build from the cache: its generation, held while this selection
   /// lives (a rebuild meanwhile removes nothing `compiler` runs).

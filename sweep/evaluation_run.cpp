@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 
 #include "db/store.h"
 #include "evaluator/metrics.h"
 #include "policy/policy_runner.h"
+#include "sweep/evaluation_reuse.h"
 
 namespace sweep {
 namespace fs = std::filesystem;
@@ -70,6 +73,45 @@ fs::path scratch_dir(const fs::path& data, db::Id eval_id) {
   return data / "eval" / (std::to_string(eval_id) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
 }
 
+std::string finish_json(db::Id eval_id, const evaluator::EvaluationResult& r) {
+  return nlohmann::json{{"evaluation_id", eval_id},
+                        {"uplift", r.summary.uplift},
+                        {"total_uplift", r.summary.total_uplift},
+                        {"failed_modules", r.failed}}
+      .dump();
+}
+
+/// The evaluation stored with the rows of an earlier one of the same key, or
+/// nothing when there is none to take.
+std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db::Id policy_id, db::Id suite_id,
+                                      const std::vector<db::Id>& bench_ids, const EvaluationKey& key,
+                                      const SelectedBuild& build, const SelectedSuite& suite,
+                                      const policy::PolicyMetadata& meta, const EvaluationRunOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  auto source = db::find_reusable_evaluation(database, policy_id, suite_id, key.key, eval_id);
+  if (!source) return std::nullopt;
+  StoredEvaluation out{result_from_rows(suite.suite, bench_ids, *source), {}, eval_id, {}};
+  out.reused_from = "reused from " + source->commit.substr(0, 12) + "'s evaluation " +
+                    std::to_string(source->evaluation_id) + ": identical compiler " + key.compiler_digest.substr(0, 12);
+  out.result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.json = result_json(out.result, build, suite, meta);
+  out.json["reuse_key"] = key.key;
+  out.json["reused_from"] = {{"evaluation_id", source->evaluation_id},
+                             {"commit", source->commit},
+                             {"compiler", key.compiler_digest},
+                             {"text", out.reused_from}};
+  db::EvaluationRecord record;
+  record.evaluation_id = eval_id;
+  record.results = std::move(source->results);
+  record.measurements = std::move(source->measurements);
+  record.summary_json = out.json.dump();
+  record.compat_json = source->compat_json;
+  if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
+  db::store_evaluation(database, record, options.finish);
+  db::set_build_feature_report(database, *build.build_id, source->compat_json);
+  return out;
+}
+
 }  // namespace
 
 StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild& build, const SelectedSuite& suite,
@@ -86,6 +128,10 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   auto suite_id = db::upsert_suite(database, suite.suite.name, suite.manifest_hash,
                                    nlohmann::json{{"dir", suite.dir.string()}}.dump(), rows, &bench_ids);
   auto eval_id = db::begin_evaluation(database, *build.build_id, policy_id, suite_id);
+  auto key = evaluation_key(build, suite, meta);
+  if (options.reuse && !key.key.empty())
+    if (auto reused = reuse(database, eval_id, policy_id, suite_id, bench_ids, key, build, suite, meta, options))
+      return std::move(*reused);
 
   evaluator::EvaluationOptions o;
   o.suite = &suite.suite;
@@ -125,16 +171,14 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     auto ms = measurements_of(m, bench_ids[i]);
     record.measurements.insert(record.measurements.end(), ms.begin(), ms.end());
   }
-  StoredEvaluation out{std::move(*result), {}, eval_id};
+  StoredEvaluation out{std::move(*result), {}, eval_id, {}};
   out.json = result_json(out.result, build, suite, meta);
+  // What later evaluations of an identical compiler look for; a timeout in
+  // any module keeps them from taking it (db::find_reusable_evaluation).
+  if (!key.key.empty()) out.json["reuse_key"] = key.key;
   record.summary_json = out.json.dump();
   record.compat_json = out.result.compat.to_json();
-  if (options.finish)
-    options.finish->result_json = nlohmann::json{{"evaluation_id", eval_id},
-                                                 {"uplift", out.result.summary.uplift},
-                                                 {"total_uplift", out.result.summary.total_uplift},
-                                                 {"failed_modules", out.result.failed}}
-                                      .dump();
+  if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
   db::store_evaluation(database, record, options.finish);
   db::set_build_feature_report(database, *build.build_id, out.result.compat.to_json());
   if (!options.keep_objects) fs::remove_all(o.work_dir, ec);

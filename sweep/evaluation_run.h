@@ -18,6 +18,8 @@ struct StoredEvaluation {
   evaluator::EvaluationResult result;
   nlohmann::json json;  ///< what `eval --json` prints; also the stored summary
   db::Id evaluation_id = 0;
+  /// "" when compiled; else "reused from <sha12>'s evaluation <id>: identical compiler <digest12>".
+  std::string reused_from;
 };
 
 struct EvaluationRunOptions {
@@ -26,10 +28,16 @@ struct EvaluationRunOptions {
   bool keep_objects = false;
   std::function<void(int done, int total, const evaluator::ModuleResult&)> progress;
   db::JobFinish* finish = nullptr;  ///< marks this job done with the stored results (its result is filled in)
+  /// Take the results of an earlier done evaluation of a byte-identical
+  /// compiler on the same suite with the same policy (sweep/reuse_key.h)
+  /// instead of compiling; false compiles anyway.
+  bool reuse = true;
 };
 
 /// Evaluates, stores (idempotently: a rerun replaces the rows) and returns the
-/// result. Throws common::Fatal when the policy cannot run on this build at
+/// result. An evaluation whose compiler, suite, policy and compile command
+/// match an earlier one's is stored complete with that one's rows (no
+/// compile), its summary saying where they came from (see `reuse`). Throws common::Fatal when the policy cannot run on this build at
 /// all; the evaluation is then stored as failed with that message.
 StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild& build, const SelectedSuite& suite,
                                     const policy::PolicyModel& model, const EvaluationRunOptions& options);

@@ -240,6 +240,7 @@ class Executor {
       const auto& u = stored.result.summary;
       ev.what += fmt::format(": uplift {:+.2f}%, total {:+.2f}%, {}/{}/{}", 100 * u.uplift, 100 * u.total_uplift, u.wins,
                              u.ties, u.losses);
+      if (!stored.reused_from.empty()) ev.what += " (" + stored.reused_from + ")";
     } catch (const db::ConnectionLost&) {
       throw;
     } catch (const db::LeaseLost&) {

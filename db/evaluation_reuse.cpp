@@ -1,0 +1,42 @@
+#include "db/evaluation_reuse.h"
+
+#include "db/connection_impl.h"
+
+namespace db {
+
+std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
+                                                           const std::string& key, Id except) {
+  return db.impl().guarded("looking for an evaluation of an identical compiler", [&] {
+    // One snapshot: a rerun of the source replacing its rows meanwhile is not seen half-way.
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(db.impl().conn);
+    auto found = tx.exec_params(
+        "SELECT e.id, c.sha, e.summary::text, coalesce(e.compat_report::text, '{}') FROM evaluations e "
+        "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
+        "WHERE e.policy_id = $1 AND e.suite_id = $2 AND e.status = 'done' AND e.id <> $4 "
+        "AND e.summary->>'reuse_key' = $3 "
+        "AND NOT EXISTS (SELECT 1 FROM module_results r WHERE r.evaluation_id = e.id AND r.outcome = 'timeout') "
+        "ORDER BY (e.summary ? 'reused_from'), e.id LIMIT 1",
+        policy_id, suite_id, key, except);
+    std::optional<ReusableEvaluation> out;
+    if (found.empty()) return out;
+    out.emplace();
+    out->evaluation_id = found[0][0].as<Id>();
+    out->commit = found[0][1].as<std::string>();
+    out->summary_json = found[0][2].as<std::string>();
+    out->compat_json = found[0][3].as<std::string>();
+    for (const auto& r : tx.exec_params(
+             "SELECT benchmark_id, heuristic, outcome, message FROM module_results WHERE evaluation_id = $1 "
+             "ORDER BY benchmark_id, heuristic",
+             out->evaluation_id))
+      out->results.push_back({r[0].as<Id>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>()});
+    for (const auto& r : tx.exec_params(
+             "SELECT benchmark_id, heuristic, metric, value FROM measurements WHERE evaluation_id = $1 "
+             "ORDER BY benchmark_id, heuristic, metric",
+             out->evaluation_id))
+      out->measurements.push_back({r[0].as<Id>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<double>()});
+    tx.commit();
+    return out;
+  });
+}
+
+}  // namespace db

@@ -1,0 +1,29 @@
+#pragma once
+// Finding an evaluation whose results another may take: a done evaluation of
+// the same policy and suite whose summary records the same reuse key
+// (sweep/reuse_key.h). No column of its own: the key lives in the summary.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+
+namespace db {
+
+/// An earlier evaluation's rows, read in one snapshot.
+struct ReusableEvaluation {
+  Id evaluation_id = 0;
+  std::string commit;  ///< its build's check-in (full sha)
+  std::string summary_json, compat_json;
+  std::vector<ModuleResultRow> results;
+  std::vector<MeasurementRow> measurements;
+};
+
+/// The done evaluation of (policy, suite), other than `except`, whose summary's
+/// "reuse_key" is `key` and none of whose modules timed out (a timeout
+/// depends on the machine's load, not on the compiler); one that computed its
+/// results comes before one that took them. Nothing when there is none.
+std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
+                                                           const std::string& key, Id except);
+
+}  // namespace db

@@ -1,0 +1,128 @@
+#include "sweep/evaluation_reuse.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+#include "common/hash.h"
+#include "evaluator/corpus.h"
+#include "evaluator/metrics.h"
+#include "sweep/reuse_key.h"
+
+namespace sweep {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// An imported corpus compiled through cc1 takes each module's own command
+/// line, which suite.json does not hash; "" otherwise.
+std::string module_args_digest(const SelectedBuild& build, const SelectedSuite& suite) {
+  if (suite.suite.origin.kind != "imported-corpus" || build.compiler.cc1.empty()) return "";
+  auto corpus = evaluator::read_corpus(suite.dir);
+  if (!corpus) return "unreadable";
+  std::string lines;
+  for (const auto& m : suite.suite.modules) {
+    auto args = evaluator::read_module_command(suite.dir, *corpus, m.name);
+    lines += m.name + "\n" + (args ? evaluator::format_cmd(*args) : "unreadable") + "\n";
+  }
+  return common::sha256_hex(lines);
+}
+
+policy::CompatReport compat_from_json(const std::string& text) {
+  policy::CompatReport r;
+  auto j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || j.value("state", "") != "known") return r;
+  r.known = true;
+  r.bound = j.value("bound", 0);
+  r.missing = j.value("missing", std::vector<std::string>{});
+  r.ignored = j.value("ignored", std::vector<std::string>{});
+  r.corrupted = j.value("corrupted", std::vector<std::string>{});
+  return r;
+}
+
+}  // namespace
+
+EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& suite,
+                             const policy::PolicyMetadata& policy) {
+  // The artifacts are hashed here, at evaluation time, rather than recorded
+  // when they were built: this hashes the very files `compiler` runs (the
+  // pinned cache generation), covers toolchain directories driftwatch never
+  // built and cache entries made before reuse existed, and needs no column.
+  // It costs one read of each artifact (dwcc: ~0.1 s; an LLVM clang: ~1 s),
+  // against ~30 s to minutes for the evaluation it may save.
+  EvaluationKey out;
+  if (build.artifacts.empty()) return out;
+  ReuseKeyInputs in;
+  std::map<std::string, std::string> paths;
+  for (const auto& [name, path] : build.artifacts) {
+    auto digest = common::sha256_file(path);
+    if (!digest) return out;
+    in.artifact_digests[name] = *digest;
+    paths[name] = path.string();
+  }
+  in.compile = with_artifact_names(build.compiler.argv, paths);
+  in.cc1 = with_artifact_names(build.compiler.cc1, paths);
+  in.ml_flag_prefix = build.compiler.ml_flag_prefix;
+  in.timeout_ms = build.compiler.timeout.count();
+  in.suite_manifest_hash = suite.manifest_hash;
+  in.module_args_digest = module_args_digest(build, suite);
+  in.policy_hash = policy.content_hash;
+  out.key = reuse_key(in);
+  out.compiler_digest = compiler_digest(in.artifact_digests);
+  return out;
+}
+
+evaluator::EvaluationResult result_from_rows(const evaluator::Suite& suite, const std::vector<db::Id>& bench_ids,
+                                             const db::ReusableEvaluation& source) {
+  using evaluator::Metric, evaluator::metric_name;
+  evaluator::EvaluationResult r;
+  std::map<db::Id, std::size_t> index;
+  r.modules.resize(suite.modules.size());
+  for (std::size_t i = 0; i < suite.modules.size() && i < bench_ids.size(); ++i) {
+    index[bench_ids[i]] = i;
+    r.modules[i].name = suite.modules[i].name;
+  }
+  auto heuristic = [&](db::Id bench, const std::string& h) -> evaluator::HeuristicResult* {
+    auto at = index.find(bench);
+    if (at == index.end()) return nullptr;
+    return h == "default" ? &r.modules[at->second].by_default : &r.modules[at->second].learned;
+  };
+  for (const auto& row : source.results)
+    if (auto* h = heuristic(row.benchmark_id, row.heuristic)) {
+      h->outcome = row.outcome;
+      h->message = row.message;
+      h->consulted = row.heuristic == "learned" && !h->not_consulted() && h->outcome != evaluator::kOutcomeRefused;
+    }
+  for (const auto& row : source.measurements)
+    if (auto* h = heuristic(row.benchmark_id, row.heuristic)) {
+      if (row.metric == metric_name(Metric::CompileSeconds)) h->seconds = row.value;
+      else if (row.metric == metric_name(Metric::TextBytes)) h->sizes.text = static_cast<std::int64_t>(row.value);
+      else if (row.metric == metric_name(Metric::CodeBytes)) h->sizes.code = static_cast<std::int64_t>(row.value);
+      else if (row.metric == metric_name(Metric::Decisions)) h->decisions = static_cast<std::size_t>(row.value);
+    }
+  // The same counting and summary as evaluator::evaluate.
+  std::vector<evaluator::ModuleSizes> sizes;
+  for (const auto& m : r.modules) {
+    if (m.both_ok()) sizes.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
+    else if (m.by_default.ok() && m.learned.not_consulted()) ++r.not_consulted;
+    else ++r.failed;
+  }
+  r.summary = evaluator::summarize(sizes);
+  auto j = json::parse(source.summary_json, nullptr, false);
+  if (!j.is_discarded()) {
+    if (j.contains("linked") && j["linked"].contains("groups"))
+      for (const auto& g : j["linked"]["groups"])
+        r.links.push_back({g.value("group", ""), g.value("ok", false), g.value("message", ""),
+                           g.value("default_text", std::int64_t{0}), g.value("learned_text", std::int64_t{0})});
+    r.warnings = j.value("warnings", std::vector<std::string>{});
+  }
+  std::vector<evaluator::ModuleSizes> linked;
+  for (const auto& l : r.links)
+    if (l.ok) linked.push_back({l.group, l.default_text, l.learned_text});
+  r.linked_summary = evaluator::summarize(linked);
+  r.compat = compat_from_json(source.compat_json);
+  return r;
+}
+
+}  // namespace sweep

@@ -1,0 +1,99 @@
+// Evaluating the same compiler once: check-ins that build a byte-identical
+// compiler (docs-only commits) share one evaluation's results, each stored
+// as a complete evaluation of its own build.
+#include <doctest/doctest.h>
+
+#include "tests/support/sweep_project.h"
+
+using testing::Project;
+
+namespace {
+
+std::string sha_of(const Project& p, const std::string& subject) {
+  return p.psql("SELECT sha FROM commits WHERE subject = '" + subject + "'");
+}
+
+/// Every module row and measurement of the evaluation of `sha`'s build, in one text.
+std::string rows_of(const Project& p, const std::string& sha, bool with_seconds) {
+  return p.psql(
+      "SELECT string_agg(x, E'\\n' ORDER BY x) FROM ("
+      " SELECT 'result ' || bm.name || ' ' || r.heuristic || ' ' || r.outcome || ' ' || r.message AS x"
+      "  FROM module_results r JOIN evaluations e ON e.id = r.evaluation_id JOIN builds b ON b.id = e.build_id"
+      "  JOIN commits c ON c.id = b.commit_id JOIN benchmarks bm ON bm.id = r.benchmark_id WHERE c.sha = '" +
+      sha +
+      "'"
+      " UNION ALL SELECT 'measure ' || bm.name || ' ' || m.heuristic || ' ' || m.metric || ' ' || m.value"
+      "  FROM measurements m JOIN evaluations e ON e.id = m.evaluation_id JOIN builds b ON b.id = e.build_id"
+      "  JOIN commits c ON c.id = b.commit_id JOIN benchmarks bm ON bm.id = m.benchmark_id WHERE c.sha = '" +
+      sha + "'" + (with_seconds ? "" : " AND m.metric <> 'compile_seconds'") + ") t");
+}
+
+std::string summary_of(const Project& p, const std::string& sha, const std::string& path) {
+  return p.psql("SELECT e.summary #>> '" + path +
+                "' FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
+                "WHERE c.sha = '" + sha + "'");
+}
+
+}  // namespace
+
+TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and each stored complete") {
+  Project p;
+  // Every check-in of the first two weeks and a half: the import, a docs-only
+  // commit (the same dwcc) and the -Oz threshold change (another dwcc).
+  p.set("every = \"2w\"", "every = \"1\"");
+  p.set("until = \"\"", "until = \"2025-12-16\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto import = sha_of(p, "Import dwcc"), docs = sha_of(p, "[Docs] Add release notes"),
+       threshold = sha_of(p, "[Inliner] Raise the -Oz threshold from 5 to 15");
+  REQUIRE(import.size() == 40);
+  REQUIRE(docs.size() == 40);
+  REQUIRE(threshold.size() == 40);
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "3");
+
+  // The docs-only check-in took the import's rows, compile times included: nothing was compiled again.
+  CHECK(s.output.find("reused from " + import.substr(0, 12) + "'s evaluation") != std::string::npos);
+  CHECK(summary_of(p, docs, "{reused_from,commit}") == import);
+  CHECK(summary_of(p, docs, "{reused_from,text}").find("identical compiler ") != std::string::npos);
+  auto original = rows_of(p, import, true);
+  CHECK(original.find("measure ") != std::string::npos);
+  CHECK(rows_of(p, docs, true) == original);
+  CHECK(summary_of(p, docs, "{summary,uplift}") == summary_of(p, import, "{summary,uplift}"));
+  CHECK(summary_of(p, import, "{reused_from}").empty());
+  // A different compiler is evaluated for itself.
+  CHECK(summary_of(p, threshold, "{reused_from}").empty());
+  CHECK(summary_of(p, threshold, "{reuse_key}") != summary_of(p, import, "{reuse_key}"));
+  CHECK(summary_of(p, threshold, "{reuse_key}").size() == 64);
+
+  // --no-reuse compiles again and gives the same figures.
+  std::string policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
+  auto again = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy,
+                      "--no-reuse", "--json"});
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.output.find("reused from") == std::string::npos);
+  CHECK(summary_of(p, docs, "{reused_from}").empty());
+  CHECK(rows_of(p, docs, false) == rows_of(p, import, false));
+  CHECK(rows_of(p, docs, true) != original);  // its own compile times now
+  CHECK(summary_of(p, docs, "{summary,uplift}") == summary_of(p, import, "{summary,uplift}"));
+
+  // Without it, `eval` takes the earlier result and says so.
+  auto reused = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  INFO(reused.output);
+  REQUIRE(reused.exit_code == 0);
+  CHECK(reused.output.find("reused from " + import.substr(0, 12) + "'s evaluation") != std::string::npos);
+  CHECK(rows_of(p, docs, true) == original);
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "3");
+
+  // A result holding a timeout depends on the machine's load: it is never taken.
+  p.psql("UPDATE module_results SET outcome = 'timeout' WHERE heuristic = 'default' AND evaluation_id = "
+         "(SELECT e.id FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
+         "WHERE c.sha = '" + import + "') AND benchmark_id = (SELECT min(benchmark_id) FROM module_results)");
+  auto timed_out = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  INFO(timed_out.output);
+  REQUIRE(timed_out.exit_code == 0);
+  CHECK(timed_out.output.find("reused from") == std::string::npos);
+  CHECK(summary_of(p, docs, "{reused_from}").empty());
+  CHECK(rows_of(p, docs, true) != original);
+}
