@@ -24,7 +24,7 @@ struct EvalArgs {
   bool json = false, keep_objects = false, no_reuse = false;
 };
 
-void print_progress(int done, int total, const evaluator::ModuleResult& m) {
+void print_module_done(int done, int total, const evaluator::ModuleResult& m) {
   if (done % 50 == 0 || done == total || !m.both_ok())
     fmt::print(stderr, "  [{:>4}/{}] {}{}\n", done, total, m.name, m.both_ok() ? "" : " (failed)");
 }
@@ -46,6 +46,13 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
   fmt::print("\nuplift {:+.2f}% (geometric mean), {:+.2f}% (total); wins {}, ties {}, losses {}: "
              "matches or beats the default on {:.1f}% of modules\n",
              100 * u.uplift, 100 * u.total_uplift, u.wins, u.ties, u.losses, 100 * u.no_worse_share);
+  if (r.packages.size() > 1) {
+    fmt::print("per package:\n  {:<24} {:>7} {:>9} {:>9} {:>16}\n", "package", "modules", "geomean", "total",
+               "wins/ties/losses");
+    for (const auto& [package, p] : r.packages)
+      fmt::print("  {:<24} {:>7} {:>+8.2f}% {:>+8.2f}% {:>16}\n", package, p.modules, 100 * p.uplift,
+                 100 * p.total_uplift, fmt::format("{}/{}/{}", p.wins, p.ties, p.losses));
+  }
   if (!u.worst.empty()) {
     fmt::print("worst regressions:\n");
     for (const auto& w : u.worst)
@@ -82,7 +89,7 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   o.jobs = sweep::jobs_or_cores(a.build.jobs);
   o.keep_objects = a.keep_objects;
   o.reuse = !a.no_reuse;
-  if (!ctx.quiet) o.progress = print_progress;
+  if (!ctx.quiet) o.progress = print_module_done;
   auto stored = sweep::evaluate_and_store(database, build, suite, model, o);
   if (a.json) fmt::print("{}\n", stored.json.dump(2));
   else print_table(stored.result, build, suite, model.metadata(), stored.reused_from);

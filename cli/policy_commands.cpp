@@ -45,7 +45,7 @@ std::string creation_time() {
   return buf;
 }
 
-void print_progress(const policy::TrainProgress& p) {
+void print_training_progress(const policy::TrainProgress& p) {
   if (p.phase == "collect") {
     fmt::print(stderr, "collecting the default heuristic's decisions on {} modules …\n", p.steps);
   } else if (p.phase == "clone" || p.phase == "imitate") {
@@ -95,7 +95,7 @@ void run_train(Context& ctx, const TrainArgs& a) {
   o.metadata.compiler_commit = build.commit;
   o.metadata.corpus = corpus;
   o.metadata.created = creation_time();
-  if (!ctx.quiet) o.progress = print_progress;
+  if (!ctx.quiet) o.progress = print_training_progress;
   fmt::print(stderr, "training on suite {} ({} modules) with compiler {}, seed {}\n", suite.suite.name,
              o.modules.size(), build.label, o.seed);
   auto result = policy::train(o).take();

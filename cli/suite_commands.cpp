@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using evaluator::Suite;
 
-struct BuildArgs {
+struct SuiteBuildArgs {
   std::vector<std::string> names;
   std::string compile_commands, corpus, name, description;
   int jobs = 0;
@@ -42,7 +42,7 @@ void print_notes(const std::vector<std::string>& notes) {
   for (const auto& n : notes) fmt::print("note: {}\n", n);
 }
 
-void build_custom(Context& ctx, const BuildArgs& a) {
+void build_custom(Context& ctx, const SuiteBuildArgs& a) {
   if (a.name.empty()) throw common::Fatal("--from-compile-commands and --import-corpus need --name NAME");
   if (evaluator::default_suite_table().find(a.name))
     throw common::Fatal("'" + a.name + "' is a default suite; choose another --name");
@@ -68,7 +68,7 @@ void build_custom(Context& ctx, const BuildArgs& a) {
   fmt::print("{}\n", r.dir.string());
 }
 
-void build_defaults(Context& ctx, const BuildArgs& a) {
+void build_defaults(Context& ctx, const SuiteBuildArgs& a) {
   const auto& table = evaluator::default_suite_table();
   std::vector<const evaluator::SuiteSpec*> specs;
   for (const auto& n : a.names) {
@@ -196,7 +196,7 @@ void list(Context& ctx, bool json) {
 
 void attach_suite(CLI::App& group, Context& ctx) {
   require_one_subcommand(group);
-  auto a = std::make_shared<BuildArgs>();
+  auto a = std::make_shared<SuiteBuildArgs>();
   auto* build = group.add_subcommand(
       "build", "build suites: smoke|train|holdout|defaults, or from compile_commands.json / an MLGO corpus");
   build->add_option("names", a->names, "default suites to build: smoke, train, validation, holdout, or defaults (all of them)");

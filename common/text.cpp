@@ -89,6 +89,12 @@ std::string format_seconds(double s) {
   return buf;
 }
 
+std::string signed_percent(double fraction) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%+.2f%%", 100 * fraction);
+  return buf;
+}
+
 std::string valid_utf8(std::string_view s) {
   std::string out;
   std::size_t i = 0;

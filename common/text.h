@@ -18,6 +18,8 @@ std::string last_line(std::string_view text);
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 /// Seconds as "1.2 s", "3 min 4 s", "1 h 2 min".
 std::string format_seconds(double seconds);
+/// A fraction as a signed percentage with two decimals: 0.0123 -> "+1.23%".
+std::string signed_percent(double fraction);
 /// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so text from
 /// git (any bytes) can be stored in PostgreSQL, which refuses invalid UTF-8.
 std::string valid_utf8(std::string_view s);

@@ -209,13 +209,7 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   for (auto& t : threads) t.join();
   for (const auto& report : reports) result.compat = policy::merge(result.compat, report);
 
-  std::vector<ModuleSizes> sizes;
-  for (const auto& m : result.modules) {
-    if (m.both_ok()) sizes.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
-    else if (m.by_default.ok() && m.learned.not_consulted()) ++result.not_consulted;
-    else ++result.failed;
-  }
-  result.summary = summarize(sizes);
+  tally(result);
   if (auto why = whole_failure(result); !why.empty()) return common::Error{why};
   auto link_start = std::chrono::steady_clock::now();
   result.links = link_groups(*o.suite, result.modules, o.work_dir);
@@ -226,6 +220,18 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   result.linked_summary = summarize(linked);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+void tally(EvaluationResult& r) {
+  r.failed = r.not_consulted = 0;
+  std::vector<ModuleSizes> sizes;
+  for (const auto& m : r.modules) {
+    if (m.both_ok()) sizes.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
+    else if (m.by_default.ok() && m.learned.not_consulted()) ++r.not_consulted;
+    else ++r.failed;
+  }
+  r.summary = summarize(sizes);
+  r.packages = summarize_by_package(sizes);
 }
 
 std::vector<LinkResult> link_groups(const Suite& suite, const std::vector<ModuleResult>& modules,

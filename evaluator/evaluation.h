@@ -85,6 +85,7 @@ struct EvaluationResult {
   std::vector<LinkResult> links;
   UpliftSummary summary;         ///< over modules that compiled under both heuristics
   UpliftSummary linked_summary;  ///< over link groups that linked under both
+  std::vector<PackageSummary> packages;  ///< `summary` per package of the suite
   int failed = 0;                ///< modules with a failed compile under either heuristic
   int not_consulted = 0;         ///< modules whose learned compile never asked the policy (not in `failed`)
   double seconds = 0;
@@ -98,6 +99,11 @@ struct EvaluationResult {
 /// report), a compiler that never consulted the policy, or no module that
 /// compiled under both heuristics.
 common::Result<EvaluationResult> evaluate(const EvaluationOptions& options);
+
+/// Counts the failed and unconsulted modules of `r` and summarizes the rest,
+/// as a whole and per package: evaluate() once its compiles are done, and an
+/// evaluation rebuilt from stored rows.
+void tally(EvaluationResult& r);
 
 /// Links each group of the suite from the objects of each heuristic and
 /// measures the linked .text (per-module sizes double-count COMDAT code).

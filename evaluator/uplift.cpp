@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace evaluator {
 
@@ -40,6 +41,16 @@ UpliftSummary summarize(const std::vector<ModuleSizes>& modules, int worst_count
                    [](const ModuleSizes& a, const ModuleSizes& b) { return a.ratio() > b.ratio(); });
   if (static_cast<int>(s.worst.size()) > worst_count) s.worst.resize(worst_count);
   return s;
+}
+
+std::string package_of(const std::string& module) { return module.substr(0, module.find('/')); }
+
+std::vector<PackageSummary> summarize_by_package(const std::vector<ModuleSizes>& modules, int worst_count) {
+  std::map<std::string, std::vector<ModuleSizes>> by_package;
+  for (const auto& m : modules) by_package[package_of(m.name)].push_back(m);
+  std::vector<PackageSummary> out;
+  for (const auto& [package, members] : by_package) out.push_back({package, summarize(members, worst_count)});
+  return out;
 }
 
 }  // namespace evaluator

@@ -41,4 +41,16 @@ struct UpliftSummary {
 /// Summarizes modules; `worst_count` caps the list of worst regressions.
 UpliftSummary summarize(const std::vector<ModuleSizes>& modules, int worst_count = 5);
 
+/// A module's package: its name up to the first '/' (suites name modules
+/// <package>/<path in the package>), or the whole name when it has none.
+std::string package_of(const std::string& module);
+
+struct PackageSummary {
+  std::string package;
+  UpliftSummary summary;
+};
+/// summarize() per package, in package-name order: where a suite-wide figure
+/// comes from (one package can carry a suite's loss).
+std::vector<PackageSummary> summarize_by_package(const std::vector<ModuleSizes>& modules, int worst_count = 0);
+
 }  // namespace evaluator

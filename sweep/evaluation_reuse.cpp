@@ -101,14 +101,7 @@ evaluator::EvaluationResult result_from_rows(const evaluator::Suite& suite, cons
       else if (row.metric == metric_name(Metric::CodeBytes)) h->sizes.code = static_cast<std::int64_t>(row.value);
       else if (row.metric == metric_name(Metric::Decisions)) h->decisions = static_cast<std::size_t>(row.value);
     }
-  // The same counting and summary as evaluator::evaluate.
-  std::vector<evaluator::ModuleSizes> sizes;
-  for (const auto& m : r.modules) {
-    if (m.both_ok()) sizes.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
-    else if (m.by_default.ok() && m.learned.not_consulted()) ++r.not_consulted;
-    else ++r.failed;
-  }
-  r.summary = evaluator::summarize(sizes);
+  evaluator::tally(r);  // the same counting and summaries as evaluator::evaluate
   auto j = json::parse(source.summary_json, nullptr, false);
   if (!j.is_discarded()) {
     if (j.contains("linked") && j["linked"].contains("groups"))

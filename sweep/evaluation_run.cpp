@@ -28,7 +28,9 @@ nlohmann::json summary_json(const evaluator::UpliftSummary& s) {
 
 nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedBuild& b, const SelectedSuite& s,
                            const policy::PolicyMetadata& p) {
-  nlohmann::json failed = nlohmann::json::array(), links = nlohmann::json::array();
+  nlohmann::json failed = nlohmann::json::array(), links = nlohmann::json::array(),
+                 packages = nlohmann::json::array();
+  for (const auto& p : r.packages) packages.push_back({{"package", p.package}, {"summary", summary_json(p.summary)}});
   for (const auto& m : r.modules)
     for (const auto* h : {&m.by_default, &m.learned})
       if (!h->ok())
@@ -43,6 +45,7 @@ nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedB
           {"policy", p.name},
           {"policy_hash", p.content_hash},
           {"summary", summary_json(r.summary)},
+          {"packages", packages},
           {"linked", {{"summary", summary_json(r.linked_summary)}, {"groups", links}}},
           {"failed", failed},
           {"not_consulted", r.not_consulted},

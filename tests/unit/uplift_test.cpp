@@ -94,3 +94,21 @@ TEST_CASE("a module empty under one heuristic only is a win or loss, counted in 
   CHECK(s.losses == 1);
   CHECK(s.ties == 1);
 }
+
+TEST_CASE("per package: modules group by the name up to the first slash, each summarized alone, packages in name order") {
+  CHECK(package_of("zlib/src/inflate.c") == "zlib");
+  CHECK(package_of("lonely.c") == "lonely.c");
+  auto p = summarize_by_package({{"zz/a.c", 100, 90}, {"aa/x/b.c", 100, 110}, {"zz/c.c", 200, 200}, {"aa/d.c", 50, 50}});
+  REQUIRE(p.size() == 2);
+  CHECK(p[0].package == "aa");
+  CHECK(p[0].summary.modules == 2);
+  CHECK(p[0].summary.losses == 1);
+  CHECK(p[0].summary.ties == 1);
+  CHECK(p[0].summary.total_default == 150);
+  CHECK(p[0].summary.total_learned == 160);
+  CHECK(p[0].summary.worst.empty());
+  CHECK(p[1].package == "zz");
+  CHECK(p[1].summary.wins == 1);
+  CHECK(p[1].summary.ties == 1);
+  CHECK(p[1].summary.uplift == doctest::Approx(1 - std::sqrt(0.9)));
+}
