@@ -60,6 +60,9 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   CHECK(original.find("measure ") != std::string::npos);
   CHECK(rows_of(p, docs, true) == original);
   CHECK(summary_of(p, docs, "{summary,uplift}") == summary_of(p, import, "{summary,uplift}"));
+  // The per-package figures are rebuilt from the reused rows, not copied: they must agree too.
+  CHECK(!summary_of(p, import, "{packages,0,package}").empty());
+  CHECK(summary_of(p, docs, "{packages}") == summary_of(p, import, "{packages}"));
   CHECK(summary_of(p, import, "{reused_from}").empty());
   // A different compiler is evaluated for itself.
   CHECK(summary_of(p, threshold, "{reused_from}").empty());
