@@ -224,8 +224,10 @@ std::string html_overview(const ReportData& d) {
       continue;
     }
     rows.push_back({h(o.suite), html_commit(d, o.baseline.sha) + " " + h(date_of(o.baseline.time)),
-                    h(common::signed_percent(o.baseline_uplift)), html_commit(d, o.latest.sha) + " " + h(date_of(o.latest.time)),
-                    "<b>" + h(common::signed_percent(o.latest_uplift)) + "</b> (" + h(common::signed_percent(o.latest_uplift - o.baseline_uplift)) + ")"});
+                    h(common::signed_percent(o.baseline_uplift)),
+                    html_commit(d, o.latest.sha) + " " + h(date_of(o.latest.time)),
+                    "<b>" + h(common::signed_percent(o.latest_uplift)) + "</b> (" +
+                        h(common::signed_percent(o.latest_uplift - o.baseline_uplift)) + ")"});
   }
   out += html_table({"suite", "baseline", "uplift then", "latest", "uplift now (change)"}, rows, "overview-table",
                     "No suite in the project.");
@@ -301,7 +303,8 @@ std::string render_markdown(const ReportData& d) {
     out +=
         fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
                     date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
-                    date_of(o.latest.time), common::signed_percent(o.latest_uplift), common::signed_percent(o.latest_uplift - o.baseline_uplift));
+                    date_of(o.latest.time), common::signed_percent(o.latest_uplift),
+                    common::signed_percent(o.latest_uplift - o.baseline_uplift));
   }
   out += fmt::format("\n## Alerts ({} open of {})\n\n", d.open_alerts(), d.alerts.size());
   if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
@@ -315,7 +318,8 @@ std::string render_markdown(const ReportData& d) {
       out += "- culprit: one of " + md_commit(d, a.range_first) + " .. " + md_commit(d, a.first_bad) +
              " (the check-ins between do not build)\n";
     out += "- between " + md_commit(d, a.last_good) + " and " + md_commit(d, a.first_bad) +
-           fmt::format(": uplift {} → {}", common::signed_percent(a.uplift_before), common::signed_percent(a.uplift_after));
+           fmt::format(": uplift {} → {}", common::signed_percent(a.uplift_before),
+                       common::signed_percent(a.uplift_after));
     if (a.bisect_evaluations > 0)
       out += fmt::format(", bisected in {} evaluation(s) over {} check-in(s)", a.bisect_evaluations, a.range_size);
     out += "\n";
@@ -389,7 +393,8 @@ std::vector<std::string> summary_lines(const ReportData& d) {
     now += fmt::format("{} on {} at {} {} ({:+.2f} points since the baseline)", common::signed_percent(o.latest_uplift),
                        common::printable(o.suite), short_sha(o.latest.sha), date_of(o.latest.time),
                        100 * (o.latest_uplift - o.baseline_uplift));
-    base += fmt::format("{} at {} {}", common::signed_percent(o.baseline_uplift), short_sha(o.baseline.sha), date_of(o.baseline.time));
+    base += fmt::format("{} at {} {}", common::signed_percent(o.baseline_uplift), short_sha(o.baseline.sha),
+                        date_of(o.baseline.time));
   }
   if (d.overview.empty()) now += "no suite", base += "no suite";
   if (!d.baseline_note.empty()) base += " (" + common::printable(d.baseline_note) + ")";

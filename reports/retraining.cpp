@@ -44,7 +44,8 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   }
   double base = s.points.front().uplift;
   if (base <= 0) {
-    o.detail = "the baseline's uplift " + common::signed_percent(base) + " is not positive: a fraction of it means nothing";
+    o.detail =
+        "the baseline's uplift " + common::signed_percent(base) + " is not positive: a fraction of it means nothing";
     return o;
   }
   if (static_cast<int>(later.size()) < r.in_a_row) {
@@ -62,7 +63,8 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   o.first = last.front().sha;
   o.last = last.back().sha;
   o.detail = "the last " + std::to_string(r.in_a_row) + " evaluated check-in(s) kept at most " + num(best) +
-             " of the baseline's uplift " + common::signed_percent(base) + (o.fired ? ", below " : ", not below ") + num(r.min_fraction);
+             " of the baseline's uplift " + common::signed_percent(base) + (o.fired ? ", below " : ", not below ") +
+             num(r.min_fraction);
   return o;
 }
 
@@ -86,7 +88,8 @@ RuleOutcome head_below_rule(const char* name, bool on, double threshold, const R
 RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   return head_below_rule(
       "uplift_floor", r.floor_on, r.min_uplift, s, [](const auto& p) { return p.uplift; },
-      [](double v) { return "uplift " + common::signed_percent(v) + " at the head"; }, common::signed_percent(r.min_uplift));
+      [](double v) { return "uplift " + common::signed_percent(v) + " at the head"; },
+      common::signed_percent(r.min_uplift));
 }
 
 RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
@@ -170,10 +173,11 @@ SuiteDecision decide(const RetrainSeries& s, const RetrainRules& r) {
 CandidateVerdict judge_candidate(const HeldOutFigures& a, const HeldOutFigures& c, const PromotionSettings& s) {
   double gain = c.uplift - a.uplift;
   int extra = c.losses - a.losses;
-  std::string figures = "candidate " + common::signed_percent(c.uplift) + " against active " + common::signed_percent(a.uplift) + " (" +
-                        (gain >= 0 ? "+" : "") + num(100 * gain) + " points; margin " + num(100 * s.margin) +
-                        " points); losing modules " + std::to_string(c.losses) + " against " +
-                        std::to_string(a.losses) + " (at most " + std::to_string(s.max_extra_losing) + " more allowed)";
+  std::string figures = "candidate " + common::signed_percent(c.uplift) + " against active " +
+                        common::signed_percent(a.uplift) + " (" + (gain >= 0 ? "+" : "") + num(100 * gain) +
+                        " points; margin " + num(100 * s.margin) + " points); losing modules " +
+                        std::to_string(c.losses) + " against " + std::to_string(a.losses) + " (at most " +
+                        std::to_string(s.max_extra_losing) + " more allowed)";
   if (!std::isfinite(c.uplift)) return {false, "the candidate's uplift is not a number: " + figures};
   if (!(gain > 0 && gain >= s.margin)) return {false, "does not win by the margin: " + figures};
   if (extra > s.max_extra_losing)
