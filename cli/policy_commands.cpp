@@ -72,6 +72,7 @@ void run_train(Context& ctx, const TrainArgs& a) {
   auto build = select_build(ctx, a.build, &database);
   auto suite = sweep::select_suite(ctx.data_dir(), a.suite);
   policy::TrainOptions o = a.options;
+  std::erase(o.metadata.hidden, 0);  // --hidden 0: no hidden layer
   for (const auto& m : suite.suite.modules) o.modules.push_back({m.name, suite.bitcode(m)});
   std::string corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
   if (!a.validation.empty()) {
@@ -267,6 +268,14 @@ void attach_train(CLI::App& sub, Context& ctx) {
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
   sub.add_option("--learning-rate", o.learning_rate, "Adam learning rate of cloning and imitation")
       ->check(CLI::Range(1e-7, 1.0))->capture_default_str();
+  sub.add_option("--weight-decay", o.weight_decay, "Adam's L2 penalty on the weights in imitation")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  sub.add_option("--residual-margin", o.residual_margin,
+                 "> 0: learn only where to depart from the compiler's default, trained and served with the "
+                 "default's side at this margin (logit units)")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  sub.add_option("--hidden", o.metadata.hidden, "the network's hidden layer widths, e.g. --hidden 16,16 (--hidden 0: linear)")
+      ->delimiter(',')->check(CLI::Range(0, 4096))->capture_default_str();
   sub.add_option("--iterations", o.iterations, "REINFORCE iterations")->check(CLI::Range(0, 10000))->capture_default_str();
   sub.add_option("--rl-learning-rate", o.rl_learning_rate, "Adam learning rate of REINFORCE")
       ->check(CLI::Range(1e-7, 1.0))->capture_default_str();

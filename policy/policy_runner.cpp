@@ -48,11 +48,12 @@ class PolicyRunner : public Runner {
 
   double advise(const Observation& o) override {
     normalize_inputs(model_.metadata(), binding_, o.features, inputs_.data());
-    double score = model_.score(inputs_.data());
+    double offset = 0;
     if (default_index_ >= 0) {
       const auto& d = o.features[default_index_];
-      score += !d.empty() && d[0] > 0.5 ? model_.metadata().margin : -model_.metadata().margin;
+      offset = !d.empty() && d[0] > 0.5 ? model_.metadata().margin : -model_.metadata().margin;
     }
+    double score = model_.score(inputs_.data()) + offset;
     int action = score > 0 ? 1 : 0;
     if (options_.sampler) {
       double p = 1.0 / (1.0 + std::exp(-score));
@@ -61,6 +62,7 @@ class PolicyRunner : public Runner {
     if (options_.trace) {
       options_.trace->inputs.insert(options_.trace->inputs.end(), inputs_.begin(), inputs_.end());
       options_.trace->actions.push_back(action);
+      options_.trace->offsets.push_back(static_cast<float>(offset));
     }
     return action;
   }

@@ -17,6 +17,9 @@ namespace policy {
 struct TrainingTrace {
   std::vector<float> inputs;  ///< decisions × features, row-major
   std::vector<int> actions;
+  /// The margin term added to each decision's score (0 without a margin):
+  /// the gradient of a sampled action's probability goes through it.
+  std::vector<float> offsets;
 };
 
 struct PolicyRunnerOptions {

@@ -104,11 +104,13 @@ void fill_normalization(PolicyMetadata& meta, const TrainingData& data) {
   }
 }
 
-/// Normalized inputs (rows × features), labels and per-row loss weights.
+/// Normalized inputs (rows × features), labels, per-row loss weights and
+/// per-row offsets added to the score (a residual policy's default side).
 struct Dataset {
   std::vector<float> x;
   std::vector<std::int64_t> y;
   std::vector<float> w;
+  std::vector<float> offset;
 };
 
 void add_rows(Dataset& d, const PolicyMetadata& meta, const std::vector<std::vector<double>>& rows,
@@ -116,19 +118,27 @@ void add_rows(Dataset& d, const PolicyMetadata& meta, const std::vector<std::vec
   append_normalized(meta, rows, d.x);
   d.y.insert(d.y.end(), labels.begin(), labels.end());
   d.w.insert(d.w.end(), weights.begin(), weights.end());
+  d.offset.resize(d.y.size(), 0.0f);
+}
+
+/// The score is logit(inline) − logit(don't): an offset on the score is one
+/// on the "inline" logit. Rows × 2.
+torch::Tensor score_shift(const torch::Tensor& offsets) {
+  return torch::stack({torch::zeros_like(offsets), offsets}, 1);
 }
 
 /// Weighted cross-entropy, Adam, shuffled minibatches (shuffle from `seed`).
-void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, std::uint64_t seed, const TrainOptions& o,
-         const char* phase) {
+void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, double weight_decay, std::uint64_t seed,
+         const TrainOptions& o, const char* phase) {
   auto n = static_cast<long>(d.y.size());
   if (n == 0 || epochs == 0) return;
   auto f = static_cast<long>(model.metadata().features.size());
   auto x = torch::from_blob(d.x.data(), {n, f});
   auto y = torch::from_blob(d.y.data(), {n}, torch::kInt64);
   auto w = torch::from_blob(d.w.data(), {n});
+  auto shift = score_shift(torch::from_blob(d.offset.data(), {n}));
   auto& net = model.impl().net;
-  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(o.learning_rate));
+  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(o.learning_rate).weight_decay(weight_decay));
   std::vector<std::int64_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(seed);
@@ -145,7 +155,7 @@ void fit(PolicyModel& model, Dataset& d, int epochs, double smoothing, std::uint
       auto wb = w.index_select(0, idx);
       opt.zero_grad();
       batch = x.index_select(0, idx);
-      auto logits = net->forward(batch);
+      auto logits = net->forward(batch) + shift.index_select(0, idx);
       auto yb = y.index_select(0, idx);
       right += (logits.argmax(1) == yb).sum().item<double>();
       auto per_row = torch::nn::functional::cross_entropy(logits, yb,
@@ -173,22 +183,30 @@ void behaviour_clone(PolicyModel& model, const TrainingData& data, const TrainOp
   Dataset d;
   for (const auto& m : data.modules)
     add_rows(d, model.metadata(), m.features, m.default_decisions, std::vector<float>(m.features.size(), 1.0f));
-  fit(model, d, o.clone_epochs, o.label_smoothing, mix(o.seed, 0, 1), o, "clone");
+  fit(model, d, o.clone_epochs, o.label_smoothing, 0.0, mix(o.seed, 0, 1), o, "clone");
 }
 
 /// Cross-entropy on the searched decisions, kept flips weighted up: they are
-/// rare, and the whole improvement over the default.
+/// rare, and the whole improvement over the default. A residual policy's
+/// score carries the default's side at the model's margin, as when served.
 void imitate(PolicyModel& model, const std::vector<SearchedModule>& searched, const TrainOptions& o) {
   Dataset d;
+  auto margin = static_cast<float>(model.metadata().margin);
   for (const auto& s : searched) {
     std::vector<float> w(s.decisions.size(), 1.0f);
     // Rejected indices were tried on earlier trajectories, which a later kept flip may have shortened.
     for (int i : s.rejected)
       if (i < static_cast<int>(w.size())) w[i] = static_cast<float>(o.verified_weight);
     for (int i : s.flipped) w[i] = static_cast<float>(o.flip_weight);
+    auto first = d.y.size();
     add_rows(d, model.metadata(), s.features, s.decisions, w);
+    // Every answer of the searched trajectory is the default's there, but for the kept flips.
+    std::vector<bool> flipped(s.decisions.size(), false);
+    for (int i : s.flipped) flipped[i] = true;
+    for (std::size_t i = 0; i < s.decisions.size(); ++i)
+      d.offset[first + i] = (s.decisions[i] == 1) != flipped[i] ? margin : -margin;
   }
-  fit(model, d, o.imitation_epochs, 0.0, mix(o.seed, 0, 2), o, "imitate");
+  fit(model, d, o.imitation_epochs, 0.0, o.weight_decay, mix(o.seed, 0, 2), o, "imitate");
 }
 
 /// A greedy evaluation's figures, as the checkpoint and the metadata keep them.
@@ -254,7 +272,7 @@ std::optional<Checkpoint> load_checkpoint(const fs::path& dir) {
 /// baseline, normalized over the batch) scales the log-probability of its
 /// actions. Returns the mean reward.
 double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const TrainingData& data, Checkpoint& state,
-                           int it, const TrainOptions& o) {
+                           int it, DefaultDecisionSlot slot, const TrainOptions& o) {
   auto n = data.modules.size();
   std::vector<Rollout> rollouts(n);
   auto order = largest_first(decision_counts(data));
@@ -263,7 +281,7 @@ double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const Tr
     std::mt19937_64 rng(mix(o.seed, it, i));
     auto dir = o.work_dir / "sample" / std::to_string(i);
     fs::create_directories(dir);
-    rollouts[i] = rollout(model, data.modules[i], o, &rng, dir);
+    rollouts[i] = rollout(model, data.modules[i], o, &rng, dir, slot);
   });
   for (std::size_t k = 0; k < thrown.size(); ++k)
     if (!thrown[k].empty()) rollouts[order[k]] = Rollout{};  // a failed rollout: left out of the gradient
@@ -283,22 +301,25 @@ double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const Tr
   // Rewards are fractions of a percent and vary by module: normalizing keeps
   // the step size independent of the suite.
   double scale = 1.0 / (std::sqrt(square_sum / counted) + 1e-6);
-  std::vector<float> x, adv;
+  std::vector<float> x, adv, offsets;
   std::vector<std::int64_t> a;
   for (std::size_t i = 0; i < n; ++i) {
     if (advantage[i] == 0) continue;
     const auto& t = rollouts[i].trace;
     x.insert(x.end(), t.inputs.begin(), t.inputs.end());
     a.insert(a.end(), t.actions.begin(), t.actions.end());
+    offsets.insert(offsets.end(), t.offsets.begin(), t.offsets.end());
     adv.insert(adv.end(), t.actions.size(), static_cast<float>(advantage[i] * scale));
   }
   if (a.empty()) return reward_sum / counted;
+  if (offsets.size() != a.size()) throw std::logic_error("a sampled compile's trace lacks its margin terms");
   auto rows = static_cast<long>(a.size());
   auto xt = torch::from_blob(x.data(), {rows, static_cast<long>(model.metadata().features.size())});
   auto at = torch::from_blob(a.data(), {rows, 1}, torch::kInt64);
   auto advt = torch::from_blob(adv.data(), {rows});
   opt.zero_grad();
-  auto logp = torch::log_softmax(model.impl().net->forward(xt), 1);
+  auto shift = score_shift(torch::from_blob(offsets.data(), {rows}));
+  auto logp = torch::log_softmax(model.impl().net->forward(xt) + shift, 1);
   // Summed over a module's decisions, averaged over modules: the gradient of
   // the expected per-module reward.
   auto loss = -(advt * logp.gather(1, at).squeeze(1)).sum() / counted;
@@ -347,6 +368,15 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData
   if (!model) return model.error();
   auto searched = search_all(*model, data, slot, o);
   for (auto& s : searched) drop_columns(data, s.features);  // logged in the compiler's order
+  if (o.residual_margin > 0) {
+    // The clone ranked the search's candidates; a residual policy learns
+    // from fresh weights (or its parent's) what to add to the default.
+    if (!o.warm_start) {
+      auto meta = model->metadata();
+      model = PolicyModel::create(meta);
+    }
+    model->metadata().margin = o.residual_margin;
+  }
   std::vector<std::int64_t> text;
   int trials = 0, kept = 0;
   for (std::size_t i = 0; i < searched.size(); ++i) {
@@ -356,11 +386,11 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData
   state.search = figures(summarize(data, text));
   state.search.update({{"trials", trials}, {"flips_kept", kept}});
   imitate(*model, searched, o);
-  auto e = evaluate(*model, data, o);
+  auto e = evaluate(*model, data, o, slot);
   state.baselines.clear();
   for (std::size_t i = 0; i < e.text.size(); ++i)
     state.baselines.push_back(shaped_reward(e.text[i], data.modules[i].default_text, o));
-  state.last = state.best = figures(validation ? evaluate(*model, *validation, o) : e);
+  state.last = state.best = figures(validation ? evaluate(*model, *validation, o, slot) : e);
   if (o.progress) o.progress({"imitated", 0, o.iterations, 0, state.last["uplift_geomean"], 0, 0, state.last["no_worse_share"]});
   return model;
 }
@@ -369,16 +399,19 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData
 /// uplift among margins that leave at least `no_worse_bar` of them no larger
 /// and the total no larger; when none does, the one that comes closest to
 /// the bar without losing in total. Every margin tried is recorded in `grid`.
+/// A residual policy's margins start at the one it was trained with.
 double choose_margin(const PolicyModel& model, const TrainingData& validation, DefaultDecisionSlot slot,
                      const TrainOptions& o, const nlohmann::json& unmargined, nlohmann::json& grid) {
   grid = nlohmann::json::array();
+  double trained = model.metadata().margin;
   auto row = unmargined;
-  row["margin"] = 0.0;
+  row["margin"] = trained;
   grid.push_back(row);
   // The last candidate defers everywhere: measured too, so the figures of
   // whatever is chosen are measured ones (the channel's echo of the default
   // need not equal the default compile).
-  auto margins = o.margins;
+  std::vector<double> margins;
+  for (double m : o.margins) margins.push_back(trained + m);
   margins.push_back(kDeferAlways);
   for (std::size_t k = 0; k < margins.size(); ++k) {
     PolicyModel gated(model);
@@ -414,6 +447,7 @@ nlohmann::json training_json(const TrainOptions& o, const TrainingData& data, co
       {"verified_weight", o.verified_weight},   {"iterations", o.iterations},
       {"learning_rate", o.learning_rate},       {"rl_learning_rate", o.rl_learning_rate},
       {"loss_penalty", o.loss_penalty},         {"modules", data.modules.size()},
+      {"weight_decay", o.weight_decay},         {"residual_margin", o.residual_margin},
       {"skipped_modules", data.skipped},        {"default_decision_slot", slot_feature_name(slot)}};
   for (const auto& [key, value] : state.best.items()) j[figures_prefix + key] = value;
   return j;
@@ -483,6 +517,10 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& o) {
       reads_unreliable = std::find(f.begin(), f.end(), kUnreliableFeature) != f.end();
     }
   if (!reads_unreliable) drop_feature(*data, kUnreliableFeature);
+  if (reads_unreliable && o.residual_margin > 0)
+    return common::Error{"a residual policy needs the compiler's default decision, and warm-start policy " +
+                         o.warm_start->string() + " reads " + kUnreliableFeature +
+                         ", which the compiler overwrites when it sends it; train without --residual-margin"};
   std::optional<TrainingData> validation;
   if (!o.validation.empty()) {
     TrainOptions vo = o;
@@ -519,10 +557,10 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& o) {
   auto start = Clock::now();
   int first = state.iteration;
   for (int it = state.iteration; it < o.iterations; ++it) {
-    double mean_reward = reinforce_iteration(*model, opt, *data, state, it, o);
+    double mean_reward = reinforce_iteration(*model, opt, *data, state, it, *slot, o);
     state.iteration = it + 1;
     if (state.iteration % o.eval_every == 0 || state.iteration == o.iterations) {
-      auto e = evaluate(*model, *choose_on, o);
+      auto e = evaluate(*model, *choose_on, o, *slot);
       state.last = figures(e);
       if (better(figures(e), state.best)) state.best = figures(e), *best = PolicyModel(*model);
     }

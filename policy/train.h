@@ -51,7 +51,8 @@ struct TrainOptions {
   /// checkpoint and the margin are chosen on them. Empty: chosen on the
   /// training modules, and no margin.
   std::vector<TrainModule> validation;
-  /// Margins tried on the validation modules (0, the model alone, is always a candidate).
+  /// Margins tried on the validation modules, over the residual margin (the
+  /// model as trained, margin 0 or the residual one, is always a candidate).
   std::vector<double> margins = {0.5, 1, 2, 3, 5, 8};
   /// The margin chosen is the one with the best geometric-mean uplift on
   /// validation among those leaving at least this share of its modules no larger.
@@ -71,6 +72,13 @@ struct TrainOptions {
   int eval_every = 2;               ///< greedy evaluation (and best-model choice) every N iterations
   int jobs = 2;
   double learning_rate = 3e-3;      ///< Adam, for cloning and imitation
+  double weight_decay = 0;          ///< Adam's L2 penalty in imitation: a smaller model of the flips generalizes
+  /// > 0: a residual policy. Imitation starts from fresh weights and trains
+  /// the score with the compiler's default side added at this many logit
+  /// units, as it is served with this margin: the model learns only where to
+  /// depart from the default (the default's own boundary it need not learn
+  /// again, and cannot overfit). 0: the model imitates every decision alone.
+  double residual_margin = 0;
   double rl_learning_rate = 1e-3;   ///< Adam, for REINFORCE
   /// Reward subtracted from a module that ends up larger than the default: a
   /// Lagrangian-style price on the "no worse on 90% of modules" constraint,

@@ -1,6 +1,8 @@
-// Training's robustness: a resumed run refuses another suite's state, and a
-// task that throws on a worker thread is that task's error.
+// Training's robustness: a resumed run refuses another suite's state, a
+// task that throws on a worker thread is that task's error, divergence
+// stops cleanly, and a residual policy keeps its margin through training.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <stdexcept>
@@ -118,4 +120,28 @@ TEST_CASE("training that diverges stops at the bad step with one clear line, kee
     CHECK(r.error().message.find("training failed: ") == 0);
     CHECK(r.error().message.find('\n') == std::string::npos);
   }
+}
+
+TEST_CASE("a residual policy is trained, sampled and served with the default's side at its margin") {
+  testing::TempDir tmp;
+  auto o = tiny_run(tmp);
+  o.modules = {module_of(tmp, "json"), module_of(tmp, "hashtable")};
+  o.validation = {module_of(tmp, "sort"), module_of(tmp, "utf8")};
+  o.search_trials = 2;
+  o.imitation_epochs = 5;
+  o.iterations = 1;  // REINFORCE's gradient must see the margin term its sampled actions had
+  o.eval_every = 1;
+  o.residual_margin = 2;
+  o.margins = {0.5};
+  auto r = train(o);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  // Served with at least the margin it was trained with: the one chosen, or deferring everywhere.
+  CHECK(r->model.metadata().margin >= 2);
+  auto training = nlohmann::json::parse(r->model.metadata().training);
+  CHECK(training["residual_margin"] == 2.0);
+  REQUIRE(training["margin_grid"].size() == 3);  // as trained, one above it, deferring everywhere
+  CHECK(training["margin_grid"][0]["margin"] == 2.0);
+  CHECK(training["margin_grid"][1]["margin"] == 2.5);
+  // Nothing was trained without the default's side: every validation module compiled.
+  for (const auto& row : training["margin_grid"]) CHECK(row["failed"] == 0);
 }
