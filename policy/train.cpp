@@ -338,6 +338,10 @@ common::Result<PolicyModel> initial_model(const TrainingData& data, const TrainO
   meta.seed = o.seed;
   if (!o.warm_start) {
     fill_normalization(meta, data);
+    // A residual policy's clone only ranks the search's candidates and is
+    // then replaced: it keeps the default width whatever the policy's, so
+    // the search (the costly part) is the same for every policy width.
+    if (o.residual_margin > 0) meta.hidden = PolicyMetadata{}.hidden;
     auto model = PolicyModel::create(meta);
     behaviour_clone(model, data, o);
     return model;
@@ -373,6 +377,7 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData
     // from fresh weights (or its parent's) what to add to the default.
     if (!o.warm_start) {
       auto meta = model->metadata();
+      meta.hidden = o.metadata.hidden;
       model = PolicyModel::create(meta);
     }
     model->metadata().margin = o.residual_margin;
@@ -386,11 +391,16 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData
   state.search = figures(summarize(data, text));
   state.search.update({{"trials", trials}, {"flips_kept", kept}});
   imitate(*model, searched, o);
-  auto e = evaluate(*model, data, o, slot);
-  state.baselines.clear();
-  for (std::size_t i = 0; i < e.text.size(); ++i)
-    state.baselines.push_back(shaped_reward(e.text[i], data.modules[i].default_text, o));
-  state.last = state.best = figures(validation ? evaluate(*model, *validation, o, slot) : e);
+  // The training modules' compile gives REINFORCE its baselines; with no
+  // REINFORCE and validation modules to choose on, nobody reads it.
+  state.baselines.assign(data.modules.size(), 0.0);
+  std::optional<Outcome> on_training;
+  if (o.iterations > 0 || !validation) {
+    on_training = evaluate(*model, data, o, slot);
+    for (std::size_t i = 0; i < on_training->text.size(); ++i)
+      state.baselines[i] = shaped_reward(on_training->text[i], data.modules[i].default_text, o);
+  }
+  state.last = state.best = figures(validation ? evaluate(*model, *validation, o, slot) : *on_training);
   if (o.progress) o.progress({"imitated", 0, o.iterations, 0, state.last["uplift_geomean"], 0, 0, state.last["no_worse_share"]});
   return model;
 }
