@@ -331,6 +331,13 @@ double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const Tr
   return reward_sum / counted;
 }
 
+/// Whether a policy's network was trained with the default's side added
+/// (its training record says so).
+bool trained_residual(const PolicyMetadata& meta) {
+  auto j = nlohmann::json::parse(meta.training.empty() ? "{}" : meta.training, nullptr, false);
+  return j.is_object() && j.value("residual_margin", 0.0) > 0;
+}
+
 /// A fresh model for the training data: cloned from the default heuristic,
 /// or copied from a warm-start policy.
 common::Result<PolicyModel> initial_model(const TrainingData& data, const TrainOptions& o) {
@@ -374,8 +381,13 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData
   for (auto& s : searched) drop_columns(data, s.features);  // logged in the compiler's order
   if (o.residual_margin > 0) {
     // The clone ranked the search's candidates; a residual policy learns
-    // from fresh weights (or its parent's) what to add to the default.
-    if (!o.warm_start) {
+    // from fresh weights what to add to the default, or from its parent's
+    // when the parent was trained as one (a parent that decides alone
+    // scores the default's boundary itself: the margin would count it twice).
+    bool from_parent = false;
+    if (o.warm_start)
+      if (auto parent = PolicyModel::load(*o.warm_start)) from_parent = trained_residual(parent->metadata());
+    if (!from_parent) {
       auto meta = model->metadata();
       meta.hidden = o.metadata.hidden;
       model = PolicyModel::create(meta);

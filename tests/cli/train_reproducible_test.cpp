@@ -35,11 +35,16 @@ void build_suite(Project& p, const std::string& name, std::vector<std::string> f
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
 }
 
+/// The policy's own options: the test runs once per kind of policy.
+std::vector<std::string> g_mode;
+
 std::vector<std::string> train_args(const Project& p, const fs::path& out) {
-  return p.args({"train", "--repo", p.repo, "--build", "v1.0", "--suite", "tr", "--validation", "va", "--out",
-                 out.string(), "--name", "repro", "--seed", "7", "--clone-epochs", "5", "--search-trials", "2", "--imitation-epochs",
-                 "5", "--iterations", "4", "--eval-every", "2", "-j", "2"},
-                p.dsn);
+  std::vector<std::string> args = {"train", "--repo", p.repo, "--build", "v1.0", "--suite", "tr", "--validation", "va",
+                                   "--out", out.string(), "--name", "repro", "--seed", "7", "--clone-epochs", "5",
+                                   "--search-trials", "2", "--imitation-epochs", "5", "--iterations", "4",
+                                   "--eval-every", "2", "-j", "2"};
+  args.insert(args.end(), g_mode.begin(), g_mode.end());
+  return p.args(args, p.dsn);
 }
 
 const std::vector<std::pair<std::string, std::string>> kEpoch = {{"SOURCE_DATE_EPOCH", "1767225600"}};
@@ -72,6 +77,14 @@ void kill_after_checkpoint(const Project& p, const fs::path& out, int iteration,
 }  // namespace
 
 TEST_CASE("train writes a byte-identical policy for the same seed, also after SIGTERM or SIGKILL and --resume") {
+  // The shipped policy's kind (residual, a narrower network, weight decay)
+  // and the model that decides alone.
+  bool residual = false;
+  SUBCASE("a residual policy") {
+    g_mode = {"--residual-margin", "2", "--hidden", "16,16", "--weight-decay", "1e-4"};
+    residual = true;
+  }
+  SUBCASE("a policy that decides alone") { g_mode = {}; }
   Project p;
   build_suite(p, "tr", {"hashtable", "ini", "json"});
   build_suite(p, "va", {"sort", "utf8"});
@@ -90,6 +103,10 @@ TEST_CASE("train writes a byte-identical policy for the same seed, also after SI
   CHECK(features.find("\"sroa_savings\"") != std::string::npos);
   CHECK(features.find("\"callee_basic_block_count\"") == std::string::npos);  // never an input
   CHECK(info.output.find("\"created\": \"2026-01-01T00:00:00Z\"") != std::string::npos);
+  if (residual) {
+    CHECK(info.output.find("\"residual_margin\": 2.0") != std::string::npos);
+    CHECK(p.run({"policy", "info", straight.string()}).output.find("layers      16-16-2") != std::string::npos);
+  }
 
   // Another run with the same inputs, from nothing: the same bytes.
   auto again = p.dir / "again.policy";
