@@ -12,6 +12,7 @@
 # same suite, compiler and seed whose search results are reused (default:
 # the first variant searches, about 25 minutes on 2 cores); each variant
 # then takes 3 to 8 minutes. Policies go to DATA_DIR/variants/.
+# ONLY=PATTERN runs the variants whose name matches (grep -E).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: bench/policy_variants.sh DATA_DIR TRAIN_SUITE [SEARCHED_WORK_DIR]" >&2; exit 2; }
@@ -35,6 +36,7 @@ variants=(
 printf '%-28s %12s %22s\n' variant "as trained" "chosen margin"
 for v in "${variants[@]}"; do
   name=${v%%|*}; opts=${v#*|}
+  [ -n "${ONLY:-}" ] && ! grep -qE "$ONLY" <<<"$name" && continue
   work="$DATA/training/variant-$name-1"
   resume=()
   if [ -n "$SEARCHED" ] && [ ! -d "$work" ]; then
