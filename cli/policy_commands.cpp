@@ -274,7 +274,8 @@ void attach_train(CLI::App& sub, Context& ctx) {
                  "> 0: learn only where to depart from the compiler's default, trained and served with the "
                  "default's side at this margin (logit units)")
       ->check(CLI::Range(0.0, 100.0))->capture_default_str();
-  sub.add_option("--hidden", o.metadata.hidden, "the network's hidden layer widths, e.g. --hidden 16,16 (--hidden 0: linear)")
+  sub.add_option("--hidden", o.metadata.hidden,
+                 "the network's hidden layer widths, e.g. --hidden 16,16 (--hidden 0: linear)")
       ->delimiter(',')->check(CLI::Range(0, 4096))->capture_default_str();
   sub.add_option("--iterations", o.iterations, "REINFORCE iterations")->check(CLI::Range(0, 10000))->capture_default_str();
   sub.add_option("--rl-learning-rate", o.rl_learning_rate, "Adam learning rate of REINFORCE")
