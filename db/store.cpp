@@ -209,6 +209,14 @@ void replace_measurements_row_by_row(Database& db, Id evaluation_id, const std::
 void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* finish) {
   db.impl().guarded("storing an evaluation", [&] {
     pqxx::work tx(db.impl().conn);
+    // Two identical evaluations can share one row and finish together: each
+    // deletes what it cannot yet see of the other's and inserts, and the
+    // second insert hits the first's rows. Serialized, the later store
+    // replaces the earlier one's (equal) rows. Not kEvaluationLock: both
+    // hold that one shared while they evaluate.
+    tx.exec_params(
+        "SELECT pg_advisory_xact_lock(hashtext('driftwatch store evaluation'), ($1::bigint & 2147483647)::int)",
+        r.evaluation_id);
     tx.exec_params("DELETE FROM measurements WHERE evaluation_id = $1", r.evaluation_id);
     tx.exec_params("DELETE FROM module_results WHERE evaluation_id = $1", r.evaluation_id);
     {
