@@ -42,6 +42,7 @@ struct SweepArgs {
   std::string every, since;
   int jobs = 0, workers = 1;
   std::string engine = "local", partition;
+  int stall_timeout = -1;  ///< seconds; -1: the default (SweepOptions)
 };
 
 void print_summary(const sweep::SweepReport& r) {
@@ -78,6 +79,9 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   if (!a.partition.empty() && o.engine != sweep::Engine::Slurm)
     throw common::Fatal("--partition needs --engine slurm");
   o.partition = a.partition;
+  if (a.stall_timeout >= 0 && o.engine != sweep::Engine::Slurm)
+    throw common::Fatal("--stall-timeout needs --engine slurm");
+  if (a.stall_timeout >= 0) o.slurm_stall = std::chrono::seconds(a.stall_timeout);
   o.dsn = o.target.conninfo;
   o.progress = &progress;
   sweep::SweepReport report;
@@ -117,6 +121,10 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
                  "where jobs run: local (this process's workers), external (`driftwatch worker`s started elsewhere), "
                  "slurm (an sbatch array the sweep submits and follows)");
   sub.add_option("--partition", a->partition, "Slurm partition for --engine slurm");
+  sub.add_option("--stall-timeout", a->stall_timeout,
+                 "--engine slurm: fail when no array task has run and no job finished for this many seconds, naming "
+                 "why the tasks wait (default 3600; 0 waits however long)")
+      ->check(CLI::NonNegativeNumber);
   sub.footer(
       "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "
       "the next sweep); 2 bad input or a database that stayed away; 3 another sweep of the project is running. "

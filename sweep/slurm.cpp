@@ -51,6 +51,15 @@ std::string describe_tasks(const std::map<std::string, int>& states) {
   return out.empty() ? "none left" : out;
 }
 
+bool StallWatch::stalled(Clock::time_point now, const std::map<std::string, int>& states, int finished) {
+  // A task past PENDING (running, completing, configuring) is progress, as is a finished job.
+  bool progress = (finished_ >= 0 && finished != finished_) ||
+                  std::any_of(states.begin(), states.end(), [](const auto& s) { return s.first != "PENDING"; });
+  finished_ = finished;
+  if (progress || since_ == Clock::time_point{}) since_ = now;
+  return limit_.count() > 0 && now - since_ >= limit_;
+}
+
 namespace {
 
 common::Result<std::string> run_slurm(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {}) {
@@ -91,6 +100,18 @@ common::Result<std::map<std::string, int>> SlurmArray::active() const {
     return out.error();
   }
   return parse_squeue_states(*out);
+}
+
+std::string SlurmArray::pending_reason() const {
+  auto out = run_slurm({"squeue", "-h", "-r", "-j", id_, "-t", "PENDING", "-o", "%r"});
+  if (!out) return "";
+  std::vector<std::string> reasons;
+  for (const auto& line : common::split(*out, '\n'))
+    if (auto r = common::trim(line); !r.empty() && std::find(reasons.begin(), reasons.end(), r) == reasons.end())
+      reasons.push_back(r);
+  std::string joined;
+  for (const auto& r : reasons) joined += (joined.empty() ? "" : "; ") + r;
+  return joined;
 }
 
 void SlurmArray::cancel() const { (void)run_slurm({"scancel", id_}); }

@@ -136,7 +136,7 @@ fs::path self_binary() {
 /// another when the last ended with work left (bisection adds jobs late).
 class SlurmFollower {
  public:
-  SlurmFollower(const SweepOptions& o, int jobs_per_worker) : o_(o) {
+  SlurmFollower(const SweepOptions& o, int jobs_per_worker) : o_(o), watch_(o.slurm_stall) {
     spec_.driftwatch = self_binary().string();
     spec_.data_dir = fs::absolute(o.data_dir);
     spec_.project = o.project.name;
@@ -151,10 +151,20 @@ class SlurmFollower {
   void operator()(const db::JobCounts& counts) {
     if (array_) {
       auto tasks = array_->active().take();
-      auto line = fmt::format("slurm array {}: {}", array_->id(), describe_tasks(tasks));
+      auto reason = tasks.count("PENDING") ? array_->pending_reason() : "";
+      auto line = fmt::format("slurm array {}: {}{}", array_->id(), describe_tasks(tasks),
+                              reason.empty() ? "" : " (" + reason + ")");
       if (line != last_line_) say(o_, line);
       last_line_ = line;
-      if (!tasks.empty()) return;
+      if (!tasks.empty()) {
+        if (watch_.stalled(StallWatch::Clock::now(), tasks, counts.finished()))
+          // The destructor cancels the array; the jobs stay queued for the next sweep.
+          throw common::Fatal(
+              fmt::format("no worker of Slurm array {} has run for {} s{}; are the partition's nodes up (sinfo -R)? "
+                          "--stall-timeout sets how long to wait",
+                          array_->id(), o_.slurm_stall.count(), reason.empty() ? "" : " (pending: " + reason + ")"));
+        return;
+      }
       if (counts.finished() == finished_at_submit_)
         throw common::Fatal(fmt::format("the Slurm workers of array {} ended without finishing a job; their output "
                                         "is in {}",
@@ -164,6 +174,7 @@ class SlurmFollower {
     }
     array_ = SlurmArray::submit(spec_, o_.dsn).take();
     finished_at_submit_ = counts.finished();
+    watch_.restart(StallWatch::Clock::now());
     say(o_, fmt::format("submitted {} worker(s) as Slurm array {}{} (output in {})", spec_.tasks, array_->id(),
                         spec_.partition.empty() ? "" : " on partition " + spec_.partition, spec_.log_dir.string()));
   }
@@ -172,6 +183,7 @@ class SlurmFollower {
   const SweepOptions& o_;
   SlurmSpec spec_;
   std::optional<SlurmArray> array_;
+  StallWatch watch_;
   int finished_at_submit_ = -1;
   std::string last_line_;
 };

@@ -3,6 +3,7 @@
 // them as jobs, run workers until every job has finished, and record the
 // sweep. Killed at any point, a rerun continues where it stopped: jobs are
 // keyed by what they compute and finished with their results.
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -40,6 +41,9 @@ struct SweepOptions {
   Engine engine = Engine::Local;
   std::string partition;       ///< Slurm partition ("" for the default)
   std::string dsn;             ///< what remote workers connect to (Slurm): the target's conninfo
+  /// A Slurm array with no task running and no job finished for this long
+  /// fails the sweep, naming why its tasks wait (0: wait however long).
+  std::chrono::seconds slurm_stall{3600};
   Progress* progress = nullptr;
 };
 

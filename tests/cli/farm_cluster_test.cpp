@@ -64,7 +64,7 @@ std::string read(const std::filesystem::path& f) {
 /// munged, slurmctld and slurmd for this machine's one node, torn down with the object.
 struct SlurmCluster {
   testing::TempDir dir;
-  std::string conf, why_not;
+  std::string conf, host, why_not;
   std::vector<common::Child> daemons;
 
   SlurmCluster() {
@@ -87,7 +87,7 @@ struct SlurmCluster {
       why_not = "slurmd -C: " + node.output;
       return;
     }
-    auto host = common::split(line.substr(9), ' ')[0];
+    host = common::split(line.substr(9), ' ')[0];
     conf = (d / "slurm.conf").string();
     std::ofstream(conf) << "ClusterName=dwtest\nSlurmctldHost=" << host
                         << "\nSlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge\nCredType=cred/munge\n"
@@ -111,13 +111,31 @@ struct SlurmCluster {
         return;
       }
       auto s = run({"sinfo", "-h", "-o", "%T"}, env());
-      if (s.ok() && common::trim(s.output) == "idle") return;
+      if (s.ok() && common::trim(s.output) == "idle") {
+        // slurmctld reports the node idle from its registration; a slurmd that
+        // died since (no cgroup hierarchy, say) would never start a task.
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        if (daemons[2].try_wait()) why_not = "slurmd exited after registering: " + read(d / "slurmd.log");
+        return;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     why_not = "the node did not become idle within 30 s: " + read(d / "slurmctld.log") + read(d / "slurmd.log");
   }
   std::vector<std::pair<std::string, std::string>> env() const { return {{"SLURM_CONF", conf}}; }
 };
+
+/// Two prebuilt toolchains (copies of dwcc) in place of the history: the array's work takes seconds.
+void use_two_toolchains(Project& p) {
+  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
+  std::ofstream out(p.config, std::ios::app);
+  for (const char* date : {"2026-01-05", "2026-01-12"}) {
+    auto prefix = p.dir / (std::string("nightly-") + date);
+    std::filesystem::create_directories(prefix / "bin");
+    std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
+    out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\ndate = \"" << date << "\"\n";
+  }
+}
 
 }  // namespace
 
@@ -130,19 +148,10 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
     FAIL(slurm.why_not);
   }
   Project p;
-  // Two prebuilt toolchains (copies of dwcc): the array's work takes seconds.
-  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
-  {
-    std::ofstream out(p.config, std::ios::app);
-    for (const char* date : {"2026-01-05", "2026-01-12"}) {
-      auto prefix = p.dir / (std::string("nightly-") + date);
-      std::filesystem::create_directories(prefix / "bin");
-      std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
-      out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\ndate = \"" << date << "\"\n";
-    }
-  }
+  use_two_toolchains(p);
+  // A Slurm that cannot run its tasks fails the sweep in 2 minutes, not never.
   auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--partition", "farm",
-                                  "--workers", "2", "-j", "1"},
+                                  "--workers", "2", "-j", "1", "--stall-timeout", "120"},
                                  p.dsn),
                           slurm.env());
   INFO(r.output);
@@ -169,7 +178,42 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
   CHECK(r.output.find("build ok") == std::string::npos);
 }
 
-TEST_CASE("two builds of one check-in at once in a shared data directory build it once, and a clean work tree elsewhere is served from the remote ccache") {
+TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why, and loses no job") {
+  SlurmCluster slurm;
+  if (!slurm.why_not.empty()) {
+    if (slurm.daemons.size() < 2 || slurm.daemons[1].try_wait())
+      return testing::skip_test("slurmctld cannot start here: " + common::trim(slurm.why_not).substr(0, 400));
+    FAIL(slurm.why_not);
+  }
+  Project p;
+  use_two_toolchains(p);
+  auto drain =
+      run({"scontrol", "update", "NodeName=" + slurm.host, "State=DRAIN", "Reason=driftwatch-test"}, slurm.env());
+  REQUIRE_MESSAGE(drain.ok(), drain.output);
+  auto sweep = p.args(
+      {"sweep", "--config", p.config, "--engine", "slurm", "--workers", "2", "-j", "1", "--stall-timeout", "5"}, p.dsn);
+  auto r = run_driftwatch(sweep, slurm.env());
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("no worker of Slurm array") != std::string::npos);
+  CHECK(r.output.find("has run for 5 s (pending: ") != std::string::npos);
+  // The array is cancelled, and every job is still there for the next sweep.
+  auto left = run({"squeue", "-h", "-o", "%i|%T"}, slurm.env());
+  CHECK(common::trim(left.output) == "");
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'queued'") == p.psql("SELECT count(*) FROM jobs"));
+  CHECK(p.psql("SELECT count(*) FROM jobs") != "0");
+
+  // The node back: the next sweep finishes the same jobs.
+  REQUIRE(run({"scontrol", "update", "NodeName=" + slurm.host, "State=RESUME"}, slurm.env()).ok());
+  auto again = run_driftwatch(sweep, slurm.env());
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
+}
+
+TEST_CASE(
+    "two builds of one check-in at once in a shared data directory build it once, and a clean work tree elsewhere is "
+    "served from the remote ccache") {
   Project p;
   testing::TempDir cache;
   int port = free_port();
