@@ -125,30 +125,25 @@ struct SlurmCluster {
   std::vector<std::pair<std::string, std::string>> env() const { return {{"SLURM_CONF", conf}}; }
 };
 
-/// Two prebuilt toolchains (copies of dwcc) in place of the history: the array's work takes seconds.
-void use_two_toolchains(Project& p) {
-  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
-  std::ofstream out(p.config, std::ios::app);
-  for (const char* date : {"2026-01-05", "2026-01-12"}) {
-    auto prefix = p.dir / (std::string("nightly-") + date);
-    std::filesystem::create_directories(prefix / "bin");
-    std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
-    out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\ndate = \"" << date << "\"\n";
+/// Whether a test can go on with this cluster: skipped only where slurmctld
+/// cannot start at all (no root, no munge); any other fault fails it.
+bool started(SlurmCluster& slurm) {
+  if (slurm.why_not.empty()) return true;
+  if (slurm.daemons.size() < 2 || slurm.daemons[1].try_wait()) {
+    testing::skip_test("slurmctld cannot start here: " + common::trim(slurm.why_not).substr(0, 400));
+    return false;
   }
+  FAIL(slurm.why_not);
+  return false;
 }
 
 }  // namespace
 
 TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single-node Slurm") {
   SlurmCluster slurm;
-  if (!slurm.why_not.empty()) {
-    // Only where slurmctld cannot start (no root, no munge): the rest of the farm is tested without it.
-    if (slurm.daemons.size() < 2 || slurm.daemons[1].try_wait())
-      return testing::skip_test("slurmctld cannot start here: " + common::trim(slurm.why_not).substr(0, 400));
-    FAIL(slurm.why_not);
-  }
+  if (!started(slurm)) return;
   Project p;
-  use_two_toolchains(p);
+  p.use_prebuilt_toolchains(DWCC_BIN);
   // A Slurm that cannot run its tasks fails the sweep in 2 minutes, not never.
   auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--partition", "farm",
                                   "--workers", "2", "-j", "1", "--stall-timeout", "120"},
@@ -180,13 +175,9 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
 
 TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why, and loses no job") {
   SlurmCluster slurm;
-  if (!slurm.why_not.empty()) {
-    if (slurm.daemons.size() < 2 || slurm.daemons[1].try_wait())
-      return testing::skip_test("slurmctld cannot start here: " + common::trim(slurm.why_not).substr(0, 400));
-    FAIL(slurm.why_not);
-  }
+  if (!started(slurm)) return;
   Project p;
-  use_two_toolchains(p);
+  p.use_prebuilt_toolchains(DWCC_BIN);
   auto drain =
       run({"scontrol", "update", "NodeName=" + slurm.host, "State=DRAIN", "Reason=driftwatch-test"}, slurm.env());
   REQUIRE_MESSAGE(drain.ok(), drain.output);

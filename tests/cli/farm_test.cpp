@@ -30,15 +30,7 @@ void make_small(Project& p) {
 /// seconds, not a build, for the faults that need no long job.
 void make_toolchains(Project& p) {
   make_small(p);
-  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
-  std::ofstream out(p.config, std::ios::app);
-  for (const char* date : {"2026-01-05", "2026-01-12"}) {
-    auto prefix = p.dir / (std::string("nightly-") + date);
-    std::filesystem::create_directories(prefix / "bin");
-    std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
-    out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\nlabel = \"nightly " << date << "\"\ndate = \"" << date
-        << "\"\n";
-  }
+  p.use_prebuilt_toolchains(DWCC_BIN);
 }
 
 common::Child start(const std::vector<std::string>& argv, const std::vector<std::string>& prefix = {}) {

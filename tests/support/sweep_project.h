@@ -4,6 +4,7 @@
 // database and data directory, a project file written by `driftwatch init`.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -57,6 +58,19 @@ struct Project {
     REQUIRE_MESSAGE(at != std::string::npos, from);
     text.replace(at, from.size(), to);
     std::ofstream(config) << text;
+  }
+  /// Two prebuilt toolchains (copies of `dwcc`) in place of the history:
+  /// jobs that take seconds, not a build.
+  void use_prebuilt_toolchains(const std::string& dwcc) {
+    set("repo = \"" + repo + "\"", "repo = \"\"");
+    std::ofstream out(config, std::ios::app);
+    for (const char* date : {"2026-01-05", "2026-01-12"}) {
+      auto prefix = dir / (std::string("nightly-") + date);
+      std::filesystem::create_directories(prefix / "bin");
+      std::filesystem::copy_file(dwcc, prefix / "bin" / "dwcc");
+      out << "[[toolchains]]\ndir = \"" << prefix.string() << "\"\nlabel = \"nightly " << date << "\"\ndate = \""
+          << date << "\"\n";
+    }
   }
   std::vector<std::string> args(std::vector<std::string> a, const std::string& db) const {
     a.insert(a.begin(), {data, "--db", db});
