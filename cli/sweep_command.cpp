@@ -79,9 +79,9 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   if (!a.partition.empty() && o.engine != sweep::Engine::Slurm)
     throw common::Fatal("--partition needs --engine slurm");
   o.partition = a.partition;
-  if (a.stall_timeout >= 0 && o.engine != sweep::Engine::Slurm)
-    throw common::Fatal("--stall-timeout needs --engine slurm");
-  if (a.stall_timeout >= 0) o.slurm_stall = std::chrono::seconds(a.stall_timeout);
+  if (a.stall_timeout >= 0 && o.engine == sweep::Engine::Local)
+    throw common::Fatal("--stall-timeout needs --engine slurm or external (local workers do not stall)");
+  if (a.stall_timeout >= 0) o.stall = std::chrono::seconds(a.stall_timeout);
   o.dsn = o.target.conninfo;
   o.progress = &progress;
   sweep::SweepReport report;
@@ -122,8 +122,8 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
                  "slurm (an sbatch array the sweep submits and follows)");
   sub.add_option("--partition", a->partition, "Slurm partition for --engine slurm");
   sub.add_option("--stall-timeout", a->stall_timeout,
-                 "--engine slurm: fail when no array task has run and no job finished for this many seconds, naming "
-                 "why the tasks wait (default 3600; 0 waits however long)")
+                 "--engine slurm or external: fail when no job has run or finished for this many seconds, naming "
+                 "why Slurm's tasks wait (default 3600; 0 waits however long); the jobs stay queued")
       ->check(CLI::NonNegativeNumber);
   sub.footer(
       "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "

@@ -51,15 +51,6 @@ std::string describe_tasks(const std::map<std::string, int>& states) {
   return out.empty() ? "none left" : out;
 }
 
-bool StallWatch::stalled(Clock::time_point now, const std::map<std::string, int>& states, int finished) {
-  // A task past PENDING (running, completing, configuring) is progress, as is a finished job.
-  bool progress = (finished_ >= 0 && finished != finished_) ||
-                  std::any_of(states.begin(), states.end(), [](const auto& s) { return s.first != "PENDING"; });
-  finished_ = finished;
-  if (progress || since_ == Clock::time_point{}) since_ = now;
-  return limit_.count() > 0 && now - since_ >= limit_;
-}
-
 namespace {
 
 common::Result<std::string> run_slurm(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {}) {

@@ -4,7 +4,6 @@
 // with squeue. Slurm only places the workers; PostgreSQL keeps the work, so a
 // task cancelled or preempted merely lets its lease expire. The script and
 // the parsing are pure; SlurmArray runs sbatch, squeue and scancel.
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -55,26 +54,5 @@ class SlurmArray {
 
 /// "2 running, 1 pending".
 std::string describe_tasks(const std::map<std::string, int>& states);
-
-/// Notices an array whose workers cannot start (a drained or dead node, a
-/// partition that can never fit them): a sweep at night must fail with the
-/// reason rather than wait forever. Progress is a task running or a job
-/// finishing; `limit` without either, tasks merely pending, is a stall.
-class StallWatch {
- public:
-  using Clock = std::chrono::steady_clock;
-  /// limit 0: never a stall (a busy shared cluster may keep work pending for hours).
-  explicit StallWatch(std::chrono::seconds limit) : limit_(limit) {}
-  /// Starts the clock again: a new array was submitted.
-  void restart(Clock::time_point now) { since_ = now; }
-  /// One observation of the array's task states and the jobs finished so
-  /// far; true once it has gone `limit` without progress.
-  bool stalled(Clock::time_point now, const std::map<std::string, int>& states, int finished);
-
- private:
-  std::chrono::seconds limit_;
-  Clock::time_point since_{};
-  int finished_ = -1;
-};
 
 }  // namespace sweep

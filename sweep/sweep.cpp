@@ -16,6 +16,7 @@
 #include "sweep/plan.h"
 #include "sweep/recording.h"
 #include "sweep/slurm.h"
+#include "sweep/stall_watch.h"
 #include "sweep/suite_selection.h"
 #include "sweep/worker.h"
 #include "tracker/git.h"
@@ -136,7 +137,7 @@ fs::path self_binary() {
 /// another when the last ended with work left (bisection adds jobs late).
 class SlurmFollower {
  public:
-  SlurmFollower(const SweepOptions& o, int jobs_per_worker) : o_(o), watch_(o.slurm_stall) {
+  SlurmFollower(const SweepOptions& o, int jobs_per_worker) : o_(o), watch_(o.stall) {
     spec_.driftwatch = self_binary().string();
     spec_.data_dir = fs::absolute(o.data_dir);
     spec_.project = o.project.name;
@@ -157,12 +158,12 @@ class SlurmFollower {
       if (line != last_line_) say(o_, line);
       last_line_ = line;
       if (!tasks.empty()) {
-        if (watch_.stalled(StallWatch::Clock::now(), tasks, counts.finished()))
+        if (watch_.stalled(StallWatch::Clock::now(), counts.running, counts.finished()))
           // The destructor cancels the array; the jobs stay queued for the next sweep.
-          throw common::Fatal(
-              fmt::format("no worker of Slurm array {} has run for {} s{}; are the partition's nodes up (sinfo -R)? "
-                          "--stall-timeout sets how long to wait",
-                          array_->id(), o_.slurm_stall.count(), reason.empty() ? "" : " (pending: " + reason + ")"));
+          throw common::Fatal(fmt::format(
+              "no job of Slurm array {} has run for {} s{}; are the partition's nodes up (sinfo -R)? The jobs stay "
+              "queued; --stall-timeout sets how long to wait",
+              array_->id(), o_.stall.count(), reason.empty() ? "" : " (pending: " + reason + ")"));
         return;
       }
       if (counts.finished() == finished_at_submit_)
@@ -268,6 +269,14 @@ SweepReport run_sweep(const SweepOptions& o) {
     if (o.engine == Engine::Slurm) {
       slurm.emplace(o, local.jobs);
       local.remote = [&slurm](const db::JobCounts& c) { (*slurm)(c); };
+    } else {
+      local.remote = [&o, watch = StallWatch(o.stall)](const db::JobCounts& c) mutable {
+        if (watch.stalled(StallWatch::Clock::now(), c.running, c.finished()))
+          throw common::Fatal(fmt::format(
+              "no worker has run a job of this sweep for {} s; start workers on the job table (driftwatch worker, "
+              "docs/farm.md). The jobs stay queued; --stall-timeout sets how long to wait",
+              o.stall.count()));
+      };
     }
   }
   run_until_finished(local, lock_db, ids);

@@ -41,9 +41,9 @@ struct SweepOptions {
   Engine engine = Engine::Local;
   std::string partition;       ///< Slurm partition ("" for the default)
   std::string dsn;             ///< what remote workers connect to (Slurm): the target's conninfo
-  /// A Slurm array with no task running and no job finished for this long
-  /// fails the sweep, naming why its tasks wait (0: wait however long).
-  std::chrono::seconds slurm_stall{3600};
+  /// Remote engines: no job running and none finished for this long fails
+  /// the sweep, naming why Slurm's tasks wait (0: wait however long).
+  std::chrono::seconds stall{3600};
   Progress* progress = nullptr;
 };
 

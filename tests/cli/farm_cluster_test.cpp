@@ -186,7 +186,7 @@ TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why
   auto r = run_driftwatch(sweep, slurm.env());
   INFO(r.output);
   CHECK(r.exit_code == 2);
-  CHECK(r.output.find("no worker of Slurm array") != std::string::npos);
+  CHECK(r.output.find("no job of Slurm array") != std::string::npos);
   CHECK(r.output.find("has run for 5 s (pending: ") != std::string::npos);
   // The array is cancelled, and every job is still there for the next sweep.
   auto left = run({"squeue", "-h", "-o", "%i|%T"}, slurm.env());

@@ -274,3 +274,26 @@ TEST_CASE("a worker whose clock is ten minutes ahead does not take a live lease:
   CHECK(p.psql("SELECT attempts FROM jobs WHERE id = " + held) == "2");
   check_whole(p);
 }
+
+TEST_CASE("an external sweep that no worker serves fails after --stall-timeout, and its jobs wait for the next") {
+  Project p;
+  make_toolchains(p);
+  auto sweep = p.args({"sweep", "--config", p.config, "--engine", "external", "--stall-timeout", "3"}, p.dsn);
+  auto r = run_driftwatch(sweep);
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("no worker has run a job of this sweep for 3 s") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'queued'") == "4");
+  // A worker later: the same jobs finish, none twice.
+  auto worker = start_worker(p);
+  auto again = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "external"}, p.dsn));
+  worker.kill_group();
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'done'") == "4");
+  CHECK(p.psql("SELECT sum(attempts) FROM jobs") == "4");
+  // Local workers cannot stall: the option is refused there.
+  auto local = run_driftwatch(p.args({"sweep", "--config", p.config, "--stall-timeout", "3"}, p.dsn));
+  CHECK(local.exit_code == 2);
+  CHECK(local.output.find("--stall-timeout needs --engine slurm or external") != std::string::npos);
+}

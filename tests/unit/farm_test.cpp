@@ -6,6 +6,7 @@
 #include "builder/recipe.h"
 #include "sweep/job_listing.h"
 #include "sweep/slurm.h"
+#include "sweep/stall_watch.h"
 
 TEST_CASE("the Slurm batch script runs one worker per array task on the project, with the DSN left to the environment") {
   sweep::SlurmSpec s;
@@ -39,29 +40,32 @@ TEST_CASE("squeue's tasks are counted by state") {
   CHECK(sweep::describe_tasks({}) == "none left");
 }
 
-TEST_CASE("a Slurm array stalls only after its limit passes with every task pending and no job finished") {
+TEST_CASE("a farm stalls only after its limit passes with no job running and none finished") {
   using namespace std::chrono_literals;
   sweep::StallWatch::Clock::time_point t0{1000s};
-  std::map<std::string, int> pending{{"PENDING", 2}}, running{{"PENDING", 1}, {"RUNNING", 1}};
   sweep::StallWatch w(60s);
   w.restart(t0);
-  CHECK_FALSE(w.stalled(t0 + 10s, pending, 0));
-  CHECK_FALSE(w.stalled(t0 + 59s, pending, 0));
-  CHECK(w.stalled(t0 + 60s, pending, 0));
-  // A running task is progress: the clock starts again from there.
-  CHECK_FALSE(w.stalled(t0 + 61s, running, 0));
-  CHECK_FALSE(w.stalled(t0 + 120s, pending, 0));
-  CHECK(w.stalled(t0 + 121s, pending, 0));
-  // So is a finished job, even if no task was seen running (it ran between two looks).
-  CHECK_FALSE(w.stalled(t0 + 200s, pending, 3));
-  CHECK(w.stalled(t0 + 260s, pending, 3));
-  // A new array starts its own clock.
+  CHECK_FALSE(w.stalled(t0 + 10s, 0, 0));
+  CHECK_FALSE(w.stalled(t0 + 59s, 0, 0));
+  CHECK(w.stalled(t0 + 60s, 0, 0));
+  // A running job is progress: the clock starts again from there.
+  CHECK_FALSE(w.stalled(t0 + 61s, 1, 0));
+  CHECK_FALSE(w.stalled(t0 + 120s, 0, 0));
+  CHECK(w.stalled(t0 + 121s, 0, 0));
+  // So is a finished job, even if it was never seen running.
+  CHECK_FALSE(w.stalled(t0 + 200s, 0, 3));
+  CHECK(w.stalled(t0 + 260s, 0, 3));
+  // A new Slurm array starts its own clock.
   w.restart(t0 + 300s);
-  CHECK_FALSE(w.stalled(t0 + 330s, pending, 3));
+  CHECK_FALSE(w.stalled(t0 + 330s, 0, 3));
+  // The first look has nothing to compare its count with.
+  sweep::StallWatch fresh(60s);
+  CHECK_FALSE(fresh.stalled(t0, 0, 5));
+  CHECK(fresh.stalled(t0 + 60s, 0, 5));
   // 0: never a stall.
   sweep::StallWatch patient(0s);
   patient.restart(t0);
-  CHECK_FALSE(patient.stalled(t0 + 100000s, pending, 0));
+  CHECK_FALSE(patient.stalled(t0 + 100000s, 0, 0));
 }
 
 TEST_CASE("the jobs table says who holds a job and for how long, when a retry comes, and why a job failed") {
