@@ -340,10 +340,10 @@ bool trained_residual(const PolicyMetadata& meta) {
 
 /// A fresh model for the training data: cloned from the default heuristic,
 /// or copied from a warm-start policy.
-common::Result<PolicyModel> initial_model(const TrainingData& data, const TrainOptions& o) {
+common::Result<PolicyModel> initial_model(const TrainingData& data, const TrainOptions& o, const PolicyModel* parent) {
   PolicyMetadata meta = o.metadata;
   meta.seed = o.seed;
-  if (!o.warm_start) {
+  if (!parent) {
     fill_normalization(meta, data);
     // A residual policy's clone only ranks the search's candidates and is
     // then replaced: it keeps the default width whatever the policy's, so
@@ -353,8 +353,6 @@ common::Result<PolicyModel> initial_model(const TrainingData& data, const TrainO
     behaviour_clone(model, data, o);
     return model;
   }
-  auto parent = PolicyModel::load(*o.warm_start);
-  if (!parent) return parent.error();
   if (parent->metadata().features != data.feature_names)
     return common::Error{"warm-start policy " + o.warm_start->string() +
                          " was trained on another feature set than this compiler sends"};
@@ -374,8 +372,8 @@ common::Result<PolicyModel> initial_model(const TrainingData& data, const TrainO
 /// Warm start, search and imitation; the state REINFORCE starts from, its
 /// baselines being the imitated policy's own rewards.
 common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData* validation, DefaultDecisionSlot slot,
-                                    const TrainOptions& o, Checkpoint& state) {
-  auto model = initial_model(data, o);
+                                    const TrainOptions& o, const PolicyModel* parent, Checkpoint& state) {
+  auto model = initial_model(data, o, parent);
   if (!model) return model.error();
   auto searched = search_all(*model, data, slot, o);
   for (auto& s : searched) drop_columns(data, s.features);  // logged in the compiler's order
@@ -384,10 +382,7 @@ common::Result<PolicyModel> warm_up(const TrainingData& data, const TrainingData
     // from fresh weights what to add to the default, or from its parent's
     // when the parent was trained as one (a parent that decides alone
     // scores the default's boundary itself: the margin would count it twice).
-    bool from_parent = false;
-    if (o.warm_start)
-      if (auto parent = PolicyModel::load(*o.warm_start)) from_parent = trained_residual(parent->metadata());
-    if (!from_parent) {
+    if (!parent || !trained_residual(parent->metadata())) {
       auto meta = model->metadata();
       meta.hidden = o.metadata.hidden;
       model = PolicyModel::create(meta);
@@ -525,6 +520,13 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& o) {
   if (ec) return common::Error{"cannot create training directory " + o.work_dir.string() + ": " + ec.message()};
   if (auto claimed = claim_work_dir(o); !claimed) return claimed.error();
   if (!o.resume) fs::remove_all(o.work_dir / "search", ec);  // a fresh run searches afresh
+  // The parent is read once, and first: a bad file fails before minutes of compiles.
+  std::optional<PolicyModel> parent;
+  if (o.warm_start) {
+    auto loaded = PolicyModel::load(*o.warm_start);
+    if (!loaded) return loaded.error();
+    parent = std::move(*loaded);
+  }
   auto slot = detect_default_slot(o.compiler, o.work_dir / "probe");
   if (!slot) return slot.error();
   if (o.progress) o.progress({"collect", 0, static_cast<int>(o.modules.size()), 0, 0, 0});
@@ -533,11 +535,10 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& o) {
   // A warm start keeps its parent's inputs: a parent that reads the
   // unreliable feature (made before it was dropped) gets no margin instead.
   bool reads_unreliable = false;
-  if (o.warm_start)
-    if (auto parent = PolicyModel::load(*o.warm_start)) {
-      const auto& f = parent->metadata().features;
-      reads_unreliable = std::find(f.begin(), f.end(), kUnreliableFeature) != f.end();
-    }
+  if (parent) {
+    const auto& f = parent->metadata().features;
+    reads_unreliable = std::find(f.begin(), f.end(), kUnreliableFeature) != f.end();
+  }
   if (!reads_unreliable) drop_feature(*data, kUnreliableFeature);
   if (reads_unreliable && o.residual_margin > 0)
     return common::Error{"a residual policy needs the compiler's default decision, and warm-start policy " +
@@ -563,7 +564,7 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& o) {
   Checkpoint state = checkpoint.value_or(Checkpoint{});
   auto saved = [&](const char* what) { return checkpoint_file(o.work_dir, state.iteration, what); };
   auto model = checkpoint ? PolicyModel::load(saved("current.policy"))
-                          : warm_up(*data, validation ? &*validation : nullptr, *slot, o, state);
+                          : warm_up(*data, validation ? &*validation : nullptr, *slot, o, parent ? &*parent : nullptr, state);
   if (!model) return model.error();
   auto best = checkpoint ? PolicyModel::load(saved("best.policy")) : PolicyModel(*model);
   if (!best) return best.error();

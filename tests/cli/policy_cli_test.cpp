@@ -56,13 +56,20 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
   CHECK(f.psql("SELECT feature_report->>'bound' FROM builds WHERE feature_report IS NOT NULL") == "37");
 }
 
-TEST_CASE("eval refuses a corrupt policy and a suite whose module changed, in one line") {
+TEST_CASE("eval and train refuse a corrupt policy, and eval a suite whose module changed, in one line") {
   Fixture f;
   std::ofstream(f.dir / "bad.policy") << "DWPOLICY\n1\nmeta 5\n{}";
   auto r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy",
                   (f.dir / "bad.policy").string()});
   CHECK(r.exit_code == 2);
   CHECK(common::last_line(r.output).find("truncated") != std::string::npos);
+  // Training from it fails the same way, before any compile.
+  r = f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--warm-start",
+             (f.dir / "bad.policy").string(), "--out", (f.dir / "child.policy").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(common::last_line(r.output).find("truncated") != std::string::npos);
+  CHECK(r.output.find("collecting") == std::string::npos);
+  CHECK_FALSE(fs::exists(f.dir / "child.policy"));
 
   std::ofstream(f.dir / "data/suites/testdata/ini.c.bc", std::ios::app) << "x";
   r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy",
