@@ -564,7 +564,8 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& o) {
   Checkpoint state = checkpoint.value_or(Checkpoint{});
   auto saved = [&](const char* what) { return checkpoint_file(o.work_dir, state.iteration, what); };
   auto model = checkpoint ? PolicyModel::load(saved("current.policy"))
-                          : warm_up(*data, validation ? &*validation : nullptr, *slot, o, parent ? &*parent : nullptr, state);
+                          : warm_up(*data, validation ? &*validation : nullptr, *slot, o,
+                                    parent ? &*parent : nullptr, state);
   if (!model) return model.error();
   auto best = checkpoint ? PolicyModel::load(saved("best.policy")) : PolicyModel(*model);
   if (!best) return best.error();
