@@ -12,7 +12,6 @@ class StallWatch {
   using Clock = std::chrono::steady_clock;
   /// limit 0: never a stall (a busy shared cluster may keep work pending for hours).
   explicit StallWatch(std::chrono::seconds limit) : limit_(limit) {}
-  std::chrono::seconds limit() const { return limit_; }
   /// Starts the clock again (a new Slurm array was submitted).
   void restart(Clock::time_point now) { since_ = now; }
   /// One look at the jobs: how many run now, how many have finished. A job

@@ -202,9 +202,7 @@ TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
 }
 
-TEST_CASE(
-    "two builds of one check-in at once in a shared data directory build it once, and a clean work tree elsewhere is "
-    "served from the remote ccache") {
+TEST_CASE("two builds of one check-in at once in a shared data directory build it once, and a clean work tree elsewhere is served from the remote ccache") {
   Project p;
   testing::TempDir cache;
   int port = free_port();
