@@ -76,7 +76,7 @@ std::vector<std::string> merged_environment(const ProcessSpec& spec) {
   return out;
 }
 
-[[noreturn]] void child_exec(const ProcessSpec& spec, int out_fd, int err_pipe,
+[[noreturn]] void child_exec(const ProcessSpec& spec, int out_fd, int err_pipe, int go_pipe,
                              std::vector<std::string>& env, pid_t parent) {
   setpgid(0, 0);
   // Our children live in their own process groups, so a SIGKILLed driftwatch
@@ -84,6 +84,11 @@ std::vector<std::string> merged_environment(const ProcessSpec& spec) {
   // rerun builds in). Die with the thread that started us instead.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);
+  // Run nothing until the parent has registered our group with the signal
+  // handler: a Ctrl-C before that would kill only us (PDEATHSIG), not a
+  // `cmake` that `sh -c` had already started, which would live on.
+  char go = 0;
+  if (read(go_pipe, &go, 1) != 1) _exit(127);
   int null_fd = open(spec.stdin_file ? spec.stdin_file->c_str() : "/dev/null", O_RDONLY);
   if (null_fd >= 0) dup2(null_fd, 0);
   if (out_fd >= 0) {
@@ -126,22 +131,32 @@ Result<Child> Child::start(const ProcessSpec& spec) {
     read_fd = p[0];
     out_fd = p[1];
   }
-  int err_pipe[2];
+  int err_pipe[2], go_pipe[2];
   if (pipe2(err_pipe, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
+  if (pipe2(go_pipe, O_CLOEXEC) != 0) {
+    for (int fd : {err_pipe[0], err_pipe[1], read_fd, out_fd})
+      if (fd >= 0) close(fd);
+    return Error{std::string("pipe: ") + strerror(errno)};
+  }
   auto env = merged_environment(spec);
 
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return Error{std::string("fork: ") + strerror(errno)};
-  if (pid == 0) child_exec(spec, out_fd, err_pipe[1], env, parent);
+  if (pid == 0) child_exec(spec, out_fd, err_pipe[1], go_pipe[0], env, parent);
 
   setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
+  register_group(pid);
+  close(go_pipe[0]);
+  (void)!write(go_pipe[1], "g", 1);
+  close(go_pipe[1]);
   close(out_fd);
   close(err_pipe[1]);
   int child_errno = 0;
   ssize_t n = read(err_pipe[0], &child_errno, sizeof child_errno);
   close(err_pipe[0]);
   if (n == sizeof child_errno) {
+    unregister_group(pid);
     waitpid(pid, nullptr, 0);
     if (read_fd >= 0) close(read_fd);
     std::string what = spec.cwd && child_errno == ENOENT && access(spec.cwd->c_str(), F_OK) != 0
@@ -151,7 +166,6 @@ Result<Child> Child::start(const ProcessSpec& spec) {
   }
   Child c;
   c.pid_ = pid;
-  register_group(pid);
   c.out_fd_ = read_fd;
   c.started_ = std::chrono::steady_clock::now();
   c.timeout_ = spec.timeout;

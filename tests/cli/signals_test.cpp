@@ -15,12 +15,25 @@ using testing::Project;
 
 namespace {
 
-/// Processes other than `except` whose command line mentions `needle`.
+/// True when the process is a zombie or has SIGKILL pending: it is already
+/// going down, however long a loaded machine takes to tear it down.
+bool dying(const std::filesystem::path& proc) {
+  std::ifstream in(proc / "status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("State:") && line.find('Z') != std::string::npos) return true;
+    if (line.starts_with("SigPnd:") || line.starts_with("ShdPnd:"))
+      if (std::stoull(line.substr(7), nullptr, 16) & (1ull << (SIGKILL - 1))) return true;
+  }
+  return false;
+}
+
+/// Live processes other than `except` whose command line mentions `needle`.
 std::vector<std::string> processes_mentioning(const std::string& needle, int except) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     auto name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == except) continue;
+    if (dying(e.path())) continue;
     std::ifstream in(e.path() / "cmdline");
     std::string cmd((std::istreambuf_iterator<char>(in)), {});
     for (auto& c : cmd)
