@@ -30,14 +30,21 @@ std::string slurm_batch_script(const SlurmSpec& s) {
   return out;
 }
 
-std::map<std::string, int> parse_squeue_states(const std::string& output) {
-  std::map<std::string, int> out;
+ArrayTasks parse_squeue(const std::string& output) {
+  ArrayTasks out;
+  std::vector<std::string> reasons;
   for (const auto& line : common::split(output, '\n')) {
-    auto t = common::trim(line);
-    auto bar = t.find('|');
-    if (t.empty() || bar == std::string::npos) continue;
-    ++out[t.substr(bar + 1)];
+    auto fields = common::split(common::trim(line), '|');
+    if (fields.size() < 2 || fields[0].empty()) continue;
+    ++out.states[fields[1]];
+    // The reason may itself hold '|' in no known Slurm, but rejoin to be safe.
+    std::string reason;
+    for (size_t i = 2; i < fields.size(); ++i) reason += (i > 2 ? "|" : "") + fields[i];
+    reason = common::trim(reason);
+    if (fields[1] == "PENDING" && !reason.empty() && std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
+      reasons.push_back(reason);
   }
+  for (const auto& r : reasons) out.pending_reason += (out.pending_reason.empty() ? "" : "; ") + r;
   return out;
 }
 
@@ -83,26 +90,14 @@ common::Result<SlurmArray> SlurmArray::submit(const SlurmSpec& spec, const std::
   return a;
 }
 
-common::Result<std::map<std::string, int>> SlurmArray::active() const {
-  auto out = run_slurm({"squeue", "-h", "-r", "-j", id_, "-o", "%i|%T"});
+common::Result<ArrayTasks> SlurmArray::active() const {
+  auto out = run_slurm({"squeue", "-h", "-r", "-j", id_, "-o", "%i|%T|%r"});
   if (!out) {
     // squeue refuses an id it has forgotten: the array ended long ago.
-    if (out.error().message.find("Invalid job id") != std::string::npos) return std::map<std::string, int>{};
+    if (out.error().message.find("Invalid job id") != std::string::npos) return ArrayTasks{};
     return out.error();
   }
-  return parse_squeue_states(*out);
-}
-
-std::string SlurmArray::pending_reason() const {
-  auto out = run_slurm({"squeue", "-h", "-r", "-j", id_, "-t", "PENDING", "-o", "%r"});
-  if (!out) return "";
-  std::vector<std::string> reasons;
-  for (const auto& line : common::split(*out, '\n'))
-    if (auto r = common::trim(line); !r.empty() && std::find(reasons.begin(), reasons.end(), r) == reasons.end())
-      reasons.push_back(r);
-  std::string joined;
-  for (const auto& r : reasons) joined += (joined.empty() ? "" : "; ") + r;
-  return joined;
+  return parse_squeue(*out);
 }
 
 void SlurmArray::cancel() const { (void)run_slurm({"scancel", id_}); }

@@ -29,8 +29,14 @@ struct SlurmSpec {
 /// exports it), never from the script file.
 std::string slurm_batch_script(const SlurmSpec& spec);
 
-/// Array tasks by state ("PENDING", "RUNNING", …) from `squeue -h -o %i|%T`.
-std::map<std::string, int> parse_squeue_states(const std::string& output);
+/// What one squeue call says of an array.
+struct ArrayTasks {
+  std::map<std::string, int> states;  ///< tasks by state ("PENDING", "RUNNING", …); empty once all ended
+  std::string pending_reason;         ///< why pending tasks wait ("Resources", …), distinct reasons joined by "; "
+};
+
+/// Parses `squeue -h -o %i|%T|%r`: one poll gives both the states and the reasons.
+ArrayTasks parse_squeue(const std::string& output);
 
 /// One submitted array.
 class SlurmArray {
@@ -39,12 +45,10 @@ class SlurmArray {
   /// sbatch's complaint. `dsn` goes to the tasks through the environment.
   static common::Result<SlurmArray> submit(const SlurmSpec& spec, const std::string& dsn);
   const std::string& id() const { return id_; }
-  /// Its tasks still pending or running, by state; empty once all ended.
-  common::Result<std::map<std::string, int>> active() const;
+  /// Its tasks still pending or running, and why the pending ones wait.
+  common::Result<ArrayTasks> active() const;
   /// scancel: the tasks' leases expire, or their jobs are finished already.
   void cancel() const;
-  /// Why its pending tasks wait, as squeue says ("Resources", "ReqNodeNotAvail, …"); "" if none waits.
-  std::string pending_reason() const;
   /// `sacct` lines for the array when Slurm keeps accounting, else "".
   std::string accounting() const;
 

@@ -151,8 +151,7 @@ class SlurmFollower {
   }
   void operator()(const db::JobCounts& counts) {
     if (array_) {
-      auto tasks = array_->active().take();
-      auto reason = tasks.count("PENDING") ? array_->pending_reason() : "";
+      auto [tasks, reason] = array_->active().take();
       auto line = fmt::format("slurm array {}: {}{}", array_->id(), describe_tasks(tasks),
                               reason.empty() ? "" : " (" + reason + ")");
       if (line != last_line_) say(o_, line);

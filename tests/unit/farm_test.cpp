@@ -31,13 +31,18 @@ TEST_CASE("the Slurm batch script runs one worker per array task on the project,
   CHECK(sweep::slurm_batch_script(s).find("--partition") == std::string::npos);
 }
 
-TEST_CASE("squeue's tasks are counted by state") {
-  auto states = sweep::parse_squeue_states("12_0|RUNNING\n12_1|RUNNING\n12_[2-3]|PENDING\n\n");
-  CHECK(states.size() == 2);
-  CHECK(states["RUNNING"] == 2);
-  CHECK(states["PENDING"] == 1);
-  CHECK(sweep::describe_tasks(states) == "1 pending, 2 running");
+TEST_CASE("squeue's tasks are counted by state, with the distinct reasons pending ones wait") {
+  auto tasks = sweep::parse_squeue(
+      "12_0|RUNNING|None\n12_1|RUNNING|None\n12_2|PENDING|Resources\n12_3|PENDING|ReqNodeNotAvail, UnavailableNodes:n1\n"
+      "12_4|PENDING|Resources\n\n");
+  CHECK(tasks.states.size() == 2);
+  CHECK(tasks.states["RUNNING"] == 2);
+  CHECK(tasks.states["PENDING"] == 3);
+  CHECK(tasks.pending_reason == "Resources; ReqNodeNotAvail, UnavailableNodes:n1");
+  CHECK(sweep::describe_tasks(tasks.states) == "3 pending, 2 running");
   CHECK(sweep::describe_tasks({}) == "none left");
+  // Running tasks' "None" is no reason to wait.
+  CHECK(sweep::parse_squeue("7_0|RUNNING|None\n").pending_reason.empty());
 }
 
 TEST_CASE("a farm stalls only after its limit passes with no job running and none finished") {
