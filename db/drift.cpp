@@ -28,7 +28,16 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
         "  COALESCE((e.summary->'summary'->>'total_default')::bigint, 0), "
         "  COALESCE((e.summary->'summary'->>'total_learned')::bigint, 0), "
         "  COALESCE((e.summary->'summary'->>'wins')::int, 0), COALESCE((e.summary->'summary'->>'ties')::int, 0), "
-        "  COALESCE((e.summary->'summary'->>'losses')::int, 0) "
+        "  COALESCE((e.summary->'summary'->>'losses')::int, 0), "
+        "  (SELECT COALESCE(f.summary->>'error', 'no reason recorded') FROM evaluations f "
+        "   WHERE f.build_id = b.id AND f.status = 'failed' "
+        "     AND f.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
+        "     AND f.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) ORDER BY f.id DESC LIMIT 1), "
+        // Modules the default compiled and the policy's compile failed on.
+        "  (SELECT count(*)::int FROM module_results l JOIN module_results d ON d.evaluation_id = l.evaluation_id "
+        "     AND d.benchmark_id = l.benchmark_id AND d.heuristic = 'default' AND d.outcome = 'ok' "
+        "   WHERE l.evaluation_id = e.id AND l.heuristic = 'learned' "
+        "     AND l.outcome NOT IN ('ok', 'policy-not-consulted')) "
         "FROM builds b JOIN commits c ON c.id = b.commit_id JOIN repositories r ON r.id = c.repository_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         "LEFT JOIN evaluations e ON e.build_id = b.id AND e.status = 'done' "
@@ -53,6 +62,8 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
       p.wins = r[13].as<int>();
       p.ties = r[14].as<int>();
       p.losses = r[15].as<int>();
+      if (!p.evaluated && !r[16].is_null()) p.evaluation_error = r[16].as<std::string>();
+      if (!r[17].is_null()) p.learned_failed = r[17].as<int>();
       if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
       out.push_back(std::move(p));
     }

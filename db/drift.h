@@ -19,9 +19,13 @@ struct SeriesPoint {
   std::int64_t time = 0;
   std::string build_outcome;  ///< ok, build-failed, …
   bool evaluated = false;     ///< a done evaluation exists
+  /// Without a done one: why the newest evaluation failed as a whole (the
+  /// policy cannot run on this compiler); "" when none failed.
+  std::string evaluation_error;
   double uplift = 0, total_uplift = 0;
   std::int64_t total_default = 0, total_learned = 0;
   int wins = 0, ties = 0, losses = 0;
+  int learned_failed = 0;   ///< modules the default compiled and the policy's compile failed (not in the above)
   std::string compat_json;  ///< the feature compatibility report
   struct Module {
     std::string name;
@@ -39,7 +43,7 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo_locat
 struct AlertRow {
   std::string fingerprint;
   std::string project;
-  std::string kind;  ///< uplift-dropped, uplift-rose, size-changed, modules-flipped, feature-set-changed, build-broken
+  std::string kind;  ///< as sweep::Finding::kind
   std::string policy_hash, suite_manifest_hash;
   std::string metric;
   Id last_good_commit_id = 0, first_bad_commit_id = 0, culprit_commit_id = 0, range_first_commit_id = 0;

@@ -56,6 +56,10 @@ struct ModuleResult {
   std::string name;
   HeuristicResult by_default, learned;
   bool both_ok() const { return by_default.ok() && learned.ok(); }
+  /// The default compiled it and the policy's compile failed (a crash, a
+  /// hang, a broken channel): a loss for the policy wherever modules are
+  /// counted for a decision. Not consulted is not the policy's doing.
+  bool learned_failed() const { return by_default.ok() && !learned.ok() && !learned.not_consulted(); }
 };
 
 struct LinkResult {

@@ -1,6 +1,7 @@
 #include "reports/drift.h"
 
 #include <cmath>
+#include <map>
 
 namespace reports {
 
@@ -26,6 +27,32 @@ std::vector<LevelChange> level_changes(const std::vector<Level>& s, const DriftT
     c.learned_moved = c.learned_delta != 0 && std::abs(c.learned_delta) >= t.min_total_change;
     if (c.uplift_moved || c.default_moved || c.learned_moved) out.push_back(c);
   }
+  return out;
+}
+
+ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
+                              const std::vector<evaluator::ModuleSizes>& after) {
+  std::map<std::string, const evaluator::ModuleSizes*> later;
+  for (const auto& m : after) later[m.name] = &m;
+  ComparedLevels out;
+  std::vector<evaluator::ModuleSizes> a, b;
+  for (const auto& m : before) {
+    auto it = later.find(m.name);
+    if (it == later.end()) {
+      out.only_before.push_back(m.name);
+      continue;
+    }
+    a.push_back(m);
+    b.push_back(*it->second);
+    later.erase(it);
+  }
+  for (const auto& [name, m] : later) out.only_after.push_back(name);
+  auto level = [](const std::vector<evaluator::ModuleSizes>& v) {
+    auto s = evaluator::summarize(v, 0);
+    return Level{s.uplift, s.total_default, s.total_learned};
+  };
+  out.before = level(a);
+  out.after = level(b);
   return out;
 }
 

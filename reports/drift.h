@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "evaluator/uplift.h"
 #include "reports/bisection.h"
 
 namespace reports {
@@ -34,6 +35,16 @@ struct LevelChange {
 /// Every step at or above a threshold between consecutive levels. Sizes are
 /// deterministic: any step is real, the thresholds decide what is worth an alert.
 std::vector<LevelChange> level_changes(const std::vector<Level>& series, const DriftThresholds& thresholds);
+
+/// Two check-ins' levels over the modules both measured. A module that
+/// failed to compile at one of them (a timeout, a crash) must not move a
+/// total or the uplift: that would be a size change nobody made.
+struct ComparedLevels {
+  Level before, after;
+  std::vector<std::string> only_before, only_after;  ///< left out: measured on one side only, by name
+};
+ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
+                              const std::vector<evaluator::ModuleSizes>& after);
 
 /// Bisection's verdict for a check-in between `old_level` and a later change:
 /// Old while every figure is exactly the old one (sizes are deterministic, so

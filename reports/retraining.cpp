@@ -106,7 +106,15 @@ RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
 RuleOutcome features_rule(const RetrainSeries& s, const RetrainRules& r) {
   RuleOutcome o = outcome("features", r.features_on);
   o.threshold = 0;
-  if (!r.features_on || s.points.empty()) return o;
+  if (!r.features_on) return o;
+  if (!s.unusable_sha.empty()) {
+    o.evaluated = o.fired = true;
+    o.first = o.last = s.unusable_sha;
+    o.detail = "the policy cannot run at all at the newest evaluated check-in " + s.unusable_sha.substr(0, 12) + ": " +
+               s.unusable_error;
+    return o;
+  }
+  if (s.points.empty()) return o;
   const auto& head = s.points.back();
   o.evaluated = true;
   o.measured = head.features_lost;
@@ -166,6 +174,8 @@ SuiteDecision decide(const RetrainSeries& s, const RetrainRules& r) {
   d.suite = s.suite;
   d.rules = {fraction_rule(s, r), floor_rule(s, r), no_worse_rule(s, r), features_rule(s, r), age_rule(s, r)};
   if (!s.points.empty()) d.first = s.points.front().sha, d.last = s.points.back().sha;
+  if (!s.unusable_sha.empty()) d.last = s.unusable_sha;
+  if (d.first.empty()) d.first = d.last;
   for (const auto& o : d.rules) d.retrain = d.retrain || o.fired;
   return d;
 }

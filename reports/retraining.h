@@ -24,6 +24,9 @@ struct RetrainSeries {
   std::vector<RetrainPoint> points;  ///< the baseline first (when measured), then every later evaluated check-in
   bool baseline_measured = false;    ///< points[0] is the policy's training check-in
   int age_checkins = 0;              ///< first-parent check-ins from the baseline to the head
+  /// The newest check-in evaluated, when its evaluation failed as a whole
+  /// (the policy cannot run there; it is not in `points`), and why.
+  std::string unusable_sha, unusable_error;
   double age_days = 0;
 };
 

@@ -29,7 +29,8 @@ reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
   reports::RetrainPoint r;
   r.sha = p.sha;
   r.uplift = p.uplift;
-  int measured = p.wins + p.ties + p.losses;
+  // A module the policy's compile broke is worse than the default's.
+  int measured = p.wins + p.ties + p.losses + p.learned_failed;
   r.no_worse = measured > 0 ? double(p.wins + p.ties) / measured : 1.0;
   auto compat = json::parse(p.compat_json.empty() ? "{}" : p.compat_json, nullptr, false);
   auto lost = json_list(compat, "missing");
@@ -105,12 +106,18 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   bool any_point = false;
   for (const auto& suite_name : p.suites) {
     auto suite = select_suite(data_dir, suite_name);
-    std::map<std::size_t, db::SeriesPoint> points;
+    std::map<std::size_t, db::SeriesPoint> points, failed;
     for (auto& pt :
          db::load_series(db, repo.location().string(), recipe.content_hash, tracked.content_hash, suite.manifest_hash))
-      if (auto it = position.find(pt.sha); it != position.end() && pt.evaluated) points[it->second] = std::move(pt);
+      if (auto it = position.find(pt.sha); it != position.end() && (pt.evaluated || !pt.evaluation_error.empty()))
+        (pt.evaluated ? points : failed)[it->second] = std::move(pt);
     reports::RetrainSeries series;
     series.suite = suite.suite.name;
+    // The policy could not run at all at the newest evaluated check-in.
+    if (!failed.empty() && (points.empty() || failed.rbegin()->first > points.rbegin()->first)) {
+      series.unusable_sha = failed.rbegin()->second.sha;
+      series.unusable_error = failed.rbegin()->second.evaluation_error;
+    }
     // From the baseline on; without one in the history, from the first evaluated check-in.
     for (const auto& [pos, pt] : points)
       if (!baseline_pos || pos >= *baseline_pos) series.points.push_back(retrain_point(pt));
@@ -118,7 +125,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     std::size_t from = baseline_pos ? *baseline_pos : (points.empty() ? history.size() - 1 : points.begin()->first);
     series.age_checkins = static_cast<int>(history.size() - 1 - from);
     series.age_days = double(history.back().time - history[from].time) / 86400.0;
-    any_point = any_point || !series.points.empty();
+    any_point = any_point || !series.points.empty() || !series.unusable_sha.empty();
     report.suites.push_back(reports::decide(series, p.decide));
     report.series.push_back(std::move(series));
   }

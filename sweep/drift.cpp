@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "builder/recipe.h"
@@ -44,6 +45,8 @@ std::string Finding::details_json() const {
               {"most_affected", most_affected},
               {"features_missing", features_missing},
               {"features_new", features_new},
+              {"evaluation_error", evaluation_error},
+              {"not_compared", not_compared},
               {"range_size", range_size},
               {"bisect_evaluations", evaluations}}
       .dump();
@@ -53,9 +56,13 @@ std::string Finding::sentence() const {
   std::string where = !culprit.empty()
                           ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
                           : "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) +
-                                " (check-ins between do not build)";
+                                (kind == "build-broken" || kind == "policy-unusable"
+                                     ? " (check-ins between were not tried)"
+                                     : " (check-ins between do not build)");
   std::string what;
   if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
+  if (kind == "policy-unusable")
+    return "the policy cannot run on " + suite + " from " + where + ": " + evaluation_error;
   if (kind == "feature-set-changed")
     what = fmt::format("the compiler's features changed on {} ({} missing, {} new)", suite, features_missing.size(),
                        features_new.size());
@@ -136,13 +143,35 @@ class SuiteAnalysis {
     return out;
   }
 
-  /// Changes as (position before, position after) of consecutive evaluated check-ins.
-  std::vector<std::pair<std::size_t, std::size_t>> changes() const {
+  /// Two check-ins' levels over the modules both measured.
+  reports::ComparedLevels compared(std::size_t a, std::size_t b) const {
+    return reports::compare_levels(sizes_of(points_.at(a)), sizes_of(points_.at(b)));
+  }
+
+  struct Step {
+    reports::LevelChange change;
+    std::size_t before, after;  ///< positions of consecutive evaluated check-ins
+  };
+
+  /// Every change between consecutive evaluated check-ins, each pair
+  /// compared over the modules both of them measured.
+  std::vector<Step> steps() const {
     auto ev = evaluated();
-    std::vector<reports::Level> levels;
-    for (auto pos : ev) levels.push_back(level_of(points_.at(pos)));
+    std::vector<Step> out;
+    for (std::size_t i = 1; i < ev.size(); ++i) {
+      auto c = compared(ev[i - 1], ev[i]);
+      for (auto change : reports::level_changes({c.before, c.after}, thresholds())) {
+        change.index = i;
+        out.push_back({change, ev[i - 1], ev[i]});
+      }
+    }
+    return out;
+  }
+
+  /// Changes as (position before, position after).
+  std::vector<std::pair<std::size_t, std::size_t>> changes() const {
     std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (const auto& c : reports::level_changes(levels, thresholds())) out.emplace_back(ev[c.index - 1], ev[c.index]);
+    for (const auto& s : steps()) out.emplace_back(s.before, s.after);
     return out;
   }
 
@@ -164,12 +193,14 @@ class SuiteAnalysis {
     return out;
   }
 
-  /// Measures one check-in through the job table (build, then evaluate).
-  void measure(std::size_t pos) {
+  /// Measures one check-in through the job table (build, then evaluate);
+  /// its jobs join the report's, so a failed one fails the sweep too.
+  void measure(std::size_t pos, DriftReport& report) {
     auto in = plan_;
     in.checkins = {{history_[pos].sha, "", "", 0}};
     in.priority = 10;  // before anything else queued for the project
     auto ids = db::enqueue_jobs(db_, o_.project.name, 0, plan_jobs(in));
+    report.job_ids.insert(report.job_ids.end(), ids.begin(), ids.end());
     if (o_.workers.progress) {
       auto counts = db::count_jobs(db_, ids);
       o_.workers.progress->extend(counts.total() - counts.finished());
@@ -181,12 +212,16 @@ class SuiteAnalysis {
   void bisect(std::size_t a, std::size_t b, DriftReport& report) {
     std::size_t n = b - a;  // candidates a+1 .. b; b is known to have the change
     reports::Bisection bis(n);
-    auto old_level = level_of(points_.at(a));
+    // Against a's level over the modules both measured, like the change itself.
+    auto verdict = [&](std::size_t pos) {
+      auto c = compared(a, pos);
+      return reports::verdict_against(c.after, c.before);
+    };
     for (std::size_t i = 0; i + 1 < n; ++i) {
       auto pos = a + 1 + i;
       if (broken(pos)) (void)bis.mark(i, reports::Verdict::Skip);
       else if (points_.count(pos) && points_.at(pos).evaluated)
-        (void)bis.mark(i, reports::verdict_against(level_of(points_.at(pos)), old_level));
+        (void)bis.mark(i, verdict(pos));
       else if (tried_.count(pos)) (void)bis.mark(i, reports::Verdict::Skip);
     }
     if (o_.workers.progress)
@@ -197,13 +232,11 @@ class SuiteAnalysis {
     while (auto i = bis.next()) {
       auto pos = a + 1 + *i;
       tried_.insert(pos);
-      measure(pos);
+      measure(pos, report);
       ++report.bisect_evaluations;
       ++used;
-      auto verdict = broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated
-                         ? reports::Verdict::Skip
-                         : reports::verdict_against(level_of(points_.at(pos)), old_level);
-      (void)bis.mark(*i, verdict);
+      (void)bis.mark(*i, broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated ? reports::Verdict::Skip
+                                                                                          : verdict(pos));
     }
     // Credited to the check-in it pinned (the first one with the change), with
     // the size of the range between the two samples it started from.
@@ -235,8 +268,11 @@ class SuiteAnalysis {
     f.suite = suite_;
     f.last_good = before.sha;
     f.first_bad = after.sha;
-    f.before = level_of(before);
-    f.after = level_of(after);
+    auto levels = compared(a, b);
+    f.before = levels.before;
+    f.after = levels.after;
+    f.not_compared = levels.only_before;
+    f.not_compared.insert(f.not_compared.end(), levels.only_after.begin(), levels.only_after.end());
     f.range_size = between_.count(b) ? between_.at(b) : int(b - a - 1);
     f.evaluations = evaluations_.count(b) ? evaluations_.at(b) : 0;
     // Everything between is broken (or b is next): the culprit is b, or one of the range.
@@ -262,12 +298,10 @@ class SuiteAnalysis {
   std::vector<Finding> findings() const {
     std::vector<Finding> out;
     auto ev = evaluated();
-    std::vector<reports::Level> levels;
-    for (auto pos : ev) levels.push_back(level_of(points_.at(pos)));
-    for (const auto& c : reports::level_changes(levels, thresholds())) {
-      auto f = finding_between(ev[c.index - 1], ev[c.index]);
-      f.change = c;
-      f.kind = reports::change_kind(c, f.win_to_loss.size(), o_.project.alerts.flipped_modules);
+    for (const auto& step : steps()) {
+      auto f = finding_between(step.before, step.after);
+      f.change = step.change;
+      f.kind = reports::change_kind(step.change, f.win_to_loss.size(), o_.project.alerts.flipped_modules);
       out.push_back(std::move(f));
     }
     // The compiler's feature set, as the policy saw it at each evaluated check-in.
@@ -307,6 +341,42 @@ class SuiteAnalysis {
         f.first_bad = history_[run_start].sha;
         out.push_back(std::move(f));
       }
+    }
+    for (auto& f : unusable()) out.push_back(std::move(f));
+    return out;
+  }
+
+  /// Where the policy stops running at all: the first whole-failed
+  /// evaluation after a done one (or before any), once per run of them.
+  std::vector<Finding> unusable() const {
+    std::vector<Finding> out;
+    std::optional<std::size_t> last_done;
+    bool failing = false;
+    for (const auto& [pos, p] : points_) {
+      if (p.evaluated) {
+        last_done = pos;
+        failing = false;
+        continue;
+      }
+      if (p.evaluation_error.empty() || failing) continue;
+      failing = true;
+      Finding f;
+      f.suite = suite_;
+      f.kind = "policy-unusable";
+      f.evaluation_error = p.evaluation_error;
+      f.first_bad = p.sha;
+      if (last_done) {
+        f.last_good = points_.at(*last_done).sha;
+        f.before = level_of(points_.at(*last_done));
+      }
+      std::size_t from = last_done ? *last_done + 1 : 0;
+      if (from == pos) {  // the check-in after the last done one, or the very first
+        f.culprit = p.sha, f.subject = p.subject, f.author = p.author, f.time = p.time;
+      } else {
+        f.range_first = history_[from].sha;
+        f.range_size = int(pos - from);
+      }
+      out.push_back(std::move(f));
     }
     return out;
   }

@@ -18,7 +18,8 @@ namespace sweep {
 /// One change of one suite's series, pinned to a check-in or a range.
 struct Finding {
   std::string suite;
-  std::string kind;  ///< uplift-dropped, uplift-rose, size-changed, modules-flipped, feature-set-changed, build-broken
+  /// uplift-dropped, uplift-rose, size-changed, modules-flipped, feature-set-changed, build-broken, policy-unusable
+  std::string kind;
   std::string last_good;   ///< the evaluated check-in before the change
   std::string first_bad;   ///< the first evaluated check-in with it
   std::string culprit;     ///< the check-in that made it, when known exactly
@@ -30,6 +31,10 @@ struct Finding {
   std::vector<std::string> win_to_loss, loss_to_win;
   std::vector<std::string> most_affected;  ///< "module: ratio 0.982 → 1.013", largest moves first
   std::vector<std::string> features_missing, features_new;  ///< for feature-set-changed
+  std::string evaluation_error;  ///< for policy-unusable: why the policy could not run at first_bad
+  /// Modules measured at only one of the two sides (they failed at the other):
+  /// left out of `before` and `after`, which cover the modules both measured.
+  std::vector<std::string> not_compared;
   int range_size = 0;    ///< first-parent check-ins strictly between the two samples it was found between
   int evaluations = 0;   ///< check-ins bisection evaluated for it
   bool new_alert = false;
@@ -41,6 +46,7 @@ struct Finding {
 struct DriftReport {
   std::vector<Finding> findings;
   int bisect_evaluations = 0;
+  std::vector<db::Id> job_ids;  ///< the jobs bisection enqueued
   int alerts_opened = 0;
   int notifications_sent = 0, notifications_failed = 0;
 };

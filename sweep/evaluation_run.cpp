@@ -150,7 +150,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     auto slot = policy::detect_default_slot(build.compiler, o.work_dir / "probe");
     if (!slot) {
       db::fail_evaluation(database, eval_id, slot.error().message);
-      throw common::Fatal(slot.error().message);
+      throw EvaluationFailed(slot.error().message);
     }
     runner_options.default_slot = *slot;
   }
@@ -163,7 +163,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
                                  "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
     db::fail_evaluation(database, eval_id, result.error().message);
     fs::remove_all(o.work_dir, ec);
-    throw common::Fatal(result.error().message);
+    throw EvaluationFailed(result.error().message);
   }
   db::EvaluationRecord record;
   record.evaluation_id = eval_id;
@@ -176,8 +176,9 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   }
   StoredEvaluation out{std::move(*result), {}, eval_id, {}};
   out.json = result_json(out.result, build, suite, meta);
-  // What later evaluations of an identical compiler look for; a timeout in
-  // any module keeps them from taking it (db::find_reusable_evaluation).
+  // What later evaluations of an identical compiler look for; a timeout or
+  // another failure of the machine in any module keeps them from taking it
+  // (db::find_reusable_evaluation).
   if (!key.key.empty()) out.json["reuse_key"] = key.key;
   record.summary_json = out.json.dump();
   record.compat_json = out.result.compat.to_json();

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "common/result.h"
 #include "db/jobs.h"
 #include "evaluator/evaluation.h"
 #include "policy/model.h"
@@ -34,11 +35,21 @@ struct EvaluationRunOptions {
   bool reuse = true;
 };
 
+/// The policy cannot run on this build at all (its features are gone, the
+/// compiler never consults it, no module compiles): a result of the check-in,
+/// already stored as a failed evaluation. Any other exception is a failure
+/// of the attempt (the database, the disk), which a sweep retries.
+class EvaluationFailed : public common::Fatal {
+ public:
+  using common::Fatal::Fatal;
+};
+
 /// Evaluates, stores (idempotently: a rerun replaces the rows) and returns the
 /// result. An evaluation whose compiler, suite, policy and compile command
 /// match an earlier one's is stored complete with that one's rows (no
-/// compile), its summary saying where they came from (see `reuse`). Throws common::Fatal when the policy cannot run on this build at
-/// all; the evaluation is then stored as failed with that message.
+/// compile), its summary saying where they came from (see `reuse`). Throws
+/// EvaluationFailed when the policy cannot run on this build at all; the
+/// evaluation is then stored as failed with that message.
 StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild& build, const SelectedSuite& suite,
                                     const policy::PolicyModel& model, const EvaluationRunOptions& options);
 

@@ -47,12 +47,17 @@ std::string alert_sentence(const db::AlertView& a) {
                           ? a.culprit_sha.substr(0, 12) + " " + tracker::format_date(a.culprit_time) + " " +
                                 common::last_line(a.culprit_subject)
                           : "one of " + a.range_first_sha.substr(0, 12) + ".." + a.first_bad_sha.substr(0, 12) +
-                                " (check-ins between do not build)";
+                                (a.kind == "build-broken" || a.kind == "policy-unusable"
+                                     ? " (check-ins between were not tried)"
+                                     : " (check-ins between do not build)");
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
     return fmt::format("uplift of {} on {} {} from {:+.2f}% to {:+.2f}%: {}", a.policy, a.suite,
                        a.kind == "uplift-dropped" ? "dropped" : "rose", 100 * num("before", "uplift"),
                        100 * num("after", "uplift"), where);
   if (a.kind == "build-broken") return "the build broke and stayed broken: " + where;
+  if (a.kind == "policy-unusable")
+    return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +
+           (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded"));
   if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + ": " + where;
   if (a.kind == "modules-flipped")
     return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%): {}", a.suite,

@@ -210,16 +210,24 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   EvaluationRunOptions eo;
   eo.data_dir = o.data_dir;
   eo.jobs = jobs;
+  // A module that the policy's compile breaks (a crash, a hang) is a loss
+  // too: a candidate must not win by making the compiler fail.
+  auto losses = [](const evaluator::EvaluationResult& r) {
+    int n = r.summary.losses;
+    for (const auto& m : r.modules) n += m.learned_failed();
+    return n;
+  };
   for (const auto& h : holdout) {
     say(o, "evaluating the active policy and the candidate on " + h.suite.name);
     auto a = evaluate_and_store(db, build, h, active_model, eo);
     auto c = evaluate_and_store(db, build, h, candidate, eo);
-    report.holdout.push_back({h.suite.name, a.result.summary.uplift, c.result.summary.uplift, a.result.summary.losses,
-                              c.result.summary.losses, c.result.summary.modules});
+    report.holdout.push_back(
+        {h.suite.name, a.result.summary.uplift, c.result.summary.uplift, losses(a.result), losses(c.result),
+         c.result.summary.modules});
     report.active.uplift += a.result.summary.uplift / holdout.size();
     report.candidate.uplift += c.result.summary.uplift / holdout.size();
-    report.active.losses += a.result.summary.losses;
-    report.candidate.losses += c.result.summary.losses;
+    report.active.losses += losses(a.result);
+    report.candidate.losses += losses(c.result);
     report.active.modules += a.result.summary.modules;
     report.candidate.modules += c.result.summary.modules;
   }

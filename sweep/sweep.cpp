@@ -219,6 +219,9 @@ SweepReport run_sweep(const SweepOptions& o) {
     after = db::last_swept_head(lock_db, p.name);
     if (!after) say(o, "no finished sweep of this project yet: --new sweeps the whole range");
   }
+  // Where `--new` starts next time: a check-in of the repository, never a
+  // toolchain's label, which the history walk would not find.
+  std::string git_head;
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
     in.repo = repo.location().string();
@@ -232,6 +235,7 @@ SweepReport run_sweep(const SweepOptions& o) {
     auto every = o.every.empty() ? p.every : o.every;
     auto since = o.since.empty() ? p.since : o.since;
     for (const auto& sha : sweep_checkins(p, every, since, after, baseline).take()) in.checkins.push_back({sha, "", "", 0});
+    if (!in.checkins.empty()) git_head = in.checkins.back().sha;
   }
   if (!o.only_new || !after)
     for (auto& t : toolchain_checkins(p)) in.checkins.push_back(std::move(t));
@@ -246,7 +250,8 @@ SweepReport run_sweep(const SweepOptions& o) {
     return report;
   }
   report.checkins = static_cast<int>(in.checkins.size());
-  report.head = in.checkins.empty() ? after.value_or("") : in.checkins.back().sha;
+  if (!p.repo.empty()) report.head = !git_head.empty() ? git_head : after.value_or("");
+  else report.head = in.checkins.empty() ? after.value_or("") : in.checkins.back().sha;
   report.sweep_id = db::begin_sweep(lock_db, p.name);
   auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
   ids.insert(ids.end(), retried.begin(), retried.end());
@@ -281,6 +286,9 @@ SweepReport run_sweep(const SweepOptions& o) {
   run_until_finished(local, lock_db, ids);
   say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
   report.drift = analyse_drift({p, local, p.alerts.bisect}, lock_db);
+  // Bisection's builds and evaluations are this sweep's work too: their
+  // failures count in its exit status.
+  ids.insert(ids.end(), report.drift.job_ids.begin(), report.drift.job_ids.end());
   report.jobs = db::count_jobs(lock_db, ids);
   if (o.engine != Engine::Local) {  // the workers that failed them are elsewhere: read the reasons back
     std::set<db::Id> mine(ids.begin(), ids.end());

@@ -241,13 +241,10 @@ class Executor {
       ev.what += fmt::format(": uplift {:+.2f}%, total {:+.2f}%, {}/{}/{}", 100 * u.uplift, 100 * u.total_uplift, u.wins,
                              u.ties, u.losses);
       if (!stored.reused_from.empty()) ev.what += " (" + stored.reused_from + ")";
-    } catch (const db::ConnectionLost&) {
-      throw;
-    } catch (const db::LeaseLost&) {
-      throw;
-    } catch (const common::Fatal& e) {
+    } catch (const EvaluationFailed& e) {
       // The policy cannot run on this build at all (its features are gone):
       // a result of this check-in, stored with the evaluation; not retried.
+      // Anything else (a database or disk error) fails this attempt only.
       finish.result_json = json{{"error", e.what()}}.dump();
       ev.what += std::string(": evaluation failed: ") + e.what();
       db::finish_job(db, finish, db::kJobDone);

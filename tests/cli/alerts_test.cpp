@@ -96,7 +96,65 @@ int closed_port() {
   return ntohs(addr.sin_port);
 }
 
+/// The 8-week history plus a ninth week whose driver stops passing the ML
+/// inliner's option on: from there the compiler never consults the policy.
+std::string history_where_the_policy_is_lost(const std::filesystem::path& dir) {
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string tree = "tree = \"../../samples/compiler\"";
+  REQUIRE(text.find(tree) != std::string::npos);
+  text.replace(text.find(tree), tree.size(), "tree = \"" + std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/compiler\"");
+  text += R"(
+[[checkin]]
+week = 8
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Driver] Keep the ML inliner's options to ourselves"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  for (int I = 1; I < argc; ++I)\n    Args.push_back(argv[I]);"
+with = "  for (int I = 1; I < argc; ++I)\n    if (!StringRef(argv[I]).contains(\"enable-ml-inliner\"))\n      Args.push_back(argv[I]);"
+)";
+  auto file = dir / "history-policy-lost.toml";
+  std::ofstream(file) << text;
+  return file.string();
+}
+
 }  // namespace
+
+TEST_CASE("where the compiler stops consulting the policy, the sweep opens a policy-unusable alert and decide says retrain") {
+  testing::TempDir scratch;
+  Project p(history_where_the_policy_is_lost(scratch.path()));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn);
+  auto head = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver]%'");
+  REQUIRE(head.size() == 40);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(s.output.find("the policy cannot run on testdata from ") != std::string::npos);
+  CHECK(s.output.find("never consulted the policy") != std::string::npos);
+  // The failed evaluation is the check-in's result, recorded once and not retried.
+  CHECK(p.psql("SELECT e.status FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = "
+               "b.commit_id WHERE c.sha = '" + head + "'") == "failed");
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "1");
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id "
+               "WHERE a.kind = 'policy-unusable'") == head);
+  CHECK(p.psql("SELECT details->>'evaluation_error' FROM alerts WHERE kind = 'policy-unusable'")
+            .find("never consulted the policy") != std::string::npos);
+  auto list = p.run({"alerts", "--config", p.config});
+  CHECK(list.output.find("policy-unusable") != std::string::npos);
+
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  CHECK(d.exit_code == 1);
+  CHECK(d.output.find("RETRAIN") != std::string::npos);
+  CHECK(d.output.find("cannot run at all at the newest evaluated check-in " + head.substr(0, 12)) !=
+        std::string::npos);
+
+  // A later sweep finds the same change: no second alert.
+  auto again = p.sweep(p.dsn, {"--new"});
+  CHECK(again.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "1");
+}
 
 TEST_CASE("a webhook that is down never fails the sweep: the alert waits and is delivered later with the hook's copy") {
   Project p;

@@ -156,6 +156,27 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM builds WHERE outcome = 'missing-artifact'") == "1");
 }
 
+TEST_CASE("a project of a repository and toolchains: sweep --new goes on from the repository's head") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto prefix = p.dir / "nightly-2026-03-02";
+  std::filesystem::create_directories(prefix / "bin");
+  std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
+  std::ofstream(p.config, std::ios::app) << "[[toolchains]]\ndir = \"" << prefix.string()
+                                         << "\"\nlabel = \"nightly\"\ndate = \"2026-03-02\"\n";
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  common::ProcessSpec git;
+  git.argv = {"git", "-C", p.repo, "rev-parse", "main"};
+  auto head = common::trim(common::run_process(git).take().output);
+  CHECK(Project::psql(p.dsn, "SELECT head_sha FROM sweeps ORDER BY id DESC LIMIT 1") == head);
+  auto again = p.sweep(p.dsn, {"--new"});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(again.output.find("nothing new since the last sweep (" + head.substr(0, 12) + ")") != std::string::npos);
+}
+
 TEST_CASE("commit subjects and authors holding HTML, quotes, newlines and invalid UTF-8 are stored and printed safely") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");

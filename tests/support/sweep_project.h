@@ -22,16 +22,17 @@ namespace testing {
 struct Project {
   TempDir dir;
   std::string dsn, data, repo, config;
-  /// `history`: a file under tests/data (a variant of the 8-week history).
+  /// `history`: a file under tests/data (a variant of the 8-week history),
+  /// or an absolute path.
   explicit Project(const std::string& history = "history-8w.toml") {
     std::string name;
     testing::fresh_database(true, &name);
     dsn = "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name;
     data = "--data-dir=" + (dir / "data").string();
     repo = (dir / "repo").string();
-    REQUIRE(run_driftwatch({"sample-history", repo, "--history",
-                            std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/" + history})
-                .exit_code == 0);
+    auto history_file =
+        history.starts_with("/") ? history : std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/" + history;
+    REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_file}).exit_code == 0);
     std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
     std::string json = "[";
     for (const char* f : {"hashtable", "ini", "json", "sort", "utf8"})

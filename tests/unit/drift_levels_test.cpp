@@ -2,6 +2,8 @@
 // and the kind of a change. Pure: no database.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "reports/drift.h"
 
 using reports::Level;
@@ -52,4 +54,23 @@ TEST_CASE("change kind: the uplift first, then modules flipped, else sizes") {
   CHECK(reports::change_kind(sizes, 3, 3) == "modules-flipped");
   CHECK(reports::change_kind(sizes, 2, 3) == "size-changed");
   CHECK(reports::change_kind(sizes, 5, 0) == "size-changed");  // 0 turns the flip rule off
+}
+
+TEST_CASE("compared levels cover the modules both sides measured, so a module that failed on one side moves nothing") {
+  std::vector<evaluator::ModuleSizes> before = {{"a", 1000, 900}, {"b", 4000, 4000}, {"gone", 50000, 40000}};
+  std::vector<evaluator::ModuleSizes> after = {{"b", 4000, 4000}, {"a", 1000, 900}, {"new", 10, 10}};
+  auto c = reports::compare_levels(before, after);
+  CHECK(c.before.total_default == 5000);
+  CHECK(c.after.total_default == 5000);
+  CHECK(c.before.total_learned == 4900);
+  CHECK(c.before.uplift == c.after.uplift);  // bit-equal: the same sizes in the same order
+  CHECK(c.before.uplift == doctest::Approx(1 - std::sqrt(0.9)));
+  CHECK(c.only_before == std::vector<std::string>{"gone"});
+  CHECK(c.only_after == std::vector<std::string>{"new"});
+  CHECK(reports::level_changes({c.before, c.after}, {0, 0}).empty());
+  CHECK(reports::verdict_against(c.after, c.before) == reports::Verdict::Old);
+  // A real change on a module both measured is still seen.
+  after[1].learned_bytes = 1000;
+  auto moved = reports::compare_levels(before, after);
+  CHECK(reports::level_changes({moved.before, moved.after}, {0.002, 0.002}).size() == 1);
 }

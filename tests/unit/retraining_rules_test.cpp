@@ -132,6 +132,24 @@ TEST_CASE("features fires when the head's compiler no longer sends a feature, fr
   CHECK_FALSE(reports::decide(s, r).retrain);
 }
 
+TEST_CASE("features fires when the policy cannot run at all at the newest evaluated check-in") {
+  auto r = only("features");
+  auto s = series({0.02, 0.02});
+  s.unusable_sha = "c2c2c2c2c2c2c2c2";
+  s.unusable_error = "compatibility: 3 of 12 features missing";
+  auto d = reports::decide(s, r);
+  auto& o = rule(d, "features");
+  CHECK(o.fired);
+  CHECK(o.first == "c2c2c2c2c2c2c2c2");
+  CHECK(d.last == "c2c2c2c2c2c2c2c2");
+  CHECK(o.detail.find("cannot run at all") != std::string::npos);
+  CHECK(o.detail.find("3 of 12 features missing") != std::string::npos);
+  // With no check-in evaluated at all before it, it still says retrain.
+  s.points.clear();
+  CHECK(reports::decide(s, r).retrain);
+  CHECK(reports::decide(s, r).first == "c2c2c2c2c2c2c2c2");
+}
+
 TEST_CASE("age is off by default and fires past either limit, not at it") {
   auto s = series({0.02, 0.02});
   s.age_checkins = 30;
