@@ -255,8 +255,13 @@ JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids) {
   for (auto id : job_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   return db.impl().guarded("counting jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
+    // A running job whose lease expired has no live worker: it waits to be
+    // taken over, so it counts as queued (a sweep's stall watch must not
+    // take a dead worker's job for progress).
     return tally(tx.exec_params(
-        "SELECT state, count(*) FROM jobs WHERE id = ANY (string_to_array($1, ',')::bigint[]) GROUP BY state", ids));
+        "SELECT CASE WHEN state = 'running' AND lease_expires_at < now() THEN 'queued' ELSE state END, count(*) "
+        "FROM jobs WHERE id = ANY (string_to_array($1, ',')::bigint[]) GROUP BY 1",
+        ids));
   });
 }
 

@@ -134,7 +134,7 @@ struct JobCounts {
   int total() const { return queued + running + done + failed + skipped; }
   int finished() const { return done + failed + skipped; }
 };
-/// Counts over the given jobs.
+/// Counts over the given jobs; a running job whose lease expired counts as queued.
 JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids);
 /// Counts per state over a project's jobs (every project when empty).
 JobCounts count_project_jobs(Database& db, const std::string& project);

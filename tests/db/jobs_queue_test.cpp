@@ -50,3 +50,21 @@ TEST_CASE("a worker whose lease was taken has its result refused, and people ret
   CHECK(all.size() == 2);
   CHECK(db::count_project_jobs(d, "p").failed == 2);
 }
+
+TEST_CASE("a running job whose lease expired counts as queued: its worker is gone, it waits to be taken over") {
+  auto d = testing::fresh_database();
+  auto ids = plan(d);
+  auto live = db::claim_job(d, "p", "w:1:0", {}, 3600);
+  REQUIRE(live);
+  auto counts = db::count_jobs(d, ids);
+  CHECK(counts.running == 1);
+  CHECK(counts.queued == 1);
+  // A lease of 0 s has expired by the next statement, in the database's clock.
+  db::retry_job_later(d, live->id, "w:1:0", "attempt 1 of 2: again", 0);
+  auto dead = db::claim_job(d, "p", "w:2:0", {}, 0);
+  REQUIRE(dead);
+  counts = db::count_jobs(d, ids);
+  CHECK(counts.running == 0);
+  CHECK(counts.queued == 2);
+  CHECK(counts.finished() == 0);
+}
