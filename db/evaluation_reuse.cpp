@@ -14,7 +14,12 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
         "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
         "WHERE e.policy_id = $1 AND e.suite_id = $2 AND e.status = 'done' AND e.id <> $4 "
         "AND e.summary->>'reuse_key' = $3 "
-        "AND NOT EXISTS (SELECT 1 FROM module_results r WHERE r.evaluation_id = e.id AND r.outcome = 'timeout') "
+        // Outcomes of the machine, not of the compiler and the module (a
+        // timeout under load, a compile SIGKILLed by the OOM killer, a broken
+        // FIFO, driftwatch's own failure) are never copied to another check-in.
+        "AND NOT EXISTS (SELECT 1 FROM module_results r WHERE r.evaluation_id = e.id "
+        "  AND (r.outcome IN ('timeout', 'channel-error', 'internal-error', 'object-unreadable') "
+        "       OR (r.outcome = 'compiler-crashed' AND r.message LIKE 'compiler killed by signal 9 %'))) "
         "ORDER BY (e.summary ? 'reused_from'), e.id LIMIT 1",
         policy_id, suite_id, key, except);
     std::optional<ReusableEvaluation> out;

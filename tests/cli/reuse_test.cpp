@@ -3,6 +3,9 @@
 // as a complete evaluation of its own build.
 #include <doctest/doctest.h>
 
+#include <tuple>
+#include <vector>
+
 #include "tests/support/sweep_project.h"
 
 using testing::Project;
@@ -99,4 +102,22 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   CHECK(timed_out.output.find("reused from") == std::string::npos);
   CHECK(summary_of(p, docs, "{reused_from}").empty());
   CHECK(rows_of(p, docs, true) != original);
+
+  // So is any other failure of the machine rather than of the compiler; a
+  // crash the compiler makes on its own is its result, and is taken.
+  auto source_row = "(SELECT e.id FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON "
+                    "c.id = b.commit_id WHERE c.sha = '" + import + "') AND outcome <> 'ok'";
+  for (const auto& [outcome, message, taken] :
+       std::vector<std::tuple<std::string, std::string, bool>>{
+           {"channel-error", "the ML channel closed", false},
+           {"internal-error", "cannot create the object directory", false},
+           {"compiler-crashed", "compiler killed by signal 9 (Killed)", false},
+           {"compiler-crashed", "compiler exit status 1: LLVM ERROR: unsupported relocation", true}}) {
+    p.psql("UPDATE module_results SET outcome = '" + outcome + "', message = '" + message +
+           "' WHERE evaluation_id = " + source_row);
+    auto again = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+    INFO(outcome << ": " << message << "\n" << again.output);
+    REQUIRE(again.exit_code == 0);
+    CHECK((again.output.find("reused from " + import.substr(0, 12)) != std::string::npos) == taken);
+  }
 }
