@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "builder/generations.h"
+#include "builder/step_failure.h"
 #include "common/hash.h"
 #include "common/atomic_file.h"
 #include "common/process.h"
@@ -32,15 +33,6 @@ void append_log(const fs::path& log, const std::string& text) {
   out << text;
 }
 
-/// The most telling line of a failed step's log: the first "error" line (not
-/// our own "$ command" echo), else the last line.
-std::string failure_line(const std::string& log_text) {
-  for (const auto& line : common::split(log_text, '\n'))
-    if (line.rfind("$ ", 0) != 0 && (line.find("error:") != std::string::npos || line.find("Error") != std::string::npos))
-      return common::trim(line);
-  return common::last_line(log_text);
-}
-
 common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
                                const std::map<std::string, std::string>& env, const fs::path& log,
                                std::chrono::milliseconds budget) {
@@ -61,12 +53,6 @@ common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
   return *r;
 }
 
-/// A step killed by a signal says nothing about the check-in (the OOM killer,
-/// SIGBUS or SIGXFSZ on a full disk, an operator). The shell reports a child
-/// killed by signal N as exit status 128+N.
-bool killed_by_signal(const common::ProcessResult& p) {
-  return p.signal != 0 || (p.exit_code > 128 && p.exit_code <= 128 + 64);
-}
 
 /// Written into the build directory after a successful configure: what the
 /// configuration depends on, so a changed recipe never reuses an old one.
@@ -202,10 +188,18 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     r.transient = true;
     return "timed out after " + common::format_seconds(recipe.timeout.count()) + " in " + step + " (not cached)";
   };
-  auto failed = [&](const char* step, const common::ProcessResult& p) {
-    r.transient = killed_by_signal(p);
-    std::string note = !r.transient ? "" : p.signal ? " (not cached)" : " (killed by a signal: not cached)";
-    return std::string(step) + " " + p.describe() + note + ": " + failure_line(read_file(log));
+  // What the log held before a step: the step's own output follows it.
+  auto log_size = [&] { return fs::exists(log) ? fs::file_size(log, ec) : 0; };
+  auto failed = [&](const char* step, const common::ProcessResult& p, std::uintmax_t output_from) {
+    auto text = read_file(log);
+    auto output = output_from < text.size() ? text.substr(output_from) : std::string();
+    auto machine = killed_by_signal(p) ? std::nullopt : machine_failure(output);
+    r.transient = killed_by_signal(p) || machine;
+    std::string note = !r.transient ? ""
+                       : p.signal   ? " (not cached)"
+                       : machine    ? " (the machine failed it: not cached)"
+                                    : " (killed by a signal: not cached)";
+    return std::string(step) + " " + p.describe() + note + ": " + (machine ? *machine : failure_line(text));
   };
 
   // The farm's shared compile cache; the worker's own setting wins (a site's redis).
@@ -225,24 +219,29 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   if (need_configure) {
     r.configured = true;
     fs::remove(stamp, ec);
+    auto from = log_size();
     auto c = run_step(rendered->configure, paths.source, step_env, log, remaining());
     if (c.timed_out) return finish(Outcome::Timeout, timed_out("configure"));
     if (!c.ok()) {
       // A half-configured build directory would skip configure next time.
       if (!rendered->configure_marker.empty()) fs::remove(rendered->configure_marker, ec);
-      return finish(Outcome::ConfigureFailed, failed("configure", c));
+      return finish(Outcome::ConfigureFailed, failed("configure", c, from));
     }
     std::ofstream(stamp) << key << "\n";
   }
+  auto build_from = log_size();
   auto b = run_step(rendered->build, paths.source, step_env, log, remaining());
   if (b.timed_out) return finish(Outcome::Timeout, timed_out("build"));
-  if (!b.ok()) return finish(Outcome::BuildFailed, failed("build", b));
+  if (!b.ok()) return finish(Outcome::BuildFailed, failed("build", b, build_from));
 
   for (const auto& [name, path] : rendered->artifacts) {
     if (!fs::is_regular_file(path)) return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") was not built");
     auto dest = scratch / "artifacts" / path.filename();
     fs::copy_file(fs::canonical(path), dest, fs::copy_options::overwrite_existing, ec);
-    if (ec) return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " + ec.message());
+    if (ec) {  // a full disk, say: the machine's failure, not the check-in's; not cached
+      r.transient = true;
+      return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " + ec.message() + " (not cached)");
+    }
     r.artifacts[name] = dest;
   }
   if (!recipe.compile.empty()) {

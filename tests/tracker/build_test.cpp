@@ -178,6 +178,12 @@ TEST_CASE("a build killed by a signal is not cached but a real failure is") {
   CHECK(nested.transient);
   CHECK(nested.message.find("exit status 137 (killed by a signal: not cached)") != std::string::npos);
   CHECK_FALSE(nested_cached);
+  // A tool under the build tool killed, the build tool exiting 1 (as ninja
+  // and make do): the shell under it says "Killed".
+  auto [under, under_cached] = run("under-ninja", "sh -c 'sh -c \\\"kill -KILL \\\\$\\\\$\\\"; exit 1'; exit 1");
+  CHECK(under.transient);
+  CHECK(under.message.find("exit status 1 (the machine failed it: not cached): Killed") != std::string::npos);
+  CHECK_FALSE(under_cached);
   // A normal non-zero exit is the check-in's own failure: final.
   auto [real, real_cached] = run("broken", "echo 'error: no such file'; exit 1");
   CHECK_FALSE(real.transient);

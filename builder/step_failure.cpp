@@ -1,0 +1,48 @@
+#include "builder/step_failure.h"
+
+#include <cctype>
+
+#include "common/text.h"
+
+namespace builder {
+
+namespace {
+
+/// "Killed" as a word: "Killed", "[Killed]", "command: Killed", "1234 Killed  cc1plus".
+bool says_killed(const std::string& line) {
+  static const std::string word = "Killed";
+  for (auto at = line.find(word); at != std::string::npos; at = line.find(word, at + 1)) {
+    bool starts = at == 0 || !std::isalnum(static_cast<unsigned char>(line[at - 1]));
+    auto end = at + word.size();
+    bool ends = end == line.size() || !std::isalnum(static_cast<unsigned char>(line[end]));
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string failure_line(const std::string& log_text) {
+  for (const auto& line : common::split(log_text, '\n'))
+    if (line.rfind("$ ", 0) != 0 && (line.find("error:") != std::string::npos || line.find("Error") != std::string::npos))
+      return common::trim(line);
+  return common::last_line(log_text);
+}
+
+bool killed_by_signal(const common::ProcessResult& p) {
+  return p.signal != 0 || (p.exit_code > 128 && p.exit_code <= 128 + 64);
+}
+
+std::optional<std::string> machine_failure(const std::string& step_output) {
+  static const char* const kMachine[] = {"No space left on device", "Cannot allocate memory", "virtual memory exhausted",
+                                         "LLVM ERROR: out of memory"};
+  for (const auto& line : common::split(step_output, '\n')) {
+    if (line.rfind("$ ", 0) == 0) continue;  // our own echo of the command
+    if (says_killed(line)) return common::trim(line);
+    for (const char* m : kMachine)
+      if (line.find(m) != std::string::npos) return common::trim(line);
+  }
+  return std::nullopt;
+}
+
+}  // namespace builder
