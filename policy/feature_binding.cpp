@@ -68,7 +68,10 @@ FeatureBinding bind_features(const std::vector<std::string>& policy_features, co
   };
   for (const auto& name : policy_features) {
     int idx = header.find(name);
-    if (idx >= 0 && is_unusable(name)) {
+    // A policy feature is one number: a compiler that now sends a vector
+    // under the same name (reshaped) must not have its first element read.
+    bool reshaped = idx >= 0 && header.features[idx].element_count() != 1;
+    if (idx >= 0 && (is_unusable(name) || reshaped)) {
       b.report.corrupted.push_back(name);
       idx = -1;
     } else if (idx < 0) {

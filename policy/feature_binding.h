@@ -15,7 +15,9 @@ struct CompatReport {
   bool known = false;
   std::vector<std::string> missing;    ///< the policy knows them, the compiler no longer sends them: filled with the training mean
   std::vector<std::string> ignored;    ///< the compiler sends them, the policy does not know them
-  std::vector<std::string> corrupted;  ///< sent but unusable (LLVM 19's include-default bug): filled with the mean
+  /// Sent but unusable (LLVM 19's include-default bug, or reshaped to more
+  /// than one element): filled with the training mean.
+  std::vector<std::string> corrupted;
   int bound = 0;                       ///< policy features the compiler feeds
   bool compatible() const { return missing.empty() && corrupted.empty(); }
   /// At least half of the policy's features are fed; otherwise the policy

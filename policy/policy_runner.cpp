@@ -27,6 +27,12 @@ class PolicyRunner : public Runner {
                            std::to_string(meta.features.size()) + " features (missing: " + names +
                            (binding_.report.missing.size() > 8 ? ", …" : "") + ")"};
     }
+    // The policy answers one decision; an advice tensor of another shape
+    // would be filled with it element by element, meaning something else.
+    if (header.advice.element_count() != 1)
+      return common::Error{"the compiler asks for advice '" + header.advice.name + "' of " +
+                           std::to_string(header.advice.element_count()) + " elements; policy " + meta.name +
+                           " gives one decision"};
     inputs_.assign(meta.features.size(), 0.0f);
     default_index_ = -1;
     if (meta.margin > 0) {

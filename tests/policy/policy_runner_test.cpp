@@ -97,6 +97,19 @@ TEST_CASE("a policy for another feature set is refused with the names listed") {
   CHECK(report.missing.size() == 4);
 }
 
+TEST_CASE("advice of more than one element is refused: the policy gives one decision") {
+  auto model = eager_model({"sroa_savings"});
+  auto runner = make_policy_runner(model);
+  ChannelHeader h;
+  h.features.push_back({"sroa_savings", "int64_t", {1}, 0});
+  h.advice = {"inlining_decision", "int64_t", {2}, 0};
+  auto refused = runner->begin(h);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("advice 'inlining_decision' of 2 elements") != std::string::npos);
+  h.advice.shape = {1};
+  CHECK(runner->begin(h).ok());
+}
+
 TEST_CASE("a policy with a margin keeps the default's decisions unless its score passes them by the margin") {
   testing::TempDir dir;
   auto bc = bitcode(dir, "json");

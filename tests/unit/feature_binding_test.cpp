@@ -45,6 +45,18 @@ TEST_CASE("a corrupted feature is not bound, and a policy for another feature se
   CHECK_FALSE(other.report.usable());
 }
 
+TEST_CASE("a feature the compiler reshaped to a vector is corrupted, not read by its first element") {
+  auto h = header({"a", "b", "c"});
+  h.features[1].shape = {4};
+  auto b = bind_features({"a", "b", "c"}, h);
+  CHECK(b.source == std::vector<int>{0, -1, 2});
+  CHECK(b.report.corrupted == std::vector<std::string>{"b"});
+  CHECK(b.report.bound == 2);
+  CHECK_FALSE(b.report.compatible());
+  h.features[1].shape = {1, 1};  // another spelling of one element
+  CHECK(bind_features({"a", "b", "c"}, h).report.compatible());
+}
+
 TEST_CASE("the channel header and events parse and garbage is named") {
   auto h = parse_header(
       R"({"features":[{"name":"sroa_savings","port":0,"shape":[1],"type":"int64_t"},{"name":"x","port":1,"shape":[2,3],"type":"float"}],"advice":{"name":"inlining_decision","port":0,"shape":[1],"type":"int64_t"}})");
