@@ -37,6 +37,30 @@ common::Status check_keys(const toml::table& t, const std::string& section, cons
   return common::Ok{};
 }
 
+/// Every key of the right type: `configure = "cmake …"` where a [configure]
+/// table belongs, or `jobs = "8"`, would otherwise be dropped silently (a
+/// build without the user's configure step, filed under the new recipe).
+common::Status check_types(const toml::table& root, const std::string& origin) {
+  for (const char* section : {"configure", "build", "env", "artifacts", "compile"})
+    if (root.contains(section) && !root[section].is_table())
+      return Error{origin + ": '" + section + "' must be a table ([" + section + "] with its keys below it)"};
+  auto strings = [&](const toml::table& t, const std::string& prefix,
+                     std::initializer_list<const char*> keys) -> common::Status {
+    for (const char* k : keys)
+      if (t.contains(k) && !t[k].is_string()) return Error{origin + ": '" + prefix + k + "' must be a string"};
+    return common::Ok{};
+  };
+  if (auto s = strings(root, "", {"name", "description", "launcher", "ccache_remote_storage"}); !s) return s;
+  if (root.contains("jobs") && !root["jobs"].is_integer()) return Error{origin + ": 'jobs' must be a whole number"};
+  if (const auto* c = root["configure"].as_table())
+    if (auto s = strings(*c, "configure.", {"command", "skip_if_exists"}); !s) return s;
+  if (const auto* b = root["build"].as_table())
+    if (auto s = strings(*b, "build.", {"command"}); !s) return s;
+  if (const auto* c = root["compile"].as_table())
+    if (auto s = strings(*c, "compile.", {"command", "ml_flag_prefix", "cc1"}); !s) return s;
+  return common::Ok{};
+}
+
 common::Result<std::map<std::string, std::string>> string_table(const toml::table& root, const char* key,
                                                                 const std::string& origin) {
   std::map<std::string, std::string> out;
@@ -89,6 +113,7 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     return Error{origin + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description())};
   }
   if (auto s = check_keys(root, "", origin); !s) return s.error();
+  if (auto s = check_types(root, origin); !s) return s.error();
   Recipe r;
   r.name = root["name"].value_or<std::string>("");
   if (r.name.empty()) return Error{origin + ": missing key 'name'"};

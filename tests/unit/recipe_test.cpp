@@ -61,6 +61,20 @@ TEST_CASE("recipe errors name the key and the file") {
   CHECK(no_name.error().message == "r.toml: missing key 'name'");
 }
 
+TEST_CASE("a recipe key of the wrong type is refused, never dropped") {
+  auto with = [](const std::string& top, const std::string& build = "command = 'make'") {
+    return parse_recipe("name = 'x'\n" + top + "\n[build]\n" + build + "\n[artifacts]\na = 'b'\n", "r.toml");
+  };
+  // A section written as a string would build without the user's configure step.
+  CHECK(with("configure = 'cmake -DNEW=ON .'").error().message ==
+        "r.toml: 'configure' must be a table ([configure] with its keys below it)");
+  CHECK(with("env = 'CC=clang'").error().message == "r.toml: 'env' must be a table ([env] with its keys below it)");
+  CHECK(with("jobs = '8'").error().message == "r.toml: 'jobs' must be a whole number");
+  CHECK(with("launcher = false").error().message == "r.toml: 'launcher' must be a string");
+  CHECK(with("", "command = ['make', 'all']").error().message == "r.toml: 'build.command' must be a string");
+  CHECK(with("jobs = 8\nlauncher = ''").ok());
+}
+
 TEST_CASE("an unknown placeholder is an error naming it") {
   auto r = parse_recipe("name = 'x'\n[build]\ncommand = 'make {target}'\n[artifacts]\na = 'b'\n", "r.toml").take();
   auto out = render(r, {"/s", "/b", "/d", 1});
