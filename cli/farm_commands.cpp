@@ -67,8 +67,14 @@ void run_list(Context& ctx, const JobsArgs& a) {
   auto database = ctx.database();
   db::JobFilter f;
   f.project = a.project;
-  if (!a.state.empty()) f.states = common::split(a.state, ',');
-  else if (!a.all) f.states = {db::kJobQueued, db::kJobRunning, db::kJobFailed};
+  if (!a.state.empty()) {
+    f.states = common::split(a.state, ',');
+    // A typo would match nothing, and `jobs --json` would report no failed job.
+    for (const auto& s : f.states)
+      if (s != db::kJobQueued && s != db::kJobRunning && s != db::kJobDone && s != db::kJobFailed &&
+          s != db::kJobSkipped)
+        throw common::Fatal("jobs --state: unknown state '" + s + "' (queued, running, done, failed, skipped)");
+  } else if (!a.all) f.states = {db::kJobQueued, db::kJobRunning, db::kJobFailed};
   if (a.sweep_id) f.sweep_id = a.sweep_id;
   auto rows = db::list_jobs(database, f);
   auto counts = db::count_project_jobs(database, a.project);

@@ -187,6 +187,11 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(j["jobs"].size() == 4);
   CHECK(j["jobs"][0]["state"] == "failed");
   CHECK(j["jobs"][0]["error"].get<std::string>().find("changed since the sweep was planned") != std::string::npos);
+  CHECK(nlohmann::json::parse(p.run({"jobs", "--json", "--state", "failed"}).output)["jobs"].size() == 1);
+  auto typo = p.run({"jobs", "--json", "--state", "done,faild"});
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.output.find("jobs --state: unknown state 'faild' (queued, running, done, failed, skipped)") !=
+        std::string::npos);
 
   // People: retry puts it back in the queue; cancel takes it out again, saying who.
   auto retry = p.run({"jobs", "retry", bad});
