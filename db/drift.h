@@ -59,6 +59,7 @@ struct AlertView {
   Id id = 0;
   std::string project, kind, state, state_by, note, fingerprint;
   std::string suite, policy, metric;
+  std::string policy_hash;  ///< the content hash of the policy it was found for
   std::string culprit_sha, culprit_subject, culprit_author;
   std::int64_t culprit_time = 0;
   std::string last_good_sha, first_bad_sha, range_first_sha;

@@ -7,6 +7,7 @@
 #include "builder/recipe.h"
 #include "db/drift.h"
 #include "db/policies.h"
+#include "sweep/compat_features.h"
 #include "sweep/lineage.h"
 #include "sweep/suite_selection.h"
 #include "tracker/git.h"
@@ -16,14 +17,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::vector<std::string> json_list(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return {};
-  std::vector<std::string> out;
-  for (const auto& e : j[key])
-    if (e.is_string()) out.push_back(e.get<std::string>());
-  return out;
-}
-
 /// A recorded point as the rules see it.
 reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
   reports::RetrainPoint r;
@@ -32,10 +25,7 @@ reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
   // A module the policy's compile broke is worse than the default's.
   int measured = p.wins + p.ties + p.losses + p.learned_failed;
   r.no_worse = measured > 0 ? double(p.wins + p.ties) / measured : 1.0;
-  auto compat = json::parse(p.compat_json.empty() ? "{}" : p.compat_json, nullptr, false);
-  auto lost = json_list(compat, "missing");
-  auto corrupted = json_list(compat, "corrupted");
-  for (auto& c : corrupted) lost.push_back(c + " (unusable)");
+  auto lost = compat_features(p.compat_json).lost;
   r.features_lost = static_cast<int>(lost.size());
   for (const auto& f : lost) r.features_note += (r.features_note.empty() ? "" : ", ") + f;
   return r;

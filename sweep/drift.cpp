@@ -13,6 +13,7 @@
 #include "db/jobs.h"
 #include "policy/model.h"
 #include "reports/module_changes.h"
+#include "sweep/compat_features.h"
 #include "sweep/notify.h"
 #include "sweep/plan.h"
 #include "sweep/suite_selection.h"
@@ -86,12 +87,6 @@ std::vector<evaluator::ModuleSizes> sizes_of(const db::SeriesPoint& p) {
   std::vector<evaluator::ModuleSizes> out;
   for (const auto& m : p.modules) out.push_back({m.name, m.default_bytes, m.learned_bytes});
   return out;
-}
-
-std::vector<std::string> json_list(const std::string& text, const char* key) {
-  auto j = json::parse(text.empty() ? "{}" : text, nullptr, false);
-  if (j.is_discarded() || !j.contains(key) || !j[key].is_array()) return {};
-  return j[key].get<std::vector<std::string>>();
 }
 
 /// One suite's analysis: the series in first-parent order, refined by bisection.
@@ -308,13 +303,12 @@ class SuiteAnalysis {
     for (std::size_t i = 1; i < ev.size(); ++i) {
       const auto& a = points_.at(ev[i - 1]);
       const auto& b = points_.at(ev[i]);
-      auto missing_a = json_list(a.compat_json, "missing"), missing_b = json_list(b.compat_json, "missing");
-      auto new_a = json_list(a.compat_json, "ignored"), new_b = json_list(b.compat_json, "ignored");
-      if (missing_a == missing_b && new_a == new_b) continue;
+      auto before = compat_features(a.compat_json), after = compat_features(b.compat_json);
+      if (before.lost == after.lost && before.added == after.added) continue;
       auto f = finding_between(ev[i - 1], ev[i]);
       f.kind = "feature-set-changed";
-      f.features_missing = missing_b;
-      f.features_new = new_b;
+      f.features_missing = after.lost;
+      f.features_new = after.added;
       out.push_back(std::move(f));
     }
     // Builds that broke and stayed broken for N samples.

@@ -15,6 +15,7 @@
 #include "policy/model.h"
 #include "reports/render.h"
 #include "reports/web_assets.h"
+#include "sweep/compat_features.h"
 #include "sweep/lineage.h"
 #include "sweep/notify.h"
 #include "sweep/suite_selection.h"
@@ -167,8 +168,8 @@ std::vector<reports::FeatureSetChangeEntry> feature_changes(const std::string& s
   bool first = true;
   for (const auto& p : s.points) {
     if (!p.evaluated) continue;
-    auto d = json::parse(by_sha.at(p.commit.sha)->compat_json, nullptr, false);
-    auto m = strings(d, "missing"), a = strings(d, "ignored");
+    auto features = compat_features(by_sha.at(p.commit.sha)->compat_json);
+    auto m = std::move(features.lost), a = std::move(features.added);
     if (!first && (m != missing || a != added)) out.push_back({suite, p.commit, m, a});
     missing = std::move(m), added = std::move(a), first = false;
   }
@@ -228,7 +229,11 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   else
     d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
                       d.policy.trained_at.substr(0, 12) + ") is not in the swept first-parent history";
-  for (const auto& a : db::list_alerts(db, p.name, {})) d.alerts.push_back(alert_of(db, a));
+  // The tracked policy's alerts: an earlier policy's (before a promotion)
+  // would mark its changes on this policy's charts and count as its open
+  // alerts. `driftwatch alerts` lists every policy's.
+  for (const auto& a : db::list_alerts(db, p.name, {}))
+    if (a.policy_hash.empty() || a.policy_hash == d.policy.content_hash) d.alerts.push_back(alert_of(db, a));
   for (const auto& row : db::list_decisions(db, p.name)) d.decisions.push_back(decision_of(row));
   return d;
 }
