@@ -1,15 +1,31 @@
 #include "db/jobs.h"
 
+#include <set>
+
 #include "db/connection_impl.h"
 
 namespace db {
 
-bool try_lock_project(Database& db, const std::string& project) {
-  return db.impl().guarded("taking the sweep lock", [&] {
+namespace {
+
+/// A session-level advisory lock named "driftwatch <name>" for the project.
+bool try_lock(Database& db, const char* name, const char* taking, const std::string& project) {
+  return db.impl().guarded(taking, [&] {
     pqxx::nontransaction nt(db.impl().conn);
-    return nt.exec_params1("SELECT pg_try_advisory_lock(hashtext('driftwatch sweep'), hashtext($1))", project)[0]
+    return nt.exec_params1("SELECT pg_try_advisory_lock(hashtext($1), hashtext($2))", std::string("driftwatch ") + name,
+                           project)[0]
         .as<bool>();
   });
+}
+
+}  // namespace
+
+bool try_lock_project(Database& db, const std::string& project) {
+  return try_lock(db, "sweep", "taking the sweep lock", project);
+}
+
+bool try_lock_retrain(Database& db, const std::string& project) {
+  return try_lock(db, "retrain", "taking the retrain lock", project);
 }
 
 Id begin_sweep(Database& db, const std::string& project) {
@@ -249,6 +265,19 @@ JobCounts tally(const pqxx::result& rows) {
 }
 
 }  // namespace
+
+bool jobs_finished(Database& db, const std::vector<std::string>& keys) {
+  if (keys.empty()) return true;
+  return db.impl().guarded("looking up jobs", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::set<std::string> wanted(keys.begin(), keys.end());
+    std::size_t finished = 0;
+    for (const auto& k : wanted)
+      finished += tx.exec_params1("SELECT count(*) FROM jobs WHERE key = $1 AND state IN ('done', 'skipped')", k)[0]
+                      .as<int>();
+    return finished == wanted.size();
+  });
+}
 
 JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids) {
   std::string ids;

@@ -56,6 +56,9 @@ struct JobFinish {
 /// connection; false when another session holds it. Released when the
 /// connection closes, so a killed sweep never leaves it behind.
 bool try_lock_project(Database& db, const std::string& project);
+/// The same for the project's retraining: two retrains at one check-in would
+/// share a work directory and a candidate file.
+bool try_lock_retrain(Database& db, const std::string& project);
 
 Id begin_sweep(Database& db, const std::string& project);
 void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std::string& head_sha, int planned,
@@ -134,6 +137,9 @@ struct JobCounts {
   int total() const { return queued + running + done + failed + skipped; }
   int finished() const { return done + failed + skipped; }
 };
+/// True when every key names a job that is done or skipped (its check-in did
+/// not build): nothing of them is left to do.
+bool jobs_finished(Database& db, const std::vector<std::string>& keys);
 /// Counts over the given jobs; a running job whose lease expired counts as queued.
 JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids);
 /// Counts per state over a project's jobs (every project when empty).

@@ -9,8 +9,10 @@
 
 #include "builder/recipe.h"
 #include "db/drift.h"
+#include "db/jobs.h"
 #include "db/policies.h"
 #include "evaluator/object_size.h"
+#include "reports/drift.h"
 #include "sweep/compiler_build.h"
 #include "sweep/evaluation_run.h"
 #include "sweep/lineage.h"
@@ -52,6 +54,14 @@ namespace {
 
 void say(const RetrainOptions& o, const std::string& line) {
   if (o.log) o.log(line);
+}
+
+/// .text of the modules that compiled under both heuristics.
+std::vector<evaluator::ModuleSizes> measured_sizes(const evaluator::EvaluationResult& r) {
+  std::vector<evaluator::ModuleSizes> out;
+  for (const auto& m : r.modules)
+    if (m.both_ok()) out.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
+  return out;
 }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -99,6 +109,9 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   if (promote_mode != "auto" && promote_mode != "never")
     throw common::Fatal("--promote must be auto or never, not '" + promote_mode + "'");
   if (p.repo.empty()) throw common::Fatal("retrain needs compiler.repo in the project file: it trains at a check-in");
+  // Held by this connection until it closes, however the process ends.
+  if (!db::try_lock_retrain(db, p.name))
+    throw common::Fatal("another retrain of project '" + p.name + "' is running; nothing changed");
   auto settings = training_settings(p.retrain.settings);
 
   // Everything that can be missing is checked before anything is built, trained or recorded.
@@ -221,11 +234,14 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     say(o, "evaluating the active policy and the candidate on " + h.suite.name);
     auto a = evaluate_and_store(db, build, h, active_model, eo);
     auto c = evaluate_and_store(db, build, h, candidate, eo);
-    report.holdout.push_back(
-        {h.suite.name, a.result.summary.uplift, c.result.summary.uplift, losses(a.result), losses(c.result),
-         c.result.summary.modules});
-    report.active.uplift += a.result.summary.uplift / holdout.size();
-    report.candidate.uplift += c.result.summary.uplift / holdout.size();
+    // Both uplifts over the modules both evaluations measured: a module one
+    // of them failed must not leave that side's figure alone (its losses
+    // count above).
+    auto levels = reports::compare_levels(measured_sizes(a.result), measured_sizes(c.result));
+    report.holdout.push_back({h.suite.name, levels.before.uplift, levels.after.uplift, losses(a.result),
+                              losses(c.result), c.result.summary.modules});
+    report.active.uplift += levels.before.uplift / holdout.size();
+    report.candidate.uplift += levels.after.uplift / holdout.size();
     report.active.losses += losses(a.result);
     report.candidate.losses += losses(c.result);
     report.active.modules += a.result.summary.modules;

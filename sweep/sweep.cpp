@@ -236,6 +236,22 @@ SweepReport run_sweep(const SweepOptions& o) {
     auto since = o.since.empty() ? p.since : o.since;
     for (const auto& sha : sweep_checkins(p, every, since, after, baseline).take()) in.checkins.push_back({sha, "", "", 0});
     if (!in.checkins.empty()) git_head = in.checkins.back().sha;
+    // Drift is measured from the baseline: a `--new` sweep after a promotion
+    // measures the new policy there too, unless that is done already.
+    if (after && !baseline.empty() &&
+        std::none_of(in.checkins.begin(), in.checkins.end(), [&](const auto& c) { return c.sha == baseline; })) {
+      PlannedCheckin b{baseline, "", "", 0};
+      std::vector<std::string> keys;
+      for (const auto& s : in.suites) keys.push_back(eval_job_key(in, b, s));
+      if (!db::jobs_finished(lock_db, keys)) {
+        say(o, "measuring the policy's training check-in " + baseline.substr(0, 12) + " too: drift is measured from it");
+        in.checkins.insert(in.checkins.begin(), b);
+      }
+    }
+    if (in.checkins.empty() && !after && p.toolchains.empty())
+      throw common::Fatal("the sampling of project '" + p.name + "' selects no check-in of " + p.repo + " (every = \"" +
+                          every + "\", since = \"" + since + "\", until = \"" + p.until + "\", tags = " +
+                          (p.tags ? "true" : "false") + "); a sweep over nothing is a mistake");
   }
   if (!o.only_new || !after)
     for (auto& t : toolchain_checkins(p)) in.checkins.push_back(std::move(t));

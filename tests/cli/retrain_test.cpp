@@ -146,7 +146,19 @@ TEST_CASE(
   CHECK(std::filesystem::exists(child["file"].get<std::string>()));
   auto new_hash = child["content_hash"].get<std::string>();
 
-  // The next sweep evaluates the promoted policy, its training check-in the baseline.
+  // The nightly `--new` sweep measures the promoted policy at its training
+  // check-in, though nothing new has landed since the last sweep.
+  auto nightly = p.sweep(p.dsn, {"--new"});
+  INFO(nightly.output);
+  REQUIRE(nightly.exit_code == 0);
+  CHECK(nightly.output.find("measuring the policy's training check-in " + head.substr(0, 12)) != std::string::npos);
+  auto at_baseline = "SELECT count(*) FROM evaluations e JOIN policies po ON po.id = e.policy_id JOIN builds b ON "
+                     "b.id = e.build_id JOIN commits c ON c.id = b.commit_id WHERE e.status = 'done' AND c.sha = '" +
+                     head + "' AND po.content_hash = '" + new_hash + "'";
+  CHECK(p.psql(at_baseline) != "0");
+  CHECK(p.sweep(p.dsn, {"--new"}).output.find("nothing new since the last sweep") != std::string::npos);
+
+  // The next full sweep evaluates the promoted policy, its training check-in the baseline.
   auto again = p.sweep(p.dsn);
   INFO(again.output);
   REQUIRE(again.exit_code == 0);

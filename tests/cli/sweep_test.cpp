@@ -106,6 +106,16 @@ TEST_CASE("sweep refuses a bad project file naming the key and its line") {
   auto again = p.run({"init", (p.dir / "proj").string()});
   CHECK(again.exit_code == 2);
   CHECK(again.output.find("exists; not overwritten") != std::string::npos);
+
+  // A sampling that selects nothing measures nothing: a mistake, not "nothing new".
+  p.set("evry = \"2w\"", "every = \"2w\"");
+  p.set("until = \"\"", "until = \"2001-01-01\"");
+  auto none = p.sweep(p.dsn);
+  INFO(none.output);
+  CHECK(none.exit_code == 2);
+  CHECK(none.output.find("the sampling of project 'toy' selects no check-in of " + p.repo) != std::string::npos);
+  CHECK(none.output.find("until = \"2001-01-01\"") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM jobs") == "0");
 }
 
 TEST_CASE("sweep --new after a force-push names the lost check-in and deletes nothing") {

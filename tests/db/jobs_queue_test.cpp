@@ -68,3 +68,15 @@ TEST_CASE("a running job whose lease expired counts as queued: its worker is gon
   CHECK(counts.queued == 2);
   CHECK(counts.finished() == 0);
 }
+
+TEST_CASE("a project's sweep and retrain locks are each held by one connection, and apart from each other") {
+  std::string name;
+  auto first = testing::fresh_database(true, &name);
+  auto dsn = "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name;
+  auto second = db::Database::connect(db::parse_dsn(dsn).take()).take();
+  CHECK(db::try_lock_retrain(first, "p"));
+  CHECK_FALSE(db::try_lock_retrain(second, "p"));  // a second retrain of the project waits its turn
+  CHECK(db::try_lock_retrain(second, "q"));        // another project's does not
+  CHECK(db::try_lock_project(second, "p"));        // nor does a sweep of the same project
+  CHECK_FALSE(db::try_lock_project(first, "p"));
+}
