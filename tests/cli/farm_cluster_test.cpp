@@ -33,11 +33,12 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-common::ProcessResult run(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {}) {
+common::ProcessResult run(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {},
+                          std::chrono::seconds timeout = std::chrono::seconds(60)) {
   common::ProcessSpec p;
   p.argv = std::move(argv);
   p.env = std::move(env);
-  p.timeout = std::chrono::seconds(60);
+  p.timeout = timeout;
   auto r = common::run_process(p);
   if (!r) {
     common::ProcessResult failed;
@@ -105,12 +106,19 @@ struct SlurmCluster {
                         << " Default=YES MaxTime=INFINITE State=UP\n";
     daemons.push_back(start({"slurmctld", "-D", "-i"}, env(), d / "slurmctld.out"));
     daemons.push_back(start({"slurmd", "-D"}, env(), d / "slurmd.out"));
-    for (int i = 0; i < 150; ++i) {
+    // 30 s of wall time, however long each sinfo takes to answer.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
       if (daemons[1].try_wait()) {
         why_not = "slurmctld exited: " + read(d / "slurmctld.out") + read(d / "slurmctld.log");
         return;
       }
-      auto s = run({"sinfo", "-h", "-o", "%T"}, env());
+      // No cgroup hierarchy (a chroot), say: the node would never come up.
+      if (daemons[2].try_wait()) {
+        why_not = "slurmd exited before registering: " + read(d / "slurmd.out") + read(d / "slurmd.log");
+        return;
+      }
+      auto s = run({"sinfo", "-h", "-o", "%T"}, env(), std::chrono::seconds(10));
       if (s.ok() && common::trim(s.output) == "idle") {
         // slurmctld reports the node idle from its registration; a slurmd that
         // died since (no cgroup hierarchy, say) would never start a task.
