@@ -24,7 +24,8 @@ bool says_killed(const std::string& line) {
 
 std::string failure_line(const std::string& log_text) {
   for (const auto& line : common::split(log_text, '\n'))
-    if (line.rfind("$ ", 0) != 0 && (line.find("error:") != std::string::npos || line.find("Error") != std::string::npos))
+    if (line.rfind("$ ", 0) != 0 &&
+        (line.find("error:") != std::string::npos || line.find("Error") != std::string::npos))
       return common::trim(line);
   return common::last_line(log_text);
 }
@@ -34,8 +35,8 @@ bool killed_by_signal(const common::ProcessResult& p) {
 }
 
 std::optional<std::string> machine_failure(const std::string& step_output) {
-  static const char* const kMachine[] = {"No space left on device", "Cannot allocate memory", "virtual memory exhausted",
-                                         "LLVM ERROR: out of memory"};
+  static const char* const kMachine[] = {"No space left on device", "Cannot allocate memory",
+                                         "virtual memory exhausted", "LLVM ERROR: out of memory"};
   for (const auto& line : common::split(step_output, '\n')) {
     if (line.rfind("$ ", 0) == 0) continue;  // our own echo of the command
     if (says_killed(line)) return common::trim(line);

@@ -244,7 +244,8 @@ SweepReport run_sweep(const SweepOptions& o) {
       std::vector<std::string> keys;
       for (const auto& s : in.suites) keys.push_back(eval_job_key(in, b, s));
       if (!db::jobs_finished(lock_db, keys)) {
-        say(o, "measuring the policy's training check-in " + baseline.substr(0, 12) + " too: drift is measured from it");
+        say(o, "measuring the policy's training check-in " + baseline.substr(0, 12) +
+                   " too: drift is measured from it");
         in.checkins.insert(in.checkins.begin(), b);
       }
     }
