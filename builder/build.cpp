@@ -193,8 +193,9 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   auto failed = [&](const char* step, const common::ProcessResult& p, std::uintmax_t output_from) {
     auto text = read_file(log);
     auto output = output_from < text.size() ? text.substr(output_from) : std::string();
-    auto machine = killed_by_signal(p) ? std::nullopt : machine_failure(output);
-    r.transient = killed_by_signal(p) || machine;
+    bool killed = killed_by_signal(p);
+    auto machine = killed ? std::nullopt : machine_failure(output);
+    r.transient = killed || machine;
     std::string note = !r.transient ? ""
                        : p.signal   ? " (not cached)"
                        : machine    ? " (the machine failed it: not cached)"

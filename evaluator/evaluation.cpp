@@ -222,14 +222,21 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   return result;
 }
 
+std::vector<ModuleSizes> measured_sizes(const EvaluationResult& r) {
+  std::vector<ModuleSizes> out;
+  for (const auto& m : r.modules)
+    if (m.both_ok()) out.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
+  return out;
+}
+
 void tally(EvaluationResult& r) {
   r.failed = r.not_consulted = 0;
-  std::vector<ModuleSizes> sizes;
   for (const auto& m : r.modules) {
-    if (m.both_ok()) sizes.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
-    else if (m.by_default.ok() && m.learned.not_consulted()) ++r.not_consulted;
+    if (m.both_ok()) continue;
+    if (m.by_default.ok() && m.learned.not_consulted()) ++r.not_consulted;
     else ++r.failed;
   }
+  auto sizes = measured_sizes(r);
   r.summary = summarize(sizes);
   r.packages = summarize_by_package(sizes);
 }

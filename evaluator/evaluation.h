@@ -104,6 +104,10 @@ struct EvaluationResult {
 /// compiled under both heuristics.
 common::Result<EvaluationResult> evaluate(const EvaluationOptions& options);
 
+/// .text of the modules that compiled under both heuristics, in suite order:
+/// what every uplift of `r` is computed over.
+std::vector<ModuleSizes> measured_sizes(const EvaluationResult& r);
+
 /// Counts the failed and unconsulted modules of `r` and summarizes the rest,
 /// as a whole and per package: evaluate() once its compiles are done, and an
 /// evaluation rebuilt from stored rows.

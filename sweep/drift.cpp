@@ -328,10 +328,7 @@ class SuiteAnalysis {
         f.kind = "build-broken";
         f.last_good = points_.at(*last_ok).sha;
         f.first_bad = p.sha;
-        bool exact = run_start == *last_ok + 1;
-        const auto& first = history_[exact ? run_start : *last_ok + 1];
-        if (exact) f.culprit = first.sha, f.subject = first.subject, f.author = first.author, f.time = first.time;
-        else f.range_first = first.sha;
+        pin(f, *last_ok + 1, run_start);
         f.first_bad = history_[run_start].sha;
         out.push_back(std::move(f));
       }
@@ -363,16 +360,20 @@ class SuiteAnalysis {
         f.last_good = points_.at(*last_done).sha;
         f.before = level_of(points_.at(*last_done));
       }
-      std::size_t from = last_done ? *last_done + 1 : 0;
-      if (from == pos) {  // the check-in after the last done one, or the very first
-        f.culprit = p.sha, f.subject = p.subject, f.author = p.author, f.time = p.time;
-      } else {
-        f.range_first = history_[from].sha;
-        f.range_size = int(pos - from);
-      }
+      std::size_t from = last_done ? *last_done + 1 : 0;  // the check-in after the last done one, or the very first
+      pin(f, from, pos);
+      if (from != pos) f.range_size = int(pos - from);
       out.push_back(std::move(f));
     }
     return out;
+  }
+
+  /// Names the check-in at `pos` the culprit when it is the first not known
+  /// good (`from`), else the range that starts at `from` (nothing between was tried).
+  void pin(Finding& f, std::size_t from, std::size_t pos) const {
+    const auto& first = history_[from];
+    if (from == pos) f.culprit = first.sha, f.subject = first.subject, f.author = first.author, f.time = first.time;
+    else f.range_first = first.sha;
   }
 
   const DriftOptions& o_;

@@ -56,14 +56,6 @@ void say(const RetrainOptions& o, const std::string& line) {
   if (o.log) o.log(line);
 }
 
-/// .text of the modules that compiled under both heuristics.
-std::vector<evaluator::ModuleSizes> measured_sizes(const evaluator::EvaluationResult& r) {
-  std::vector<evaluator::ModuleSizes> out;
-  for (const auto& m : r.modules)
-    if (m.both_ok()) out.push_back({m.name, m.by_default.sizes.text, m.learned.sizes.text});
-  return out;
-}
-
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 /// True when some suite holds an evaluated check-in of the policy.
@@ -237,7 +229,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     // Both uplifts over the modules both evaluations measured: a module one
     // of them failed must not leave that side's figure alone (its losses
     // count above).
-    auto levels = reports::compare_levels(measured_sizes(a.result), measured_sizes(c.result));
+    auto levels = reports::compare_levels(evaluator::measured_sizes(a.result), evaluator::measured_sizes(c.result));
     report.holdout.push_back({h.suite.name, levels.before.uplift, levels.after.uplift, losses(a.result),
                               losses(c.result), c.result.summary.modules});
     report.active.uplift += levels.before.uplift / holdout.size();
