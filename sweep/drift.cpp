@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -57,7 +58,7 @@ std::string Finding::sentence() const {
   std::string where = !culprit.empty()
                           ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
                           : "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) +
-                                (kind == "build-broken" || kind == "policy-unusable"
+                                (kind == "build-broken" || (kind == "policy-unusable" && evaluations == 0)
                                      ? " (check-ins between were not tried)"
                                      : " (check-ins between do not build)");
   std::string what;
@@ -107,9 +108,20 @@ class SuiteAnalysis {
       bool narrowed = false;
       for (const auto& c : changes()) {
         if (unknown_between(c.first, c.second).empty()) continue;
-        bisect(c.first, c.second, report);
+        bisect(c.first, c.second, level_verdict(c.first), report);
         narrowed = true;
         break;  // the series changed: detect again
+      }
+      if (!narrowed) break;
+    }
+    // Where the policy stopped running at all, down to one check-in too.
+    for (int pass = 0; pass < 64 && o_.bisect; ++pass) {
+      bool narrowed = false;
+      for (const auto& s : unusable_starts()) {
+        if (!s.last_done || unknown_between(*s.last_done, s.first_failed).empty()) continue;
+        bisect(*s.last_done, s.first_failed, usable_verdict(), report);
+        narrowed = true;
+        break;
       }
       if (!narrowed) break;
     }
@@ -179,13 +191,40 @@ class SuiteAnalysis {
     return it != points_.end() && it->second.build_outcome != "ok";
   }
 
+  /// Evaluated, or the policy could not run there: nothing left to measure.
+  bool settled(std::size_t pos) const {
+    auto it = points_.find(pos);
+    return it != points_.end() && (it->second.evaluated || !it->second.evaluation_error.empty());
+  }
+
   /// Positions strictly between a and b that are neither measured nor known broken.
   std::vector<std::size_t> unknown_between(std::size_t a, std::size_t b) const {
     std::vector<std::size_t> out;
     for (auto pos = a + 1; pos < b; ++pos)
-      if (!tried_.count(pos) && (!points_.count(pos) || (!points_.at(pos).evaluated && !broken(pos))))
-        out.push_back(pos);
+      if (!tried_.count(pos) && !settled(pos) && !broken(pos)) out.push_back(pos);
     return out;
+  }
+
+  using VerdictOf = std::function<reports::Verdict(std::size_t)>;
+
+  /// For a level change after `a`: against a's level over the modules both
+  /// measured, like the change itself; a check-in not evaluated is skipped.
+  VerdictOf level_verdict(std::size_t a) const {
+    return [this, a](std::size_t pos) {
+      if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
+      auto c = compared(a, pos);
+      return reports::verdict_against(c.after, c.before);
+    };
+  }
+
+  /// For the policy's loss: New where the evaluation failed as a whole.
+  VerdictOf usable_verdict() const {
+    return [this](std::size_t pos) {
+      if (broken(pos) || !points_.count(pos)) return reports::Verdict::Skip;
+      const auto& p = points_.at(pos);
+      if (p.evaluated) return reports::Verdict::Old;
+      return p.evaluation_error.empty() ? reports::Verdict::Skip : reports::Verdict::New;
+    };
   }
 
   /// Measures one check-in through the job table (build, then evaluate);
@@ -204,19 +243,12 @@ class SuiteAnalysis {
     load();
   }
 
-  void bisect(std::size_t a, std::size_t b, DriftReport& report) {
+  void bisect(std::size_t a, std::size_t b, const VerdictOf& verdict, DriftReport& report) {
     std::size_t n = b - a;  // candidates a+1 .. b; b is known to have the change
     reports::Bisection bis(n);
-    // Against a's level over the modules both measured, like the change itself.
-    auto verdict = [&](std::size_t pos) {
-      auto c = compared(a, pos);
-      return reports::verdict_against(c.after, c.before);
-    };
     for (std::size_t i = 0; i + 1 < n; ++i) {
       auto pos = a + 1 + i;
-      if (broken(pos)) (void)bis.mark(i, reports::Verdict::Skip);
-      else if (points_.count(pos) && points_.at(pos).evaluated)
-        (void)bis.mark(i, verdict(pos));
+      if (broken(pos) || settled(pos)) (void)bis.mark(i, verdict(pos));
       else if (tried_.count(pos)) (void)bis.mark(i, reports::Verdict::Skip);
     }
     if (o_.workers.progress)
@@ -230,8 +262,7 @@ class SuiteAnalysis {
       measure(pos, report);
       ++report.bisect_evaluations;
       ++used;
-      (void)bis.mark(*i, broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated ? reports::Verdict::Skip
-                                                                                          : verdict(pos));
+      (void)bis.mark(*i, verdict(pos));
     }
     // Credited to the check-in it pinned (the first one with the change), with
     // the size of the range between the two samples it started from.
@@ -337,20 +368,33 @@ class SuiteAnalysis {
     return out;
   }
 
+  struct UnusableStart {
+    std::optional<std::size_t> last_done;  ///< the evaluated check-in before, if any
+    std::size_t first_failed = 0;
+  };
+
   /// Where the policy stops running at all: the first whole-failed
   /// evaluation after a done one (or before any), once per run of them.
-  std::vector<Finding> unusable() const {
-    std::vector<Finding> out;
+  std::vector<UnusableStart> unusable_starts() const {
+    std::vector<UnusableStart> out;
     std::optional<std::size_t> last_done;
     bool failing = false;
     for (const auto& [pos, p] : points_) {
       if (p.evaluated) {
         last_done = pos;
         failing = false;
-        continue;
+      } else if (!p.evaluation_error.empty() && !failing) {
+        failing = true;
+        out.push_back({last_done, pos});
       }
-      if (p.evaluation_error.empty() || failing) continue;
-      failing = true;
+    }
+    return out;
+  }
+
+  std::vector<Finding> unusable() const {
+    std::vector<Finding> out;
+    for (const auto& [last_done, pos] : unusable_starts()) {
+      const auto& p = points_.at(pos);
       Finding f;
       f.suite = suite_;
       f.kind = "policy-unusable";
@@ -362,7 +406,9 @@ class SuiteAnalysis {
       }
       std::size_t from = last_done ? *last_done + 1 : 0;  // the check-in after the last done one, or the very first
       pin(f, from, pos);
-      if (from != pos) f.range_size = int(pos - from);
+      f.evaluations = evaluations_.count(pos) ? evaluations_.at(pos) : 0;
+      if (between_.count(pos)) f.range_size = between_.at(pos);
+      else if (from != pos) f.range_size = int(pos - from);
       out.push_back(std::move(f));
     }
     return out;

@@ -97,7 +97,8 @@ int closed_port() {
 }
 
 /// The 8-week history plus a ninth week whose driver stops passing the ML
-/// inliner's option on: from there the compiler never consults the policy.
+/// inliner's option on (from there the compiler never consults the policy),
+/// then a tenth week of docs: the culprit lies between two samples.
 std::string history_where_the_policy_is_lost(const std::filesystem::path& dir) {
   std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml");
   std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -113,6 +114,14 @@ message = "[Driver] Keep the ML inliner's options to ourselves"
 file = "src/main.cpp"
 replace = "  for (int I = 1; I < argc; ++I)\n    Args.push_back(argv[I]);"
 with = "  for (int I = 1; I < argc; ++I)\n    if (!StringRef(argv[I]).contains(\"enable-ml-inliner\"))\n      Args.push_back(argv[I]);"
+
+[[checkin]]
+week = 9
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Docs] Release notes: the driver's options"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.2\nThe driver keeps its own options.\n"
 )";
   auto file = dir / "history-policy-lost.toml";
   std::ofstream(file) << text;
@@ -126,18 +135,24 @@ TEST_CASE("where the compiler stops consulting the policy, the sweep opens a pol
   Project p(history_where_the_policy_is_lost(scratch.path()));
   p.set("every = \"2w\"", "every = \"1m\"");
   auto s = p.sweep(p.dsn);
-  auto head = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver]%'");
+  auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver]%'");
+  auto head = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Docs] Release notes: the driver%'");
+  REQUIRE(culprit.size() == 40);
   REQUIRE(head.size() == 40);
   INFO(s.output);
   CHECK(s.exit_code == 0);
-  CHECK(s.output.find("the policy cannot run on testdata from ") != std::string::npos);
+  // Bisection pins it to the driver's check-in, which no sample landed on.
+  CHECK(s.output.find("the policy cannot run on testdata from " + culprit.substr(0, 12)) != std::string::npos);
   CHECK(s.output.find("never consulted the policy") != std::string::npos);
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
+               "WHERE a.kind = 'policy-unusable'") == culprit);
+  CHECK(std::stoi(p.psql("SELECT details->>'bisect_evaluations' FROM alerts WHERE kind = 'policy-unusable'")) >= 1);
   // The failed evaluation is the check-in's result, recorded once and not retried.
   CHECK(p.psql("SELECT e.status FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = "
                "b.commit_id WHERE c.sha = '" + head + "'") == "failed");
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "1");
   CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id "
-               "WHERE a.kind = 'policy-unusable'") == head);
+               "WHERE a.kind = 'policy-unusable'") == culprit);
   CHECK(p.psql("SELECT details->>'evaluation_error' FROM alerts WHERE kind = 'policy-unusable'")
             .find("never consulted the policy") != std::string::npos);
   auto list = p.run({"alerts", "--config", p.config});
