@@ -11,6 +11,9 @@ namespace common {
 /// A failure described in one line, meant for the user.
 struct Error {
   std::string message;
+  /// The machine's doing (a timeout under load, the OOM killer, a full
+  /// disk), not the input's: trying again may succeed.
+  bool transient = false;
 };
 
 /// The unrecoverable kind: thrown, caught in main(), printed as one line, exit 2.

@@ -81,6 +81,16 @@ HeuristicResult compile_guarded(const EvaluationOptions& o, const policy::Compil
   }
 }
 
+}  // namespace
+
+bool HeuristicResult::machine_failure() const {
+  if (outcome == kOutcomeCrashed) return policy::killed_by_sigkill(message);
+  return outcome == kOutcomeTimeout || outcome == kOutcomeChannelError || outcome == kOutcomeBadObject ||
+         outcome == kOutcomeInternalError;
+}
+
+namespace {
+
 std::string joined(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
@@ -132,8 +142,9 @@ common::Result<std::vector<policy::CompilerInvocation>> corpus_commands(const Ev
 }
 
 /// Why the evaluation failed as a whole, or "" when it did not: then no
-/// uplift it could report would mean anything.
-std::string whole_failure(const EvaluationResult& r) {
+/// uplift it could report would mean anything. Transient when a module
+/// failed by the machine's doing: another attempt may compile it.
+common::Error whole_failure(const EvaluationResult& r) {
   const HeuristicResult* refused = nullptr;
   const ModuleResult *first_failed = nullptr, *first_unasked = nullptr;
   // Unasked: the default compile worked, the learned one never opened the
@@ -150,15 +161,23 @@ std::string whole_failure(const EvaluationResult& r) {
     if (!first_failed && !m.both_ok()) first_failed = &m;
   }
   if (r.compat.known && !r.compat.usable())
-    return (refused ? refused->message + "; " : std::string()) + "compatibility: " + r.compat.summary();
+    return {(refused ? refused->message + "; " : std::string()) + "compatibility: " + r.compat.summary()};
   if (consulted == 0 && unasked > 0)
-    return "the compiler never consulted the policy: check the ML flags (" + std::to_string(unasked) + " of " +
-           std::to_string(r.modules.size()) + " learned compiles never opened the ML channel; first: " +
-           first_unasked->name + ": " + first_unasked->learned.message + ")";
-  if (r.summary.modules > 0 || !first_failed) return "";
-  const auto& h = first_failed->by_default.ok() ? first_failed->learned : first_failed->by_default;
-  return "no module compiled under both heuristics (first: " + first_failed->name + ", " +
-         (&h == &first_failed->learned ? "learned" : "default") + ": " + h.outcome + ": " + h.message + ")";
+    return {"the compiler never consulted the policy: check the ML flags (" + std::to_string(unasked) + " of " +
+            std::to_string(r.modules.size()) + " learned compiles never opened the ML channel; first: " +
+            first_unasked->name + ": " + first_unasked->learned.message + ")"};
+  if (r.summary.modules > 0 || !first_failed) return {};
+  // A failure of the machine is named first: it is why another attempt may do better.
+  const HeuristicResult* shown = nullptr;
+  for (const auto& m : r.modules)
+    for (const auto* h : {&m.by_default, &m.learned})
+      if (!shown && h->machine_failure()) shown = h, first_failed = &m;
+  if (!shown) shown = first_failed->by_default.ok() ? &first_failed->learned : &first_failed->by_default;
+  bool transient = shown->machine_failure();
+  return {"no module compiled under both heuristics (" + std::string(transient ? "the machine failed " : "first: ") +
+              first_failed->name + ", " + (shown == &first_failed->learned ? "learned" : "default") + ": " +
+              shown->outcome + ": " + shown->message + ")",
+          transient};
 }
 
 }  // namespace
@@ -210,7 +229,7 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   for (const auto& report : reports) result.compat = policy::merge(result.compat, report);
 
   tally(result);
-  if (auto why = whole_failure(result); !why.empty()) return common::Error{why};
+  if (auto why = whole_failure(result); !why.message.empty()) return why;
   auto link_start = std::chrono::steady_clock::now();
   result.links = link_groups(*o.suite, result.modules, o.work_dir);
   result.link_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - link_start).count();

@@ -50,6 +50,11 @@ struct HeuristicResult {
   bool consulted = false;  ///< learned: the compiler opened the ML channel and sent its header
   bool ok() const { return outcome == kOutcomeOk; }
   bool not_consulted() const { return outcome == kOutcomeNotConsulted; }
+  /// Failed by the machine rather than by the compiler and the module: a
+  /// timeout under load, a compile SIGKILLed (the OOM killer), a broken
+  /// FIFO, an unreadable object, driftwatch's own failure. The same list as
+  /// db/evaluation_reuse.cpp's query, which never copies such a result.
+  bool machine_failure() const;
 };
 
 struct ModuleResult {

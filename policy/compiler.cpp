@@ -69,6 +69,16 @@ CompilerInvocation CompilerInvocation::with_module_args(const std::vector<std::s
   return c;
 }
 
+bool killed_by_sigkill(const std::string& error) {
+  // common::ProcessResult::describe(): "killed by signal 9 (Killed)".
+  return error.find("killed by signal 9 ") != std::string::npos;
+}
+
+bool machine_failure(const CompileOutcome& c) {
+  return !c.ok && (c.failure == CompileFailure::TimedOut || c.failure == CompileFailure::Channel ||
+                   killed_by_sigkill(c.error));
+}
+
 CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& input, const fs::path& output) {
   CompileOutcome out;
   auto r = common::run_process(cc.spec(input, output));
@@ -107,12 +117,13 @@ common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation
   std::error_code ec;
   fs::create_directories(work_dir, ec);
   auto ll = work_dir / "default-slot-probe.ll";
-  std::ofstream(ll) << kProbeModule;
+  if (!(std::ofstream(ll) << kProbeModule << std::flush))  // a full disk: the machine's failure
+    return common::Error{"cannot write the ML channel's probe module " + ll.string(), /*transient=*/true};
   DecisionLog log;
   // Answer "inline" so the compile is valid whatever the slot turns out to be.
   auto runner = make_logging_runner(make_constant_runner(1), log);
   auto r = compile_with_runner(cc, ll, work_dir / "default-slot-probe.o", *runner, work_dir, /*include_default=*/true);
-  if (!r.ok) return common::Error{"cannot probe the compiler's ML channel: " + r.error};
+  if (!r.ok) return common::Error{"cannot probe the compiler's ML channel: " + r.error, machine_failure(r)};
   int fixed = -1, buggy = -1;
   for (size_t i = 0; i < log.feature_names.size(); ++i) {
     if (log.feature_names[i] == "inlining_default") fixed = static_cast<int>(i);

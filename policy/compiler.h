@@ -39,6 +39,13 @@ struct CompileOutcome {
   SessionStats session;  ///< decisions etc. (channel compiles only)
 };
 
+/// A compile's one-line error says the OOM killer (or someone) SIGKILLed it.
+bool killed_by_sigkill(const std::string& error);
+
+/// The machine failed the compile (a timeout, a broken channel, SIGKILL),
+/// not the compiler on its input: another attempt may succeed.
+bool machine_failure(const CompileOutcome& c);
+
 /// Compiles with the default heuristic (no ML flags).
 CompileOutcome compile_default(const CompilerInvocation& cc, const std::filesystem::path& input,
                                const std::filesystem::path& output);

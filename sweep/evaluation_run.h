@@ -36,7 +36,8 @@ struct EvaluationRunOptions {
 };
 
 /// The policy cannot run on this build at all (its features are gone, the
-/// compiler never consults it, no module compiles): a result of the check-in,
+/// compiler never consults it, no module compiles, none of them by the
+/// machine's doing: not a timeout, not SIGKILL): a result of the check-in,
 /// already stored as a failed evaluation. Any other exception is a failure
 /// of the attempt (the database, the disk), which a sweep retries.
 class EvaluationFailed : public common::Fatal {

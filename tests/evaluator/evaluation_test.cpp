@@ -212,6 +212,7 @@ TEST_CASE("a compiler that ignores the ML flags fails the evaluation: the policy
   auto r = evaluate(o);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("the compiler never consulted the policy: check the ML flags") != std::string::npos);
+  CHECK_FALSE(r.error().transient);
 }
 
 TEST_CASE("a compiler that rejects the ML flags (renamed) fails the evaluation with its own message") {
@@ -228,6 +229,32 @@ TEST_CASE("a compiler that rejects the ML flags (renamed) fails the evaluation w
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("the compiler never consulted the policy: check the ML flags") != std::string::npos);
   CHECK(r.error().message.find("enable-ml-inliner") != std::string::npos);  // LLVM: "Did you mean ...?"
+}
+
+TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's doing, one where every compile "
+          "crashes as the compiler's") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto script = tmp / "dwcc-failing.sh";
+  auto o = options(suite, tmp / "work", 0);
+  o.compiler.argv[0] = script.string();
+  SUBCASE("the OOM killer: transient, so a sweep retries the job") {
+    std::ofstream(script) << "#!/bin/sh\nkill -9 $$\n";
+    fs::permissions(script, fs::perms::owner_all);
+    auto r = evaluate(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().transient);
+    CHECK(r.error().message.find("the machine failed") != std::string::npos);
+    CHECK(r.error().message.find("killed by signal 9") != std::string::npos);
+  }
+  SUBCASE("the compiler fails on its own: the check-in's result") {
+    std::ofstream(script) << "#!/bin/sh\necho 'error: no such pass' >&2\nexit 1\n";
+    fs::permissions(script, fs::perms::owner_all);
+    auto r = evaluate(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK_FALSE(r.error().transient);
+    CHECK(r.error().message.find("no module compiled under both heuristics (first: ") != std::string::npos);
+  }
 }
 
 TEST_CASE("a module whose learned compile never opened the channel is counted apart and left out of the uplift") {
