@@ -12,8 +12,11 @@ db::Id record_commit(db::Database& database, const tracker::GitRepo& repo, const
 db::Id record_build(db::Database& database, const tracker::GitRepo& repo, const builder::Recipe& recipe,
                     const tracker::CheckinBuild& b) {
   auto commit_id = record_commit(database, repo, b.commit);
-  auto recipe_id = db::upsert_recipe(database, recipe.name, recipe.content_hash, recipe.description);
   const auto& r = b.result;
+  // A timeout, the OOM killer, a full disk say nothing of the check-in: the
+  // build it already has (or none) stands, and drift never takes it for broken.
+  if (r.transient) return 0;
+  auto recipe_id = db::upsert_recipe(database, recipe.name, recipe.content_hash, recipe.description);
   return db::record_build(database, {commit_id, recipe_id, std::string(builder::outcome_name(r.outcome)), r.seconds,
                                      r.artifacts.empty() ? "" : r.artifacts.begin()->second.parent_path().string(),
                                      r.log.string(), r.log_tail});

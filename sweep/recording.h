@@ -11,7 +11,9 @@
 namespace sweep {
 
 db::Id record_commit(db::Database& database, const tracker::GitRepo& repo, const tracker::CommitInfo& commit);
-/// Records the build of a check-in (its commit, recipe and outcome); returns the build id.
+/// Records the build of a check-in (its commit, recipe and outcome); returns
+/// the build id, or 0 for a failure of the machine (`transient`), which
+/// records the commit only.
 db::Id record_build(db::Database& database, const tracker::GitRepo& repo, const builder::Recipe& recipe,
                     const tracker::CheckinBuild& build);
 

@@ -149,4 +149,15 @@ TEST_CASE("build records the outcome in the database and a rebuild is served fro
   psql.argv = {"psql", "-X", "-At", dsn, "-c", "SELECT outcome, count(*) FROM builds GROUP BY outcome ORDER BY outcome"};
   auto rows = common::run_process(psql).take();
   CHECK(common::trim(rows.output) == "build-failed|1\nok|1");
+
+  // Killed as the OOM killer would: the machine's failure, exit 1, and no
+  // outcome recorded that a sweep's drift would take for a broken check-in.
+  auto recipe = dir / "oom.toml";
+  std::ofstream(recipe) << "name = 'oom'\n[build]\ncommand = 'kill -KILL $$'\n[artifacts]\ncompiler = 'bin/x'\n";
+  auto killed = run_driftwatch({data, "--db", dsn, "build", "--repo", repo, "--recipe", recipe.string(), "--commit", "v1.0"});
+  INFO(killed.output);
+  CHECK(killed.exit_code == 1);
+  CHECK(killed.output.find("killed by signal 9") != std::string::npos);
+  rows = common::run_process(psql).take();
+  CHECK(common::trim(rows.output) == "build-failed|1\nok|1");
 }
