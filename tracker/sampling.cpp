@@ -3,6 +3,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <map>
 
 namespace tracker {
@@ -56,11 +57,12 @@ std::vector<size_t> sample(const std::vector<CommitInfo>& history, const Samplin
       for (size_t i = 0; i < history.size(); ++i) picked.insert(i);
     } else if (rule.every && !rule.every->unit) {
       for (size_t i = 0; i < history.size(); i += rule.every->count) picked.insert(i);
-      picked.insert(history.size() - 1);
+      if (!rule.open_end) picked.insert(history.size() - 1);
     } else if (rule.every) {
       std::map<std::int64_t, size_t> last_of_period;  // later entries overwrite earlier ones
       for (size_t i = 0; i < history.size(); ++i)
         last_of_period[period_of(history[i].time, *rule.every->unit, rule.every->count)] = i;
+      if (rule.open_end) last_of_period.erase(std::prev(last_of_period.end()));  // the newest's period goes on
       for (const auto& [period, i] : last_of_period) picked.insert(i);
     }
     if (rule.tags)

@@ -28,12 +28,18 @@ struct SamplingRule {
   bool tags = false;           ///< take tagged check-ins (with `every`: in addition)
   /// Check-ins already measured: left out ("only what is new since the last sweep").
   std::set<std::string> skip;
+  /// The history goes on past its newest check-in (a nightly `--new` sweep of
+  /// a live branch): the newest is taken only where the grid or a tag takes
+  /// it, never for being the newest nor as the last of a period not yet over,
+  /// so nightly sweeps measure the same check-ins one sweep of the range would.
+  bool open_end = false;
 };
 
 /// Indices into `history` (oldest first) of the sampled check-ins, ascending.
 /// every N counts from the oldest check-in and always keeps the newest, so a
-/// sweep has both its baseline and the head. Periods are UTC calendar days,
-/// ISO weeks (Monday) and calendar months; each yields its last check-in.
+/// sweep has both its baseline and the head (unless `open_end`). Periods are
+/// UTC calendar days, ISO weeks (Monday) and calendar months; each yields its
+/// last check-in.
 std::vector<size_t> sample(const std::vector<CommitInfo>& history, const SamplingRule& rule);
 
 /// "2025-12-01" or "2025-12-01T10:30:00" (UTC) → seconds since the epoch.

@@ -53,6 +53,32 @@ TEST_CASE("every N counts from the oldest and keeps the head") {
   CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c0", "c3", "c6", "c9"});
 }
 
+TEST_CASE("a history that goes on (a nightly --new) never takes its newest check-in for being the newest") {
+  auto h = daily(10);
+  SamplingRule r;
+  r.open_end = true;
+  r.every = Every{4, std::nullopt};
+  CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c0", "c4", "c8"});
+  r.every = Every{3, std::nullopt};  // c9 is on the grid
+  CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c0", "c3", "c6", "c9"});
+  // 2026-01-01 is a Thursday: the week of c4..c9 (Mon 01-05 ..) is not over.
+  r.every = Every{1, PeriodUnit::Week};
+  CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c3"});
+  // A tag is taken wherever it is.
+  h.back().tags = {"v2"};
+  r.tags = true;
+  CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c3", "c9"});
+  // Once a later week has begun (c11, c12: Mon 01-12, Tue 01-13), the week of
+  // c4..c10 is over and yields c10; only the newest week waits.
+  auto longer = daily(13);
+  r = {};
+  r.every = Every{1, PeriodUnit::Week};
+  SamplingRule whole = r;
+  r.open_end = true;
+  CHECK(shas(longer, sample(longer, r)) == std::vector<std::string>{"c3", "c10"});
+  CHECK(shas(longer, sample(longer, whole)) == std::vector<std::string>{"c3", "c10", "c12"});
+}
+
 TEST_CASE("per week takes the last check-in of each ISO week") {
   // 2026-01-01 is a Thursday: week 1 = Thu..Sun (c0..c3), then Mon 01-05 .. Sun 01-11 (c4..c10).
   auto h = daily(12);
