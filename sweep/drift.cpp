@@ -446,7 +446,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   const auto& p = o.project;
   if (p.repo.empty()) return report;
   auto repo = tracker::GitRepo::open(p.repo).take();
-  auto history = repo.first_parent_history(p.branch.empty() ? "HEAD" : p.branch).take();
+  auto history = repo.first_parent_history(repo.tracked(p.branch).take()).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto model = policy::PolicyModel::load(p.policy).take();
   for (const auto& suite_name : p.suites) {

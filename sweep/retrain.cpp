@@ -127,7 +127,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     throw common::Fatal("no evaluated check-in of project '" + p.name + "' with its active policy " +
                         tracked.content_hash.substr(0, 12) +
                         " on its held-out suites: run `driftwatch sweep` first; nothing changed");
-  std::string rev = !o.at.empty() ? o.at : p.branch.empty() ? "HEAD" : p.branch;
+  std::string rev = !o.at.empty() ? o.at : repo.tracked(p.branch).take();
   auto sha = repo.resolve(rev);
   if (!sha) throw common::Fatal("unknown check-in '" + rev + "' in " + p.repo + "; nothing changed");
   report.checkin = *sha;

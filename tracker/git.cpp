@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "tracker/git_impl.h"
+#include "tracker/sampling.h"
 
 namespace tracker {
 namespace fs = std::filesystem;
@@ -81,8 +82,11 @@ const fs::path& GitRepo::location() const { return impl_->location; }
 
 common::Result<std::string> GitRepo::resolve(const std::string& rev) const {
   git_object* obj = nullptr;
-  if (rev.empty() || git_revparse_single(&obj, impl_->repo.get(), (rev + "^{commit}").c_str()) != 0)
-    return common::Error{"unknown revision '" + rev + "' in " + impl_->location.string()};
+  int rc = rev.empty() ? GIT_ENOTFOUND : git_revparse_single(&obj, impl_->repo.get(), (rev + "^{commit}").c_str());
+  if (rc == GIT_EAMBIGUOUS)
+    return common::Error{"revision '" + rev + "' is ambiguous in " + impl_->location.string() +
+                         ": more than one object starts so; give more digits"};
+  if (rc != 0) return common::Error{"unknown revision '" + rev + "' in " + impl_->location.string()};
   ObjectPtr owner(obj);
   return oid_hex(*git_object_id(obj));
 }
@@ -99,6 +103,14 @@ common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
   auto tags = tags_by_commit(impl_->repo.get());
   if (auto it = tags.find(info.sha); it != tags.end()) info.tags = it->second;
   return info;
+}
+
+common::Result<std::string> GitRepo::tracked(const std::string& branch) const {
+  if (!branch.empty()) return branch;
+  if (git_repository_head_detached(impl_->repo.get()) == 1)
+    return common::Error{"HEAD of " + impl_->location.string() +
+                         " is detached (a bisect or a checkout in progress?): name the branch to track"};
+  return std::string("HEAD");
 }
 
 common::Result<std::vector<CommitInfo>> GitRepo::first_parent_history(const std::string& to,
@@ -121,7 +133,14 @@ common::Result<std::vector<CommitInfo>> GitRepo::first_parent_history(const std:
   bool reached_from = false;
   for (;;) {
     git_commit* c = nullptr;
-    if (git_commit_lookup(&c, repo, &oid) != 0) return common::Error{git_error_text()};
+    if (git_commit_lookup(&c, repo, &oid) != 0) {
+      if (!newest_first.empty() && git_repository_is_shallow(repo) == 1)
+        return common::Error{impl_->location.string() + " is a shallow clone: its history stops at " +
+                             newest_first.back().sha.substr(0, 12) + " (" +
+                             tracker::format_date(newest_first.back().time) +
+                             "); fetch the rest (git fetch --unshallow) or start the range after it"};
+      return common::Error{git_error_text()};
+    }
     CommitPtr owner(c);
     auto info = info_of(c);
     if (since && info.time < *since) break;

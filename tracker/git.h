@@ -25,10 +25,16 @@ class GitRepo {
   common::Result<std::string> resolve(const std::string& rev) const;
   common::Result<CommitInfo> commit(const std::string& rev) const;
 
+  /// The ref a project tracks: `branch`, or HEAD when it is empty. A detached
+  /// HEAD is refused then (a bisect or a checkout of a tag in progress would
+  /// silently move what is swept, decided and reported).
+  common::Result<std::string> tracked(const std::string& branch) const;
+
   /// First-parent history ending at `to` (inclusive), oldest first, like
   /// `git log --first-parent --reverse`. It starts at `from` (inclusive) when
   /// given, which must lie on that history, and stops at the first check-in
-  /// older than `since`. Tags are filled in.
+  /// older than `since`. Tags are filled in. A shallow clone's walk that
+  /// reaches the clone's boundary is an error naming it (never a short history).
   common::Result<std::vector<CommitInfo>> first_parent_history(const std::string& to,
                                                                const std::optional<std::string>& from = {},
                                                                std::optional<std::int64_t> since = {}) const;

@@ -1,6 +1,7 @@
 // The first-parent walk and sampling on real git repositories made with libgit2.
 #include <doctest/doctest.h>
 
+#include "common/process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/toy_history.h"
 #include "tracker/git.h"
@@ -70,4 +71,39 @@ TEST_CASE("bad repositories, revisions and ranges are refused with the reason") 
   o = {};
   o.since = parse_date("2030-01-01").take();
   CHECK(select_commits(repo, o).error().message.find("no check-ins to take") == 0);
+}
+
+namespace {
+void git(const std::vector<std::string>& args) {
+  common::ProcessSpec spec;
+  spec.argv = {"git"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  auto r = common::run_process(spec).take();
+  REQUIRE_MESSAGE(r.ok(), r.output);
+}
+}  // namespace
+
+TEST_CASE("a shallow clone's walk past its boundary names the boundary instead of libgit2's missing object") {
+  testing::TempDir dir;
+  auto origin = testing::write_toy_history(dir.path());
+  git({"clone", "-q", "--depth", "2", "--branch", "main", "file://" + origin.string(), (dir / "shallow").string()});
+  auto repo = GitRepo::open(dir / "shallow").take();
+  auto h = repo.first_parent_history("HEAD");
+  REQUIRE_FALSE(h.ok());
+  INFO(h.error().message);
+  CHECK(h.error().message.find((dir / "shallow").string() + " is a shallow clone: its history stops at ") == 0);
+  CHECK(h.error().message.find("git fetch --unshallow") != std::string::npos);
+}
+
+TEST_CASE("a project's empty branch means HEAD, and a detached HEAD is refused rather than swept") {
+  testing::TempDir dir;
+  auto path = testing::write_toy_history(dir.path());
+  auto repo = GitRepo::open(path).take();
+  CHECK(repo.tracked("").take() == "HEAD");
+  CHECK(repo.tracked("side").take() == "side");
+  git({"-C", path.string(), "update-ref", "--no-deref", "HEAD", repo.resolve("main~1").take()});
+  auto detached = GitRepo::open(path).take().tracked("");
+  REQUIRE_FALSE(detached.ok());
+  CHECK(detached.error().message.find("is detached (a bisect or a checkout in progress?)") != std::string::npos);
+  CHECK(repo.tracked("main").take() == "main");
 }
