@@ -31,7 +31,9 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
                                                         const std::string& baseline) {
   auto repo = tracker::GitRepo::open(p.repo);
   if (!repo) return repo.error();
-  std::string tip = p.branch.empty() ? "HEAD" : p.branch;
+  auto tracked = repo->tracked(p.branch);
+  if (!tracked) return tracked.error();
+  std::string tip = *tracked;
   if (!repo->resolve(tip)) return common::Error{"unknown branch '" + tip + "' in " + p.repo};
   std::optional<std::string> from = p.from.empty() ? std::nullopt : std::optional(p.from);
   std::string after_sha;  // the last swept check-in: the new range starts after it
@@ -41,7 +43,6 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
       return common::Error{"the last swept check-in " + after->substr(0, 12) + " is no longer in " + p.repo +
                            " (history rewritten?); nothing was deleted: sweep without --new to measure the range again"};
     after_sha = *resolved;
-    from = after_sha;
   }
   std::optional<std::int64_t> since_time;
   if (!since.empty()) {
@@ -49,14 +50,15 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
     if (!t) return t.error();
     since_time = *t;
   }
+  // With --new too the whole range is sampled, then cut after the last swept
+  // check-in: nightly sweeps keep the grid one sweep of the range would have.
   auto history = repo->first_parent_history(tip, from, since_time);
-  if (!history) {
-    if (after)
-      return common::Error{"the last swept check-in " + after->substr(0, 12) + " is not on the first-parent line of " +
-                           tip + " any more (force-pushed?); nothing was deleted: sweep without --new to measure the "
-                           "range again"};
-    return history.error();
-  }
+  if (!history) return history.error();
+  auto swept = std::find_if(history->begin(), history->end(), [&](const auto& c) { return c.sha == after_sha; });
+  if (after && swept == history->end())
+    return common::Error{"the last swept check-in " + after->substr(0, 12) + " is not on the first-parent line of " +
+                         tip + " any more (force-pushed?), or the project's from/since moved past it; nothing was "
+                         "deleted: sweep without --new to measure the range again"};
   std::optional<std::int64_t> until;
   if (!p.until.empty()) {
     auto t = tracker::parse_date(p.until);
@@ -65,7 +67,7 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   }
   std::vector<tracker::CommitInfo> window;
   for (auto& c : *history)
-    if ((!until || c.time <= *until) && c.sha != after_sha) window.push_back(c);
+    if (!until || c.time <= *until) window.push_back(c);
   tracker::SamplingRule rule;
   if (!every.empty()) {
     auto e = tracker::parse_every(every);
@@ -73,8 +75,13 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
     rule.every = *e;
   }
   rule.tags = p.tags;
+  // A nightly sweep's newest check-in is not the last of its week yet.
+  rule.open_end = after && !window.empty() && window.back().sha == history->back().sha;
+  // With --new: the check-ins after the last swept one (the window is a prefix of the history).
+  std::size_t first_new = after ? std::size_t(swept - history->begin()) + 1 : 0;
   std::vector<std::string> out;
-  for (auto i : tracker::sample(window, rule)) out.push_back(window[i].sha);
+  for (auto i : tracker::sample(window, rule))
+    if (i >= first_new) out.push_back(window[i].sha);
   // The baseline (the policy's training check-in) is what drift is measured
   // from: measure it too when it lies in the window.
   if (!baseline.empty() && !after) {
@@ -151,7 +158,20 @@ class SlurmFollower {
   }
   void operator()(const db::JobCounts& counts) {
     if (array_) {
-      auto [tasks, reason] = array_->active().take();
+      auto active = array_->active();
+      if (!active) {
+        // slurmctld times out now and then under load: a failed poll is no
+        // reason to cancel hours of running builds; only a lasting outage is.
+        auto now = StallWatch::Clock::now();
+        if (!squeue_failing_since_) squeue_failing_since_ = now;
+        auto failing = std::chrono::duration_cast<std::chrono::seconds>(now - *squeue_failing_since_);
+        if (failing > std::max(o_.stall, std::chrono::seconds(300)))
+          throw common::Fatal(fmt::format("squeue has failed for {} s: {}", failing.count(), active.error().message));
+        say(o_, "squeue failed (asked again at the next poll): " + active.error().message);
+        return;
+      }
+      squeue_failing_since_.reset();
+      auto [tasks, reason] = std::move(*active);
       auto line = fmt::format("slurm array {}: {}{}", array_->id(), describe_tasks(tasks),
                               reason.empty() ? "" : " (" + reason + ")");
       if (line != last_line_) say(o_, line);
@@ -186,6 +206,7 @@ class SlurmFollower {
   StallWatch watch_;
   int finished_at_submit_ = -1;
   std::string last_line_;
+  std::optional<StallWatch::Clock::time_point> squeue_failing_since_;
 };
 
 }  // namespace
