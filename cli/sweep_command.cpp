@@ -10,6 +10,7 @@
 #include "common/data_dir.h"
 #include "common/text.h"
 #include "sweep/sweep.h"
+#include "tracker/sampling.h"
 
 namespace cli {
 namespace fs = std::filesystem;
@@ -62,6 +63,9 @@ void print_summary(const sweep::SweepReport& r) {
 
 void run_sweep(Context& ctx, const SweepArgs& a) {
   auto project = a.project.load(ctx);
+  // Bad flags are refused before the database starts.
+  if (!a.every.empty()) (void)tracker::parse_every(a.every).take();
+  if (!a.since.empty()) (void)tracker::parse_date(a.since).take();
   auto database = ctx.database();  // starts the embedded server and migrates
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   sweep::SweepOptions o;

@@ -4,9 +4,12 @@
 
 #include <fmt/core.h>
 
+#include <climits>
 #include <fstream>
 #include <functional>
 #include <sstream>
+
+#include "tracker/sampling.h"
 
 namespace sweep {
 namespace fs = std::filesystem;
@@ -15,7 +18,7 @@ namespace {
 
 using common::Error;
 
-enum class Type { String, Path, Bool, Int, Fraction, Strings, Number };
+enum class Type { String, Path, Bool, Int, Fraction, Strings, Number, Every, Date };
 
 /// The one table of project keys: where each lives, its type, and the field it fills.
 struct Key {
@@ -58,9 +61,9 @@ const std::vector<Key>& keys() {
          p.suites.clear();
          for (const auto& e : *n.as_array()) p.suites.push_back(name_or_path(e, b));
        }},
-      {"sampling", "every", Type::String, [](auto& p, auto& n, auto&) { p.every = get<std::string>(n); }},
-      {"sampling", "since", Type::String, [](auto& p, auto& n, auto&) { p.since = get<std::string>(n); }},
-      {"sampling", "until", Type::String, [](auto& p, auto& n, auto&) { p.until = get<std::string>(n); }},
+      {"sampling", "every", Type::Every, [](auto& p, auto& n, auto&) { p.every = get<std::string>(n); }},
+      {"sampling", "since", Type::Date, [](auto& p, auto& n, auto&) { p.since = get<std::string>(n); }},
+      {"sampling", "until", Type::Date, [](auto& p, auto& n, auto&) { p.until = get<std::string>(n); }},
       {"sampling", "from", Type::String, [](auto& p, auto& n, auto&) { p.from = get<std::string>(n); }},
       {"sampling", "tags", Type::Bool, [](auto& p, auto& n, auto&) { p.tags = get<bool>(n); }},
       {"database", "dsn", Type::String, [](auto& p, auto& n, auto&) { p.dsn = get<std::string>(n); }},
@@ -122,6 +125,8 @@ const char* type_name(Type t) {
     case Type::Fraction: return "a number between 0 and 1";
     case Type::Strings: return "a list of strings";
     case Type::Number: return "a number";
+    case Type::Every: return "N, Nd, Nw or Nm (every N check-ins, or the last of each N days, weeks or months)";
+    case Type::Date: return "a UTC date, 2026-01-31 or 2026-01-31T12:00:00";
   }
   return "";
 }
@@ -131,7 +136,10 @@ bool type_fits(Type t, const toml::node& n) {
     case Type::String:
     case Type::Path: return n.is_string();
     case Type::Bool: return n.is_boolean();
-    case Type::Int: return n.is_integer() && get<std::int64_t>(n) >= 0;
+    case Type::Int: return n.is_integer() && get<std::int64_t>(n) >= 0 && get<std::int64_t>(n) <= INT_MAX;
+    // Checked here, not when the sweep gets to them after starting the database.
+    case Type::Every: return n.is_string() && (get<std::string>(n).empty() || tracker::parse_every(get<std::string>(n)));
+    case Type::Date: return n.is_string() && (get<std::string>(n).empty() || tracker::parse_date(get<std::string>(n)));
     case Type::Number: return n.is_floating_point() || n.is_integer();
     case Type::Fraction: return (n.is_floating_point() || n.is_integer()) && get<double>(n) >= 0 && get<double>(n) <= 1;
     case Type::Strings: {
@@ -158,6 +166,8 @@ common::Result<Toolchain> parse_toolchain(const toml::node& n, const std::string
     if (!v.is_string()) return Error{where(origin, v) + ": toolchains." + key + " must be a string"};
     if (key == "dir") out.dir = path_value(v, base);
     else if (key == "label") out.label = get<std::string>(v);
+    else if (key == "date" && !get<std::string>(v).empty() && !tracker::parse_date(get<std::string>(v)))
+      return Error{where(origin, v) + ": toolchains.date must be " + type_name(Type::Date)};
     else if (key == "date") out.date = get<std::string>(v);
     else return Error{where(origin, v) + ": unknown key 'toolchains." + key + "' (expected dir, label, date)"};
   }

@@ -57,6 +57,15 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
         "driftwatch.toml:8: alerts.min_uplift_change must be a number between 0 and 1");
   CHECK(error_of(std::string(kMinimal) + "[sampling]\ntags = \"yes\"\n") ==
         "driftwatch.toml:8: sampling.tags must be true or false");
+  // Checked when read, not once a sweep has started the database and built suites.
+  CHECK(error_of(std::string(kMinimal) + "[sampling]\nevery = \"weekly\"\n") ==
+        "driftwatch.toml:8: sampling.every must be N, Nd, Nw or Nm (every N check-ins, or the last of each N days, "
+        "weeks or months)");
+  CHECK(error_of(std::string(kMinimal) + "[sampling]\nsince = \"2026/01/01\"\n") ==
+        "driftwatch.toml:8: sampling.since must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00");
+  CHECK(error_of(std::string(kMinimal) + "[[toolchains]]\ndir = \"/t\"\ndate = \"Jan 5\"\n") ==
+        "driftwatch.toml:9: toolchains.date must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00");
+  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = 5000000000\n") == "driftwatch.toml:8: run.jobs must be a whole number");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook_format = \"xml\"\n") ==
         "driftwatch.toml: notify.webhook_format must be \"json\" or \"slack\"");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook = \"ftp://x\"\n") ==
