@@ -102,7 +102,11 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
       auto r = tx.exec_params(
           "SELECT j.id, j.kind, j.payload::text, j.attempts, j.max_attempts, COALESCE(j.depends_on, 0) "
           "FROM jobs j "
-          "WHERE ($1 = '' OR j.project = $1) "
+          // A build job is shared by the projects that build the same
+          // check-in with the same recipe: its row names the first one, and
+          // a worker of another project takes it for its own evaluations.
+          "WHERE ($1 = '' OR j.project = $1 OR EXISTS (SELECT 1 FROM jobs e WHERE e.depends_on = j.id "
+          "       AND e.project = $1)) "
           "  AND ($2 = '' OR j.kind = ANY (string_to_array($2, ','))) "
           // A queued job's lease_expires_at is when its retry may start (backoff).
           "  AND ((j.state = 'queued' AND (j.lease_expires_at IS NULL OR j.lease_expires_at <= now())) "

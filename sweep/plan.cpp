@@ -16,7 +16,7 @@ std::string eval_job_key(const PlanInput& in, const PlannedCheckin& c, const Pla
 std::vector<db::JobSpec> plan_jobs(const PlanInput& in) {
   std::vector<db::JobSpec> out;
   for (const auto& c : in.checkins) {
-    nlohmann::json where = {{"recipe", in.recipe}, {"sha", c.sha}};
+    nlohmann::json where = {{"recipe", in.recipe}, {"recipe_hash", in.recipe_hash}, {"sha", c.sha}};
     if (c.toolchain.empty()) where["repo"] = in.repo;
     else where.update({{"toolchain", c.toolchain}, {"label", c.label}, {"time", c.time}});
     int build_index = static_cast<int>(out.size());

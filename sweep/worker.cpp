@@ -130,9 +130,18 @@ class Executor {
                    fmt::format("failed {} of {} attempts; last: {}", job.attempts, job.max_attempts, why));
   }
 
-  const builder::Recipe& recipe(const std::string& name) {
+  /// The job's recipe, as the sweep planned it: a long-lived worker reloads
+  /// one that changed on disk, and refuses to build under another recipe
+  /// than the job's key names (its results would land in no series).
+  const builder::Recipe& recipe(const json& payload) {
+    auto name = payload.at("recipe").get<std::string>();
+    auto planned = payload.value("recipe_hash", "");
     auto it = recipes_.find(name);
+    if (it != recipes_.end() && !planned.empty() && it->second.content_hash != planned) recipes_.erase(it), it = recipes_.end();
     if (it == recipes_.end()) it = recipes_.emplace(name, builder::load_recipe(name).take()).first;
+    if (!planned.empty() && it->second.content_hash != planned)
+      throw common::Fatal("recipe " + name + " changed since the sweep was planned (content hash " +
+                          it->second.content_hash.substr(0, 12) + ", planned " + planned.substr(0, 12) + ")");
     return it->second;
   }
   const tracker::GitRepo& repo(const std::string& path) {
@@ -142,6 +151,7 @@ class Executor {
   }
   const policy::PolicyModel& model(const std::string& path, const std::string& hash) {
     auto it = models_.find(path);
+    if (it != models_.end() && it->second.metadata().content_hash != hash) models_.erase(it), it = models_.end();
     if (it == models_.end()) it = models_.emplace(path, policy::PolicyModel::load(path).take()).first;
     if (it->second.metadata().content_hash != hash)
       throw common::Fatal("policy file " + path + " changed since the sweep was planned (content hash " +
@@ -151,7 +161,7 @@ class Executor {
 
   /// Builds the check-in (or serves it from the cache) and records it.
   tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id) {
-    const auto& r = recipe(p.at("recipe").get<std::string>());
+    const auto& r = recipe(p);
     const auto& g = repo(p.at("repo").get<std::string>());
     auto sha = p.at("sha").get<std::string>();
     auto commit = g.commit(sha);
@@ -165,7 +175,7 @@ class Executor {
 
   void run_build(db::Database& db, const db::Job& job, const json& p, db::JobFinish& finish, JobEvent& ev) {
     if (p.contains("toolchain")) {
-      const auto& r = recipe(p.at("recipe").get<std::string>());
+      const auto& r = recipe(p);
       fs::path dir = p.at("toolchain").get<std::string>();
       auto tc = select_toolchain(dir, r);
       auto outcome = tc ? "ok" : std::string(builder::outcome_name(builder::Outcome::MissingArtifact));
@@ -209,7 +219,7 @@ class Executor {
     }
     SelectedBuild build;
     if (p.contains("toolchain")) {
-      build = select_toolchain(p.at("toolchain").get<std::string>(), recipe(p.at("recipe").get<std::string>())).take();
+      build = select_toolchain(p.at("toolchain").get<std::string>(), recipe(p)).take();
       build.build_id = dep_result.at("build_id").get<db::Id>();
       build.label = p.value("label", build.label);
     } else {
@@ -218,7 +228,7 @@ class Executor {
       if (b.result.outcome != builder::Outcome::Ok)
         throw common::Fatal("the build of " + b.commit.short_sha() + " is no longer in the cache (" +
                             std::string(builder::outcome_name(b.result.outcome)) + ")");
-      build = selected_from(repo(p.at("repo").get<std::string>()), recipe(p.at("recipe").get<std::string>()), b,
+      build = selected_from(repo(p.at("repo").get<std::string>()), recipe(p), b,
                             build_id);
     }
     auto s = select_suite(o_.data_dir, suite_name);

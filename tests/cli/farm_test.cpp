@@ -157,6 +157,24 @@ TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and
   dw({"db", "stop"});
 }
 
+TEST_CASE("a worker refuses a job planned under another recipe than the one it would build with") {
+  Project p;
+  make_toolchains(p);
+  auto sweep = start_external_sweep(p, p.config);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
+  // As if the recipe file had been edited on the worker's machine after planning.
+  auto bad = p.psql("SELECT min(id) FROM jobs WHERE kind = 'build'");
+  p.psql("UPDATE jobs SET payload = jsonb_set(payload, '{recipe_hash}', '\"0123456789abcdef\"') WHERE id = " + bad);
+  auto worker = start_worker(p, {"--retry-backoff", "1"});
+  auto r = finish(sweep);
+  worker.kill_group();
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("failed: build job " + bad + ": failed 3 of 3 attempts; last: recipe ") != std::string::npos);
+  CHECK(r.output.find("changed since the sweep was planned (content hash ") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM builds") == "1");  // the other check-in's, nothing under the wrong recipe
+}
+
 TEST_CASE("a job that always fails ends failed after its attempts with its reason, the rest completes, and people see it in jobs") {
   Project p;
   make_toolchains(p);

@@ -51,6 +51,23 @@ TEST_CASE("a worker whose lease was taken has its result refused, and people ret
   CHECK(db::count_project_jobs(d, "p").failed == 2);
 }
 
+TEST_CASE("a build job two projects share is taken by either project's workers for its evaluations") {
+  auto d = testing::fresh_database();
+  auto first = plan(d);
+  // Another project tracks another policy on the same compiler: the same build key.
+  auto sweep = db::begin_sweep(d, "q");
+  auto second = db::enqueue_jobs(d, "q", sweep, {{"build", "b1", "{\"sha\": \"aaa\"}", 0, -1, 2}, {"eval", "e2", "{}", 0, 0, 3}});
+  CHECK(second[0] == first[0]);
+  auto job = db::claim_job(d, "q", "w:1:0", {}, 60);
+  REQUIRE(job);
+  CHECK(job->id == first[0]);
+  db::finish_job(d, {job->id, "w:1:0", "{}"}, db::kJobDone);
+  auto eval = db::claim_job(d, "q", "w:1:0", {}, 60);
+  REQUIRE(eval);
+  CHECK(eval->id == second[1]);
+  CHECK_FALSE(db::claim_job(d, "q", "w:1:0", {}, 60));  // project p's evaluation is p's workers' to take
+}
+
 TEST_CASE("a running job whose lease expired counts as queued: its worker is gone, it waits to be taken over") {
   auto d = testing::fresh_database();
   auto ids = plan(d);
