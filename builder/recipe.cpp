@@ -1,5 +1,7 @@
 #include "builder/recipe.h"
 
+#include <cctype>
+
 #include <toml++/toml.h>
 
 #include <fstream>
@@ -27,6 +29,26 @@ const std::map<std::string, std::set<std::string>> kKeys = {
     {"configure", {"command", "skip_if_exists"}},
     {"build", {"command"}},
 };
+
+/// A compile line as argv: split on any whitespace (a multi-line TOML string
+/// too). No shell runs it, so quotes would reach the compiler as they are:
+/// they are refused rather than passed on.
+common::Result<std::vector<std::string>> words(const std::string& line, const std::string& key,
+                                               const std::string& origin) {
+  if (line.find_first_of("'\"\\") != std::string::npos)
+    return Error{origin + ": " + key + " is split on whitespace, not by a shell: quotes and backslashes are not "
+                 "supported"};
+  std::vector<std::string> out;
+  std::string word;
+  for (char ch : line + ' ')
+    if (std::isspace(static_cast<unsigned char>(ch))) {
+      if (!word.empty()) out.push_back(std::move(word));
+      word.clear();
+    } else {
+      word += ch;
+    }
+  return out;
+}
 
 common::Status check_keys(const toml::table& t, const std::string& section, const std::string& origin) {
   const auto& allowed = kKeys.at(section);
@@ -148,11 +170,13 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
   if (r.artifacts.empty()) return Error{origin + ": missing table [artifacts] (e.g. compiler = \"{build}/bin/cc\")"};
   if (const auto* c = root["compile"].as_table()) {
     if (auto s = check_keys(*c, "compile", origin); !s) return s.error();
-    for (auto& word : common::split(common::trim((*c)["command"].value_or<std::string>("")), ' '))
-      if (!word.empty()) r.compile.push_back(word);
+    auto command = words((*c)["command"].value_or<std::string>(""), "compile.command", origin);
+    if (!command) return command.error();
+    r.compile = *command;
     r.ml_flag_prefix = (*c)["ml_flag_prefix"].value_or<std::string>("");
-    for (auto& word : common::split(common::trim((*c)["cc1"].value_or<std::string>("")), ' '))
-      if (!word.empty()) r.cc1.push_back(word);
+    auto cc1 = words((*c)["cc1"].value_or<std::string>(""), "compile.cc1", origin);
+    if (!cc1) return cc1.error();
+    r.cc1 = *cc1;
     if (r.compile.empty()) return Error{origin + ": missing key 'compile.command'"};
   }
   r.content_hash = common::sha256_hex(canonical(r));

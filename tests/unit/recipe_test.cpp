@@ -61,6 +61,16 @@ TEST_CASE("recipe errors name the key and the file") {
   CHECK(no_name.error().message == "r.toml: missing key 'name'");
 }
 
+TEST_CASE("a compile line splits on any whitespace, and quotes no shell would remove are refused") {
+  auto base = std::string("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncc = 'bin/cc'\n[compile]\n");
+  auto multi = parse_recipe(base + "command = \"\"\"{cc} -c\t-Oz\n  {input} -o {output}\"\"\"\n", "r.toml").take();
+  CHECK(multi.compile == std::vector<std::string>{"{cc}", "-c", "-Oz", "{input}", "-o", "{output}"});
+  auto quoted = parse_recipe(base + "command = \"{cc} -c '-DX=a b' {input} -o {output}\"\n", "r.toml");
+  REQUIRE_FALSE(quoted.ok());
+  CHECK(quoted.error().message ==
+        "r.toml: compile.command is split on whitespace, not by a shell: quotes and backslashes are not supported");
+}
+
 TEST_CASE("a recipe key of the wrong type is refused, never dropped") {
   auto with = [](const std::string& top, const std::string& build = "command = 'make'") {
     return parse_recipe("name = 'x'\n" + top + "\n[build]\n" + build + "\n[artifacts]\na = 'b'\n", "r.toml");
