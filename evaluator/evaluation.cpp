@@ -23,6 +23,7 @@ const char* outcome_of(policy::CompileFailure f) {
     case policy::CompileFailure::TimedOut: return kOutcomeTimeout;
     case policy::CompileFailure::Refused: return kOutcomeRefused;
     case policy::CompileFailure::Channel: return kOutcomeChannelError;
+    case policy::CompileFailure::NotStarted: return kOutcomeInternalError;
     default: return kOutcomeCrashed;
   }
 }

@@ -317,7 +317,7 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   auto child = common::Child::start(spec);
   if (!child) {
     out.error = child.error().message;
-    out.failure = CompileFailure::CompilerFailed;
+    out.failure = CompileFailure::NotStarted;
     return out;
   }
   std::function<bool()> alive = [&] { return !child->try_wait().has_value(); };

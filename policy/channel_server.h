@@ -24,7 +24,8 @@ std::vector<std::string> inliner_channel_flags(const std::filesystem::path& base
 /// means something different to whoever reads the record.
 enum class CompileFailure {
   None,
-  CompilerFailed,  ///< the compiler exited non-zero, died of a signal, or could not start
+  CompilerFailed,  ///< the compiler exited non-zero or died of a signal
+  NotStarted,      ///< fork, a pipe or exec failed: the machine's doing (a binary removed, no memory)
   TimedOut,
   Refused,  ///< the runner refused the compiler's header (e.g. another feature set)
   Channel,  ///< the ML channel broke: FIFOs, a malformed stream, the runner threw

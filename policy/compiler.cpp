@@ -76,7 +76,7 @@ bool killed_by_sigkill(const std::string& error) {
 
 bool machine_failure(const CompileOutcome& c) {
   return !c.ok && (c.failure == CompileFailure::TimedOut || c.failure == CompileFailure::Channel ||
-                   killed_by_sigkill(c.error));
+                   c.failure == CompileFailure::NotStarted || killed_by_sigkill(c.error));
 }
 
 CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& input, const fs::path& output) {
@@ -84,7 +84,7 @@ CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& inp
   auto r = common::run_process(cc.spec(input, output));
   if (!r) {
     out.error = r.error().message;
-    out.failure = CompileFailure::CompilerFailed;
+    out.failure = CompileFailure::NotStarted;
     return out;
   }
   out.seconds = r->seconds;

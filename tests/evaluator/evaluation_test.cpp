@@ -247,6 +247,12 @@ TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's
     CHECK(r.error().message.find("the machine failed") != std::string::npos);
     CHECK(r.error().message.find("killed by signal 9") != std::string::npos);
   }
+  SUBCASE("the compiler's binary is gone (a cache entry removed under it): transient too") {
+    auto r = evaluate(o);  // the script was never written
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().transient);
+    CHECK(r.error().message.find("internal-error: cannot run ") != std::string::npos);
+  }
   SUBCASE("the compiler fails on its own: the check-in's result") {
     std::ofstream(script) << "#!/bin/sh\necho 'error: no such pass' >&2\nexit 1\n";
     fs::permissions(script, fs::perms::owner_all);
