@@ -1,5 +1,6 @@
 #include "tracker/sampling.h"
 
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -79,7 +80,17 @@ common::Result<std::int64_t> parse_date(std::string_view text) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
   std::string t(text);
   int n = std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s);
-  bool shape_ok = (n == 3 && t.size() == 10) || (n == 6 && (t.size() == 19 || (t.size() == 20 && t.back() == 'Z')));
+  // Every character where the pattern wants it: sscanf alone takes
+  // "2026-03-1x" for the 1st and "T-5:00:00" for a negative hour.
+  auto matches = [&](std::string_view pattern) {
+    if (t.size() < pattern.size()) return false;
+    for (std::size_t i = 0; i < pattern.size(); ++i)
+      if (pattern[i] == '9' ? !std::isdigit(static_cast<unsigned char>(t[i])) : t[i] != pattern[i]) return false;
+    return true;
+  };
+  bool shape_ok = (n == 3 && t.size() == 10 && matches("9999-99-99")) ||
+                  (n == 6 && (t.size() == 19 || (t.size() == 20 && t.back() == 'Z')) &&
+                   matches("9999-99-99T99:99:99"));
   year_month_day ymd{year(y), month(mo), day(d)};
   if (!shape_ok || !ymd.ok() || h > 23 || mi > 59 || s > 60)
     return common::Error{"invalid date '" + t + "' (expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, UTC)"};

@@ -69,6 +69,12 @@ TEST_CASE("bad repositories, revisions and ranges are refused with the reason") 
   o.from = "side";  // not on main's first-parent line
   CHECK(select_commits(repo, o).error().message.find("is not on the first-parent history") != std::string::npos);
   o = {};
+  o.branch = "side";
+  o.to = "main";  // another line than the branch's
+  CHECK(select_commits(repo, o).error().message == "--to main is not on the first-parent line of branch 'side'");
+  o.to = "side~1";
+  CHECK(select_commits(repo, o).take().back().sha == repo.resolve("side~1").take());
+  o = {};
   o.since = parse_date("2030-01-01").take();
   CHECK(select_commits(repo, o).error().message.find("no check-ins to take") == 0);
 }

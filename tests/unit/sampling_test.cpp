@@ -124,4 +124,7 @@ TEST_CASE("dates") {
   CHECK_FALSE(parse_date("2025-02-30").ok());
   CHECK_FALSE(parse_date("yesterday").ok());
   CHECK_FALSE(parse_date("2025-12-01 junk").ok());
+  CHECK_FALSE(parse_date("2026-03-1x").ok());  // not the 1st
+  CHECK_FALSE(parse_date("2026-03-01T-5:00:00").ok());
+  CHECK_FALSE(parse_date("+026-03-01").ok());
 }
