@@ -10,6 +10,7 @@
 #include "common/data_dir.h"
 #include "common/text.h"
 #include "sweep/sweep.h"
+#include "tracker/git.h"
 #include "tracker/sampling.h"
 
 namespace cli {
@@ -27,10 +28,15 @@ void run_init(const InitArgs& a) {
   auto file = dir / "driftwatch.toml";
   if (fs::exists(file) && !a.force)
     throw common::Fatal(file.string() + " exists; not overwritten (use --force to replace it)");
+  // The file reads relative paths from its own directory: paths given here
+  // are taken from the current one, so they are written absolute.
+  auto repo = a.repo.empty() ? std::string("../llvm-project") : fs::absolute(a.repo).lexically_normal().string();
+  if (!a.repo.empty()) (void)tracker::GitRepo::open(repo).take();
+  auto policy = fs::absolute(a.policy).lexically_normal().string();
+  if (!fs::is_regular_file(policy)) throw common::Fatal("--policy " + a.policy + ": no such file");
   common::ensure_writable_dir(dir, "project directory");
   auto name = a.name.empty() ? dir.filename().string() : a.name;
-  auto repo = a.repo.empty() ? std::string("../llvm-project") : a.repo;
-  auto text = sweep::project_file_template(name, repo, a.policy);
+  auto text = sweep::project_file_template(name, repo, policy);
   // The template must always be a valid project file: check before writing.
   sweep::parse_project_file(text, file.string(), dir).take();
   common::write_file_atomically(file, text).take();

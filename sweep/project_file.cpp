@@ -263,21 +263,34 @@ common::Result<ProjectFile> load_project_file(const fs::path& path) {
   return p;
 }
 
+namespace {
+/// A TOML basic string holding `s` exactly: quotes, backslashes and control characters escaped.
+std::string toml_quoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\', out += char(ch);
+    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\u{:04X}", ch);
+    else out += char(ch);
+  }
+  return out + "\"";
+}
+}  // namespace
+
 std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy) {
   return fmt::format(R"(# driftwatch project: what to track, and how.
 # Every command reads this file (--config FILE, else ./driftwatch.toml).
 # Relative paths are relative to this file.
 
 [project]
-name = "{name}"             # names the project's sweeps and its lock
+name = {name}             # names the project's sweeps and its lock
 
 [compiler]
-repo = "{repo}"             # the compiler's git repository (read only)
+repo = {repo}             # the compiler's git repository (read only)
 branch = ""                 # "" = HEAD; the first-parent line of this branch is swept
 recipe = "sample-compiler"  # a shipped recipe (sample-compiler, llvm-project) or a recipe file
 
 [policy]
-file = "{policy}"           # the frozen learned policy; its training check-in is the baseline
+file = {policy}           # the frozen learned policy; its training check-in is the baseline
 
 [suites]
 names = ["holdout"]         # suites by name (in the data directory) or directory
@@ -339,7 +352,8 @@ settings = "shipped"        # shipped (the shipped policy's training) or small (
 # label = "2026-01-05"
 # date = "2026-01-05"
 )",
-                     fmt::arg("name", name), fmt::arg("repo", repo), fmt::arg("policy", policy));
+                     fmt::arg("name", toml_quoted(name)), fmt::arg("repo", toml_quoted(repo)),
+                     fmt::arg("policy", toml_quoted(policy)));
 }
 
 }  // namespace sweep

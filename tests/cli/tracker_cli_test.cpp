@@ -161,3 +161,24 @@ TEST_CASE("build records the outcome in the database and a rebuild is served fro
   rows = common::run_process(psql).take();
   CHECK(common::trim(rows.output) == "build-failed|1\nok|1");
 }
+
+TEST_CASE("init writes the repository and policy it was given as absolute paths, quoted for TOML whatever they hold") {
+  TempDir dir;
+  auto repo = dir / "my \"repo\"";
+  REQUIRE(run_driftwatch({"sample-history", repo.string(), "--history", history_8w()}).exit_code == 0);
+  common::ProcessSpec init;
+  init.argv = {DRIFTWATCH_BIN, "init", "proj", "--repo", "my \"repo\""};
+  init.cwd = dir.path();
+  auto r = common::run_process(init).take();
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // init parses what it writes before writing it: the file is valid TOML.
+  std::ifstream in(dir / "proj" / "driftwatch.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  CHECK(text.find("repo = \"" + dir.path().string() + "/my \\\"repo\\\"\"") != std::string::npos);
+
+  init.argv = {DRIFTWATCH_BIN, "init", "other", "--repo", "no-such-checkout"};
+  auto missing = common::run_process(init).take();
+  check_one_line_error(missing, "repository " + (dir / "no-such-checkout").string() + " does not exist");
+  CHECK_FALSE(std::filesystem::exists(dir / "other"));  // nothing half-made
+}
