@@ -224,10 +224,16 @@ class Executor {
       build.label = p.value("label", build.label);
     } else {
       db::Id build_id = 0;
-      auto b = build_checkin(db, p, &build_id);  // a cache hit: the build job made it
+      // A cache hit where the build job's machine shares this data
+      // directory; built again here when it does not (said, and timed).
+      auto b = build_checkin(db, p, &build_id);
       if (b.result.outcome != builder::Outcome::Ok)
         throw common::Fatal("the build of " + b.commit.short_sha() + " is no longer in the cache (" +
                             std::string(builder::outcome_name(b.result.outcome)) + ")");
+      if (!b.result.from_cache) {
+        ev.build = b.result.seconds;
+        ev.what += " (built again here: this data directory's cache did not have it)";
+      }
       build = selected_from(repo(p.at("repo").get<std::string>()), recipe(p), b,
                             build_id);
     }
