@@ -56,7 +56,10 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   // The best of the last K points: every one of them is below the bar when it is.
   std::vector<RetrainPoint> last(later.end() - r.in_a_row, later.end());
   double best = -1e300;
-  for (const auto& p : last) best = std::max(best, p.uplift / base);
+  for (const auto& p : last) {
+    bool compared = p.vs_baseline && p.vs_baseline->first > 0;
+    best = std::max(best, compared ? p.vs_baseline->second / p.vs_baseline->first : p.uplift / base);
+  }
   o.evaluated = true;
   o.measured = best;
   o.fired = best < r.min_fraction;
@@ -193,6 +196,17 @@ CandidateVerdict judge_candidate(const HeldOutFigures& a, const HeldOutFigures& 
   if (extra > s.max_extra_losing)
     return {false, "makes " + std::to_string(extra) + " more module(s) worse: " + figures};
   return {true, "wins by the margin: " + figures};
+}
+
+std::optional<std::string> suite_regression(const std::string& suite, const HeldOutFigures& a,
+                                            const HeldOutFigures& c, const PromotionSettings& s) {
+  if (c.uplift < a.uplift)
+    return "behind the active policy on " + suite + ": " + common::signed_percent(c.uplift) + " against " +
+           common::signed_percent(a.uplift);
+  if (c.losses - a.losses > s.max_extra_losing)
+    return "makes " + std::to_string(c.losses - a.losses) + " more module(s) worse on " + suite + " (" +
+           std::to_string(c.losses) + " against " + std::to_string(a.losses) + ")";
+  return std::nullopt;
 }
 
 }  // namespace reports

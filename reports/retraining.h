@@ -5,6 +5,7 @@
 // each switched on or off with its thresholds; and whether a retrained
 // candidate beats the active policy on held-out code. Pure: values in, values out.
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct RetrainPoint {
   double no_worse = 1;        ///< share of modules the policy left no larger than the default
   int features_lost = 0;      ///< policy features the compiler no longer sends, or sends unusable (reshaped)
   std::string features_note;  ///< which, for people
+  /// The baseline's uplift and this point's over the modules both measured
+  /// (one that failed at either moves no fraction); unset for the baseline.
+  std::optional<std::pair<double, double>> vs_baseline;
 };
 
 struct RetrainSeries {
@@ -91,5 +95,12 @@ struct CandidateVerdict {
 /// losing modules than allowed.
 CandidateVerdict judge_candidate(const HeldOutFigures& active, const HeldOutFigures& candidate,
                                  const PromotionSettings& s);
+
+/// Each held-out suite on its own: why the candidate may not be promoted
+/// although it wins overall (it is behind the active policy on this suite,
+/// or adds more losing modules here than allowed), or nothing. A mean over
+/// suites, or a net count of losing modules, would hide one suite's loss.
+std::optional<std::string> suite_regression(const std::string& suite, const HeldOutFigures& active,
+                                            const HeldOutFigures& candidate, const PromotionSettings& s);
 
 }  // namespace reports

@@ -222,6 +222,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     for (const auto& m : r.modules) n += m.learned_failed();
     return n;
   };
+  std::vector<std::pair<reports::HeldOutFigures, reports::HeldOutFigures>> per_suite;
   for (const auto& h : holdout) {
     say(o, "evaluating the active policy and the candidate on " + h.suite.name);
     auto a = evaluate_and_store(db, build, h, active_model, eo);
@@ -238,9 +239,14 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     report.candidate.losses += losses(c.result);
     report.active.modules += a.result.summary.modules;
     report.candidate.modules += c.result.summary.modules;
+    per_suite.push_back({{levels.before.uplift, losses(a.result), a.result.summary.modules},
+                         {levels.after.uplift, losses(c.result), c.result.summary.modules}});
   }
-  auto verdict =
-      reports::judge_candidate(report.active, report.candidate, {p.retrain.margin, p.retrain.max_extra_losing});
+  reports::PromotionSettings promotion{p.retrain.margin, p.retrain.max_extra_losing};
+  auto verdict = reports::judge_candidate(report.active, report.candidate, promotion);
+  for (std::size_t i = 0; i < holdout.size() && verdict.promote; ++i)
+    if (auto why = reports::suite_regression(holdout[i].suite.name, per_suite[i].first, per_suite[i].second, promotion))
+      verdict = {false, *why + "; overall " + verdict.reason};
   report.reason = verdict.reason;
   report.seconds = seconds_since(start);
   auto figures = figures_json(report).dump();

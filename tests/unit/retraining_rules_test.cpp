@@ -42,6 +42,20 @@ const reports::RuleOutcome& rule(const reports::SuiteDecision& d, const std::str
 
 }  // namespace
 
+TEST_CASE("uplift_fraction compares each point with the baseline over the modules both measured") {
+  auto r = only("uplift_fraction");
+  r.min_fraction = 0.5;
+  r.in_a_row = 1;
+  // The point's own uplift fell to a third of the baseline's only because a
+  // winning module failed there; over the modules both measured, nothing moved.
+  auto s = series({0.006, 0.002});
+  s.points[1].vs_baseline = std::pair{0.002, 0.002};
+  CHECK_FALSE(rule(reports::decide(s, r), "uplift_fraction").fired);
+  CHECK(rule(reports::decide(s, r), "uplift_fraction").measured == doctest::Approx(1.0));
+  s.points[1].vs_baseline = std::pair{0.006, 0.002};  // a real loss over the same modules
+  CHECK(rule(reports::decide(s, r), "uplift_fraction").fired);
+}
+
 TEST_CASE("uplift_fraction fires after K evaluated check-ins in a row below the fraction, not before") {
   auto r = only("uplift_fraction");
   r.min_fraction = 0.5;
@@ -222,4 +236,22 @@ TEST_CASE("a candidate is promoted only when it wins by the margin without more 
   s.margin = 0;  // a margin of zero still needs a win
   CHECK_FALSE(reports::judge_candidate(active, active, s).promote);
   CHECK_FALSE(reports::judge_candidate(active, {std::nan(""), 0, 10}, s).promote);
+}
+
+TEST_CASE("a candidate that wins overall but falls behind on one held-out suite is not promoted") {
+  reports::PromotionSettings s{0.001, 0};
+  // Suite A: +0.5% → +1.5%; suite B: +0.5% → -0.2%. The mean rises by 0.15 points.
+  reports::HeldOutFigures a_active{0.005, 4, 50}, a_candidate{0.015, 0, 50};
+  reports::HeldOutFigures b_active{0.005, 4, 50}, b_candidate{-0.002, 8, 50};
+  CHECK(reports::judge_candidate({0.005, 8, 100}, {0.0065, 8, 100}, s).promote);  // the mean alone would promote
+  CHECK_FALSE(reports::suite_regression("A", a_active, a_candidate, s));
+  auto why = reports::suite_regression("B", b_active, b_candidate, s);
+  REQUIRE(why);
+  CHECK(*why == "behind the active policy on B: -0.20% against +0.50%");
+  // Level on a suite but with more losing modules there than allowed.
+  why = reports::suite_regression("B", b_active, {0.005, 6, 50}, s);
+  REQUIRE(why);
+  CHECK(*why == "makes 2 more module(s) worse on B (6 against 4)");
+  s.max_extra_losing = 2;
+  CHECK_FALSE(reports::suite_regression("B", b_active, {0.005, 6, 50}, s));
 }
