@@ -7,8 +7,10 @@
 #include "builder/recipe.h"
 #include "db/drift.h"
 #include "db/policies.h"
+#include "reports/drift.h"
 #include "sweep/compat_features.h"
 #include "sweep/lineage.h"
+#include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
 #include "tracker/git.h"
 
@@ -109,9 +111,16 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
       series.unusable_error = failed.rbegin()->second.evaluation_error;
     }
     // From the baseline on; without one in the history, from the first evaluated check-in.
-    for (const auto& [pos, pt] : points)
-      if (!baseline_pos || pos >= *baseline_pos) series.points.push_back(retrain_point(pt));
     series.baseline_measured = baseline_pos && points.count(*baseline_pos);
+    for (const auto& [pos, pt] : points) {
+      if (baseline_pos && pos < *baseline_pos) continue;
+      auto r = retrain_point(pt);
+      if (series.baseline_measured && pos > *baseline_pos) {
+        auto c = reports::compare_levels(sizes_of(points.at(*baseline_pos)), sizes_of(pt));
+        r.vs_baseline = std::pair{c.before.uplift, c.after.uplift};
+      }
+      series.points.push_back(std::move(r));
+    }
     std::size_t from = baseline_pos ? *baseline_pos : (points.empty() ? history.size() - 1 : points.begin()->first);
     series.age_checkins = static_cast<int>(history.size() - 1 - from);
     series.age_days = double(history.back().time - history[from].time) / 86400.0;

@@ -17,6 +17,8 @@
 #include "sweep/compat_features.h"
 #include "sweep/notify.h"
 #include "sweep/plan.h"
+#include "sweep/recording.h"
+#include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
@@ -57,10 +59,8 @@ std::string Finding::details_json() const {
 std::string Finding::sentence() const {
   std::string where = !culprit.empty()
                           ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
-                          : "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) +
-                                (kind == "build-broken" || (kind == "policy-unusable" && evaluations == 0)
-                                     ? " (check-ins between were not tried)"
-                                     : " (check-ins between do not build)");
+                          : "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) + " (" +
+                                reports::kRangeNote + ")";
   std::string what;
   if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
   if (kind == "policy-unusable")
@@ -83,12 +83,6 @@ std::string Finding::sentence() const {
 namespace {
 
 reports::Level level_of(const db::SeriesPoint& p) { return {p.uplift, p.total_default, p.total_learned}; }
-
-std::vector<evaluator::ModuleSizes> sizes_of(const db::SeriesPoint& p) {
-  std::vector<evaluator::ModuleSizes> out;
-  for (const auto& m : p.modules) out.push_back({m.name, m.default_bytes, m.learned_bytes});
-  return out;
-}
 
 /// One suite's analysis: the series in first-parent order, refined by bisection.
 class SuiteAnalysis {
@@ -462,6 +456,10 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     auto findings = analysis.run(report);
     auto ids = analysis.commit_ids();
     for (auto& f : findings) {
+      // A range may start at a check-in nobody built: recorded, so the alert names it.
+      if (!f.range_first.empty() && !ids.count(f.range_first))
+        for (const auto& c : history)
+          if (c.sha == f.range_first) ids[c.sha] = record_commit(db, repo, c);
       db::AlertRow a;
       // What changed and where: the same change seen by a later sweep is the same alert.
       a.fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + f.kind + "|" +
