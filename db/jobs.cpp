@@ -61,10 +61,14 @@ std::optional<std::string> last_swept_head(Database& db, const std::string& proj
 }
 
 // A failed job is tried again; a skipped one (its build did not give a
-// compiler) only when its build is tried again.
-#define RETRY_CONDITION                                                                    \
-  "(jobs.state = 'failed' OR (jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d " \
-  "WHERE d.id = jobs.depends_on AND d.state = 'queued')))"
+// compiler) only when its build is tried again; a done evaluation job whose
+// evaluation row is no longer done or failed (a retrain or an `eval` ran it
+// again and was interrupted) too, or its check-in would drop out of the series.
+#define RETRY_CONDITION                                                                                  \
+  "(jobs.state = 'failed' OR (jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d "               \
+  "WHERE d.id = jobs.depends_on AND d.state = 'queued')) OR (jobs.state = 'done' AND jobs.kind = 'eval' " \
+  "AND jobs.result ? 'evaluation_id' AND NOT EXISTS (SELECT 1 FROM evaluations ev "                     \
+  "WHERE ev.id = (jobs.result->>'evaluation_id')::bigint AND ev.status IN ('done', 'failed', 'running'))))"
 
 std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_id, const std::vector<JobSpec>& jobs) {
   return db.impl().guarded("enqueueing jobs", [&] {

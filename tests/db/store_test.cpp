@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "db/embedded.h"
+#include "db/jobs.h"
 #include "db/store.h"
 #include "evaluator/evaluation.h"
 #include "tests/support/test_db.h"
@@ -151,4 +152,33 @@ TEST_CASE("a stored or failed evaluation releases its hold: a later one of the s
     if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   CHECK(marked == 1);  // the first connection, still open, no longer holds it
+}
+
+TEST_CASE("a done evaluation job whose evaluation was run again and interrupted is queued again by the next plan") {
+  std::string name;
+  auto observer = testing::fresh_database(true, &name);
+  auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
+  auto sweep = db::begin_sweep(observer, "p");
+  std::vector<db::JobSpec> plan = {{"eval", "e1", "{}", 0, -1, 3}};
+  auto ids = db::enqueue_jobs(observer, "p", sweep, plan);
+  auto job = db::claim_job(observer, "p", "w:1:0", {}, 60);
+  REQUIRE(job);
+  db::Id id = 0;
+  {
+    auto runner = db::Database::connect(target).take();
+    id = make_evaluation(runner, 1).id;
+    db::finish_job(observer, {job->id, "w:1:0", "{\"evaluation_id\": " + std::to_string(id) + "}"}, db::kJobDone);
+    // Stored failed (the check-in's result): the job stays done when planned again.
+    db::fail_evaluation(runner, id, "the compiler never consulted the policy");
+    db::enqueue_jobs(observer, "p", sweep, plan);
+    CHECK(db::job_state(observer, ids[0])->state == "done");
+    make_evaluation(runner, 1);  // run again (a retrain at this build) by a process that dies
+  }
+  for (int i = 0; i < 100 && db::evaluation_status(observer, id) != "interrupted"; ++i) {
+    db::record_interrupted_evaluations(observer);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(db::evaluation_status(observer, id) == "interrupted");
+  db::enqueue_jobs(observer, "p", sweep, plan);
+  CHECK(db::job_state(observer, ids[0])->state == "queued");
 }
