@@ -115,7 +115,8 @@ const char* kAlertColumns =
     "  COALESCE(extract(epoch FROM cc.committed_at)::bigint, 0), COALESCE(g.sha, ''), COALESCE(fb.sha, ''), "
     "  COALESCE(rf.sha, ''), a.magnitude, a.details::text, a.notify_state, a.notify_error, a.notify_attempts, "
     "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), "
-    "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), COALESCE(p.content_hash, '') "
+    "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), COALESCE(p.content_hash, ''), "
+    "  COALESCE(s.manifest_hash, '') "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
     "LEFT JOIN commits fb ON fb.id = a.first_bad_commit_id LEFT JOIN commits rf ON rf.id = a.range_first_commit_id ";
@@ -147,6 +148,7 @@ AlertView alert_view(const pqxx::row& r) {
   v.created_at = r[22].as<std::string>();
   v.updated_at = r[23].as<std::string>();
   v.policy_hash = r[24].as<std::string>();
+  v.suite_manifest_hash = r[25].as<std::string>();
   return v;
 }
 

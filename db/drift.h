@@ -60,6 +60,7 @@ struct AlertView {
   std::string project, kind, state, state_by, note, fingerprint;
   std::string suite, policy, metric;
   std::string policy_hash;  ///< the content hash of the policy it was found for
+  std::string suite_manifest_hash;  ///< and of the suite's manifest (a rebuilt suite is another series)
   std::string culprit_sha, culprit_subject, culprit_author;
   std::int64_t culprit_time = 0;
   std::string last_good_sha, first_bad_sha, range_first_sha;

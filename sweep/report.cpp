@@ -232,9 +232,21 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   // The tracked policy's alerts: an earlier policy's (before a promotion)
   // would mark its changes on this policy's charts and count as its open
   // alerts. `driftwatch alerts` lists every policy's.
+  // The same for a suite rebuilt under its name: the old build's alerts are
+  // about a series the report no longer draws.
+  std::set<std::string> charted;
+  for (const auto& s : d.suites) charted.insert(s.manifest_hash);
   for (const auto& a : db::list_alerts(db, p.name, {}))
-    if (a.policy_hash.empty() || a.policy_hash == d.policy.content_hash) d.alerts.push_back(alert_of(db, a));
-  for (const auto& row : db::list_decisions(db, p.name)) d.decisions.push_back(decision_of(row));
+    if ((a.policy_hash.empty() || a.policy_hash == d.policy.content_hash) &&
+        (a.suite_manifest_hash.empty() || charted.count(a.suite_manifest_hash)))
+      d.alerts.push_back(alert_of(db, a));
+  // Likewise the decisions: a "retrain" about the policy a promotion retired
+  // says nothing of the one tracked now.
+  for (const auto& row : db::list_decisions(db, p.name)) {
+    auto ev = nlohmann::json::parse(row.evidence_json, nullptr, false);
+    auto hash = ev.is_object() ? ev.value("policy_hash", std::string()) : std::string();
+    if (hash.empty() || hash == d.policy.content_hash) d.decisions.push_back(decision_of(row));
+  }
   return d;
 }
 

@@ -146,6 +146,14 @@ TEST_CASE(
   CHECK(std::filesystem::exists(child["file"].get<std::string>()));
   auto new_hash = child["content_hash"].get<std::string>();
 
+  // The retired policy's "retrain" is not shown as the promoted one's decision.
+  auto promoted_report = p.run({"report", "--config", p.config, "--out", (p.dir / "promoted").string(), "--format", "json"});
+  INFO(promoted_report.output);
+  REQUIRE(promoted_report.exit_code == 0);
+  CHECK(promoted_report.output.find("retraining: not decided yet") != std::string::npos);
+  std::ifstream pf(p.dir / "promoted" / "report.json");
+  CHECK(nlohmann::json::parse(pf)["decisions"].empty());
+
   // The nightly `--new` sweep measures the promoted policy at its training
   // check-in, though nothing new has landed since the last sweep.
   auto nightly = p.sweep(p.dsn, {"--new"});
