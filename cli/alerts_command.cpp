@@ -86,7 +86,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
     fmt::print("culprit: {} {} by {}\n  {}\n", al->culprit_sha, tracker::format_date(al->culprit_time),
                printable(al->culprit_author), printable(al->culprit_subject));
   else
-    fmt::print("culprit: one of {}..{} (the check-ins between do not build)\n", al->range_first_sha, al->first_bad_sha);
+    fmt::print("culprit: one of {}..{} ({})\n", al->range_first_sha, al->first_bad_sha, reports::kRangeNote);
   fmt::print("last good: {}\nfirst bad: {}\n", al->last_good_sha, al->first_bad_sha);
   auto d = json::parse(al->details_json, nullptr, false);
   if (!d.is_discarded()) {

@@ -39,6 +39,10 @@ std::vector<LevelChange> level_changes(const std::vector<Level>& series, const D
 /// Two check-ins' levels over the modules both measured. A module that
 /// failed to compile at one of them (a timeout, a crash) must not move a
 /// total or the uplift: that would be a size change nobody made.
+/// Said of an alert pinned to a range, not one check-in: those between were
+/// never tried (no bisection for that kind, or it was off), or did not build.
+inline constexpr const char* kRangeNote = "no check-in between was evaluated";
+
 struct ComparedLevels {
   Level before, after;
   std::vector<std::string> only_before, only_after;  ///< left out: measured on one side only, by name

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/text.h"
+#include "reports/drift.h"
 
 namespace reports {
 using json = nlohmann::json;
@@ -316,7 +317,7 @@ std::string render_markdown(const ReportData& d) {
                          markdown_escape(a.culprit.author), date_of(a.culprit.time));
     else if (!a.range_first.empty())
       out += "- culprit: one of " + md_commit(d, a.range_first) + " .. " + md_commit(d, a.first_bad) +
-             " (the check-ins between do not build)\n";
+             " (" + reports::kRangeNote + ")\n";
     out += "- between " + md_commit(d, a.last_good) + " and " + md_commit(d, a.first_bad) +
            fmt::format(": uplift {} → {}", common::signed_percent(a.uplift_before),
                        common::signed_percent(a.uplift_after));

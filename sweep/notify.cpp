@@ -11,6 +11,7 @@
 
 #include "common/process.h"
 #include "common/text.h"
+#include "reports/drift.h"
 #include "tracker/sampling.h"
 
 namespace sweep {
@@ -43,14 +44,11 @@ std::string alert_sentence(const db::AlertView& a) {
   auto num = [&](const char* group, const char* key) {
     return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
   };
-  int bisected = d.is_discarded() ? 0 : d.value("bisect_evaluations", 0);
   std::string where = !a.culprit_sha.empty()
                           ? a.culprit_sha.substr(0, 12) + " " + tracker::format_date(a.culprit_time) + " " +
                                 common::last_line(a.culprit_subject)
                           : "one of " + a.range_first_sha.substr(0, 12) + ".." + a.first_bad_sha.substr(0, 12) +
-                                (a.kind == "build-broken" || (a.kind == "policy-unusable" && bisected == 0)
-                                     ? " (check-ins between were not tried)"
-                                     : " (check-ins between do not build)");
+                                " (" + reports::kRangeNote + ")";
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
     return fmt::format("uplift of {} on {} {} from {:+.2f}% to {:+.2f}%: {}", a.policy, a.suite,
                        a.kind == "uplift-dropped" ? "dropped" : "rose", 100 * num("before", "uplift"),

@@ -237,3 +237,22 @@ TEST_CASE("alerts move through their states with who and a note, and --exit-code
   CHECK(missing.exit_code == 2);
   CHECK(missing.output.find("no alert 999999") != std::string::npos);
 }
+
+TEST_CASE("with bisection off, an alert names the range it lies in, from a check-in nobody built") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("bisect = true", "bisect = false");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  CHECK(s.output.find("(no check-in between was evaluated)") != std::string::npos);
+  CHECK(s.output.find("do not build") == std::string::npos);  // nothing between was tried
+  // Every alert names its culprit or its whole range, the range's first check-in included.
+  CHECK(p.psql("SELECT count(*) FROM alerts") != "0");
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NULL AND range_first_commit_id IS NULL") ==
+        "0");
+  auto first = p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.range_first_commit_id LIMIT 1");
+  REQUIRE(first.size() == 40);
+  CHECK(p.psql("SELECT count(*) FROM builds b JOIN commits c ON c.id = b.commit_id WHERE c.sha = '" + first + "'") ==
+        "0");
+}

@@ -152,13 +152,26 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
   if (!started(slurm)) return;
   Project p;
   p.use_prebuilt_toolchains(DWCC_BIN);
+  // slurmctld timing out on the sweep's first two polls, as it does under
+  // load: the real squeue behind a wrapper that fails twice first.
+  auto wrappers = p.dir / "bin";
+  std::filesystem::create_directories(wrappers);
+  std::ofstream(wrappers / "squeue") << "#!/bin/sh\nn=$(cat " << (p.dir / "polls").string() << " 2>/dev/null || echo 0)\n"
+                                     << "echo $((n + 1)) > " << (p.dir / "polls").string() << "\n"
+                                     << "if [ \"$n\" -lt 2 ]; then echo 'squeue: error: Socket timed out on send/recv "
+                                        "operation' >&2; exit 1; fi\nexec /usr/bin/squeue \"$@\"\n";
+  std::filesystem::permissions(wrappers / "squeue", std::filesystem::perms::owner_all);
+  auto env = slurm.env();
+  env.emplace_back("PATH", wrappers.string() + ":" + std::getenv("PATH"));
   // A Slurm that cannot run its tasks fails the sweep in 2 minutes, not never.
   auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--partition", "farm",
                                   "--workers", "2", "-j", "1", "--stall-timeout", "120"},
                                  p.dsn),
-                          slurm.env());
+                          env);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("squeue failed (asked again at the next poll): ") != std::string::npos);
+  CHECK(r.output.find("Socket timed out") != std::string::npos);
   CHECK(r.output.find("submitted 2 worker(s) as Slurm array") != std::string::npos);
   CHECK(r.output.find("on partition farm") != std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
