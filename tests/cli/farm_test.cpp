@@ -157,17 +157,32 @@ TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and
   dw({"db", "stop"});
 }
 
-TEST_CASE("a worker refuses a job planned under another recipe than the one it would build with") {
-  Project p;
+namespace {
+
+/// Sweeps the toolchain project with one job's payload hash (`field`) made
+/// wrong before any worker claims it, as if its file had changed on the
+/// worker's machine after planning; the job picked by `which_job` (SQL) fails.
+struct CorruptedSweep {
+  std::string bad;  ///< the job's id
+  common::ProcessResult result;
+};
+CorruptedSweep sweep_with_wrong_hash(Project& p, const std::string& which_job, const std::string& field) {
   make_toolchains(p);
   auto sweep = start_external_sweep(p, p.config);
   REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
-  // As if the recipe file had been edited on the worker's machine after planning.
-  auto bad = p.psql("SELECT min(id) FROM jobs WHERE kind = 'build'");
-  p.psql("UPDATE jobs SET payload = jsonb_set(payload, '{recipe_hash}', '\"0123456789abcdef\"') WHERE id = " + bad);
+  auto bad = p.psql(which_job);
+  p.psql("UPDATE jobs SET payload = jsonb_set(payload, '{" + field + "}', '\"0123456789abcdef\"') WHERE id = " + bad);
   auto worker = start_worker(p, {"--retry-backoff", "1"});
   auto r = finish(sweep);
   worker.kill_group();
+  return {bad, r};
+}
+
+}  // namespace
+
+TEST_CASE("a worker refuses a job planned under another recipe than the one it would build with") {
+  Project p;
+  auto [bad, r] = sweep_with_wrong_hash(p, "SELECT min(id) FROM jobs WHERE kind = 'build'", "recipe_hash");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("failed: build job " + bad + ": failed 3 of 3 attempts; last: recipe ") != std::string::npos);
@@ -177,15 +192,8 @@ TEST_CASE("a worker refuses a job planned under another recipe than the one it w
 
 TEST_CASE("a job that always fails ends failed after its attempts with its reason, the rest completes, and people see it in jobs") {
   Project p;
-  make_toolchains(p);
-  auto sweep = start_external_sweep(p, p.config);
-  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
   // The newer check-in's evaluation names a policy that is not the file's: every attempt fails.
-  auto bad = p.psql("SELECT max(id) FROM jobs WHERE kind = 'eval'");
-  p.psql("UPDATE jobs SET payload = jsonb_set(payload, '{policy_hash}', '\"0123456789abcdef\"') WHERE id = " + bad);
-  auto worker = start_worker(p, {"--retry-backoff", "1"});
-  auto r = finish(sweep);
-  worker.kill_group();
+  auto [bad, r] = sweep_with_wrong_hash(p, "SELECT max(id) FROM jobs WHERE kind = 'eval'", "policy_hash");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("failed: eval job " + bad + ": failed 3 of 3 attempts; last: policy file") != std::string::npos);
