@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "cli/commands.h"
 #include "cli/project.h"
@@ -24,6 +25,8 @@ struct ReportArgs {
 void run(Context& ctx, const ReportArgs& a) {
   auto formats = common::split(a.formats, ',');
   sweep::report_files(formats).take();  // a bad format is named before anything is read
+  if (a.serve && std::find(formats.begin(), formats.end(), "html") == formats.end())
+    throw common::Fatal("report --serve serves the HTML page: add html to --format");
   auto project = a.project.load(ctx);
   auto database = ctx.database();
   auto data = sweep::assemble_report(project, ctx.data_dir(), database);

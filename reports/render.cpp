@@ -26,6 +26,9 @@ std::string date_of(std::int64_t t) {
 }
 
 std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
+
+/// A difference of two uplifts: percentage points, not percent of anything.
+std::string signed_points(double fraction_delta) { return fmt::format("{:+.2f} points", 100 * fraction_delta); }
 /// At most `n` bytes of UTF-8 text, cut at a character boundary, "…" when cut.
 std::string clipped(const std::string& s, std::size_t n) {
   if (s.size() <= n) return s;
@@ -56,6 +59,8 @@ json point_json(const ReportPoint& p) {
           {"wins", p.wins},
           {"ties", p.ties},
           {"losses", p.losses},
+          {"learned_failed", p.learned_failed},
+          {"evaluation_error", p.evaluation_error},
           {"ratios", ratios}};
 }
 
@@ -102,7 +107,8 @@ json report_json(const ReportData& d) {
                         {"baseline", commit_json(o.baseline)},
                         {"latest", commit_json(o.latest)},
                         {"baseline_uplift", o.baseline_uplift},
-                        {"latest_uplift", o.latest_uplift}});
+                        {"latest_uplift", o.latest_uplift},
+                        {"unusable_since", o.unusable_since.sha.empty() ? json(nullptr) : commit_json(o.unusable_since)}});
   json suites = json::array();
   for (const auto& s : d.suites) {
     json points = json::array();
@@ -228,7 +234,11 @@ std::string html_overview(const ReportData& d) {
                     h(common::signed_percent(o.baseline_uplift)),
                     html_commit(d, o.latest.sha) + " " + h(date_of(o.latest.time)),
                     "<b>" + h(common::signed_percent(o.latest_uplift)) + "</b> (" +
-                        h(common::signed_percent(o.latest_uplift - o.baseline_uplift)) + ")"});
+                        h(signed_points(o.latest_uplift - o.baseline_uplift)) + ")" +
+                        (o.unusable_since.sha.empty()
+                             ? std::string()
+                             : "<br><b>the policy cannot run since " + html_commit(d, o.unusable_since.sha) + " " +
+                                   h(date_of(o.unusable_since.time)) + "</b>")});
   }
   out += html_table({"suite", "baseline", "uplift then", "latest", "uplift now (change)"}, rows, "overview-table",
                     "No suite in the project.");
@@ -305,7 +315,10 @@ std::string render_markdown(const ReportData& d) {
         fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
                     date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
                     date_of(o.latest.time), common::signed_percent(o.latest_uplift),
-                    common::signed_percent(o.latest_uplift - o.baseline_uplift));
+                    signed_points(o.latest_uplift - o.baseline_uplift) +
+                        (o.unusable_since.sha.empty()
+                             ? std::string()
+                             : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
   }
   out += fmt::format("\n## Alerts ({} open of {})\n\n", d.open_alerts(), d.alerts.size());
   if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
@@ -318,9 +331,15 @@ std::string render_markdown(const ReportData& d) {
     else if (!a.range_first.empty())
       out += "- culprit: one of " + md_commit(d, a.range_first) + " .. " + md_commit(d, a.first_bad) +
              " (" + reports::kRangeNote + ")\n";
-    out += "- between " + md_commit(d, a.last_good) + " and " + md_commit(d, a.first_bad) +
-           fmt::format(": uplift {} → {}", common::signed_percent(a.uplift_before),
-                       common::signed_percent(a.uplift_after));
+    // Only a change between two measured levels has an uplift on both sides.
+    bool levels = a.kind != "build-broken" && a.kind != "policy-unusable";
+    if (levels)
+      out += "- between " + md_commit(d, a.last_good) + " and " + md_commit(d, a.first_bad) +
+             fmt::format(": uplift {} → {}", common::signed_percent(a.uplift_before),
+                         common::signed_percent(a.uplift_after));
+    else
+      out += "- first bad " + md_commit(d, a.first_bad) +
+             (a.last_good.empty() ? std::string() : ", last good " + md_commit(d, a.last_good));
     if (a.bisect_evaluations > 0)
       out += fmt::format(", bisected in {} evaluation(s) over {} check-in(s)", a.bisect_evaluations, a.range_size);
     out += "\n";
@@ -394,6 +413,9 @@ std::vector<std::string> summary_lines(const ReportData& d) {
     now += fmt::format("{} on {} at {} {} ({:+.2f} points since the baseline)", common::signed_percent(o.latest_uplift),
                        common::printable(o.suite), short_sha(o.latest.sha), date_of(o.latest.time),
                        100 * (o.latest_uplift - o.baseline_uplift));
+    if (!o.unusable_since.sha.empty())
+      now += ", but the policy cannot run since " + short_sha(o.unusable_since.sha) + " " +
+             date_of(o.unusable_since.time);
     base += fmt::format("{} at {} {}", common::signed_percent(o.baseline_uplift), short_sha(o.baseline.sha),
                         date_of(o.baseline.time));
   }

@@ -41,6 +41,11 @@ struct ReportPoint {
   double uplift = 0, total_uplift = 0;
   std::int64_t total_default = 0, total_learned = 0;
   int wins = 0, ties = 0, losses = 0;
+  /// Modules the default compiled and the policy's compile broke (crash,
+  /// hang): losses the sizes cannot show, as they have no learned size.
+  int learned_failed = 0;
+  /// Not evaluated with a build that is ok: why the policy could not run here.
+  std::string evaluation_error;
   /// learned/default .text per module, aligned with SuiteSeries::modules; empty when not evaluated; < 0 when
   /// unmeasured.
   std::vector<double> ratios;
@@ -95,6 +100,8 @@ struct SuiteOverview {
   CommitRef baseline, latest;
   double baseline_uplift = 0, latest_uplift = 0;
   bool measured = false;  ///< false when the suite has no evaluated check-in
+  /// The first check-in after `latest` where the policy could not run at all, if any.
+  CommitRef unusable_since;
 };
 
 struct ReportData {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <map>
@@ -129,7 +130,9 @@ reports::SuiteSeries series_of(const std::string& suite_name, const std::string&
   std::map<std::size_t, db::SeriesPoint> ordered;
   for (auto& p : loaded) {
     auto it = position.find(p.sha);
-    if (it == position.end() || (!p.evaluated && p.build_outcome == "ok")) continue;
+    // Failed builds and check-ins where the policy could not run stay in the
+    // series (without sizes): the page must not end at the last good point.
+    if (it == position.end() || (!p.evaluated && p.build_outcome == "ok" && p.evaluation_error.empty())) continue;
     for (const auto& m : p.modules) modules.insert(m.name);
     ordered[it->second] = std::move(p);
   }
@@ -147,6 +150,8 @@ reports::SuiteSeries series_of(const std::string& suite_name, const std::string&
     r.total_default = p.total_default;
     r.total_learned = p.total_learned;
     r.wins = p.wins, r.ties = p.ties, r.losses = p.losses;
+    r.learned_failed = p.learned_failed;
+    r.evaluation_error = p.evaluation_error;
     if (p.evaluated) {
       r.ratios.assign(s.modules.size(), -1);
       for (const auto& m : p.modules)
@@ -209,14 +214,17 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
       if (pt.build_outcome != "ok" && failed.insert(pt.commit.sha).second)
         d.build_failures.push_back({s.name, pt.commit, pt.build_outcome});
     for (auto& f : feature_changes(s.name, loaded, s)) d.feature_changes.push_back(std::move(f));
-    reports::SuiteOverview o{s.name, {}, {}, 0, 0, false};
+    reports::SuiteOverview o{s.name, {}, {}, 0, 0, false, {}};
     if (auto b = reports::baseline_index(s, d.policy.trained_at)) {
       const auto& base = s.points[*b];
       trained_in_series = trained_in_series || base.commit.sha == d.policy.trained_at;
       const reports::ReportPoint* latest = nullptr;
       for (const auto& pt : s.points)
         if (pt.evaluated) latest = &pt;
-      o = {s.name, base.commit, latest->commit, base.uplift, latest->uplift, true};
+      o = {s.name, base.commit, latest->commit, base.uplift, latest->uplift, true, {}};
+      for (const auto& pt : s.points)
+        if (pt.position > latest->position && !pt.evaluation_error.empty() && o.unusable_since.sha.empty())
+          o.unusable_since = pt.commit;
       any_measured = true;
     }
     d.overview.push_back(std::move(o));
@@ -293,6 +301,9 @@ common::Result<std::vector<fs::path>> write_report(const reports::ReportData& da
     if (!st) return st.error();
     written.push_back(path);
   }
+  // An earlier report's other formats would sit beside this one as if they were it.
+  for (const auto& k : kFormats)
+    if (std::find(files->begin(), files->end(), std::string(k.file)) == files->end()) fs::remove(dir / k.file, ec);
   return written;
 }
 

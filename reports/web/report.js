@@ -68,6 +68,8 @@
         formatter: function (ps) {
           var p = pts[ps[0].dataIndex];
           var html = commitHtml(p) + '<br>uplift <b>' + pct(p.uplift) + '</b>, w/t/l ' + p.wins + '/' + p.ties + '/' + p.losses;
+          // Compiles the policy broke are losses with no size: said apart, not hidden.
+          if (p.learned_failed) html += ', <b class="culprit">' + p.learned_failed + ' broken by the policy</b>';
           (culprits[p.sha] || []).forEach(function (a) { html += '<br><b class="culprit">culprit</b>: ' + enc(a.sentence); });
           return html;
         }

@@ -184,3 +184,37 @@ TEST_CASE("commit links and the baseline") {
   CHECK(reports::baseline_index(d.suites[0], "") == 0u);
   CHECK_FALSE(reports::baseline_index(reports::SuiteSeries{}, ""));
 }
+
+TEST_CASE("where the policy stopped running, the overview says so beside the last uplift, in points of change") {
+  auto d = sample();
+  reports::ReportPoint lost;
+  lost.commit = {"dddddddddddddddddddd", "Jon", "[Driver] Keep the ML inliner's options", 1769040000};
+  lost.position = 3;
+  lost.build_outcome = "ok";
+  lost.evaluation_error = "the compiler never consulted the policy";
+  d.suites[0].points.push_back(lost);
+  d.overview[0].unusable_since = lost.commit;
+  auto md = reports::render_markdown(d);
+  CHECK(md.find("+0.50% | -1.50 points; **the policy cannot run since [`dddddddddddd`]") != std::string::npos);
+  auto html = reports::render_html(d, kAssets);
+  CHECK(html.find("(-1.50 points)<br><b>the policy cannot run since ") != std::string::npos);
+  CHECK(reports::summary_lines(d)[1].find(", but the policy cannot run since dddddddddddd") != std::string::npos);
+  auto j = json::parse(reports::render_json(d));
+  CHECK(j["overview"][0]["unusable_since"]["sha"] == "dddddddddddddddddddd");
+  CHECK(j["suites"][0]["points"][3]["evaluation_error"] == "the compiler never consulted the policy");
+  // Its alert, and a broken build's, have no uplift on the bad side to print.
+  reports::ReportAlert al;
+  al.id = 8;
+  al.kind = "policy-unusable";
+  al.state = "open";
+  al.suite = "testdata";
+  al.sentence = "the policy cannot run";
+  al.culprit = lost.commit;
+  al.first_bad = lost.commit.sha;
+  al.last_good = "bbbbbbbbbbbbbbbbbbbb";
+  al.uplift_before = 0.005;
+  d.alerts = {al};
+  md = reports::render_markdown(d);
+  CHECK(md.find("uplift +0.50% → +0.00%") == std::string::npos);
+  CHECK(md.find("- first bad [`dddddddddddd`]") != std::string::npos);
+}
