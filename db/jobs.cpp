@@ -64,11 +64,13 @@ std::optional<std::string> last_swept_head(Database& db, const std::string& proj
 // compiler) only when its build is tried again; a done evaluation job whose
 // evaluation row is no longer done or failed (a retrain or an `eval` ran it
 // again and was interrupted) too, or its check-in would drop out of the series.
-#define RETRY_CONDITION                                                                                  \
-  "(jobs.state = 'failed' OR (jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d "               \
-  "WHERE d.id = jobs.depends_on AND d.state = 'queued')) OR (jobs.state = 'done' AND jobs.kind = 'eval' " \
-  "AND jobs.result ? 'evaluation_id' AND NOT EXISTS (SELECT 1 FROM evaluations ev "                     \
-  "WHERE ev.id = (jobs.result->>'evaluation_id')::bigint AND ev.status IN ('done', 'failed', 'running'))))"
+#define LOST_EVALUATION                                                                            \
+  "(jobs.state = 'done' AND jobs.kind = 'eval' AND jobs.result ? 'evaluation_id' AND NOT EXISTS ("  \
+  "SELECT 1 FROM evaluations ev WHERE ev.id = (jobs.result->>'evaluation_id')::bigint "            \
+  "AND ev.status IN ('done', 'failed', 'running')))"
+#define RETRY_CONDITION                                                                    \
+  "(jobs.state = 'failed' OR (jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d " \
+  "WHERE d.id = jobs.depends_on AND d.state = 'queued')) OR " LOST_EVALUATION ")"
 
 std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_id, const std::vector<JobSpec>& jobs) {
   return db.impl().guarded("enqueueing jobs", [&] {
@@ -199,14 +201,19 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
   });
 }
 
-std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project) {
+std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash,
+                                    const std::string& policy_hash) {
   return db.impl().guarded("requeueing failed jobs", [&] {
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
+    // Jobs planned under another recipe or policy than today's are left as
+    // they are: a worker would refuse them on every sweep from now on.
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, updated_at = now() "
-             "WHERE project = $1 AND state = 'failed' RETURNING id",
-             project))
+             "WHERE project = $1 AND (state = 'failed' OR " LOST_EVALUATION ") "
+             "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
+             "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) RETURNING id",
+             project, recipe_hash, policy_hash))
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, updated_at = now() "
@@ -218,6 +225,8 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project) {
     return ids;
   });
 }
+
+#undef LOST_EVALUATION
 
 int requeue_jobs_of(Database& db, const std::string& owner) {
   return db.impl().guarded("requeueing jobs", [&] {

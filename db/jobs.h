@@ -87,8 +87,12 @@ void finish_job(Database& db, const JobFinish& finish, const std::string& state,
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
                      double backoff_seconds);
 /// Puts the project's failed jobs back in the queue (the next sweep retries
-/// transient failures); returns their ids.
-std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project);
+/// transient failures), and its done evaluation jobs whose evaluation was
+/// since run again and interrupted; returns their ids. Jobs planned under
+/// another recipe hash or (evaluations) policy hash than these stay as they
+/// are ("" matches any).
+std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash = "",
+                                    const std::string& policy_hash = "");
 /// Puts back jobs that `owner_prefix`'s processes held when they died.
 int requeue_jobs_of(Database& db, const std::string& owner);
 /// The running jobs' owners of a project, for finding dead local workers.

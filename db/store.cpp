@@ -253,6 +253,16 @@ void fail_evaluation(Database& db, Id evaluation_id, const std::string& message)
   release_evaluation(db, evaluation_id);
 }
 
+void interrupt_evaluation(Database& db, Id evaluation_id) {
+  db.impl().guarded("marking an evaluation interrupted", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params("UPDATE evaluations SET status = 'interrupted', finished_at = now() WHERE id = $1 AND status = 'running'",
+                   evaluation_id);
+    tx.commit();
+  });
+  release_evaluation(db, evaluation_id);
+}
+
 std::string evaluation_status(Database& db, Id evaluation_id) {
   return db.impl().guarded("reading an evaluation's status", [&] {
     pqxx::read_transaction tx(db.impl().conn);

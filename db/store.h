@@ -95,6 +95,9 @@ struct EvaluationRecord {
 void store_evaluation(Database& db, const EvaluationRecord& record, const struct JobFinish* finish = nullptr);
 /// An evaluation that failed as a whole: marked failed, `message` kept as its summary's "error".
 void fail_evaluation(Database& db, Id evaluation_id, const std::string& message);
+/// An evaluation given up by a process that goes on (a failed attempt that
+/// will be retried): marked interrupted and let go.
+void interrupt_evaluation(Database& db, Id evaluation_id);
 /// "running", "done", "failed" or "interrupted".
 std::string evaluation_status(Database& db, Id evaluation_id);
 /// The compatibility report of the policies that ran on a build (drift too).

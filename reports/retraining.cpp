@@ -66,7 +66,8 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   o.first = last.front().sha;
   o.last = last.back().sha;
   o.detail = "the last " + std::to_string(r.in_a_row) + " evaluated check-in(s) kept at most " + num(best) +
-             " of the baseline's uplift " + common::signed_percent(base) + (o.fired ? ", below " : ", not below ") +
+             " of the baseline's uplift " + common::signed_percent(base) +
+             " (each over the modules it and the baseline measured)" + (o.fired ? ", below " : ", not below ") +
              num(r.min_fraction);
   return o;
 }

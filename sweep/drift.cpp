@@ -98,7 +98,9 @@ class SuiteAnalysis {
     // Each pass bisects every change that still has unmeasured check-ins
     // between its two sides; a range can hold several changes, which the
     // next pass sees once bisection has measured the check-ins between them.
-    for (int pass = 0; pass < 64 && o_.bisect; ++pass) {
+    // Where the policy stopped running at all is bisected too; either kind
+    // of bisection may reveal a change of the other, so both are detected again.
+    for (int pass = 0; pass < 128 && o_.bisect; ++pass) {
       bool narrowed = false;
       for (const auto& c : changes()) {
         if (unknown_between(c.first, c.second).empty()) continue;
@@ -106,16 +108,11 @@ class SuiteAnalysis {
         narrowed = true;
         break;  // the series changed: detect again
       }
-      if (!narrowed) break;
-    }
-    // Where the policy stopped running at all, down to one check-in too.
-    for (int pass = 0; pass < 64 && o_.bisect; ++pass) {
-      bool narrowed = false;
       for (const auto& s : unusable_starts()) {
+        if (narrowed) break;
         if (!s.last_done || unknown_between(*s.last_done, s.first_failed).empty()) continue;
         bisect(*s.last_done, s.first_failed, usable_verdict(), report);
         narrowed = true;
-        break;
       }
       if (!narrowed) break;
     }
@@ -258,9 +255,10 @@ class SuiteAnalysis {
       ++used;
       (void)bis.mark(*i, verdict(pos));
     }
-    // Credited to the check-in it pinned (the first one with the change), with
+    // Credited to the first check-in measured with the change (the finding's
+    // first bad one; the range before it holds only skipped check-ins), with
     // the size of the range between the two samples it started from.
-    auto culprit = a + 1 + bis.outcome().first;
+    auto culprit = a + 1 + bis.outcome().last;
     evaluations_[culprit] += used;
     if (!between_.count(culprit)) between_[culprit] = int(n - 1);
   }

@@ -145,11 +145,18 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   o.progress = options.progress;
   std::error_code ec;
   fs::remove_all(o.work_dir, ec);
+  // A failure that may be the machine's fails this attempt (the row is let
+  // go, interrupted), unless the job has no attempt left.
+  auto retry_unless_last = [&](const common::Error& e) {
+    if (!e.transient || options.last_attempt) return;
+    db::interrupt_evaluation(database, eval_id);
+    fs::remove_all(o.work_dir, ec);
+    throw common::Fatal("evaluating " + suite.suite.name + ": " + e.message);
+  };
   policy::PolicyRunnerOptions runner_options;
   if (model.metadata().margin > 0) {  // it defers to the default decision: find where this compiler sends it
     auto slot = policy::detect_default_slot(build.compiler, o.work_dir / "probe");
-    if (!slot && slot.error().transient)  // the machine's failure: this attempt fails, the job is retried
-      throw common::Fatal("evaluating " + suite.suite.name + ": " + slot.error().message);
+    if (!slot) retry_unless_last(slot.error());
     if (!slot) {
       db::fail_evaluation(database, eval_id, slot.error().message);
       throw EvaluationFailed(slot.error().message);
@@ -160,10 +167,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     return policy::make_policy_runner_copy(model, report, runner_options);
   };
   auto result = evaluator::evaluate(o);
-  if (!result && result.error().transient) {
-    fs::remove_all(o.work_dir, ec);
-    throw common::Fatal("evaluating " + suite.suite.name + ": " + result.error().message);
-  }
+  if (!result) retry_unless_last(result.error());
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
                                  "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");

@@ -33,11 +33,15 @@ struct EvaluationRunOptions {
   /// compiler on the same suite with the same policy (sweep/reuse_key.h)
   /// instead of compiling; false compiles anyway.
   bool reuse = true;
+  /// The job's last attempt: a failure that looked like the machine's (a
+  /// timeout, a broken channel) but came back every time is the check-in's
+  /// result after all (EvaluationFailed), not another failed attempt.
+  bool last_attempt = false;
 };
 
 /// The policy cannot run on this build at all (its features are gone, the
-/// compiler never consults it, no module compiles, none of them by the
-/// machine's doing: not a timeout, not SIGKILL): a result of the check-in,
+/// compiler never consults it, no module compiles: not by the machine's
+/// doing, or so on every attempt of the job): a result of the check-in,
 /// already stored as a failed evaluation. Any other exception is a failure
 /// of the attempt (the database, the disk), which a sweep retries.
 class EvaluationFailed : public common::Fatal {

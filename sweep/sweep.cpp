@@ -75,10 +75,19 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
     rule.every = *e;
   }
   rule.tags = p.tags;
-  // A nightly sweep's newest check-in is not the last of its week yet.
-  rule.open_end = after && !window.empty() && window.back().sha == history->back().sha;
-  // With --new: the check-ins after the last swept one (the window is a prefix of the history).
-  std::size_t first_new = after ? std::size_t(swept - history->begin()) + 1 : 0;
+  // A nightly sweep's newest check-in is not the last of its week yet,
+  // unless the range ends at an `until` already past.
+  bool until_past = until && *until < std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch()).count();
+  rule.open_end = after && !until_past && !window.empty() && window.back().sha == history->back().sha;
+  // With --new: the window's check-ins after the last swept one (none when
+  // `until` ends the window before it).
+  std::size_t first_new = 0;
+  if (after) {
+    first_new = window.size();
+    for (std::size_t i = 0; i < window.size(); ++i)
+      if (window[i].sha == after_sha) first_new = i + 1;
+  }
   std::vector<std::string> out;
   for (auto i : tracker::sample(window, rule))
     if (i >= first_new) out.push_back(window[i].sha);
@@ -278,7 +287,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   if (!o.only_new || !after)
     for (auto& t : toolchain_checkins(p)) in.checkins.push_back(std::move(t));
 
-  auto retried = db::requeue_failed_jobs(lock_db, p.name);
+  auto retried = db::requeue_failed_jobs(lock_db, p.name, in.recipe_hash, in.policy_hash);
   if (in.checkins.empty() && retried.empty()) {
     report.nothing_new = true;
     say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")");

@@ -243,6 +243,7 @@ class Executor {
     ro.data_dir = o_.data_dir;
     ro.jobs = o_.jobs;
     ro.finish = &finish;
+    ro.last_attempt = job.attempts >= job.max_attempts;
     if (o_.on_module) {
       auto what = ev.what;
       ro.progress = [this, what](int done, int total, const evaluator::ModuleResult&) { o_.on_module(what, done, total); };

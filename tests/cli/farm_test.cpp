@@ -328,3 +328,25 @@ TEST_CASE("an external sweep that no worker serves fails after --stall-timeout, 
   CHECK(local.exit_code == 2);
   CHECK(local.output.find("--stall-timeout needs --engine slurm or external") != std::string::npos);
 }
+
+TEST_CASE("an evaluation the machine fails on every attempt is retried, then stored as the check-in's result") {
+  Project p;
+  make_toolchains(p);
+  // The second nightly's compiler is SIGKILLed on every compile, as by an
+  // OOM killer that never lets go: the first attempts are the machine's, the
+  // last one is the check-in's result.
+  auto killed = p.dir / "nightly-2026-01-12" / "bin" / "dwcc";
+  std::filesystem::remove(killed);
+  std::ofstream(killed) << "#!/bin/sh\nkill -9 $$\n";
+  std::filesystem::permissions(killed, std::filesystem::perms::owner_all);
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE kind = 'eval' AND payload->>'label' = "
+               "'nightly 2026-01-12'") == "done 3");
+  CHECK(p.psql("SELECT count(*) FILTER (WHERE status = 'done') || ' ' || count(*) FILTER (WHERE status = 'failed') "
+               "FROM evaluations") == "1 1");
+  CHECK(p.psql("SELECT summary->>'error' FROM evaluations WHERE status = 'failed'").find("killed by signal 9") !=
+        std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'interrupted'") == "0");  // no row left running
+}
