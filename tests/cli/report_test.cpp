@@ -123,9 +123,16 @@ TEST_CASE("report: an empty database gives a report that says so, and a director
   CHECK(json::parse(read(out / "report.json"))["empty"] == true);
   CHECK(r.output.find("culprits found: 0") != std::string::npos);
 
-  // An earlier report is replaced; only the formats asked for are written.
+  // An earlier report is replaced; only the formats asked for are written,
+  // and the earlier report's other formats are not left beside them.
   auto again = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "md"});
   CHECK(again.exit_code == 0);
+  CHECK(fs::exists(out / "report.md"));
+  CHECK_FALSE(fs::exists(out / "index.html"));
+  CHECK_FALSE(fs::exists(out / "report.json"));
+  auto serve_md = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "md", "--serve"});
+  CHECK(serve_md.exit_code == 2);
+  CHECK(serve_md.output.find("report --serve serves the HTML page: add html to --format") != std::string::npos);
 
   auto other = p.dir / "notes";
   fs::create_directories(other);
