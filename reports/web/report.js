@@ -35,6 +35,11 @@
     return '<b>' + enc(short(p.sha)) + '</b> ' + enc(p.date) + '<br>' + enc(p.author) + '<br>' +
       '<span class="subject">' + enc(p.subject) + '</span>';
   }
+  // A check-in with no sizes: its build failed, or the policy could not run there.
+  function unmeasured(p) {
+    return p.build_outcome !== 'ok' ? 'build ' + enc(p.build_outcome)
+      : 'the policy cannot run: ' + enc(p.evaluation_error || 'not evaluated');
+  }
 
   // Culprits and first-bad check-ins of each suite's alerts, by sha.
   function marks(suite) {
@@ -51,7 +56,7 @@
   function upliftChart(box, s, pts, culprits) {
     var chart = init(box);
     var values = pts.map(function (p, i) {
-      var item = { value: [i, +(100 * p.uplift).toFixed(4)] };
+      var item = { value: [i, p.evaluated ? +(100 * p.uplift).toFixed(4) : null] };
       if (culprits[p.sha]) item.itemStyle = { color: '#d62728' }, item.symbol = 'diamond', item.symbolSize = 14;
       return item;
     });
@@ -67,6 +72,7 @@
         trigger: 'axis', confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
         formatter: function (ps) {
           var p = pts[ps[0].dataIndex];
+          if (!p.evaluated) return commitHtml(p) + '<br><b class="culprit">' + unmeasured(p) + '</b>';
           var html = commitHtml(p) + '<br>uplift <b>' + pct(p.uplift) + '</b>, w/t/l ' + p.wins + '/' + p.ties + '/' + p.losses;
           // Compiles the policy broke are losses with no size: said apart, not hidden.
           if (p.learned_failed) html += ', <b class="culprit">' + p.learned_failed + ' broken by the policy</b>';
@@ -96,6 +102,7 @@
         trigger: 'axis', confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
         formatter: function (ps) {
           var p = pts[ps[0].dataIndex];
+          if (!p.evaluated) return commitHtml(p) + '<br>' + unmeasured(p);
           return commitHtml(p) + '<br>default ' + p.total_default + ' B<br>learned ' + p.total_learned + ' B';
         }
       },
@@ -103,8 +110,8 @@
       yAxis: { type: 'value', name: 'bytes', scale: true },
       dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
       series: [
-        { name: 'default', type: 'line', step: 'end', data: pts.map(function (p) { return p.total_default; }) },
-        { name: 'learned', type: 'line', step: 'end', data: pts.map(function (p) { return p.total_learned; }) }
+        { name: 'default', type: 'line', step: 'end', data: pts.map(function (p) { return p.evaluated ? p.total_default : null; }) },
+        { name: 'learned', type: 'line', step: 'end', data: pts.map(function (p) { return p.evaluated ? p.total_learned : null; }) }
       ]
     });
     return chart;
@@ -128,8 +135,8 @@
   function heatmap(section, box, s, pts) {
     var modules = s.modules.map(function (name, j) {
       var ratios = pts.map(function (p) { return p.ratios.length ? p.ratios[j] : null; });
-      var flips = 0;
-      for (var i = 1; i < ratios.length; ++i) if (ratios[i - 1] !== null && ratios[i] !== null && ratios[i - 1] < 1 && ratios[i] > 1) ++flips;
+      var flips = 0, prev = null;  // across the gaps: the previous measured ratio
+      ratios.forEach(function (r) { if (r === null) return; if (prev !== null && prev < 1 && r > 1) ++flips; prev = r; });
       return { name: name, ratios: ratios, flips: flips };
     });
     var controls = el('div', { 'class': 'controls' });
@@ -185,11 +192,13 @@
 
   var root = document.getElementById('charts');
   data.suites.forEach(function (s) {
-    var pts = s.points.filter(function (p) { return p.evaluated; });
+    // Every check-in of the series gets a column: a failed build or a check-in
+    // where the policy could not run is a gap, not two neighbours joined.
+    var pts = s.points;
     var section = el('section', { 'class': 'suite', 'data-suite': s.name });
     section.appendChild(el('h2', {}, 'Suite ' + s.name));
     root.appendChild(section);
-    if (!pts.length) {
+    if (!pts.some(function (p) { return p.evaluated; })) {
       section.appendChild(el('p', { 'class': 'empty' }, 'No evaluated check-in on this suite yet.'));
       return;
     }

@@ -59,7 +59,7 @@ try {
       const rep = window.driftwatchReport;
       for (const [suite, c] of Object.entries(rep.charts)) {
         const s = rep.data.suites.find((x) => x.name === suite);
-        const pts = s.points.filter((p) => p.evaluated);
+        const pts = s.points;  // one column per check-in of the series
         const i = pts.findIndex((p) => p.sha === sha);
         if (i < 0) continue;
         const [x, y] = c.uplift.convertToPixel({ seriesIndex: 0 }, [i, c.uplift.getOption().series[0].data[i].value[1]]);
