@@ -5,7 +5,8 @@
 namespace db {
 
 std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
-                                                           const std::string& key, Id except) {
+                                                           const std::string& key, Id except,
+                                                           const MachineFailureRule& machine) {
   return db.impl().guarded("looking for an evaluation of an identical compiler", [&] {
     // One snapshot: a rerun of the source replacing its rows meanwhile is not seen half-way.
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(db.impl().conn);
@@ -18,10 +19,9 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
         // timeout under load, a compile SIGKILLed by the OOM killer, a broken
         // FIFO, driftwatch's own failure) are never copied to another check-in.
         "AND NOT EXISTS (SELECT 1 FROM module_results r WHERE r.evaluation_id = e.id "
-        "  AND (r.outcome IN ('timeout', 'channel-error', 'internal-error', 'object-unreadable') "
-        "       OR (r.outcome = 'compiler-crashed' AND r.message LIKE 'compiler killed by signal 9 %'))) "
+        "  AND (r.outcome = ANY (string_to_array($5, ',')) OR (r.outcome = $6 AND strpos(r.message, $7) > 0))) "
         "ORDER BY (e.summary ? 'reused_from'), e.id LIMIT 1",
-        policy_id, suite_id, key, except);
+        policy_id, suite_id, key, except, machine.outcomes, machine.crashed, machine.killed_marker);
     std::optional<ReusableEvaluation> out;
     if (found.empty()) return out;
     out.emplace();

@@ -23,7 +23,15 @@ struct ReusableEvaluation {
 /// "reuse_key" is `key` and none of whose modules timed out (a timeout
 /// depends on the machine's load, not on the compiler); one that computed its
 /// results comes before one that took them. Nothing when there is none.
+/// How a module result is told to be the machine's (evaluator/evaluation.h
+/// owns the rule; the query only applies it).
+struct MachineFailureRule {
+  std::string outcomes;        ///< comma-separated: outcomes that always are
+  std::string crashed;         ///< the crash outcome, which is when its message holds `killed_marker`
+  std::string killed_marker;
+};
 std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
-                                                           const std::string& key, Id except);
+                                                           const std::string& key, Id except,
+                                                           const MachineFailureRule& machine);
 
 }  // namespace db

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -86,8 +87,8 @@ HeuristicResult compile_guarded(const EvaluationOptions& o, const policy::Compil
 
 bool HeuristicResult::machine_failure() const {
   if (outcome == kOutcomeCrashed) return policy::killed_by_sigkill(message);
-  return outcome == kOutcomeTimeout || outcome == kOutcomeChannelError || outcome == kOutcomeBadObject ||
-         outcome == kOutcomeInternalError;
+  return std::any_of(std::begin(kMachineOutcomes), std::end(kMachineOutcomes),
+                     [&](const char* o) { return outcome == o; });
 }
 
 namespace {

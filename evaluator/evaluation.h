@@ -37,6 +37,10 @@ inline constexpr const char* kOutcomeChannelError = "channel-error";
 inline constexpr const char* kOutcomeBadObject = "object-unreadable";
 /// driftwatch itself failed on this module (a filesystem error, say).
 inline constexpr const char* kOutcomeInternalError = "internal-error";
+/// The outcomes that are always the machine's doing, not the compiler's on
+/// the module (HeuristicResult::machine_failure; reuse never copies them).
+inline constexpr const char* kMachineOutcomes[] = {kOutcomeTimeout, kOutcomeChannelError, kOutcomeBadObject,
+                                                   kOutcomeInternalError};
 inline constexpr const char* kOutcomes[] = {kOutcomeOk,           kOutcomeCrashed,      kOutcomeTimeout,
                                             kOutcomeNotConsulted, kOutcomeRefused,      kOutcomeChannelError,
                                             kOutcomeBadObject,    kOutcomeInternalError};
@@ -52,8 +56,8 @@ struct HeuristicResult {
   bool not_consulted() const { return outcome == kOutcomeNotConsulted; }
   /// Failed by the machine rather than by the compiler and the module: a
   /// timeout under load, a compile SIGKILLed (the OOM killer), a broken
-  /// FIFO, an unreadable object, driftwatch's own failure. The same list as
-  /// db/evaluation_reuse.cpp's query, which never copies such a result.
+  /// FIFO, an unreadable object, driftwatch's own failure (kMachineOutcomes,
+  /// or a crash whose message has policy::kSigkillMarker).
   bool machine_failure() const;
 };
 

@@ -69,10 +69,7 @@ CompilerInvocation CompilerInvocation::with_module_args(const std::vector<std::s
   return c;
 }
 
-bool killed_by_sigkill(const std::string& error) {
-  // common::ProcessResult::describe(): "killed by signal 9 (Killed)".
-  return error.find("killed by signal 9 ") != std::string::npos;
-}
+bool killed_by_sigkill(const std::string& error) { return error.find(kSigkillMarker) != std::string::npos; }
 
 bool machine_failure(const CompileOutcome& c) {
   return !c.ok && (c.failure == CompileFailure::TimedOut || c.failure == CompileFailure::Channel ||

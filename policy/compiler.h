@@ -39,6 +39,8 @@ struct CompileOutcome {
   SessionStats session;  ///< decisions etc. (channel compiles only)
 };
 
+/// What common::ProcessResult::describe() says of a SIGKILLed process ("killed by signal 9 (Killed)").
+inline constexpr const char* kSigkillMarker = "killed by signal 9 ";
 /// A compile's one-line error says the OOM killer (or someone) SIGKILLed it.
 bool killed_by_sigkill(const std::string& error);
 

@@ -8,6 +8,7 @@
 
 #include "db/store.h"
 #include "evaluator/metrics.h"
+#include "policy/compiler.h"
 #include "policy/policy_runner.h"
 #include "sweep/evaluation_reuse.h"
 
@@ -91,7 +92,10 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
                                       const SelectedBuild& build, const SelectedSuite& suite,
                                       const policy::PolicyMetadata& meta, const EvaluationRunOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  auto source = db::find_reusable_evaluation(database, policy_id, suite_id, key.key, eval_id);
+  std::string machine_outcomes;
+  for (const char* o : evaluator::kMachineOutcomes) machine_outcomes += (machine_outcomes.empty() ? "" : ",") + std::string(o);
+  auto source = db::find_reusable_evaluation(database, policy_id, suite_id, key.key, eval_id,
+                                             {machine_outcomes, evaluator::kOutcomeCrashed, policy::kSigkillMarker});
   if (!source) return std::nullopt;
   StoredEvaluation out{result_from_rows(suite.suite, bench_ids, *source), {}, eval_id, {}};
   out.reused_from = "reused from " + source->commit.substr(0, 12) + "'s evaluation " +
