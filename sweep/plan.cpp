@@ -23,7 +23,10 @@ std::vector<db::JobSpec> plan_jobs(const PlanInput& in) {
     out.push_back({kBuildJob, build_job_key(in, c), where.dump(), in.priority, -1, 3});
     for (const auto& s : in.suites) {
       auto payload = where;
-      payload.update({{"suite", s.name_or_dir}, {"policy", in.policy}, {"policy_hash", in.policy_hash}});
+      payload.update({{"suite", s.name_or_dir},
+                     {"suite_hash", s.manifest_hash},
+                     {"policy", in.policy},
+                     {"policy_hash", in.policy_hash}});
       out.push_back({kEvalJob, eval_job_key(in, c, s), payload.dump(), in.priority, build_index, 3});
     }
   }

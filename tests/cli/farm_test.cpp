@@ -190,6 +190,17 @@ TEST_CASE("a worker refuses a job planned under another recipe than the one it w
   CHECK(p.psql("SELECT count(*) FROM builds") == "1");  // the other check-in's, nothing under the wrong recipe
 }
 
+TEST_CASE("a worker refuses an evaluation whose suite on its machine is not the one the sweep planned") {
+  Project p;
+  auto [bad, r] = sweep_with_wrong_hash(p, "SELECT max(id) FROM jobs WHERE kind = 'eval'", "suite_hash");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("failed: eval job " + bad + ": failed 3 of 3 attempts; last: suite ") != std::string::npos);
+  CHECK(r.output.find("is not the one the sweep planned (0123456789ab)") != std::string::npos);
+  // Nothing measured under that job: the other check-in's evaluation only.
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
+}
+
 TEST_CASE("a job that always fails ends failed after its attempts with its reason, the rest completes, and people see it in jobs") {
   Project p;
   // The newer check-in's evaluation names a policy that is not the file's: every attempt fails.
