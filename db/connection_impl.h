@@ -42,6 +42,9 @@ struct JobFinish;
 namespace detail {
 /// Marks a job finished inside the transaction that stores its results.
 void finish_job_in(pqxx::work& tx, const JobFinish& finish, const std::string& state, const std::string& error);
+/// Throws LeaseLost unless the job is still `finish.owner`'s, and keeps it so
+/// until the transaction ends: a worker whose lease was taken writes nothing.
+void check_lease_in(pqxx::work& tx, const JobFinish& finish);
 }  // namespace detail
 
 }  // namespace db

@@ -176,6 +176,15 @@ void finish_job_in(pqxx::work& tx, const JobFinish& f, const std::string& state,
                     "'s (its lease expired and another worker took it, or it was cancelled); its result is dropped");
 }
 
+void check_lease_in(pqxx::work& tx, const JobFinish& f) {
+  // FOR SHARE: no other worker can claim the job until this transaction ends.
+  auto r = tx.exec_params("SELECT 1 FROM jobs WHERE id = $1 AND lease_owner = $2 AND state = 'running' FOR SHARE",
+                          f.job_id, f.owner);
+  if (r.empty())
+    throw LeaseLost("job " + std::to_string(f.job_id) + " is no longer " + f.owner +
+                    "'s (its lease expired and another worker took it, or it was cancelled); its evaluation is left alone");
+}
+
 }  // namespace detail
 
 void finish_job(Database& db, const JobFinish& f, const std::string& state, const std::string& error) {

@@ -47,16 +47,26 @@ Id upsert_recipe(Database& db, const std::string& name, const std::string& hash,
                       name, hash, body);
 }
 
+#define KEEP_OK(column) \
+  "CASE WHEN builds.outcome = 'ok' AND EXCLUDED.outcome <> 'ok' THEN builds." column " ELSE EXCLUDED." column " END"
+#define KEEP_OK_NOW "CASE WHEN builds.outcome = 'ok' AND EXCLUDED.outcome <> 'ok' THEN builds.built_at ELSE now() END"
+
 Id record_build(Database& db, const BuildRow& b) {
   return returning_id(db, "recording a build",
                       "INSERT INTO builds (commit_id, recipe_id, outcome, seconds, artifact_dir, log_path, log_tail) "
                       "VALUES ($1, $2, $3, $4, $5, $6, $7) "
-                      "ON CONFLICT (commit_id, recipe_id) DO UPDATE SET outcome = EXCLUDED.outcome, "
-                      "seconds = EXCLUDED.seconds, artifact_dir = EXCLUDED.artifact_dir, "
-                      "log_path = EXCLUDED.log_path, log_tail = EXCLUDED.log_tail, built_at = now() "
+                      // A check-in that built once does build: another machine's (or a later)
+                      // failure to build it says something of that machine, so it never
+                      // turns an ok row into a broken check-in for drift and bisection.
+                      "ON CONFLICT (commit_id, recipe_id) DO UPDATE SET "
+                      "outcome = " KEEP_OK("outcome") ", seconds = " KEEP_OK("seconds") ", "
+                      "artifact_dir = " KEEP_OK("artifact_dir") ", log_path = " KEEP_OK("log_path") ", "
+                      "log_tail = " KEEP_OK("log_tail") ", built_at = " KEEP_OK_NOW " "
                       "RETURNING id",
                       b.commit_id, b.recipe_id, b.outcome, b.seconds, b.artifact_dir, b.log_path, b.log_tail);
 }
+#undef KEEP_OK
+#undef KEEP_OK_NOW
 
 std::optional<BuildRecord> find_build(Database& db, Id commit_id, Id recipe_id) {
   return db.impl().guarded("reading a build", [&]() -> std::optional<BuildRecord> {
@@ -122,9 +132,11 @@ namespace {
 constexpr const char* kEvaluationLock = "hashtext('driftwatch evaluation')";
 }  // namespace
 
-Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id) {
+Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id, const JobFinish* lease) {
   return db.impl().guarded("starting an evaluation", [&] {
     pqxx::work tx(db.impl().conn);
+    // A worker whose lease another took must not reset that worker's row.
+    if (lease) detail::check_lease_in(tx, *lease);
     auto id = tx.exec_params1(
                     "INSERT INTO evaluations (build_id, policy_id, suite_id) VALUES ($1, $2, $3) "
                     "ON CONFLICT (build_id, policy_id, suite_id) DO UPDATE SET status = 'running', "
@@ -172,10 +184,23 @@ namespace {
 void release_evaluation(Database& db, Id evaluation_id) {
   db.impl().guarded("releasing an evaluation", [&] {
     pqxx::nontransaction nt(db.impl().conn);
-    nt.exec_params(
-        std::string("SELECT pg_advisory_unlock_shared(") + kEvaluationLock + ", ($1::bigint & 2147483647)::int)",
-        evaluation_id);
+    // Only when this session holds it: releasing twice (a failed write, then
+    // the caller's clean-up) would make PostgreSQL print a warning.
+    nt.exec_params(std::string("SELECT pg_advisory_unlock_shared(") + kEvaluationLock +
+                       ", ($1::bigint & 2147483647)::int) FROM pg_locks WHERE locktype = 'advisory' "
+                       "AND pid = pg_backend_pid() AND mode = 'ShareLock' AND objsubid = 2 "
+                       "AND granted AND classid = (" + kEvaluationLock + ")::oid AND objid = ($1::bigint & 2147483647)::int::oid",
+                   evaluation_id);
   });
+}
+/// After a failed write: let the row go (a worker lives on, and its hold
+/// would keep a row it could not store `running` for good), keeping the
+/// write's error rather than the release's.
+void release_after_failure(Database& db, Id evaluation_id) {
+  try {
+    release_evaluation(db, evaluation_id);
+  } catch (const std::exception&) {  // a lost connection released it already
+  }
 }
 }  // namespace
 
@@ -207,6 +232,7 @@ void replace_measurements_row_by_row(Database& db, Id evaluation_id, const std::
 }
 
 void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* finish) {
+  try {
   db.impl().guarded("storing an evaluation", [&] {
     pqxx::work tx(db.impl().conn);
     // Two identical evaluations can share one row and finish together: each
@@ -238,18 +264,29 @@ void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* 
     if (finish) detail::finish_job_in(tx, *finish, kJobDone, "");
     tx.commit();
   });
+  } catch (...) {
+    release_after_failure(db, r.evaluation_id);
+    throw;
+  }
   release_evaluation(db, r.evaluation_id);
 }
 
-void fail_evaluation(Database& db, Id evaluation_id, const std::string& message) {
-  db.impl().guarded("marking an evaluation failed", [&] {
-    pqxx::work tx(db.impl().conn);
-    tx.exec_params(
-        "UPDATE evaluations SET status = 'failed', finished_at = now(), "
-        "summary = jsonb_build_object('error', $2::text) WHERE id = $1",
-        evaluation_id, message);
-    tx.commit();
-  });
+void fail_evaluation(Database& db, Id evaluation_id, const std::string& message, const JobFinish* lease) {
+  try {
+    db.impl().guarded("marking an evaluation failed", [&] {
+      pqxx::work tx(db.impl().conn);
+      if (lease) detail::check_lease_in(tx, *lease);
+      // Only the run that holds it: a row another run stored done stays done.
+      tx.exec_params(
+          "UPDATE evaluations SET status = 'failed', finished_at = now(), "
+          "summary = jsonb_build_object('error', $2::text) WHERE id = $1 AND status = 'running'",
+          evaluation_id, message);
+      tx.commit();
+    });
+  } catch (...) {
+    release_after_failure(db, evaluation_id);
+    throw;
+  }
   release_evaluation(db, evaluation_id);
 }
 

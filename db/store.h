@@ -51,7 +51,8 @@ struct MeasurementRow {
 Id upsert_repository(Database& db, const std::string& location);
 Id upsert_commit(Database& db, Id repository_id, const CommitRow& commit);
 Id upsert_recipe(Database& db, const std::string& name, const std::string& content_hash, const std::string& body);
-/// Inserts or replaces the build of (commit, recipe).
+/// Inserts or replaces the build of (commit, recipe); an ok build is never
+/// replaced by a failed one (the check-in builds; that machine did not).
 Id record_build(Database& db, const BuildRow& build);
 std::optional<BuildRecord> find_build(Database& db, Id commit_id, Id recipe_id);
 
@@ -63,8 +64,9 @@ Id upsert_suite(Database& db, const std::string& name, const std::string& manife
                 std::vector<Id>* benchmark_ids);
 /// The evaluation of (build, policy, suite), created or reset to `running`;
 /// this connection holds it (a shared advisory lock) until it is stored or
-/// failed, or the connection closes.
-Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id);
+/// failed, or the connection closes. With `lease`, throws LeaseLost (and
+/// changes nothing) unless that job is still its owner's.
+Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id, const struct JobFinish* lease = nullptr);
 /// Marks `interrupted` every `running` evaluation that no connection holds:
 /// the process running it died (Ctrl-C, SIGKILL). Returns how many.
 int record_interrupted_evaluations(Database& db);
@@ -93,8 +95,11 @@ struct EvaluationRecord {
 };
 /// With `finish`, the evaluation's job is marked done in the same transaction.
 void store_evaluation(Database& db, const EvaluationRecord& record, const struct JobFinish* finish = nullptr);
-/// An evaluation that failed as a whole: marked failed, `message` kept as its summary's "error".
-void fail_evaluation(Database& db, Id evaluation_id, const std::string& message);
+/// An evaluation that failed as a whole: marked failed, `message` kept as its
+/// summary's "error", unless another run stored it meanwhile. With `lease`,
+/// throws LeaseLost (and changes nothing) unless that job is still its owner's.
+void fail_evaluation(Database& db, Id evaluation_id, const std::string& message,
+                     const struct JobFinish* lease = nullptr);
 /// An evaluation given up by a process that goes on (a failed attempt that
 /// will be retried): marked interrupted and let go.
 void interrupt_evaluation(Database& db, Id evaluation_id);

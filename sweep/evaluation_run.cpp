@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <optional>
 
 #include "db/store.h"
@@ -119,6 +120,24 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
   return out;
 }
 
+/// An evaluation begun here and neither stored nor failed when an exception
+/// leaves (a lost lease, a full disk, a bug) is let go, interrupted: held
+/// by a worker that lives on, it would stay `running` and never be retried.
+/// Stored or failed rows are left as they are (interrupt_evaluation takes
+/// running rows only).
+struct LetGoOnThrow {
+  db::Database& database;
+  db::Id id;
+  int exceptions = std::uncaught_exceptions();
+  ~LetGoOnThrow() {
+    if (std::uncaught_exceptions() <= exceptions) return;
+    try {
+      db::interrupt_evaluation(database, id);
+    } catch (const std::exception&) {  // the connection is gone, and the hold with it
+    }
+  }
+};
+
 }  // namespace
 
 StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild& build, const SelectedSuite& suite,
@@ -134,7 +153,8 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   std::vector<db::Id> bench_ids;
   auto suite_id = db::upsert_suite(database, suite.suite.name, suite.manifest_hash,
                                    nlohmann::json{{"dir", suite.dir.string()}}.dump(), rows, &bench_ids);
-  auto eval_id = db::begin_evaluation(database, *build.build_id, policy_id, suite_id);
+  auto eval_id = db::begin_evaluation(database, *build.build_id, policy_id, suite_id, options.finish);
+  LetGoOnThrow let_go{database, eval_id};
   auto key = evaluation_key(build, suite, meta);
   if (options.reuse && !key.key.empty())
     if (auto reused = reuse(database, eval_id, policy_id, suite_id, bench_ids, key, build, suite, meta, options))
@@ -162,7 +182,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     auto slot = policy::detect_default_slot(build.compiler, o.work_dir / "probe");
     if (!slot) retry_unless_last(slot.error());
     if (!slot) {
-      db::fail_evaluation(database, eval_id, slot.error().message);
+      db::fail_evaluation(database, eval_id, slot.error().message, options.finish);
       throw EvaluationFailed(slot.error().message);
     }
     runner_options.default_slot = *slot;
@@ -175,7 +195,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
                                  "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
-    db::fail_evaluation(database, eval_id, result.error().message);
+    db::fail_evaluation(database, eval_id, result.error().message, options.finish);
     fs::remove_all(o.work_dir, ec);
     throw EvaluationFailed(result.error().message);
   }

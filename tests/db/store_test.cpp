@@ -14,6 +14,7 @@ namespace {
 struct Evaluation {
   db::Id id;
   std::vector<db::Id> benchmarks;
+  db::Id build = 0, policy = 0, suite = 0;
 };
 
 Evaluation make_evaluation(db::Database& database, int modules) {
@@ -27,6 +28,7 @@ Evaluation make_evaluation(db::Database& database, int modules) {
   Evaluation e;
   auto suite = db::upsert_suite(database, "smoke", "mh", "{}", rows, &e.benchmarks);
   e.id = db::begin_evaluation(database, build, policy, suite);
+  e.build = build, e.policy = policy, e.suite = suite;
   return e;
 }
 
@@ -61,6 +63,22 @@ TEST_CASE("a build is recorded once per (commit, recipe) and can be found") {
   REQUIRE(found.has_value());
   CHECK(found->outcome == "ok");
   CHECK(found->artifact_dir == "/a");
+}
+
+TEST_CASE("an ok build is not turned into a broken check-in by another machine's failed rebuild") {
+  auto database = testing::fresh_database();
+  auto repo = db::upsert_repository(database, "/srv/a");
+  auto commit = db::upsert_commit(database, repo, {"sha1", {}, "x", 0, "s"});
+  auto recipe = db::upsert_recipe(database, "r", "hash", "body");
+  auto ok = db::record_build(database, {commit, recipe, "ok", 3, "/a", "/l", ""});
+  CHECK(db::record_build(database, {commit, recipe, "missing-artifact", 4, "", "/l2", "no bin/dwcc"}) == ok);
+  auto found = db::find_build(database, commit, recipe);
+  REQUIRE(found.has_value());
+  CHECK(found->outcome == "ok");
+  CHECK(found->artifact_dir == "/a");
+  CHECK(found->log_tail == "");
+  db::record_build(database, {commit, recipe, "ok", 5, "/b", "/l3", ""});  // a rebuild that works replaces it
+  CHECK(db::find_build(database, commit, recipe)->artifact_dir == "/b");
 }
 
 TEST_CASE("measurements go in with COPY and re-storing replaces, never duplicates") {
@@ -105,6 +123,52 @@ TEST_CASE("an evaluation that failed as a whole is marked failed, not left runni
   CHECK(db::evaluation_status(database, e.id) == "running");
   db::fail_evaluation(database, e.id, "the compiler never consulted the policy: check the ML flags");
   CHECK(db::evaluation_status(database, e.id) == "failed");
+}
+
+TEST_CASE("a worker whose lease another worker took neither restarts nor fails the evaluation that one stored") {
+  auto database = testing::fresh_database();
+  auto sweep = db::begin_sweep(database, "p");
+  db::enqueue_jobs(database, "p", sweep, {{"eval", "e1", "{}", 0, -1, 3}});
+  auto job = db::claim_job(database, "p", "w1:1:0", {}, 60);
+  REQUIRE(job);
+  // w1 stalls past its lease (a paused VM); w2 takes the job and stores the evaluation.
+  CHECK(db::renew_lease(database, job->id, "w1:1:0", -5));
+  auto taken = db::claim_job(database, "p", "w2:1:0", {}, 60);
+  REQUIRE(taken);
+  REQUIRE(taken->id == job->id);
+  auto e = make_evaluation(database, 1);
+  db::store_evaluation(database, {e.id, {}, rows_for(e), "{}", "{}"});
+  REQUIRE(db::evaluation_status(database, e.id) == "done");
+
+  db::JobFinish w1{job->id, "w1:1:0", "{}"};
+  CHECK_THROWS_AS(db::begin_evaluation(database, e.build, e.policy, e.suite, &w1), db::LeaseLost);
+  CHECK(db::evaluation_status(database, e.id) == "done");
+  CHECK_THROWS_AS(db::fail_evaluation(database, e.id, "every module timed out", &w1), db::LeaseLost);
+  CHECK(db::evaluation_status(database, e.id) == "done");
+  // Without a job (driftwatch eval), failing a row another run stored leaves it stored.
+  db::fail_evaluation(database, e.id, "every module timed out");
+  CHECK(db::evaluation_status(database, e.id) == "done");
+  db::JobFinish w2{job->id, "w2:1:0", "{}"};
+  CHECK(db::begin_evaluation(database, e.build, e.policy, e.suite, &w2) == e.id);
+  CHECK(db::evaluation_status(database, e.id) == "running");
+}
+
+TEST_CASE("an evaluation whose store was refused (a lost lease) is let go, so it can be found interrupted") {
+  std::string name;
+  auto observer = testing::fresh_database(true, &name);
+  auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
+  auto sweep = db::begin_sweep(observer, "p");
+  db::enqueue_jobs(observer, "p", sweep, {{"eval", "e1", "{}", 0, -1, 3}});
+  auto job = db::claim_job(observer, "p", "w1:1:0", {}, 60);
+  REQUIRE(job);
+  auto worker = db::Database::connect(target).take();  // lives on after the refusal, as a worker does
+  auto e = make_evaluation(worker, 1);
+  db::cancel_jobs(observer, {"p"}, job->id, "cancelled by a person");
+  db::JobFinish w1{job->id, "w1:1:0", "{}"};
+  CHECK_THROWS_AS(db::store_evaluation(worker, {e.id, {}, rows_for(e), "{}", "{}"}, &w1), db::LeaseLost);
+  CHECK(db::evaluation_status(observer, e.id) == "running");
+  CHECK(db::record_interrupted_evaluations(observer) == 1);
+  CHECK(db::evaluation_status(observer, e.id) == "interrupted");
 }
 
 TEST_CASE("a running evaluation is interrupted once no connection holds it: its process died") {
