@@ -44,8 +44,8 @@ common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
   spec.log_file = log;
   spec.timeout = budget;
   auto r = common::run_process(spec);
-  if (!r) {  // /bin/sh itself could not run: treat like a failed step
-    append_log(log, r.error().message + "\n");
+  if (!r) {  // /bin/sh itself could not run: the machine's failure (step_failure reads this line)
+    append_log(log, std::string(kStepNotStarted) + ": " + r.error().message + "\n");
     common::ProcessResult failed;
     failed.exit_code = 127;
     return failed;
@@ -195,11 +195,13 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     auto output = output_from < text.size() ? text.substr(output_from) : std::string();
     bool killed = killed_by_signal(p);
     auto machine = killed ? std::nullopt : machine_failure(output);
-    r.transient = killed || machine;
-    std::string note = !r.transient ? ""
-                       : p.signal   ? " (not cached)"
-                       : machine    ? " (the machine failed it: not cached)"
-                                    : " (killed by a signal: not cached)";
+    bool missing_tool = !killed && !machine && tool_not_found(p);
+    r.transient = killed || machine || missing_tool;
+    std::string note = !r.transient   ? ""
+                       : p.signal     ? " (not cached)"
+                       : machine      ? " (the machine failed it: not cached)"
+                       : missing_tool ? " (a command the recipe runs is not installed here: not cached)"
+                                      : " (killed by a signal: not cached)";
     return std::string(step) + " " + p.describe() + note + ": " + (machine ? *machine : failure_line(text));
   };
 

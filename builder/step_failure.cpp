@@ -1,6 +1,9 @@
 #include "builder/step_failure.h"
 
+#include <algorithm>
 #include <cctype>
+#include <csignal>
+#include <iterator>
 
 #include "common/text.h"
 
@@ -31,12 +34,23 @@ std::string failure_line(const std::string& log_text) {
 }
 
 bool killed_by_signal(const common::ProcessResult& p) {
-  return p.signal != 0 || (p.exit_code > 128 && p.exit_code <= 128 + 64);
+  // Signals sent from outside (the OOM killer, an operator, a hang-up) or
+  // raised by a full disk (SIGBUS on a mapped file, SIGXFSZ). A crash of
+  // the check-in's own tool (SIGSEGV, SIGABRT, SIGILL, SIGFPE) is its result.
+  static const int kOutside[] = {SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGBUS, SIGXFSZ, SIGXCPU, SIGPIPE};
+  int sig = p.signal != 0 ? p.signal : p.exit_code > 128 && p.exit_code <= 128 + 64 ? p.exit_code - 128 : 0;
+  return std::find(std::begin(kOutside), std::end(kOutside), sig) != std::end(kOutside);
 }
 
+bool tool_not_found(const common::ProcessResult& p) { return p.signal == 0 && p.exit_code == 127; }
+
 std::optional<std::string> machine_failure(const std::string& step_output) {
-  static const char* const kMachine[] = {"No space left on device", "Cannot allocate memory",
-                                         "virtual memory exhausted", "LLVM ERROR: out of memory"};
+  static const char* const kMachine[] = {"No space left on device",   "Disk quota exceeded",
+                                         "Read-only file system",     "Input/output error",
+                                         "Cannot allocate memory",    "virtual memory exhausted",
+                                         "LLVM ERROR: out of memory", "out of memory allocating",
+                                         "std::bad_alloc",            "Resource temporarily unavailable",
+                                         "Too many open files",       kStepNotStarted};
   for (const auto& line : common::split(step_output, '\n')) {
     if (line.rfind("$ ", 0) == 0) continue;  // our own echo of the command
     if (says_killed(line)) return common::trim(line);

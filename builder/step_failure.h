@@ -13,14 +13,24 @@ namespace builder {
 /// our own "$ command" echo), else the last line.
 std::string failure_line(const std::string& log_text);
 
-/// The step itself was killed by a signal (the OOM killer, SIGBUS or SIGXFSZ
-/// on a full disk, an operator). The shell reports a child killed by signal
-/// N as exit status 128+N.
+/// The step itself was killed by a signal from outside the check-in's tools
+/// (the OOM killer, an operator, SIGBUS or SIGXFSZ on a full disk); the shell
+/// reports a child killed by signal N as exit status 128+N. A tool's own
+/// crash (SIGSEGV, SIGABRT) is not: it recurs with the check-in.
 bool killed_by_signal(const common::ProcessResult& p);
+
+/// The shell found no such command (exit status 127): a tool the recipe runs
+/// is not installed on this machine.
+bool tool_not_found(const common::ProcessResult& p);
+
+/// What the log says when a step could not be started at all (fork or exec of
+/// the shell failed: too many processes, no memory): the machine's failure.
+inline constexpr const char* kStepNotStarted = "driftwatch: the step could not be started";
 
 /// The line of a failed step's own output that shows the machine failed it: a
 /// tool under ninja or make killed ("Killed", as sh, gcc, clang, collect2 and
-/// make report it), a full disk, memory exhausted. nullopt when none does.
+/// make report it), a full disk or quota, a read-only or failing disk, memory
+/// or processes exhausted, a step that could not start. nullopt when none does.
 std::optional<std::string> machine_failure(const std::string& step_output);
 
 }  // namespace builder

@@ -188,6 +188,18 @@ TEST_CASE("a build killed by a signal is not cached but a real failure is") {
   auto [real, real_cached] = run("broken", "echo 'error: no such file'; exit 1");
   CHECK_FALSE(real.transient);
   CHECK(real_cached);
+  // The check-in's own tool crashing under the shell (128+SIGSEGV) recurs with it: final.
+  auto [crash, crash_cached] = run("selftest-crash", "sh -c 'kill -SEGV $$'; exit $?");
+  CHECK_FALSE(crash.transient);
+  CHECK(crash.message.find("exit status 139: ") != std::string::npos);
+  CHECK(crash_cached);
+  // A tool the recipe runs is not installed on this machine: not the check-in's failure.
+  auto [missing, missing_cached] = run("no-tool", "driftwatch-no-such-build-tool -j2");
+  CHECK(missing.transient);
+  CHECK(missing.message.find("exit status 127 (a command the recipe runs is not installed here: not cached)") !=
+        std::string::npos);
+  CHECK(missing.message.find("driftwatch-no-such-build-tool") != std::string::npos);
+  CHECK_FALSE(missing_cached);
 }
 
 TEST_CASE("a recipe whose configure flags changed configures again, and a flag dropped does not linger") {

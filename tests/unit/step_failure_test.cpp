@@ -15,7 +15,14 @@ TEST_CASE("a tool killed under the build tool, a full disk or exhausted memory i
                            "clang++: error: unable to execute command: Killed",
                            "make[2]: *** [Makefile:12: lib/big.o] Killed",
                            "lib/big.o: No space left on device",
-                           "virtual memory exhausted: Cannot allocate memory", "LLVM ERROR: out of memory"}) {
+                           "virtual memory exhausted: Cannot allocate memory", "LLVM ERROR: out of memory",
+                           "cc1plus: out of memory allocating 65536 bytes after a total of 2147483648 bytes",
+                           "terminate called after throwing an instance of 'std::bad_alloc'",
+                           "lib/big.o: Disk quota exceeded", "ld: cannot open output file a: Read-only file system",
+                           "ccache: error: Failed to read from cache: Input/output error",
+                           "/bin/sh: 1: Cannot fork: Resource temporarily unavailable",
+                           "ninja: fatal: pipe: Too many open files",
+                           "driftwatch: the step could not be started: fork: Resource temporarily unavailable"}) {
     auto output = std::string("[12/40] Building CXX object lib/big.o\nFAILED: lib/big.o\n") + line +
                   "\nninja: build stopped: subcommand failed.\n";
     auto why = machine_failure(output);
@@ -43,4 +50,29 @@ TEST_CASE("a step killed by a signal, directly or as the shell's 128+N, is told 
   CHECK_FALSE(builder::killed_by_signal(p));
   p.exit_code = 2;
   CHECK_FALSE(builder::killed_by_signal(p));
+  p.exit_code = 128 + 7;  // SIGBUS: a mapped file on a full disk
+  CHECK(builder::killed_by_signal(p));
+  p.exit_code = 128 + 15;
+  CHECK(builder::killed_by_signal(p));
+}
+
+TEST_CASE("a tool of the check-in crashing (SIGSEGV, SIGABRT) is its own failure, not a signal from outside") {
+  common::ProcessResult p;
+  for (int code : {128 + 11, 128 + 6, 128 + 4, 128 + 8}) {
+    p.exit_code = code;
+    CHECK_FALSE_MESSAGE(builder::killed_by_signal(p), code);
+  }
+  p.exit_code = 0;
+  p.signal = 11;
+  CHECK_FALSE(builder::killed_by_signal(p));
+}
+
+TEST_CASE("exit status 127 is a command the machine does not have") {
+  common::ProcessResult p;
+  p.exit_code = 127;
+  CHECK(builder::tool_not_found(p));
+  p.exit_code = 126;
+  CHECK_FALSE(builder::tool_not_found(p));
+  p.exit_code = 1;
+  CHECK_FALSE(builder::tool_not_found(p));
 }
