@@ -105,7 +105,7 @@ std::optional<Outcome> parse_outcome(std::string_view name) {
 }
 
 fs::path cache_entry_dir(const fs::path& data, const Recipe& recipe, const std::string& sha) {
-  return data / "cache" / (recipe.name + "-" + recipe.content_hash.substr(0, 12)) / sha;
+  return data / "cache" / (recipe.name + "-" + recipe.build_hash.substr(0, 12)) / sha;
 }
 
 std::optional<BuildResult> read_cached(const fs::path& entry) {

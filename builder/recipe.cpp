@@ -106,6 +106,18 @@ std::string canonical(const Recipe& r) {
   return out.str();
 }
 
+/// How the built compiler is run on each module: not part of the build, but
+/// part of what every evaluation under this recipe measured.
+std::string measuring(const Recipe& r) {
+  std::ostringstream out;
+  out << "compile";
+  for (const auto& w : r.compile) out << '\x1f' << w;
+  out << "\nml_flag_prefix=" << r.ml_flag_prefix << "\ncc1";
+  for (const auto& w : r.cc1) out << '\x1f' << w;
+  out << "\n";
+  return out.str();
+}
+
 common::Result<std::string> fill(const std::string& text, const std::map<std::string, std::string>& values,
                                  const std::string& what) {
   std::string out;
@@ -179,7 +191,8 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     r.cc1 = *cc1;
     if (r.compile.empty()) return Error{origin + ": missing key 'compile.command'"};
   }
-  r.content_hash = common::sha256_hex(canonical(r));
+  r.build_hash = common::sha256_hex(canonical(r));
+  r.content_hash = common::sha256_hex(canonical(r) + measuring(r));
   return r;
 }
 

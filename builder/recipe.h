@@ -22,19 +22,26 @@ struct Recipe {
   std::string launcher = "ccache";  ///< compiler launcher, "" for none
   /// ccache's remote storage shared by a farm (redis://host:port, http://…),
   /// given to the build steps as CCACHE_REMOTE_STORAGE unless the worker's
-  /// environment sets it. Not part of content_hash: where compiler outputs are
+  /// environment sets it. Not part of either hash: where compiler outputs are
   /// shared does not change them.
   std::string ccache_remote_storage;
   int jobs = 0;                     ///< 0: one per core
   std::map<std::string, std::string> artifacts;  ///< name → path, usually under {build}
   /// How the evaluator compiles one module: argv with {artifact}, {input},
-  /// {output}. Not part of the build, so not part of content_hash.
+  /// {output}. Part of content_hash, not of build_hash.
   std::vector<std::string> compile;
   std::string ml_flag_prefix;  ///< put before each LLVM option ("-mllvm" for clang)
   /// The program that takes a corpus module's own clang -cc1 line ([compile]
   /// cc1, e.g. "{clang}"); empty when the compiler cannot (dwcc).
   std::vector<std::string> cc1;
-  std::string content_hash;  ///< of the recipe's meaning, not its formatting
+  /// Of the recipe's meaning, not its formatting: the build and how modules
+  /// are compiled with it. Names the recipe in the database and in job keys,
+  /// so a changed [compile] section starts new series instead of mixing two
+  /// compile lines in one.
+  std::string content_hash;
+  /// Of the build alone (configure, build, env, launcher, artifacts): the
+  /// compile cache's key, so a changed [compile] section rebuilds nothing.
+  std::string build_hash;
 };
 
 /// The values recipes may refer to as {source}, {build}, {jobs}, {launcher}, {data}.

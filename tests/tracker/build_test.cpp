@@ -245,7 +245,8 @@ TEST_CASE("a changed [compile] section is used for a cached build") {
   auto at = text.find("{output} -Oz");
   REQUIRE(at != std::string::npos);
   auto changed = builder::parse_recipe(text.replace(at, 12, "{output} -O2"), "sample-compiler-O2.toml").take();
-  REQUIRE(changed.content_hash == recipe.content_hash);  // [compile] is not part of the build
+  REQUIRE(changed.build_hash == recipe.build_hash);  // [compile] is not part of the build
+  REQUIRE(changed.content_hash != recipe.content_hash);  // but of what its evaluations measure
 
   auto built = build_checkin(repo, recipe, commit, options).take();
   REQUIRE(built.result.outcome == builder::Outcome::Ok);

@@ -44,6 +44,23 @@ TEST_CASE("the recipe hash follows meaning, not formatting") {
   std::string changed = kRecipe;
   changed.replace(changed.find("-j {jobs}"), 9, "-j {jobs} -v");
   CHECK(parse_recipe(changed, "c.toml")->content_hash != a.content_hash);
+  CHECK(parse_recipe(changed, "c.toml")->build_hash != a.build_hash);
+}
+
+TEST_CASE("a changed [compile] section changes what the recipe measures, not what it builds") {
+  const std::string base = "name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '{build}/cc'\n";
+  auto a = parse_recipe(base + "[compile]\ncommand = '{compiler} {input} -o {output} -Oz'\n", "a.toml").take();
+  auto flags = parse_recipe(base + "[compile]\ncommand = '{compiler} {input} -o {output} -O2'\n", "b.toml").take();
+  auto prefix = parse_recipe(base + "[compile]\ncommand = '{compiler} {input} -o {output} -Oz'\n"
+                                    "ml_flag_prefix = '-mllvm'\n", "c.toml").take();
+  auto cc1 = parse_recipe(base + "[compile]\ncommand = '{compiler} {input} -o {output} -Oz'\ncc1 = '{compiler}'\n",
+                          "d.toml").take();
+  // Word boundaries count: "-O z" is not "-Oz".
+  auto split = parse_recipe(base + "[compile]\ncommand = '{compiler} {input} -o {output} -O z'\n", "e.toml").take();
+  for (const auto* other : {&flags, &prefix, &cc1, &split}) {
+    CHECK(other->build_hash == a.build_hash);
+    CHECK(other->content_hash != a.content_hash);
+  }
 }
 
 TEST_CASE("recipe errors name the key and the file") {
