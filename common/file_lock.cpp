@@ -10,12 +10,15 @@
 namespace common {
 namespace fs = std::filesystem;
 
-common::Result<FileLock> FileLock::acquire(const fs::path& file) {
+common::Result<FileLock> FileLock::acquire(const fs::path& file, LockMode mode, const std::function<void()>& on_wait) {
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
   int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Error{"cannot open lock " + file.string() + ": " + std::strerror(errno)};
-  while (flock(fd, LOCK_EX) != 0) {
+  int op = mode == LockMode::Shared ? LOCK_SH : LOCK_EX;
+  if (on_wait && flock(fd, op | LOCK_NB) == 0) return FileLock(fd);
+  if (on_wait && errno == EWOULDBLOCK) on_wait();
+  while (flock(fd, op) != 0) {
     if (errno == EINTR) continue;
     int e = errno;
     close(fd);

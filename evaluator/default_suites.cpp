@@ -183,9 +183,16 @@ fs::path sources_root(const fs::path& data_dir) { return data_dir / "sources"; }
 common::Result<DefaultSuiteReport> build_default_suite(const SuiteSpec& spec, const DefaultSuiteOptions& o) {
   auto start = Clock::now();
   auto suites = suites_root(o.data_dir);
-  auto lock = common::FileLock::acquire(suites / ("." + spec.name + ".lock"));
-  if (!lock) return lock.error();
   auto final_dir = suites / spec.name;
+  if (!o.rebuild) {  // as a reader: a suite that is up to date need not wait for the evaluations reading it
+    auto reading = common::FileLock::acquire(suite_lock_file(final_dir), common::LockMode::Shared);
+    if (!reading) return reading.error();
+    if (auto cached = up_to_date(spec, final_dir)) return *cached;
+  }
+  auto lock = common::FileLock::acquire(suite_lock_file(final_dir), common::LockMode::Exclusive, [&] {
+    if (o.progress) o.progress(spec.name + ": waiting for the evaluations reading this suite to finish");
+  });
+  if (!lock) return lock.error();
   if (!o.rebuild)
     if (auto cached = up_to_date(spec, final_dir)) return *cached;
   DebianSources apt(sources_root(o.data_dir), o.progress);  // prepared on the first fetch

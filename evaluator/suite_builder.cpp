@@ -33,6 +33,21 @@ common::Status finish(const fs::path& scratch, const Suite& suite, const CorpusD
 
 fs::path suites_root(const fs::path& data_dir) { return data_dir / "suites"; }
 
+fs::path suite_lock_file(const fs::path& suite_dir) {
+  auto dir = suite_dir.lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // "suites/smoke/"
+  return dir.parent_path() / ("." + dir.filename().string() + ".lock");
+}
+
+common::Result<std::optional<common::FileLock>> hold_suite(const fs::path& suite_dir) {
+  auto file = suite_lock_file(suite_dir);
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return std::optional<common::FileLock>();
+  auto lock = common::FileLock::acquire(file, common::LockMode::Shared);
+  if (!lock) return lock.error();
+  return std::optional<common::FileLock>(std::move(*lock));
+}
+
 Suite suite_from_extraction(const std::string& name, const std::string& description, const SuiteOrigin& origin,
                             const std::vector<ExtractedModule>& modules, const std::string& package) {
   Suite s;
@@ -89,7 +104,7 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
   auto commands = parse_compile_commands(*text, compile_commands.string());
   if (!commands) return commands.error();
   if (commands->empty()) return Error{compile_commands.string() + ": no compile commands"};
-  auto lock = common::FileLock::acquire(suites_dir / ("." + o.name + ".lock"));
+  auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / o.name));
   if (!lock) return lock.error();
   auto scratch = ScratchDir::create(suites_dir, o.name);
   if (!scratch) return scratch.error();
@@ -120,7 +135,7 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
   if (auto s = check_suite_name(name); !s) return s.error();
   auto corpus = read_corpus(corpus_dir);
   if (!corpus) return corpus.error();
-  auto lock = common::FileLock::acquire(suites_dir / ("." + name + ".lock"));
+  auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / name));
   if (!lock) return lock.error();
   auto scratch = ScratchDir::create(suites_dir, name);
   if (!scratch) return scratch.error();

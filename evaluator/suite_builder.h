@@ -3,9 +3,11 @@
 // ml-compiler-opt corpus. Both assemble the suite in a scratch directory
 // under the suites root and rename it into place only when complete.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/file_lock.h"
 #include "common/result.h"
 #include "evaluator/extract.h"
 #include "evaluator/suite.h"
@@ -14,6 +16,13 @@ namespace evaluator {
 
 /// <data>/suites
 std::filesystem::path suites_root(const std::filesystem::path& data_dir);
+
+/// The lock a suite's builds take exclusively: `<parent>/.<name>.lock`.
+std::filesystem::path suite_lock_file(const std::filesystem::path& suite_dir);
+/// Keeps a suite driftwatch built from being rebuilt (swapped for another)
+/// while it is read: a shared hold on its lock, which its builds wait for.
+/// nullopt for a directory no driftwatch build made (no lock file beside it).
+common::Result<std::optional<common::FileLock>> hold_suite(const std::filesystem::path& suite_dir);
 
 /// A link group declared by globs over a project's source paths (relative to its root).
 struct LinkGroupSpec {

@@ -7,8 +7,10 @@
 #include <exception>
 #include <optional>
 
+#include "common/hash.h"
 #include "db/store.h"
 #include "evaluator/metrics.h"
+#include "evaluator/suite_builder.h"
 #include "policy/compiler.h"
 #include "policy/policy_runner.h"
 #include "sweep/evaluation_reuse.h"
@@ -142,6 +144,12 @@ struct LetGoOnThrow {
 
 StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild& build, const SelectedSuite& suite,
                                     const policy::PolicyModel& model, const EvaluationRunOptions& options) {
+  // Its bitcode is read module by module: a rebuild of the suite meanwhile
+  // would measure another suite's modules under this one's name.
+  auto reading = evaluator::hold_suite(suite.dir).take();
+  if (auto now = common::sha256_file(suite.dir / evaluator::kSuiteManifestFile); !now || *now != suite.manifest_hash)
+    throw common::Fatal("suite " + suite.suite.name + " was rebuilt since it was selected (" + suite.dir.string() +
+                        "): run again to measure the suite as it is now");
   if (!build.build_id)
     throw common::Fatal("artifact directory " + build.label + " is not a build driftwatch recorded; use --repo and a check-in");
   policy::use_one_thread();

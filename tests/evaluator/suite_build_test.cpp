@@ -4,10 +4,13 @@
 #include <doctest/doctest.h>
 #include <sys/mount.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <fstream>
+#include <thread>
 
 #include "common/process.h"
 #include "evaluator/corpus.h"
@@ -156,6 +159,31 @@ TEST_CASE("an ml-compiler-opt corpus imports unchanged and an unusable one is re
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find("module util.c: missing util.c.cmd") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp / "suites" / "broken"));
+}
+
+TEST_CASE("a suite being read holds back its rebuild until the reading ends, and says why it waits") {
+  testing::TempDir tmp;
+  auto r = build_tiny(tmp);
+  auto imported = import_corpus(r.dir, "held", tmp / "suites").take();
+  fs::create_directories(tmp / "mine" / "suite");
+  CHECK_FALSE(hold_suite(tmp / "mine" / "suite").take().has_value());  // no driftwatch build made it
+  CHECK_FALSE(fs::exists(suite_lock_file(tmp / "mine" / "suite")));     // and nothing is written beside it
+  auto reading = hold_suite(imported.dir).take();
+  REQUIRE(reading.has_value());
+  CHECK(hold_suite(imported.dir).take().has_value());  // readers share it
+  std::atomic<bool> waiting = false, rebuilt = false;
+  std::thread rebuild([&] {
+    auto lock = common::FileLock::acquire(suite_lock_file(imported.dir), common::LockMode::Exclusive,
+                                          [&] { waiting = true; });
+    REQUIRE(lock.ok());
+    rebuilt = true;
+  });
+  for (int i = 0; i < 500 && !waiting; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(waiting);
+  CHECK_FALSE(rebuilt);
+  reading.reset();
+  rebuild.join();
+  CHECK(rebuilt);
 }
 
 TEST_CASE("bad input to the builder: one line and nothing written") {
