@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "builder/generations.h"
+#include "builder/leftover_step.h"
 #include "builder/step_failure.h"
 #include "common/hash.h"
 #include "common/atomic_file.h"
@@ -33,9 +34,12 @@ void append_log(const fs::path& log, const std::string& text) {
   out << text;
 }
 
+/// Where a running step's process group is recorded (leftover_step.h).
+fs::path step_file(const BuildPaths& paths) { return paths.build.parent_path() / "step.pgid"; }
+
 common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
                                const std::map<std::string, std::string>& env, const fs::path& log,
-                               std::chrono::milliseconds budget) {
+                               std::chrono::milliseconds budget, const fs::path& running_file) {
   append_log(log, "$ " + command + "\n");
   common::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", command};
@@ -43,14 +47,17 @@ common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
   spec.env.assign(env.begin(), env.end());
   spec.log_file = log;
   spec.timeout = budget;
-  auto r = common::run_process(spec);
-  if (!r) {  // /bin/sh itself could not run: the machine's failure (step_failure reads this line)
-    append_log(log, std::string(kStepNotStarted) + ": " + r.error().message + "\n");
+  auto child = common::Child::start(spec);
+  if (!child) {  // /bin/sh itself could not run: the machine's failure (step_failure reads this line)
+    append_log(log, std::string(kStepNotStarted) + ": " + child.error().message + "\n");
     common::ProcessResult failed;
     failed.exit_code = 127;
     return failed;
   }
-  return *r;
+  record_step(running_file, child->pid());  // left behind only if we die before the step ends
+  auto r = child->wait();
+  forget_step(running_file);
+  return r;
 }
 
 
@@ -140,6 +147,9 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   // mid-build never leaves an entry that claims a result, and a rebuild
   // never removes the generation a running evaluation uses.
   collect_generations(paths.cache_entry);
+  // A step of a build whose driftwatch was SIGKILLed may still be running
+  // here (a ninja under the shell): end it before building in its tree.
+  end_leftover_step(step_file(paths), {paths.source, paths.build});
   std::error_code ec;
   auto generation = new_generation(paths.cache_entry);
   if (!generation) {
@@ -211,19 +221,24 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     step_env.emplace("CCACHE_REMOTE_STORAGE", recipe.ccache_remote_storage);
   auto stamp = paths.build / kConfigureStamp;
   auto key = configure_key(recipe, *rendered);
+  // Without a configure step the build command carries the settings (`make
+  // CFLAGS=…`), and make would take objects built with the old ones for up
+  // to date. (Unrendered: a different {jobs} changes nothing built.)
+  if (rendered->configure.empty()) key = common::sha256_hex(key + "\nbuild=" + recipe.build);
   bool same_configuration = read_file(stamp) == key + "\n";
-  if (!rendered->configure.empty() && !same_configuration && !fs::is_empty(paths.build, ec)) {
+  if (!same_configuration && !fs::is_empty(paths.build, ec)) {
     // Configured by another recipe (or interrupted): its cache would keep old settings.
     append_log(log, "# the build directory was configured differently: starting it afresh\n");
     clear_directory(paths.build);
   }
+  if (rendered->configure.empty()) std::ofstream(stamp) << key << "\n";
   bool need_configure = !rendered->configure.empty() && (rendered->configure_marker.empty() || !same_configuration ||
                                                          !fs::exists(rendered->configure_marker));
   if (need_configure) {
     r.configured = true;
     fs::remove(stamp, ec);
     auto from = log_size();
-    auto c = run_step(rendered->configure, paths.source, step_env, log, remaining());
+    auto c = run_step(rendered->configure, paths.source, step_env, log, remaining(), step_file(paths));
     if (c.timed_out) return finish(Outcome::Timeout, timed_out("configure"));
     if (!c.ok()) {
       // A half-configured build directory would skip configure next time.
@@ -233,7 +248,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     std::ofstream(stamp) << key << "\n";
   }
   auto build_from = log_size();
-  auto b = run_step(rendered->build, paths.source, step_env, log, remaining());
+  auto b = run_step(rendered->build, paths.source, step_env, log, remaining(), step_file(paths));
   if (b.timed_out) return finish(Outcome::Timeout, timed_out("build"));
   if (!b.ok()) return finish(Outcome::BuildFailed, failed("build", b, build_from));
 
@@ -241,9 +256,13 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     if (!fs::is_regular_file(path)) return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") was not built");
     auto dest = scratch / "artifacts" / path.filename();
     fs::copy_file(fs::canonical(path), dest, fs::copy_options::overwrite_existing, ec);
-    if (ec) {  // a full disk, say: the machine's failure, not the check-in's; not cached
+    // On disk before the entry that names it is published (result.json is
+    // fsynced): after a power loss the cache must not serve an empty compiler.
+    auto synced = ec ? common::Status(common::Ok{}) : common::sync_file(dest);
+    if (ec || !synced) {  // a full disk, say: the machine's failure, not the check-in's; not cached
       r.transient = true;
-      return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " + ec.message() + " (not cached)");
+      return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " +
+                                                  (ec ? ec.message() : synced.error().message) + " (not cached)");
     }
     r.artifacts[name] = dest;
   }

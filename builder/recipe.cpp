@@ -180,6 +180,15 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
   if (!artifacts) return artifacts.error();
   r.artifacts = *artifacts;
   if (r.artifacts.empty()) return Error{origin + ": missing table [artifacts] (e.g. compiler = \"{build}/bin/cc\")"};
+  std::map<std::string, std::string> by_file;  // the cache keeps each artifact under its file name
+  for (const auto& [name, path] : r.artifacts) {
+    if (name == "input" || name == "output")
+      return Error{origin + ": artifact name '" + name + "' is taken: {" + name + "} is the module being compiled"};
+    auto file = std::filesystem::path(path).filename().string();
+    if (auto [it, fresh] = by_file.emplace(file, name); !fresh)
+      return Error{origin + ": artifacts " + it->second + " and " + name + " have the same file name '" + file +
+                   "' (the cache keeps each under its file name)"};
+  }
   if (const auto* c = root["compile"].as_table()) {
     if (auto s = check_keys(*c, "compile", origin); !s) return s.error();
     auto command = words((*c)["command"].value_or<std::string>(""), "compile.command", origin);

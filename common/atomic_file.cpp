@@ -71,3 +71,17 @@ Status write_file_atomically(const fs::path& path, std::string_view bytes) {
 }
 
 }  // namespace common
+
+namespace common {
+
+Status sync_file(const std::filesystem::path& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{"cannot open " + path.string() + ": " + std::strerror(errno), true};
+  int rc = fsync(fd);
+  int e = errno;
+  close(fd);
+  if (rc != 0) return Error{"cannot flush " + path.string() + " to disk: " + std::strerror(e), true};
+  return Ok{};
+}
+
+}  // namespace common

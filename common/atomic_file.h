@@ -14,4 +14,9 @@ namespace common {
 /// is left behind. The new file gets mode 0666 minus the umask.
 Status write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 
+/// Flushes a file already written (a copy) to the disk: call before
+/// publishing something that names it, so a power loss cannot leave the
+/// name pointing at an empty file.
+Status sync_file(const std::filesystem::path& path);
+
 }  // namespace common

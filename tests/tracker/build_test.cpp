@@ -1,6 +1,8 @@
 // Real builds of the sample compiler across a scripted eight-week history.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -258,6 +260,64 @@ TEST_CASE("a changed [compile] section is used for a cached build") {
   CHECK(cached.result.compile.front() == built.result.artifacts.at("compiler").string());
   // And back: the recipe in use decides, not the copy stored with the build.
   CHECK(build_checkin(repo, recipe, commit, options).take().result.compile.back() == "-Oz");
+}
+
+TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell) is ended before the next build there") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commit = repo.commit("main").take();
+  // First run: starts a grandchild that would write `late` 3 s on, and
+  // waits. Any later run: fails at once.
+  auto recipe = builder::parse_recipe(
+                    "name = 'orphan'\n[build]\ncommand = \"if [ -e {build}/first ]; then exit 3; fi; "
+                    "touch {build}/first; sh -c 'sleep 3; touch {build}/late'\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                    "orphan.toml")
+                    .take();
+  CheckinBuildOptions options{dir / "data", 1, false};
+  pid_t killed = fork();
+  REQUIRE(killed >= 0);
+  if (killed == 0) {  // driftwatch, building, until the OOM killer takes it
+    (void)build_checkin(repo, recipe, commit, options);
+    _exit(0);
+  }
+  auto build_dir = worktree_dir(dir / "data", repo.location(), "orphan") / "build";
+  for (int i = 0; i < 200 && !fs::exists(build_dir / "first"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(fs::exists(build_dir / "first"));
+  kill(killed, SIGKILL);
+  waitpid(killed, nullptr, 0);
+  // Its shell died with it; the `sh -c 'sleep 3; …'` under it did not.
+  auto second = build_checkin(repo, recipe, commit, options).take();
+  CHECK(second.result.outcome == builder::Outcome::BuildFailed);
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  CHECK_FALSE(fs::exists(build_dir / "late"));
+  CHECK_FALSE(fs::exists(build_dir.parent_path() / "step.pgid"));
+}
+
+TEST_CASE("a recipe without a configure step whose build command changed starts its build directory afresh") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  REQUIRE(commits.size() >= 4);
+  CheckinBuildOptions options{dir / "data", 1, false};
+  auto with = [](const std::string& command) {
+    return builder::parse_recipe("name = 'make-like'\n[build]\ncommand = \"" + command +
+                                     "\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                                 "make-like.toml")
+        .take();
+  };
+  // Objects of the old flags must not be taken for up to date (as make would).
+  auto old_flags = with("touch {build}/old-flags.o; mkdir -p {build}/bin; touch {build}/bin/x");
+  auto new_flags = with("test ! -e {build}/old-flags.o && mkdir -p {build}/bin && touch {build}/bin/x");
+  REQUIRE(build_checkin(repo, old_flags, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+  auto b = build_checkin(repo, new_flags, commits[1], options).take();
+  INFO(b.result.message);
+  CHECK(b.result.outcome == builder::Outcome::Ok);
+  // The same command again keeps what it built: here, a file its first run leaves before failing.
+  auto incremental = with("if [ ! -e {build}/made ]; then touch {build}/made; exit 1; fi; mkdir -p {build}/bin; "
+                          "touch {build}/bin/x");
+  CHECK(build_checkin(repo, incremental, commits[2], options).take().result.outcome == builder::Outcome::BuildFailed);
+  CHECK(build_checkin(repo, incremental, commits[3], options).take().result.outcome == builder::Outcome::Ok);
 }
 
 TEST_CASE("a recipe whose artifact is never produced is recorded as missing-artifact") {

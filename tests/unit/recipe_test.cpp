@@ -63,6 +63,17 @@ TEST_CASE("a changed [compile] section changes what the recipe measures, not wha
   }
 }
 
+TEST_CASE("artifacts the cache could not keep apart, or named like the compiled module, are refused") {
+  auto same = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '{build}/bin/cc'\n"
+                           "tool = '{source}/tools/cc'\n", "r.toml");
+  REQUIRE_FALSE(same.ok());
+  CHECK(same.error().message ==
+        "r.toml: artifacts compiler and tool have the same file name 'cc' (the cache keeps each under its file name)");
+  auto input = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ninput = '{build}/bin/cc'\n", "r.toml");
+  REQUIRE_FALSE(input.ok());
+  CHECK(input.error().message == "r.toml: artifact name 'input' is taken: {input} is the module being compiled");
+}
+
 TEST_CASE("recipe errors name the key and the file") {
   auto unknown = parse_recipe("name = 'x'\ncolour = 'red'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n", "r.toml");
   CHECK(unknown.error().message == "r.toml: unknown key 'colour'");
