@@ -23,7 +23,19 @@ struct Database::Impl {
     } catch (const pqxx::broken_connection& e) {
       throw ConnectionLost("lost the connection to PostgreSQL (" + target.display + ") while " + what + ": " +
                            first_line(e.what()));
+    } catch (const pqxx::in_doubt_error& e) {
+      // The connection went during COMMIT: whether the write landed is not
+      // known, but the connection is gone either way (callers reconnect).
+      throw ConnectionLost("lost the connection to PostgreSQL (" + target.display + ") while " + what +
+                           ", during its commit (it may or may not have been written): " + first_line(e.what()));
     } catch (const pqxx::sql_error& e) {
+      throw common::Fatal(std::string("database error while ") + what + ": " + first_line(e.what()));
+    } catch (const pqxx::failure& e) {
+      // What libpqxx 6 throws for a COPY into a closed connection, a
+      // deadlock or a serialization failure: not sql_error's subclasses.
+      if (!conn.is_open())
+        throw ConnectionLost("lost the connection to PostgreSQL (" + target.display + ") while " + what + ": " +
+                             first_line(e.what()));
       throw common::Fatal(std::string("database error while ") + what + ": " + first_line(e.what()));
     }
   }

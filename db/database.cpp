@@ -100,6 +100,13 @@ common::Result<Target> parse_dsn(const std::string& dsn) {
 
   // An unreachable host must not hang a scheduled sweep for minutes.
   if (!kv.count("connect_timeout")) kv["connect_timeout"] = "10";
+  // A network that silently drops a connection must fail a statement within
+  // minutes, not after the kernel's two-hour keepalive: a worker's lease
+  // would expire meanwhile and its job run twice. (TCP only; libpq ignores
+  // these on a Unix socket.)
+  for (auto [k, v] : {std::pair{"keepalives", "1"}, {"keepalives_idle", "60"}, {"keepalives_interval", "10"},
+                      {"keepalives_count", "6"}, {"tcp_user_timeout", "120000"}})
+    if (!kv.count(k)) kv[k] = v;
   if (!kv.count("application_name")) kv["application_name"] = "driftwatch";
 
   Target t;

@@ -24,9 +24,18 @@ namespace {
 
 constexpr const char* kDatabaseName = "driftwatch";
 
-fs::path postgres_bin_dir() {
-  fs::path best;
+std::string read_first_line(const fs::path& p);
+
+/// The server binaries of the cluster's own major version when they are
+/// installed (Debian keeps an older major beside a newer one), else the
+/// newest installed: a new cluster is made with the newest.
+fs::path postgres_bin_dir(const fs::path& data) {
   std::error_code ec;
+  if (fs::exists(data / "PG_VERSION", ec)) {
+    auto own = fs::path("/usr/lib/postgresql") / read_first_line(data / "PG_VERSION") / "bin";
+    if (fs::exists(own / "pg_ctl", ec)) return own;
+  }
+  fs::path best;
   for (const auto& e : fs::directory_iterator("/usr/lib/postgresql", ec)) {
     auto bin = e.path() / "bin";
     if (fs::exists(bin / "pg_ctl") && (best.empty() || std::stoi(e.path().filename()) >
@@ -143,10 +152,11 @@ void EmbeddedCluster::check_sane() const {
     throw Fatal("database directory " + data.string() +
                 " is not a PostgreSQL cluster (no PG_VERSION); move it away to start afresh");
   auto have = read_first_line(data / "PG_VERSION");
-  auto want = postgres_bin_dir().parent_path().filename().string();
+  auto want = postgres_bin_dir(data).parent_path().filename().string();
   if (have != want)
-    throw Fatal("database directory " + data.string() + " was made by PostgreSQL " + have +
-                " but PostgreSQL " + want + " is installed");
+    throw Fatal("database directory " + data.string() + " was made by PostgreSQL " + have + ", whose server is not " +
+                "installed (PostgreSQL " + want + " is): install postgresql-" + have + ", or upgrade the cluster " +
+                "with pg_upgrade");
   if (!fs::exists(data / "global" / "pg_control"))
     throw Fatal("database directory " + data.string() + " is damaged (global/pg_control is missing)");
 }
@@ -157,7 +167,7 @@ EmbeddedStatus EmbeddedCluster::status() const {
   s.initialized = fs::exists(data_dir() / "PG_VERSION");
   if (!s.initialized) return s;
   s.server_version = read_first_line(data_dir() / "PG_VERSION");
-  auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "status", "-D", data_dir().string()});
+  auto r = run_as_server({(postgres_bin_dir(data_dir()) / "pg_ctl").string(), "status", "-D", data_dir().string()});
   s.running = r.ok();
   if (s.running) {
     auto pid = read_first_line(data_dir() / "postmaster.pid");
@@ -177,7 +187,7 @@ void EmbeddedCluster::init_locked() const {
   // initdb never leaves a half-made cluster behind.
   auto scratch = root_ / "data.initdb";
   fs::remove_all(scratch, ec);
-  std::vector<std::string> args = {(postgres_bin_dir() / "initdb").string(),
+  std::vector<std::string> args = {(postgres_bin_dir(data_dir()) / "initdb").string(),
                                    "-D",
                                    scratch.string(),
                                    "-U",
@@ -224,7 +234,7 @@ void EmbeddedCluster::start_locked() const {
   if (!options_.durable) server_opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
   auto log = root_ / "server.log";
   auto r = run_as_server(
-      {(postgres_bin_dir() / "pg_ctl").string(), "start", "-l", "server.log", "-w", "-t", "60", "-o", server_opts},
+      {(postgres_bin_dir(data_dir()) / "pg_ctl").string(), "start", "-l", "server.log", "-w", "-t", "60", "-o", server_opts},
       {{"PGDATA", data_dir().string()}}, root_);
   if (!r.ok()) {
     std::ifstream in(log);
@@ -243,7 +253,7 @@ void EmbeddedCluster::start() const {
   if (!status().running) {
     start_locked();
   } else if (changed) {  // a server an older version started with trust
-    auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "reload", "-D", data_dir().string()});
+    auto r = run_as_server({(postgres_bin_dir(data_dir()) / "pg_ctl").string(), "reload", "-D", data_dir().string()});
     if (!r.ok()) throw Fatal("pg_ctl reload failed (" + r.describe() + "): " + common::last_line(r.output));
   }
 
@@ -254,7 +264,7 @@ void EmbeddedCluster::stop() const {
   if (!fs::exists(root_)) return;
   auto lock = common::FileLock::acquire(root_.string() + ".lock").take();
   if (!status().running) return;
-  auto r = run_as_server({(postgres_bin_dir() / "pg_ctl").string(), "stop", "-D", data_dir().string(), "-m",
+  auto r = run_as_server({(postgres_bin_dir(data_dir()) / "pg_ctl").string(), "stop", "-D", data_dir().string(), "-m",
                           "fast", "-w", "-t", "60"});
   if (!r.ok()) throw Fatal("pg_ctl stop failed (" + r.describe() + "): " + common::last_line(r.output));
 }

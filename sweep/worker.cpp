@@ -48,8 +48,9 @@ namespace {
 /// long build is not taken for a dead worker's.
 class LeaseKeeper {
  public:
-  LeaseKeeper(const db::Target& target, db::Id job, std::string owner, int lease_seconds)
-      : thread_([=, this] { run(target, job, owner, lease_seconds); }) {}
+  LeaseKeeper(const db::Target& target, db::Id job, std::string owner, int lease_seconds,
+              std::function<void(const std::string&)> log)
+      : log_(std::move(log)), thread_([=, this] { run(target, job, owner, lease_seconds); }) {}
   ~LeaseKeeper() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -65,14 +66,21 @@ class LeaseKeeper {
     while (!wake_.wait_for(lock, std::chrono::seconds(std::max(1, lease_seconds / 3)), [this] { return done_; })) {
       try {  // a database away for a moment is the main loop's to handle
         auto db = db::Database::connect(target);
-        if (db) db::renew_lease(*db, job, owner, lease_seconds);
+        if (db && !db::renew_lease(*db, job, owner, lease_seconds) && !lost_) {
+          lost_ = true;  // said once: the job runs on, and its result is refused when it ends
+          if (log_)
+            log_("job " + std::to_string(job) + ": its lease was taken (it expired and another worker claimed the " +
+                 "job, or it was cancelled): what this worker finds will be dropped");
+        }
       } catch (const std::exception&) {
       }
     }
   }
+  std::function<void(const std::string&)> log_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false;
+  bool lost_ = false;
   std::thread thread_;
 };
 
@@ -306,6 +314,9 @@ WorkerReport run_worker(const WorkerOptions& o) {
   int ran = 0;
   while (o.max_jobs == 0 || ran < o.max_jobs) {
     try {
+      // A newer driftwatch may have migrated the database since this worker
+      // started (or reconnected): stop rather than write rows it does not know.
+      db.require_current_schema();
       auto job = db::claim_job(db, o.project, o.owner, o.kinds, o.lease_seconds);
       if (!job) {
         double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - idle_since).count();
@@ -315,7 +326,7 @@ WorkerReport run_worker(const WorkerOptions& o) {
       }
       JobEvent ev;
       {
-        LeaseKeeper lease(o.target, job->id, o.owner, o.lease_seconds);
+        LeaseKeeper lease(o.target, job->id, o.owner, o.lease_seconds, o.log);
         ev = executor.run(db, *job);
       }
       ++ran;

@@ -201,6 +201,18 @@ TEST_CASE("a worker refuses an evaluation whose suite on its machine is not the 
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
 }
 
+TEST_CASE("a running worker stops when a newer driftwatch migrates the database under it") {
+  Project p;
+  auto worker = start_worker(p);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'driftwatch'", 1));
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // idle in its claim loop
+  p.psql("INSERT INTO schema_migrations (version, name) VALUES (999, 'from a newer driftwatch')");
+  auto r = finish(worker, 30);
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("has schema version 999, newer than this driftwatch knows") != std::string::npos);
+}
+
 TEST_CASE("a job that always fails ends failed after its attempts with its reason, the rest completes, and people see it in jobs") {
   Project p;
   // The newer check-in's evaluation names a policy that is not the file's: every attempt fails.

@@ -163,7 +163,9 @@ TEST_CASE("an evaluation whose store was refused (a lost lease) is let go, so it
   REQUIRE(job);
   auto worker = db::Database::connect(target).take();  // lives on after the refusal, as a worker does
   auto e = make_evaluation(worker, 1);
-  db::cancel_jobs(observer, {"p"}, job->id, "cancelled by a person");
+  db::JobFilter project;
+  project.project = "p";
+  db::cancel_jobs(observer, project, job->id, "cancelled by a person");
   db::JobFinish w1{job->id, "w1:1:0", "{}"};
   CHECK_THROWS_AS(db::store_evaluation(worker, {e.id, {}, rows_for(e), "{}", "{}"}, &w1), db::LeaseLost);
   CHECK(db::evaluation_status(observer, e.id) == "running");

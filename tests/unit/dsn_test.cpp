@@ -18,6 +18,18 @@ TEST_CASE("a key=value DSN keeps an explicit connect_timeout") {
   CHECK(t->conninfo.find("connect_timeout='3'") != std::string::npos);
 }
 
+TEST_CASE("a connection a network drops silently fails within minutes: TCP keepalives and a user timeout by default") {
+  auto t = db::parse_dsn("postgresql://alice@db.example.org/drift");
+  REQUIRE(t.ok());
+  for (const char* kv : {"keepalives='1'", "keepalives_idle='60'", "keepalives_interval='10'", "keepalives_count='6'",
+                         "tcp_user_timeout='120000'"})
+    CHECK_MESSAGE(t->conninfo.find(kv) != std::string::npos, kv);
+  auto own = db::parse_dsn("host=db keepalives_idle=5 tcp_user_timeout=0");
+  REQUIRE(own.ok());
+  CHECK(own->conninfo.find("keepalives_idle='5'") != std::string::npos);
+  CHECK(own->conninfo.find("tcp_user_timeout='0'") != std::string::npos);
+}
+
 TEST_CASE("an invalid DSN is refused with libpq's reason, without the password") {
   auto t = db::parse_dsn("host=x password=secret bogus_key=1");
   REQUIRE_FALSE(t.ok());
