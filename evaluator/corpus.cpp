@@ -102,6 +102,21 @@ fs::path module_file(const fs::path& dir, const std::string& module, std::string
   return dir / (module + std::string(ext));
 }
 
+common::Status check_module_command(const std::string& module, const std::vector<std::string>& args) {
+  if (args.empty() || args.front() != "-cc1") {
+    std::string line;
+    for (const auto& a : args) line += (line.empty() ? "" : " ") + a;
+    return Error{"module " + module + ": its command line does not start with -cc1 (" + line + ")"};
+  }
+  for (const auto& a : args) {
+    bool refused = a == "-o";
+    for (const char* p : {"-load", "-fplugin", "-fpass-plugin", "-plugin", "-add-plugin"}) refused |= a.rfind(p, 0) == 0;
+    if (refused)
+      return Error{"module " + module + ": its command line has " + common::quoted(a) + ", which driftwatch does not run"};
+  }
+  return common::Ok{};
+}
+
 common::Result<CorpusDescription> read_corpus(const fs::path& dir) {
   auto file = dir / kCorpusDescriptionFile;
   if (!fs::is_directory(dir)) return Error{"corpus " + dir.string() + " is not a directory"};

@@ -48,6 +48,10 @@ std::filesystem::path module_file(const std::filesystem::path& dir, const std::s
 common::Result<CorpusDescription> read_corpus(const std::filesystem::path& dir);
 /// Writes <dir>/corpus_description.json (the modules' files are the caller's).
 common::Status write_corpus_description(const std::filesystem::path& dir, const CorpusDescription& d);
+/// A module's own -cc1 line is one driftwatch runs: it starts with -cc1 and
+/// nothing in it loads code into the compiler or writes elsewhere (a corpus
+/// is untrusted input). The error names the module and the argument.
+common::Status check_module_command(const std::string& module, const std::vector<std::string>& args);
 /// The -cc1 args that compile `module`: its .cmd, or the global override.
 common::Result<std::vector<std::string>> read_module_command(const std::filesystem::path& dir,
                                                              const CorpusDescription& d, const std::string& module);

@@ -99,14 +99,6 @@ std::string joined(const std::vector<std::string>& words) {
   return out;
 }
 
-/// Options of a module's own line that would load code into the compiler or
-/// write elsewhere: a corpus is untrusted input.
-bool refused_cc1_arg(const std::string& a) {
-  for (const char* p : {"-load", "-fplugin", "-fpass-plugin", "-plugin", "-add-plugin"})
-    if (a.rfind(p, 0) == 0) return true;
-  return a == "-o";
-}
-
 /// An imported corpus says how each module compiles (its .cmd, or the
 /// global override). With a compiler that takes a -cc1 line, each module is
 /// compiled that way, as ml-compiler-opt's runner does; with one that cannot
@@ -132,12 +124,7 @@ common::Result<std::vector<policy::CompilerInvocation>> corpus_commands(const Ev
   for (const auto& m : o.suite->modules) {
     auto args = read_module_command(o.suite_dir, *corpus, m.name);
     if (!args) return args.error();
-    if (args->empty() || args->front() != "-cc1")
-      return common::Error{"module " + m.name + ": its command line does not start with -cc1 (" + joined(*args) + ")"};
-    for (const auto& a : *args)
-      if (refused_cc1_arg(a))
-        return common::Error{"module " + m.name + ": its command line has " + common::quoted(a) +
-                             ", which driftwatch does not run"};
+    if (auto st = check_module_command(m.name, *args); !st) return st.error();
     out.push_back(o.compiler.with_module_args(*args));
   }
   return out;

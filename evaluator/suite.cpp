@@ -160,6 +160,13 @@ common::Status validate_suite(const Suite& s) {
       if (auto st = check_link_flag(g.name, f); !st) return Error{where + ": " + st.error().message};
     if (!groups.insert(g.name).second) return Error{where + ": link group " + g.name + " is declared twice"};
   }
+  // Each group is linked to a file of its name: "a" and "a/b" would need "a"
+  // to be a file and a directory at once.
+  for (const auto& outer : groups)
+    for (const auto& inner : groups)
+      if (inner.size() > outer.size() && inner.compare(0, outer.size() + 1, outer + "/") == 0)
+        return Error{where + ": link group " + inner + " lies inside link group " + outer +
+                     " (each is linked to a file of its name)"};
   std::map<std::string, int> members;
   for (const auto& m : s.modules) {
     if (auto st = check_module_name(m.name); !st) return Error{where + ": " + st.error().message};

@@ -135,6 +135,16 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
   if (auto s = check_suite_name(name); !s) return s.error();
   auto corpus = read_corpus(corpus_dir);
   if (!corpus) return corpus.error();
+  if (corpus->has_thinlto)
+    return Error{"corpus " + corpus_dir.string() + " is a ThinLTO corpus (has_thinlto): its modules compile against "
+                 "their .thinlto.bc index, which driftwatch does not pass; extract the corpus without ThinLTO"};
+  // Every module's own line is checked now, not at each check-in's
+  // evaluation, where a bad line would be taken for the policy failing there.
+  for (const auto& m : corpus->modules) {
+    auto cmd = read_module_command(corpus_dir, *corpus, m);
+    if (!cmd) return cmd.error();
+    if (auto st = check_module_command(m, *cmd); !st) return Error{"corpus " + corpus_dir.string() + ": " + st.error().message};
+  }
   auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / name));
   if (!lock) return lock.error();
   auto scratch = ScratchDir::create(suites_dir, name);

@@ -75,9 +75,15 @@ std::vector<db::MeasurementRow> measurements_of(const evaluator::ModuleResult& m
 /// A scratch directory no other run shares: two evaluations of the same
 /// (build, policy, suite), or a killed run's orphaned compiles, must never
 /// write into each other's objects.
+/// Unique to this run across the machines that share a data directory:
+/// containers often all run as pid 1, so the host name is part of it.
 fs::path scratch_dir(const fs::path& data, db::Id eval_id) {
   static std::atomic<int> counter{0};
-  return data / "eval" / (std::to_string(eval_id) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return data / "eval" /
+         (std::to_string(eval_id) + "-" + std::string(host) + "-" + std::to_string(getpid()) + "-" +
+          std::to_string(counter++));
 }
 
 std::string finish_json(db::Id eval_id, const evaluator::EvaluationResult& r) {
@@ -147,7 +153,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   // Its bitcode is read module by module: a rebuild of the suite meanwhile
   // would measure another suite's modules under this one's name.
   auto reading = evaluator::hold_suite(suite.dir).take();
-  if (auto now = common::sha256_file(suite.dir / evaluator::kSuiteManifestFile); !now || *now != suite.manifest_hash)
+  if (suite_identity(suite.dir, suite.suite) != suite.manifest_hash)
     throw common::Fatal("suite " + suite.suite.name + " was rebuilt since it was selected (" + suite.dir.string() +
                         "): run again to measure the suite as it is now");
   if (!build.build_id)

@@ -1,6 +1,7 @@
 #include "sweep/suite_selection.h"
 
 #include "common/hash.h"
+#include "evaluator/corpus.h"
 #include "evaluator/package_table.h"
 #include "evaluator/suite_builder.h"
 
@@ -19,8 +20,21 @@ SelectedSuite select_suite(const std::filesystem::path& data_dir, const std::str
                         evaluator::suites_root(data_dir).string() + "; see `driftwatch suite list`)");
   }
   s.suite = evaluator::load_suite(s.dir).take();
-  s.manifest_hash = common::sha256_file(s.dir / evaluator::kSuiteManifestFile).take();
+  s.manifest_hash = suite_identity(s.dir, s.suite);
   return s;
+}
+
+std::string suite_identity(const std::filesystem::path& dir, const evaluator::Suite& suite) {
+  auto manifest = common::sha256_file(dir / evaluator::kSuiteManifestFile).take();
+  if (suite.origin.kind != "imported-corpus") return manifest;
+  // Edited or re-imported command lines change what is measured while
+  // suite.json stays the same: they must start a new series.
+  std::string text = manifest + "\n" + common::sha256_file(dir / evaluator::kCorpusDescriptionFile).take() + "\n";
+  for (const auto& m : suite.modules) {
+    auto cmd = evaluator::module_file(dir, m.name, ".cmd");
+    if (fs::exists(cmd)) text += m.name + " " + common::sha256_file(cmd).take() + "\n";
+  }
+  return common::sha256_hex(text);
 }
 
 }  // namespace sweep

@@ -10,9 +10,15 @@ namespace sweep {
 struct SelectedSuite {
   evaluator::Suite suite;
   std::filesystem::path dir;
-  std::string manifest_hash;  ///< sha256 of suite.json: the suite's identity in the database
+  std::string manifest_hash;  ///< the suite's identity in the database (suite_identity)
   std::filesystem::path bitcode(const evaluator::SuiteModule& m) const { return dir / (m.name + ".bc"); }
 };
+
+/// sha256 of suite.json, which names every module's bitcode by its hash; for
+/// an imported corpus, of its corpus description and every module's .cmd
+/// too, the command lines a cc1 recipe compiles it with. Throws common::Fatal
+/// naming an unreadable file.
+std::string suite_identity(const std::filesystem::path& dir, const evaluator::Suite& suite);
 
 /// A directory holding suite.json, or the name of a suite in the data
 /// directory. Throws common::Fatal naming what is missing or corrupt.

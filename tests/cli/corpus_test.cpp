@@ -106,6 +106,16 @@ TEST_CASE("a corpus's own -cc1 lines are honoured by clang and said to be ignore
       "AND e.summary->>'build' = '" + dwcc.string() + "'"));
   REQUIRE(stored["warnings"].size() == 1);
   CHECK(stored["warnings"][0].get<std::string>().find("cannot take the corpus's own command lines") != std::string::npos);
+
+  // Module lines edited in place (suite.json unchanged) measure something
+  // else: the suite gets a new identity, so no series mixes the two.
+  auto oz_dir = p.dir / "data/suites/corpus-oz", o2_dir = p.dir / "data/suites/corpus-o2";
+  for (const auto& e : fs::recursive_directory_iterator(o2_dir))
+    if (e.path().extension() == ".cmd")
+      fs::copy_file(e.path(), oz_dir / fs::relative(e.path(), o2_dir), fs::copy_options::overwrite_existing);
+  auto edited = eval_json(p, clang, "corpus-oz");
+  CHECK(p.psql("SELECT count(DISTINCT manifest_hash) FROM suites WHERE name = 'corpus-oz'") == "2");
+  CHECK(edited["summary"]["total_default"] == o2["summary"]["total_default"]);
 }
 
 TEST_CASE("a corpus whose override is ml-compiler-opt's [\"<UNSPECIFIED>\"] placeholder is refused on import") {
@@ -122,4 +132,32 @@ TEST_CASE("a corpus whose override is ml-compiler-opt's [\"<UNSPECIFIED>\"] plac
                         ": 'global_command_override' is the placeholder [\"<UNSPECIFIED>\"] that ml-compiler-opt "
                         "writes for ThinLTO corpora: replace it with the -cc1 args that compile every module\n");
   CHECK_FALSE(fs::exists(p.dir / "data/suites/thin"));
+}
+
+TEST_CASE("a ThinLTO corpus, and a module line driftwatch would not run, are refused on import, not at each check-in") {
+  Project p;
+  auto corpus = p.dir / "thin-with-lines";
+  fs::create_directories(corpus);
+  std::ofstream(corpus / "a.bc") << "BC";
+  std::ofstream(corpus / "a.thinlto.bc") << "BC";
+  std::ofstream(corpus / "a.cmd") << std::string("-cc1\0-O2", 8);
+  std::ofstream(corpus / "corpus_description.json") << R"({"has_thinlto": true, "modules": ["a"]})";
+  auto thin = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "thin"});
+  CHECK(thin.exit_code == 2);
+  CHECK(thin.output.find("is a ThinLTO corpus (has_thinlto): its modules compile against their .thinlto.bc index") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(p.dir / "data/suites/thin"));
+
+  std::ofstream(corpus / "corpus_description.json") << R"({"has_thinlto": false, "modules": ["a"]})";
+  std::ofstream(corpus / "a.cmd") << std::string("-cc1\0-O2\0-load\0/tmp/evil.so", 27);
+  auto plugin = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "plugin"});
+  CHECK(plugin.exit_code == 2);
+  CHECK(plugin.output == "driftwatch: corpus " + corpus.string() +
+                             ": module a: its command line has '-load', which driftwatch does not run\n");
+  CHECK_FALSE(fs::exists(p.dir / "data/suites/plugin"));
+
+  std::ofstream(corpus / "a.cmd") << std::string("-O2\0-x\0ir", 9);
+  auto no_cc1 = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "nocc1"});
+  CHECK(no_cc1.exit_code == 2);
+  CHECK(no_cc1.output.find("module a: its command line does not start with -cc1 (-O2 -x ir)") != std::string::npos);
 }

@@ -159,6 +159,18 @@ TEST_CASE("a hostile manifest: link group names that escape are refused naming t
   CHECK(e.find("link group name '../prog'") != std::string::npos);
 }
 
+TEST_CASE("a link group named inside another (a and a/b) is refused: each is linked to a file of its name") {
+  auto s = sample_suite();
+  s.link_groups.push_back({"bzip2/prog/extra", LinkKind::Program, {}});
+  s.modules[0].link_groups.push_back("bzip2/prog/extra");
+  auto e = error_of(format_suite_manifest(s));
+  CHECK(e == "suite.json: suite tiny: link group bzip2/prog/extra lies inside link group bzip2/prog (each is linked "
+             "to a file of its name)");
+  s.link_groups.back().name = "bzip2/program";  // a longer name beside it is fine
+  s.modules[0].link_groups.back() = "bzip2/program";
+  CHECK(parse_suite_manifest(format_suite_manifest(s), "suite.json").ok());
+}
+
 TEST_CASE("a hostile manifest: link flags outside the allowlist are refused naming the flag") {
   for (const std::string& bad : std::vector<std::string>{
            "-fuse-ld=/tmp/evil", "-B/tmp/evil", "-Wl,--plugin,/tmp/evil.so", "--ld-path=/tmp/ld", "-specs=/tmp/specs",
