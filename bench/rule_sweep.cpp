@@ -1,0 +1,117 @@
+// How far a one-number change of the compiler's own rule moves .text: the
+// default inlining decision, except that call sites whose cost estimate is
+// below ADD are inlined too, and those above REMOVE are not. A rule of a few
+// numbers cannot fit one module, so what it gains on one suite it should keep
+// on another: this measures whether such a rule pays on unseen packages.
+// Usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[,ADD:REMOVE...] [--jobs N]
+//   (ADD or REMOVE "-" leaves that side as the default's)
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "evaluator/evaluation.h"
+#include "policy/compiler.h"
+#include "policy/runner.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+
+struct Rule {
+  double add = kNone, remove = kNone;
+  std::string label() const {
+    auto side = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:g}", v); };
+    return side(add) + ":" + side(remove);
+  }
+};
+
+class RuleRunner : public policy::Runner {
+ public:
+  RuleRunner(Rule rule, policy::DefaultDecisionSlot slot) : rule_(rule), slot_(slot) {}
+  common::Status begin(const policy::ChannelHeader& h) override {
+    cost_ = h.find("cost_estimate");
+    default_ = h.find(policy::slot_feature_name(slot_));
+    if (cost_ < 0 || default_ < 0) return common::Error{"the compiler sends no cost_estimate or default decision"};
+    return common::Ok{};
+  }
+  double advise(const policy::Observation& obs) override {
+    bool inline_it = obs.features[default_][0] != 0;
+    double cost = obs.features[cost_][0];
+    if (!inline_it && !std::isnan(rule_.add) && cost < rule_.add) inline_it = true;
+    if (inline_it && !std::isnan(rule_.remove) && cost > rule_.remove) inline_it = false;
+    return inline_it ? 1 : 0;
+  }
+  bool wants_default_decision() const override { return true; }
+
+ private:
+  Rule rule_;
+  policy::DefaultDecisionSlot slot_;
+  int cost_ = -1, default_ = -1;
+};
+
+std::vector<Rule> parse_rules(const std::string& text) {
+  std::vector<Rule> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    auto colon = item.find(':');
+    auto a = item.substr(0, colon), r = item.substr(colon + 1);
+    out.push_back({a == "-" ? kNone : std::stod(a), r == "-" ? kNone : std::stod(r)});
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    fmt::print(stderr, "usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[,...] [--jobs N]\n");
+    return 2;
+  }
+  std::string dwcc = argv[1];
+  std::vector<fs::path> suites;
+  std::vector<Rule> rules;
+  int jobs = 2;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--jobs") jobs = std::stoi(argv[++i]);
+    else if (a == "--rules") rules = parse_rules(argv[++i]);
+    else suites.push_back(a);
+  }
+  std::string tmpl = "/tmp/dw-rulesweep-XXXXXX";
+  fs::path work = mkdtemp(tmpl.data());
+  policy::CompilerInvocation cc;
+  cc.argv = {dwcc, "{input}", "-o", "{output}", "-Oz"};
+  auto slot = policy::detect_default_slot(cc, work / "probe").take();
+  fmt::print("| rule add:remove | suite | geomean | total | wins/ties/losses | no worse |\n|---|---|---:|---:|---|---:|\n");
+  for (const auto& rule : rules) {
+    for (const auto& dir : suites) {
+      auto suite = evaluator::load_suite(dir).take();
+      evaluator::EvaluationOptions o;
+      o.suite = &suite;
+      o.suite_dir = dir;
+      o.compiler = cc;
+      o.work_dir = work / "eval";
+      o.jobs = jobs;
+      o.learned = [&](policy::CompatReport*) -> std::unique_ptr<policy::Runner> {
+        return std::make_unique<RuleRunner>(rule, slot);
+      };
+      auto r = evaluator::evaluate(o);
+      if (!r) {
+        fmt::print("| {} | {} | failed: {} |\n", rule.label(), suite.name, r.error().message);
+        continue;
+      }
+      const auto& s = r->summary;
+      fmt::print("| {} | {} | {:+.2f}% | {:+.2f}% | {}/{}/{} | {:.1f}% |\n", rule.label(), suite.name, 100 * s.uplift,
+                 100 * s.total_uplift, s.wins, s.ties, s.losses, 100 * s.no_worse_share);
+      std::fflush(stdout);
+      fs::remove_all(work / "eval");
+    }
+  }
+  fs::remove_all(work);
+}
