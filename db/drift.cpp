@@ -239,8 +239,8 @@ void record_drift_point(Database& db, const std::string& project, const std::str
     tx.exec_params(std::string("INSERT INTO drift_points (project, policy_id, suite_id, metric, commit_id, position, "
                                "uplift, wins, ties, losses, is_change_point) VALUES ($1, ") +
                        kPolicyId + ", " + kSuiteId +
-                       ", $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (policy_id, suite_id, metric, commit_id) DO "
-                       "UPDATE SET project = EXCLUDED.project, position = EXCLUDED.position, uplift = EXCLUDED.uplift, "
+                       ", $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (project, policy_id, suite_id, metric, commit_id) "
+                       "DO UPDATE SET position = EXCLUDED.position, uplift = EXCLUDED.uplift, "
                        "wins = EXCLUDED.wins, ties = EXCLUDED.ties, losses = EXCLUDED.losses, "
                        "is_change_point = EXCLUDED.is_change_point",
                    project, policy_hash, suite_hash, metric, commit_id, position, value, wins, ties, losses,

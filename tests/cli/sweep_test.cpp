@@ -74,6 +74,16 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
   auto alerts = run_driftwatch(p.args({"alerts", "--config", p.config, "--exit-code"}, other));
   CHECK(alerts.exit_code == 1);
   CHECK(alerts.output.find("Merge branch 'side/cost-model'") != std::string::npos);
+
+  // A second project tracking the same policy on the same suite reuses every
+  // job and keeps its own series of points beside the first's.
+  p.set("name = \"toy\"", "name = \"toy-again\"");
+  auto again = p.sweep(other);
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  CHECK(Project::psql(other, "SELECT count(DISTINCT project) FROM drift_points") == "2");
+  CHECK(Project::psql(other, "SELECT count(DISTINCT n) FROM (SELECT project, count(*) AS n FROM drift_points "
+                             "GROUP BY project) t") == "1");
 }
 
 TEST_CASE("a second sweep of a project exits at once with status 3 while the first runs") {
