@@ -27,6 +27,21 @@ common::Result<FileLock> FileLock::acquire(const fs::path& file, LockMode mode, 
   return FileLock(fd);
 }
 
+common::Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& file) {
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{"cannot open lock " + file.string() + ": " + std::strerror(errno)};
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    if (e == EINTR) continue;
+    close(fd);
+    if (e == EWOULDBLOCK) return std::optional<FileLock>();
+    return Error{"cannot lock " + file.string() + ": " + std::strerror(e)};
+  }
+  return std::optional<FileLock>(FileLock(fd));
+}
+
 FileLock::~FileLock() {
   if (fd_ >= 0) close(fd_);
 }

@@ -3,6 +3,7 @@
 // starts of one embedded cluster, builds of one suite.
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "common/result.h"
 
@@ -20,6 +21,8 @@ class FileLock {
   /// first when someone else holds it (to say what the wait is for).
   static common::Result<FileLock> acquire(const std::filesystem::path& file, LockMode mode = LockMode::Exclusive,
                                           const std::function<void()>& on_wait = {});
+  /// Exclusive without waiting: nullopt when someone else holds it.
+  static common::Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& file);
   FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
   FileLock& operator=(FileLock&&) = delete;
   FileLock(const FileLock&) = delete;

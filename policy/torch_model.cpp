@@ -54,6 +54,11 @@ common::Result<PolicyMetadata> from_json(const std::string& text) {
   if (m.features.empty()) return Error{"its metadata lists no features"};
   if (m.mean.size() != m.features.size() || m.scale.size() != m.features.size())
     return Error{"its normalization does not match its " + std::to_string(m.features.size()) + " features"};
+  // (x - mean) / scale with a scale of 0 or a NaN gives NaN scores, and a
+  // NaN score answers "don't inline" everywhere without a word.
+  for (std::size_t i = 0; i < m.features.size(); ++i)
+    if (!std::isfinite(m.mean[i]) || !std::isfinite(m.scale[i]) || m.scale[i] <= 0)
+      return Error{"its normalization of feature " + m.features[i] + " is not a finite mean and a positive scale"};
   for (int h : m.hidden)
     if (h <= 0 || h > 4096) return Error{"its layer sizes are invalid"};
   if (!std::isfinite(m.margin) || m.margin < 0) return Error{"its margin is not a finite non-negative number"};
@@ -173,6 +178,8 @@ common::Result<PolicyModel> PolicyModel::load(const fs::path& path) {
     return refuse("its weights do not fit a " + std::to_string(meta->features.size()) + "-feature network (" +
                   what.substr(0, what.find('\n')) + ")");
   }
+  for (const auto& p : impl->net->parameters())
+    if (!torch::isfinite(p).all().item<bool>()) return refuse("its weights hold NaN or infinite numbers");
   return PolicyModel(std::move(impl));
 }
 

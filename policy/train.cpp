@@ -9,6 +9,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "common/atomic_file.h"
+#include "common/file_lock.h"
 #include "common/hash.h"
 #include "common/atomic_file.h"
 #include "policy/policy_runner.h"
@@ -470,56 +472,122 @@ nlohmann::json training_json(const TrainOptions& o, const TrainingData& data, co
   return j;
 }
 
-/// What a run's checkpoint and search results are indexed by: the modules
-/// in order, by name and content.
-nlohmann::json suite_key(const TrainOptions& o) {
+/// Modules by name and content, in order: what a run's checkpoint and
+/// search results are indexed by.
+nlohmann::json modules_key(const std::vector<TrainModule>& modules) {
   nlohmann::json key = nlohmann::json::array();
-  for (const auto& m : o.modules) {
+  for (const auto& m : modules) {
     auto hash = common::sha256_file(m.bitcode);
     key.push_back({m.name, hash ? *hash : ""});  // unreadable: collection says why
   }
   return key;
 }
 
-/// A resumed run reads its state by module index: state made for other
-/// modules must be refused, not read. Records the suite for the next resume.
-common::Status claim_work_dir(const TrainOptions& o) {
-  auto file = o.work_dir / "suite.json";
-  auto key = suite_key(o);
-  if (o.resume) {
-    bool recorded = fs::exists(file);
-    std::ifstream in(file);
-    auto saved = recorded ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
-    bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search");
-    auto again = "; train again without --resume";
-    if (!recorded && has_state)
-      return common::Error{"cannot resume: the training state in " + o.work_dir.string() +
-                           " does not say which suite it was made for" + again};
-    if (recorded && saved != key) {
-      auto count = saved.is_array() ? std::to_string(saved.size()) : std::string("?");
-      return common::Error{"cannot resume: the training state in " + o.work_dir.string() +
-                           " was made for another suite (" + count + " modules; this one has " +
-                           std::to_string(o.modules.size()) + " or different contents)" + again};
-    }
+/// A program by its content (a rebuilt compiler may move to another path):
+/// its first word, the file found, hashed; the rest of the line as it is.
+nlohmann::json command_key(const std::vector<std::string>& argv) {
+  nlohmann::json key = nlohmann::json::array();
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    auto hash = i == 0 ? common::sha256_file(argv[i]) : common::Result<std::string>(common::Error{""});
+    key.push_back(hash ? "sha256:" + *hash : argv[i]);
   }
-  std::ofstream(file.string() + ".tmp") << key.dump();
+  return key;
+}
+
+/// Everything a resumed run must share with the one it continues: the
+/// modules, the compiler, the validation modules and every option that
+/// shapes the model. Not --iterations nor --eval-every: training longer is
+/// what --resume is for.
+nlohmann::json run_key(const TrainOptions& o) {
+  auto warm = o.warm_start ? common::sha256_file(*o.warm_start) : common::Result<std::string>(std::string());
+  return {{"modules", modules_key(o.modules)},
+          {"validation", modules_key(o.validation)},
+          {"compiler", command_key(o.compiler.argv)},
+          {"cc1", command_key(o.compiler.cc1)},
+          {"ml_flag_prefix", o.compiler.ml_flag_prefix},
+          {"options",
+           {{"seed", o.seed},
+            {"hidden", o.metadata.hidden},
+            {"warm_start", warm ? *warm : "unreadable"},
+            {"clone_epochs", o.clone_epochs},
+            {"label_smoothing", o.label_smoothing},
+            {"search_trials", o.search_trials},
+            {"search_budget", o.search_budget},
+            {"imitation_epochs", o.imitation_epochs},
+            {"flip_weight", o.flip_weight},
+            {"verified_weight", o.verified_weight},
+            {"learning_rate", o.learning_rate},
+            {"weight_decay", o.weight_decay},
+            {"residual_margin", o.residual_margin},
+            {"rl_learning_rate", o.rl_learning_rate},
+            {"loss_penalty", o.loss_penalty}}}};
+}
+
+/// What differs between two run keys, for the refusal.
+std::string what_differs(const nlohmann::json& saved, const nlohmann::json& now) {
+  static const std::pair<const char*, const char*> kParts[] = {
+      {"modules", "other training modules"}, {"validation", "other validation modules"},
+      {"compiler", "another compiler"},      {"cc1", "another compiler"},
+      {"ml_flag_prefix", "another compiler"}, {"options", "other training options"}};
+  if (!saved.is_object()) return "settings it does not record (an older driftwatch)";
+  for (const auto& [key, what] : kParts)
+    if (saved.value(key, nlohmann::json()) != now.at(key)) return what;
+  return "other settings";
+}
+
+/// Takes the work directory for this run: another training with the same
+/// --out name and seed would share its objects and checkpoints, so it is
+/// refused while one holds it. A resumed run must be the run that left the
+/// state (run.json); a fresh one clears what an earlier run left.
+common::Result<common::FileLock> claim_work_dir(const TrainOptions& o, bool& resume) {
+  auto lock = common::FileLock::try_acquire(o.work_dir / "lock");
+  if (!lock) return lock.error();
+  if (!*lock)
+    return common::Error{"another training is using " + o.work_dir.string() +
+                         " (the same --out name and seed): wait for it, or train under another --out name"};
+  auto file = o.work_dir / "run.json";
+  auto key = run_key(o);
+  std::ifstream in(file);
+  auto saved = fs::exists(file) ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+  bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search");
+  resume = o.resume || (o.resume_if_same && saved == key);
+  if (o.resume && has_state && saved != key)
+    return common::Error{"cannot resume: the training state in " + o.work_dir.string() + " was made with " +
+                         what_differs(saved, key) + "; train again without --resume"};
   std::error_code ec;
-  fs::rename(file.string() + ".tmp", file, ec);
-  if (ec) return common::Error{"cannot write " + file.string() + ": " + ec.message()};
-  return common::Ok{};
+  if (!resume) {  // a fresh run: nothing an earlier one left is read
+    fs::remove(o.work_dir / "checkpoint.json", ec);
+    for (const auto& e : fs::directory_iterator(o.work_dir, ec))
+      if (e.path().filename().string().rfind("checkpoint-", 0) == 0) fs::remove(e.path(), ec);
+    fs::remove_all(o.work_dir / "search", ec);
+  }
+  if (auto st = common::write_file_atomically(file, key.dump()); !st) return st.error();
+  fs::remove(o.work_dir / "suite.json", ec);  // the record of older versions, superseded by run.json
+  return std::move(**lock);
 }
 
 }  // namespace
 
+bool can_resume(const TrainOptions& o) {
+  auto file = o.work_dir / "run.json";
+  std::ifstream in(file);
+  if (!in) return false;
+  bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search");
+  return has_state && nlohmann::json::parse(in, nullptr, false) == run_key(o);
+}
+
 namespace {
 
-common::Result<TrainResult> train_unguarded(const TrainOptions& o) {
+common::Result<TrainResult> train_unguarded(const TrainOptions& given) {
   torch::set_num_threads(1);  // determinism, and the compiles want the cores
   std::error_code ec;
-  fs::create_directories(o.work_dir, ec);
-  if (ec) return common::Error{"cannot create training directory " + o.work_dir.string() + ": " + ec.message()};
-  if (auto claimed = claim_work_dir(o); !claimed) return claimed.error();
-  if (!o.resume) fs::remove_all(o.work_dir / "search", ec);  // a fresh run searches afresh
+  fs::create_directories(given.work_dir, ec);
+  if (ec) return common::Error{"cannot create training directory " + given.work_dir.string() + ": " + ec.message()};
+  bool resume = false;
+  auto claimed = claim_work_dir(given, resume);
+  if (!claimed) return claimed.error();
+  TrainOptions o = given;
+  o.resume = resume;
   // The parent is read once, and first: a bad file fails before minutes of compiles.
   std::optional<PolicyModel> parent;
   if (o.warm_start) {

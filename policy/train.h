@@ -84,7 +84,10 @@ struct TrainOptions {
   /// Lagrangian-style price on the "no worse on 90% of modules" constraint,
   /// which the mean reward alone ignores (small losses barely move it).
   double loss_penalty = 0.01;
-  bool resume = false;   ///< continue from work_dir's checkpoint
+  bool resume = false;   ///< continue from work_dir's checkpoint (refused if another run left it)
+  /// Continue from work_dir's checkpoint when the same run left it, else
+  /// start afresh (retrain, which cannot ask the user).
+  bool resume_if_same = false;
   std::optional<std::filesystem::path> warm_start;  ///< start from this policy instead of cloning
   PolicyMetadata metadata;  ///< name, compiler, corpus; features and normalization are filled in
   std::function<void(const TrainProgress&)> progress;
@@ -102,5 +105,9 @@ struct TrainResult {
 };
 
 common::Result<TrainResult> train(const TrainOptions& options);
+
+/// True when `options.work_dir` holds the state of this very run (same
+/// modules, compiler and options), so that training would resume it.
+bool can_resume(const TrainOptions& options);
 
 }  // namespace policy

@@ -159,8 +159,6 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   t.work_dir =
       o.data_dir / "retrain" /
       fmt::format("{}-{}-{}-{}", p.name, active.content_hash.substr(0, 12), sha->substr(0, 12), p.retrain.settings);
-  t.resume = fs::exists(t.work_dir / "suite.json");
-  report.resumed = t.resume;
   t.jobs = jobs;
   t.warm_start = active.file;
   t.metadata.name = p.name + "-" + sha->substr(0, 12);
@@ -168,8 +166,12 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   t.metadata.compiler_commit = *sha;
   t.metadata.corpus = training.suite.name + "@" + training.manifest_hash.substr(0, 16);
   t.progress = o.train_progress;
+  // An interrupted retrain of this very candidate goes on; state left under
+  // other settings (a suite rebuilt since) is not read but cleared.
+  t.resume_if_same = true;
+  report.resumed = policy::can_resume(t);
   say(o, fmt::format("{} a candidate at {} on suite {} ({} modules), warm-started from {}, {} settings",
-                     t.resume ? "resuming" : "training", sha->substr(0, 12), training.suite.name, t.modules.size(),
+                     report.resumed ? "resuming" : "training", sha->substr(0, 12), training.suite.name, t.modules.size(),
                      active.content_hash.substr(0, 12), p.retrain.settings));
   auto train_start = Clock::now();
   auto trained = policy::train(t);

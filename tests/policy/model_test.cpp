@@ -1,7 +1,9 @@
 // The LibTorch policy and its file: round trip, strict loading.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "common/hash.h"
@@ -96,6 +98,24 @@ TEST_CASE("corrupt, truncated and foreign files are refused naming the problem")
 
   write(dir / "trailing.policy", good + "extra");
   CHECK(PolicyModel::load(dir / "trailing.policy").error().message.find("unexpected bytes") != std::string::npos);
+}
+
+TEST_CASE("a file whose normalization divides by zero or holds NaN is refused, not served as \"never inline\"") {
+  testing::TempDir dir;
+  for (auto [mean, scale] : {std::pair{0.5, 0.0}, std::pair{0.5, -1.0}, std::pair{std::nan(""), 1.0},
+                             std::pair{0.5, std::numeric_limits<double>::infinity()}}) {
+    auto meta = metadata();
+    meta.mean[1] = mean;
+    meta.scale[1] = scale;
+    auto model = PolicyModel::create(meta);
+    REQUIRE(model.save(dir / "bad.policy").ok());
+    auto r = PolicyModel::load(dir / "bad.policy");
+    REQUIRE_FALSE(r.ok());
+    if (std::isfinite(mean) && std::isfinite(scale))  // JSON writes NaN and infinity as null: refused as incomplete
+      CHECK(r.error().message == "cannot load policy " + (dir / "bad.policy").string() +
+                                     ": its normalization of feature callee_users is not a finite mean and a "
+                                     "positive scale");
+  }
 }
 
 TEST_CASE("a file of another kind is refused even with a valid hash") {

@@ -1,4 +1,4 @@
-// Training's robustness: a resumed run refuses another suite's state, a
+// Training's robustness: a resumed run refuses another run's state, a
 // task that throws on a worker thread is that task's error, divergence
 // stops cleanly, and a residual policy keeps its margin through training.
 #include <doctest/doctest.h>
@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/file_lock.h"
 #include "common/process.h"
 #include "evaluator/object_size.h"
 #include "policy/train.h"
@@ -63,14 +64,53 @@ TEST_CASE("train --resume refuses state made for another suite, in one line") {
   auto r = train(other);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("cannot resume") != std::string::npos);
-  CHECK(r.error().message.find("another suite") != std::string::npos);
+  CHECK(r.error().message.find("was made with other training modules") != std::string::npos);
   CHECK(r.error().message.find('\n') == std::string::npos);
 
-  // Same names, other contents: still another suite.
-  fs::copy_file(tmp / "ini.bc", o.modules[0].bitcode, fs::copy_options::overwrite_existing);
-  r = train(o);
+  // Another compiler, or options that shape the model: not the same run either.
+  auto compiler = o;
+  compiler.compiler.argv.push_back("-fno-inline-functions");
+  r = train(compiler);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message.find("another suite") != std::string::npos);
+  CHECK(r.error().message.find("was made with another compiler") != std::string::npos);
+  auto options = o;
+  options.metadata.hidden = {4};
+  r = train(options);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("was made with other training options") != std::string::npos);
+  // Training longer is what resuming is for.
+  auto longer = o;
+  longer.iterations = 1;
+  CHECK(can_resume(longer));
+  // Without --resume, retrain's way: state of another run is cleared, not read.
+  auto retrain_like = other;
+  retrain_like.resume = false;
+  retrain_like.resume_if_same = true;
+  CHECK_FALSE(can_resume(retrain_like));
+  auto fresh = train(retrain_like);
+  REQUIRE_MESSAGE(fresh.ok(), fresh.error().message);
+  CHECK(can_resume(retrain_like));
+
+  // Same names, other contents: other modules.
+  fs::copy_file(tmp / "ini.bc", other.modules[1].bitcode, fs::copy_options::overwrite_existing);
+  r = train(other);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("was made with other training modules") != std::string::npos);
+}
+
+TEST_CASE("two trainings into one work directory at once: the second is refused, not mixed in") {
+  testing::TempDir tmp;
+  auto o = tiny_run(tmp);
+  o.modules = {module_of(tmp, "sort")};
+  auto held = common::FileLock::try_acquire(o.work_dir / "lock").take();  // a training running there
+  REQUIRE(held.has_value());
+  auto r = train(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "another training is using " + o.work_dir.string() +
+                                 " (the same --out name and seed): wait for it, or train under another --out name");
+  held.reset();
+  auto after = train(o);
+  CHECK_MESSAGE(after.ok(), after.error().message);
 }
 
 TEST_CASE("a task that throws on a worker thread is that task's error, and the others run") {
