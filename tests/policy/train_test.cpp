@@ -49,7 +49,7 @@ TrainOptions tiny_run(const testing::TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("train --resume refuses state made for another suite, in one line") {
+TEST_CASE("train --resume refuses state another run made (modules, compiler, options), in one line") {
   testing::TempDir tmp;
   auto o = tiny_run(tmp);
   o.modules = {module_of(tmp, "sort"), module_of(tmp, "utf8")};

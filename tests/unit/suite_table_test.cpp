@@ -89,6 +89,9 @@ TEST_CASE("the shipped table: smoke is small and holdout shares no package with 
   for (const auto& p : t.find("train")->packages) train.insert(p.name);
   for (const auto& p : t.find("holdout")->packages) CHECK_MESSAGE(!train.count(p.name), p.name);
   CHECK(t.find("smoke")->packages.size() <= 3);
+  // Inlining for size is measured on code built for size (minsize/optsize
+  // attributes), in every shipped suite, the quick one `eval` defaults to too.
+  for (const auto& suite : t.suites) CHECK_MESSAGE(suite.opt_level == "-Oz", suite.name);
 }
 
 TEST_CASE("a recorded recipe compiles the matching C and C++ files in the tree") {
