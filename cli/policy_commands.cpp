@@ -15,6 +15,7 @@
 #include "db/policies.h"
 #include "sweep/lineage.h"
 #include "sweep/suite_selection.h"
+#include "common/file_lock.h"
 #include "common/text.h"
 #include "db/store.h"
 #include "evaluator/object_size.h"
@@ -73,13 +74,13 @@ void run_train(Context& ctx, const TrainArgs& a) {
   auto suite = sweep::select_suite(ctx.data_dir(), a.suite);
   policy::TrainOptions o = a.options;
   std::erase(o.metadata.hidden, 0);  // --hidden 0: no hidden layer
-  for (const auto& m : suite.suite.modules) o.modules.push_back({m.name, suite.bitcode(m)});
+  o.modules = sweep::training_modules(suite, build.compiler);
   std::string corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
   if (!a.validation.empty()) {
     auto v = sweep::select_suite(ctx.data_dir(), a.validation);
     if (v.manifest_hash == suite.manifest_hash)
       throw common::Fatal("the validation suite must not be the training suite (" + a.validation + ")");
-    for (const auto& m : v.suite.modules) o.validation.push_back({m.name, v.bitcode(m)});
+    o.validation = sweep::training_modules(v, build.compiler);
     corpus += ", validation " + v.suite.name + "@" + v.manifest_hash.substr(0, 16);
   }
   o.compiler = build.compiler;
@@ -121,6 +122,14 @@ void run_serve(const std::string& policy_file, const std::string& channel, int t
   policy::use_one_thread();
   signal(SIGINT, [](int) { g_interrupted = true; });
   signal(SIGTERM, [](int) { g_interrupted = true; });
+  // A second server on the same channel would replace the first's FIFOs and
+  // race it for every question (answers from either policy).
+  // (No such directory: creating the FIFOs says so, and nothing is created.)
+  bool lockable = std::filesystem::is_directory(std::filesystem::absolute(channel).parent_path());
+  auto held = lockable ? common::FileLock::try_acquire(channel + ".lock").take() : std::optional<common::FileLock>();
+  if (lockable && !held)
+    throw common::Fatal("another driftwatch policy serve is using channel " + channel + " (" + channel +
+                        ".lock): stop it, or serve on another --channel");
   auto fifos = policy::ChannelFifos::create(channel).take();
   fmt::print(stderr, "serving {} on {}.in/.out (Ctrl-C to stop)\n", model.metadata().name, channel);
   do {

@@ -22,7 +22,7 @@ std::optional<std::int64_t> try_decisions(const TrainOptions& o, const ModuleDat
                                           const std::vector<double>& prefix, DecisionLog& log, const fs::path& dir) {
   auto runner = make_logging_runner(make_replay_runner(prefix, make_echo_runner(slot)), log);
   auto obj = dir / "module.o";
-  auto r = compile_with_runner(o.compiler, m.bitcode, obj, *runner, dir, /*include_default=*/true);
+  auto r = compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir, /*include_default=*/true);
   if (!r.ok) return std::nullopt;
   auto size = o.measure_text(obj);
   if (!size) return std::nullopt;
@@ -40,7 +40,7 @@ bool fill_clean_features(const TrainOptions& o, const ModuleData& m, SearchedMod
   std::vector<double> all(s.decisions.begin(), s.decisions.end());
   auto runner = make_logging_runner(make_replay_runner(all, make_constant_runner(0)), clean);
   auto obj = dir / "module.o";
-  auto r = compile_with_runner(o.compiler, m.bitcode, obj, *runner, dir, /*include_default=*/false);
+  auto r = compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir, /*include_default=*/false);
   if (!r.ok || clean.decisions.size() != s.decisions.size()) return false;
   auto size = o.measure_text(obj);
   if (!size || *size != s.text) return false;  // the compiler must reproduce the searched object

@@ -478,7 +478,7 @@ nlohmann::json modules_key(const std::vector<TrainModule>& modules) {
   nlohmann::json key = nlohmann::json::array();
   for (const auto& m : modules) {
     auto hash = common::sha256_file(m.bitcode);
-    key.push_back({m.name, hash ? *hash : ""});  // unreadable: collection says why
+    key.push_back({m.name, hash ? *hash : "", m.cc1_args});  // unreadable: collection says why
   }
   return key;
 }

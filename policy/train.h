@@ -33,6 +33,9 @@ namespace policy {
 struct TrainModule {
   std::string name;
   std::filesystem::path bitcode;
+  /// The module's own -cc1 line (an imported corpus, with a recipe whose
+  /// compiler takes one), as evaluation compiles it; empty: the recipe's line.
+  std::vector<std::string> cc1_args;
 };
 
 struct TrainProgress {

@@ -71,18 +71,19 @@ namespace {
 std::optional<ModuleData> collect_module(const TrainOptions& o, const TrainModule& m, DefaultDecisionSlot slot,
                                          const fs::path& dir, std::string& error, std::vector<std::string>& names) {
   auto obj = dir / "module.o";
-  auto plain = compile_default(o.compiler, m.bitcode, obj);
+  auto cc = compiler_for(o, m.cc1_args);
+  auto plain = compile_default(cc, m.bitcode, obj);
   if (!plain.ok) return error = plain.error, std::nullopt;
   auto default_size = o.measure_text(obj);
   if (!default_size) return error = default_size.error().message, std::nullopt;
   DecisionLog echoed;
   auto echo = make_logging_runner(make_echo_runner(slot), echoed);
-  auto e = compile_with_runner(o.compiler, m.bitcode, obj, *echo, dir, /*include_default=*/true);
+  auto e = compile_with_runner(cc, m.bitcode, obj, *echo, dir, /*include_default=*/true);
   if (!e.ok) return error = e.error, std::nullopt;
   DecisionLog clean;
   std::vector<double> decisions(echoed.decisions.begin(), echoed.decisions.end());
   auto replay = make_logging_runner(make_replay_runner(decisions, make_constant_runner(0)), clean);
-  auto c = compile_with_runner(o.compiler, m.bitcode, obj, *replay, dir, /*include_default=*/false);
+  auto c = compile_with_runner(cc, m.bitcode, obj, *replay, dir, /*include_default=*/false);
   if (!c.ok) return error = c.error, std::nullopt;
   if (clean.decisions.size() != echoed.decisions.size())
     return error = "replaying the default decisions asked " + std::to_string(clean.decisions.size()) +
@@ -91,7 +92,7 @@ std::optional<ModuleData> collect_module(const TrainOptions& o, const TrainModul
   auto echo_size = o.measure_text(obj);
   if (!echo_size) return error = echo_size.error().message, std::nullopt;
   names = clean.feature_names;
-  ModuleData md{m.name, m.bitcode, *default_size, *echo_size, std::move(clean.features), {}};
+  ModuleData md{m.name, m.bitcode, *default_size, *echo_size, std::move(clean.features), {}, m.cc1_args};
   for (double d : clean.decisions) md.default_decisions.push_back(d > 0.5 ? 1 : 0);
   return md;
 }
@@ -103,7 +104,7 @@ namespace {
 /// What the collected data depends on: the compiler command and the modules.
 std::string collection_key(const TrainOptions& o) {
   nlohmann::json key{{"compiler", o.compiler.argv}, {"prefix", o.compiler.ml_flag_prefix}};
-  for (const auto& m : o.modules) key["modules"].push_back({m.name, m.bitcode.string()});
+  for (const auto& m : o.modules) key["modules"].push_back({m.name, m.bitcode.string(), m.cc1_args});
   return key.dump();
 }
 
@@ -111,7 +112,8 @@ common::Status save_collected(const TrainingData& data, const TrainOptions& o, c
   nlohmann::json j{{"key", collection_key(o)}, {"features", data.feature_names}, {"skipped", data.skipped}};
   for (const auto& m : data.modules)
     j["modules"].push_back({{"name", m.name}, {"bitcode", m.bitcode.string()}, {"default_text", m.default_text},
-                            {"echo_text", m.echo_text}, {"rows", m.features}, {"decisions", m.default_decisions}});
+                            {"echo_text", m.echo_text}, {"rows", m.features}, {"decisions", m.default_decisions},
+                            {"cc1_args", m.cc1_args}});
   return common::write_file_atomically(file, j.dump());
 }
 
@@ -126,7 +128,8 @@ std::optional<TrainingData> load_collected(const TrainOptions& o, const fs::path
     data.skipped = j.at("skipped").get<std::vector<std::string>>();
     for (const auto& m : j.at("modules"))
       data.modules.push_back({m.at("name"), m.at("bitcode").get<std::string>(), m.at("default_text"),
-                              m.at("echo_text"), m.at("rows"), m.at("decisions")});
+                              m.at("echo_text"), m.at("rows"), m.at("decisions"),
+                              m.value("cc1_args", std::vector<std::string>{})});
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
@@ -167,6 +170,10 @@ common::Result<TrainingData> collect_training_data(const TrainOptions& o, Defaul
   return data;
 }
 
+CompilerInvocation compiler_for(const TrainOptions& o, const std::vector<std::string>& cc1_args) {
+  return cc1_args.empty() ? o.compiler : o.compiler.with_module_args(cc1_args);
+}
+
 std::vector<std::uintmax_t> decision_counts(const TrainingData& data) {
   std::vector<std::uintmax_t> n;
   for (const auto& m : data.modules) n.push_back(m.default_decisions.size());
@@ -183,7 +190,7 @@ Rollout rollout(const PolicyModel& model, const ModuleData& m, const TrainOption
   options.trace = sampler ? &out.trace : nullptr;
   auto runner = make_policy_runner(local, nullptr, options);
   auto obj = dir / "module.o";
-  if (!compile_with_runner(o.compiler, m.bitcode, obj, *runner, dir).ok) return out;
+  if (!compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir).ok) return out;
   auto size = o.measure_text(obj);
   if (!size) return out;
   out.ok = true;

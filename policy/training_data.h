@@ -21,7 +21,12 @@ struct ModuleData {
                                   ///< advisor is not the default advisor in every respect)
   std::vector<std::vector<double>> features;  ///< per decision, raw, in feature_names order
   std::vector<int> default_decisions;
+  std::vector<std::string> cc1_args;  ///< TrainModule::cc1_args
 };
+
+/// How training compiles a module: as evaluation does, with its own -cc1
+/// line when it has one, else with the recipe's line.
+CompilerInvocation compiler_for(const TrainOptions& o, const std::vector<std::string>& cc1_args);
 
 struct TrainingData {
   std::vector<std::string> feature_names;  ///< as the compiler sends them (without inlining_default)

@@ -147,9 +147,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   // Train, warm-started from the active policy; the work directory is this
   // retrain's own, so an interrupted one resumes from its checkpoint.
   policy::TrainOptions t = settings;
-  for (const auto& m : training.suite.modules) t.modules.push_back({m.name, training.bitcode(m)});
-  if (validation)
-    for (const auto& m : validation->suite.modules) t.validation.push_back({m.name, validation->bitcode(m)});
+  t.modules = training_modules(training, build.compiler);
+  if (validation) t.validation = training_modules(*validation, build.compiler);
   t.compiler = build.compiler;
   t.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {
     auto s = evaluator::measure_object(obj);

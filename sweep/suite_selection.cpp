@@ -24,6 +24,26 @@ SelectedSuite select_suite(const std::filesystem::path& data_dir, const std::str
   return s;
 }
 
+std::vector<policy::TrainModule> training_modules(const SelectedSuite& suite,
+                                                  const policy::CompilerInvocation& compiler) {
+  std::vector<policy::TrainModule> out;
+  bool own_lines = suite.suite.origin.kind == "imported-corpus" && !compiler.cc1.empty();
+  auto corpus = own_lines ? evaluator::read_corpus(suite.dir) : common::Result<evaluator::CorpusDescription>(
+                                                                     evaluator::CorpusDescription{});
+  if (!corpus) throw common::Fatal(corpus.error().message);
+  for (const auto& m : suite.suite.modules) {
+    policy::TrainModule t{m.name, suite.bitcode(m), {}};
+    if (own_lines) {
+      auto args = evaluator::read_module_command(suite.dir, *corpus, m.name);
+      if (!args) throw common::Fatal(args.error().message);
+      if (auto st = evaluator::check_module_command(m.name, *args); !st) throw common::Fatal(st.error().message);
+      t.cc1_args = *args;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::string suite_identity(const std::filesystem::path& dir, const evaluator::Suite& suite) {
   auto manifest = common::sha256_file(dir / evaluator::kSuiteManifestFile).take();
   if (suite.origin.kind != "imported-corpus") return manifest;

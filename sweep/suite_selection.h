@@ -4,6 +4,7 @@
 #include <string>
 
 #include "evaluator/suite.h"
+#include "policy/train.h"
 
 namespace sweep {
 
@@ -19,6 +20,14 @@ struct SelectedSuite {
 /// too, the command lines a cc1 recipe compiles it with. Throws common::Fatal
 /// naming an unreadable file.
 std::string suite_identity(const std::filesystem::path& dir, const evaluator::Suite& suite);
+
+/// The suite's modules as training compiles them: an imported corpus's with
+/// each module's own -cc1 line when the compiler takes one, as evaluation
+/// does (else the trained-at figures and the learned decisions would come
+/// from other compiles than the ones tracked). Throws common::Fatal naming a
+/// line driftwatch does not run.
+std::vector<policy::TrainModule> training_modules(const SelectedSuite& suite,
+                                                  const policy::CompilerInvocation& compiler);
 
 /// A directory holding suite.json, or the name of a suite in the data
 /// directory. Throws common::Fatal naming what is missing or corrupt.

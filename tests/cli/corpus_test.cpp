@@ -89,6 +89,21 @@ TEST_CASE("a corpus's own -cc1 lines are honoured by clang and said to be ignore
   CHECK(o2["summary"]["total_default"].get<long>() > oz["summary"]["total_default"].get<long>());
   CHECK(o2["summary"]["total_learned"].get<long>() > oz["summary"]["total_learned"].get<long>());
 
+  // Training compiles each module as evaluation does, with its own line: the
+  // default sizes it collects add up to the evaluation's.
+  auto out = p.dir / "corpus.policy";
+  auto trained = p.run({"train", "--build", llvm.string(), "--recipe", "llvm-project", "--suite", "corpus-o2", "--out",
+                        out.string(), "--iterations", "0", "--clone-epochs", "1", "--search-trials", "1",
+                        "--imitation-epochs", "1", "-j", "2"});
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  std::ifstream collected(p.dir / "data/training/corpus-1/collected.json");
+  auto j = nlohmann::json::parse(collected);
+  long total = 0;
+  for (const auto& m : j["modules"]) total += m["default_text"].get<long>();
+  CHECK(j["modules"].size() == 5);
+  CHECK(total == o2["summary"]["total_default"].get<long>());
+
   // dwcc takes bitcode and its own flags only: the numbers come with a warning, printed and stored.
   auto dwcc = p.dir / "dwcc";
   fs::create_directories(dwcc / "bin");

@@ -90,6 +90,10 @@ TEST_CASE("policy serve answers a compile started by someone else and cleans up"
   serve.timeout = std::chrono::minutes(2);
   auto server = common::Child::start(serve).take();
   while (!std::filesystem::exists(channel + ".out")) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // A second server on that channel would take its FIFOs over: refused, the first serves on.
+  auto second = run_driftwatch({"policy", "serve", "--policy", policy, "--channel", channel, "--once"});
+  CHECK(second.exit_code == 2);
+  CHECK(second.output.find("another driftwatch policy serve is using channel " + channel) != std::string::npos);
   common::ProcessSpec cc;
   cc.argv = {DWCC_BIN, (f.dir / "data/suites/testdata/ini.c.bc").string(), "-o", (f.dir / "ini.o").string(), "-Oz",
              "-enable-ml-inliner=release", "-inliner-interactive-channel-base=" + channel};
