@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "common/process.h"
 #include "db/database.h"
 #include "tests/support/test_db.h"
 
@@ -32,4 +33,25 @@ TEST_CASE("concurrent migrations from two processes' connections apply each step
   t2.join();
   CHECK(ra.applied.size() + rb.applied.size() == static_cast<size_t>(db::latest_schema_version()));
   CHECK(a.schema_version() == db::latest_schema_version());
+}
+
+TEST_CASE("an up-to-date database needs no privilege but reading: a read-only role opens it") {
+  std::string name;
+  auto owner = testing::fresh_database(true, &name);
+  auto host = testing::test_cluster_dir() + "/postgres";
+  auto role = "reader_" + name;  // roles are the cluster's: one per test database
+  common::ProcessSpec grant;
+  grant.argv = {"psql", "-X", "-v", "ON_ERROR_STOP=1", "-h", host, "-U", "postgres", "-d", name, "-c",
+                "CREATE ROLE " + role + " LOGIN; REVOKE CREATE ON SCHEMA public FROM PUBLIC; "
+                "GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + role};
+  auto granted = common::run_process(grant).take();
+  REQUIRE_MESSAGE(granted.ok(), granted.output);
+  // Peer authentication lets only postgres in over the socket: the session takes the role at its start.
+  auto reader = db::Database::connect(
+                    db::parse_dsn("host=" + host + " user=postgres dbname=" + name + " options='-c role=" + role + "'")
+                        .take())
+                    .take();
+  auto report = reader.migrate();  // what every command does on opening
+  CHECK(report.applied.empty());
+  CHECK(report.to_version == db::latest_schema_version());
 }
