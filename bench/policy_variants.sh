@@ -41,7 +41,7 @@ for v in "${variants[@]}"; do
   resume=()
   if [ -n "$SEARCHED" ] && [ ! -d "$work" ]; then
     mkdir -p "$work"
-    cp -r "$SEARCHED"/{suite.json,collected.json,search,validation,probe} "$work"/
+    cp -r "$SEARCHED"/{run.json,collected.json,search,validation,probe} "$work"/
   fi
   [ -d "$work/search" ] && resume=(--resume)
   rm -f "$work"/checkpoint.json "$work"/checkpoint-*  # imitation afresh, the search kept

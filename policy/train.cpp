@@ -8,6 +8,7 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include "common/atomic_file.h"
 #include "common/file_lock.h"
@@ -494,44 +495,55 @@ nlohmann::json command_key(const std::vector<std::string>& argv) {
   return key;
 }
 
-/// Everything a resumed run must share with the one it continues: the
-/// modules, the compiler, the validation modules and every option that
-/// shapes the model. Not --iterations nor --eval-every: training longer is
-/// what --resume is for.
+/// Everything a resumed run must share with the one it continues, in two
+/// parts. "search": what the collected data and the greedy search depend on
+/// (the modules, the compiler, and the clone that ranks the search's
+/// candidates). "model": what the checkpoints depend on besides (validation
+/// modules, the imitation and REINFORCE options). Not --iterations nor
+/// --eval-every: training longer is what --resume is for. A run may reuse
+/// another's search with other model options once that run's checkpoints are
+/// removed (bench/policy_variants.sh does).
 nlohmann::json run_key(const TrainOptions& o) {
   auto warm = o.warm_start ? common::sha256_file(*o.warm_start) : common::Result<std::string>(std::string());
-  return {{"modules", modules_key(o.modules)},
-          {"validation", modules_key(o.validation)},
-          {"compiler", command_key(o.compiler.argv)},
-          {"cc1", command_key(o.compiler.cc1)},
-          {"ml_flag_prefix", o.compiler.ml_flag_prefix},
-          {"options",
-           {{"seed", o.seed},
-            {"hidden", o.metadata.hidden},
-            {"warm_start", warm ? *warm : "unreadable"},
-            {"clone_epochs", o.clone_epochs},
-            {"label_smoothing", o.label_smoothing},
-            {"search_trials", o.search_trials},
-            {"search_budget", o.search_budget},
-            {"imitation_epochs", o.imitation_epochs},
-            {"flip_weight", o.flip_weight},
-            {"verified_weight", o.verified_weight},
-            {"learning_rate", o.learning_rate},
-            {"weight_decay", o.weight_decay},
-            {"residual_margin", o.residual_margin},
-            {"rl_learning_rate", o.rl_learning_rate},
-            {"loss_penalty", o.loss_penalty}}}};
+  // The clone's width: a residual policy's keeps the default one (initial_model).
+  auto clone_hidden = o.residual_margin > 0 ? PolicyMetadata{}.hidden : o.metadata.hidden;
+  return {{"search",
+           {{"modules", modules_key(o.modules)},
+            {"compiler", command_key(o.compiler.argv)},
+            {"cc1", command_key(o.compiler.cc1)},
+            {"ml_flag_prefix", o.compiler.ml_flag_prefix},
+            {"options",
+             {{"seed", o.seed},
+              {"warm_start", warm ? *warm : "unreadable"},
+              {"clone_hidden", clone_hidden},
+              {"clone_epochs", o.clone_epochs},
+              {"label_smoothing", o.label_smoothing},
+              {"learning_rate", o.learning_rate},
+              {"search_trials", o.search_trials},
+              {"search_budget", o.search_budget}}}}},
+          {"model",
+           {{"validation", modules_key(o.validation)},
+            {"options",
+             {{"hidden", o.metadata.hidden},
+              {"imitation_epochs", o.imitation_epochs},
+              {"flip_weight", o.flip_weight},
+              {"verified_weight", o.verified_weight},
+              {"weight_decay", o.weight_decay},
+              {"residual_margin", o.residual_margin},
+              {"rl_learning_rate", o.rl_learning_rate},
+              {"loss_penalty", o.loss_penalty}}}}}};
 }
 
-/// What differs between two run keys, for the refusal.
+/// What differs between a saved run key and this run's, for the refusal.
 std::string what_differs(const nlohmann::json& saved, const nlohmann::json& now) {
-  static const std::pair<const char*, const char*> kParts[] = {
-      {"modules", "other training modules"}, {"validation", "other validation modules"},
-      {"compiler", "another compiler"},      {"cc1", "another compiler"},
-      {"ml_flag_prefix", "another compiler"}, {"options", "other training options"}};
   if (!saved.is_object()) return "settings it does not record (an older driftwatch)";
-  for (const auto& [key, what] : kParts)
-    if (saved.value(key, nlohmann::json()) != now.at(key)) return what;
+  static const std::tuple<const char*, const char*, const char*> kParts[] = {
+      {"search", "modules", "other training modules"}, {"search", "compiler", "another compiler"},
+      {"search", "cc1", "another compiler"},           {"search", "ml_flag_prefix", "another compiler"},
+      {"search", "options", "other search options"},   {"model", "validation", "other validation modules"},
+      {"model", "options", "other training options"}};
+  for (const auto& [part, key, what] : kParts)
+    if (saved.value(part, nlohmann::json::object()).value(key, nlohmann::json()) != now.at(part).at(key)) return what;
   return "other settings";
 }
 
@@ -549,9 +561,10 @@ common::Result<common::FileLock> claim_work_dir(const TrainOptions& o, bool& res
   auto key = run_key(o);
   std::ifstream in(file);
   auto saved = fs::exists(file) ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
-  bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search");
+  bool searched = fs::exists(o.work_dir / "search"), checkpointed = fs::exists(o.work_dir / "checkpoint.json");
+  bool same_search = saved.is_object() && saved.value("search", nlohmann::json()) == key.at("search");
   resume = o.resume || (o.resume_if_same && saved == key);
-  if (o.resume && has_state && saved != key)
+  if (o.resume && ((searched && !same_search) || (checkpointed && saved != key)))
     return common::Error{"cannot resume: the training state in " + o.work_dir.string() + " was made with " +
                          what_differs(saved, key) + "; train again without --resume"};
   std::error_code ec;
@@ -573,7 +586,7 @@ bool can_resume(const TrainOptions& o) {
   std::ifstream in(file);
   if (!in) return false;
   bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search");
-  return has_state && nlohmann::json::parse(in, nullptr, false) == run_key(o);
+  return has_state && nlohmann::json::parse(in, nullptr, false) == run_key(o);  // both parts: retrain's own run
 }
 
 namespace {

@@ -73,8 +73,13 @@ TEST_CASE("train --resume refuses state another run made (modules, compiler, opt
   r = train(compiler);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("was made with another compiler") != std::string::npos);
+  auto search = o;
+  search.search_trials = 2;
+  r = train(search);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("was made with other search options") != std::string::npos);
   auto options = o;
-  options.metadata.hidden = {4};
+  options.flip_weight = 2;
   r = train(options);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("was made with other training options") != std::string::npos);
@@ -82,6 +87,12 @@ TEST_CASE("train --resume refuses state another run made (modules, compiler, opt
   auto longer = o;
   longer.iterations = 1;
   CHECK(can_resume(longer));
+  // Other imitation options on the same search, once the checkpoints are
+  // gone (bench/policy_variants.sh weighs variants so): the search is reused.
+  for (const auto& e : fs::directory_iterator(o.work_dir))
+    if (e.path().filename().string().rfind("checkpoint", 0) == 0) fs::remove(e.path());
+  auto variant = train(options);
+  CHECK_MESSAGE(variant.ok(), variant.error().message);
   // Without --resume, retrain's way: state of another run is cleared, not read.
   auto retrain_like = other;
   retrain_like.resume = false;
