@@ -35,7 +35,7 @@ void append_log(const fs::path& log, const std::string& text) {
 }
 
 /// Where a running step's process group is recorded (leftover_step.h).
-fs::path step_file(const BuildPaths& paths) { return paths.build.parent_path() / "step.pgid"; }
+fs::path step_file(const BuildPaths& paths) { return step_file_of(paths.build); }
 
 common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
                                const std::map<std::string, std::string>& env, const fs::path& log,
@@ -205,7 +205,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     auto output = output_from < text.size() ? text.substr(output_from) : std::string();
     bool killed = killed_by_signal(p);
     auto machine = killed ? std::nullopt : machine_failure(output);
-    bool missing_tool = !killed && !machine && tool_not_found(p);
+    bool missing_tool = !killed && !machine && tool_not_found(p, output);
     r.transient = killed || machine || missing_tool;
     std::string note = !r.transient   ? ""
                        : p.signal     ? " (not cached)"

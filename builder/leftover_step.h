@@ -7,8 +7,14 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <vector>
 
 namespace builder {
+
+/// Where a work tree records its running step: beside its build directory.
+inline std::filesystem::path step_file_of(const std::filesystem::path& build_dir) {
+  return build_dir.parent_path() / "step.pgid";
+}
 
 /// Records the step's process group (and this host) in `file`.
 void record_step(const std::filesystem::path& file, pid_t pgid);

@@ -201,7 +201,8 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     if (r.compile.empty()) return Error{origin + ": missing key 'compile.command'"};
   }
   r.build_hash = common::sha256_hex(canonical(r));
-  r.content_hash = common::sha256_hex(canonical(r) + measuring(r));
+  // A recipe without [compile] keeps the hash it had before [compile] counted.
+  r.content_hash = common::sha256_hex(canonical(r) + (root.contains("compile") ? measuring(r) : std::string()));
   return r;
 }
 

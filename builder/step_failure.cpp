@@ -42,14 +42,27 @@ bool killed_by_signal(const common::ProcessResult& p) {
   return std::find(std::begin(kOutside), std::end(kOutside), sig) != std::end(kOutside);
 }
 
-bool tool_not_found(const common::ProcessResult& p) { return p.signal == 0 && p.exit_code == 127; }
+bool tool_not_found(const common::ProcessResult& p, const std::string& step_output) {
+  if (p.signal != 0 || p.exit_code != 127) return false;
+  // "sh: 1: cmake: not found" (dash), "bash: line 1: cmake: command not found".
+  for (const auto& line : common::split(step_output, '\n')) {
+    auto at = line.rfind(": not found");
+    if (at == std::string::npos) at = line.rfind(": command not found");
+    if (at == std::string::npos || line.rfind("$ ", 0) == 0) continue;
+    auto start = line.rfind(": ", at - 1);
+    auto name = line.substr(start == std::string::npos ? 0 : start + 2, at - (start == std::string::npos ? 0 : start + 2));
+    // A path (./build.sh, {source}/configure) is the check-in's file, gone from it.
+    return !name.empty() && name.find('/') == std::string::npos;
+  }
+  return false;
+}
 
 std::optional<std::string> machine_failure(const std::string& step_output) {
   static const char* const kMachine[] = {"No space left on device",   "Disk quota exceeded",
                                          "Read-only file system",     "Input/output error",
                                          "Cannot allocate memory",    "virtual memory exhausted",
                                          "LLVM ERROR: out of memory", "out of memory allocating",
-                                         "std::bad_alloc",            "Resource temporarily unavailable",
+                                         "instance of 'std::bad_alloc'", "Resource temporarily unavailable",
                                          "Too many open files",       kStepNotStarted};
   for (const auto& line : common::split(step_output, '\n')) {
     if (line.rfind("$ ", 0) == 0) continue;  // our own echo of the command

@@ -19,9 +19,10 @@ std::string failure_line(const std::string& log_text);
 /// crash (SIGSEGV, SIGABRT) is not: it recurs with the check-in.
 bool killed_by_signal(const common::ProcessResult& p);
 
-/// The shell found no such command (exit status 127): a tool the recipe runs
-/// is not installed on this machine.
-bool tool_not_found(const common::ProcessResult& p);
+/// The shell found no such command on the PATH (exit status 127, and it says
+/// so of a bare name): a tool the recipe runs is not installed on this
+/// machine. A path not found (./build.sh) is the check-in's own file, missing.
+bool tool_not_found(const common::ProcessResult& p, const std::string& step_output);
 
 /// What the log says when a step could not be started at all (fork or exec of
 /// the shell failed: too many processes, no memory): the machine's failure.

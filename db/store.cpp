@@ -291,13 +291,18 @@ void fail_evaluation(Database& db, Id evaluation_id, const std::string& message,
 }
 
 void interrupt_evaluation(Database& db, Id evaluation_id) {
+  release_evaluation(db, evaluation_id);
+  // Only if nobody else runs it now: a worker that took over this job (its
+  // lease expired here) holds the same row, running, and keeps it.
   db.impl().guarded("marking an evaluation interrupted", [&] {
     pqxx::work tx(db.impl().conn);
-    tx.exec_params("UPDATE evaluations SET status = 'interrupted', finished_at = now() WHERE id = $1 AND status = 'running'",
+    tx.exec_params(std::string("UPDATE evaluations e SET status = 'interrupted', finished_at = now() "
+                               "WHERE id = $1 AND status = 'running' AND NOT EXISTS (SELECT 1 FROM pg_locks l "
+                               " WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted AND l.classid = (") +
+                       kEvaluationLock + ")::oid AND l.objid = (e.id & 2147483647)::int::oid)",
                    evaluation_id);
     tx.commit();
   });
-  release_evaluation(db, evaluation_id);
 }
 
 std::string evaluation_status(Database& db, Id evaluation_id) {

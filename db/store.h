@@ -101,7 +101,8 @@ void store_evaluation(Database& db, const EvaluationRecord& record, const struct
 void fail_evaluation(Database& db, Id evaluation_id, const std::string& message,
                      const struct JobFinish* lease = nullptr);
 /// An evaluation given up by a process that goes on (a failed attempt that
-/// will be retried): marked interrupted and let go.
+/// will be retried): let go, and marked interrupted unless another process
+/// runs it now (a worker that took the job over).
 void interrupt_evaluation(Database& db, Id evaluation_id);
 /// "running", "done", "failed" or "interrupted".
 std::string evaluation_status(Database& db, Id evaluation_id);

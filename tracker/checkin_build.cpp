@@ -1,5 +1,6 @@
 #include "tracker/checkin_build.h"
 
+#include "builder/leftover_step.h"
 #include "common/file_lock.h"
 
 namespace tracker {
@@ -32,6 +33,9 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   // Serializes builds in one work tree across processes.
   auto lock = common::FileLock::acquire(tree.dir() / "build.lock");
   if (!lock) return common::Error{"work tree " + tree.dir().string() + " is not writable: " + lock.error().message};
+  // Before the checkout rewrites the sources under it: a ninja a SIGKILLed
+  // run left behind would build the new check-in from half-old sources.
+  builder::end_leftover_step(builder::step_file_of(tree.build_dir()), {tree.source_dir(), tree.build_dir()});
   if (!options.rebuild)
     if (auto cached = builder::read_cached(entry))  // another process built it while we waited
       return from_cache(std::move(out), recipe, *cached);

@@ -153,6 +153,20 @@ TEST_CASE("a worker whose lease another worker took neither restarts nor fails t
   CHECK(db::evaluation_status(database, e.id) == "running");
 }
 
+TEST_CASE("a worker giving an evaluation up leaves it running while the worker that took the job over runs it") {
+  std::string name;
+  auto observer = testing::fresh_database(true, &name);
+  auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
+  auto stalled = db::Database::connect(target).take();
+  auto e = make_evaluation(stalled, 1);
+  auto taker = db::Database::connect(target).take();
+  REQUIRE(db::begin_evaluation(taker, e.build, e.policy, e.suite) == e.id);  // the same row, held by both
+  db::interrupt_evaluation(stalled, e.id);  // its attempt failed (a lost lease, an exception)
+  CHECK(db::evaluation_status(observer, e.id) == "running");
+  db::interrupt_evaluation(taker, e.id);  // nobody else holds it now
+  CHECK(db::evaluation_status(observer, e.id) == "interrupted");
+}
+
 TEST_CASE("an evaluation whose store was refused (a lost lease) is let go, so it can be found interrupted") {
   std::string name;
   auto observer = testing::fresh_database(true, &name);

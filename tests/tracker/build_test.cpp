@@ -202,6 +202,10 @@ TEST_CASE("a build killed by a signal is not cached but a real failure is") {
         std::string::npos);
   CHECK(missing.message.find("driftwatch-no-such-build-tool") != std::string::npos);
   CHECK_FALSE(missing_cached);
+  // A script of the check-in that is gone from it is the check-in's failure: final.
+  auto [gone, gone_cached] = run("gone-script", "./no-such-build.sh");
+  CHECK_FALSE(gone.transient);
+  CHECK(gone_cached);
 }
 
 TEST_CASE("a recipe whose configure flags changed configures again, and a flag dropped does not linger") {

@@ -67,12 +67,14 @@ TEST_CASE("a tool of the check-in crashing (SIGSEGV, SIGABRT) is its own failure
   CHECK_FALSE(builder::killed_by_signal(p));
 }
 
-TEST_CASE("exit status 127 is a command the machine does not have") {
+TEST_CASE("exit status 127 for a bare command is one the machine lacks; for a path, the check-in's missing file") {
   common::ProcessResult p;
   p.exit_code = 127;
-  CHECK(builder::tool_not_found(p));
-  p.exit_code = 126;
-  CHECK_FALSE(builder::tool_not_found(p));
+  CHECK(builder::tool_not_found(p, "$ cmake -S src\nsh: 1: cmake: not found\n"));
+  CHECK(builder::tool_not_found(p, "bash: line 1: ninja: command not found\n"));
+  CHECK_FALSE(builder::tool_not_found(p, "sh: 1: ./build.sh: not found\n"));
+  CHECK_FALSE(builder::tool_not_found(p, "sh: 1: /w/src/configure: not found\n"));
+  CHECK_FALSE(builder::tool_not_found(p, "make: *** [all] Error 127\n"));
   p.exit_code = 1;
-  CHECK_FALSE(builder::tool_not_found(p));
+  CHECK_FALSE(builder::tool_not_found(p, "sh: 1: cmake: not found\n"));
 }
