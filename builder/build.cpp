@@ -147,9 +147,6 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   // mid-build never leaves an entry that claims a result, and a rebuild
   // never removes the generation a running evaluation uses.
   collect_generations(paths.cache_entry);
-  // A step of a build whose driftwatch was SIGKILLed may still be running
-  // here (a ninja under the shell): end it before building in its tree.
-  end_leftover_step(step_file(paths), {paths.source, paths.build});
   std::error_code ec;
   auto generation = new_generation(paths.cache_entry);
   if (!generation) {

@@ -1,7 +1,6 @@
 #include "builder/leftover_step.h"
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -11,17 +10,12 @@
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "common/process.h"
 
 namespace builder {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string host_name() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  return host;
-}
 
 /// The processes of group `pgid`, from /proc.
 std::vector<pid_t> group_members(pid_t pgid) {
@@ -57,7 +51,7 @@ bool works_in(pid_t pid, const std::vector<fs::path>& dirs) {
 }  // namespace
 
 void record_step(const fs::path& file, pid_t pgid) {
-  (void)common::write_file_atomically(file, host_name() + " " + std::to_string(pgid) + "\n");
+  (void)common::write_file_atomically(file, common::host_name() + " " + std::to_string(pgid) + "\n");
 }
 
 void forget_step(const fs::path& file) {
@@ -69,7 +63,7 @@ int end_leftover_step(const fs::path& file, const std::vector<fs::path>& dirs) {
   std::ifstream in(file);
   std::string host;
   long pgid = 0;
-  if (!(in >> host >> pgid) || host != host_name() || pgid <= 1) {
+  if (!(in >> host >> pgid) || host != common::host_name() || pgid <= 1) {
     forget_step(file);
     return 0;
   }

@@ -70,10 +70,6 @@ Status write_file_atomically(const fs::path& path, std::string_view bytes) {
   return Ok{};
 }
 
-}  // namespace common
-
-namespace common {
-
 Status sync_file(const std::filesystem::path& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error{"cannot open " + path.string() + ": " + std::strerror(errno), true};

@@ -277,4 +277,10 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   return child->wait();
 }
 
+std::string host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
 }  // namespace common

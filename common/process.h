@@ -79,4 +79,8 @@ void kill_children_on_signals();
 /// start() + wait().
 Result<ProcessResult> run_process(const ProcessSpec& spec);
 
+/// This machine's host name: with a pid, what tells this machine's processes
+/// from another's that share the database or a data directory.
+std::string host_name();
+
 }  // namespace common

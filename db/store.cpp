@@ -130,6 +130,14 @@ namespace {
 // PostgreSQL releases it when that process dies however it died (Ctrl-C,
 // SIGKILL, a lost machine), so a `running` row nobody holds was interrupted.
 constexpr const char* kEvaluationLock = "hashtext('driftwatch evaluation')";
+
+/// SQL: a session holds evaluation `id`'s lock (`also` narrows which: this
+/// one, say). One test for who runs an evaluation, wherever it is asked.
+std::string held(const std::string& id, const std::string& also = "") {
+  return std::string("EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted "
+                     "AND l.classid = (") +
+         kEvaluationLock + ")::oid AND l.objid = (" + id + " & 2147483647)::int::oid" + also + ")";
+}
 }  // namespace
 
 Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id, const JobFinish* lease) {
@@ -154,11 +162,8 @@ Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id, const 
 int record_interrupted_evaluations(Database& db) {
   return db.impl().guarded("recording interrupted evaluations", [&] {
     pqxx::work tx(db.impl().conn);
-    auto r = tx.exec(std::string("UPDATE evaluations e SET status = 'interrupted', finished_at = now() "
-                                 "WHERE status = 'running' AND NOT EXISTS (SELECT 1 FROM pg_locks l "
-                                 " WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted "
-                                 " AND l.classid = (") +
-                     kEvaluationLock + ")::oid AND l.objid = (e.id & 2147483647)::int::oid)");
+    auto r = tx.exec("UPDATE evaluations e SET status = 'interrupted', finished_at = now() "
+                     "WHERE status = 'running' AND NOT " + held("e.id"));
     tx.commit();
     return static_cast<int>(r.affected_rows());
   });
@@ -187,9 +192,8 @@ void release_evaluation(Database& db, Id evaluation_id) {
     // Only when this session holds it: releasing twice (a failed write, then
     // the caller's clean-up) would make PostgreSQL print a warning.
     nt.exec_params(std::string("SELECT pg_advisory_unlock_shared(") + kEvaluationLock +
-                       ", ($1::bigint & 2147483647)::int) FROM pg_locks WHERE locktype = 'advisory' "
-                       "AND pid = pg_backend_pid() AND mode = 'ShareLock' AND objsubid = 2 "
-                       "AND granted AND classid = (" + kEvaluationLock + ")::oid AND objid = ($1::bigint & 2147483647)::int::oid",
+                       ", ($1::bigint & 2147483647)::int) WHERE " +
+                       held("$1::bigint", " AND l.pid = pg_backend_pid() AND l.mode = 'ShareLock'"),
                    evaluation_id);
   });
 }
@@ -233,37 +237,37 @@ void replace_measurements_row_by_row(Database& db, Id evaluation_id, const std::
 
 void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* finish) {
   try {
-  db.impl().guarded("storing an evaluation", [&] {
-    pqxx::work tx(db.impl().conn);
-    // Two identical evaluations can share one row and finish together: each
-    // deletes what it cannot yet see of the other's and inserts, and the
-    // second insert hits the first's rows. Serialized, the later store
-    // replaces the earlier one's (equal) rows. Not kEvaluationLock: both
-    // hold that one shared while they evaluate.
-    tx.exec_params(
-        "SELECT pg_advisory_xact_lock(hashtext('driftwatch store evaluation'), ($1::bigint & 2147483647)::int)",
-        r.evaluation_id);
-    tx.exec_params("DELETE FROM measurements WHERE evaluation_id = $1", r.evaluation_id);
-    tx.exec_params("DELETE FROM module_results WHERE evaluation_id = $1", r.evaluation_id);
-    {
-      pqxx::stream_to results(tx, "module_results");
-      for (const auto& m : r.results)
-        results << std::make_tuple(r.evaluation_id, m.benchmark_id, m.heuristic, m.outcome, m.message);
-      results.complete();
-    }
-    {
-      pqxx::stream_to measurements(tx, "measurements");
-      for (const auto& m : r.measurements)
-        measurements << std::make_tuple(r.evaluation_id, m.benchmark_id, m.heuristic, m.metric, m.value);
-      measurements.complete();
-    }
-    tx.exec_params(
-        "UPDATE evaluations SET status = 'done', finished_at = now(), summary = $2::jsonb, compat_report = $3::jsonb "
-        "WHERE id = $1",
-        r.evaluation_id, r.summary_json, r.compat_json);
-    if (finish) detail::finish_job_in(tx, *finish, kJobDone, "");
-    tx.commit();
-  });
+    db.impl().guarded("storing an evaluation", [&] {
+      pqxx::work tx(db.impl().conn);
+      // Two identical evaluations can share one row and finish together: each
+      // deletes what it cannot yet see of the other's and inserts, and the
+      // second insert hits the first's rows. Serialized, the later store
+      // replaces the earlier one's (equal) rows. Not kEvaluationLock: both
+      // hold that one shared while they evaluate.
+      tx.exec_params(
+          "SELECT pg_advisory_xact_lock(hashtext('driftwatch store evaluation'), ($1::bigint & 2147483647)::int)",
+          r.evaluation_id);
+      tx.exec_params("DELETE FROM measurements WHERE evaluation_id = $1", r.evaluation_id);
+      tx.exec_params("DELETE FROM module_results WHERE evaluation_id = $1", r.evaluation_id);
+      {
+        pqxx::stream_to results(tx, "module_results");
+        for (const auto& m : r.results)
+          results << std::make_tuple(r.evaluation_id, m.benchmark_id, m.heuristic, m.outcome, m.message);
+        results.complete();
+      }
+      {
+        pqxx::stream_to measurements(tx, "measurements");
+        for (const auto& m : r.measurements)
+          measurements << std::make_tuple(r.evaluation_id, m.benchmark_id, m.heuristic, m.metric, m.value);
+        measurements.complete();
+      }
+      tx.exec_params(
+          "UPDATE evaluations SET status = 'done', finished_at = now(), summary = $2::jsonb, compat_report = $3::jsonb "
+          "WHERE id = $1",
+          r.evaluation_id, r.summary_json, r.compat_json);
+      if (finish) detail::finish_job_in(tx, *finish, kJobDone, "");
+      tx.commit();
+    });
   } catch (...) {
     release_after_failure(db, r.evaluation_id);
     throw;
@@ -296,10 +300,8 @@ void interrupt_evaluation(Database& db, Id evaluation_id) {
   // lease expired here) holds the same row, running, and keeps it.
   db.impl().guarded("marking an evaluation interrupted", [&] {
     pqxx::work tx(db.impl().conn);
-    tx.exec_params(std::string("UPDATE evaluations e SET status = 'interrupted', finished_at = now() "
-                               "WHERE id = $1 AND status = 'running' AND NOT EXISTS (SELECT 1 FROM pg_locks l "
-                               " WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted AND l.classid = (") +
-                       kEvaluationLock + ")::oid AND l.objid = (e.id & 2147483647)::int::oid)",
+    tx.exec_params("UPDATE evaluations e SET status = 'interrupted', finished_at = now() "
+                   "WHERE id = $1 AND status = 'running' AND NOT " + held("e.id"),
                    evaluation_id);
     tx.commit();
   });

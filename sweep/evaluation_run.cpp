@@ -7,6 +7,7 @@
 #include <exception>
 #include <optional>
 
+#include "common/process.h"
 #include "common/hash.h"
 #include "db/store.h"
 #include "evaluator/metrics.h"
@@ -74,15 +75,12 @@ std::vector<db::MeasurementRow> measurements_of(const evaluator::ModuleResult& m
 
 /// A scratch directory no other run shares: two evaluations of the same
 /// (build, policy, suite), or a killed run's orphaned compiles, must never
-/// write into each other's objects.
-/// Unique to this run across the machines that share a data directory:
-/// containers often all run as pid 1, so the host name is part of it.
+/// write into each other's objects, also across the machines that share a
+/// data directory (containers often all run as pid 1: the host is part of it).
 fs::path scratch_dir(const fs::path& data, db::Id eval_id) {
   static std::atomic<int> counter{0};
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
   return data / "eval" /
-         (std::to_string(eval_id) + "-" + std::string(host) + "-" + std::to_string(getpid()) + "-" +
+         (std::to_string(eval_id) + "-" + common::host_name() + "-" + std::to_string(getpid()) + "-" +
           std::to_string(counter++));
 }
 

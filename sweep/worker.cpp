@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "common/process.h"
 #include "common/text.h"
 #include "db/jobs.h"
 #include "policy/model.h"
@@ -27,17 +28,13 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 std::string worker_owner_name(int index) {
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  return std::string(host) + ":" + std::to_string(getpid()) + ":" + std::to_string(index);
+  return common::host_name() + ":" + std::to_string(getpid()) + ":" + std::to_string(index);
 }
 
 bool owner_is_dead_here(const std::string& owner) {
   auto parts = common::split(owner, ':');
   if (parts.size() != 3) return false;
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  if (parts[0] != host) return false;
+  if (parts[0] != common::host_name()) return false;
   pid_t pid = static_cast<pid_t>(std::atoll(parts[1].c_str()));
   return pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
 }

@@ -25,7 +25,7 @@ TrainModule module_of(const testing::TempDir& dir, const std::string& name) {
   clang.argv = {"clang-19", "-Oz", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c",
                 std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata/" + name + ".c", "-o", bc.string()};
   REQUIRE(common::run_process(clang).take().ok());
-  return {name + ".c", bc};
+  return {name + ".c", bc, {}};
 }
 
 /// The smallest run that writes every kind of state: collected data, search results, a checkpoint.

@@ -14,7 +14,7 @@ TrainingData two_modules(const testing::TempDir& dir) {
   for (const char* name : {"a", "b"}) {
     auto bitcode = dir.path() / name;
     bitcode += ".bc";
-    data.modules.push_back({name, bitcode, 100, 100, {}, {}});
+    data.modules.push_back({name, bitcode, 100, 100, {}, {}, {}});
   }
   return data;
 }
