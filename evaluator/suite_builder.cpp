@@ -1,9 +1,9 @@
-#include "common/file_lock.h"
 #include "evaluator/suite_builder.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 
 #include "common/hash.h"
 #include "evaluator/corpus.h"
@@ -138,12 +138,15 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
   if (corpus->has_thinlto)
     return Error{"corpus " + corpus_dir.string() + " is a ThinLTO corpus (has_thinlto): its modules compile against "
                  "their .thinlto.bc index, which driftwatch does not pass; extract the corpus without ThinLTO"};
-  // Every module's own line is checked now, not at each check-in's
-  // evaluation, where a bad line would be taken for the policy failing there.
+  // Every module's own line is checked now, before anything is copied, not
+  // at each check-in's evaluation, where a bad line would be taken for the
+  // policy failing there.
+  std::map<std::string, std::vector<std::string>> commands;
   for (const auto& m : corpus->modules) {
     auto cmd = read_module_command(corpus_dir, *corpus, m);
     if (!cmd) return cmd.error();
     if (auto st = check_module_command(m, *cmd); !st) return Error{"corpus " + corpus_dir.string() + ": " + st.error().message};
+    commands[m] = std::move(*cmd);
   }
   auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / name));
   if (!lock) return lock.error();
@@ -165,9 +168,7 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
     }
     auto sha = common::sha256_file(module_file(scratch->path(), m, ".bc"));
     if (!sha) return Error{"module " + m + ": " + sha.error().message};
-    auto cmd = read_module_command(corpus_dir, *corpus, m);
-    if (!cmd) return cmd.error();
-    r.suite.modules.push_back({m, *sha, cc1_language(*cmd), "", "", {}});
+    r.suite.modules.push_back({m, *sha, cc1_language(commands.at(m)), "", "", {}});
   }
   normalize_suite(r.suite);
   if (auto s = finish(scratch->path(), r.suite, *corpus); !s) return s.error();
