@@ -67,7 +67,7 @@ TEST_CASE("a tool of the check-in crashing (SIGSEGV, SIGABRT) is its own failure
   CHECK_FALSE(builder::killed_by_signal(p));
 }
 
-TEST_CASE("exit status 127 for a bare command is one the machine lacks; for a path, the check-in's missing file") {
+TEST_CASE("exit status 127 for a bare command is one the machine lacks, for a path the check-in's missing file") {
   common::ProcessResult p;
   p.exit_code = 127;
   CHECK(builder::tool_not_found(p, "$ cmake -S src\nsh: 1: cmake: not found\n"));
