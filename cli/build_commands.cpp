@@ -46,7 +46,9 @@ void run(Context& ctx, const BuildArgs& a) {
   common::ensure_writable_dir(data, "data directory");
   auto database = ctx.database();
   if (!ctx.quiet) fmt::print(stderr, "building {} ({}) with {} …\n", commit.short_sha(), commit.subject, recipe.name);
-  auto b = tracker::build_checkin(repo, recipe, commit, {data, jobs, a.rebuild}).take();
+  auto b = tracker::build_checkin(repo, recipe, commit,
+                                  {data, jobs, a.rebuild, [](const std::string& why) { fmt::print(stderr, "{}\n", why); }})
+               .take();
   sweep::record_build(database, repo, recipe, b);
   const auto& r = b.result;
   fmt::print("{} {}: {} in {}{}\n", commit.short_sha(), tracker::format_date(commit.time), builder::outcome_name(r.outcome),
@@ -69,7 +71,7 @@ void attach_build(CLI::App& sub, Context& ctx) {
   sub.add_option("--repo", a->repo, "the compiler's git repository")->required();
   sub.add_option("--recipe", a->recipe, "recipe file, or a shipped one: sample-compiler, llvm-project")->required();
   sub.add_option("--commit", a->commit, "the check-in to build (any git rev)")->required();
-  sub.add_option("-j,--jobs", a->jobs, "parallel build jobs (default: the recipe's, else one per core)");
+  sub.add_option("-j,--jobs", a->jobs, "parallel build jobs (default: the recipe's, else one per core)")->check(CLI::Range(0, 1024));
   sub.add_flag("--rebuild", a->rebuild, "build again even if the cache has a result");
   sub.add_flag("--dry-run", a->dry_run, "print the exact commands the recipe would run, build nothing");
   sub.callback([&ctx, a] { run(ctx, *a); });

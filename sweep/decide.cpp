@@ -80,7 +80,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   DecideReport report;
   report.policy_hash = tracked.content_hash;
   auto repo = tracker::GitRepo::open(p.repo).take();
-  auto history = repo.first_parent_history(repo.tracked(p.branch).take()).take();
+  auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
   if (history.empty()) throw common::Fatal("the branch of " + p.repo + " has no check-ins");
   report.head = history.back().sha;
   std::map<std::string, std::size_t> position;

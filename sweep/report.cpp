@@ -199,7 +199,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
                                       it->reason.empty() ? it->state : it->state + ": " + it->reason});
   }
   auto repo = tracker::GitRepo::open(p.repo).take();
-  auto history = repo.first_parent_history(repo.tracked(p.branch).take()).take();
+  auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   auto recipe = builder::load_recipe(p.recipe).take();

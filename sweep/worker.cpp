@@ -173,7 +173,7 @@ class Executor {
     if (!commit)
       throw common::Fatal("check-in " + sha.substr(0, 12) + " is no longer in " + g.location().string() +
                           " (history rewritten?)");
-    auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, o_.jobs, false}).take();
+    auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, o_.jobs, false, o_.log}).take();
     *build_id = record_build(db, g, r, b);
     return b;
   }

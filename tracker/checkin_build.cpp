@@ -31,7 +31,11 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   fs::create_directories(entry.parent_path(), ec);
   if (ec) return common::Error{"cannot create " + entry.parent_path().string() + ": " + ec.message()};
   // Serializes builds in one work tree across processes.
-  auto lock = common::FileLock::acquire(tree.dir() / "build.lock");
+  auto lock = common::FileLock::acquire(tree.dir() / "build.lock", common::LockMode::Exclusive, [&] {
+    if (options.on_wait)
+      options.on_wait("waiting for another build in " + tree.dir().string() +
+                      " (a driftwatch build or worker of this data directory) to finish");
+  });
   if (!lock) return common::Error{"work tree " + tree.dir().string() + " is not writable: " + lock.error().message};
   // Before the checkout rewrites the sources under it: a ninja a SIGKILLed
   // run left behind would build the new check-in from half-old sources.

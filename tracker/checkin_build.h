@@ -17,6 +17,9 @@ struct CheckinBuildOptions {
   std::filesystem::path data_dir;
   int jobs = 1;
   bool rebuild = false;  ///< ignore (and replace) a cached result
+  /// Told once when another process builds in the same work tree and this
+  /// build waits for it: an unattended sweep would otherwise hang in silence.
+  std::function<void(const std::string&)> on_wait;
 };
 
 struct CheckinBuild {

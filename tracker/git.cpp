@@ -116,6 +116,15 @@ common::Result<std::string> GitRepo::tracked(const std::string& branch) const {
 common::Result<std::vector<CommitInfo>> GitRepo::first_parent_history(const std::string& to,
                                                                       const std::optional<std::string>& from,
                                                                       std::optional<std::int64_t> since) const {
+  return walk(to, from, since, false);
+}
+
+common::Result<std::vector<CommitInfo>> GitRepo::cloned_history(const std::string& to) const {
+  return walk(to, std::nullopt, std::nullopt, true);
+}
+
+common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, const std::optional<std::string>& from,
+                                                      std::optional<std::int64_t> since, bool to_shallow_end) const {
   auto to_sha = resolve(to);
   if (!to_sha) return to_sha.error();
   std::optional<std::string> from_sha;
@@ -131,10 +140,17 @@ common::Result<std::vector<CommitInfo>> GitRepo::first_parent_history(const std:
   git_oid oid;
   git_oid_fromstr(&oid, to_sha->c_str());
   bool reached_from = false;
+  // A commit whose clock was wrong (dated before `since` in the middle of the
+  // range) must not end the walk and drop everything older: it ends only
+  // after a run of check-ins older than `since`.
+  constexpr int kOlderRunToStop = 64;
+  int older_run = 0;
   for (;;) {
     git_commit* c = nullptr;
     if (git_commit_lookup(&c, repo, &oid) != 0) {
-      if (!newest_first.empty() && git_repository_is_shallow(repo) == 1)
+      bool shallow = !newest_first.empty() && git_repository_is_shallow(repo) == 1;
+      if (shallow && (to_shallow_end || older_run > 0)) break;  // the clone holds the range
+      if (shallow)
         return common::Error{impl_->location.string() + " is a shallow clone: its history stops at " +
                              newest_first.back().sha.substr(0, 12) + " (" +
                              tracker::format_date(newest_first.back().time) +
@@ -143,11 +159,17 @@ common::Result<std::vector<CommitInfo>> GitRepo::first_parent_history(const std:
     }
     CommitPtr owner(c);
     auto info = info_of(c);
-    if (since && info.time < *since) break;
-    newest_first.push_back(std::move(info));
-    if (from_sha && newest_first.back().sha == *from_sha) {
-      reached_from = true;
-      break;
+    bool older = since && info.time < *since;
+    older_run = older ? older_run + 1 : 0;
+    if (older_run >= kOlderRunToStop) break;
+    if (!older) {
+      newest_first.push_back(std::move(info));
+      if (from_sha && newest_first.back().sha == *from_sha) {
+        reached_from = true;
+        break;
+      }
+    } else if (from_sha && info.sha == *from_sha) {
+      break;  // `from` lies before `since`: not reached within it
     }
     if (git_commit_parentcount(c) == 0) break;
     git_oid_cpy(&oid, git_commit_parent_id(c, 0));

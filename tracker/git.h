@@ -38,12 +38,19 @@ class GitRepo {
   common::Result<std::vector<CommitInfo>> first_parent_history(const std::string& to,
                                                                const std::optional<std::string>& from = {},
                                                                std::optional<std::int64_t> since = {}) const;
+  /// The first-parent history ending at `to` as far as this clone holds it:
+  /// for reading series already measured (drift, report, decide), so a
+  /// shallow clone ends at its boundary instead of failing every night after
+  /// the sweep; nothing older could be checked out here anyway.
+  common::Result<std::vector<CommitInfo>> cloned_history(const std::string& to) const;
 
   struct Impl;
   Impl& impl() const { return *impl_; }
 
  private:
   explicit GitRepo(std::unique_ptr<Impl> impl);
+  common::Result<std::vector<CommitInfo>> walk(const std::string& to, const std::optional<std::string>& from,
+                                               std::optional<std::int64_t> since, bool to_shallow_end) const;
   std::unique_ptr<Impl> impl_;
 };
 

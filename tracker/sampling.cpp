@@ -63,7 +63,9 @@ std::vector<size_t> sample(const std::vector<CommitInfo>& history, const Samplin
       std::map<std::int64_t, size_t> last_of_period;  // later entries overwrite earlier ones
       for (size_t i = 0; i < history.size(); ++i)
         last_of_period[period_of(history[i].time, *rule.every->unit, rule.every->count)] = i;
-      if (rule.open_end) last_of_period.erase(std::prev(last_of_period.end()));  // the newest's period goes on
+      // The newest check-in's period goes on (by its date: one earlier commit
+      // dated in the future must not make the newest count as finished).
+      if (rule.open_end) last_of_period.erase(period_of(history.back().time, *rule.every->unit, rule.every->count));
       for (const auto& [period, i] : last_of_period) picked.insert(i);
     }
     if (rule.tags)

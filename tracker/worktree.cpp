@@ -217,7 +217,11 @@ common::Result<CheckoutStats> WorkTree::checkout(const GitRepo& repo, const std:
     remove_empty_parents(source_dir() / path, source_dir());
     ++stats.removed;
   }
-  if (!was_clean) {  // strays from an interrupted checkout or from hand edits
+  // Strays: from an interrupted checkout, added by hand, or written into the
+  // sources by a build step. Looked for at every move (a directory walk,
+  // small next to any build): a file the check-in lacks can fail its
+  // build (CMake's source-list checks), and that failure would be cached.
+  {
     std::vector<fs::path> strays;
     for (auto it = fs::recursive_directory_iterator(source_dir()); it != fs::recursive_directory_iterator(); ++it) {
       if (it->is_directory() && !it->is_symlink()) continue;

@@ -1,8 +1,9 @@
 #pragma once
 // A persistent checkout of one (repository, recipe) pair. Moving it to another
 // commit rewrites only the files that differ, so unchanged files keep their
-// mtimes and the next build is incremental. A checkout interrupted by a crash
-// (or edited by hand) is detected and repaired on the next move.
+// mtimes and the next build is incremental. A checkout interrupted by a crash,
+// a file it wrote edited by hand, and a file added to the sources (by hand or
+// by a build step) are repaired on the next move.
 #include <filesystem>
 #include <string>
 

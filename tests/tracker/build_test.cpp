@@ -7,10 +7,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "builder/recipe.h"
+#include "common/file_lock.h"
 #include "tests/support/temp_dir.h"
 #include "tracker/checkin_build.h"
 #include "tracker/sample_history.h"
@@ -385,4 +388,40 @@ TEST_CASE("recipe commands do not see the database DSN or libpq's variables") {
   CHECK(env.find("hunter2") == std::string::npos);
   CHECK(env.find("DRIFTWATCH_DB") == std::string::npos);
   CHECK(env.find("PGHOST") == std::string::npos);
+}
+
+TEST_CASE("a build that waits for another in the same work tree says so, then builds") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto recipe = builder::parse_recipe("name = 'quick'\n[build]\ncommand = 'mkdir -p {build}/bin && touch {build}/bin/dwcc'\n"
+                                      "[artifacts]\ncompiler = 'bin/dwcc'\n",
+                                      "quick.toml")
+                    .take();
+  auto commit = repo.commit("main").take();
+  auto tree = worktree_dir(dir / "data", repo.location(), recipe.name);
+  fs::create_directories(tree);
+  // Another process's build holds the work tree.
+  auto held = std::make_optional(common::FileLock::acquire(tree / "build.lock").take());
+  std::vector<std::string> told;
+  std::mutex told_mutex;
+  std::thread release([&] {
+    for (int i = 0; i < 200; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(told_mutex);
+        if (!told.empty()) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    held.reset();
+  });
+  CheckinBuildOptions options{dir / "data", 1, false, [&](const std::string& why) {
+                                std::lock_guard<std::mutex> lock(told_mutex);
+                                told.push_back(why);
+                              }};
+  auto b = build_checkin(repo, recipe, commit, options).take();
+  release.join();
+  CHECK_MESSAGE(b.result.outcome == builder::Outcome::Ok, b.result.message);
+  REQUIRE(told.size() == 1);
+  CHECK(told[0] == "waiting for another build in " + tree.string() +
+                       " (a driftwatch build or worker of this data directory) to finish");
 }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "common/process.h"
+#include "common/text.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/toy_history.h"
 #include "tracker/git.h"
@@ -99,6 +100,12 @@ TEST_CASE("a shallow clone's walk past its boundary names the boundary instead o
   INFO(h.error().message);
   CHECK(h.error().message.find((dir / "shallow").string() + " is a shallow clone: its history stops at ") == 0);
   CHECK(h.error().message.find("git fetch --unshallow") != std::string::npos);
+  // Reading what was measured walks as far as the clone goes: drift analysis,
+  // report and decide would otherwise fail after every nightly sweep.
+  auto cloned = repo.cloned_history("HEAD").take();
+  REQUIRE(cloned.size() == 2);
+  CHECK(cloned.back().sha == repo.resolve("HEAD").take());
+  CHECK(cloned.front().sha == repo.resolve("HEAD~1").take());
 }
 
 TEST_CASE("a project's empty branch means HEAD, and a detached HEAD is refused rather than swept") {
@@ -112,4 +119,26 @@ TEST_CASE("a project's empty branch means HEAD, and a detached HEAD is refused r
   REQUIRE_FALSE(detached.ok());
   CHECK(detached.error().message.find("is detached (a bisect or a checkout in progress?)") != std::string::npos);
   CHECK(repo.tracked("main").take() == "main");
+}
+
+TEST_CASE("one check-in with a wrong clock inside the range does not cut off everything older") {
+  testing::TempDir dir;
+  auto path = testing::write_toy_history(dir.path());
+  // Three check-ins on main; the middle one's committer clock is years behind.
+  auto commit = [&](const std::string& subject, const std::string& date) {
+    common::ProcessSpec spec;
+    spec.argv = {"env", "GIT_COMMITTER_DATE=" + date, "GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_NAME=T",
+                 "GIT_COMMITTER_EMAIL=t@example.org", "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.org",
+                 "git", "-C", path.string(), "commit-tree", "main^{tree}", "-p", "main", "-m", subject};
+    auto r = common::run_process(spec).take();
+    REQUIRE_MESSAGE(r.ok(), r.output);
+    git({"-C", path.string(), "update-ref", "refs/heads/main", common::trim(r.output)});
+  };
+  commit("Late one", "2026-02-01T12:00:00Z");
+  commit("Skewed clock", "2020-01-01T12:00:00Z");
+  commit("Later one", "2026-02-03T12:00:00Z");
+  auto repo = GitRepo::open(path).take();
+  auto h = repo.first_parent_history("main", std::nullopt, parse_date("2025-12-08").take()).take();
+  CHECK(subjects(h) == std::vector<std::string>{"Change the threshold", "Add a pass and drop the old notes",
+                                                "Docs only", "Merge branch 'side'", "Late one", "Later one"});
 }

@@ -65,6 +65,20 @@ TEST_CASE("a hand-edited file in a clean work tree is restored") {
   CHECK(r.written == 2);  // config.h (changed) + main.c (repaired)
 }
 
+TEST_CASE("a file added to the sources of a clean work tree is gone after the next move") {
+  testing::TempDir dir;
+  auto repo = GitRepo::open(testing::write_toy_history(dir.path())).take();
+  auto h = repo.first_parent_history("main").take();
+  WorkTree wt(dir / "wt");
+  wt.checkout(repo, h[0].sha).take();
+  // A file no check-in has: added by hand, or generated into the sources by a build.
+  std::ofstream(wt.source_dir() / "src/generated.c") << "int stray;\n";
+  auto r = wt.checkout(repo, h[1].sha).take();
+  CHECK_FALSE(fs::exists(wt.source_dir() / "src/generated.c"));
+  CHECK(r.removed >= 1);
+  CHECK(read(wt.source_dir() / "src/main.c") == "int main(void) { return 0; }\n");
+}
+
 TEST_CASE("a checkout interrupted half-way is detected and repaired") {
   testing::TempDir dir;
   auto repo = GitRepo::open(testing::write_toy_history(dir.path())).take();

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tracker/sampling.h"
 
 using namespace tracker;
@@ -77,6 +79,17 @@ TEST_CASE("a history that goes on (a nightly --new) never takes its newest check
   r.open_end = true;
   CHECK(shas(longer, sample(longer, r)) == std::vector<std::string>{"c3", "c10"});
   CHECK(shas(longer, sample(longer, whole)) == std::vector<std::string>{"c3", "c10", "c12"});
+}
+
+TEST_CASE("a check-in dated in the future does not make a nightly sweep take the newest mid-week") {
+  auto h = daily(10);  // c4..c9: the week of Mon 01-05, still going on
+  h[2].time += 90 * 86400;  // a committer clock three months ahead
+  SamplingRule r;
+  r.every = Every{1, PeriodUnit::Week};
+  r.open_end = true;
+  auto picked = shas(h, sample(h, r));
+  CHECK(std::find(picked.begin(), picked.end(), "c9") == picked.end());
+  CHECK(std::find(picked.begin(), picked.end(), "c2") != picked.end());  // its own (future) week: the last of it
 }
 
 TEST_CASE("per week takes the last check-in of each ISO week") {
