@@ -170,6 +170,11 @@ common::Result<PolicyModel> PolicyModel::load(const fs::path& path) {
   if (!meta) return refuse(meta.error().message);
   meta->content_hash = hash;
   auto impl = make_impl(*meta);
+  // torch::load replaces each tensor with the file's, whatever its shape: the
+  // shapes the metadata implies are compared afterwards, or a file whose
+  // metadata disagrees with its weights loads and then fails every compile.
+  std::vector<std::vector<std::int64_t>> expected;
+  for (const auto& p : impl->net->parameters()) expected.push_back(p.sizes().vec());
   try {
     std::istringstream ws(weights);
     torch::load(impl->net, ws);
@@ -178,7 +183,15 @@ common::Result<PolicyModel> PolicyModel::load(const fs::path& path) {
     return refuse("its weights do not fit a " + std::to_string(meta->features.size()) + "-feature network (" +
                   what.substr(0, what.find('\n')) + ")");
   }
-  for (const auto& p : impl->net->parameters())
+  auto loaded = impl->net->parameters();
+  std::string layers = std::to_string(meta->features.size());
+  for (int h : meta->hidden) layers += "-" + std::to_string(h);
+  if (loaded.size() != expected.size())
+    return refuse("its weights do not fit the " + layers + "-2 network its metadata describes");
+  for (std::size_t i = 0; i < loaded.size(); ++i)
+    if (loaded[i].sizes().vec() != expected[i])
+      return refuse("its weights do not fit the " + layers + "-2 network its metadata describes");
+  for (const auto& p : loaded)
     if (!torch::isfinite(p).all().item<bool>()) return refuse("its weights hold NaN or infinite numbers");
   return PolicyModel(std::move(impl));
 }
