@@ -161,7 +161,9 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
   }
   r.launcher = root["launcher"].value_or<std::string>("ccache");
   r.ccache_remote_storage = root["ccache_remote_storage"].value_or<std::string>("");
-  r.jobs = static_cast<int>(root["jobs"].value_or<int64_t>(0));
+  auto jobs = root["jobs"].value_or<int64_t>(0);
+  if (jobs < 0 || jobs > 1024) return Error{origin + ": 'jobs' must be 0 (one per core) to 1024, not " + std::to_string(jobs)};
+  r.jobs = static_cast<int>(jobs);
   if (const auto* c = root["configure"].as_table()) {
     if (auto s = check_keys(*c, "configure", origin); !s) return s.error();
     r.configure = (*c)["command"].value_or<std::string>("");
@@ -200,6 +202,15 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     r.cc1 = *cc1;
     if (r.compile.empty()) return Error{origin + ": missing key 'compile.command'"};
   }
+  // Every placeholder is checked now: found at a build, a typo ({job}) was
+  // recorded as each check-in's own build failure, and cached.
+  if (auto rendered = render(r, {"/source", "/build", "/data", 1}); !rendered)
+    return Error{origin + ": " + rendered.error().message};
+  std::map<std::string, std::filesystem::path> artifact_paths;
+  for (const auto& [name, path] : r.artifacts) artifact_paths[name] = "/artifacts/" + name;
+  if (!r.compile.empty())
+    if (auto compile = render_compile(r, artifact_paths); !compile) return Error{origin + ": " + compile.error().message};
+  if (auto cc1 = render_cc1(r, artifact_paths); !cc1) return Error{origin + ": " + cc1.error().message};
   r.build_hash = common::sha256_hex(canonical(r));
   // A recipe without [compile] keeps the hash it had before [compile] counted.
   r.content_hash = common::sha256_hex(canonical(r) + (root.contains("compile") ? measuring(r) : std::string()));

@@ -12,7 +12,7 @@ void BuildSelector::attach(CLI::App& sub) {
       ->required();
   sub.add_option("--repo", repo, "the compiler's git repository (with a check-in for --build)");
   sub.add_option("--recipe", recipe, "recipe file or shipped name (default: sample-compiler)");
-  sub.add_option("-j,--jobs", jobs, "parallel jobs (default: one per core)");
+  sub.add_option("-j,--jobs", jobs, "parallel jobs (default: one per core)")->check(CLI::Range(0, 1024));
 }
 
 sweep::SelectedBuild select_build(const Context& ctx, const BuildSelector& s, db::Database* database) {

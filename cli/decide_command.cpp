@@ -126,7 +126,7 @@ void attach_retrain(CLI::App& sub, Context& ctx) {
                  "auto: promote a candidate that wins; never: record it only "
                  "(default: the project's retrain.promote)")
       ->check(CLI::IsMember({"auto", "never"}));
-  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else one per core)");
+  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else one per core)")->check(CLI::Range(0, 1024));
   sub.footer(
       "Trains a candidate on retrain.training_suite warm-started from the active policy, evaluates both at the "
       "same build on the held-out suites, and promotes it only when it wins by retrain.margin without making more "

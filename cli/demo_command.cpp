@@ -99,7 +99,11 @@ void run(Context& ctx, const DemoArgs& a) {
   auto data = ctx.data_dir();
   common::ensure_writable_dir(data, "data directory");
   int jobs = sweep::jobs_or_cores(a.jobs);
-  auto model = policy::PolicyModel::load(a.policy).take();
+  // Checked before the history, the database and the suite: the project
+  // file written below must parse, and name the policy wherever it is read from.
+  (void)tracker::parse_every(a.every).take();
+  auto policy_file = fs::absolute(a.policy).string();
+  auto model = policy::PolicyModel::load(policy_file).take();
   fmt::print("policy: {} ({}), trained at {}\n", model.metadata().name, model.metadata().content_hash.substr(0, 12),
              model.metadata().compiler_commit.substr(0, 12));
 
@@ -118,15 +122,15 @@ void run(Context& ctx, const DemoArgs& a) {
 
   // The demo is a project like any other: its file is kept for `sweep --config`.
   auto project_dir = data / "demo";
-  auto text = sweep::project_file_template("demo", repo_dir.string(), a.policy);
+  auto text = sweep::project_file_template("demo", repo_dir.string(), policy_file);
   auto replace = [&text](const std::string& from, const std::string& to) {
     text.replace(text.find(from), from.size(), to);
   };
   replace("every = \"1w\"", "every = \"" + a.every + "\"");
   replace("names = [\"holdout\"]", "names = [\"" + a.suite + "\"]");
-  common::write_file_atomically(project_dir / "driftwatch.toml", text).take();
   sweep::SweepOptions o;
   o.project = sweep::parse_project_file(text, (project_dir / "driftwatch.toml").string(), project_dir).take();
+  common::write_file_atomically(project_dir / "driftwatch.toml", text).take();  // only once it parses
   o.target = ctx.target();
   o.data_dir = data;
   o.jobs = jobs;
@@ -167,7 +171,7 @@ void attach_demo(CLI::App& sub, Context& ctx) {
   sub.add_option("--every", a->every, "sampling of the history (N, Nd, Nw, Nm; default 1m)");
   sub.add_option("--suite", a->suite, "suite to evaluate on (default: holdout, built on first use)");
   sub.add_option("--policy", a->policy, "the frozen policy (default: the shipped one)");
-  sub.add_option("-j,--jobs", a->jobs, "parallel jobs (default: one per core)");
+  sub.add_option("-j,--jobs", a->jobs, "parallel jobs (default: one per core)")->check(CLI::Range(0, 1024));
   sub.add_flag("--serve", a->serve, "then serve the report on http://127.0.0.1:PORT/ until stopped");
   sub.add_option("--port", a->port, "port for --serve (default 8765; 0: any free port)")->check(CLI::Range(0, 65535));
   sub.callback([&ctx, a] { run(ctx, *a); });

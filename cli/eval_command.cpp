@@ -80,10 +80,11 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
 namespace {
 
 void run_eval(Context& ctx, const EvalArgs& a) {
+  // The policy and suite first: a typo in either must not cost a compiler build.
+  auto model = policy::PolicyModel::load(a.policy).take();
+  auto suite = sweep::select_suite(ctx.data_dir(), a.suite);
   auto database = ctx.database();
   auto build = select_build(ctx, a.build, &database);
-  auto suite = sweep::select_suite(ctx.data_dir(), a.suite);
-  auto model = policy::PolicyModel::load(a.policy).take();
   sweep::EvaluationRunOptions o;
   o.data_dir = ctx.data_dir();
   o.jobs = sweep::jobs_or_cores(a.build.jobs);

@@ -117,7 +117,7 @@ void attach_worker(CLI::App& sub, Context& ctx) {
   auto a = std::make_shared<WorkerArgs>();
   sub.add_option("--project", a->project, "claim only this project's jobs (default: every project)");
   sub.add_option("--kinds", a->kinds, "job kinds to claim, comma-separated (default build,eval)");
-  sub.add_option("-j,--jobs", a->jobs, "parallel compiles within a job (default: one per core)");
+  sub.add_option("-j,--jobs", a->jobs, "parallel compiles within a job (default: one per core)")->check(CLI::Range(0, 1024));
   sub.add_option("--max-jobs", a->max_jobs, "exit after this many jobs (default: no limit)")->check(CLI::NonNegativeNumber);
   sub.add_option("--idle-exit", a->idle_exit, "exit after this many seconds without runnable work (default: never)")
       ->check(CLI::NonNegativeNumber);

@@ -2,10 +2,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -68,20 +71,35 @@ void print_training_progress(const policy::TrainProgress& p) {
   }
 }
 
+/// Checked before the minutes to hours of training that end by writing it.
+void check_output_file(const fs::path& out) {
+  auto dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  if (fs::is_directory(out)) throw common::Fatal("--out " + out.string() + " is a directory: name the policy file");
+  if (!fs::is_directory(dir))
+    throw common::Fatal("--out " + out.string() + ": the directory " + dir.string() + " does not exist");
+  if (access(dir.c_str(), W_OK) != 0)
+    throw common::Fatal("--out " + out.string() + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
+}
+
 void run_train(Context& ctx, const TrainArgs& a) {
+  check_output_file(a.out);
+  // The suites before the compiler: a typo must not cost a compiler build first.
+  auto suite = sweep::select_suite(ctx.data_dir(), a.suite);
+  std::optional<sweep::SelectedSuite> validation;
+  if (!a.validation.empty()) {
+    validation = sweep::select_suite(ctx.data_dir(), a.validation);
+    if (validation->manifest_hash == suite.manifest_hash)
+      throw common::Fatal("the validation suite must not be the training suite (" + a.validation + ")");
+  }
   auto database = ctx.database();
   auto build = select_build(ctx, a.build, &database);
-  auto suite = sweep::select_suite(ctx.data_dir(), a.suite);
   policy::TrainOptions o = a.options;
   std::erase(o.metadata.hidden, 0);  // --hidden 0: no hidden layer
   o.modules = sweep::training_modules(suite, build.compiler);
   std::string corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
-  if (!a.validation.empty()) {
-    auto v = sweep::select_suite(ctx.data_dir(), a.validation);
-    if (v.manifest_hash == suite.manifest_hash)
-      throw common::Fatal("the validation suite must not be the training suite (" + a.validation + ")");
-    o.validation = sweep::training_modules(v, build.compiler);
-    corpus += ", validation " + v.suite.name + "@" + v.manifest_hash.substr(0, 16);
+  if (validation) {
+    o.validation = sweep::training_modules(*validation, build.compiler);
+    corpus += ", validation " + validation->suite.name + "@" + validation->manifest_hash.substr(0, 16);
   }
   o.compiler = build.compiler;
   o.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {

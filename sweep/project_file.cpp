@@ -186,16 +186,23 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
   if (!p.notify.webhook.empty() && p.notify.webhook.rfind("http://", 0) != 0 &&
       p.notify.webhook.rfind("https://", 0) != 0)
     return Error{origin + ": notify.webhook must be an http:// or https:// URL"};
+  if (p.alerts.broken_builds < 1)
+    return Error{origin + ": alerts.broken_builds must be at least 1 (0 would never raise a build-broken alert)"};
   if (auto bad = reports::validate(p.decide)) return Error{origin + ": [decide] " + *bad};
   if (p.retrain.promote != "auto" && p.retrain.promote != "never")
     return Error{origin + ": retrain.promote must be \"auto\" or \"never\""};
   if (p.retrain.settings != "shipped" && p.retrain.settings != "small")
     return Error{origin + ": retrain.settings must be \"shipped\" or \"small\""};
+  for (const auto& s : p.suites)
+    if (s.empty()) return Error{origin + ": suites.names holds an empty name"};
+  for (const auto& s : p.retrain.holdout)
+    if (s.empty()) return Error{origin + ": retrain.holdout holds an empty name"};
+  if (p.retrain.training_suite.empty()) return Error{origin + ": retrain.training_suite must name a suite"};
   for (const auto& s : p.holdout_suites()) {
     if (s == p.retrain.training_suite)
       return Error{origin + ": retrain.training_suite '" + s +
                    "' is also a held-out suite: a candidate must be judged on code it did not train on"};
-    if (s == p.retrain.validation_suite)
+    if (!p.retrain.validation_suite.empty() && s == p.retrain.validation_suite)
       return Error{origin + ": retrain.validation_suite '" + s +
                    "' is also a held-out suite: training must never choose on the code it is judged on"};
   }

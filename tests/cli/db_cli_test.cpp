@@ -131,6 +131,10 @@ TEST_CASE("unknown subcommands and options get one line and exit 2") {
   CHECK(r.output.find("--no-such-option") != std::string::npos);
   r = run_driftwatch({});
   check_one_line_error(r);
+  // A negative job count was taken for "one per core".
+  r = run_driftwatch({"build", "--recipe", "sample-compiler", "--commit", "main", "-j", "-3", "--dry-run"});
+  check_one_line_error(r);
+  CHECK(r.output.find("-3") != std::string::npos);
 }
 
 TEST_CASE("an unreachable DSN names the host and reason, never the password") {

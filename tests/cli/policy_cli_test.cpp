@@ -70,10 +70,17 @@ TEST_CASE("eval and train refuse a corrupt policy, and eval a suite whose module
   CHECK(common::last_line(r.output).find("truncated") != std::string::npos);
   CHECK(r.output.find("collecting") == std::string::npos);
   CHECK_FALSE(fs::exists(f.dir / "child.policy"));
+  // Where the policy would be written is checked before anything is trained.
+  r = f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out",
+             (f.dir / "no/such/dir/p.policy").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(common::last_line(r.output) == "driftwatch: --out " + (f.dir / "no/such/dir/p.policy").string() +
+                                           ": the directory " + (f.dir / "no/such/dir").string() + " does not exist");
+  CHECK(r.output.find("collecting") == std::string::npos);
 
   std::ofstream(f.dir / "data/suites/testdata/ini.c.bc", std::ios::app) << "x";
   r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy",
-             (f.dir / "bad.policy").string()});
+             std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
   CHECK(r.exit_code == 2);
   CHECK(common::last_line(r.output).find("ini.c") != std::string::npos);
 }

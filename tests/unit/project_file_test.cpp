@@ -68,6 +68,12 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
   CHECK(error_of(std::string(kMinimal) + "[run]\njobs = 5000000000\n") == "driftwatch.toml:8: run.jobs must be a whole number");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook_format = \"xml\"\n") ==
         "driftwatch.toml: notify.webhook_format must be \"json\" or \"slack\"");
+  CHECK(error_of("[compiler]\nrepo = \"c\"\n[policy]\nfile = \"p.policy\"\n[suites]\nnames = [\"\"]\n") ==
+        "driftwatch.toml: suites.names holds an empty name");
+  CHECK(error_of(std::string(kMinimal) + "[retrain]\ntraining_suite = \"\"\n") ==
+        "driftwatch.toml: retrain.training_suite must name a suite");
+  CHECK(error_of(std::string(kMinimal) + "[alerts]\nbroken_builds = 0\n") ==
+        "driftwatch.toml: alerts.broken_builds must be at least 1 (0 would never raise a build-broken alert)");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook = \"ftp://x\"\n") ==
         "driftwatch.toml: notify.webhook must be an http:// or https:// URL");
   CHECK(error_of("[compiler]\nrepo = \"x\"\n[suites]\nnames = [\"s\"]\n") ==

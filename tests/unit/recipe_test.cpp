@@ -111,13 +111,23 @@ TEST_CASE("a recipe key of the wrong type is refused, never dropped") {
   CHECK(with("launcher = false").error().message == "r.toml: 'launcher' must be a string");
   CHECK(with("", "command = ['make', 'all']").error().message == "r.toml: 'build.command' must be a string");
   CHECK(with("jobs = 8\nlauncher = ''").ok());
+  CHECK(with("jobs = -4").error().message == "r.toml: 'jobs' must be 0 (one per core) to 1024, not -4");
 }
 
-TEST_CASE("an unknown placeholder is an error naming it") {
-  auto r = parse_recipe("name = 'x'\n[build]\ncommand = 'make {target}'\n[artifacts]\na = 'b'\n", "r.toml").take();
-  auto out = render(r, {"/s", "/b", "/d", 1});
+TEST_CASE("an unknown placeholder is refused with the recipe, naming it, before anything is built") {
+  // Found at a build instead, a typo was each check-in's build failure, and cached.
+  auto out = parse_recipe("name = 'x'\n[build]\ncommand = 'make -j{job}'\n[artifacts]\na = 'b'\n", "r.toml");
   REQUIRE_FALSE(out.ok());
-  CHECK(out.error().message == "recipe x build.command: unknown placeholder {target}");
+  CHECK(out.error().message == "r.toml: recipe x build.command: unknown placeholder {job}");
+  auto compile = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncc = 'bin/cc'\n"
+                              "[compile]\ncommand = '{compiler} -c {input} -o {output}'\n",
+                              "r.toml");
+  REQUIRE_FALSE(compile.ok());
+  CHECK(compile.error().message == "r.toml: recipe x compile.command: unknown placeholder {compiler}");
+  auto env = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[env]\nCC = '{sorce}/cc'\n[artifacts]\na = 'b'\n",
+                          "r.toml");
+  REQUIRE_FALSE(env.ok());
+  CHECK(env.error().message == "r.toml: recipe x env.CC: unknown placeholder {sorce}");
 }
 
 TEST_CASE("the shipped llvm-project recipe renders opt, llc and clang for X86") {
