@@ -107,6 +107,25 @@ bool open_alert(Database& db, const AlertRow& a) {
   });
 }
 
+bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& note) {
+  return db.impl().guarded("narrowing an alert", [&] {
+    pqxx::work tx(db.impl().conn);
+    // Another alert may already carry the narrower fingerprint: then this one stays as it is.
+    auto r = tx.exec_params(
+        "UPDATE alerts SET fingerprint = $2, details = $3::jsonb, last_good_commit_id = NULLIF($4, 0), "
+        "first_bad_commit_id = NULLIF($5, 0), culprit_commit_id = NULLIF($6, 0), range_first_commit_id = NULLIF($7, 0), "
+        "magnitude = $8, updated_at = now() WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM alerts WHERE fingerprint = $2)",
+        id, a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
+        a.range_first_commit_id, a.magnitude);
+    if (r.affected_rows() == 0) return false;
+    tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) SELECT id, state, 'driftwatch', $2 "
+                   "FROM alerts WHERE id = $1",
+                   id, note);
+    tx.commit();
+    return true;
+  });
+}
+
 namespace {
 
 const char* kAlertColumns =
@@ -116,7 +135,7 @@ const char* kAlertColumns =
     "  COALESCE(rf.sha, ''), a.magnitude, a.details::text, a.notify_state, a.notify_error, a.notify_attempts, "
     "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), "
     "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), COALESCE(p.content_hash, ''), "
-    "  COALESCE(s.manifest_hash, '') "
+    "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
     "LEFT JOIN commits fb ON fb.id = a.first_bad_commit_id LEFT JOIN commits rf ON rf.id = a.range_first_commit_id ";
@@ -149,6 +168,8 @@ AlertView alert_view(const pqxx::row& r) {
   v.updated_at = r[23].as<std::string>();
   v.policy_hash = r[24].as<std::string>();
   v.suite_manifest_hash = r[25].as<std::string>();
+  v.hook_sent = r[26].as<bool>();
+  v.webhook_sent = r[27].as<bool>();
   return v;
 }
 
@@ -170,24 +191,25 @@ std::vector<AlertView> list_alerts(Database& db, const std::string& project, con
   });
 }
 
-std::optional<AlertView> find_alert(Database& db, Id id) {
+std::optional<AlertView> find_alert(Database& db, const std::string& project, Id id) {
   return db.impl().guarded("reading an alert", [&]() -> std::optional<AlertView> {
     pqxx::read_transaction tx(db.impl().conn);
-    auto r = tx.exec_params(std::string(kAlertColumns) + "WHERE a.id = $1", id);
+    auto r = tx.exec_params(std::string(kAlertColumns) + "WHERE a.id = $1 AND a.project = $2", id, project);
     if (r.empty()) return std::nullopt;
     return alert_view(r[0]);
   });
 }
 
-bool set_alert_state(Database& db, Id id, const std::string& state, const std::string& who_text,
-                     const std::string& note_text) {
+bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state,
+                     const std::string& who_text, const std::string& note_text) {
   // People's words from a command line: any bytes, stored as valid UTF-8.
   auto who = common::valid_utf8(who_text), note = common::valid_utf8(note_text);
   return db.impl().guarded("changing an alert", [&] {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
-        "UPDATE alerts SET state = $2, state_by = $3, note = $4, updated_at = now() WHERE id = $1", id, state, who,
-        note);
+        "UPDATE alerts SET state = $2, state_by = $3, note = CASE WHEN $4 = '' THEN note ELSE $4 END, "
+        "updated_at = now() WHERE id = $1 AND project = $5",
+        id, state, who, note, project);
     if (r.affected_rows() == 0) return false;
     tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, $2, $3, $4)", id, state, who,
                    note);
@@ -214,19 +236,20 @@ std::vector<AlertView> undelivered_alerts(Database& db, const std::string& proje
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<AlertView> out;
     for (const auto& r : tx.exec_params(
-             std::string(kAlertColumns) + "WHERE a.project = $1 AND a.notify_state = 'pending' ORDER BY a.id", project))
+             std::string(kAlertColumns) + "WHERE a.project = $1 AND a.notify_state = 'pending' AND a.state = 'open' ORDER BY a.id", project))
       out.push_back(alert_view(r));
     return out;
   });
 }
 
-void mark_delivery(Database& db, Id id, bool sent, const std::string& error) {
+void mark_delivery(Database& db, Id id, const Delivered& d) {
   db.impl().guarded("recording a delivery", [&] {
     pqxx::work tx(db.impl().conn);
     tx.exec_params(
         "UPDATE alerts SET notify_state = CASE WHEN $2 THEN 'sent' ELSE notify_state END, "
-        "notify_attempts = notify_attempts + 1, notify_error = $3 WHERE id = $1",
-        id, sent, error);
+        "hook_sent = hook_sent OR $3, webhook_sent = webhook_sent OR $4, "
+        "notify_attempts = notify_attempts + 1, notify_error = $5 WHERE id = $1",
+        id, d.error.empty(), d.hook, d.webhook, d.error);
     tx.commit();
   });
 }

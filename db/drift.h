@@ -67,24 +67,41 @@ struct AlertView {
   double magnitude = 0;
   std::string details_json;
   std::string notify_state, notify_error;
+  bool hook_sent = false, webhook_sent = false;  ///< which channels have it: a failed one is retried alone
   int notify_attempts = 0;
   std::string created_at, updated_at;
 };
 
+/// Re-pins an alert a later sweep narrowed (bisection finished what an
+/// earlier one left as a range): its fingerprint, check-ins and evidence are
+/// replaced, its state and delivery kept, and `note` goes into its history.
+/// False when another alert already has the new fingerprint.
+bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& note);
+
 /// The project's alerts, newest first; `states` empty for all.
 std::vector<AlertView> list_alerts(Database& db, const std::string& project, const std::vector<std::string>& states);
-std::optional<AlertView> find_alert(Database& db, Id id);
+/// One of the project's alerts; none when the id names no alert or another project's.
+std::optional<AlertView> find_alert(Database& db, const std::string& project, Id id);
 /// Moves an alert to `state` (acknowledged, resolved, ignored, open) with who and a note; false when no such alert.
-bool set_alert_state(Database& db, Id id, const std::string& state, const std::string& who, const std::string& note);
+/// An empty note keeps the alert's last one (every note stays in its events).
+bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state, const std::string& who,
+                     const std::string& note);
 
 struct AlertEvent {
   std::string state, who, note, at;
 };
 std::vector<AlertEvent> alert_events(Database& db, Id id);
 
-/// Alerts whose delivery is still pending.
+/// Open alerts whose delivery is still pending (one acknowledged, resolved
+/// or ignored meanwhile is not sent).
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project);
-void mark_delivery(Database& db, Id id, bool sent, const std::string& error);
+/// One delivery attempt: the channels that took the alert this time, and
+/// what failed (empty: it is sent, on every channel it was still due on).
+struct Delivered {
+  bool hook = false, webhook = false;
+  std::string error;
+};
+void mark_delivery(Database& db, Id id, const Delivered& d);
 
 /// Records the analysed series point (replacing an earlier one).
 void record_drift_point(Database& db, const std::string& project, const std::string& policy_hash,

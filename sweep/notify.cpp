@@ -12,6 +12,7 @@
 #include "common/process.h"
 #include "common/text.h"
 #include "reports/drift.h"
+#include "sweep/slack_text.h"
 #include "tracker/sampling.h"
 
 namespace sweep {
@@ -44,11 +45,13 @@ std::string alert_sentence(const db::AlertView& a) {
   auto num = [&](const char* group, const char* key) {
     return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
   };
-  std::string where = !a.culprit_sha.empty()
-                          ? a.culprit_sha.substr(0, 12) + " " + tracker::format_date(a.culprit_time) + " " +
-                                common::last_line(a.culprit_subject)
-                          : "one of " + a.range_first_sha.substr(0, 12) + ".." + a.first_bad_sha.substr(0, 12) +
-                                " (" + reports::kRangeNote + ")";
+  std::string where = !a.culprit_sha.empty() ? a.culprit_sha.substr(0, 12) + " " +
+                                                   tracker::format_date(a.culprit_time) + " " +
+                                                   common::last_line(a.culprit_subject)
+                      : !a.range_first_sha.empty()
+                          ? "one of " + a.range_first_sha.substr(0, 12) + ".." + a.first_bad_sha.substr(0, 12) + " (" +
+                                reports::kRangeNote + ")"
+                          : a.first_bad_sha.substr(0, 12) + " (" + reports::kNotPinnedNote + ")";
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
     return fmt::format("uplift of {} on {} {} from {:+.2f}% to {:+.2f}%: {}", a.policy, a.suite,
                        a.kind == "uplift-dropped" ? "dropped" : "rose", 100 * num("before", "uplift"),
@@ -131,21 +134,25 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
   if (p.notify.command.empty() && p.notify.webhook.empty()) return out;
   for (const auto& a : db::undelivered_alerts(db, p.name)) {
     auto body = alert_json(a);
-    std::string error;
-    if (!p.notify.command.empty())
-      if (auto s = run_hook(p.notify.command, body); !s) error = s.error().message;
-    if (!p.notify.webhook.empty()) {
-      auto payload = p.notify.webhook_format == "slack"
-                         ? json{{"text", "driftwatch: " + alert_sentence(a)}}.dump(-1, ' ', false,
-                                                                                    json::error_handler_t::replace)
-                         : body;
-      if (auto s = post_json(p.notify.webhook, payload, 10); !s) error += (error.empty() ? "" : "; ") + s.error().message;
+    db::Delivered d;
+    auto failed = [&d](const std::string& why) { d.error += (d.error.empty() ? "" : "; ") + why; };
+    if (!p.notify.command.empty() && !a.hook_sent) {
+      if (auto s = run_hook(p.notify.command, body); s) d.hook = true;
+      else failed(s.error().message);
     }
-    db::mark_delivery(db, a.id, error.empty(), error);
-    if (error.empty()) ++out.sent;
+    if (!p.notify.webhook.empty() && !a.webhook_sent) {
+      auto payload = p.notify.webhook_format == "slack"
+                         ? json{{"text", "driftwatch: " + slack_escape(alert_sentence(a))}}.dump(
+                               -1, ' ', false, json::error_handler_t::replace)
+                         : body;
+      if (auto s = post_json(p.notify.webhook, payload, 10); s) d.webhook = true;
+      else failed(s.error().message);
+    }
+    db::mark_delivery(db, a.id, d);
+    if (d.error.empty()) ++out.sent;
     else {
       ++out.failed;
-      fmt::print(stderr, "driftwatch: alert {} not delivered (retried by the next sweep): {}\n", a.id, error);
+      fmt::print(stderr, "driftwatch: alert {} not delivered (retried by the next sweep): {}\n", a.id, d.error);
     }
   }
   return out;
