@@ -18,6 +18,7 @@
 #include "sweep/notify.h"
 #include "sweep/plan.h"
 #include "sweep/suite_selection.h"
+#include "sweep/sweep.h"
 #include "builder/recipe.h"
 #include "policy/model.h"
 #include "sweep/lineage.h"
@@ -71,8 +72,8 @@ void run_list(Context& ctx, const AlertArgs& a) {
 void run_show(Context& ctx, const AlertArgs& a) {
   auto project = a.project.load(ctx);
   auto database = ctx.database();
-  auto al = db::find_alert(database, a.id);
-  if (!al) throw common::Fatal("no alert " + std::to_string(a.id));
+  auto al = db::find_alert(database, project.name, a.id);
+  if (!al) throw common::Fatal("no alert " + std::to_string(a.id) + " in project " + project.name);
   if (a.json) {
     auto j = json::parse(sweep::alert_json(*al));
     j["events"] = json::array();
@@ -85,8 +86,10 @@ void run_show(Context& ctx, const AlertArgs& a) {
   if (!al->culprit_sha.empty())
     fmt::print("culprit: {} {} by {}\n  {}\n", al->culprit_sha, tracker::format_date(al->culprit_time),
                printable(al->culprit_author), printable(al->culprit_subject));
-  else
+  else if (!al->range_first_sha.empty())
     fmt::print("culprit: one of {}..{} ({})\n", al->range_first_sha, al->first_bad_sha, reports::kRangeNote);
+  else
+    fmt::print("not pinned: {} ({})\n", al->first_bad_sha, reports::kNotPinnedNote);
   fmt::print("last good: {}\nfirst bad: {}\n", al->last_good_sha, al->first_bad_sha);
   auto d = json::parse(al->details_json, nullptr, false);
   if (!d.is_discarded()) {
@@ -101,8 +104,15 @@ void run_show(Context& ctx, const AlertArgs& a) {
 void run_move(Context& ctx, const AlertArgs& a, const std::string& state) {
   auto project = a.project.load(ctx);
   auto database = ctx.database();
-  if (!db::set_alert_state(database, a.id, state, who(a.by), a.note))
-    throw common::Fatal("no alert " + std::to_string(a.id));
+  auto al = db::find_alert(database, project.name, a.id);
+  if (!al) throw common::Fatal("no alert " + std::to_string(a.id) + " in project " + project.name);
+  // Acknowledging says someone is on an open alert; one resolved or ignored
+  // is reopened first, so its history reads in order.
+  if (al->state == state) throw common::Fatal("alert " + std::to_string(a.id) + " is " + state + " already");
+  if (state == "acknowledged" && al->state != "open")
+    throw common::Fatal("alert " + std::to_string(a.id) + " is " + al->state + ", not open: reopen it first");
+  if (!db::set_alert_state(database, project.name, a.id, state, who(a.by), a.note))
+    throw common::Fatal("no alert " + std::to_string(a.id) + " in project " + project.name);
   fmt::print("alert {} {}\n", a.id, state);
   if (a.exit_code) set_exit_code(ctx, database, project.name);
 }
@@ -129,12 +139,27 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     throw common::Fatal("a sweep of project '" + project.name + "' is running; bisect after it");
   project = sweep::with_tracked_policy(database, project);  // a promoted policy replaces the project file's
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
+  std::vector<std::string> failures;
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
-                            1, &progress, nullptr, nullptr, {}};
+                            1, &progress, &failures, nullptr, {}};
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
-    // Measure both ends first: the analysis then sees the change between them.
     auto repo = tracker::GitRepo::open(project.repo).take();
+    // The analysis reads the tracked first-parent line only: an end off it
+    // (a tag on a release branch) would be built and evaluated for hours, then
+    // silently left out. Refused before anything is measured.
+    auto line = repo.cloned_history(repo.tracked(project.branch).take()).take();
+    auto at = [&](const std::string& option, const std::string& rev) {
+      auto sha = repo.resolve(rev).take();
+      for (std::size_t i = 0; i < line.size(); ++i)
+        if (line[i].sha == sha) return i;
+      throw common::Fatal(option + " " + rev + " is not on the first-parent history of " +
+                          (project.branch.empty() ? std::string("HEAD") : project.branch) + ", which bisection walks");
+    };
+    auto good_at = at("--good", a.good), bad_at = at("--bad", a.bad);
+    if (good_at >= bad_at)
+      throw common::Fatal("--good " + a.good + " must come before --bad " + a.bad + " on the first-parent history");
+    // Measure both ends first: the analysis then sees the change between them.
     auto recipe = builder::load_recipe(project.recipe).take();
     auto model = policy::PolicyModel::load(project.policy).take();
     sweep::PlanInput in;
@@ -148,9 +173,18 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     in.priority = 10;
     auto ids = db::enqueue_jobs(database, project.name, 0, sweep::plan_jobs(in));
     sweep::run_until_finished(local, database, ids);
+    // An end that did not build has no level: there is nothing to bisect between.
+    if (auto counts = db::count_jobs(database, ids); counts.skipped > 0 && failures.empty())
+      failures.push_back(std::to_string(counts.skipped) + " evaluation(s) of --good or --bad skipped: the check-in did not build");
   }
-  auto report = sweep::analyse_drift({project, local, true}, database);
+  // The project's grid: which measured check-ins are samples (bisection's are not).
+  auto grid = sweep::sweep_checkins(project, project.every, project.since, std::nullopt, "");
+  auto report = sweep::analyse_drift({project, local, true, grid ? *grid : std::vector<std::string>{}}, database);
   print_drift(report);
+  // A job that failed (an end, or a check-in bisection measured) leaves the
+  // answer short: said, and the exit status says it too.
+  for (const auto& f : failures) fmt::print("  failed: {}\n", printable(f));
+  if (!failures.empty()) ctx.exit_code = 1;
 }
 
 }  // namespace
@@ -191,7 +225,7 @@ void attach_bisect(CLI::App& sub, Context& ctx) {
   a->project.attach(sub);
   sub.add_option("--good", a->good, "a check-in before the change (with --bad)");
   sub.add_option("--bad", a->bad, "a check-in after the change");
-  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: one per core)");
+  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: one per core)")->check(CLI::Range(0, 1024));
   sub.footer("Without --good/--bad, bisects every change between the project's evaluated check-ins.");
   sub.callback([&ctx, a] { run_bisect(ctx, *a); });
 }

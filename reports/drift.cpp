@@ -56,6 +56,18 @@ ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
   return out;
 }
 
+std::vector<std::vector<evaluator::ModuleSizes>> carried_forward(
+    const std::vector<std::vector<evaluator::ModuleSizes>>& series) {
+  std::vector<std::vector<evaluator::ModuleSizes>> out;
+  std::map<std::string, evaluator::ModuleSizes> last;  // by name: the newest measurement so far
+  for (const auto& point : series) {
+    for (const auto& m : point) last[m.name] = m;
+    out.emplace_back();
+    for (const auto& [name, m] : last) out.back().push_back(m);
+  }
+  return out;
+}
+
 Verdict verdict_against(const Level& value, const Level& old_level) {
   // The uplift is computed from the same integers on both sides, so equal
   // sizes give bit-equal uplifts; the tolerance only absorbs summation order.

@@ -36,19 +36,30 @@ struct LevelChange {
 /// deterministic: any step is real, the thresholds decide what is worth an alert.
 std::vector<LevelChange> level_changes(const std::vector<Level>& series, const DriftThresholds& thresholds);
 
-/// Two check-ins' levels over the modules both measured. A module that
-/// failed to compile at one of them (a timeout, a crash) must not move a
-/// total or the uplift: that would be a size change nobody made.
 /// Said of an alert pinned to a range, not one check-in: those between were
 /// never tried (no bisection for that kind, or it was off), or did not build.
 inline constexpr const char* kRangeNote = "no check-in between was evaluated";
+/// Said where a finding has neither culprit nor range: the first measured
+/// check-in already had it, so no earlier one is known good.
+inline constexpr const char* kNotPinnedNote = "the first check-in measured; none before it is known good";
 
+/// Two check-ins' levels over the modules both measured. A module that
+/// failed to compile at one of them (a timeout, a crash) must not move a
+/// total or the uplift: that would be a size change nobody made.
 struct ComparedLevels {
   Level before, after;
   std::vector<std::string> only_before, only_after;  ///< left out: measured on one side only, by name
 };
 ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
                               const std::vector<evaluator::ModuleSizes>& after);
+
+/// Each point's modules, with those it could not measure (a timeout or a
+/// crash there) taken from the last earlier point that measured them. Compared
+/// this way, a module that fails at one sample and comes back changed still
+/// shows its change at the sample it came back at; compared only where both
+/// sides measured it, it would be left out of both steps and never seen.
+std::vector<std::vector<evaluator::ModuleSizes>> carried_forward(
+    const std::vector<std::vector<evaluator::ModuleSizes>>& series);
 
 /// Bisection's verdict for a check-in between `old_level` and a later change:
 /// Old while every figure is exactly the old one (sizes are deterministic, so

@@ -47,7 +47,10 @@ common::Result<ModuleChanges> module_changes(const std::vector<evaluator::Module
     auto s0 = standing(was), s1 = standing(now->second);
     if (s0 == Standing::Win && s1 == Standing::Loss) c.win_to_loss.push_back(name);
     if (s0 == Standing::Loss && s1 == Standing::Win) c.loss_to_win.push_back(name);
-    c.largest_moves.push_back({name, was.ratio(), now->second.ratio()});
+    // A module with no .text on either side has no finite ratio (inf - inf
+    // is NaN, which would break the ordering below); its win or loss is above.
+    if (was.in_geomean() && now->second.in_geomean())
+      c.largest_moves.push_back({name, was.ratio(), now->second.ratio()});
   }
   for (const auto& [name, m] : *new_side)
     if (!old_side->count(name)) c.appeared.push_back(name);

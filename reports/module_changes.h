@@ -32,7 +32,7 @@ struct ModuleChanges {
   std::vector<std::string> win_to_loss;  ///< a win before, a loss after (a tie on either side is neither), by name
   std::vector<std::string> loss_to_win;  ///< a loss before, a win after, by name
   std::vector<ModuleMove>
-      largest_moves;                     ///< modules on both sides, largest |delta| first (then by name), at most top_k
+      largest_moves;                     ///< modules with a ratio on both sides, largest |delta| first (then by name), at most top_k
   std::vector<std::string> appeared;     ///< only after, by name
   std::vector<std::string> disappeared;  ///< only before, by name
   SuiteTotals before, after;             ///< over every module of each side

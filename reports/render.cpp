@@ -248,10 +248,11 @@ std::string html_overview(const ReportData& d) {
 std::string html_alerts(const ReportData& d) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& a : d.alerts) {
-    std::string where = a.culprit.sha.empty()
-                            ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad)
-                            : html_commit(d, a.culprit.sha) + " " + h(a.culprit.subject) + "<br><small>" +
-                                  h(a.culprit.author) + ", " + h(date_of(a.culprit.time)) + "</small>";
+    std::string where = !a.culprit.sha.empty()
+                            ? html_commit(d, a.culprit.sha) + " " + h(a.culprit.subject) + "<br><small>" +
+                                  h(a.culprit.author) + ", " + h(date_of(a.culprit.time)) + "</small>"
+                        : !a.range_first.empty() ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad)
+                                                 : html_commit(d, a.first_bad) + " <small>(" + h(kNotPinnedNote) + ")</small>";
     std::string evidence = h(a.sentence);
     if (!a.most_affected.empty()) evidence += "<br><small>most affected: " + html_list(a.most_affected) + "</small>";
     if (!a.win_to_loss.empty()) evidence += "<br><small>win → loss: " + html_list(a.win_to_loss) + "</small>";
@@ -331,6 +332,8 @@ std::string render_markdown(const ReportData& d) {
     else if (!a.range_first.empty())
       out += "- culprit: one of " + md_commit(d, a.range_first) + " .. " + md_commit(d, a.first_bad) +
              " (" + reports::kRangeNote + ")\n";
+    else
+      out += "- not pinned: " + md_commit(d, a.first_bad) + " (" + reports::kNotPinnedNote + ")\n";
     // Only a change between two measured levels has an uplift on both sides.
     bool levels = a.kind != "build-broken" && a.kind != "policy-unusable";
     if (levels)

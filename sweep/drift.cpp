@@ -13,6 +13,7 @@
 #include "db/drift.h"
 #include "db/jobs.h"
 #include "policy/model.h"
+#include "reports/broken_builds.h"
 #include "reports/module_changes.h"
 #include "sweep/compat_features.h"
 #include "sweep/notify.h"
@@ -57,10 +58,10 @@ std::string Finding::details_json() const {
 }
 
 std::string Finding::sentence() const {
-  std::string where = !culprit.empty()
-                          ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
-                          : "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) + " (" +
-                                reports::kRangeNote + ")";
+  std::string where = !culprit.empty()       ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
+                      : !range_first.empty() ? "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) +
+                                                   " (" + reports::kRangeNote + ")"
+                                             : first_bad.substr(0, 12) + " (" + reports::kNotPinnedNote + ")";
   std::string what;
   if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
   if (kind == "policy-unusable")
@@ -132,6 +133,12 @@ class SuiteAnalysis {
     points_.clear();
     for (auto& p : db::load_series(db_, plan_.repo, plan_.recipe_hash, plan_.policy_hash, plan_.suites[0].manifest_hash))
       if (auto it = position_.find(p.sha); it != position_.end()) points_[it->second] = std::move(p);
+    sizes_.clear();
+    auto ev = evaluated();
+    std::vector<std::vector<evaluator::ModuleSizes>> measured;
+    for (auto pos : ev) measured.push_back(sizes_of(points_.at(pos)));
+    auto filled = reports::carried_forward(measured);
+    for (std::size_t i = 0; i < ev.size(); ++i) sizes_[ev[i]] = std::move(filled[i]);
   }
 
   std::vector<std::size_t> evaluated() const {
@@ -141,9 +148,10 @@ class SuiteAnalysis {
     return out;
   }
 
-  /// Two check-ins' levels over the modules both measured.
+  /// Two check-ins' levels over their modules, each failed one taken from
+  /// where it was last measured (reports::carried_forward).
   reports::ComparedLevels compared(std::size_t a, std::size_t b) const {
-    return reports::compare_levels(sizes_of(points_.at(a)), sizes_of(points_.at(b)));
+    return reports::compare_levels(sizes_.at(a), sizes_.at(b));
   }
 
   struct Step {
@@ -303,7 +311,7 @@ class SuiteAnalysis {
     } else {
       f.range_first = history_[a + 1].sha;
     }
-    auto moves = reports::module_changes(sizes_of(before), sizes_of(after), 5);
+    auto moves = reports::module_changes(sizes_.at(a), sizes_.at(b), 5);
     if (moves) {
       f.win_to_loss = moves->win_to_loss;
       f.loss_to_win = moves->loss_to_win;
@@ -334,27 +342,19 @@ class SuiteAnalysis {
       f.features_new = after.added;
       out.push_back(std::move(f));
     }
-    // Builds that broke and stayed broken for N samples.
-    int run = 0;
-    std::size_t run_start = 0;
-    std::optional<std::size_t> last_ok;
-    for (const auto& [pos, p] : points_) {
-      if (p.build_outcome == "ok") {
-        run = 0;
-        last_ok = pos;
-        continue;
-      }
-      if (run++ == 0) run_start = pos;
-      if (run == o_.project.alerts.broken_builds && last_ok) {
-        Finding f;
-        f.suite = suite_;
-        f.kind = "build-broken";
-        f.last_good = points_.at(*last_ok).sha;
-        f.first_bad = p.sha;
-        pin(f, *last_ok + 1, run_start);
-        f.first_bad = history_[run_start].sha;
-        out.push_back(std::move(f));
-      }
+    // Builds that broke and stayed broken for N samples of the grid.
+    std::set<std::string> samples(o_.samples.begin(), o_.samples.end());
+    std::vector<reports::BuildPoint> builds;
+    for (const auto& [pos, p] : points_)
+      builds.push_back({pos, p.build_outcome == "ok", samples.empty() || samples.count(p.sha) > 0});
+    for (const auto& run : reports::broken_runs(builds, o_.project.alerts.broken_builds)) {
+      Finding f;
+      f.suite = suite_;
+      f.kind = "build-broken";
+      f.last_good = points_.at(run.last_ok).sha;
+      pin(f, run.last_ok + 1, run.first_broken);
+      f.first_bad = history_[run.first_broken].sha;
+      out.push_back(std::move(f));
     }
     for (auto& f : unusable()) out.push_back(std::move(f));
     return out;
@@ -396,9 +396,15 @@ class SuiteAnalysis {
         f.last_good = points_.at(*last_done).sha;
         f.before = level_of(points_.at(*last_done));
       }
-      std::size_t from = last_done ? *last_done + 1 : 0;  // the check-in after the last done one, or the very first
-      pin(f, from, pos);
       f.evaluations = evaluations_.count(pos) ? evaluations_.at(pos) : 0;
+      // Failing from the first measured check-in: nothing was ever good, so
+      // nothing is pinned (the root commit and the whole history were named).
+      if (!last_done) {
+        out.push_back(std::move(f));
+        continue;
+      }
+      std::size_t from = *last_done + 1;
+      pin(f, from, pos);
       if (between_.count(pos)) f.range_size = between_.at(pos);
       else if (from != pos) f.range_size = int(pos - from);
       out.push_back(std::move(f));
@@ -421,6 +427,7 @@ class SuiteAnalysis {
   std::string suite_;
   std::map<std::string, std::size_t> position_;
   std::map<std::size_t, db::SeriesPoint> points_;
+  std::map<std::size_t, std::vector<evaluator::ModuleSizes>> sizes_;  ///< evaluated points' modules, failures filled in
   std::map<std::size_t, int> evaluations_;  ///< bisection's evaluations, by the check-in they pinned
   std::map<std::size_t, int> between_;      ///< check-ins between the samples bisection started from
   std::set<std::size_t> tried_;             ///< measured by bisection, whatever came of it
@@ -431,6 +438,28 @@ db::Id commit_id_of(const std::map<std::string, db::Id>& ids, const std::string&
   return it == ids.end() ? 0 : it->second;
 }
 
+/// The open alert a finding narrows: the same kind on the same series, left
+/// as a range by an earlier sweep (bisection was off, capped, or blocked by
+/// broken builds since measured), whose range holds the finding's. Opening a
+/// second alert instead would leave the first open for ever.
+std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const db::AlertRow& a, const Finding& f,
+                                     const std::map<std::string, std::size_t>& position) {
+  auto at = [&](const std::string& sha) -> std::optional<std::size_t> {
+    auto it = position.find(sha);
+    return it == position.end() ? std::nullopt : std::optional(it->second);
+  };
+  auto lo = at(f.culprit.empty() ? f.range_first : f.culprit), hi = at(f.first_bad);
+  if (!lo || !hi) return std::nullopt;
+  for (const auto& v : open) {
+    if (v.kind != a.kind || v.policy_hash != a.policy_hash || v.suite_manifest_hash != a.suite_manifest_hash ||
+        v.fingerprint == a.fingerprint || !v.culprit_sha.empty())
+      continue;
+    auto old_lo = at(v.range_first_sha), old_hi = at(v.first_bad_sha);
+    if (old_lo && old_hi && *old_lo <= *lo && *hi <= *old_hi && (*lo != *old_lo || *hi != *old_hi)) return v.id;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
@@ -438,9 +467,11 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   const auto& p = o.project;
   if (p.repo.empty()) return report;
   auto repo = tracker::GitRepo::open(p.repo).take();
-  auto history = repo.first_parent_history(repo.tracked(p.branch).take()).take();
+  auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto model = policy::PolicyModel::load(p.policy).take();
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   for (const auto& suite_name : p.suites) {
     auto suite = select_suite(o.workers.data_dir, suite_name);
     PlanInput plan;
@@ -475,6 +506,13 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
                                              : f.change.uplift_delta;
       a.details_json = f.details_json();
       a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
+      auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});
+      if (auto id = narrowed_alert(open, a, f, position);
+          id && db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) {
+        f.new_alert = false;
+        report.findings.push_back(std::move(f));
+        continue;
+      }
       f.new_alert = db::open_alert(db, a);
       if (f.new_alert) ++report.alerts_opened;
       report.findings.push_back(std::move(f));

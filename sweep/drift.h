@@ -55,6 +55,10 @@ struct DriftOptions {
   ProjectFile project;
   LocalWorkers workers;  ///< how bisection's evaluations run
   bool bisect = true;
+  /// The check-ins the project's grid samples over its whole range: only
+  /// they count towards `alerts.broken_builds` (bisection's check-ins inside
+  /// one broken week are no samples). Empty: every measured check-in counts.
+  std::vector<std::string> samples;
 };
 
 /// Analyses every suite of the project (repository check-ins only).

@@ -252,6 +252,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   // Where `--new` starts next time: a check-in of the repository, never a
   // toolchain's label, which the history walk would not find.
   std::string git_head;
+  std::vector<std::string> grid;  // the whole range's samples, for the build-broken rule
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
     in.repo = repo.location().string();
@@ -265,7 +266,28 @@ SweepReport run_sweep(const SweepOptions& o) {
     auto every = o.every.empty() ? p.every : o.every;
     auto since = o.since.empty() ? p.since : o.since;
     for (const auto& sha : sweep_checkins(p, every, since, after, baseline).take()) in.checkins.push_back({sha, "", "", 0});
+    if (after) grid = sweep_checkins(p, every, since, std::nullopt, baseline).take();
+    else
+      for (const auto& c : in.checkins) grid.push_back(c.sha);
     if (!in.checkins.empty()) git_head = in.checkins.back().sha;
+    // A tag pushed after the nightly sweep passed its check-in: one sweep of
+    // the range would measure it, so --new does too, once (after git_head:
+    // where the next --new starts does not move back).
+    if (after && p.tags) {
+      std::vector<PlannedCheckin> late;
+      for (const auto& sha : grid) {
+        if (std::any_of(in.checkins.begin(), in.checkins.end(), [&](const auto& c) { return c.sha == sha; })) continue;
+        auto c = repo.commit(sha);
+        if (!c || c->tags.empty()) continue;
+        PlannedCheckin t{sha, "", "", 0};
+        std::vector<std::string> keys;
+        for (const auto& s : in.suites) keys.push_back(eval_job_key(in, t, s));
+        if (db::jobs_finished(lock_db, keys)) continue;
+        say(o, "measuring " + sha.substr(0, 12) + " too: tagged " + c->tags.front() + " since it was swept past");
+        late.push_back(t);
+      }
+      in.checkins.insert(in.checkins.begin(), late.begin(), late.end());
+    }
     // Drift is measured from the baseline: a `--new` sweep after a promotion
     // measures the new policy there too, unless that is done already.
     if (after && !baseline.empty() &&
@@ -332,7 +354,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   }
   run_until_finished(local, lock_db, ids);
   say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
-  report.drift = analyse_drift({p, local, p.alerts.bisect}, lock_db);
+  report.drift = analyse_drift({p, local, p.alerts.bisect, grid}, lock_db);
   // Bisection's builds and evaluations are this sweep's work too: their
   // failures count in its exit status.
   ids.insert(ids.end(), report.drift.job_ids.begin(), report.drift.job_ids.end());

@@ -175,7 +175,8 @@ TEST_CASE("a webhook that is down never fails the sweep: the alert waits and is 
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
   auto hook_file = (p.dir / "hook.json").string();
-  p.set("command = \"\"", "command = \"cat > " + hook_file + "\"");
+  // Appends: a hook that ran twice for one alert would show two copies.
+  p.set("command = \"\"", "command = \"cat >> " + hook_file + "\"");
   int port = closed_port();
   auto down = "http://127.0.0.1:" + std::to_string(port) + "/down?token=s3cret";
   p.set("webhook = \"\"", "webhook = \"" + down + "\"");
@@ -205,6 +206,30 @@ TEST_CASE("a webhook that is down never fails the sweep: the alert waits and is 
   CHECK(bodies[0].find("dropped from") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "sent");
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts") == "1");  // nothing opened twice
+  // The retry went only to the channel that had failed: the hook, which had
+  // the alert already, did not run again.
+  std::ifstream after(hook_file);
+  std::string hooked_after((std::istreambuf_iterator<char>(after)), {});
+  CHECK(hooked_after == hooked);
+}
+
+TEST_CASE("an alert acknowledged before it could be delivered is not sent later") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  int port = closed_port();
+  p.set("webhook = \"\"", "webhook = \"http://127.0.0.1:" + std::to_string(port) + "/down\"");
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto id = Project::psql(p.dsn, "SELECT id FROM alerts");
+  REQUIRE(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "pending");
+  REQUIRE(p.run({"alerts", "--config", p.config, "ack", id, "--by", "ana"}).exit_code == 0);
+
+  WebhookServer server;
+  p.set("webhook = \"http://127.0.0.1:" + std::to_string(port) + "/down\"", "webhook = \"" + server.url() + "\"");
+  auto again = p.sweep(p.dsn, {"--new"});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(server.bodies().empty());
+  CHECK(again.output.find("notifications:") == std::string::npos);
 }
 
 TEST_CASE("alerts move through their states with who and a note, and --exit-code follows the open ones") {
@@ -231,6 +256,18 @@ TEST_CASE("alerts move through their states with who and a note, and --exit-code
   CHECK(json.output.find("\"note\": \"looking <b>now</b>\\nline 2\"") != std::string::npos);
 
   CHECK(p.run({"alerts", "--config", p.config, "resolve", id, "--note", "retrained"}).exit_code == 0);
+  // A resolved alert is reopened before anyone acknowledges it again.
+  auto late_ack = p.run({"alerts", "--config", p.config, "ack", id});
+  CHECK(late_ack.exit_code == 2);
+  CHECK(late_ack.output.find("alert " + id + " is resolved, not open: reopen it first") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT note FROM alerts WHERE id = " + id) == "retrained");
+  // Another project's alert is not this project's to show or move.
+  Project::psql(p.dsn, "UPDATE alerts SET project = 'someone-else' WHERE id = " + id);
+  auto other = p.run({"alerts", "--config", p.config, "reopen", id});
+  CHECK(other.exit_code == 2);
+  CHECK(other.output.find("no alert " + id + " in project toy") != std::string::npos);
+  CHECK(p.run({"alerts", "--config", p.config, "show", id}).exit_code == 2);
+  Project::psql(p.dsn, "UPDATE alerts SET project = 'toy' WHERE id = " + id);
   CHECK(p.run({"alerts", "--config", p.config}).output.find("no open or acknowledged alerts") != std::string::npos);
   CHECK(p.run({"alerts", "--config", p.config, "list", "--all"}).output.find("resolved") != std::string::npos);
   auto missing = p.run({"alerts", "--config", p.config, "ack", "999999"});
@@ -254,4 +291,30 @@ TEST_CASE("with bisection off, an alert names the range it lies in, from a check
   REQUIRE(first.size() == 40);
   CHECK(p.psql("SELECT count(*) FROM builds b JOIN commits c ON c.id = b.commit_id WHERE c.sha = '" + first + "'") ==
         "0");
+
+  // Bisection turned on later pins those ranges: the same alerts, narrowed,
+  // not a second set opened beside them (which would stay open for ever).
+  auto ranges = p.psql("SELECT count(*) FROM alerts");
+  p.set("bisect = false", "bisect = true");
+  auto pinned = p.sweep(p.dsn);
+  INFO(pinned.output);
+  REQUIRE(pinned.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts") == ranges);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NOT NULL") != "0");
+  CHECK(p.psql("SELECT count(*) FROM alert_events WHERE note LIKE 'narrowed by a later sweep: %'") != "0");
+}
+
+TEST_CASE("bisect refuses ends it would measure and then leave out: off the tracked line, or in the wrong order") {
+  Project p;
+  // A check-in of the side branch: built and evaluated, it would be dropped
+  // by the analysis, which walks main's first-parent line.
+  auto side = p.run({"bisect", "--config", p.config, "--good", "side/cost-model", "--bad", "main"});
+  INFO(side.output);
+  CHECK(side.exit_code == 2);
+  CHECK(side.output.find("--good side/cost-model is not on the first-parent history of HEAD") != std::string::npos);
+  auto reversed = p.run({"bisect", "--config", p.config, "--good", "main", "--bad", "v1.0"});
+  INFO(reversed.output);
+  CHECK(reversed.exit_code == 2);
+  CHECK(reversed.output.find("--good main must come before --bad v1.0") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM jobs") == "0");  // nothing was measured
 }

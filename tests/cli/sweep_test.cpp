@@ -269,3 +269,31 @@ TEST_CASE("PostgreSQL restarted mid-sweep: the sweep reconnects, finishes, and n
   CHECK(again.output.find("4 jobs, 4 already done") != std::string::npos);
   dw({"db", "stop"});
 }
+
+TEST_CASE("sweep --new measures a check-in tagged after the nightly sweep passed it, once") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("tags = false", "tags = true");
+  p.set("bisect = true", "bisect = false");
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  // A release tag pushed late, on a check-in between the monthly samples.
+  common::ProcessSpec git;
+  git.argv = {"git", "-C", p.repo, "tag", "v1.0.1", "main~6"};
+  REQUIRE(common::run_process(git).take().ok());
+  git.argv = {"git", "-C", p.repo, "rev-parse", "main~6"};
+  auto tagged = common::trim(common::run_process(git).take().output);
+  auto evaluated = [&] {
+    return p.psql("SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON "
+                  "c.id = b.commit_id WHERE e.status = 'done' AND c.sha = '" + tagged + "'");
+  };
+  REQUIRE(evaluated() == "0");
+  auto late = p.sweep(p.dsn, {"--new"});
+  INFO(late.output);
+  CHECK(late.exit_code == 0);
+  CHECK(late.output.find("measuring " + tagged.substr(0, 12) + " too: tagged v1.0.1 since it was swept past") !=
+        std::string::npos);
+  CHECK(evaluated() == "1");
+  auto again = p.sweep(p.dsn, {"--new"});
+  INFO(again.output);
+  CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+}

@@ -74,3 +74,21 @@ TEST_CASE("compared levels cover the modules both sides measured, so a module th
   auto moved = reports::compare_levels(before, after);
   CHECK(reports::level_changes({moved.before, moved.after}, {0.002, 0.002}).size() == 1);
 }
+
+TEST_CASE("a module that fails at one sample and comes back changed still shows its change") {
+  // m grew 30% between a and c; at b it failed to compile (absent).
+  std::vector<evaluator::ModuleSizes> a{{"m", 1000, 900}, {"n", 1000, 1000}};
+  std::vector<evaluator::ModuleSizes> b{{"n", 1000, 1000}};
+  std::vector<evaluator::ModuleSizes> c{{"m", 1000, 1170}, {"n", 1000, 1000}};
+  // Compared only where both sides measured it, neither step sees m.
+  CHECK(reports::compare_levels(a, b).after.uplift == reports::compare_levels(a, b).before.uplift);
+  CHECK(reports::compare_levels(b, c).after.uplift == reports::compare_levels(b, c).before.uplift);
+  auto filled = reports::carried_forward({a, b, c});
+  REQUIRE(filled.size() == 3);
+  auto ab = reports::compare_levels(filled[0], filled[1]);
+  auto bc = reports::compare_levels(filled[1], filled[2]);
+  CHECK(ab.after.uplift == ab.before.uplift);  // b's failure moves nothing
+  CHECK(bc.after.uplift < bc.before.uplift - 0.1);  // the change shows where m comes back
+  CHECK(bc.only_before.empty());
+  CHECK(bc.only_after.empty());
+}
