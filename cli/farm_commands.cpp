@@ -24,17 +24,17 @@ struct WorkerArgs {
 };
 
 void run_worker(Context& ctx, const WorkerArgs& a) {
-  ctx.database();  // starts the embedded server if needed, migrates
   sweep::WorkerOptions o;
-  o.target = ctx.target();
-  o.project = a.project;
-  o.owner = sweep::worker_owner_name(0);
-  for (const auto& k : common::split(a.kinds, ',')) {
+  for (const auto& k : common::split(a.kinds, ',')) {  // before the database: a typo is named, not a connection
     auto kind = common::trim(k);
     if (kind != "build" && kind != "eval")
       throw common::Fatal("--kinds: unknown job kind '" + kind + "' (build, eval)");
     o.kinds.push_back(kind);
   }
+  ctx.database();  // starts the embedded server if needed, migrates
+  o.target = ctx.target();
+  o.project = a.project;
+  o.owner = sweep::worker_owner_name(0);
   o.data_dir = ctx.data_dir();
   o.jobs = sweep::jobs_or_cores(a.jobs);
   o.lease_seconds = a.lease;
@@ -64,7 +64,6 @@ struct JobsArgs {
 };
 
 void run_list(Context& ctx, const JobsArgs& a) {
-  auto database = ctx.database();
   db::JobFilter f;
   f.project = a.project;
   if (!a.state.empty()) {
@@ -76,6 +75,7 @@ void run_list(Context& ctx, const JobsArgs& a) {
         throw common::Fatal("jobs --state: unknown state '" + s + "' (queued, running, done, failed, skipped)");
   } else if (!a.all) f.states = {db::kJobQueued, db::kJobRunning, db::kJobFailed};
   if (a.sweep_id) f.sweep_id = a.sweep_id;
+  auto database = ctx.database();
   auto rows = db::list_jobs(database, f);
   auto counts = db::count_project_jobs(database, a.project);
   fmt::print("{}", a.json ? sweep::render_jobs_json(rows, counts) : sweep::render_jobs_table(rows, counts, a.project));

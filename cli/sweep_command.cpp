@@ -72,17 +72,7 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   // Bad flags are refused before the database starts.
   if (!a.every.empty()) (void)tracker::parse_every(a.every).take();
   if (!a.since.empty()) (void)tracker::parse_date(a.since).take();
-  auto database = ctx.database();  // starts the embedded server and migrates
-  sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   sweep::SweepOptions o;
-  o.project = project;
-  o.target = ctx.target();
-  o.data_dir = ctx.data_dir();
-  o.only_new = a.only_new;
-  o.every = a.every;
-  o.since = a.since;
-  o.jobs = a.jobs;
-  o.workers = a.workers;
   auto engine = sweep::parse_engine(a.engine);
   if (!engine) throw common::Fatal("--engine: unknown engine '" + a.engine + "' (local, external, slurm)");
   o.engine = *engine;
@@ -92,6 +82,16 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   if (a.stall_timeout >= 0 && o.engine == sweep::Engine::Local)
     throw common::Fatal("--stall-timeout needs --engine slurm or external (local workers do not stall)");
   if (a.stall_timeout >= 0) o.stall = std::chrono::seconds(a.stall_timeout);
+  auto database = ctx.database();  // starts the embedded server and migrates
+  sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
+  o.project = project;
+  o.target = ctx.target();
+  o.data_dir = ctx.data_dir();
+  o.only_new = a.only_new;
+  o.every = a.every;
+  o.since = a.since;
+  o.jobs = a.jobs;
+  o.workers = a.workers;
   o.dsn = o.target.conninfo;
   o.progress = &progress;
   sweep::SweepReport report;

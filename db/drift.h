@@ -74,8 +74,9 @@ struct AlertView {
 
 /// Re-pins an alert a later sweep narrowed (bisection finished what an
 /// earlier one left as a range): its fingerprint, check-ins and evidence are
-/// replaced, its state and delivery kept, and `note` goes into its history.
-/// False when another alert already has the new fingerprint.
+/// replaced, its state kept, `note` goes into its history, and it is
+/// delivered again with the narrower pin. False when another alert already
+/// has the new fingerprint.
 bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& note);
 
 /// The project's alerts, newest first; `states` empty for all.

@@ -68,6 +68,21 @@ std::vector<std::vector<evaluator::ModuleSizes>> carried_forward(
   return out;
 }
 
+std::size_t change_reaches_back_to(std::size_t before, const std::map<std::string, CarriedSize>& carried,
+                                   const std::vector<evaluator::ModuleSizes>& after_measured,
+                                   std::vector<std::string>* moved) {
+  std::size_t from = before;
+  for (const auto& m : after_measured) {
+    auto it = carried.find(m.name);
+    if (it == carried.end()) continue;
+    const auto& old = it->second.size;
+    if (old.default_bytes == m.default_bytes && old.learned_bytes == m.learned_bytes) continue;  // back unchanged
+    from = std::min(from, it->second.measured_at);
+    if (moved) moved->push_back(m.name);
+  }
+  return from;
+}
+
 Verdict verdict_against(const Level& value, const Level& old_level) {
   // The uplift is computed from the same integers on both sides, so equal
   // sizes give bit-equal uplifts; the tolerance only absorbs summation order.

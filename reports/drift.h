@@ -5,6 +5,7 @@
 // the old level (the bisection verdict). Pure: values in, values out.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,21 @@ ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
 /// sides measured it, it would be left out of both steps and never seen.
 std::vector<std::vector<evaluator::ModuleSizes>> carried_forward(
     const std::vector<std::vector<evaluator::ModuleSizes>>& series);
+
+/// A module a point could not measure, taken from where it last was.
+struct CarriedSize {
+  evaluator::ModuleSizes size;
+  std::size_t measured_at = 0;  ///< the position of that measurement
+};
+
+/// Where a change from the point at `before` to a later one may have begun:
+/// a module carried at `before` that the later point measured with other
+/// sizes may have changed anywhere after its last measurement, so the
+/// earliest such measurement; `before` when there is none. `moved` gets
+/// their names.
+std::size_t change_reaches_back_to(std::size_t before, const std::map<std::string, CarriedSize>& carried,
+                                   const std::vector<evaluator::ModuleSizes>& after_measured,
+                                   std::vector<std::string>* moved);
 
 /// Bisection's verdict for a check-in between `old_level` and a later change:
 /// Old while every figure is exactly the old one (sizes are deterministic, so

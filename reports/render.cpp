@@ -108,6 +108,7 @@ json report_json(const ReportData& d) {
                         {"latest", commit_json(o.latest)},
                         {"baseline_uplift", o.baseline_uplift},
                         {"latest_uplift", o.latest_uplift},
+                        {"change", o.change},
                         {"unusable_since", o.unusable_since.sha.empty() ? json(nullptr) : commit_json(o.unusable_since)}});
   json suites = json::array();
   for (const auto& s : d.suites) {
@@ -234,7 +235,7 @@ std::string html_overview(const ReportData& d) {
                     h(common::signed_percent(o.baseline_uplift)),
                     html_commit(d, o.latest.sha) + " " + h(date_of(o.latest.time)),
                     "<b>" + h(common::signed_percent(o.latest_uplift)) + "</b> (" +
-                        h(signed_points(o.latest_uplift - o.baseline_uplift)) + ")" +
+                        h(signed_points(o.change)) + ")" +
                         (o.unusable_since.sha.empty()
                              ? std::string()
                              : "<br><b>the policy cannot run since " + html_commit(d, o.unusable_since.sha) + " " +
@@ -316,7 +317,7 @@ std::string render_markdown(const ReportData& d) {
         fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
                     date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
                     date_of(o.latest.time), common::signed_percent(o.latest_uplift),
-                    signed_points(o.latest_uplift - o.baseline_uplift) +
+                    signed_points(o.change) +
                         (o.unusable_since.sha.empty()
                              ? std::string()
                              : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
@@ -415,7 +416,7 @@ std::vector<std::string> summary_lines(const ReportData& d) {
     }
     now += fmt::format("{} on {} at {} {} ({:+.2f} points since the baseline)", common::signed_percent(o.latest_uplift),
                        common::printable(o.suite), short_sha(o.latest.sha), date_of(o.latest.time),
-                       100 * (o.latest_uplift - o.baseline_uplift));
+                       100 * (o.change));
     if (!o.unusable_since.sha.empty())
       now += ", but the policy cannot run since " + short_sha(o.unusable_since.sha) + " " +
              date_of(o.unusable_since.time);

@@ -102,6 +102,10 @@ struct SuiteOverview {
   bool measured = false;  ///< false when the suite has no evaluated check-in
   /// The first check-in after `latest` where the policy could not run at all, if any.
   CommitRef unusable_since;
+  /// Latest against baseline over the modules both measured, as `decide`
+  /// compares them: a module that failed at either is left out of both
+  /// sides, so the change can differ from latest_uplift - baseline_uplift.
+  double change = 0;
 };
 
 struct ReportData {

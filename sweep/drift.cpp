@@ -52,6 +52,7 @@ std::string Finding::details_json() const {
               {"features_new", features_new},
               {"evaluation_error", evaluation_error},
               {"not_compared", not_compared},
+              {"carried_forward", carried},
               {"range_size", range_size},
               {"bisect_evaluations", evaluations}}
       .dump();
@@ -138,7 +139,15 @@ class SuiteAnalysis {
     std::vector<std::vector<evaluator::ModuleSizes>> measured;
     for (auto pos : ev) measured.push_back(sizes_of(points_.at(pos)));
     auto filled = reports::carried_forward(measured);
-    for (std::size_t i = 0; i < ev.size(); ++i) sizes_[ev[i]] = std::move(filled[i]);
+    carried_.clear();
+    std::map<std::string, std::size_t> last_at;  // module -> where it was last measured
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      std::set<std::string> here;
+      for (const auto& m : measured[i]) here.insert(m.name), last_at[m.name] = ev[i];
+      for (const auto& m : filled[i])
+        if (!here.count(m.name)) carried_[ev[i]][m.name] = {m, last_at.at(m.name)};
+      sizes_[ev[i]] = std::move(filled[i]);
+    }
   }
 
   std::vector<std::size_t> evaluated() const {
@@ -301,15 +310,29 @@ class SuiteAnalysis {
     f.not_compared.insert(f.not_compared.end(), levels.only_after.begin(), levels.only_after.end());
     f.range_size = between_.count(b) ? between_.at(b) : int(b - a - 1);
     f.evaluations = evaluations_.count(b) ? evaluations_.at(b) : 0;
+    // A module that failed at a and comes back changed at b may have changed
+    // anywhere after its last measurement: the range reaches back there, and
+    // b (perhaps the check-in that fixed its crash) is not named alone.
+    std::size_t from = a;
+    if (auto it = carried_.find(a); it != carried_.end()) {
+      std::vector<std::string> moved;
+      from = reports::change_reaches_back_to(a, it->second, sizes_of(after), &moved);
+      for (const auto& name : moved)
+        f.carried.push_back(name + " (measured at " + history_[it->second.at(name).measured_at].short_sha() + ")");
+    }
+    if (from < a) {
+      f.last_good = points_.at(from).sha;
+      f.range_size = int(b - from - 1);
+    }
     // Everything between is broken (or b is next): the culprit is b, or one of the range.
-    bool exact = b == a + 1;
+    bool exact = b == from + 1;
     if (exact) {
       f.culprit = after.sha;
       f.subject = after.subject;
       f.author = after.author;
       f.time = after.time;
     } else {
-      f.range_first = history_[a + 1].sha;
+      f.range_first = history_[from + 1].sha;
     }
     auto moves = reports::module_changes(sizes_.at(a), sizes_.at(b), 5);
     if (moves) {
@@ -428,6 +451,7 @@ class SuiteAnalysis {
   std::map<std::string, std::size_t> position_;
   std::map<std::size_t, db::SeriesPoint> points_;
   std::map<std::size_t, std::vector<evaluator::ModuleSizes>> sizes_;  ///< evaluated points' modules, failures filled in
+  std::map<std::size_t, std::map<std::string, reports::CarriedSize>> carried_;  ///< filled-in modules, by point
   std::map<std::size_t, int> evaluations_;  ///< bisection's evaluations, by the check-in they pinned
   std::map<std::size_t, int> between_;      ///< check-ins between the samples bisection started from
   std::set<std::size_t> tried_;             ///< measured by bisection, whatever came of it
@@ -448,7 +472,9 @@ std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, con
     auto it = position.find(sha);
     return it == position.end() ? std::nullopt : std::optional(it->second);
   };
-  auto lo = at(f.culprit.empty() ? f.range_first : f.culprit), hi = at(f.first_bad);
+  // A finding pinned to nothing (failing from the first measured check-in) lies at first_bad.
+  auto lo = at(!f.culprit.empty() ? f.culprit : !f.range_first.empty() ? f.range_first : f.first_bad);
+  auto hi = at(f.first_bad);
   if (!lo || !hi) return std::nullopt;
   for (const auto& v : open) {
     if (v.kind != a.kind || v.policy_hash != a.policy_hash || v.suite_manifest_hash != a.suite_manifest_hash ||
@@ -507,8 +533,12 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       a.details_json = f.details_json();
       a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
       auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});
-      if (auto id = narrowed_alert(open, a, f, position);
-          id && db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) {
+      if (auto id = narrowed_alert(open, a, f, position)) {
+        if (!db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) {
+          // The narrower alert exists already (opened by `bisect`): the wide one is done.
+          db::set_alert_state(db, p.name, *id, "resolved", "driftwatch",
+                              "superseded by the alert of the same change, pinned: " + f.sentence());
+        }
         f.new_alert = false;
         report.findings.push_back(std::move(f));
         continue;

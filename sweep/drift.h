@@ -32,9 +32,13 @@ struct Finding {
   std::vector<std::string> most_affected;  ///< "module: ratio 0.982 → 1.013", largest moves first
   std::vector<std::string> features_missing, features_new;  ///< for feature-set-changed
   std::string evaluation_error;  ///< for policy-unusable: why the policy could not run at first_bad
-  /// Modules measured at only one of the two sides (they failed at the other):
-  /// left out of `before` and `after`, which cover the modules both measured.
+  /// Modules measured at only one of the two sides and never before it:
+  /// left out of `before` and `after`.
   std::vector<std::string> not_compared;
+  /// Modules that failed at `last_good` and were compared at their last
+  /// measured size there ("name (measured at <sha>)"). Their change may lie
+  /// anywhere after that measurement, so the range starts there too.
+  std::vector<std::string> carried;
   int range_size = 0;    ///< first-parent check-ins strictly between the two samples it was found between
   int evaluations = 0;   ///< check-ins bisection evaluated for it
   bool new_alert = false;

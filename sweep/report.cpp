@@ -14,11 +14,13 @@
 #include "db/drift.h"
 #include "db/policies.h"
 #include "policy/model.h"
+#include "reports/drift.h"
 #include "reports/render.h"
 #include "reports/web_assets.h"
 #include "sweep/compat_features.h"
 #include "sweep/lineage.h"
 #include "sweep/notify.h"
+#include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
 #include "tracker/git.h"
 
@@ -221,7 +223,17 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
       const reports::ReportPoint* latest = nullptr;
       for (const auto& pt : s.points)
         if (pt.evaluated) latest = &pt;
-      o = {s.name, base.commit, latest->commit, base.uplift, latest->uplift, true, {}};
+      o = {s.name, base.commit, latest->commit, base.uplift, latest->uplift, true, {}, 0};
+      // The change as decide reads it: over the modules both check-ins measured.
+      auto at = [&](const std::string& sha) {
+        return std::find_if(loaded.begin(), loaded.end(), [&](const auto& p) { return p.sha == sha; });
+      };
+      if (auto b0 = at(base.commit.sha), b1 = at(latest->commit.sha); b0 != loaded.end() && b1 != loaded.end()) {
+        auto c = reports::compare_levels(sizes_of(*b0), sizes_of(*b1));
+        o.change = c.after.uplift - c.before.uplift;
+      } else {
+        o.change = latest->uplift - base.uplift;
+      }
       for (const auto& pt : s.points)
         if (pt.position > latest->position && !pt.evaluation_error.empty() && o.unusable_since.sha.empty())
           o.unusable_since = pt.commit;

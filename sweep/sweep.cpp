@@ -273,17 +273,18 @@ SweepReport run_sweep(const SweepOptions& o) {
     // A tag pushed after the nightly sweep passed its check-in: one sweep of
     // the range would measure it, so --new does too, once (after git_head:
     // where the next --new starts does not move back).
+    // Late means never built under this recipe: a check-in measured before
+    // (on the grid, by bisection, or for a policy promoted since) is not.
     if (after && p.tags) {
+      auto tags = repo.tags();  // read once: llvm-project has hundreds
       std::vector<PlannedCheckin> late;
       for (const auto& sha : grid) {
+        auto tagged = tags.find(sha);
+        if (tagged == tags.end()) continue;
         if (std::any_of(in.checkins.begin(), in.checkins.end(), [&](const auto& c) { return c.sha == sha; })) continue;
-        auto c = repo.commit(sha);
-        if (!c || c->tags.empty()) continue;
         PlannedCheckin t{sha, "", "", 0};
-        std::vector<std::string> keys;
-        for (const auto& s : in.suites) keys.push_back(eval_job_key(in, t, s));
-        if (db::jobs_finished(lock_db, keys)) continue;
-        say(o, "measuring " + sha.substr(0, 12) + " too: tagged " + c->tags.front() + " since it was swept past");
+        if (db::jobs_finished(lock_db, {build_job_key(in, t)})) continue;
+        say(o, "measuring " + sha.substr(0, 12) + " too: tagged " + tagged->second.front() + " since it was swept past");
         late.push_back(t);
       }
       in.checkins.insert(in.checkins.begin(), late.begin(), late.end());

@@ -105,6 +105,8 @@ common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
   return info;
 }
 
+std::map<std::string, std::vector<std::string>> GitRepo::tags() const { return tags_by_commit(impl_->repo.get()); }
+
 common::Result<std::string> GitRepo::tracked(const std::string& branch) const {
   if (!branch.empty()) return branch;
   if (git_repository_head_detached(impl_->repo.get()) == 1)

@@ -1,6 +1,7 @@
 #pragma once
 // A compiler's git repository, read with libgit2 (which stays inside tracker/).
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,9 @@ class GitRepo {
   common::Result<std::vector<CommitInfo>> first_parent_history(const std::string& to,
                                                                const std::optional<std::string>& from = {},
                                                                std::optional<std::int64_t> since = {}) const;
+  /// Every tag, by the commit it names (annotated tags peeled), read once.
+  std::map<std::string, std::vector<std::string>> tags() const;
+
   /// The first-parent history ending at `to` as far as this clone holds it:
   /// for reading series already measured (drift, report, decide), so a
   /// shallow clone ends at its boundary instead of failing every night after

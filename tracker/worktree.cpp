@@ -101,12 +101,32 @@ int collect_blob(const char* root, const git_tree_entry* entry, void* payload) {
   return 0;
 }
 
+/// A clone made with --filter (blob:none is common for llvm-project): it
+/// lacks blobs that libgit2 cannot fetch.
+bool is_partial_clone(git_repository* repo) {
+  git_config* config = nullptr;
+  if (git_repository_config_snapshot(&config, repo) != 0) return false;
+  // remote.<name>.promisor (git 2.20 on), or extensions.partialclone (older).
+  int found = git_config_foreach_match(
+      config, "^(remote\\..*\\.promisor|extensions\\.partialclone)$",
+      [](const git_config_entry* e, void*) { return std::strcmp(e->value, "false") != 0 ? 1 : 0; }, nullptr);
+  git_config_free(config);
+  return found == 1;
+}
+
 /// Writes one blob to `path` (atomically, with its mode) and returns its stat.
 common::Result<Entry> materialize(git_repository* repo, const fs::path& path, const Target& t) {
   git_oid oid;
   git_oid_fromstr(&oid, t.oid.c_str());
   git_blob* blob = nullptr;
-  if (git_blob_lookup(&blob, repo, &oid) != 0) return Error{git_error_text()};
+  if (git_blob_lookup(&blob, repo, &oid) != 0) {
+    auto libgit2_says = git_error_text();  // before the config lookups below replace it
+    if (is_partial_clone(repo))
+      return Error{std::string(git_repository_workdir(repo) ? git_repository_workdir(repo) : git_repository_path(repo)) +
+                   " is a partial clone (git clone --filter) that lacks " + path.filename().string() +
+                   " of this check-in, and libgit2 cannot fetch it: clone without --filter"};
+    return Error{libgit2_says};
+  }
   BlobPtr owner(blob);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
@@ -223,11 +243,17 @@ common::Result<CheckoutStats> WorkTree::checkout(const GitRepo& repo, const std:
   // build (CMake's source-list checks), and that failure would be cached.
   {
     std::vector<fs::path> strays;
-    for (auto it = fs::recursive_directory_iterator(source_dir()); it != fs::recursive_directory_iterator(); ++it) {
-      if (it->is_directory() && !it->is_symlink()) continue;
-      auto rel = fs::relative(it->path(), source_dir()).string();
+    std::error_code walk;
+    // Lexically relative: a tracked symlink is the link's own path, never
+    // where it points (fs::relative resolves it, and the link looked stray).
+    for (auto it = fs::recursive_directory_iterator(source_dir(), walk); !walk && it != fs::recursive_directory_iterator();
+         it.increment(walk)) {
+      std::error_code type;
+      if (it->is_directory(type) && !it->is_symlink(type)) continue;
+      auto rel = it->path().lexically_relative(source_dir()).generic_string();
       if (!target.count(rel)) strays.push_back(it->path());
     }
+    if (walk) return common::Error{"cannot list " + source_dir().string() + ": " + walk.message()};
     for (const auto& p : strays) {
       fs::remove(p, ec);
       remove_empty_parents(p, source_dir());

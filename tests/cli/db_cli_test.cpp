@@ -137,6 +137,16 @@ TEST_CASE("unknown subcommands and options get one line and exit 2") {
   CHECK(r.output.find("-3") != std::string::npos);
 }
 
+TEST_CASE("a bad flag is named even when the database cannot be reached: it is checked first") {
+  const std::string away = "host=127.0.0.1 port=1";
+  auto r = run_driftwatch({"--db", away, "worker", "--kinds", "bild"});
+  check_one_line_error(r);
+  CHECK(r.output.find("--kinds: unknown job kind 'bild'") != std::string::npos);
+  r = run_driftwatch({"--db", away, "jobs", "--state", "faild"});
+  check_one_line_error(r);
+  CHECK(r.output.find("unknown state 'faild'") != std::string::npos);
+}
+
 TEST_CASE("an unreachable DSN names the host and reason, never the password") {
   auto r = run_driftwatch({"--db", "postgresql://alice:pa55word@127.0.0.1:1/drift", "db", "migrate"});
   check_one_line_error(r);

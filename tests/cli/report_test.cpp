@@ -73,6 +73,10 @@ TEST_CASE(
   int evaluated = data["suites"][0]["evaluated"];
   int points = static_cast<int>(data["suites"][0]["points"].size());  // failed builds too
   CHECK(std::to_string(evaluated) == Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'"));
+  // Every module measured at both ends: the change decide reads is the plain difference.
+  const auto& o = data["overview"][0];
+  CHECK(o["change"].get<double>() ==
+        doctest::Approx(o["latest_uplift"].get<double>() - o["baseline_uplift"].get<double>()));
   std::string culprit;
   for (const auto& a : data["alerts"])
     if (a["culprit"]["subject"].get<std::string>().find("<script>window.pwned=1</script>") != std::string::npos)

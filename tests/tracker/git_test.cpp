@@ -7,6 +7,7 @@
 #include "tests/support/toy_history.h"
 #include "tracker/git.h"
 #include "tracker/selection.h"
+#include "tracker/worktree.h"
 
 using namespace tracker;
 
@@ -106,6 +107,21 @@ TEST_CASE("a shallow clone's walk past its boundary names the boundary instead o
   REQUIRE(cloned.size() == 2);
   CHECK(cloned.back().sha == repo.resolve("HEAD").take());
   CHECK(cloned.front().sha == repo.resolve("HEAD~1").take());
+}
+
+TEST_CASE("checking out what a partial clone lacks names the clone and the cure, not libgit2's missing object") {
+  testing::TempDir dir;
+  auto origin = testing::write_toy_history(dir.path());
+  git({"-C", origin.string(), "config", "uploadpack.allowfilter", "true"});
+  git({"clone", "-q", "--filter=blob:none", "--branch", "main", "file://" + origin.string(), (dir / "partial").string()});
+  auto repo = GitRepo::open(dir / "partial").take();
+  auto first = repo.first_parent_history("main").take().front();  // its older blobs were never fetched
+  WorkTree wt(dir / "wt");
+  auto r = wt.checkout(repo, first.sha);
+  REQUIRE_FALSE(r.ok());
+  INFO(r.error().message);
+  CHECK(r.error().message.find("is a partial clone (git clone --filter) that lacks ") != std::string::npos);
+  CHECK(r.error().message.find("clone without --filter") != std::string::npos);
 }
 
 TEST_CASE("a project's empty branch means HEAD, and a detached HEAD is refused rather than swept") {

@@ -92,3 +92,18 @@ TEST_CASE("a module that fails at one sample and comes back changed still shows 
   CHECK(bc.only_before.empty());
   CHECK(bc.only_after.empty());
 }
+
+TEST_CASE("a change seen where a failed module comes back reaches back to its last measurement") {
+  // m was last measured at position 3 and failed at 7; at 8 it is back.
+  std::map<std::string, reports::CarriedSize> carried{{"m", {{"m", 1000, 900}, 3}}, {"n", {{"n", 500, 500}, 5}}};
+  std::vector<std::string> moved;
+  // Back with other sizes: the change may lie anywhere after 3, so 8 is not named alone.
+  CHECK(reports::change_reaches_back_to(7, carried, {{"m", 1000, 1170}, {"n", 500, 500}}, &moved) == 3);
+  CHECK(moved == std::vector<std::string>{"m"});
+  // Back unchanged (n too): it moved nothing, and the change is 7's to 8's.
+  moved.clear();
+  CHECK(reports::change_reaches_back_to(7, carried, {{"m", 1000, 900}, {"n", 500, 500}}, &moved) == 7);
+  CHECK(moved.empty());
+  // Still failing at the later point: nothing to say about it.
+  CHECK(reports::change_reaches_back_to(7, carried, {{"n", 500, 500}}, nullptr) == 7);
+}

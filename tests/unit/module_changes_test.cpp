@@ -65,7 +65,7 @@ TEST_CASE("feature set: added and removed names, order alone is no change") {
   CHECK(!feature_set_changed({}, {}).changed());
 }
 
-TEST_CASE("module changes: a module with no .text on a side is a win or loss, never among the largest moves") {
+TEST_CASE("module changes: a module with no .text on a side has no ratio, and is never among the largest moves") {
   // 0 bytes under the default against 12 under the policy has ratio inf;
   // inf - inf is NaN, which used to sit at the top of the list as "inf → inf".
   auto c = module_changes({{"data_only", 0, 12}, {"a", 100, 100}, {"b", 100, 100}},

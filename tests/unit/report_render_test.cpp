@@ -42,7 +42,7 @@ reports::ReportData sample() {
   broken.build_outcome = "build-failed";
   s.points = {a, b, broken};
   d.suites = {s};
-  d.overview = {{"testdata", a.commit, b.commit, 0.02, 0.005, true}};
+  d.overview = {{"testdata", a.commit, b.commit, 0.02, 0.005, true, {}, -0.015}};
   reports::ReportAlert al;
   al.id = 7;
   al.kind = "uplift-dropped";
