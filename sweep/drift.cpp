@@ -15,6 +15,7 @@
 #include "policy/model.h"
 #include "reports/broken_builds.h"
 #include "reports/module_changes.h"
+#include "sweep/alert_matching.h"
 #include "sweep/compat_features.h"
 #include "sweep/notify.h"
 #include "sweep/plan.h"
@@ -462,30 +463,6 @@ db::Id commit_id_of(const std::map<std::string, db::Id>& ids, const std::string&
   return it == ids.end() ? 0 : it->second;
 }
 
-/// The open alert a finding narrows: the same kind on the same series, left
-/// as a range by an earlier sweep (bisection was off, capped, or blocked by
-/// broken builds since measured), whose range holds the finding's. Opening a
-/// second alert instead would leave the first open for ever.
-std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const db::AlertRow& a, const Finding& f,
-                                     const std::map<std::string, std::size_t>& position) {
-  auto at = [&](const std::string& sha) -> std::optional<std::size_t> {
-    auto it = position.find(sha);
-    return it == position.end() ? std::nullopt : std::optional(it->second);
-  };
-  // A finding pinned to nothing (failing from the first measured check-in) lies at first_bad.
-  auto lo = at(!f.culprit.empty() ? f.culprit : !f.range_first.empty() ? f.range_first : f.first_bad);
-  auto hi = at(f.first_bad);
-  if (!lo || !hi) return std::nullopt;
-  for (const auto& v : open) {
-    if (v.kind != a.kind || v.policy_hash != a.policy_hash || v.suite_manifest_hash != a.suite_manifest_hash ||
-        v.fingerprint == a.fingerprint || !v.culprit_sha.empty())
-      continue;
-    auto old_lo = at(v.range_first_sha), old_hi = at(v.first_bad_sha);
-    if (old_lo && old_hi && *old_lo <= *lo && *hi <= *old_hi && (*lo != *old_lo || *hi != *old_hi)) return v.id;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
@@ -510,6 +487,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     SuiteAnalysis analysis(o, db, history, plan, suite.suite.name);
     auto findings = analysis.run(report);
     auto ids = analysis.commit_ids();
+    std::vector<FoundAt> suite_found;
     for (auto& f : findings) {
       // A range may start at a check-in nobody built: recorded, so the alert names it.
       if (!f.range_first.empty() && !ids.count(f.range_first))
@@ -532,8 +510,10 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
                                              : f.change.uplift_delta;
       a.details_json = f.details_json();
       a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
+      FoundAt found{a.kind, a.policy_hash, a.suite_manifest_hash, a.fingerprint, f.culprit, f.range_first, f.first_bad};
+      suite_found.push_back(found);
       auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});
-      if (auto id = narrowed_alert(open, a, f, position)) {
+      if (auto id = narrowed_alert(open, found, position)) {
         if (!db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) {
           // The narrower alert exists already (opened by `bisect`): the wide one is done.
           db::set_alert_state(db, p.name, *id, "resolved", "driftwatch",
@@ -547,6 +527,12 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       if (f.new_alert) ++report.alerts_opened;
       report.findings.push_back(std::move(f));
     }
+    // A wide alert whose range bisection has since pinned as other changes
+    // (of another kind, or already alerted) is done: said in its history.
+    auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});
+    for (auto id : superseded_alerts(open, plan.policy_hash, suite.manifest_hash, suite_found, position))
+      db::set_alert_state(db, p.name, id, "resolved", "driftwatch",
+                          "superseded: a later sweep pinned the changes in its range (see the newer alerts)");
   }
   auto delivered = deliver_pending_alerts(p, db);
   report.notifications_sent = delivered.sent;

@@ -1,0 +1,68 @@
+#include "sweep/alert_matching.h"
+
+#include <set>
+
+namespace sweep {
+namespace {
+
+using Span = std::pair<std::size_t, std::size_t>;
+
+std::optional<std::size_t> at(const std::map<std::string, std::size_t>& position, const std::string& sha) {
+  auto it = position.find(sha);
+  return it == position.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::optional<Span> span_of(const FoundAt& f, const std::map<std::string, std::size_t>& position) {
+  auto lo = at(position, !f.culprit.empty() ? f.culprit : !f.range_first.empty() ? f.range_first : f.first_bad);
+  auto hi = at(position, f.first_bad);
+  if (!lo || !hi) return std::nullopt;
+  return Span{*lo, *hi};
+}
+
+/// A range alert's span; none for an alert with a culprit (it is exact) or off the history.
+std::optional<Span> range_of(const db::AlertView& v, const std::map<std::string, std::size_t>& position) {
+  if (!v.culprit_sha.empty() || v.range_first_sha.empty()) return std::nullopt;
+  auto lo = at(position, v.range_first_sha), hi = at(position, v.first_bad_sha);
+  if (!lo || !hi) return std::nullopt;
+  return Span{*lo, *hi};
+}
+
+bool strictly_inside(const Span& inner, const Span& outer) {
+  return outer.first <= inner.first && inner.second <= outer.second && inner != outer;
+}
+
+}  // namespace
+
+std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const FoundAt& found,
+                                     const std::map<std::string, std::size_t>& position) {
+  auto span = span_of(found, position);
+  if (!span) return std::nullopt;
+  for (const auto& v : open) {
+    if (v.kind != found.kind || v.policy_hash != found.policy_hash || v.suite_manifest_hash != found.suite_hash ||
+        v.fingerprint == found.fingerprint)
+      continue;
+    if (auto range = range_of(v, position); range && strictly_inside(*span, *range)) return v.id;
+  }
+  return std::nullopt;
+}
+
+std::vector<db::Id> superseded_alerts(const std::vector<db::AlertView>& open, const std::string& policy_hash,
+                                      const std::string& suite_hash, const std::vector<FoundAt>& found,
+                                      const std::map<std::string, std::size_t>& position) {
+  std::set<std::string> current;
+  for (const auto& f : found) current.insert(f.fingerprint);
+  std::vector<db::Id> out;
+  for (const auto& v : open) {
+    if (v.policy_hash != policy_hash || v.suite_manifest_hash != suite_hash || current.count(v.fingerprint)) continue;
+    auto range = range_of(v, position);
+    if (!range) continue;
+    for (const auto& f : found)
+      if (auto span = span_of(f, position); span && strictly_inside(*span, *range)) {
+        out.push_back(v.id);
+        break;
+      }
+  }
+  return out;
+}
+
+}  // namespace sweep

@@ -1,0 +1,36 @@
+#pragma once
+// Which open alerts a sweep's findings narrow or supersede: pure, on the
+// alerts' and findings' places on first-parent history. A change an earlier
+// sweep left as a range (bisection off or capped, broken builds between) is
+// pinned by a later one; the open alert must follow, not stay open beside a
+// new one for ever.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/drift.h"
+
+namespace sweep {
+
+/// Where a finding lies: its culprit, or range_first .. first_bad, or (pinned
+/// to nothing) first_bad alone; with the series and kind it belongs to.
+struct FoundAt {
+  std::string kind, policy_hash, suite_hash, fingerprint;
+  std::string culprit, range_first, first_bad;
+};
+
+/// The open alert of the same kind and series, left as a range, whose range
+/// strictly holds the finding's; none when the finding is already alerted.
+std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const FoundAt& found,
+                                     const std::map<std::string, std::size_t>& position);
+
+/// Open range alerts of the series (policy, suite) that no finding of this
+/// analysis repeats but whose range holds one of them: bisection has pinned
+/// what lay there (perhaps as another kind), so they are superseded.
+std::vector<db::Id> superseded_alerts(const std::vector<db::AlertView>& open, const std::string& policy_hash,
+                                      const std::string& suite_hash, const std::vector<FoundAt>& found,
+                                      const std::map<std::string, std::size_t>& position);
+
+}  // namespace sweep

@@ -1,0 +1,62 @@
+#include "sweep/alert_matching.h"
+
+#include <doctest/doctest.h>
+
+using sweep::FoundAt;
+
+namespace {
+
+/// Positions 0..9 on first-parent history: check-in "cN" at N.
+std::map<std::string, std::size_t> line() {
+  std::map<std::string, std::size_t> out;
+  for (std::size_t i = 0; i < 10; ++i) out["c" + std::to_string(i)] = i;
+  return out;
+}
+
+/// An open alert left as the range c<lo> .. c<hi> (no culprit).
+db::AlertView range_alert(db::Id id, const std::string& kind, int lo, int hi) {
+  db::AlertView v;
+  v.id = id;
+  v.kind = kind;
+  v.policy_hash = "P";
+  v.suite_manifest_hash = "S";
+  v.fingerprint = kind + "|c" + std::to_string(lo) + "..c" + std::to_string(hi);
+  v.range_first_sha = "c" + std::to_string(lo);
+  v.first_bad_sha = "c" + std::to_string(hi);
+  return v;
+}
+
+FoundAt pinned(const std::string& kind, int at) {
+  return {kind, "P", "S", kind + "|c" + std::to_string(at), "c" + std::to_string(at), "", "c" + std::to_string(at)};
+}
+
+}  // namespace
+
+TEST_CASE("a finding inside an open range alert of its kind and series narrows that alert") {
+  std::vector<db::AlertView> open{range_alert(1, "uplift-dropped", 3, 7), range_alert(2, "size-changed", 3, 7)};
+  CHECK(sweep::narrowed_alert(open, pinned("uplift-dropped", 5), line()) == db::Id{1});
+  CHECK(sweep::narrowed_alert(open, pinned("size-changed", 7), line()) == db::Id{2});
+  // Outside the range, another series, or the very same alert: nothing to narrow.
+  CHECK_FALSE(sweep::narrowed_alert(open, pinned("uplift-dropped", 8), line()));
+  auto other = pinned("uplift-dropped", 5);
+  other.suite_hash = "S2";
+  CHECK_FALSE(sweep::narrowed_alert(open, other, line()));
+  FoundAt same{"uplift-dropped", "P", "S", open[0].fingerprint, "", "c3", "c7"};
+  CHECK_FALSE(sweep::narrowed_alert(open, same, line()));
+  // An alert with a culprit is exact already.
+  auto exact = range_alert(3, "modules-flipped", 3, 7);
+  exact.culprit_sha = "c7";
+  CHECK_FALSE(sweep::narrowed_alert({exact}, pinned("modules-flipped", 5), line()));
+}
+
+TEST_CASE("a range alert whose range now holds only other findings is superseded, one still found is not") {
+  std::vector<db::AlertView> open{range_alert(1, "uplift-dropped", 3, 7), range_alert(2, "size-changed", 0, 2)};
+  // Bisection pinned what lay in 3..7 as a size change at 5: the uplift alert is done.
+  std::vector<FoundAt> found{pinned("size-changed", 5)};
+  CHECK(sweep::superseded_alerts(open, "P", "S", found, line()) == std::vector<db::Id>{1});
+  // Still found as the same range: it stays.
+  found.push_back({"uplift-dropped", "P", "S", open[0].fingerprint, "", "c3", "c7"});
+  CHECK(sweep::superseded_alerts(open, "P", "S", found, line()).empty());
+  // Another policy's alerts are never touched.
+  CHECK(sweep::superseded_alerts(open, "P2", "S", {pinned("size-changed", 5)}, line()).empty());
+}
