@@ -133,6 +133,15 @@ bool promote(Database& db, const std::string& project, Id id, Id expected_active
         "WHERE id = $1 AND project = $2",
         id, project, reason);
     if (r.affected_rows() != 1) return false;  // not this project's: the transaction is rolled back
+    // The replaced policy's open alerts are about a series nobody tracks any
+    // more: sweeps never revisit them, and `alerts --exit-code` would fail
+    // every night on them.
+    tx.exec_params(
+        "WITH closed AS (UPDATE alerts SET state = 'resolved', state_by = 'driftwatch', note = $3, updated_at = now() "
+        "  WHERE project = $1 AND state IN ('open', 'acknowledged') "
+        "    AND policy_id = (SELECT policy_id FROM project_policies WHERE id = $2) RETURNING id) "
+        "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'resolved', 'driftwatch', $3 FROM closed",
+        project, now_active, "its policy was replaced (" + reason + ")");
     tx.commit();
     return true;
   });

@@ -640,6 +640,13 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& given) {
     validation = std::move(*v);
   }
   const TrainingData* choose_on = validation ? &*validation : &*data;
+  if (parent && o.warm_start_if_same_features && parent->metadata().features != data->feature_names) {
+    parent.reset();  // afresh: its inputs are not what this compiler sends
+    if (reads_unreliable) {  // kept only for the parent's sake
+      drop_feature(*data, kUnreliableFeature);
+      if (validation) drop_feature(*validation, kUnreliableFeature);
+    }
+  }
 
   auto checkpoint = o.resume ? load_checkpoint(o.work_dir) : std::nullopt;
   Checkpoint state = checkpoint.value_or(Checkpoint{});
@@ -702,7 +709,7 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& given) {
   best->metadata().seed = o.seed;
   return TrainResult{std::move(*best), b["uplift_geomean"], b["uplift_total"], b["wins"], b["ties"], b["losses"],
                      static_cast<int>(data->modules.size()), static_cast<int>(data->skipped.size()),
-                     validation.has_value()};
+                     validation.has_value(), parent.has_value()};
 }
 
 }  // namespace

@@ -92,6 +92,10 @@ struct TrainOptions {
   /// start afresh (retrain, which cannot ask the user).
   bool resume_if_same = false;
   std::optional<std::filesystem::path> warm_start;  ///< start from this policy instead of cloning
+  /// Retrain: a warm-start policy whose features are not the ones this
+  /// compiler sends (an upstream rename: what the features rule retrains
+  /// for) is not an error; training starts afresh instead.
+  bool warm_start_if_same_features = false;
   PolicyMetadata metadata;  ///< name, compiler, corpus; features and normalization are filled in
   std::function<void(const TrainProgress&)> progress;
 };
@@ -105,6 +109,7 @@ struct TrainResult {
   int wins = 0, ties = 0, losses = 0;
   int modules = 0, skipped = 0;
   bool on_validation = false;
+  bool warm_started = false;  ///< from `warm_start` (false: afresh, as warm_start_if_same_features allows)
 };
 
 common::Result<TrainResult> train(const TrainOptions& options);

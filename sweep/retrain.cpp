@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <unistd.h>
+
+#include <exception>
 #include <optional>
 #include <nlohmann/json.hpp>
 
@@ -63,7 +66,7 @@ bool has_evaluations(db::Database& db, const std::string& repo, const std::strin
                      const std::string& policy_hash, const std::vector<SelectedSuite>& suites) {
   for (const auto& s : suites)
     for (const auto& p : db::load_series(db, repo, recipe_hash, policy_hash, s.manifest_hash))
-      if (p.evaluated) return true;
+      if (p.evaluated || !p.evaluation_error.empty()) return true;  // a policy that cannot run was measured too
   return false;
 }
 
@@ -124,7 +127,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto recipe = builder::load_recipe(p.recipe).take();
   auto tracked = tracked_policy(db, p);
   if (!has_evaluations(db, repo.location().string(), recipe.content_hash, tracked.content_hash, holdout))
-    throw common::Fatal("no evaluated check-in of project '" + p.name + "' with its active policy " +
+    throw common::Fatal("no measured check-in of project '" + p.name + "' with its active policy " +
                         tracked.content_hash.substr(0, 12) +
                         " on its held-out suites: run `driftwatch sweep` first; nothing changed");
   std::string rev = !o.at.empty() ? o.at : repo.tracked(p.branch).take();
@@ -160,6 +163,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       fmt::format("{}-{}-{}-{}", p.name, active.content_hash.substr(0, 12), sha->substr(0, 12), p.retrain.settings);
   t.jobs = jobs;
   t.warm_start = active.file;
+  t.warm_start_if_same_features = true;
   t.metadata.name = p.name + "-" + sha->substr(0, 12);
   t.metadata.compiler_repo = repo.location().string();
   t.metadata.compiler_commit = *sha;
@@ -178,6 +182,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     throw common::Fatal("training the candidate failed: " + trained.error().message +
                         "; the active policy is unchanged");
   report.train_seconds = seconds_since(train_start);
+  if (!trained->warm_started && !report.resumed)
+    say(o, "the active policy reads features this compiler does not send: the candidate was trained afresh");
   if (!std::isfinite(trained->uplift) || !finite_model(trained->model))
     throw common::Fatal("training diverged (uplift " + fmt::format("{}", trained->uplift) +
                         ", the model's answers are not finite numbers); the active policy is unchanged, the "
@@ -187,7 +193,9 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   report.train_uplift_on = trained->on_validation ? p.retrain.validation_suite : p.retrain.training_suite;
 
   auto& candidate = trained->model;
-  auto tmp = o.data_dir / "policies" / ("candidate-" + sha->substr(0, 12) + ".policy.tmp");
+  // Per process: two projects' retrains at the same head share a data directory.
+  auto tmp = o.data_dir / "policies" /
+             ("candidate-" + sha->substr(0, 12) + "-" + std::to_string(getpid()) + ".policy.tmp");
   candidate.save(tmp).take();
   auto kept = kept_policy_file(o.data_dir, candidate.metadata().content_hash);
   fs::rename(tmp, kept);
@@ -224,25 +232,57 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     return n;
   };
   std::vector<std::pair<reports::HeldOutFigures, reports::HeldOutFigures>> per_suite;
+  // A candidate that could not be judged is rejected with why, never left
+  // "being evaluated" for a hand promotion without figures.
+  struct RejectUnlessJudged {
+    db::Database& db;
+    db::Id id;
+    bool judged = false;
+    ~RejectUnlessJudged() {
+      if (judged || std::uncaught_exceptions() == 0) return;
+      try {
+        db::set_lineage_state(db, id, "rejected", "{}", "could not be judged: its evaluation stopped with an error");
+      } catch (...) {  // the database itself may be what failed
+      }
+    }
+  } reject_unless_judged{db, report.candidate_id};
   for (const auto& h : holdout) {
     say(o, "evaluating the active policy and the candidate on " + h.suite.name);
-    auto a = evaluate_and_store(db, build, h, active_model, eo);
+    // The active policy may not run here at all: that is what `decide`'s
+    // features rule retrains for. It then wins nothing and every module
+    // counts as its loss, and the candidate is judged against that.
+    std::optional<StoredEvaluation> a;
+    try {
+      a = evaluate_and_store(db, build, h, active_model, eo);
+    } catch (const EvaluationFailed& e) {
+      say(o, "the active policy cannot run on " + h.suite.name + " here (" + e.what() +
+                 "): it counts as no uplift, every module a loss");
+    }
     auto c = evaluate_and_store(db, build, h, candidate, eo);
-    // Both uplifts over the modules both evaluations measured: a module one
-    // of them failed must not leave that side's figure alone (its losses
-    // count above).
-    auto levels = reports::compare_levels(evaluator::measured_sizes(a.result), evaluator::measured_sizes(c.result));
-    report.holdout.push_back({h.suite.name, levels.before.uplift, levels.after.uplift, losses(a.result),
-                              losses(c.result), c.result.summary.modules});
-    report.active.uplift += levels.before.uplift / holdout.size();
-    report.candidate.uplift += levels.after.uplift / holdout.size();
-    report.active.losses += losses(a.result);
-    report.candidate.losses += losses(c.result);
-    report.active.modules += a.result.summary.modules;
-    report.candidate.modules += c.result.summary.modules;
-    per_suite.push_back({{levels.before.uplift, losses(a.result), a.result.summary.modules},
-                         {levels.after.uplift, losses(c.result), c.result.summary.modules}});
+    reports::HeldOutFigures active_figures, candidate_figures;
+    if (a) {
+      // Both uplifts over the modules both evaluations measured: a module one
+      // of them failed must not leave that side's figure alone (its losses
+      // count above).
+      auto levels = reports::compare_levels(evaluator::measured_sizes(a->result), evaluator::measured_sizes(c.result));
+      active_figures = {levels.before.uplift, losses(a->result), a->result.summary.modules};
+      candidate_figures = {levels.after.uplift, losses(c.result), c.result.summary.modules};
+    } else {
+      int modules = static_cast<int>(h.suite.modules.size());
+      active_figures = {0, modules, modules};
+      candidate_figures = {c.result.summary.uplift, losses(c.result), c.result.summary.modules};
+    }
+    report.holdout.push_back({h.suite.name, active_figures.uplift, candidate_figures.uplift, active_figures.losses,
+                              candidate_figures.losses, candidate_figures.modules});
+    report.active.uplift += active_figures.uplift / holdout.size();
+    report.candidate.uplift += candidate_figures.uplift / holdout.size();
+    report.active.losses += active_figures.losses;
+    report.candidate.losses += candidate_figures.losses;
+    report.active.modules += active_figures.modules;
+    report.candidate.modules += candidate_figures.modules;
+    per_suite.push_back({active_figures, candidate_figures});
   }
+  reject_unless_judged.judged = true;
   reports::PromotionSettings promotion{p.retrain.margin, p.retrain.max_extra_losing};
   auto verdict = reports::judge_candidate(report.active, report.candidate, promotion);
   for (std::size_t i = 0; i < holdout.size() && verdict.promote; ++i)

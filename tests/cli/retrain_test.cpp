@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/text.h"
+#include "tests/support/policy_file.h"
 #include "tests/support/sweep_project.h"
 
 using testing::Project;
@@ -188,7 +189,7 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   // Nothing evaluated yet: retrain and decide say what is missing and record nothing.
   auto early = p.run({"retrain", "--config", p.config});
   CHECK(early.exit_code == 2);
-  CHECK(common::last_line(early.output).find("no evaluated check-in of project 'toy'") != std::string::npos);
+  CHECK(common::last_line(early.output).find("no measured check-in of project 'toy'") != std::string::npos);
   CHECK(common::last_line(early.output).find("run `driftwatch sweep` first") != std::string::npos);
   CHECK(p.run({"decide", "--config", p.config}).exit_code == 2);
   CHECK(p.psql("SELECT count(*) FROM project_policies") == "0");
@@ -244,4 +245,30 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   CHECK(common::last_line(none.output).find("has no parent to roll back to") != std::string::npos);
   CHECK(p.run({"policy", "info", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"})
             .exit_code == 0);
+}
+
+TEST_CASE("retrain trains afresh where the active policy reads a feature the compiler no longer sends") {
+  Project p;
+  split_suites(p);
+  // The active policy wants a feature this compiler does not send (as after
+  // an upstream rename): decide's features rule says retrain for exactly
+  // this, and warm-starting from it failed every night.
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto lost = (p.dir / "lost-feature.policy").string();
+  std::ofstream(lost, std::ios::binary) << testing::edited_policy(text, "\"sroa_savings\"", "\"sroa_savingz\"");
+  p.set(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", lost);
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto d = p.run({"decide", "--config", p.config, "--json"});
+  CHECK(d.output.find("sroa_savingz") != std::string::npos);  // the features rule names what is gone
+  auto r = p.run({"retrain", "--config", p.config, "-j", "2"});
+  INFO(r.output);
+  CHECK((r.exit_code == 0 || r.exit_code == 1));  // promoted, or rejected with figures: judged either way
+  CHECK(r.output.find("the candidate was trained afresh") != std::string::npos);  // not warm-started from it
+  // The candidate was judged: figures and a verdict, never left "being evaluated".
+  CHECK(p.psql("SELECT count(*) FROM project_policies WHERE reason = 'being evaluated'") == "0");
+  CHECK(p.psql("SELECT count(*) FROM project_policies WHERE parent_id IS NOT NULL AND figures::text <> '{}' "
+               "AND state IN ('active', 'rejected')") == "1");
 }

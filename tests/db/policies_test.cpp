@@ -8,7 +8,9 @@
 #include <atomic>
 #include <thread>
 
+#include "db/drift.h"
 #include "db/embedded.h"
+#include "db/store.h"
 #include "tests/support/test_db.h"
 
 namespace {
@@ -80,4 +82,34 @@ TEST_CASE("decisions are recorded with their evidence, keep included") {
   CHECK(db::add_to_lineage(database, again, "{}") == root);
   CHECK(db::active_policy(database, "toy")->figures_json == R"({"uplift": 0.01})");
   CHECK(db::list_lineage(database, "toy").size() == 1);
+}
+
+TEST_CASE("a promotion resolves the open alerts of the policy it replaces, and no other's") {
+  std::string name;
+  auto database = testing::fresh_database(true, &name);
+  auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  auto a = db::add_to_lineage(database, row("a", root, "candidate"), "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  auto alert = [&](const std::string& fingerprint, const std::string& project, const std::string& policy) {
+    db::AlertRow r;
+    r.suite_manifest_hash = "S";
+    r.fingerprint = fingerprint;
+    r.project = project;
+    r.kind = "uplift-dropped";
+    r.policy_hash = policy;
+    r.metric = "uplift";
+    r.details_json = "{}";
+    REQUIRE(db::open_alert(database, r));
+  };
+  alert("f-root", "toy", "root");
+  alert("f-other", "other", "root");  // the same policy tracked by another project
+  REQUIRE(db::promote(database, "toy", a, root, "it won"));
+  auto mine = db::list_alerts(database, "toy", {"open", "acknowledged"});
+  CHECK(mine.empty());  // `alerts --exit-code` no longer fails on a series nobody tracks
+  auto all = db::list_alerts(database, "toy", {});
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].state == "resolved");
+  CHECK(all[0].note == "its policy was replaced (it won)");
+  CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
 }

@@ -8,6 +8,7 @@
 
 #include "common/hash.h"
 #include "policy/model.h"
+#include "tests/support/policy_file.h"
 #include "tests/support/temp_dir.h"
 
 using namespace policy;
@@ -38,28 +39,6 @@ std::string read(const fs::path& p) {
 }
 
 void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
-
-/// A policy file's text with its metadata edited (same length) and its hash
-/// fixed up, as another tool would write it: past the corruption check.
-std::string edited(std::string text, const std::string& from, const std::string& to) {
-  auto pos = text.find(from);
-  REQUIRE(pos != std::string::npos);
-  REQUIRE(from.size() == to.size());
-  text.replace(pos, from.size(), to);
-  // The layout: "meta N\n" N bytes "weights M\n" M bytes "sha256 H\n".
-  auto section = [&](size_t at, const std::string& word, std::string& body) {
-    REQUIRE(text.compare(at, word.size() + 1, word + " ") == 0);
-    auto nl = text.find('\n', at);
-    auto size = std::stoul(text.substr(at + word.size() + 1, nl - at - word.size() - 1));
-    body = text.substr(nl + 1, size);
-    return nl + 1 + size;
-  };
-  std::string meta_text, weights;
-  auto weights_at = section(text.find("\nmeta ") + 1, "meta", meta_text);
-  auto hash_at = section(weights_at, "weights", weights);
-  REQUIRE(text.compare(hash_at, 7, "sha256 ") == 0);
-  return text.substr(0, hash_at) + "sha256 " + common::sha256_hex(meta_text + weights) + "\n";
-}
 
 }  // namespace
 
@@ -145,7 +124,7 @@ TEST_CASE("a file whose metadata describes another network than its weights is r
   REQUIRE(PolicyModel::create(metadata()).save(dir / "p.policy").ok());
   // torch::load takes the file's tensors whatever their shape: without the
   // check this loaded, and every compile then failed on a size mismatch.
-  write(dir / "hidden.policy", edited(read(dir / "p.policy"), "\"hidden\": [\n    8,", "\"hidden\": [\n    4,"));
+  write(dir / "hidden.policy", testing::edited_policy(read(dir / "p.policy"), "\"hidden\": [\n    8,", "\"hidden\": [\n    4,"));
   auto r = PolicyModel::load(dir / "hidden.policy");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message == "cannot load policy " + (dir / "hidden.policy").string() +
@@ -157,7 +136,7 @@ TEST_CASE("a file of another kind is refused even with a valid hash") {
   auto meta = metadata();
   auto model = PolicyModel::create(meta);
   REQUIRE(model.save(dir / "p.policy").ok());
-  write(dir / "kind.policy", edited(read(dir / "p.policy"), "driftwatch-inline-policy", "driftwatch-evict--policy"));
+  write(dir / "kind.policy", testing::edited_policy(read(dir / "p.policy"), "driftwatch-inline-policy", "driftwatch-evict--policy"));
   auto r = PolicyModel::load(dir / "kind.policy");
   REQUIRE_FALSE(r.ok());
   // Past the hash check, refused by the kind check.
