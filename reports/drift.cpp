@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace reports {
 
@@ -56,14 +57,21 @@ ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
   return out;
 }
 
-std::vector<std::vector<evaluator::ModuleSizes>> carried_forward(
-    const std::vector<std::vector<evaluator::ModuleSizes>>& series) {
-  std::vector<std::vector<evaluator::ModuleSizes>> out;
-  std::map<std::string, evaluator::ModuleSizes> last;  // by name: the newest measurement so far
-  for (const auto& point : series) {
-    for (const auto& m : point) last[m.name] = m;
-    out.emplace_back();
-    for (const auto& [name, m] : last) out.back().push_back(m);
+std::vector<FilledPoint> carried_forward(const std::vector<std::vector<evaluator::ModuleSizes>>& series,
+                                         const std::vector<std::size_t>& positions) {
+  std::vector<FilledPoint> out;
+  std::map<std::string, CarriedSize> last;  // by name: the newest measurement so far, and where
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    std::set<std::string> here;
+    for (const auto& m : series[i]) {
+      last[m.name] = {m, positions[i]};
+      here.insert(m.name);
+    }
+    auto& point = out.emplace_back();
+    for (const auto& [name, c] : last) {
+      point.sizes.push_back(c.size);
+      if (!here.count(name)) point.carried.emplace(name, c);
+    }
   }
   return out;
 }

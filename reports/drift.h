@@ -54,19 +54,26 @@ struct ComparedLevels {
 ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
                               const std::vector<evaluator::ModuleSizes>& after);
 
-/// Each point's modules, with those it could not measure (a timeout or a
-/// crash there) taken from the last earlier point that measured them. Compared
-/// this way, a module that fails at one sample and comes back changed still
-/// shows its change at the sample it came back at; compared only where both
-/// sides measured it, it would be left out of both steps and never seen.
-std::vector<std::vector<evaluator::ModuleSizes>> carried_forward(
-    const std::vector<std::vector<evaluator::ModuleSizes>>& series);
-
 /// A module a point could not measure, taken from where it last was.
 struct CarriedSize {
   evaluator::ModuleSizes size;
   std::size_t measured_at = 0;  ///< the position of that measurement
 };
+
+/// One point with the modules it could not measure filled in.
+struct FilledPoint {
+  std::vector<evaluator::ModuleSizes> sizes;  ///< measured and filled in, by name
+  std::map<std::string, CarriedSize> carried;  ///< the filled-in ones, and where each was measured
+};
+
+/// Each point's modules (`series`, at `positions`), with those it could not
+/// measure (a timeout or a crash there) taken from the last earlier point
+/// that measured them. Compared this way, a module that fails at one sample
+/// and comes back changed still shows its change at the sample it came back
+/// at; compared only where both sides measured it, it would be left out of
+/// both steps and never seen.
+std::vector<FilledPoint> carried_forward(const std::vector<std::vector<evaluator::ModuleSizes>>& series,
+                                         const std::vector<std::size_t>& positions);
 
 /// Where a change from the point at `before` to a later one may have begun:
 /// a module carried at `before` that the later point measured with other

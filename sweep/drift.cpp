@@ -90,11 +90,10 @@ reports::Level level_of(const db::SeriesPoint& p) { return {p.uplift, p.total_de
 /// One suite's analysis: the series in first-parent order, refined by bisection.
 class SuiteAnalysis {
  public:
+  /// `position`: each check-in's index in `history`, built once for every suite.
   SuiteAnalysis(const DriftOptions& o, db::Database& db, const std::vector<tracker::CommitInfo>& history,
-                PlanInput plan, std::string suite_name)
-      : o_(o), db_(db), history_(history), plan_(std::move(plan)), suite_(std::move(suite_name)) {
-    for (std::size_t i = 0; i < history_.size(); ++i) position_[history_[i].sha] = i;
-  }
+                const std::map<std::string, std::size_t>& position, PlanInput plan, std::string suite_name)
+      : o_(o), db_(db), history_(history), position_(position), plan_(std::move(plan)), suite_(std::move(suite_name)) {}
 
   std::vector<Finding> run(DriftReport& report) {
     load();
@@ -135,20 +134,12 @@ class SuiteAnalysis {
     points_.clear();
     for (auto& p : db::load_series(db_, plan_.repo, plan_.recipe_hash, plan_.policy_hash, plan_.suites[0].manifest_hash))
       if (auto it = position_.find(p.sha); it != position_.end()) points_[it->second] = std::move(p);
-    sizes_.clear();
+    filled_.clear();
     auto ev = evaluated();
     std::vector<std::vector<evaluator::ModuleSizes>> measured;
     for (auto pos : ev) measured.push_back(sizes_of(points_.at(pos)));
-    auto filled = reports::carried_forward(measured);
-    carried_.clear();
-    std::map<std::string, std::size_t> last_at;  // module -> where it was last measured
-    for (std::size_t i = 0; i < ev.size(); ++i) {
-      std::set<std::string> here;
-      for (const auto& m : measured[i]) here.insert(m.name), last_at[m.name] = ev[i];
-      for (const auto& m : filled[i])
-        if (!here.count(m.name)) carried_[ev[i]][m.name] = {m, last_at.at(m.name)};
-      sizes_[ev[i]] = std::move(filled[i]);
-    }
+    auto filled = reports::carried_forward(measured, ev);
+    for (std::size_t i = 0; i < ev.size(); ++i) filled_[ev[i]] = std::move(filled[i]);
   }
 
   std::vector<std::size_t> evaluated() const {
@@ -161,7 +152,7 @@ class SuiteAnalysis {
   /// Two check-ins' levels over their modules, each failed one taken from
   /// where it was last measured (reports::carried_forward).
   reports::ComparedLevels compared(std::size_t a, std::size_t b) const {
-    return reports::compare_levels(sizes_.at(a), sizes_.at(b));
+    return reports::compare_levels(filled_.at(a).sizes, filled_.at(b).sizes);
   }
 
   struct Step {
@@ -315,11 +306,11 @@ class SuiteAnalysis {
     // anywhere after its last measurement: the range reaches back there, and
     // b (perhaps the check-in that fixed its crash) is not named alone.
     std::size_t from = a;
-    if (auto it = carried_.find(a); it != carried_.end()) {
+    if (const auto& carried = filled_.at(a).carried; !carried.empty()) {
       std::vector<std::string> moved;
-      from = reports::change_reaches_back_to(a, it->second, sizes_of(after), &moved);
+      from = reports::change_reaches_back_to(a, carried, sizes_of(after), &moved);
       for (const auto& name : moved)
-        f.carried.push_back(name + " (measured at " + history_[it->second.at(name).measured_at].short_sha() + ")");
+        f.carried.push_back(name + " (measured at " + history_[carried.at(name).measured_at].short_sha() + ")");
     }
     if (from < a) {
       f.last_good = points_.at(from).sha;
@@ -335,7 +326,7 @@ class SuiteAnalysis {
     } else {
       f.range_first = history_[from + 1].sha;
     }
-    auto moves = reports::module_changes(sizes_.at(a), sizes_.at(b), 5);
+    auto moves = reports::module_changes(filled_.at(a).sizes, filled_.at(b).sizes, 5);
     if (moves) {
       f.win_to_loss = moves->win_to_loss;
       f.loss_to_win = moves->loss_to_win;
@@ -447,12 +438,11 @@ class SuiteAnalysis {
   const DriftOptions& o_;
   db::Database& db_;
   const std::vector<tracker::CommitInfo>& history_;
+  const std::map<std::string, std::size_t>& position_;
   PlanInput plan_;
   std::string suite_;
-  std::map<std::string, std::size_t> position_;
   std::map<std::size_t, db::SeriesPoint> points_;
-  std::map<std::size_t, std::vector<evaluator::ModuleSizes>> sizes_;  ///< evaluated points' modules, failures filled in
-  std::map<std::size_t, std::map<std::string, reports::CarriedSize>> carried_;  ///< filled-in modules, by point
+  std::map<std::size_t, reports::FilledPoint> filled_;  ///< evaluated points' modules, failures filled in
   std::map<std::size_t, int> evaluations_;  ///< bisection's evaluations, by the check-in they pinned
   std::map<std::size_t, int> between_;      ///< check-ins between the samples bisection started from
   std::set<std::size_t> tried_;             ///< measured by bisection, whatever came of it
@@ -484,7 +474,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     plan.policy = p.policy;
     plan.policy_hash = model.metadata().content_hash;
     plan.suites = {{suite_name, suite.manifest_hash}};
-    SuiteAnalysis analysis(o, db, history, plan, suite.suite.name);
+    SuiteAnalysis analysis(o, db, history, position, plan, suite.suite.name);
     auto findings = analysis.run(report);
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;

@@ -83,14 +83,20 @@ TEST_CASE("a module that fails at one sample and comes back changed still shows 
   // Compared only where both sides measured it, neither step sees m.
   CHECK(reports::compare_levels(a, b).after.uplift == reports::compare_levels(a, b).before.uplift);
   CHECK(reports::compare_levels(b, c).after.uplift == reports::compare_levels(b, c).before.uplift);
-  auto filled = reports::carried_forward({a, b, c});
+  auto filled = reports::carried_forward({a, b, c}, {0, 4, 9});
   REQUIRE(filled.size() == 3);
-  auto ab = reports::compare_levels(filled[0], filled[1]);
-  auto bc = reports::compare_levels(filled[1], filled[2]);
+  auto ab = reports::compare_levels(filled[0].sizes, filled[1].sizes);
+  auto bc = reports::compare_levels(filled[1].sizes, filled[2].sizes);
   CHECK(ab.after.uplift == ab.before.uplift);  // b's failure moves nothing
   CHECK(bc.after.uplift < bc.before.uplift - 0.1);  // the change shows where m comes back
   CHECK(bc.only_before.empty());
   CHECK(bc.only_after.empty());
+  // Only b filled anything in: m, as measured at a.
+  CHECK(filled[0].carried.empty());
+  REQUIRE(filled[1].carried.size() == 1);
+  CHECK(filled[1].carried.at("m").measured_at == 0);
+  CHECK(filled[1].carried.at("m").size.learned_bytes == 900);
+  CHECK(filled[2].carried.empty());
 }
 
 TEST_CASE("a change seen where a failed module comes back reaches back to its last measurement") {
