@@ -1,14 +1,13 @@
 #include "sweep/retrain.h"
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <unistd.h>
-
 #include <exception>
 #include <optional>
-#include <nlohmann/json.hpp>
 
 #include "builder/recipe.h"
 #include "db/drift.h"
