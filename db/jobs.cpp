@@ -6,6 +6,12 @@
 
 namespace db {
 
+// The job row TABLE was planned by PROJECT (its own row names only the
+// first project that planned it; job_projects names them all).
+#define OF_PROJECT(table, project) \
+  "(" table ".project = " project " OR EXISTS (SELECT 1 FROM job_projects jp WHERE jp.job_id = " table \
+  ".id AND jp.project = " project "))"
+
 namespace {
 
 /// A session-level advisory lock named "driftwatch <name>" for the project.
@@ -90,6 +96,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "RETURNING id",
                       project, j.kind, j.key, j.payload_json, j.priority, dep, j.max_attempts, sweep_id)[0]
                     .as<Id>();
+      tx.exec_params("INSERT INTO job_projects (job_id, project) VALUES ($1, $2) ON CONFLICT DO NOTHING", id, project);
       ids.push_back(id);
     }
     tx.commit();
@@ -108,11 +115,9 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
       auto r = tx.exec_params(
           "SELECT j.id, j.kind, j.payload::text, j.attempts, j.max_attempts, COALESCE(j.depends_on, 0) "
           "FROM jobs j "
-          // A build job is shared by the projects that build the same
-          // check-in with the same recipe: its row names the first one, and
-          // a worker of another project takes it for its own evaluations.
-          "WHERE ($1 = '' OR j.project = $1 OR EXISTS (SELECT 1 FROM jobs e WHERE e.depends_on = j.id "
-          "       AND e.project = $1)) "
+          // A job is shared by the projects that planned the same work: its
+          // row names the first one, and any of them may take it.
+          "WHERE ($1 = '' OR " OF_PROJECT("j", "$1") ") "
           "  AND ($2 = '' OR j.kind = ANY (string_to_array($2, ','))) "
           // A queued job's lease_expires_at is when its retry may start (backoff).
           "  AND ((j.state = 'queued' AND (j.lease_expires_at IS NULL OR j.lease_expires_at <= now())) "
@@ -219,14 +224,14 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
     // they are: a worker would refuse them on every sweep from now on.
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, updated_at = now() "
-             "WHERE project = $1 AND (state = 'failed' OR " LOST_EVALUATION ") "
+             "WHERE " OF_PROJECT("jobs", "$1") " AND (state = 'failed' OR " LOST_EVALUATION ") "
              "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
              "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) RETURNING id",
              project, recipe_hash, policy_hash))
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, updated_at = now() "
-             "WHERE project = $1 AND state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on "
+             "WHERE " OF_PROJECT("jobs", "$1") " AND state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on "
              "AND d.state = 'queued') RETURNING id",
              project))
       ids.push_back(row[0].as<Id>());
@@ -254,7 +259,8 @@ std::vector<std::string> running_job_owners(Database& db, const std::string& pro
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<std::string> out;
     for (const auto& row : tx.exec_params(
-             "SELECT DISTINCT lease_owner FROM jobs WHERE state = 'running' AND project = $1 AND lease_owner IS NOT NULL",
+             "SELECT DISTINCT lease_owner FROM jobs WHERE state = 'running' AND " OF_PROJECT("jobs", "$1")
+             " AND lease_owner IS NOT NULL",
              project))
       out.push_back(row[0].as<std::string>());
     return out;
@@ -342,7 +348,7 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& f) {
              "  COALESCE(to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
              "  COALESCE(to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
              "FROM jobs "
-             "WHERE ($1 = '' OR project = $1) AND ($2 = '' OR state = ANY (string_to_array($2, ','))) "
+             "WHERE ($1 = '' OR " OF_PROJECT("jobs", "$1") ") AND ($2 = '' OR state = ANY (string_to_array($2, ','))) "
              "  AND ($3 = 0 OR sweep_id = $3) "
              "ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'queued' THEN 1 WHEN 'failed' THEN 2 ELSE 3 END, "
              "  CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END, "
@@ -376,7 +382,8 @@ JobCounts count_project_jobs(Database& db, const std::string& project) {
   return db.impl().guarded("counting jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     return tally(
-        tx.exec_params("SELECT state, count(*) FROM jobs WHERE ($1 = '' OR project = $1) GROUP BY state", project));
+        tx.exec_params("SELECT state, count(*) FROM jobs WHERE ($1 = '' OR " OF_PROJECT("jobs", "$1") ") GROUP BY state",
+                       project));
   });
 }
 
@@ -414,7 +421,7 @@ std::vector<Id> cancel_jobs(Database& db, const JobFilter& f, const std::optiona
              "UPDATE jobs SET state = 'failed', error = $5, lease_owner = NULL, lease_expires_at = NULL, "
              "finished_at = now(), updated_at = now() "
              "WHERE state IN ('queued', 'running') AND state = ANY (string_to_array($4, ',')) "
-             "  AND ($1 = 0 OR id = $1) AND ($2 = '' OR project = $2) AND ($3 = 0 OR sweep_id = $3) "
+             "  AND ($1 = 0 OR id = $1) AND ($2 = '' OR " OF_PROJECT("jobs", "$2") ") AND ($3 = 0 OR sweep_id = $3) "
              "RETURNING id",
              job_id.value_or(0), f.project, f.sweep_id.value_or(0), joined(states), reason))
       ids.push_back(row[0].as<Id>());
@@ -422,5 +429,7 @@ std::vector<Id> cancel_jobs(Database& db, const JobFilter& f, const std::optiona
     return ids;
   });
 }
+
+#undef OF_PROJECT
 
 }  // namespace db

@@ -65,7 +65,33 @@ TEST_CASE("a build job two projects share is taken by either project's workers f
   auto eval = db::claim_job(d, "q", "w:1:0", {}, 60);
   REQUIRE(eval);
   CHECK(eval->id == second[1]);
-  CHECK_FALSE(db::claim_job(d, "q", "w:1:0", {}, 60));  // project p's evaluation is p's workers' to take
+  CHECK_FALSE(db::claim_job(d, "q", "w:1:0", {}, 60));  // p's own evaluation (another policy) is p's workers' to take
+  CHECK(db::claim_job(d, "p", "w:2:0", {}, 60)->id == first[1]);
+}
+
+TEST_CASE("work two projects planned alike is one job that either project's workers run and list") {
+  auto d = testing::fresh_database();
+  auto first = plan(d);  // p's sweep planned it, and was killed before a worker of p took anything
+  // q tracks the same policy on the same compiler and suite: the same keys, the same rows.
+  auto sweep = db::begin_sweep(d, "q");
+  auto second = db::enqueue_jobs(d, "q", sweep, {{"build", "b1", "{\"sha\": \"aaa\"}", 0, -1, 2}, {"eval", "e1", "{}", 0, 0, 3}});
+  CHECK(second == first);
+  // Before job_projects, q's workers could take the build but never the
+  // evaluation, and q's sweep waited on it for ever.
+  auto build = db::claim_job(d, "q", "w:1:0", {}, 60);
+  REQUIRE(build);
+  CHECK(build->id == first[0]);
+  db::finish_job(d, {build->id, "w:1:0", "{}"}, db::kJobDone);
+  auto eval = db::claim_job(d, "q", "w:1:0", {}, 60);
+  REQUIRE(eval);
+  CHECK(eval->id == first[1]);
+  CHECK(db::list_jobs(d, {"q", {}, std::nullopt, 10}).size() == 2);
+  CHECK(db::count_project_jobs(d, "q").running == 1);
+  CHECK(db::running_job_owners(d, "q") == std::vector<std::string>{"w:1:0"});
+  // A failure of the shared job is q's to requeue too.
+  db::finish_job(d, {eval->id, "w:1:0", "{}"}, db::kJobFailed, "boom");
+  CHECK(db::requeue_failed_jobs(d, "q", "", "") == std::vector<db::Id>{first[1]});
+  CHECK(db::list_jobs(d, {"r", {}, std::nullopt, 10}).empty());  // a third project planned none of it
 }
 
 TEST_CASE("a sweep takes back failed jobs planned under its recipe and policy, not those of an earlier recipe") {
