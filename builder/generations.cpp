@@ -124,13 +124,24 @@ void collect_generations(const fs::path& entry) {
 BuildResult in_generation(BuildResult r, const fs::path& generation) {
   for (auto& [name, path] : r.artifacts) path = generation / "artifacts" / path.filename();
   const std::string marker = "/artifacts/";
+  // Only the path is rewritten, not the word around it: a flag such as
+  // -fpass-plugin=<dir>/artifacts/p.so keeps its flag, or the compiler would
+  // run without the plugin and say nothing.
+  const std::string separators = "=,: ";
   for (auto* argv : {&r.compile, &r.cc1})
     for (auto& arg : *argv) {
       auto at = arg.rfind(marker);
       if (at == std::string::npos) continue;
-      auto file = arg.substr(at + marker.size());
+      auto name_at = at + marker.size();
+      auto end = arg.find_first_of(separators, name_at);
+      auto file = arg.substr(name_at, end == std::string::npos ? std::string::npos : end - name_at);
+      auto start = at == 0 ? std::string::npos : arg.find_last_of(separators, at - 1);
+      start = start == std::string::npos ? 0 : start + 1;
       for (const auto& [name, path] : r.artifacts)
-        if (path.filename() == file) arg = (generation / "artifacts" / file).string();
+        if (path.filename() == file) {
+          arg.replace(start, name_at + file.size() - start, (generation / "artifacts" / file).string());
+          break;
+        }
     }
   r.log = generation / "build.log";
   return r;
