@@ -244,6 +244,14 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     }
     std::ofstream(stamp) << key << "\n";
   }
+  // An artifact left by an earlier check-in's build would be taken for this
+  // one's when this build no longer makes it (a renamed target) yet exits 0:
+  // the old compiler, cached and measured under this check-in's name. The
+  // build makes it again (a relink when nothing else changed).
+  for (const auto& [name, path] : rendered->artifacts) {
+    auto rel = path.lexically_relative(paths.build);
+    if (!rel.empty() && *rel.begin() != "..") fs::remove(path, ec);
+  }
   auto build_from = log_size();
   auto b = run_step(rendered->build, paths.source, step_env, log, remaining(), step_file(paths));
   if (b.timed_out) return finish(Outcome::Timeout, timed_out("build"));
@@ -251,6 +259,10 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
 
   for (const auto& [name, path] : rendered->artifacts) {
     if (!fs::is_regular_file(path)) return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") was not built");
+    // An empty file runs as an empty shell script: every compile "succeeds"
+    // and writes nothing, which would be blamed on the machine.
+    if (fs::file_size(path, ec) == 0 && !ec)
+      return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") is empty");
     auto dest = scratch / "artifacts" / path.filename();
     fs::copy_file(fs::canonical(path), dest, fs::copy_options::overwrite_existing, ec);
     // On disk before the entry that names it is published (result.json is

@@ -314,15 +314,15 @@ TEST_CASE("a recipe without a configure step whose build command changed starts 
         .take();
   };
   // Objects of the old flags must not be taken for up to date (as make would).
-  auto old_flags = with("touch {build}/old-flags.o; mkdir -p {build}/bin; touch {build}/bin/x");
-  auto new_flags = with("test ! -e {build}/old-flags.o && mkdir -p {build}/bin && touch {build}/bin/x");
+  auto old_flags = with("touch {build}/old-flags.o; mkdir -p {build}/bin; echo x > {build}/bin/x");
+  auto new_flags = with("test ! -e {build}/old-flags.o && mkdir -p {build}/bin && echo x > {build}/bin/x");
   REQUIRE(build_checkin(repo, old_flags, commits[0], options).take().result.outcome == builder::Outcome::Ok);
   auto b = build_checkin(repo, new_flags, commits[1], options).take();
   INFO(b.result.message);
   CHECK(b.result.outcome == builder::Outcome::Ok);
   // The same command again keeps what it built: here, a file its first run leaves before failing.
   auto incremental = with("if [ ! -e {build}/made ]; then touch {build}/made; exit 1; fi; mkdir -p {build}/bin; "
-                          "touch {build}/bin/x");
+                          "echo x > {build}/bin/x");
   CHECK(build_checkin(repo, incremental, commits[2], options).take().result.outcome == builder::Outcome::BuildFailed);
   CHECK(build_checkin(repo, incremental, commits[3], options).take().result.outcome == builder::Outcome::Ok);
 }
@@ -336,6 +336,38 @@ TEST_CASE("a recipe whose artifact is never produced is recorded as missing-arti
   auto b = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false}).take();
   CHECK(b.result.outcome == builder::Outcome::MissingArtifact);
   CHECK(b.result.message.find("bin/nowhere") != std::string::npos);
+}
+
+TEST_CASE("an artifact an earlier check-in's build left, which this build no longer makes, is not this check-in's") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  REQUIRE(commits.size() >= 2);
+  // Makes the compiler once, then exits 0 without making it (a target
+  // renamed by a later check-in, say).
+  auto recipe = builder::parse_recipe(
+                    "name = 'once'\n[build]\ncommand = \"[ -e {build}/done ] || { mkdir -p {build}/bin; "
+                    "echo old > {build}/bin/x; touch {build}/done; }\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                    "once.toml")
+                    .take();
+  CheckinBuildOptions options{dir / "data", 1, false};
+  REQUIRE(build_checkin(repo, recipe, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+  auto b = build_checkin(repo, recipe, commits[1], options).take();
+  CHECK(b.result.outcome == builder::Outcome::MissingArtifact);
+  CHECK(b.result.message.find("was not built") != std::string::npos);
+}
+
+TEST_CASE("an empty artifact is recorded as missing-artifact, not cached as a compiler") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto recipe = builder::parse_recipe(
+                    "name = 'empty'\n[build]\ncommand = 'mkdir -p {build}/bin && : > {build}/bin/x'\n"
+                    "[artifacts]\ncompiler = 'bin/x'\n",
+                    "e.toml")
+                    .take();
+  auto b = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false}).take();
+  CHECK(b.result.outcome == builder::Outcome::MissingArtifact);
+  CHECK(b.result.message.find("is empty") != std::string::npos);
 }
 
 TEST_CASE("a configure step that fails is recorded as configure-failed") {
@@ -393,7 +425,7 @@ TEST_CASE("recipe commands do not see the database DSN or libpq's variables") {
 TEST_CASE("a build that waits for another in the same work tree says so, then builds") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
-  auto recipe = builder::parse_recipe("name = 'quick'\n[build]\ncommand = 'mkdir -p {build}/bin && touch {build}/bin/dwcc'\n"
+  auto recipe = builder::parse_recipe("name = 'quick'\n[build]\ncommand = 'mkdir -p {build}/bin && echo x > {build}/bin/dwcc'\n"
                                       "[artifacts]\ncompiler = 'bin/dwcc'\n",
                                       "quick.toml")
                     .take();
