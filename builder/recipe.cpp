@@ -118,6 +118,20 @@ std::string measuring(const Recipe& r) {
   return out.str();
 }
 
+/// The placeholder that starts at text[i] ('{'): "{name}" with a name of
+/// lower-case letters, digits and '_'; nullopt for any other '{'.
+std::optional<std::string> placeholder_at(const std::string& text, size_t i) {
+  size_t j = i + 1;
+  while (j < text.size() && (std::islower(static_cast<unsigned char>(text[j])) ||
+                             std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+    ++j;
+  if (j == i + 1 || j >= text.size() || text[j] != '}') return std::nullopt;
+  return text.substr(i + 1, j - i - 1);
+}
+
+// Only "{name}" is a placeholder, so a shell's own braces pass through: a
+// group "{ a; b; }", "${VAR}", awk's '{ print $1 }'. "{{" is a literal '{'
+// (for awk '{{print}}'). A name nobody fills is refused, not left in.
 common::Result<std::string> fill(const std::string& text, const std::map<std::string, std::string>& values,
                                  const std::string& what) {
   std::string out;
@@ -126,13 +140,20 @@ common::Result<std::string> fill(const std::string& text, const std::map<std::st
       out += text[i];
       continue;
     }
-    auto end = text.find('}', i);
-    if (end == std::string::npos) return Error{what + ": unclosed '{'"};
-    auto key = text.substr(i + 1, end - i - 1);
-    auto it = values.find(key);
-    if (it == values.end()) return Error{what + ": unknown placeholder {" + key + "}"};
+    if (i + 1 < text.size() && text[i + 1] == '{') {
+      out += '{';
+      ++i;
+      continue;
+    }
+    auto key = i > 0 && text[i - 1] == '$' ? std::nullopt : placeholder_at(text, i);
+    if (!key) {
+      out += '{';
+      continue;
+    }
+    auto it = values.find(*key);
+    if (it == values.end()) return Error{what + ": unknown placeholder {" + *key + "}"};
     out += it->second;
-    i = end;
+    i += key->size() + 1;
   }
   return out;
 }

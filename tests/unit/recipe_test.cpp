@@ -130,6 +130,16 @@ TEST_CASE("an unknown placeholder is refused with the recipe, naming it, before 
   CHECK(env.error().message == "r.toml: recipe x env.CC: unknown placeholder {sorce}");
 }
 
+TEST_CASE("a recipe's shell braces are its own: only {name} is a placeholder, and {{ is a literal brace") {
+  auto r = parse_recipe(
+               "name = 'x'\n[build]\ncommand = \"[ -e {build}/done ] || { make -j{jobs} && touch \\\"${HOME}\\\"; }; "
+               "awk '{{print $1}' log; echo {}\"\n[artifacts]\na = 'bin/a'\n",
+               "r.toml")
+               .take();
+  auto out = render(r, {"/s", "/b", "/d", 3}).take();
+  CHECK(out.build == "[ -e /b/done ] || { make -j3 && touch \"${HOME}\"; }; awk '{print $1}' log; echo {}");
+}
+
 TEST_CASE("the shipped llvm-project recipe renders opt, llc and clang for X86") {
   auto r = load_recipe("llvm-project");
   REQUIRE(r.ok());
