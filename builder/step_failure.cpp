@@ -58,17 +58,10 @@ bool tool_not_found(const common::ProcessResult& p, const std::string& step_outp
 }
 
 std::optional<std::string> machine_failure(const std::string& step_output) {
-  static const char* const kMachine[] = {"No space left on device",   "Disk quota exceeded",
-                                         "Read-only file system",     "Input/output error",
-                                         "Cannot allocate memory",    "virtual memory exhausted",
-                                         "LLVM ERROR: out of memory", "out of memory allocating",
-                                         "instance of 'std::bad_alloc'", "Resource temporarily unavailable",
-                                         "Too many open files",       kStepNotStarted};
   for (const auto& line : common::split(step_output, '\n')) {
     if (line.rfind("$ ", 0) == 0) continue;  // our own echo of the command
-    if (says_killed(line)) return common::trim(line);
-    for (const char* m : kMachine)
-      if (line.find(m) != std::string::npos) return common::trim(line);
+    if (says_killed(line) || line.find(kStepNotStarted) != std::string::npos) return common::trim(line);
+    if (auto m = common::machine_failure_line(line)) return m;
   }
   return std::nullopt;
 }

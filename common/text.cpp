@@ -158,4 +158,19 @@ std::string shell_quote(std::string_view s) {
   return out + "'";
 }
 
+std::optional<std::string> machine_failure_line(std::string_view output) {
+  static const char* const kMachine[] = {"No space left on device",   "Disk quota exceeded",
+                                         "Read-only file system",     "Input/output error",
+                                         "Cannot allocate memory",    "virtual memory exhausted",
+                                         "LLVM ERROR: out of memory", "out of memory allocating",
+                                         "instance of 'std::bad_alloc'", "Resource temporarily unavailable",
+                                         "Too many open files"};
+  for (const auto& line : split(output, '\n')) {
+    if (line.rfind("$ ", 0) == 0) continue;  // driftwatch's own echo of a command
+    for (const char* m : kMachine)
+      if (line.find(m) != std::string::npos) return trim(line);
+  }
+  return std::nullopt;
+}
+
 }  // namespace common

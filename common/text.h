@@ -20,6 +20,12 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 std::string format_seconds(double seconds);
 /// A fraction as a signed percentage with two decimals: 0.0123 -> "+1.23%".
 std::string signed_percent(double fraction);
+/// The line of a tool's output (a build step, a compiler) that shows the
+/// machine failed it rather than the code: a full disk or quota, a read-only
+/// or failing disk, memory, processes or files exhausted. nullopt when none
+/// does. Such a failure says nothing about the check-in and is not kept as
+/// its result.
+std::optional<std::string> machine_failure_line(std::string_view output);
 /// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so text from
 /// git (any bytes) can be stored in PostgreSQL, which refuses invalid UTF-8.
 std::string valid_utf8(std::string_view s);

@@ -24,7 +24,8 @@ const char* outcome_of(policy::CompileFailure f) {
     case policy::CompileFailure::TimedOut: return kOutcomeTimeout;
     case policy::CompileFailure::Refused: return kOutcomeRefused;
     case policy::CompileFailure::Channel: return kOutcomeChannelError;
-    case policy::CompileFailure::NotStarted: return kOutcomeInternalError;
+    case policy::CompileFailure::NotStarted:
+    case policy::CompileFailure::Machine: return kOutcomeInternalError;
     default: return kOutcomeCrashed;
   }
 }

@@ -332,7 +332,9 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   if (out.process.timed_out) out.failure = CompileFailure::TimedOut;
   else if (out.session.refused) out.failure = CompileFailure::Refused;
   else if (!out.error.empty()) out.failure = CompileFailure::Channel;
-  else if (!out.process.ok()) out.failure = CompileFailure::CompilerFailed;
+  else if (!out.process.ok())
+    out.failure = common::machine_failure_line(out.process.output) ? CompileFailure::Machine
+                                                                    : CompileFailure::CompilerFailed;
   return out;
 }
 

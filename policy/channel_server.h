@@ -29,6 +29,9 @@ enum class CompileFailure {
   TimedOut,
   Refused,  ///< the runner refused the compiler's header (e.g. another feature set)
   Channel,  ///< the ML channel broke: FIFOs, a malformed stream, the runner threw
+  /// The compiler failed for the machine's reason, as its output says (a
+  /// full disk, no memory: common::machine_failure_line), not the code's.
+  Machine,
 };
 
 /// The line of a failed compiler's output that says why: LLVM's own

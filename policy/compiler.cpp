@@ -73,7 +73,8 @@ bool killed_by_sigkill(const std::string& error) { return error.find(kSigkillMar
 
 bool machine_failure(const CompileOutcome& c) {
   return !c.ok && (c.failure == CompileFailure::TimedOut || c.failure == CompileFailure::Channel ||
-                   c.failure == CompileFailure::NotStarted || killed_by_sigkill(c.error));
+                   c.failure == CompileFailure::NotStarted || c.failure == CompileFailure::Machine ||
+                   killed_by_sigkill(c.error));
 }
 
 CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& input, const fs::path& output) {
@@ -90,7 +91,9 @@ CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& inp
   if (!out.ok) {
     auto msg = compiler_failure_line(r->output);
     out.error = "compiler " + r->describe() + (msg.empty() ? "" : ": " + msg);
-    out.failure = r->timed_out ? CompileFailure::TimedOut : CompileFailure::CompilerFailed;
+    out.failure = r->timed_out                                ? CompileFailure::TimedOut
+                  : common::machine_failure_line(r->output) ? CompileFailure::Machine
+                                                            : CompileFailure::CompilerFailed;
   }
   return out;
 }

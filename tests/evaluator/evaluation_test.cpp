@@ -253,6 +253,18 @@ TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's
     CHECK(r.error().transient);
     CHECK(r.error().message.find("internal-error: cannot run ") != std::string::npos);
   }
+  SUBCASE("the compiler fails because the disk is full: the machine's doing, transient") {
+    // What clang and dwcc print when the object cannot be written; LLVM's
+    // "out of memory" abort is the same kind.
+    std::ofstream(script) << "#!/bin/sh\necho 'LLVM ERROR: IO failure on output stream: No space left on device' "
+                             ">&2\nexit 1\n";
+    fs::permissions(script, fs::perms::owner_all);
+    auto r = evaluate(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().transient);
+    CHECK(r.error().message.find("the machine failed") != std::string::npos);
+    CHECK(r.error().message.find("No space left on device") != std::string::npos);
+  }
   SUBCASE("the compiler fails on its own: the check-in's result") {
     std::ofstream(script) << "#!/bin/sh\necho 'error: no such pass' >&2\nexit 1\n";
     fs::permissions(script, fs::perms::owner_all);
