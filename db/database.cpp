@@ -165,6 +165,8 @@ MigrationReport Database::migrate() {
     MigrationReport current;
     current.from_version = current.to_version = have;
     return current;
+  } else if (have > latest_schema_version()) {
+    require_current_schema();  // throws "… upgrade driftwatch" before anything needs a privilege
   }
   return impl_->guarded("migrating the schema", [&] {
     auto& c = impl_->conn;

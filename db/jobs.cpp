@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "common/text.h"
 #include "db/connection_impl.h"
 
 namespace db {
@@ -174,7 +175,7 @@ void finish_job_in(pqxx::work& tx, const JobFinish& f, const std::string& state,
       "UPDATE jobs SET state = $3, result = $4::jsonb, error = NULLIF($5, ''), lease_owner = NULL, "
       "lease_expires_at = NULL, finished_at = now(), updated_at = now() "
       "WHERE id = $1 AND lease_owner = $2 AND state = 'running'",
-      f.job_id, f.owner, state, f.result_json, error);
+      f.job_id, f.owner, state, f.result_json, common::valid_utf8(error));
   // Throwing rolls back the transaction, and with it the results stored in it.
   if (r.affected_rows() != 1)
     throw LeaseLost("job " + std::to_string(f.job_id) + " is no longer " + f.owner +
@@ -208,7 +209,7 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
         "UPDATE jobs SET state = 'queued', error = $3, lease_owner = NULL, "
         "lease_expires_at = now() + make_interval(secs => $4), updated_at = now() "
         "WHERE id = $1 AND lease_owner = $2 AND state = 'running'",
-        job_id, owner, error, backoff_seconds);
+        job_id, owner, common::valid_utf8(error), backoff_seconds);
     if (r.affected_rows() != 1)
       throw LeaseLost("job " + std::to_string(job_id) + " is no longer " + owner + "'s");
     tx.commit();
@@ -423,7 +424,7 @@ std::vector<Id> cancel_jobs(Database& db, const JobFilter& f, const std::optiona
              "WHERE state IN ('queued', 'running') AND state = ANY (string_to_array($4, ',')) "
              "  AND ($1 = 0 OR id = $1) AND ($2 = '' OR " OF_PROJECT("jobs", "$2") ") AND ($3 = 0 OR sweep_id = $3) "
              "RETURNING id",
-             job_id.value_or(0), f.project, f.sweep_id.value_or(0), joined(states), reason))
+             job_id.value_or(0), f.project, f.sweep_id.value_or(0), joined(states), common::valid_utf8(reason)))
       ids.push_back(row[0].as<Id>());
     tx.commit();
     return ids;

@@ -1,5 +1,6 @@
 #include "db/store.h"
 
+#include "common/text.h"
 #include "db/connection_impl.h"
 #include "db/jobs.h"
 
@@ -63,7 +64,8 @@ Id record_build(Database& db, const BuildRow& b) {
                       "artifact_dir = " KEEP_OK("artifact_dir") ", log_path = " KEEP_OK("log_path") ", "
                       "log_tail = " KEEP_OK("log_tail") ", built_at = " KEEP_OK_NOW " "
                       "RETURNING id",
-                      b.commit_id, b.recipe_id, b.outcome, b.seconds, b.artifact_dir, b.log_path, b.log_tail);
+                      b.commit_id, b.recipe_id, b.outcome, b.seconds, b.artifact_dir, b.log_path,
+                      common::valid_utf8(b.log_tail));
 }
 #undef KEEP_OK
 #undef KEEP_OK_NOW
@@ -161,11 +163,22 @@ Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id, const 
 
 int record_interrupted_evaluations(Database& db) {
   return db.impl().guarded("recording interrupted evaluations", [&] {
-    pqxx::work tx(db.impl().conn);
-    auto r = tx.exec("UPDATE evaluations e SET status = 'interrupted', finished_at = now() "
-                     "WHERE status = 'running' AND NOT " + held("e.id"));
-    tx.commit();
-    return static_cast<int>(r.affected_rows());
+    try {
+      pqxx::work tx(db.impl().conn);
+      auto r = tx.exec("UPDATE evaluations e SET status = 'interrupted', finished_at = now() "
+                       "WHERE status = 'running' AND NOT " + held("e.id"));
+      tx.commit();
+      return static_cast<int>(r.affected_rows());
+    } catch (const pqxx::insufficient_privilege&) {
+      // A role that may only read (a report's): nothing to record from here,
+      // and reading must still work. PostgreSQL checks the privilege even
+      // when no row matches. (libpqxx 6 leaves sqlstate() empty here.)
+      return 0;
+    } catch (const pqxx::sql_error& e) {
+      // A hot standby: "cannot execute UPDATE in a read-only transaction".
+      if (std::string(e.what()).find("read-only transaction") != std::string::npos) return 0;
+      throw;
+    }
   });
 }
 
@@ -252,7 +265,8 @@ void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* 
       {
         pqxx::stream_to results(tx, "module_results");
         for (const auto& m : r.results)
-          results << std::make_tuple(r.evaluation_id, m.benchmark_id, m.heuristic, m.outcome, m.message);
+          results << std::make_tuple(r.evaluation_id, m.benchmark_id, m.heuristic, m.outcome,
+                                     common::valid_utf8(m.message));  // a compiler's bytes: any encoding
         results.complete();
       }
       {
@@ -284,7 +298,7 @@ void fail_evaluation(Database& db, Id evaluation_id, const std::string& message,
       tx.exec_params(
           "UPDATE evaluations SET status = 'failed', finished_at = now(), "
           "summary = jsonb_build_object('error', $2::text) WHERE id = $1 AND status = 'running'",
-          evaluation_id, message);
+          evaluation_id, common::valid_utf8(message));
       tx.commit();
     });
   } catch (...) {

@@ -4,6 +4,7 @@
 
 #include "common/process.h"
 #include "db/database.h"
+#include "db/store.h"
 #include "tests/support/test_db.h"
 
 TEST_CASE("migrate brings an empty database to the latest schema, once") {
@@ -54,4 +55,18 @@ TEST_CASE("an up-to-date database needs no privilege but reading: a read-only ro
   auto report = reader.migrate();  // what every command does on opening
   CHECK(report.applied.empty());
   CHECK(report.to_version == db::latest_schema_version());
+  CHECK(db::record_interrupted_evaluations(reader) == 0);  // as every command does next: no UPDATE privilege
+  // A newer driftwatch migrated the database: the reader is told to upgrade,
+  // not that it may not create a table.
+  owner.migrate();
+  common::ProcessSpec newer;
+  newer.argv = {"psql", "-X", "-v", "ON_ERROR_STOP=1", "-h", host, "-U", "postgres", "-d", name, "-c",
+                "INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')"};
+  REQUIRE(common::run_process(newer).take().ok());
+  try {
+    reader.migrate();
+    FAIL("a newer schema was opened");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("upgrade driftwatch") != std::string::npos);
+  }
 }

@@ -117,6 +117,23 @@ TEST_CASE("module_results stores every outcome of the evaluator's table, and onl
   CHECK_THROWS_AS(db::store_evaluation(database, r), common::Fatal);
 }
 
+TEST_CASE("a compiler's message in another encoding than UTF-8 is stored, not the reason the evaluation is lost") {
+  auto database = testing::fresh_database();
+  auto e = make_evaluation(database, 1);
+  db::EvaluationRecord r;
+  r.evaluation_id = e.id;
+  // A Latin-1 path in a diagnostic: PostgreSQL refuses the byte 0xe9 in UTF-8 text.
+  r.results.push_back({e.benchmarks[0], "learned", evaluator::kOutcomeCrashed, "error: caf\xe9.c: boom"});
+  r.measurements = rows_for(e);
+  db::store_evaluation(database, r);
+  CHECK(db::evaluation_status(database, e.id) == "done");
+  CHECK(db::count_module_results(database, e.id) == 1);
+  auto failed = make_evaluation(database, 1);
+  auto other = db::begin_evaluation(database, failed.build, failed.policy, failed.suite);
+  db::fail_evaluation(database, other, "LLVM ERROR: cannot open caf\xe9.o");
+  CHECK(db::evaluation_status(database, other) == "failed");
+}
+
 TEST_CASE("an evaluation that failed as a whole is marked failed, not left running") {
   auto database = testing::fresh_database();
   auto e = make_evaluation(database, 1);
