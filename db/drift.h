@@ -96,6 +96,13 @@ std::vector<AlertEvent> alert_events(Database& db, Id id);
 /// Open alerts whose delivery is still pending (one acknowledged, resolved
 /// or ignored meanwhile is not sent).
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project);
+/// The alert as it is now, when it is still to be delivered and no other
+/// process is delivering it: this connection holds it until
+/// release_delivery (or until it closes). nullopt: leave it alone. Without
+/// it, `alerts notify` from cron during a sweep's delivery ran the hook
+/// twice for one alert.
+std::optional<AlertView> claim_delivery(Database& db, Id id);
+void release_delivery(Database& db, Id id);
 /// One delivery attempt: the channels that took the alert this time, and
 /// what failed (empty: it is sent, on every channel it was still due on).
 struct Delivered {

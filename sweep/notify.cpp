@@ -132,7 +132,20 @@ common::Status post_json(const std::string& url, const std::string& body, double
 Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
   Delivery out;
   if (p.notify.command.empty() && p.notify.webhook.empty()) return out;
-  for (const auto& a : db::undelivered_alerts(db, p.name)) {
+  for (const auto& listed : db::undelivered_alerts(db, p.name)) {
+    auto claimed = db::claim_delivery(db, listed.id);
+    if (!claimed) continue;
+    struct Release {
+      db::Database& db;
+      db::Id id;
+      ~Release() {
+        try {
+          db::release_delivery(db, id);
+        } catch (...) {  // a lost connection released it already
+        }
+      }
+    } release{db, listed.id};
+    const auto& a = *claimed;
     auto body = alert_json(a);
     db::Delivered d;
     auto failed = [&d](const std::string& why) { d.error += (d.error.empty() ? "" : "; ") + why; };

@@ -232,6 +232,37 @@ TEST_CASE("an alert acknowledged before it could be delivered is not sent later"
   CHECK(again.output.find("notifications:") == std::string::npos);
 }
 
+TEST_CASE("two deliveries of the same pending alert at once (cron's alerts notify during a sweep's) run its hook once") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  int port = closed_port();
+  auto down = "webhook = \"http://127.0.0.1:" + std::to_string(port) + "/down\"";
+  p.set("webhook = \"\"", down);
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  REQUIRE(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "pending");
+  // Now a slow hook and no webhook: both deliveries find the alert pending.
+  auto hook_file = (p.dir / "hook.json").string();
+  p.set(down, "webhook = \"\"");
+  p.set("command = \"\"", "command = \"sleep 2; cat >> " + hook_file + "\"");
+  common::ProcessResult first, second;
+  std::thread other([&] { first = p.run({"alerts", "--config", p.config, "notify"}); });
+  second = p.run({"alerts", "--config", p.config, "notify"});
+  other.join();
+  INFO(first.output);
+  INFO(second.output);
+  CHECK(first.exit_code == 0);
+  CHECK(second.exit_code == 0);
+  std::ifstream hook(hook_file);
+  std::string hooked((std::istreambuf_iterator<char>(hook)), {});
+  auto copies = 0;
+  // One alert body per run of the hook; "created_at" is a top-level key of each.
+  for (auto at = hooked.find("\"created_at\":"); at != std::string::npos; at = hooked.find("\"created_at\":", at + 1))
+    ++copies;
+  CHECK(copies == 1);
+  CHECK((first.output + second.output).find("notifications: 1 sent, 0 failed") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "sent");
+}
+
 TEST_CASE("alerts move through their states with who and a note, and --exit-code follows the open ones") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
