@@ -37,7 +37,10 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
         "  (SELECT count(*)::int FROM module_results l JOIN module_results d ON d.evaluation_id = l.evaluation_id "
         "     AND d.benchmark_id = l.benchmark_id AND d.heuristic = 'default' AND d.outcome = 'ok' "
         "   WHERE l.evaluation_id = e.id AND l.heuristic = 'learned' "
-        "     AND l.outcome NOT IN ('ok', 'policy-not-consulted')) "
+        // As ModuleResult::learned_failed: what failed outside the compiler
+        // (driftwatch, the disk, the OOM killer) is not the policy's loss.
+        "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable') "
+        "     AND NOT (l.outcome = 'compiler-crashed' AND strpos(l.message, 'killed by signal 9 ') > 0)) "
         "FROM builds b JOIN commits c ON c.id = b.commit_id JOIN repositories r ON r.id = c.repository_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         "LEFT JOIN evaluations e ON e.build_id = b.id AND e.status = 'done' "

@@ -86,6 +86,11 @@ HeuristicResult compile_guarded(const EvaluationOptions& o, const policy::Compil
 
 }  // namespace
 
+bool HeuristicResult::failed_outside_compiler() const {
+  return outcome == kOutcomeInternalError || outcome == kOutcomeBadObject ||
+         (outcome == kOutcomeCrashed && policy::killed_by_sigkill(message));
+}
+
 bool HeuristicResult::machine_failure() const {
   if (outcome == kOutcomeCrashed) return policy::killed_by_sigkill(message);
   return std::any_of(std::begin(kMachineOutcomes), std::end(kMachineOutcomes),
@@ -216,6 +221,19 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
       }
     });
   for (auto& t : threads) t.join();
+  // A compile the machine failed (a timeout under load, the OOM killer, a
+  // full disk) says nothing of the compiler or the policy: it is tried once
+  // more, alone, so the load that failed it is gone. A few only: when most
+  // compiles failed, the machine is down, and the attempt fails as a whole.
+  std::size_t budget = std::max<std::size_t>(4, modules.size() / 10);
+  for (std::size_t i = 0; i < modules.size() && budget > 0; ++i)
+    for (bool learned : {false, true}) {
+      auto& h = learned ? result.modules[i].learned : result.modules[i].by_default;
+      if (!h.machine_failure() || budget == 0) continue;
+      --budget;
+      const auto& cc = own->empty() ? o.compiler : (*own)[i];
+      h = compile_guarded(o, cc, modules[i], learned, learned ? &reports[i] : nullptr);
+    }
   for (const auto& report : reports) result.compat = policy::merge(result.compat, report);
 
   tally(result);

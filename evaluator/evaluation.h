@@ -59,6 +59,11 @@ struct HeuristicResult {
   /// FIFO, an unreadable object, driftwatch's own failure (kMachineOutcomes,
   /// or a crash whose message has policy::kSigkillMarker).
   bool machine_failure() const;
+  /// Failed where neither the compiler nor the policy had a part: driftwatch
+  /// itself, the disk, the OOM killer (an unreadable object, internal-error,
+  /// a SIGKILL). Unlike a timeout or a broken channel, which a policy can
+  /// cause, never counted as the policy's loss.
+  bool failed_outside_compiler() const;
 };
 
 struct ModuleResult {
@@ -68,7 +73,9 @@ struct ModuleResult {
   /// The default compiled it and the policy's compile failed (a crash, a
   /// hang, a broken channel): a loss for the policy wherever modules are
   /// counted for a decision. Not consulted is not the policy's doing.
-  bool learned_failed() const { return by_default.ok() && !learned.ok() && !learned.not_consulted(); }
+  bool learned_failed() const {
+    return by_default.ok() && !learned.ok() && !learned.not_consulted() && !learned.failed_outside_compiler();
+  }
 };
 
 struct LinkResult {

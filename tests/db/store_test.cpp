@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "db/drift.h"
 #include "db/embedded.h"
 #include "db/jobs.h"
 #include "db/store.h"
@@ -132,6 +133,27 @@ TEST_CASE("a compiler's message in another encoding than UTF-8 is stored, not th
   auto other = db::begin_evaluation(database, failed.build, failed.policy, failed.suite);
   db::fail_evaluation(database, other, "LLVM ERROR: cannot open caf\xe9.o");
   CHECK(db::evaluation_status(database, other) == "failed");
+}
+
+TEST_CASE("the series counts as the policy's losses the learned compiles it can have failed, not the machine's") {
+  auto database = testing::fresh_database();
+  auto e = make_evaluation(database, 5);
+  db::EvaluationRecord r;
+  r.evaluation_id = e.id;
+  const std::pair<const char*, const char*> learned[] = {
+      {evaluator::kOutcomeCrashed, "compiler exited 1: LLVM ERROR: broken"},                   // the policy's
+      {evaluator::kOutcomeTimeout, "compiler timed out"},                                      // the policy's
+      {evaluator::kOutcomeInternalError, "compiler exited 1: No space left on device"},        // the machine's
+      {evaluator::kOutcomeBadObject, "truncated"},                                             // the machine's
+      {evaluator::kOutcomeCrashed, "compiler killed by signal 9 (SIGKILL): the OOM killer"}};  // the machine's
+  for (std::size_t i = 0; i < e.benchmarks.size(); ++i) {
+    r.results.push_back({e.benchmarks[i], "default", evaluator::kOutcomeOk, ""});
+    r.results.push_back({e.benchmarks[i], "learned", learned[i].first, learned[i].second});
+  }
+  db::store_evaluation(database, r);
+  auto series = db::load_series(database, "/srv/compiler", "h1", "ph", "mh");
+  REQUIRE(series.size() == 1);
+  CHECK(series[0].learned_failed == 2);
 }
 
 TEST_CASE("an evaluation that failed as a whole is marked failed, not left running") {

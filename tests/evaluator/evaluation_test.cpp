@@ -12,6 +12,7 @@
 #include "common/text.h"
 #include "evaluator/evaluation.h"
 #include "evaluator/suite_builder.h"
+#include "policy/compiler.h"
 #include "policy/runner.h"
 #include "tests/support/temp_dir.h"
 
@@ -273,6 +274,47 @@ TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's
     CHECK_FALSE(r.error().transient);
     CHECK(r.error().message.find("no module compiled under both heuristics (first: ") != std::string::npos);
   }
+}
+
+TEST_CASE("a compile the machine failed once is tried again, and the module is measured") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  auto script = tmp / "dwcc-disk-full-once.sh";
+  auto mark = tmp / "failed-once";
+  // The first compile of sort hits a full disk; the disk has room again after.
+  std::ofstream(script) << "#!/bin/sh\ncase \"$1\" in *sort*) if [ ! -e " << mark.string() << " ]; then touch "
+                        << mark.string()
+                        << "; echo 'LLVM ERROR: IO failure on output stream: No space left on device' >&2; exit 1; "
+                           "fi;; esac\nexec "
+                        << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  o.compiler.argv[0] = script.string();
+  auto r = evaluate(o);
+  REQUIRE(r.ok());
+  CHECK(fs::exists(mark));
+  for (const auto& m : r->modules) {
+    INFO(m.name);
+    CHECK(m.both_ok());
+  }
+  CHECK(r->summary.modules == static_cast<int>(r->modules.size()));
+}
+
+TEST_CASE("a learned compile that failed outside the compiler is not the policy's loss, but one the policy can cause is") {
+  evaluator::ModuleResult m;
+  m.learned.outcome = evaluator::kOutcomeInternalError;
+  CHECK_FALSE(m.learned_failed());
+  m.learned.outcome = evaluator::kOutcomeBadObject;
+  CHECK_FALSE(m.learned_failed());
+  m.learned.outcome = evaluator::kOutcomeCrashed;
+  m.learned.message = std::string("compiler ") + policy::kSigkillMarker + "(SIGKILL)";
+  CHECK_FALSE(m.learned_failed());  // the OOM killer
+  m.learned.message = "compiler exited 1: LLVM ERROR: broken module";
+  CHECK(m.learned_failed());
+  m.learned.outcome = evaluator::kOutcomeTimeout;  // a policy that inlines without end
+  CHECK(m.learned_failed());
+  m.by_default.outcome = evaluator::kOutcomeTimeout;  // both: not measured, nobody's loss
+  CHECK_FALSE(m.learned_failed());
 }
 
 TEST_CASE("a module whose learned compile never opened the channel is counted apart and left out of the uplift") {
