@@ -165,7 +165,9 @@ class Executor {
   }
 
   /// Builds the check-in (or serves it from the cache) and records it.
-  tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id) {
+  /// Builds the check-in and records the build. `final_timeout`: the job's
+  /// last attempt, when a timeout is recorded as the check-in's own result.
+  tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool final_timeout = false) {
     const auto& r = recipe(p);
     const auto& g = repo(p.at("repo").get<std::string>());
     auto sha = p.at("sha").get<std::string>();
@@ -174,6 +176,16 @@ class Executor {
       throw common::Fatal("check-in " + sha.substr(0, 12) + " is no longer in " + g.location().string() +
                           " (history rewritten?)");
     auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, o_.jobs, false, o_.log}).take();
+    if (final_timeout && b.result.outcome == builder::Outcome::Timeout) {
+      auto recorded = b;
+      recorded.result.transient = false;
+      recorded.result.message += "; every attempt of the sweep's job timed out: recorded as the check-in's "
+                                 "(`driftwatch build --rebuild` tries again)";
+      recorded.result.log_tail += "\n# driftwatch: " + recorded.result.message + "\n";
+      *build_id = record_build(db, g, r, recorded);
+      b.result.message = recorded.result.message;
+      return b;
+    }
     *build_id = record_build(db, g, r, b);
     return b;
   }
@@ -193,16 +205,22 @@ class Executor {
     }
     db::Id build_id = 0;
     auto t0 = std::chrono::steady_clock::now();
-    auto b = build_checkin(db, p, &build_id);
+    // A check-in whose build hangs (a generator step that never ends) is a
+    // result once every attempt timed out: otherwise each night's sweep put
+    // it back and spent three timeouts on it, and bisection never skipped it.
+    bool last_attempt = job.attempts >= job.max_attempts;
+    auto b = build_checkin(db, p, &build_id, last_attempt);
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ev.build = b.result.from_cache ? 0 : b.result.seconds;
     ev.checkout = b.result.from_cache ? 0 : std::max(0.0, total - b.result.seconds);
     auto outcome = std::string(builder::outcome_name(b.result.outcome));
     finish.result_json = json{{"build_id", build_id}, {"outcome", outcome}, {"message", b.result.message}}.dump();
     ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time) + ": build " + outcome +
-              (b.result.from_cache ? " (cached)" : "");
+              (b.result.from_cache ? " (cached)" : "") +
+              (b.result.outcome == builder::Outcome::Ok ? "" : ": " + b.result.message);
     // A timeout may pass on another try; a build that fails is a result.
-    bool transient = b.result.transient || b.result.outcome == builder::Outcome::Timeout;
+    bool transient = (b.result.transient || b.result.outcome == builder::Outcome::Timeout) &&
+                     !(last_attempt && b.result.outcome == builder::Outcome::Timeout);
     if (transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);
     db::finish_job(db, finish, db::kJobDone);
   }
@@ -362,7 +380,9 @@ void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
             if (l.progress) l.progress->line(line);
           };
           wo.on_job = [&](const JobEvent& ev) {
-            if (l.progress) l.progress->step(ev.kind + " " + ev.what);
+            // A failed attempt put back in the queue is said, but the job is not done yet.
+            if (l.progress && ev.state == db::kJobQueued) l.progress->line(ev.kind + " " + ev.what);
+            else if (l.progress) l.progress->step(ev.kind + " " + ev.what);
             std::lock_guard<std::mutex> lock(failures_mutex);
             if (l.time) {
               l.time->jobs += ev.seconds;

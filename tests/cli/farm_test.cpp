@@ -373,3 +373,45 @@ TEST_CASE("an evaluation the machine fails on every attempt is retried, then sto
         std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'interrupted'") == "0");  // no row left running
 }
+
+TEST_CASE("a check-in whose build times out on every attempt is recorded as such, and the next sweep does not build it again") {
+  Project p;
+  // The sample compiler's recipe, but its build never ends (a generator
+  // step in an endless loop, say).
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto replace = [&text](const std::string& from, const std::string& to) {
+    auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("name = \"sample-compiler\"", "name = \"hangs\"");
+  replace("timeout = \"15m\"", "timeout = \"1s\"");
+  replace("skip_if_exists = \"build.ninja\"", "");
+  replace("command = \"cmake -S {source} -B {build} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER={launcher}\"",
+          "command = \"true\"");
+  replace("command = \"ninja -C {build} -j {jobs}\"", "command = \"sleep 30\"");
+  auto recipe = (p.dir / "hangs.toml").string();
+  std::ofstream(recipe) << text;
+  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
+  p.set("every = \"2w\"", "every = \"1m\"");
+
+  auto first = p.sweep(p.dsn);
+  INFO(first.output);
+  CHECK(first.output.find("timed out after 1.0 s in build (not cached); every attempt of the sweep's job timed out: "
+                          "recorded as the check-in's") != std::string::npos);
+  CHECK(first.output.find("[5/4]") == std::string::npos);  // a retried attempt is not a finished job
+  auto sampled = p.psql("SELECT count(*) FROM jobs WHERE kind = 'build'");
+  REQUIRE(std::stoi(sampled) >= 2);
+  // Each build job: three attempts, then the timeout is the check-in's result.
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE kind = 'build' AND state = 'done' AND attempts = 3") == sampled);
+  CHECK(p.psql("SELECT count(*) FROM builds WHERE outcome = 'timeout'") == sampled);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE kind = 'eval' AND state <> 'skipped'") == "0");
+  CHECK(p.psql("SELECT DISTINCT log_tail LIKE '%every attempt of the sweep''s job timed out%' FROM builds") == "t");
+
+  // Before, every night's sweep put the jobs back and spent three timeouts on each.
+  auto again = p.sweep(p.dsn);
+  INFO(again.output);
+  CHECK(again.output.find("timed out") == std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE kind = 'build' AND attempts = 3 AND state = 'done'") == sampled);
+}
