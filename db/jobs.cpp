@@ -393,13 +393,16 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
         "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, lease_owner = NULL, lease_expires_at = NULL, "
-        "finished_at = NULL, updated_at = now() WHERE id = $1 AND state IN ('failed', 'skipped') RETURNING id",
+        "finished_at = NULL, updated_at = now() WHERE id = $1 AND (state IN ('failed', 'skipped') "
+        // A build every attempt of which timed out is done (the next sweep
+        // leaves it), but people may try it again.
+        "  OR (state = 'done' AND kind = 'build' AND result->>'outcome' = 'timeout')) RETURNING id",
         job_id);
     if (r.empty()) {
       auto s = tx.exec_params("SELECT state FROM jobs WHERE id = $1", job_id);
       if (s.empty()) return common::Error{"no job " + std::to_string(job_id)};
       return common::Error{"job " + std::to_string(job_id) + " is " + s[0][0].as<std::string>() +
-                           "; only failed or skipped jobs are retried"};
+                           "; only failed or skipped jobs (and builds that timed out) are retried"};
     }
     std::vector<Id> ids = {job_id};
     for (const auto& row : tx.exec_params(
