@@ -41,11 +41,18 @@
       : 'the policy cannot run: ' + enc(p.evaluation_error || 'not evaluated');
   }
 
-  // Culprits and first-bad check-ins of each suite's alerts, by sha.
+  // An alert that still says something of the history: not one a person
+  // ignored, nor a wide one a later sweep replaced by the check-ins it pinned.
+  function marked(a) {
+    return a.state !== 'ignored' && !(a.state === 'resolved' && /^superseded/.test(a.note || ''));
+  }
+
+  // Culprits, or the first bad check-in of a range no bisection narrowed, of
+  // each suite's alerts, by sha.
   function marks(suite) {
     var out = {};
     data.alerts.forEach(function (a) {
-      if (a.suite !== suite) return;
+      if (a.suite !== suite || !marked(a)) return;
       var sha = a.culprit.sha || a.first_bad;
       if (!sha) return;
       (out[sha] = out[sha] || []).push(a);
@@ -76,7 +83,9 @@
           var html = commitHtml(p) + '<br>uplift <b>' + pct(p.uplift) + '</b>, w/t/l ' + p.wins + '/' + p.ties + '/' + p.losses;
           // Compiles the policy broke are losses with no size: said apart, not hidden.
           if (p.learned_failed) html += ', <b class="culprit">' + p.learned_failed + ' broken by the policy</b>';
-          (culprits[p.sha] || []).forEach(function (a) { html += '<br><b class="culprit">culprit</b>: ' + enc(a.sentence); });
+          (culprits[p.sha] || []).forEach(function (a) {
+            html += '<br><b class="culprit">' + (a.culprit.sha ? 'culprit' : 'first bad of a range') + '</b>: ' + enc(a.sentence);
+          });
           return html;
         }
       },

@@ -50,6 +50,7 @@ try {
         heatmap_columns: heat.xAxis[0].data.length,
         heatmap_rows: heat.yAxis[0].data.length,
         heatmap_cells: heat.series[0].data.length,
+        marked_checkins: (c.uplift.getOption().series[0].markLine.data || []).length,
       };
     }
     return r;

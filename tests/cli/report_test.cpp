@@ -11,6 +11,7 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "tests/support/sweep_project.h"
@@ -59,6 +60,12 @@ TEST_CASE(
                     "--note", "looking <img src=x onerror=\"window.pwned=3\">\nsecond 'line'"});
   INFO(ack.output);
   REQUIRE(ack.exit_code == 0);
+  // A person said one alert (not the hovered one) was noise: the charts no longer mark it.
+  auto noise = Project::psql(p.dsn,
+                             "SELECT max(a.id) FROM alerts a LEFT JOIN commits c ON c.id = a.culprit_commit_id "
+                             "WHERE COALESCE(c.subject, '') NOT LIKE '%<script>%'");
+  REQUIRE(!noise.empty());
+  REQUIRE(p.run({"alerts", "--config", p.config, "ignore", noise, "--by", "ana"}).exit_code == 0);
 
   auto out = p.dir / "report";
   auto r = p.run({"report", "--config", p.config, "--out", out.string()});
@@ -109,6 +116,18 @@ TEST_CASE(
   CHECK(charts["heatmap_columns"] == points);
   CHECK(charts["heatmap_rows"] == 5);
   CHECK(charts["heatmap_cells"] == 5 * evaluated);
+  // One mark per check-in named by an alert that is not ignored.
+  std::set<std::string> marked;
+  std::string ignored;
+  for (const auto& a : data["alerts"]) {
+    auto sha = a["culprit"]["sha"].get<std::string>();
+    if (sha.empty()) sha = a["first_bad"].get<std::string>();
+    if (a["state"] == "ignored") ignored = sha;
+    else marked.insert(sha);
+  }
+  REQUIRE(!ignored.empty());
+  REQUIRE(marked.count(ignored) == 0);  // no other alert names it: its mark would be gone
+  CHECK(charts["marked_checkins"] == static_cast<int>(marked.size()));
   std::string tooltip = page["tooltip"];
   CHECK(tooltip.find(culprit.substr(0, 12)) != std::string::npos);
   CHECK(tooltip.find("Merge branch 'side/cost-model' <script>window.pwned=1</script> \"double\" 'single'") !=
