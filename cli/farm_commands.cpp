@@ -57,6 +57,7 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
 }
 
 struct JobsArgs {
+  int limit = 1000;
   std::string project, state;
   bool json = false, all = false, all_queued = false;
   long long id = 0, sweep_id = 0;
@@ -75,10 +76,14 @@ void run_list(Context& ctx, const JobsArgs& a) {
         throw common::Fatal("jobs --state: unknown state '" + s + "' (queued, running, done, failed, skipped)");
   } else if (!a.all) f.states = {db::kJobQueued, db::kJobRunning, db::kJobFailed};
   if (a.sweep_id) f.sweep_id = a.sweep_id;
+  f.limit = a.limit > 0 ? a.limit + 1 : 0;  // one more: whether any were left out
   auto database = ctx.database();
   auto rows = db::list_jobs(database, f);
+  bool truncated = a.limit > 0 && static_cast<int>(rows.size()) > a.limit;
+  if (truncated) rows.resize(static_cast<std::size_t>(a.limit));
   auto counts = db::count_project_jobs(database, a.project);
-  fmt::print("{}", a.json ? sweep::render_jobs_json(rows, counts) : sweep::render_jobs_table(rows, counts, a.project));
+  fmt::print("{}", a.json ? sweep::render_jobs_json(rows, counts, truncated)
+                          : sweep::render_jobs_table(rows, counts, a.project, truncated));
 }
 
 void run_retry(Context& ctx, const JobsArgs& a) {
@@ -139,6 +144,8 @@ void attach_jobs(CLI::App& sub, Context& ctx) {
   sub.add_flag("--json", a->json, "machine-readable output (for monitoring)");
   sub.add_flag("--all", a->all, "done and skipped jobs too");
   sub.add_option("--state", a->state, "only jobs in these states (comma-separated)");
+  sub.add_option("--limit", a->limit, "list at most N jobs, and say when more match (default 1000; 0: all)")
+      ->check(CLI::Range(0, 100000000));
   sub.add_option("--sweep", a->sweep_id, "only the jobs a sweep planned first");
   auto* retry = sub.add_subcommand("retry", "queue a failed job again, attempts reset");
   retry->add_option("id", a->id, "the job")->required();

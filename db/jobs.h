@@ -121,7 +121,7 @@ struct JobFilter {
   std::string project;              ///< "" for every project
   std::vector<std::string> states;  ///< empty: every state
   std::optional<Id> sweep_id;
-  int limit = 1000;
+  int limit = 1000;  ///< at most this many rows; 0: every one
 };
 /// Jobs by state (running first, then queued in claim order, then the rest, newest first).
 std::vector<JobRow> list_jobs(Database& db, const JobFilter& filter);

@@ -46,7 +46,8 @@ std::string job_what(const db::JobRow& j) {
   return what;
 }
 
-std::string render_jobs_table(const std::vector<db::JobRow>& jobs, const db::JobCounts& c, const std::string& project) {
+std::string render_jobs_table(const std::vector<db::JobRow>& jobs, const db::JobCounts& c, const std::string& project,
+                              bool truncated) {
   std::string out = fmt::format("jobs of {}: {} queued, {} running, {} done, {} skipped, {} failed\n",
                                 project.empty() ? "every project" : "project " + project, c.queued, c.running, c.done,
                                 c.skipped, c.failed);
@@ -55,11 +56,13 @@ std::string render_jobs_table(const std::vector<db::JobRow>& jobs, const db::Job
   for (const auto& j : jobs)
     out += fmt::format("{:>6}  {:<8}  {:<34}  {:>8}  {}\n", j.id, j.state, common::printable(job_what(j)),
                        fmt::format("{}/{}", j.attempts, j.max_attempts), common::printable(status_of(j)));
+  if (truncated) out += fmt::format("… more jobs than these {} match: --limit 0 lists them all\n", jobs.size());
   return out;
 }
 
-std::string render_jobs_json(const std::vector<db::JobRow>& jobs, const db::JobCounts& c) {
+std::string render_jobs_json(const std::vector<db::JobRow>& jobs, const db::JobCounts& c, bool truncated) {
   json out;
+  out["truncated"] = truncated;
   out["counts"] = {{"queued", c.queued}, {"running", c.running}, {"done", c.done},
                    {"skipped", c.skipped}, {"failed", c.failed}};
   out["jobs"] = json::array();

@@ -94,6 +94,19 @@ TEST_CASE("work two projects planned alike is one job that either project's work
   CHECK(db::list_jobs(d, {"r", {}, std::nullopt, 10}).empty());  // a third project planned none of it
 }
 
+TEST_CASE("a limited job list keeps failed jobs ahead of the queue, and a limit of 0 lists every job") {
+  auto d = testing::fresh_database();
+  auto sweep = db::begin_sweep(d, "p");
+  std::vector<db::JobSpec> specs;
+  for (int i = 0; i < 5; ++i) specs.push_back({"build", "b" + std::to_string(i), "{}", 0, -1, 1});
+  auto ids = db::enqueue_jobs(d, "p", sweep, specs);
+  CHECK(db::cancel_jobs(d, {}, ids.back(), "failed by a test").size() == 1);
+  auto first = db::list_jobs(d, {"p", {}, std::nullopt, 1});
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].id == ids.back());  // before the four queued ones
+  CHECK(db::list_jobs(d, {"p", {}, std::nullopt, 0}).size() == 5);
+}
+
 TEST_CASE("a sweep takes back failed jobs planned under its recipe and policy, not those of an earlier recipe") {
   auto d = testing::fresh_database();
   auto sweep = db::begin_sweep(d, "p");

@@ -116,6 +116,12 @@ TEST_CASE("the jobs table says who holds a job and for how long, when a retry co
   CHECK(j["jobs"][1]["owner"].is_null());
   CHECK(j["jobs"][1]["running_seconds"].is_null());
   CHECK(j["jobs"][1]["error"] == "failed 3 of 3 attempts; last: boom");
+  CHECK(j["truncated"] == false);
+  // A list cut at --limit says so, to people and to monitoring.
+  CHECK(nlohmann::json::parse(sweep::render_jobs_json({running}, counts, true))["truncated"] == true);
+  CHECK(sweep::render_jobs_table({running}, counts, "p", true).find("more jobs than these 1 match: --limit 0 lists them all") !=
+        std::string::npos);
+  CHECK(table.find("more jobs") == std::string::npos);
 }
 
 TEST_CASE("a recipe's ccache remote storage does not change its hash: where outputs are shared does not change them") {
