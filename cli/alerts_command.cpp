@@ -141,7 +141,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   std::vector<std::string> failures;
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
-                            1, &progress, &failures, nullptr, {}};
+                            1, &progress, &failures, nullptr, nullptr, {}};
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
     auto repo = tracker::GitRepo::open(project.repo).take();

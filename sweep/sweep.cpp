@@ -334,7 +334,8 @@ SweepReport run_sweep(const SweepOptions& o) {
 
   if (o.progress) o.progress->start(counts.total() - counts.finished());
   int workers = std::max(1, o.workers);
-  LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.progress, &report.failures, &report.time, {}};
+  std::set<db::Id> reported;  // failed jobs whose reason a local worker gave already
+  LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.progress, &report.failures, &reported, &report.time, {}};
   local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
   std::optional<SlurmFollower> slurm;
   if (o.engine != Engine::Local) {
@@ -360,11 +361,13 @@ SweepReport run_sweep(const SweepOptions& o) {
   // failures count in its exit status.
   ids.insert(ids.end(), report.drift.job_ids.begin(), report.drift.job_ids.end());
   report.jobs = db::count_jobs(lock_db, ids);
-  if (o.engine != Engine::Local) {  // the workers that failed them are elsewhere: read the reasons back
-    std::set<db::Id> mine(ids.begin(), ids.end());
-    for (const auto& j : db::list_jobs(lock_db, {"", {db::kJobFailed}, std::nullopt, 100000}))
-      if (mine.count(j.id)) report.failures.push_back(fmt::format("{} job {}: {}", j.kind, j.id, j.error));
-  }
+  // The reasons of failures no local worker saw are read back: jobs run on
+  // remote workers, given up when claimed (workers that kept dying), or
+  // cancelled by a person. Each failed job is named, whatever the engine.
+  std::set<db::Id> mine(ids.begin(), ids.end());
+  for (const auto& j : db::list_jobs(lock_db, {"", {db::kJobFailed}, std::nullopt, 0}))
+    if (mine.count(j.id) && !reported.count(j.id))
+      report.failures.push_back(fmt::format("{} job {}: {}", j.kind, j.id, j.error));
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   db::finish_sweep(lock_db, report.sweep_id, "done", report.head, report.checkins,
                    fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped,

@@ -91,6 +91,7 @@ class Executor {
     auto start = std::chrono::steady_clock::now();
     db::JobFinish finish{job.id, o_.owner, "{}"};
     JobEvent ev{job.kind, db::kJobDone, "", 0};
+    ev.job_id = job.id;
     try {
       try {
         auto p = json::parse(job.payload_json);
@@ -392,6 +393,7 @@ void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
               l.time->store += ev.store;
             }
             if (ev.state == db::kJobFailed && l.failures) l.failures->push_back(ev.kind + " " + ev.what);
+            if (ev.state == db::kJobFailed && l.failed_ids) l.failed_ids->insert(ev.job_id);
           };
           wo.on_module = [&l](const std::string& what, int done, int total) {
             if (l.progress) l.progress->detail(what, done, total);

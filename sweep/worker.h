@@ -5,6 +5,7 @@
 // worker` runs the same loop anywhere that reaches the database.
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct JobEvent {
   /// Where the time went: moving the work tree, building, compiling and
   /// measuring the suite, storing (with reading the cache and suite).
   double checkout = 0, build = 0, evaluate = 0, store = 0;
+  db::Id job_id = 0;
 };
 
 /// A JobEvent's state when the job was taken from this worker before it finished.
@@ -71,6 +73,7 @@ struct LocalWorkers {
   int workers = 1;  ///< worker threads; 0: the jobs run on workers started elsewhere
   Progress* progress = nullptr;
   std::vector<std::string>* failures = nullptr;  ///< failed jobs: "what: why"
+  std::set<db::Id>* failed_ids = nullptr;        ///< the jobs of `failures`
   JobTime* time = nullptr;                       ///< summed over the jobs run here
   /// Called at each poll while jobs remain, with their counts: keeps remote
   /// workers going (a Slurm array). Throws common::Fatal when they cannot be.

@@ -423,3 +423,20 @@ TEST_CASE("a check-in whose build times out on every attempt is recorded as such
   CHECK(p.psql("SELECT state FROM jobs WHERE id = " + id) == "queued");
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE depends_on = " + id + " AND state = 'queued'") == "1");
 }
+
+TEST_CASE("a local sweep names a job that failed outside its own workers: given up when claimed after a dead worker's last attempt") {
+  Project p;
+  auto first = p.sweep(p.dsn);
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  // A worker on another machine died during the last attempt of an
+  // evaluation job: running, its lease expired, no attempt left.
+  auto id = p.psql("SELECT min(id) FROM jobs WHERE kind = 'eval'");  // one of the planned grid's
+  p.psql("UPDATE jobs SET state = 'running', attempts = max_attempts, lease_owner = 'elsewhere:1:0', "
+         "lease_expires_at = now() - interval '1 minute' WHERE id = " + id);
+  auto again = p.sweep(p.dsn);
+  INFO(again.output);
+  CHECK(again.exit_code == 1);
+  CHECK(p.psql("SELECT state FROM jobs WHERE id = " + id) == "failed");
+  CHECK(again.output.find("failed: eval job " + id + ": gave up after 3 attempts") != std::string::npos);
+}
