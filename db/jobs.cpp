@@ -93,7 +93,10 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  state = CASE WHEN " RETRY_CONDITION " THEN 'queued' ELSE jobs.state END, "
                       "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
                       "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
-                      "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now() "
+                      "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now(), "
+                      // A job this sweep runs (again) is this sweep's: `jobs cancel --sweep` reaches it.
+                      "  sweep_id = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
+                      "    THEN jobs.sweep_id ELSE COALESCE(EXCLUDED.sweep_id, jobs.sweep_id) END "
                       "RETURNING id",
                       project, j.kind, j.key, j.payload_json, j.priority, dep, j.max_attempts, sweep_id)[0]
                     .as<Id>();

@@ -123,7 +123,7 @@ struct JobFilter {
   std::optional<Id> sweep_id;
   int limit = 1000;  ///< at most this many rows; 0: every one
 };
-/// Jobs by state (running first, then queued in claim order, then the rest, newest first).
+/// Jobs by state (running first, then failed, then queued in claim order, then the rest, newest first).
 std::vector<JobRow> list_jobs(Database& db, const JobFilter& filter);
 
 /// A person's retry: a failed or skipped job back to the queue with its

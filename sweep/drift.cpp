@@ -233,7 +233,7 @@ class SuiteAnalysis {
     auto in = plan_;
     in.checkins = {{history_[pos].sha, "", "", 0}};
     in.priority = 10;  // before anything else queued for the project
-    auto ids = db::enqueue_jobs(db_, o_.project.name, 0, plan_jobs(in));
+    auto ids = db::enqueue_jobs(db_, o_.project.name, o_.sweep_id, plan_jobs(in));
     report.job_ids.insert(report.job_ids.end(), ids.begin(), ids.end());
     if (o_.workers.progress) {
       auto counts = db::count_jobs(db_, ids);

@@ -63,6 +63,9 @@ struct DriftOptions {
   /// they count towards `alerts.broken_builds` (bisection's check-ins inside
   /// one broken week are no samples). Empty: every measured check-in counts.
   std::vector<std::string> samples;
+  /// The sweep bisection works for (0: none, `bisect` alone): its jobs carry
+  /// it, so `jobs cancel --sweep S` reaches them too.
+  db::Id sweep_id = 0;
 };
 
 /// Analyses every suite of the project (repository check-ins only).

@@ -356,7 +356,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   }
   run_until_finished(local, lock_db, ids);
   say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
-  report.drift = analyse_drift({p, local, p.alerts.bisect, grid}, lock_db);
+  report.drift = analyse_drift({p, local, p.alerts.bisect, grid, report.sweep_id}, lock_db);
   // Bisection's builds and evaluations are this sweep's work too: their
   // failures count in its exit status.
   ids.insert(ids.end(), report.drift.job_ids.begin(), report.drift.job_ids.end());

@@ -107,6 +107,20 @@ TEST_CASE("a limited job list keeps failed jobs ahead of the queue, and a limit 
   CHECK(db::list_jobs(d, {"p", {}, std::nullopt, 0}).size() == 5);
 }
 
+TEST_CASE("a job a later sweep runs again is that sweep's, so cancelling the sweep reaches it, and a finished one stays its first sweep's") {
+  auto d = testing::fresh_database();
+  auto first = db::begin_sweep(d, "p");
+  auto ids = db::enqueue_jobs(d, "p", first, {{"build", "b1", "{}", 0, -1, 1}, {"build", "b2", "{}", 0, -1, 1}});
+  auto job = db::claim_job(d, "p", "w:1:0", {}, 60);
+  REQUIRE(job);
+  db::finish_job(d, {job->id, "w:1:0", "{}"}, db::kJobDone);  // b1 done; b2 still queued (the sweep was killed)
+  auto second = db::begin_sweep(d, "p");
+  CHECK(db::enqueue_jobs(d, "p", second, {{"build", "b1", "{}", 0, -1, 1}, {"build", "b2", "{}", 0, -1, 1}}) == ids);
+  CHECK(db::cancel_jobs(d, {"", {}, second, 10}, std::nullopt, "cancelled by ops") == std::vector<db::Id>{ids[1]});
+  CHECK(db::list_jobs(d, {"", {}, first, 10}).size() == 1);
+  CHECK(db::list_jobs(d, {"", {}, first, 10})[0].id == ids[0]);
+}
+
 TEST_CASE("a sweep takes back failed jobs planned under its recipe and policy, not those of an earlier recipe") {
   auto d = testing::fresh_database();
   auto sweep = db::begin_sweep(d, "p");
