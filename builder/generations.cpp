@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -122,26 +123,35 @@ void collect_generations(const fs::path& entry) {
 }
 
 BuildResult in_generation(BuildResult r, const fs::path& generation) {
-  for (auto& [name, path] : r.artifacts) path = generation / "artifacts" / path.filename();
+  std::vector<std::pair<std::string, std::string>> moved;  // old path → new path, per artifact
+  for (auto& [name, path] : r.artifacts) {
+    auto to = generation / "artifacts" / path.filename();
+    moved.emplace_back(path.string(), to.string());
+    path = to;
+  }
+  // Longest first, so that a path that is a prefix of another never eats part of it.
+  std::sort(moved.begin(), moved.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   const std::string marker = "/artifacts/";
-  // Only the path is rewritten, not the word around it: a flag such as
-  // -fpass-plugin=<dir>/artifacts/p.so keeps its flag, or the compiler would
-  // run without the plugin and say nothing.
-  const std::string separators = "=,: ";
   for (auto* argv : {&r.compile, &r.cc1})
     for (auto& arg : *argv) {
-      auto at = arg.rfind(marker);
-      if (at == std::string::npos) continue;
-      auto name_at = at + marker.size();
-      auto end = arg.find_first_of(separators, name_at);
-      auto file = arg.substr(name_at, end == std::string::npos ? std::string::npos : end - name_at);
-      auto start = at == 0 ? std::string::npos : arg.find_last_of(separators, at - 1);
-      start = start == std::string::npos ? 0 : start + 1;
-      for (const auto& [name, path] : r.artifacts)
-        if (path.filename() == file) {
-          arg.replace(start, name_at + file.size() - start, (generation / "artifacts" / file).string());
-          break;
+      // Only the path is rewritten, not the word around it: a flag such as
+      // -fpass-plugin=<dir>/artifacts/p.so keeps its flag, or the compiler
+      // would run without the plugin and say nothing. The path itself may
+      // hold spaces, '=' or ':' (a data directory's name).
+      bool replaced = false;
+      for (const auto& [from, to] : moved)
+        for (auto at = arg.find(from); at != std::string::npos; at = arg.find(from, at + to.size())) {
+          arg.replace(at, from.size(), to);
+          replaced = true;
         }
+      if (replaced) continue;
+      // Written under another directory than the artifacts' (an older cache
+      // layout): a word that is the path of one of them, as a whole.
+      auto at = arg.rfind(marker);
+      if (at == std::string::npos || arg.empty() || arg[0] != '/') continue;
+      auto file = arg.substr(at + marker.size());
+      for (const auto& [name, path] : r.artifacts)
+        if (path.filename() == file) arg = path.string();
     }
   r.log = generation / "build.log";
   return r;

@@ -19,3 +19,21 @@ TEST_CASE("a compile command moved into a generation keeps the flags its artifac
   CHECK(moved.compile[4] == "{input}");
   CHECK(moved.log == "/cache/abc.gen-7/build.log");
 }
+
+TEST_CASE("a compile command whose data directory holds spaces, '=' and ':' is moved whole") {
+  builder::BuildResult r;
+  std::string entry = "/d/it's a dir=x:y/cache/sample-compiler-1234/abc";
+  r.artifacts["dwcc"] = entry + "/artifacts/dwcc";
+  r.compile = {entry + "/artifacts/dwcc", "--plugin=" + entry + "/artifacts/dwcc"};
+  auto moved = builder::in_generation(r, entry + ".gen-2");
+  CHECK(moved.compile[0] == entry + ".gen-2/artifacts/dwcc");
+  CHECK(moved.compile[1] == "--plugin=" + entry + ".gen-2/artifacts/dwcc");
+}
+
+TEST_CASE("a compile command cached under another directory than its artifacts' still finds them") {
+  builder::BuildResult r;
+  r.artifacts["dwcc"] = "/new/place/abc/artifacts/dwcc";
+  r.compile = {"/old/place/abc/artifacts/dwcc", "{input}"};
+  auto moved = builder::in_generation(r, "/new/place/abc.gen-3");
+  CHECK(moved.compile[0] == "/new/place/abc.gen-3/artifacts/dwcc");
+}
