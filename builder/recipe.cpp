@@ -1,5 +1,6 @@
 #include "builder/recipe.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <toml++/toml.h>
@@ -118,20 +119,23 @@ std::string measuring(const Recipe& r) {
   return out.str();
 }
 
+bool placeholder_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+}
+
 /// The placeholder that starts at text[i] ('{'): "{name}" with a name of
-/// lower-case letters, digits and '_'; nullopt for any other '{'.
+/// letters, digits, '_' and '-' (an artifact's name, as [artifacts] gives
+/// it); nullopt for any other '{'.
 std::optional<std::string> placeholder_at(const std::string& text, size_t i) {
   size_t j = i + 1;
-  while (j < text.size() && (std::islower(static_cast<unsigned char>(text[j])) ||
-                             std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '_'))
-    ++j;
+  while (j < text.size() && placeholder_char(text[j])) ++j;
   if (j == i + 1 || j >= text.size() || text[j] != '}') return std::nullopt;
   return text.substr(i + 1, j - i - 1);
 }
 
 // Only "{name}" is a placeholder, so a shell's own braces pass through: a
-// group "{ a; b; }", "${VAR}", awk's '{ print $1 }'. "{{" is a literal '{'
-// (for awk '{{print}}'). A name nobody fills is refused, not left in.
+// group "{ a; b; }", "${VAR}", a brace expansion {a,b}. "{{" is a literal
+// '{' (awk's '{{print $1}'). A name nobody fills is refused, not left in.
 common::Result<std::string> fill(const std::string& text, const std::map<std::string, std::string>& values,
                                  const std::string& what) {
   std::string out;
@@ -207,6 +211,8 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
   for (const auto& [name, path] : r.artifacts) {
     if (name == "input" || name == "output")
       return Error{origin + ": artifact name '" + name + "' is taken: {" + name + "} is the module being compiled"};
+    if (name.empty() || !std::all_of(name.begin(), name.end(), placeholder_char))
+      return Error{origin + ": artifact name '" + name + "' cannot be a placeholder: use letters, digits, '_' and '-'"};
     auto file = std::filesystem::path(path).filename().string();
     if (auto [it, fresh] = by_file.emplace(file, name); !fresh)
       return Error{origin + ": artifacts " + it->second + " and " + name + " have the same file name '" + file +

@@ -138,6 +138,17 @@ TEST_CASE("a recipe's shell braces are its own: only {name} is a placeholder, an
                .take();
   auto out = render(r, {"/s", "/b", "/d", 3}).take();
   CHECK(out.build == "[ -e /b/done ] || { make -j3 && touch \"${HOME}\"; }; awk '{print $1}' log; echo {}");
+  // An artifact named as TOML allows is a placeholder; a typo in case is refused, not left in.
+  auto cl = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\nclang-cl = 'bin/clang-cl'\n"
+                         "[compile]\ncommand = '{clang-cl} {input} -o {output}'\n",
+                         "r.toml");
+  CHECK(cl.ok());
+  auto typo = parse_recipe("name = 'x'\n[build]\ncommand = 'make -C {Build}'\n[artifacts]\na = 'b'\n", "r.toml");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.error().message == "r.toml: recipe x build.command: unknown placeholder {Build}");
+  auto odd = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\n'c c' = 'bin/cc'\n", "r.toml");
+  REQUIRE_FALSE(odd.ok());
+  CHECK(odd.error().message.find("artifact name 'c c' cannot be a placeholder") != std::string::npos);
 }
 
 TEST_CASE("the shipped llvm-project recipe renders opt, llc and clang for X86") {
