@@ -223,14 +223,15 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   for (auto& t : threads) t.join();
   // A compile the machine failed (a timeout under load, the OOM killer, a
   // full disk) says nothing of the compiler or the policy: it is tried once
-  // more, alone, so the load that failed it is gone. A few only: when most
-  // compiles failed, the machine is down, and the attempt fails as a whole.
-  std::size_t budget = std::max<std::size_t>(4, modules.size() / 10);
-  for (std::size_t i = 0; i < modules.size() && budget > 0; ++i)
+  // more, alone, so the load that failed it is gone. Only when there are a
+  // few (at most 16, each up to the compile timeout): many mean the machine
+  // or the compiler is down, and one at a time would take hours.
+  std::size_t budget = std::min<std::size_t>(16, std::max<std::size_t>(4, modules.size() / 20)), failed = 0;
+  for (const auto& m : result.modules) failed += m.by_default.machine_failure() + m.learned.machine_failure();
+  for (std::size_t i = 0; i < modules.size() && failed <= budget; ++i)
     for (bool learned : {false, true}) {
       auto& h = learned ? result.modules[i].learned : result.modules[i].by_default;
-      if (!h.machine_failure() || budget == 0) continue;
-      --budget;
+      if (!h.machine_failure()) continue;
       const auto& cc = own->empty() ? o.compiler : (*own)[i];
       h = compile_guarded(o, cc, modules[i], learned, learned ? &reports[i] : nullptr);
     }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include "common/process.h"
 #include "common/text.h"
@@ -362,9 +363,22 @@ TEST_CASE("refused, broken-channel and internal failures are distinct outcomes, 
   struct Throwing : policy::Runner {
     double advise(const policy::Observation&) override { throw std::runtime_error("tensor shape mismatch"); }
   };
-  auto calls = std::make_shared<std::atomic<int>>(0);
-  o.learned = [calls](policy::CompatReport*) -> std::unique_ptr<policy::Runner> {
-    switch ((*calls)++) {
+  // Each module's learned compiles (its report is its own) meet the same
+  // runner every time: the first three modules' fail, also when tried again.
+  struct Assigned {
+    std::mutex mutex;
+    std::map<policy::CompatReport*, int> kind;
+    int calls = 0;
+  };
+  auto assigned = std::make_shared<Assigned>();
+  o.learned = [assigned](policy::CompatReport* module) -> std::unique_ptr<policy::Runner> {
+    int kind;
+    {
+      std::lock_guard<std::mutex> lock(assigned->mutex);
+      ++assigned->calls;
+      kind = assigned->kind.emplace(module, static_cast<int>(assigned->kind.size())).first->second;
+    }
+    switch (kind) {
       case 0: return std::make_unique<Refusing>();
       case 1: return std::make_unique<Throwing>();
       case 2:
@@ -374,6 +388,9 @@ TEST_CASE("refused, broken-channel and internal failures are distinct outcomes, 
   };
   auto r = evaluate(o);
   REQUIRE_MESSAGE(r.ok(), r.error().message);
+  // The broken channel and driftwatch's own failure may be the machine's:
+  // each was tried once more; a refusal is the policy's answer.
+  CHECK(assigned->calls == static_cast<int>(r->modules.size()) + 2);
   CHECK(r->failed == 3);
   CHECK(r->summary.modules == 2);
   std::map<std::string, std::string> seen;
