@@ -247,10 +247,17 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   // An artifact left by an earlier check-in's build would be taken for this
   // one's when this build no longer makes it (a renamed target) yet exits 0:
   // the old compiler, cached and measured under this check-in's name. The
-  // build makes it again (a relink when nothing else changed).
+  // build makes it again (a relink when nothing else changed). One that the
+  // configure step made (a wrapper script; older than configure's stamp) is
+  // left: configure does not run again to make it.
+  auto configured_at = rendered->configure.empty() ? fs::file_time_type::min() : fs::last_write_time(stamp, ec);
   for (const auto& [name, path] : rendered->artifacts) {
     auto rel = path.lexically_relative(paths.build);
-    if (!rel.empty() && *rel.begin() != "..") fs::remove(path, ec);
+    if (rel.empty() || *rel.begin() == "..") continue;
+    std::error_code missing;
+    if (auto made = fs::symlink_status(path, missing); missing || !fs::exists(made)) continue;
+    auto at = fs::last_write_time(path, missing);
+    if (!missing && (rendered->configure.empty() || at > configured_at)) fs::remove(path, ec);
   }
   auto build_from = log_size();
   auto b = run_step(rendered->build, paths.source, step_env, log, remaining(), step_file(paths));

@@ -357,6 +357,25 @@ TEST_CASE("an artifact an earlier check-in's build left, which this build no lon
   CHECK(b.result.message.find("was not built") != std::string::npos);
 }
 
+TEST_CASE("an artifact the configure step made (a wrapper) stays for the next check-in's build, which does not configure") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  REQUIRE(commits.size() >= 2);
+  auto recipe = builder::parse_recipe(
+                    "name = 'wrapped'\n[configure]\ncommand = 'mkdir -p {build}/bin && echo x > {build}/bin/x && "
+                    "touch {build}/configured'\nskip_if_exists = 'configured'\n[build]\ncommand = 'true'\n"
+                    "[artifacts]\ncompiler = 'bin/x'\n",
+                    "w.toml")
+                    .take();
+  CheckinBuildOptions options{dir / "data", 1, false};
+  REQUIRE(build_checkin(repo, recipe, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+  auto b = build_checkin(repo, recipe, commits[1], options).take();
+  INFO(b.result.message);
+  CHECK_FALSE(b.result.configured);
+  CHECK(b.result.outcome == builder::Outcome::Ok);
+}
+
 TEST_CASE("an empty artifact is recorded as missing-artifact, not cached as a compiler") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
