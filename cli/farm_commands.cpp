@@ -146,13 +146,13 @@ void attach_jobs(CLI::App& sub, Context& ctx) {
   sub.add_option("--state", a->state, "only jobs in these states (comma-separated)");
   sub.add_option("--limit", a->limit, "list at most N jobs, and say when more match (default 1000; 0: all)")
       ->check(CLI::Range(0, 100000000));
-  sub.add_option("--sweep", a->sweep_id, "only the jobs a sweep planned first");
-  auto* retry = sub.add_subcommand("retry", "queue a failed job again, attempts reset");
+  sub.add_option("--sweep", a->sweep_id, "only the jobs of a sweep (the last that planned or ran each again)");
+  auto* retry = sub.add_subcommand("retry", "queue a failed job (or a build that timed out) again, attempts reset");
   retry->add_option("id", a->id, "the job")->required();
   retry->callback([&ctx, a] { run_retry(ctx, *a); });
   auto* cancel = sub.add_subcommand("cancel", "cancel queued or running jobs: one, a sweep's, or every queued one");
   cancel->add_option("id", a->id, "the job");
-  cancel->add_option("--sweep", a->sweep_id, "the jobs a sweep planned first");
+  cancel->add_option("--sweep", a->sweep_id, "the jobs of a sweep (the last that planned or ran each again)");
   cancel->add_flag("--all-queued", a->all_queued, "every queued job (of --project, if given)");
   cancel->add_option("--by", a->by, "who (default: $USER)");
   cancel->callback([&ctx, a] { run_cancel(ctx, *a); });

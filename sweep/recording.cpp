@@ -14,7 +14,8 @@ db::Id record_build(db::Database& database, const tracker::GitRepo& repo, const 
   auto commit_id = record_commit(database, repo, b.commit);
   const auto& r = b.result;
   // A timeout, the OOM killer, a full disk say nothing of the check-in: the
-  // build it already has (or none) stands, and drift never takes it for broken.
+  // build it already has (or none) stands, and drift never takes it for
+  // broken. (A worker clears `transient` for a job's last timed-out attempt.)
   if (r.transient) return 0;
   auto recipe_id = db::upsert_recipe(database, recipe.name, recipe.content_hash, recipe.description);
   return db::record_build(database, {commit_id, recipe_id, std::string(builder::outcome_name(r.outcome)), r.seconds,

@@ -180,7 +180,7 @@ class Executor {
     if (final_timeout && b.result.outcome == builder::Outcome::Timeout) {
       auto recorded = b;
       recorded.result.transient = false;
-      recorded.result.message += "; every attempt of the sweep's job timed out: recorded as the check-in's "
+      recorded.result.message += "; the build job's last attempt timed out too: recorded as the check-in's "
                                  "(`driftwatch jobs retry` on its build job tries again)";
       recorded.result.log_tail += "\n# driftwatch: " + recorded.result.message + "\n";
       *build_id = record_build(db, g, r, recorded);
