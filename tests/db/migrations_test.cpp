@@ -56,6 +56,12 @@ TEST_CASE("an up-to-date database needs no privilege but reading: a read-only ro
   CHECK(report.applied.empty());
   CHECK(report.to_version == db::latest_schema_version());
   CHECK(db::record_interrupted_evaluations(reader) == 0);  // as every command does next: no UPDATE privilege
+  // A session that may only read (as on a hot standby) neither fails nor writes.
+  auto standby = db::Database::connect(db::parse_dsn("host=" + host + " user=postgres dbname=" + name +
+                                                     " options='-c default_transaction_read_only=on'")
+                                           .take())
+                     .take();
+  CHECK(db::record_interrupted_evaluations(standby) == 0);
   // A newer driftwatch migrated the database: the reader is told to upgrade,
   // not that it may not create a table.
   owner.migrate();
