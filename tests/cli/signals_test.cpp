@@ -33,9 +33,14 @@ std::vector<std::string> processes_mentioning(const std::string& needle, int exc
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     auto name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == except) continue;
-    if (dying(e.path())) continue;
-    std::ifstream in(e.path() / "cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), {});
+    std::string cmd;
+    try {
+      if (dying(e.path())) continue;
+      std::ifstream in(e.path() / "cmdline");
+      cmd.assign(std::istreambuf_iterator<char>(in), {});
+    } catch (const std::exception&) {  // it exited while being read: libstdc++ throws on ESRCH
+      continue;
+    }
     for (auto& c : cmd)
       if (c == '\0') c = ' ';
     if (cmd.find(needle) != std::string::npos && cmd.find("driftwatch") == std::string::npos)
