@@ -254,10 +254,8 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   for (const auto& [name, path] : rendered->artifacts) {
     auto rel = path.lexically_relative(paths.build);
     if (rel.empty() || *rel.begin() == "..") continue;
-    std::error_code missing;
-    if (auto made = fs::symlink_status(path, missing); missing || !fs::exists(made)) continue;
-    auto at = fs::last_write_time(path, missing);
-    if (!missing && (rendered->configure.empty() || at > configured_at)) fs::remove(path, ec);
+    std::error_code missing;  // not there (yet): nothing to remove
+    if (auto at = fs::last_write_time(path, missing); !missing && at > configured_at) fs::remove(path, ec);
   }
   auto build_from = log_size();
   auto b = run_step(rendered->build, paths.source, step_env, log, remaining(), step_file(paths));

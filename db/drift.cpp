@@ -248,18 +248,19 @@ std::vector<AlertView> undelivered_alerts(Database& db, const std::string& proje
   });
 }
 
+// The key of the session advisory lock that holds one alert's delivery.
+#define DELIVERY_LOCK "(hashtext('driftwatch alert delivery'), ($1::bigint & 2147483647)::int)"
+
 std::optional<AlertView> claim_delivery(Database& db, Id id) {
   return db.impl().guarded("claiming an alert's delivery", [&]() -> std::optional<AlertView> {
     pqxx::nontransaction nt(db.impl().conn);
-    if (!nt.exec_params1("SELECT pg_try_advisory_lock(hashtext('driftwatch alert delivery'), ($1::bigint & 2147483647)::int)",
-                         id)[0]
-             .as<bool>())
+    if (!nt.exec_params1("SELECT pg_try_advisory_lock" DELIVERY_LOCK, id)[0].as<bool>())
       return std::nullopt;  // another process is delivering it now
     // Read again under the lock: the other process may have delivered it
     // (or someone acknowledged it) since the list was read.
     auto r = nt.exec_params(std::string(kAlertColumns) + "WHERE a.id = $1 AND a.notify_state = 'pending' AND a.state = 'open'", id);
     if (r.empty()) {
-      nt.exec_params("SELECT pg_advisory_unlock(hashtext('driftwatch alert delivery'), ($1::bigint & 2147483647)::int)", id);
+      nt.exec_params("SELECT pg_advisory_unlock" DELIVERY_LOCK, id);
       return std::nullopt;
     }
     return alert_view(r[0]);
@@ -269,9 +270,11 @@ std::optional<AlertView> claim_delivery(Database& db, Id id) {
 void release_delivery(Database& db, Id id) {
   db.impl().guarded("releasing an alert's delivery", [&] {
     pqxx::nontransaction nt(db.impl().conn);
-    nt.exec_params("SELECT pg_advisory_unlock(hashtext('driftwatch alert delivery'), ($1::bigint & 2147483647)::int)", id);
+    nt.exec_params("SELECT pg_advisory_unlock" DELIVERY_LOCK, id);
   });
 }
+
+#undef DELIVERY_LOCK
 
 void mark_delivery(Database& db, Id id, const Delivered& d) {
   db.impl().guarded("recording a delivery", [&] {

@@ -365,7 +365,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   // remote workers, given up when claimed (workers that kept dying), or
   // cancelled by a person. Each failed job is named, whatever the engine.
   std::set<db::Id> mine(ids.begin(), ids.end());
-  for (const auto& j : db::list_jobs(lock_db, {"", {db::kJobFailed}, std::nullopt, 0}))
+  for (const auto& j : db::list_jobs(lock_db, {p.name, {db::kJobFailed}, std::nullopt, 0}))
     if (mine.count(j.id) && !reported.count(j.id))
       report.failures.push_back(fmt::format("{} job {}: {}", j.kind, j.id, j.error));
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

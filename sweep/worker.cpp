@@ -166,8 +166,8 @@ class Executor {
   }
 
   /// Builds the check-in (or serves it from the cache) and records it.
-  /// Builds the check-in and records the build. `final_timeout`: the job's
-  /// last attempt, when a timeout is recorded as the check-in's own result.
+  /// `final_timeout`: the job's last attempt, when a timeout is recorded as
+  /// the check-in's own result.
   tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool final_timeout = false) {
     const auto& r = recipe(p);
     const auto& g = repo(p.at("repo").get<std::string>());
@@ -178,14 +178,10 @@ class Executor {
                           " (history rewritten?)");
     auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, o_.jobs, false, o_.log}).take();
     if (final_timeout && b.result.outcome == builder::Outcome::Timeout) {
-      auto recorded = b;
-      recorded.result.transient = false;
-      recorded.result.message += "; the build job's last attempt timed out too: recorded as the check-in's "
-                                 "(`driftwatch jobs retry` on its build job tries again)";
-      recorded.result.log_tail += "\n# driftwatch: " + recorded.result.message + "\n";
-      *build_id = record_build(db, g, r, recorded);
-      b.result.message = recorded.result.message;
-      return b;
+      b.result.transient = false;  // the check-in's result now, recorded as such
+      b.result.message += "; the build job's last attempt timed out too: recorded as the check-in's "
+                          "(`driftwatch jobs retry` on its build job tries again)";
+      b.result.log_tail += "\n# driftwatch: " + b.result.message + "\n";
     }
     *build_id = record_build(db, g, r, b);
     return b;
@@ -220,8 +216,7 @@ class Executor {
               (b.result.from_cache ? " (cached)" : "") +
               (b.result.outcome == builder::Outcome::Ok ? "" : ": " + b.result.message);
     // A timeout may pass on another try; a build that fails is a result.
-    bool transient = (b.result.transient || b.result.outcome == builder::Outcome::Timeout) &&
-                     !(last_attempt && b.result.outcome == builder::Outcome::Timeout);
+    bool transient = b.result.transient || (b.result.outcome == builder::Outcome::Timeout && !last_attempt);
     if (transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);
     db::finish_job(db, finish, db::kJobDone);
   }
