@@ -38,9 +38,8 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
         "     AND d.benchmark_id = l.benchmark_id AND d.heuristic = 'default' AND d.outcome = 'ok' "
         "   WHERE l.evaluation_id = e.id AND l.heuristic = 'learned' "
         // As ModuleResult::learned_failed: what failed outside the compiler
-        // (driftwatch, the disk, the OOM killer) is not the policy's loss.
-        "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable') "
-        "     AND NOT (l.outcome = 'compiler-crashed' AND strpos(l.message, 'killed by signal 9 ') > 0)) "
+        // (driftwatch, the disk) is not the policy's loss.
+        "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable')) "
         "FROM builds b JOIN commits c ON c.id = b.commit_id JOIN repositories r ON r.id = c.repository_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         "LEFT JOIN evaluations e ON e.build_id = b.id AND e.status = 'done' "

@@ -87,8 +87,7 @@ HeuristicResult compile_guarded(const EvaluationOptions& o, const policy::Compil
 }  // namespace
 
 bool HeuristicResult::failed_outside_compiler() const {
-  return outcome == kOutcomeInternalError || outcome == kOutcomeBadObject ||
-         (outcome == kOutcomeCrashed && policy::killed_by_sigkill(message));
+  return outcome == kOutcomeInternalError || outcome == kOutcomeBadObject;
 }
 
 bool HeuristicResult::machine_failure() const {

@@ -60,9 +60,10 @@ struct HeuristicResult {
   /// or a crash whose message has policy::kSigkillMarker).
   bool machine_failure() const;
   /// Failed where neither the compiler nor the policy had a part: driftwatch
-  /// itself, the disk, the OOM killer (an unreadable object, internal-error,
-  /// a SIGKILL). Unlike a timeout or a broken channel, which a policy can
-  /// cause, never counted as the policy's loss.
+  /// itself or the disk (an unreadable object, internal-error). Never counted
+  /// as the policy's loss. A timeout, a broken channel and a SIGKILL are: a
+  /// policy that inlines without end can cause each, and one that persists
+  /// when the compile is tried again alone is no longer the load's doing.
   bool failed_outside_compiler() const;
 };
 
