@@ -83,15 +83,16 @@ void run_show(Context& ctx, const AlertArgs& a) {
     return;
   }
   fmt::print("alert {} ({}), {}\n{}\n", al->id, al->kind, al->state, printable(sweep::alert_sentence(*al)));
+  auto d = json::parse(al->details_json, nullptr, false);
   if (!al->culprit_sha.empty())
     fmt::print("culprit: {} {} by {}\n  {}\n", al->culprit_sha, tracker::format_date(al->culprit_time),
                printable(al->culprit_author), printable(al->culprit_subject));
   else if (!al->range_first_sha.empty())
-    fmt::print("culprit: one of {}..{} ({})\n", al->range_first_sha, al->first_bad_sha, reports::kRangeNote);
+    fmt::print("culprit: one of {}..{} ({})\n", al->range_first_sha, al->first_bad_sha,
+               reports::range_note(!d.is_discarded() && d.value("spread", false)));
   else
     fmt::print("not pinned: {} ({})\n", al->first_bad_sha, reports::kNotPinnedNote);
   fmt::print("last good: {}\nfirst bad: {}\n", al->last_good_sha, al->first_bad_sha);
-  auto d = json::parse(al->details_json, nullptr, false);
   if (!d.is_discarded()) {
     for (const char* key : {"most_affected", "win_to_loss", "loss_to_win", "features_missing", "features_new"})
       if (d.contains(key) && !d[key].empty()) fmt::print("{}: {}\n", key, printable(d[key].dump()));

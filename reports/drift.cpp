@@ -31,6 +31,28 @@ std::vector<LevelChange> level_changes(const std::vector<Level>& s, const DriftT
   return out;
 }
 
+std::vector<FoundStep> find_steps(std::size_t n, const CompareLevels& levels, const DriftThresholds& t) {
+  std::vector<FoundStep> out;
+  std::size_t since = 0;  // the check-in the next change is measured from: the last change's end
+  for (std::size_t i = 1; i < n; ++i) {
+    auto [a, b] = levels(i - 1, i);
+    if (auto found = level_changes({a, b}, t); !found.empty()) {
+      found.front().index = i;
+      out.push_back({i - 1, i, found.front(), false});
+      since = i;
+      continue;
+    }
+    if (since + 1 == i) continue;  // the same pair: nothing accumulated
+    auto [from, to] = levels(since, i);
+    if (auto drifted = level_changes({from, to}, t); !drifted.empty()) {
+      drifted.front().index = i;
+      out.push_back({since, i, drifted.front(), true});
+      since = i;
+    }
+  }
+  return out;
+}
+
 ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
                               const std::vector<evaluator::ModuleSizes>& after) {
   std::map<std::string, const evaluator::ModuleSizes*> later;

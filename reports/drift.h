@@ -5,8 +5,10 @@
 // the old level (the bisection verdict). Pure: values in, values out.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evaluator/uplift.h"
@@ -37,9 +39,31 @@ struct LevelChange {
 /// deterministic: any step is real, the thresholds decide what is worth an alert.
 std::vector<LevelChange> level_changes(const std::vector<Level>& series, const DriftThresholds& thresholds);
 
+/// A change found in a series of evaluated check-ins (indices into it).
+struct FoundStep {
+  std::size_t before = 0, after = 0;  ///< consecutive, unless spread
+  LevelChange change;                 ///< from before to after
+  bool spread = false;  ///< crossed the threshold over several steps since the last change, none of them alone
+};
+
+/// The levels of two evaluated check-ins (by index), compared over what both measured.
+using CompareLevels = std::function<std::pair<Level, Level>(std::size_t before, std::size_t after)>;
+
+/// Every change worth an alert in a series of `n` evaluated check-ins: a
+/// step between consecutive ones at or above a threshold, or else a level
+/// that moved past it since the last change over several smaller steps (a
+/// slow drift, or one change spread over check-ins that bisection measured
+/// apart: compared only with its neighbours, each part stays below the
+/// threshold and the change would never be reported).
+std::vector<FoundStep> find_steps(std::size_t n, const CompareLevels& levels, const DriftThresholds& thresholds);
+
 /// Said of an alert pinned to a range, not one check-in: those between were
 /// never tried (no bisection for that kind, or it was off), or did not build.
 inline constexpr const char* kRangeNote = "no check-in between was evaluated";
+/// Said of a range over which the level moved in several steps, each below
+/// the threshold: no single check-in made the change.
+inline constexpr const char* kSpreadNote = "spread over several check-ins, each step below the threshold";
+inline const char* range_note(bool spread) { return spread ? kSpreadNote : kRangeNote; }
 /// Said where a finding has neither culprit nor range: the first measured
 /// check-in already had it, so no earlier one is known good.
 inline constexpr const char* kNotPinnedNote = "the first check-in measured; none before it is known good";

@@ -78,6 +78,7 @@ json alert_json(const ReportAlert& a) {
           {"last_good", a.last_good},
           {"first_bad", a.first_bad},
           {"range_first", a.range_first},
+          {"spread", a.spread},
           {"magnitude", a.magnitude},
           {"uplift_before", a.uplift_before},
           {"uplift_after", a.uplift_after},
@@ -252,7 +253,8 @@ std::string html_alerts(const ReportData& d) {
     std::string where = !a.culprit.sha.empty()
                             ? html_commit(d, a.culprit.sha) + " " + h(a.culprit.subject) + "<br><small>" +
                                   h(a.culprit.author) + ", " + h(date_of(a.culprit.time)) + "</small>"
-                        : !a.range_first.empty() ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad)
+                        : !a.range_first.empty() ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad) +
+                                                       (a.spread ? " <small>(" + h(kSpreadNote) + ")</small>" : "")
                                                  : html_commit(d, a.first_bad) + " <small>(" + h(kNotPinnedNote) + ")</small>";
     std::string evidence = h(a.sentence);
     if (!a.most_affected.empty()) evidence += "<br><small>most affected: " + html_list(a.most_affected) + "</small>";
@@ -332,7 +334,7 @@ std::string render_markdown(const ReportData& d) {
                          markdown_escape(a.culprit.author), date_of(a.culprit.time));
     else if (!a.range_first.empty())
       out += "- culprit: one of " + md_commit(d, a.range_first) + " .. " + md_commit(d, a.first_bad) +
-             " (" + reports::kRangeNote + ")\n";
+             " (" + reports::range_note(a.spread) + ")\n";
     else
       out += "- not pinned: " + md_commit(d, a.first_bad) + " (" + reports::kNotPinnedNote + ")\n";
     // Only a change between two measured levels has an uplift on both sides.

@@ -68,6 +68,7 @@ struct ReportAlert {
   std::string sentence;  ///< one line for people
   CommitRef culprit;     ///< empty sha when only a range is known
   std::string last_good, first_bad, range_first;
+  bool spread = false;  ///< the range is a change made in several smaller steps
   double magnitude = 0;
   double uplift_before = 0, uplift_after = 0;
   std::vector<std::string> most_affected, win_to_loss, features_missing, features_new;

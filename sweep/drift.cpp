@@ -55,6 +55,7 @@ std::string Finding::details_json() const {
               {"not_compared", not_compared},
               {"carried_forward", carried},
               {"range_size", range_size},
+              {"spread", spread},
               {"bisect_evaluations", evaluations}}
       .dump();
 }
@@ -62,7 +63,7 @@ std::string Finding::details_json() const {
 std::string Finding::sentence() const {
   std::string where = !culprit.empty()       ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
                       : !range_first.empty() ? "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) +
-                                                   " (" + reports::kRangeNote + ")"
+                                                   " (" + reports::range_note(spread) + ")"
                                              : first_bad.substr(0, 12) + " (" + reports::kNotPinnedNote + ")";
   std::string what;
   if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
@@ -102,22 +103,30 @@ class SuiteAnalysis {
     // next pass sees once bisection has measured the check-ins between them.
     // Where the policy stopped running at all is bisected too; either kind
     // of bisection may reveal a change of the other, so both are detected again.
-    for (int pass = 0; pass < 128 && o_.bisect; ++pass) {
+    constexpr int kMaxPasses = 128;
+    int pass = 0;
+    for (; pass < kMaxPasses && o_.bisect; ++pass) {
       bool narrowed = false;
       for (const auto& c : changes()) {
-        if (unknown_between(c.first, c.second).empty()) continue;
+        if (unknown_between(c.first, c.second).empty() || !bisected_.insert(c).second) continue;
         bisect(c.first, c.second, level_verdict(c.first), report);
         narrowed = true;
         break;  // the series changed: detect again
       }
       for (const auto& s : unusable_starts()) {
         if (narrowed) break;
-        if (!s.last_done || unknown_between(*s.last_done, s.first_failed).empty()) continue;
+        if (!s.last_done || unknown_between(*s.last_done, s.first_failed).empty() ||
+            !bisected_.insert({*s.last_done, s.first_failed}).second)
+          continue;
         bisect(*s.last_done, s.first_failed, usable_verdict(), report);
         narrowed = true;
       }
       if (!narrowed) break;
     }
+    if (pass == kMaxPasses && o_.workers.progress)
+      o_.workers.progress->line(fmt::format("warning: bisection on {} stopped after {} passes; the changes left are "
+                                            "reported as ranges (run `driftwatch bisect` to go on)",
+                                            suite_, kMaxPasses));
     record_series();
     return findings();
   }
@@ -157,29 +166,43 @@ class SuiteAnalysis {
 
   struct Step {
     reports::LevelChange change;
-    std::size_t before, after;  ///< positions of consecutive evaluated check-ins
+    std::size_t before, after;  ///< positions of evaluated check-ins: consecutive, unless spread
+    bool spread = false;        ///< crossed the threshold over several steps, none of them alone
   };
 
-  /// Every change between consecutive evaluated check-ins, each pair
-  /// compared over the modules both of them measured.
+  /// Every change worth an alert (reports::find_steps), each pair compared
+  /// over the modules both measured.
   std::vector<Step> steps() const {
     auto ev = evaluated();
     std::vector<Step> out;
-    for (std::size_t i = 1; i < ev.size(); ++i) {
-      auto c = compared(ev[i - 1], ev[i]);
-      for (auto change : reports::level_changes({c.before, c.after}, thresholds())) {
-        change.index = i;
-        out.push_back({change, ev[i - 1], ev[i]});
-      }
-    }
+    auto levels = [&](std::size_t a, std::size_t b) {
+      auto c = compared(ev[a], ev[b]);
+      return std::pair{c.before, c.after};
+    };
+    for (const auto& s : reports::find_steps(ev.size(), levels, thresholds()))
+      out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
     return out;
   }
 
-  /// Changes as (position before, position after).
+  /// Changes as (position before, position after); a spread one from the
+  /// last check-in still at its old level.
   std::vector<std::pair<std::size_t, std::size_t>> changes() const {
     std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (const auto& s : steps()) out.emplace_back(s.before, s.after);
+    for (const auto& s : steps()) out.emplace_back(s.spread ? last_at_level(s.before, s.after) : s.before, s.after);
     return out;
+  }
+
+  /// The last evaluated check-in from `a` on (before `b`) whose level is
+  /// still exactly a's: where a change spread up to `b` began after.
+  std::size_t last_at_level(std::size_t a, std::size_t b) const {
+    std::size_t last = a;
+    auto same = level_verdict(a);
+    for (auto pos : evaluated()) {
+      if (pos <= a) continue;
+      if (pos >= b || same(pos) != reports::Verdict::Old) break;
+      last = pos;
+    }
+    return last;
   }
 
   reports::DriftThresholds thresholds() const {
@@ -340,7 +363,14 @@ class SuiteAnalysis {
     std::vector<Finding> out;
     auto ev = evaluated();
     for (const auto& step : steps()) {
-      auto f = finding_between(step.before, step.after);
+      auto f = finding_between(step.spread ? last_at_level(step.before, step.after) : step.before, step.after);
+      if (step.spread) {
+        // The whole change, from the level it left; it began after last_good.
+        auto levels = compared(step.before, step.after);
+        f.before = levels.before;
+        f.after = levels.after;
+        f.spread = f.culprit.empty();  // else one check-in made all of it after all
+      }
       f.change = step.change;
       f.kind = reports::change_kind(step.change, f.win_to_loss.size(), o_.project.alerts.flipped_modules);
       out.push_back(std::move(f));
@@ -446,6 +476,9 @@ class SuiteAnalysis {
   std::map<std::size_t, int> evaluations_;  ///< bisection's evaluations, by the check-in they pinned
   std::map<std::size_t, int> between_;      ///< check-ins between the samples bisection started from
   std::set<std::size_t> tried_;             ///< measured by bisection, whatever came of it
+  /// The (before, after) pairs bisected: a pair whose bisection left check-ins
+  /// unmeasured (not needed for its verdict) is not bisected again.
+  std::set<std::pair<std::size_t, std::size_t>> bisected_;
 };
 
 db::Id commit_id_of(const std::map<std::string, db::Id>& ids, const std::string& sha) {

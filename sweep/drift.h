@@ -41,6 +41,9 @@ struct Finding {
   std::vector<std::string> carried;
   int range_size = 0;    ///< first-parent check-ins strictly between the two samples it was found between
   int evaluations = 0;   ///< check-ins bisection evaluated for it
+  /// The level moved past the threshold over several check-ins of the range,
+  /// each step below it (a slow drift, or a change made in parts).
+  bool spread = false;
   bool new_alert = false;
   std::string details_json() const;
   /// "uplift on holdout dropped from +1.70% to +0.40%: 1a2b3c4d5e6f [Inliner] Raise …"

@@ -50,7 +50,7 @@ std::string alert_sentence(const db::AlertView& a) {
                                                    common::last_line(a.culprit_subject)
                       : !a.range_first_sha.empty()
                           ? "one of " + a.range_first_sha.substr(0, 12) + ".." + a.first_bad_sha.substr(0, 12) + " (" +
-                                reports::kRangeNote + ")"
+                                reports::range_note(!d.is_discarded() && d.value("spread", false)) + ")"
                           : a.first_bad_sha.substr(0, 12) + " (" + reports::kNotPinnedNote + ")";
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
     return fmt::format("uplift of {} on {} {} from {:+.2f}% to {:+.2f}%: {}", a.policy, a.suite,

@@ -114,6 +114,7 @@ reports::ReportAlert alert_of(db::Database& db, const db::AlertView& a) {
     if (d.contains("after")) r.uplift_after = d["after"].value("uplift", 0.0);
     r.bisect_evaluations = d.value("bisect_evaluations", 0);
     r.range_size = d.value("range_size", 0);
+    r.spread = d.value("spread", false);
   }
   r.most_affected = strings(d, "most_affected");
   r.win_to_loss = strings(d, "win_to_loss");

@@ -113,3 +113,53 @@ TEST_CASE("a change seen where a failed module comes back reaches back to its la
   // Still failing at the later point: nothing to say about it.
   CHECK(reports::change_reaches_back_to(7, carried, {{"n", 500, 500}}, nullptr) == 7);
 }
+
+namespace {
+
+/// find_steps over a plain series: each pair compared as it stands.
+std::vector<reports::FoundStep> steps_of(const std::vector<Level>& s, reports::DriftThresholds t) {
+  return reports::find_steps(s.size(), [&](std::size_t a, std::size_t b) { return std::pair{s[a], s[b]}; }, t);
+}
+
+}  // namespace
+
+TEST_CASE("a change made in parts, each below the threshold, is one spread change from the level it left") {
+  // Between two samples 0.3 points apart, bisection measured the check-ins
+  // that each took 0.1 of it: no neighbouring pair moves 0.2 any more.
+  std::vector<Level> s = {{0.050, 1000, 950}, {0.050, 1000, 950}, {0.049, 1000, 951},
+                          {0.0475, 1000, 952}, {0.047, 1000, 953}};
+  auto found = steps_of(s, {0.002, 0.01});
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].spread);
+  CHECK(found[0].before == 0);
+  CHECK(found[0].after == 3);  // where the moves since the old level first reach the threshold
+  CHECK(found[0].change.uplift_moved);
+  CHECK(found[0].change.uplift_delta == doctest::Approx(-0.0025));
+}
+
+TEST_CASE("a slow drift alerts each time it has moved the threshold since the last change") {
+  std::vector<Level> s;
+  for (int week = 0; week < 8; ++week) s.push_back({0.05 - 0.0015 * week, 1000, 1000});
+  auto found = steps_of(s, {0.002, 1});
+  REQUIRE(found.size() == 3);  // 0.15 points a week: at weeks 2, 4 and 6, from 0, 2 and 4
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    CHECK(found[i].spread);
+    CHECK(found[i].before == 2 * i);
+    CHECK(found[i].after == 2 * i + 2);
+  }
+}
+
+TEST_CASE("a step at or above the threshold is its own change, and the next is measured from it") {
+  // A small move, then a step: the step alone is named, not the sum, so the
+  // culprit is the check-in that made it; small moves that cancel are nothing.
+  std::vector<Level> s = {{0.050, 1000, 950}, {0.049, 1000, 951}, {0.046, 1000, 954},
+                          {0.0455, 1000, 954}, {0.046, 1000, 954}};
+  auto found = steps_of(s, {0.002, 1});
+  REQUIRE(found.size() == 1);
+  CHECK_FALSE(found[0].spread);
+  CHECK(found[0].before == 1);
+  CHECK(found[0].after == 2);
+  CHECK(found[0].change.uplift_delta == doctest::Approx(-0.003));
+  CHECK(steps_of({{0.05, 1000, 950}}, {0.002, 1}).empty());
+  CHECK(steps_of({}, {0.002, 1}).empty());
+}
