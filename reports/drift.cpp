@@ -1,5 +1,6 @@
 #include "reports/drift.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -119,6 +120,21 @@ Verdict verdict_against(const Level& value, const Level& old_level) {
   bool same = std::abs(value.uplift - old_level.uplift) < 1e-12 && value.total_default == old_level.total_default &&
               value.total_learned == old_level.total_learned;
   return same ? Verdict::Old : Verdict::New;
+}
+
+Verdict midpoint_verdict(const Level& value, const Level& old_level, const Level& new_level,
+                         const DriftThresholds& t) {
+  if (std::abs(new_level.uplift - old_level.uplift) >= std::max(t.min_uplift_change, 1e-12))
+    return classify(value.uplift, old_level.uplift, new_level.uplift);
+  // Each total's move in units of its threshold: the larger one decides.
+  auto moved = [&](std::int64_t before, std::int64_t after) {
+    return std::abs(relative(before, after)) / std::max(t.min_total_change, 1e-12);
+  };
+  bool by_default =
+      moved(old_level.total_default, new_level.total_default) >= moved(old_level.total_learned, new_level.total_learned);
+  if (by_default)
+    return classify(double(value.total_default), double(old_level.total_default), double(new_level.total_default));
+  return classify(double(value.total_learned), double(old_level.total_learned), double(new_level.total_learned));
 }
 
 std::string change_kind(const LevelChange& c, std::size_t win_to_loss, int flip_threshold) {

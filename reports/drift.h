@@ -113,6 +113,15 @@ std::size_t change_reaches_back_to(std::size_t before, const std::map<std::strin
 /// any difference means the check-in already has a change).
 Verdict verdict_against(const Level& value, const Level& old_level);
 
+/// Bisection's verdict for a check-in between the levels on either side of
+/// a change: Old while it is nearer the old level than the new one in the
+/// figure that moved most (the uplift when it moved, else the total that
+/// moved more against its threshold), as asv's `find` judges. Unlike "any
+/// difference from the old level", a small unrelated change earlier in the
+/// range does not send the search to it: one search pins the step.
+Verdict midpoint_verdict(const Level& value, const Level& old_level, const Level& new_level,
+                         const DriftThresholds& thresholds);
+
 /// The alert kind of a change: uplift-dropped, uplift-rose, modules-flipped
 /// (when the uplift held but at least `flip_threshold` modules turned from win
 /// to loss), or size-changed.

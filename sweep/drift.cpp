@@ -109,7 +109,7 @@ class SuiteAnalysis {
       bool narrowed = false;
       for (const auto& c : changes()) {
         if (unknown_between(c.first, c.second).empty() || !bisected_.insert(c).second) continue;
-        bisect(c.first, c.second, level_verdict(c.first), report);
+        bisect(c.first, c.second, midpoint_verdict(c.first, c.second), report);
         narrowed = true;
         break;  // the series changed: detect again
       }
@@ -230,13 +230,23 @@ class SuiteAnalysis {
 
   using VerdictOf = std::function<reports::Verdict(std::size_t)>;
 
-  /// For a level change after `a`: against a's level over the modules both
-  /// measured, like the change itself; a check-in not evaluated is skipped.
+  /// Still exactly at a's level, over the modules both measured; a check-in
+  /// not evaluated is skipped.
   VerdictOf level_verdict(std::size_t a) const {
     return [this, a](std::size_t pos) {
       if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
       auto c = compared(a, pos);
       return reports::verdict_against(c.after, c.before);
+    };
+  }
+
+  /// For bisecting a change from a to b: nearer a's level or b's
+  /// (reports::midpoint_verdict), each over the modules it and a measured.
+  VerdictOf midpoint_verdict(std::size_t a, std::size_t b) const {
+    auto ends = compared(a, b);
+    return [this, a, ends](std::size_t pos) {
+      if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
+      return reports::midpoint_verdict(compared(a, pos).after, ends.before, ends.after, thresholds());
     };
   }
 

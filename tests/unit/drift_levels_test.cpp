@@ -163,3 +163,16 @@ TEST_CASE("a step at or above the threshold is its own change, and the next is m
   CHECK(steps_of({{0.05, 1000, 950}}, {0.002, 1}).empty());
   CHECK(steps_of({}, {0.002, 1}).empty());
 }
+
+TEST_CASE("bisecting a change, a check-in is new once it is nearer the new level in the figure that moved") {
+  Level old_level{0.050, 10000, 9500}, new_level{0.040, 10000, 9600};
+  reports::DriftThresholds t{0.002, 0.002};
+  // A small unrelated change earlier in the range is still the old level.
+  CHECK(reports::midpoint_verdict({0.0495, 10000, 9505}, old_level, new_level, t) == reports::Verdict::Old);
+  CHECK(reports::midpoint_verdict({0.041, 10000, 9590}, old_level, new_level, t) == reports::Verdict::New);
+  CHECK(reports::midpoint_verdict(new_level, old_level, new_level, t) == reports::Verdict::New);
+  // The uplift held; the default's total moved 2% and the learned one 1%: the default's decides.
+  Level before{0.05, 10000, 9500}, after{0.05, 10200, 9595};
+  CHECK(reports::midpoint_verdict({0.05, 10050, 9590}, before, after, t) == reports::Verdict::Old);
+  CHECK(reports::midpoint_verdict({0.05, 10150, 9500}, before, after, t) == reports::Verdict::New);
+}
