@@ -118,7 +118,8 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
         "first_bad_commit_id = NULLIF($5, 0), culprit_commit_id = NULLIF($6, 0), range_first_commit_id = NULLIF($7, 0), "
         "magnitude = $8, updated_at = now(), "
         // Told again with the narrower pin, where it is delivered at all.
-        "notify_state = CASE WHEN notify_state = 'none' THEN 'none' ELSE 'pending' END, hook_sent = false, "
+        "notify_state = CASE WHEN notify_state = 'none' THEN 'none' WHEN state = 'ignored' THEN notify_state "
+        "ELSE 'pending' END, hook_sent = false, "
         "webhook_sent = false WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM alerts WHERE fingerprint = $2)",
         id, a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
         a.range_first_commit_id, a.magnitude);

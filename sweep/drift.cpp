@@ -545,9 +545,13 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
       FoundAt found{a.kind, a.policy_hash, a.suite_manifest_hash, a.fingerprint, f.culprit, f.range_first, f.first_bad};
       suite_found.push_back(found);
-      auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});
+      // An ignored range is narrowed too and stays ignored: the same change,
+      // pinned, is not a new alert to the user who dismissed it.
+      auto open = db::list_alerts(db, p.name, {"open", "acknowledged", "ignored"});
       if (auto id = narrowed_alert(open, found, position)) {
-        if (!db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) {
+        bool ignored = std::any_of(open.begin(), open.end(),
+                                   [&](const db::AlertView& v) { return v.id == *id && v.state == "ignored"; });
+        if (!db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence()) && !ignored) {
           // The narrower alert exists already (opened by `bisect`): the wide one is done.
           db::set_alert_state(db, p.name, *id, "resolved", "driftwatch",
                               "superseded by the alert of the same change, pinned: " + f.sentence());

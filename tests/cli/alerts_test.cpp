@@ -334,7 +334,11 @@ TEST_CASE("with bisection off, an alert names the range it lies in, from a check
 
   // Bisection turned on later pins those ranges: the same alerts, narrowed,
   // not a second set opened beside them (which would stay open for ever).
+  // One the user ignored stays ignored once pinned, and is not told again.
   auto ranges = p.psql("SELECT count(*) FROM alerts");
+  auto ignored = p.psql("SELECT min(id) FROM alerts WHERE kind LIKE 'uplift-%'");
+  REQUIRE(!ignored.empty());
+  REQUIRE(p.run({"alerts", "--config", p.config, "ignore", ignored, "--note", "known"}).exit_code == 0);
   p.set("bisect = false", "bisect = true");
   auto pinned = p.sweep(p.dsn);
   INFO(pinned.output);
@@ -343,10 +347,12 @@ TEST_CASE("with bisection off, an alert names the range it lies in, from a check
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NOT NULL") != "0");
   auto narrowed = p.psql("SELECT count(*) FROM alert_events WHERE note LIKE 'narrowed by a later sweep: %'");
   CHECK(narrowed != "0");
-  // Each narrowed alert is delivered again, with its culprit; nothing else is.
   INFO(p.psql("SELECT string_agg(id || ' ' || kind || ' ' || state || ' ' || notify_state, '; ') FROM alerts"));
-  CHECK(deliveries() == std::stoi(ranges) + std::stoi(narrowed));
-  CHECK(p.psql("SELECT count(*) FROM alerts WHERE notify_state <> 'sent'") == "0");
+  CHECK(p.psql("SELECT state || ' ' || (culprit_commit_id IS NOT NULL) FROM alerts WHERE id = " + ignored) ==
+        "ignored true");
+  // Each narrowed alert is delivered again, with its culprit, but the ignored one; nothing else is.
+  CHECK(deliveries() == std::stoi(ranges) + std::stoi(narrowed) - 1);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE notify_state <> 'sent' AND state <> 'ignored'") == "0");
 }
 
 TEST_CASE("bisect refuses ends it would measure and then leave out: off the tracked line, or in the wrong order") {
