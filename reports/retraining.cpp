@@ -48,27 +48,37 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
         "the baseline's uplift " + common::signed_percent(base) + " is not positive: a fraction of it means nothing";
     return o;
   }
-  if (static_cast<int>(later.size()) < r.in_a_row) {
-    o.detail = std::to_string(later.size()) + " evaluated check-in(s) since the baseline, " +
+  std::vector<RetrainPoint> samples;
+  for (const auto& p : later)
+    if (p.sample) samples.push_back(p);
+  if (static_cast<int>(samples.size()) < r.in_a_row) {
+    o.detail = std::to_string(samples.size()) + " sampled check-in(s) since the baseline, " +
                std::to_string(r.in_a_row) + " needed";
     return o;
   }
-  // The best of the last K points: every one of them is below the bar when it is.
-  std::vector<RetrainPoint> last(later.end() - r.in_a_row, later.end());
-  double best = -1e300;
+  // The best of the last K samples: every one of them is below the bar when
+  // it is; and the least fall among them, which must be worth acting on too.
+  std::vector<RetrainPoint> last(samples.end() - r.in_a_row, samples.end());
+  double best = -1e300, least_drop = 1e300;
   for (const auto& p : last) {
     bool compared = p.vs_baseline && p.vs_baseline->first > 0;
     best = std::max(best, compared ? p.vs_baseline->second / p.vs_baseline->first : p.uplift / base);
+    least_drop = std::min(least_drop, compared ? p.vs_baseline->first - p.vs_baseline->second : base - p.uplift);
   }
   o.evaluated = true;
   o.measured = best;
-  o.fired = best < r.min_fraction;
+  bool below = best < r.min_fraction;
+  bool small = below && least_drop < r.min_drop;
+  o.fired = below && !small;
   o.first = last.front().sha;
   o.last = last.back().sha;
-  o.detail = "the last " + std::to_string(r.in_a_row) + " evaluated check-in(s) kept at most " + num(best) +
+  o.detail = "the last " + std::to_string(r.in_a_row) + " sampled check-in(s) kept at most " + num(best) +
              " of the baseline's uplift " + common::signed_percent(base) +
-             " (each over the modules it and the baseline measured)" + (o.fired ? ", below " : ", not below ") +
+             " (each over the modules it and the baseline measured)" + (below ? ", below " : ", not below ") +
              num(r.min_fraction);
+  if (small)
+    o.detail += ", but the uplift fell only " + num(100 * least_drop) + " points (less than " + num(100 * r.min_drop) +
+                ", the alerts' min_uplift_change)";
   return o;
 }
 
@@ -97,7 +107,7 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
 }
 
 RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
-  return head_below_rule(
+  auto o = head_below_rule(
       "no_worse", r.no_worse_on, r.min_no_worse, s, [](const auto& p) { return p.no_worse; },
       [](double v) {
         char share[64];
@@ -105,6 +115,15 @@ RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
         return std::string(share);
       },
       num(100 * r.min_no_worse) + "%");
+  // A share the policy had already at its training check-in is how it was
+  // made, not drift: retraining is for a share that fell since.
+  if (o.fired && s.baseline_measured && o.measured >= s.points.front().no_worse) {
+    o.fired = false;
+    char was[96];
+    std::snprintf(was, sizeof was, ", but no lower than the baseline's %.1f%%", 100 * s.points.front().no_worse);
+    o.detail += was;
+  }
+  return o;
 }
 
 RuleOutcome features_rule(const RetrainSeries& s, const RetrainRules& r) {

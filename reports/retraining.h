@@ -21,6 +21,10 @@ struct RetrainPoint {
   /// The baseline's uplift and this point's over the modules both measured
   /// (one that failed at either moves no fraction); unset for the baseline.
   std::optional<std::pair<double, double>> vs_baseline;
+  /// One of the project's sampled check-ins; false for one only bisection
+  /// measured between two samples, which "K in a row" does not count (K
+  /// check-ins inside one week would not show that a loss persists).
+  bool sample = true;
 };
 
 struct RetrainSeries {
@@ -39,6 +43,10 @@ struct RetrainRules {
   bool fraction_on = true;
   double min_fraction = 0.5;  ///< of the baseline's uplift, for `in_a_row` check-ins in a row
   int in_a_row = 2;
+  /// The least fall of the uplift (absolute; the alerts' min_uplift_change)
+  /// the fraction rule acts on: of a baseline of +0.04%, a fall to +0.01% is
+  /// a quarter but no change worth retraining for.
+  double min_drop = 0;
   bool floor_on = true;
   double min_uplift = 0.0;  ///< absolute: below 0 the learned heuristic loses to the default
   bool no_worse_on = true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "builder/recipe.h"
@@ -12,6 +13,7 @@
 #include "sweep/lineage.h"
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
+#include "sweep/sweep.h"
 #include "tracker/git.h"
 
 namespace sweep {
@@ -94,6 +96,13 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     }
   if (!baseline_pos) report.baseline = tracked.trained_commit;
   auto recipe = builder::load_recipe(p.recipe).take();
+  // The project's grid over its whole range: only its samples count as "in
+  // a row" (bisection's check-ins between two samples do not).
+  std::set<std::string> grid;
+  for (auto& sha : sweep_checkins(p, p.every, p.since, std::nullopt, baseline_pos ? report.baseline : "").take())
+    grid.insert(std::move(sha));
+  auto rules = p.decide;
+  rules.min_drop = p.alerts.min_uplift_change;
 
   bool any_point = false;
   for (const auto& suite_name : p.suites) {
@@ -115,6 +124,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     for (const auto& [pos, pt] : points) {
       if (baseline_pos && pos < *baseline_pos) continue;
       auto r = retrain_point(pt);
+      r.sample = grid.count(pt.sha) > 0;
       if (series.baseline_measured && pos > *baseline_pos) {
         auto c = reports::compare_levels(sizes_of(points.at(*baseline_pos)), sizes_of(pt));
         r.vs_baseline = std::pair{c.before.uplift, c.after.uplift};
@@ -125,7 +135,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     series.age_checkins = static_cast<int>(history.size() - 1 - from);
     series.age_days = double(history.back().time - history[from].time) / 86400.0;
     any_point = any_point || !series.points.empty() || !series.unusable_sha.empty();
-    report.suites.push_back(reports::decide(series, p.decide));
+    report.suites.push_back(reports::decide(series, rules));
     report.series.push_back(std::move(series));
   }
   if (!any_point)

@@ -334,10 +334,10 @@ commit_url = ""             # e.g. "https://github.com/llvm/llvm-project/commit/
 [decide]                    # when `driftwatch decide` says retrain: any rule that is on and fires
 uplift_fraction = true      # rule: the uplift fell below min_fraction of the baseline's …
 min_fraction = 0.5          #   (the baseline: the policy's training check-in)
-in_a_row = 2                #   … for this many evaluated check-ins in a row
+in_a_row = 2                #   … for this many sampled check-ins in a row (and by min_uplift_change)
 uplift_floor = true         # rule: the uplift at the head fell below min_uplift
 min_uplift = 0.0            #   0 = the learned heuristic now loses to the default
-no_worse = true             # rule: the share of modules no worse than the default fell below min_no_worse
+no_worse = true             # rule: the share of modules no worse than the default fell below min_no_worse (and the baseline's)
 min_no_worse = 0.9
 features = true             # rule: the compiler stopped sending features the policy uses, or reshaped them
 age = false                 # rule: the policy is older than max_age_checkins check-ins or max_age_days days

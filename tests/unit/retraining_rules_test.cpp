@@ -91,7 +91,7 @@ TEST_CASE("uplift_fraction cannot say without a measured, positive baseline or w
   auto o = rule(reports::decide(series({0.02, 0.0, 0.0}), r), "uplift_fraction");
   CHECK_FALSE(o.evaluated);
   CHECK_FALSE(o.fired);
-  CHECK(o.detail == "2 evaluated check-in(s) since the baseline, 3 needed");
+  CHECK(o.detail == "2 sampled check-in(s) since the baseline, 3 needed");
   o = rule(reports::decide(series({-0.01, -0.05, -0.05, -0.05}), r), "uplift_fraction");
   CHECK_FALSE(o.fired);
   CHECK(o.detail.find("is not positive") != std::string::npos);
@@ -127,6 +127,56 @@ TEST_CASE("no_worse fires when the share of modules no worse than the default fa
   r.min_no_worse = 1.0;
   s.points[1].no_worse = 1.0;
   CHECK_FALSE(reports::decide(s, r).retrain);
+}
+
+TEST_CASE("no_worse leaves a share the policy already had at its training check-in to the policy") {
+  auto r = only("no_worse");
+  r.min_no_worse = 0.9;
+  auto s = series({0.02, 0.02});
+  s.points[0].no_worse = 0.88;  // as trained
+  s.points[1].no_worse = 0.88;
+  auto o = rule(reports::decide(s, r), "no_worse");
+  CHECK_FALSE(o.fired);
+  CHECK(o.detail.find("no lower than the baseline's 88.0%") != std::string::npos);
+  s.points.pop_back();  // the baseline alone: the head is the baseline
+  CHECK_FALSE(reports::decide(s, r).retrain);
+  s = series({0.02, 0.02});
+  s.points[0].no_worse = 0.88;
+  s.points[1].no_worse = 0.85;  // fell since
+  CHECK(reports::decide(s, r).retrain);
+  s.baseline_measured = false;  // no baseline to judge by: the floor alone
+  s.points[1].no_worse = 0.88;
+  CHECK(reports::decide(s, r).retrain);
+}
+
+TEST_CASE("uplift_fraction counts sampled check-ins in a row, not those bisection measured between two samples") {
+  auto r = only("uplift_fraction");
+  r.min_fraction = 0.5;
+  r.in_a_row = 2;
+  // The fall at c1, then bisection's c2 between samples c1 and c3, then c3 back up.
+  auto s = series({0.02, 0.005, 0.005, 0.02});
+  s.points[2].sample = false;
+  s.points[3].uplift = 0.005;
+  CHECK(reports::decide(s, r).retrain);  // c1 and c3: two samples in a row
+  s.points[3].uplift = 0.02;
+  auto o = rule(reports::decide(s, r), "uplift_fraction");
+  CHECK_FALSE(o.fired);  // c1 and c2 would be two in a row; c2 is no sample
+  s.points.pop_back();
+  o = rule(reports::decide(s, r), "uplift_fraction");
+  CHECK_FALSE(o.evaluated);
+  CHECK(o.detail == "1 sampled check-in(s) since the baseline, 2 needed");
+}
+
+TEST_CASE("uplift_fraction does not act on a fall smaller than min_drop, however large a fraction it is") {
+  auto r = only("uplift_fraction");
+  r.min_fraction = 0.5;
+  r.in_a_row = 1;
+  r.min_drop = 0.002;
+  auto o = rule(reports::decide(series({0.0004, 0.0001}), r), "uplift_fraction");  // a quarter, 0.03 points
+  CHECK_FALSE(o.fired);
+  CHECK(o.measured == doctest::Approx(0.25));
+  CHECK(o.detail.find("fell only 0.03 points") != std::string::npos);
+  CHECK(rule(reports::decide(series({0.004, 0.001}), r), "uplift_fraction").fired);  // 0.3 points
 }
 
 TEST_CASE("features fires when the head's compiler no longer sends a feature, from where it began") {
