@@ -77,9 +77,10 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   rule.tags = p.tags;
   // A nightly sweep's newest check-in is not the last of its week yet,
   // unless the range ends at an `until` already past.
-  bool until_past = until && *until < std::chrono::duration_cast<std::chrono::seconds>(
-                                          std::chrono::system_clock::now().time_since_epoch()).count();
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  bool until_past = until && *until < now;
   rule.open_end = after && !until_past && !window.empty() && window.back().sha == history->back().sha;
+  rule.now = now;
   // With --new: the window's check-ins after the last swept one (none when
   // `until` ends the window before it).
   std::size_t first_new = 0;
@@ -253,8 +254,12 @@ SweepReport run_sweep(const SweepOptions& o) {
   // toolchain's label, which the history walk would not find.
   std::string git_head;
   std::vector<std::string> grid;  // the whole range's samples, for the build-broken rule
+  std::string tip_note;           // where the tracked branch is, for "nothing new"
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
+    if (auto tip = repo.commit(repo.tracked(p.branch).take()))
+      tip_note = "; the tip of " + (p.branch.empty() ? std::string("HEAD") : p.branch) + " is " + tip->short_sha() +
+                 " from " + tracker::format_date(tip->time) + " (driftwatch never fetches: update the repository first)";
     in.repo = repo.location().string();
     std::string baseline;
     if (!meta.compiler_commit.empty()) {
@@ -290,8 +295,10 @@ SweepReport run_sweep(const SweepOptions& o) {
       in.checkins.insert(in.checkins.begin(), late.begin(), late.end());
     }
     // Drift is measured from the baseline: a `--new` sweep after a promotion
-    // measures the new policy there too, unless that is done already.
-    if (after && !baseline.empty() &&
+    // measures the new policy there too, unless that is done already, or it
+    // lies off the range's first-parent line (a release branch's check-in:
+    // drift analysis could not place it, so building it would be wasted).
+    if (after && !baseline.empty() && std::find(grid.begin(), grid.end(), baseline) != grid.end() &&
         std::none_of(in.checkins.begin(), in.checkins.end(), [&](const auto& c) { return c.sha == baseline; })) {
       PlannedCheckin b{baseline, "", "", 0};
       std::vector<std::string> keys;
@@ -313,7 +320,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   auto retried = db::requeue_failed_jobs(lock_db, p.name, in.recipe_hash, in.policy_hash);
   if (in.checkins.empty() && retried.empty()) {
     report.nothing_new = true;
-    say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")");
+    say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")" + tip_note);
     auto delivered = deliver_pending_alerts(p, lock_db);  // what failed to go out last time
     report.drift.notifications_sent = delivered.sent;
     report.drift.notifications_failed = delivered.failed;

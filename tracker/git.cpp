@@ -108,7 +108,15 @@ common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
 std::map<std::string, std::vector<std::string>> GitRepo::tags() const { return tags_by_commit(impl_->repo.get()); }
 
 common::Result<std::string> GitRepo::tracked(const std::string& branch) const {
-  if (!branch.empty()) return branch;
+  if (!branch.empty()) {
+    // A branch first, local then remote-tracking: revparse would take a tag
+    // of the same name before the branch (git only warns), and a sweep would
+    // then track a check-in that never moves.
+    git_oid oid;
+    for (const char* prefix : {"refs/heads/", "refs/remotes/"})
+      if (git_reference_name_to_id(&oid, impl_->repo.get(), (prefix + branch).c_str()) == 0) return prefix + branch;
+    return branch;
+  }
   if (git_repository_head_detached(impl_->repo.get()) == 1)
     return common::Error{"HEAD of " + impl_->location.string() +
                          " is detached (a bisect or a checkout in progress?): name the branch to track"};

@@ -64,8 +64,11 @@ std::vector<size_t> sample(const std::vector<CommitInfo>& history, const Samplin
       for (size_t i = 0; i < history.size(); ++i)
         last_of_period[period_of(history[i].time, *rule.every->unit, rule.every->count)] = i;
       // The newest check-in's period goes on (by its date: one earlier commit
-      // dated in the future must not make the newest count as finished).
-      if (rule.open_end) last_of_period.erase(period_of(history.back().time, *rule.every->unit, rule.every->count));
+      // dated in the future must not make the newest count as finished)
+      // until the clock has left it.
+      auto newest = period_of(history.back().time, *rule.every->unit, rule.every->count);
+      bool over = rule.now && period_of(*rule.now, *rule.every->unit, rule.every->count) > newest;
+      if (rule.open_end && !over) last_of_period.erase(newest);
       for (const auto& [period, i] : last_of_period) picked.insert(i);
     }
     if (rule.tags)

@@ -33,6 +33,10 @@ struct SamplingRule {
   /// it, never for being the newest nor as the last of a period not yet over,
   /// so nightly sweeps measure the same check-ins one sweep of the range would.
   bool open_end = false;
+  /// The clock, with `open_end`: the newest check-in's period is over once
+  /// it has passed (a quiet branch's last week ends too, or its newest
+  /// check-in would never be measured). None: its period is taken to go on.
+  std::optional<std::int64_t> now;
 };
 
 /// Indices into `history` (oldest first) of the sampled check-ins, ascending.

@@ -69,6 +69,9 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
   auto third = p.sweep(other, {"--new"});
   CHECK(third.exit_code == 0);
   CHECK(third.output.find("nothing new since the last sweep") != std::string::npos);
+  // A stale checkout is the usual reason: where the branch stands is said.
+  CHECK(third.output.find(" from 20") != std::string::npos);
+  CHECK(third.output.find("driftwatch never fetches") != std::string::npos);
   CHECK(Project::recorded(other) == expected);
 
   auto alerts = run_driftwatch(p.args({"alerts", "--config", p.config, "--exit-code"}, other));

@@ -129,12 +129,24 @@ TEST_CASE("a project's empty branch means HEAD, and a detached HEAD is refused r
   auto path = testing::write_toy_history(dir.path());
   auto repo = GitRepo::open(path).take();
   CHECK(repo.tracked("").take() == "HEAD");
-  CHECK(repo.tracked("side").take() == "side");
+  CHECK(repo.tracked("side").take() == "refs/heads/side");
+  CHECK(repo.tracked("v1").take() == "v1");  // a tag is taken as named: it is no branch
   git({"-C", path.string(), "update-ref", "--no-deref", "HEAD", repo.resolve("main~1").take()});
   auto detached = GitRepo::open(path).take().tracked("");
   REQUIRE_FALSE(detached.ok());
   CHECK(detached.error().message.find("is detached (a bisect or a checkout in progress?)") != std::string::npos);
-  CHECK(repo.tracked("main").take() == "main");
+  CHECK(repo.tracked("main").take() == "refs/heads/main");
+}
+
+TEST_CASE("a tracked branch is the branch even where a tag has its name, which revparse would take") {
+  testing::TempDir dir;
+  auto path = testing::write_toy_history(dir.path());
+  git({"-C", path.string(), "tag", "main", "main~3"});
+  auto repo = GitRepo::open(path).take();
+  auto tip = repo.resolve(repo.tracked("main").take()).take();
+  CHECK(tip == repo.resolve("refs/heads/main").take());
+  CHECK(tip != repo.resolve("refs/tags/main").take());
+  CHECK(repo.first_parent_history(repo.tracked("main").take()).take().back().sha == tip);
 }
 
 TEST_CASE("one check-in with a wrong clock inside the range does not cut off everything older") {

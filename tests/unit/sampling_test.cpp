@@ -81,6 +81,21 @@ TEST_CASE("a history that goes on (a nightly --new) never takes its newest check
   CHECK(shas(longer, sample(longer, whole)) == std::vector<std::string>{"c3", "c10", "c12"});
 }
 
+TEST_CASE("on a quiet branch the newest check-in's week ends by the clock, and a nightly sweep takes it") {
+  auto h = daily(10);  // c4..c9: the week of Mon 01-05 .. Sun 01-11
+  SamplingRule r;
+  r.every = Every{1, PeriodUnit::Week};
+  r.open_end = true;
+  r.now = h.back().time + 86400;  // Sunday 01-11: the week goes on
+  CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c3"});
+  r.now = h.back().time + 2 * 86400;  // Monday 01-12: it is over, and no check-in came
+  CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c3", "c9"});
+  r.now = h.back().time + 400 * 86400;  // a release branch a year later
+  CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c3", "c9"});
+  h.back().time = r.now.value() + 7 * 86400;  // the newest dated ahead of the clock: its week has not begun
+  CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c3", "c8"});
+}
+
 TEST_CASE("a check-in dated in the future does not make a nightly sweep take the newest mid-week") {
   auto h = daily(10);  // c4..c9: the week of Mon 01-05, still going on
   h[2].time += 90 * 86400;  // a committer clock three months ahead
