@@ -94,7 +94,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
     fmt::print("not pinned: {} ({})\n", al->first_bad_sha, reports::kNotPinnedNote);
   fmt::print("last good: {}\nfirst bad: {}\n", al->last_good_sha, al->first_bad_sha);
   if (!d.is_discarded()) {
-    for (const char* key : {"most_affected", "win_to_loss", "loss_to_win", "features_missing", "features_new"})
+    for (const char* key : {"most_affected", "win_to_loss", "loss_to_win", "failing", "features_missing", "features_new"})
       if (d.contains(key) && !d[key].empty()) fmt::print("{}: {}\n", key, printable(d[key].dump()));
   }
   fmt::print("delivery: {}{}\n", al->notify_state, al->notify_error.empty() ? "" : " (" + printable(al->notify_error) + ")");

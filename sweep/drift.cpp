@@ -51,6 +51,8 @@ std::string Finding::details_json() const {
               {"most_affected", most_affected},
               {"features_missing", features_missing},
               {"features_new", features_new},
+              {"newly_failing", newly_failing},
+              {"failing", failing},
               {"evaluation_error", evaluation_error},
               {"not_compared", not_compared},
               {"carried_forward", carried},
@@ -75,6 +77,10 @@ std::string Finding::sentence() const {
   else if (kind == "uplift-dropped" || kind == "uplift-rose")
     what = fmt::format("uplift on {} {} from {:+.2f}% to {:+.2f}%", suite, kind == "uplift-dropped" ? "dropped" : "rose",
                        100 * before.uplift, 100 * after.uplift);
+  else if (kind == "modules-failing")
+    what = fmt::format("{} more modules of {} fail to compile with the policy (a crash or a timeout; left out "
+                       "of the uplift)",
+                       newly_failing, suite);
   else if (kind == "modules-flipped")
     what = fmt::format("{} modules of {} turned from win to loss (uplift {:+.2f}% → {:+.2f}%)", win_to_loss.size(),
                        suite, 100 * before.uplift, 100 * after.uplift);
@@ -112,6 +118,12 @@ class SuiteAnalysis {
         bisect(c.first, c.second, midpoint_verdict(c.first, c.second), report);
         narrowed = true;
         break;  // the series changed: detect again
+      }
+      for (const auto& c : failing_steps()) {
+        if (narrowed) break;
+        if (unknown_between(c.first, c.second).empty() || !bisected_.insert(c).second) continue;
+        bisect(c.first, c.second, failing_verdict(c.first), report);
+        narrowed = true;
       }
       for (const auto& s : unusable_starts()) {
         if (narrowed) break;
@@ -247,6 +259,31 @@ class SuiteAnalysis {
     return [this, a, ends](std::size_t pos) {
       if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
       return reports::midpoint_verdict(compared(a, pos).after, ends.before, ends.after, thresholds());
+    };
+  }
+
+  /// How many more modules the policy's compile must newly fail on for an alert.
+  int failing_threshold() const { return std::max(1, o_.project.alerts.flipped_modules); }
+
+  /// Consecutive evaluated check-ins between which the policy's compile
+  /// began to fail on modules, as (position before, position after).
+  std::vector<std::pair<std::size_t, std::size_t>> failing_steps() const {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    auto ev = evaluated();
+    for (std::size_t i = 1; i < ev.size(); ++i)
+      if (points_.at(ev[i]).learned_failed - points_.at(ev[i - 1]).learned_failed >= failing_threshold())
+        out.emplace_back(ev[i - 1], ev[i]);
+    return out;
+  }
+
+  /// For modules the policy's compile newly fails on after `a`: New where
+  /// that many more fail than at a.
+  VerdictOf failing_verdict(std::size_t a) const {
+    int before = points_.at(a).learned_failed;
+    return [this, before](std::size_t pos) {
+      if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
+      return points_.at(pos).learned_failed - before >= failing_threshold() ? reports::Verdict::New
+                                                                             : reports::Verdict::Old;
     };
   }
 
@@ -397,6 +434,21 @@ class SuiteAnalysis {
       f.features_new = after.added;
       out.push_back(std::move(f));
     }
+    // Modules the policy's compile newly fails on: each is compared at its
+    // last measured size, so no figure moves and no other alert says it.
+    for (const auto& [before, after] : failing_steps()) {
+      const auto& a = points_.at(before);
+      const auto& b = points_.at(after);
+      int more = b.learned_failed - a.learned_failed;
+      auto f = finding_between(before, after);
+      f.kind = "modules-failing";
+      f.newly_failing = more;
+      std::set<std::string> now;
+      for (const auto& m : b.modules) now.insert(m.name);
+      for (const auto& m : a.modules)
+        if (!now.count(m.name)) f.failing.push_back(m.name);
+      out.push_back(std::move(f));
+    }
     // Builds that broke and stayed broken for N samples of the grid.
     std::set<std::string> samples(o_.samples.begin(), o_.samples.end());
     std::vector<reports::BuildPoint> builds;
@@ -534,13 +586,14 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       a.kind = f.kind;
       a.policy_hash = plan.policy_hash;
       a.suite_manifest_hash = suite.manifest_hash;
-      a.metric = f.kind == "size-changed" ? "text_bytes" : "uplift";
+      a.metric = f.kind == "size-changed" ? "text_bytes" : f.kind == "modules-failing" ? "modules" : "uplift";
       a.last_good_commit_id = commit_id_of(ids, f.last_good);
       a.first_bad_commit_id = commit_id_of(ids, f.first_bad);
       a.culprit_commit_id = commit_id_of(ids, f.culprit);
       a.range_first_commit_id = commit_id_of(ids, f.range_first);
-      a.magnitude = f.kind == "size-changed" ? std::max(std::abs(f.change.default_delta), std::abs(f.change.learned_delta))
-                                             : f.change.uplift_delta;
+      a.magnitude = f.kind == "size-changed"      ? std::max(std::abs(f.change.default_delta), std::abs(f.change.learned_delta))
+                    : f.kind == "modules-failing" ? f.newly_failing
+                                                  : f.change.uplift_delta;
       a.details_json = f.details_json();
       a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
       FoundAt found{a.kind, a.policy_hash, a.suite_manifest_hash, a.fingerprint, f.culprit, f.range_first, f.first_bad};

@@ -61,6 +61,9 @@ std::string alert_sentence(const db::AlertView& a) {
     return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +
            (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded"));
   if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + ": " + where;
+  if (a.kind == "modules-failing")
+    return fmt::format("{} more modules of {} fail to compile with the policy {} (a crash or a timeout): {}",
+                       d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, where);
   if (a.kind == "modules-flipped")
     return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%): {}", a.suite,
                        100 * num("before", "uplift"), 100 * num("after", "uplift"), where);

@@ -171,6 +171,65 @@ TEST_CASE("where the compiler stops consulting the policy, the sweep opens a pol
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "1");
 }
 
+namespace {
+
+/// The 8-week history, then a check-in after which the compiler crashes on
+/// three of the five testdata modules, only when the ML inliner is on.
+std::string history_where_modules_fail(const std::filesystem::path& dir) {
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string tree = "tree = \"../../samples/compiler\"";
+  REQUIRE(text.find(tree) != std::string::npos);
+  text.replace(text.find(tree), tree.size(), "tree = \"" + std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/compiler\"");
+  text += R"(
+[[checkin]]
+week = 8
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[MLInliner] Check the advisor's state on entry"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  if (!M)\n"
+with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\") || StringRef(InputFilename).contains(\"sort\")))\n      abort();\n  if (!M)\n"
+
+[[checkin]]
+week = 9
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Docs] Release notes: the advisor's checks"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
+)";
+  auto file = dir / "history-modules-fail.toml";
+  std::ofstream(file) << text;
+  return file.string();
+}
+
+}  // namespace
+
+TEST_CASE("modules the policy's compile starts crashing on open a modules-failing alert pinned to the check-in") {
+  testing::TempDir scratch;
+  Project p(history_where_modules_fail(scratch.path()));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[MLInliner]%'");
+  REQUIRE(culprit.size() == 40);
+  // Each crashing module is compared at its last size, so no figure moves:
+  // without this alert nothing would say it.
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
+               "WHERE a.kind = 'modules-failing'") == culprit);
+  CHECK(p.psql("SELECT details->>'newly_failing' FROM alerts WHERE kind = 'modules-failing'") == "3");
+  auto failing = p.psql("SELECT details->>'failing' FROM alerts WHERE kind = 'modules-failing'");
+  CHECK(failing.find("json") != std::string::npos);
+  CHECK(failing.find("utf8") == std::string::npos);
+  CHECK(s.output.find("3 more modules of testdata fail to compile with the policy") != std::string::npos);
+  auto again = p.sweep(p.dsn, {"--new"});
+  CHECK(again.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
+}
+
 TEST_CASE("a webhook that is down never fails the sweep: the alert waits and is delivered later with the hook's copy") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
