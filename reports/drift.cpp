@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace reports {
@@ -32,25 +33,35 @@ std::vector<LevelChange> level_changes(const std::vector<Level>& s, const DriftT
   return out;
 }
 
-std::vector<FoundStep> find_steps(std::size_t n, const CompareLevels& levels, const DriftThresholds& t) {
+std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const CompareLevels& levels,
+                                  const DriftThresholds& t) {
   std::vector<FoundStep> out;
-  std::size_t since = 0;  // the check-in the next change is measured from: the last change's end
+  std::size_t n = sample.size();
+  std::vector<bool> step_ends(n, false);  // a consecutive step ends at this index
   for (std::size_t i = 1; i < n; ++i) {
     auto [a, b] = levels(i - 1, i);
     if (auto found = level_changes({a, b}, t); !found.empty()) {
       found.front().index = i;
       out.push_back({i - 1, i, found.front(), false});
-      since = i;
-      continue;
-    }
-    if (since + 1 == i) continue;  // the same pair: nothing accumulated
-    auto [from, to] = levels(since, i);
-    if (auto drifted = level_changes({from, to}, t); !drifted.empty()) {
-      drifted.front().index = i;
-      out.push_back({since, i, drifted.front(), true});
-      since = i;
+      step_ends[i] = true;
     }
   }
+  // Between two samples: a change no consecutive step inside carries alone.
+  std::optional<std::size_t> last;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!sample[i]) continue;
+    if (last && i > *last + 1) {
+      bool carried = false;
+      for (auto j = *last + 1; j <= i; ++j) carried = carried || step_ends[j];
+      auto [a, b] = levels(*last, i);
+      if (auto found = level_changes({a, b}, t); !found.empty() && !carried) {
+        found.front().index = i;
+        out.push_back({*last, i, found.front(), true});
+      }
+    }
+    last = i;
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.after < y.after; });
   return out;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // From a recorded series to the changes worth an alert: where the suite
-// uplift or either total size moved between consecutive evaluated check-ins,
-// what kind of change it is, and whether a check-in between them still shows
-// the old level (the bisection verdict). Pure: values in, values out.
+// uplift or either total size moved between consecutive evaluated check-ins
+// (or between two samples, in parts), what kind of change it is, and which
+// side of it a check-in between lies on (the bisection verdicts). Pure:
+// values in, values out.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -43,19 +44,23 @@ std::vector<LevelChange> level_changes(const std::vector<Level>& series, const D
 struct FoundStep {
   std::size_t before = 0, after = 0;  ///< consecutive, unless spread
   LevelChange change;                 ///< from before to after
-  bool spread = false;  ///< crossed the threshold over several steps since the last change, none of them alone
+  /// Between two samples, with check-ins bisection measured in between, none
+  /// of whose steps crosses the threshold alone: the change was made in parts.
+  bool spread = false;
 };
 
 /// The levels of two evaluated check-ins (by index), compared over what both measured.
 using CompareLevels = std::function<std::pair<Level, Level>(std::size_t before, std::size_t after)>;
 
-/// Every change worth an alert in a series of `n` evaluated check-ins: a
-/// step between consecutive ones at or above a threshold, or else a level
-/// that moved past it since the last change over several smaller steps (a
-/// slow drift, or one change spread over check-ins that bisection measured
-/// apart: compared only with its neighbours, each part stays below the
-/// threshold and the change would never be reported).
-std::vector<FoundStep> find_steps(std::size_t n, const CompareLevels& levels, const DriftThresholds& thresholds);
+/// Every change worth an alert in a series of evaluated check-ins (`sample`:
+/// which of them the sweep's grid sampled; the others bisection measured):
+/// each step between consecutive ones at or above a threshold, and each step
+/// between consecutive samples at or above it that no step inside carries
+/// alone. Bisection measures a change made in several commits in parts;
+/// compared only with their neighbours, the parts stay below the threshold
+/// and the change the samples showed would never be reported. Ordered by end.
+std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const CompareLevels& levels,
+                                  const DriftThresholds& thresholds);
 
 /// Said of an alert pinned to a range, not one check-in: those between were
 /// never tried (no bisection for that kind, or it was off), or did not build.

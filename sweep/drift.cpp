@@ -100,7 +100,8 @@ class SuiteAnalysis {
   /// `position`: each check-in's index in `history`, built once for every suite.
   SuiteAnalysis(const DriftOptions& o, db::Database& db, const std::vector<tracker::CommitInfo>& history,
                 const std::map<std::string, std::size_t>& position, PlanInput plan, std::string suite_name)
-      : o_(o), db_(db), history_(history), position_(position), plan_(std::move(plan)), suite_(std::move(suite_name)) {}
+      : o_(o), db_(db), history_(history), position_(position), plan_(std::move(plan)), suite_(std::move(suite_name)),
+        samples_(o.samples.begin(), o.samples.end()) {}
 
   std::vector<Finding> run(DriftReport& report) {
     load();
@@ -121,8 +122,8 @@ class SuiteAnalysis {
       }
       for (const auto& c : failing_steps()) {
         if (narrowed) break;
-        if (unknown_between(c.first, c.second).empty() || !bisected_.insert(c).second) continue;
-        bisect(c.first, c.second, failing_verdict(c.first), report);
+        if (unknown_between(c.before, c.after).empty() || !bisected_.insert({c.before, c.after}).second) continue;
+        bisect(c.before, c.after, failing_verdict(c.before), report);
         narrowed = true;
       }
       for (const auto& s : unusable_starts()) {
@@ -191,30 +192,23 @@ class SuiteAnalysis {
       auto c = compared(ev[a], ev[b]);
       return std::pair{c.before, c.after};
     };
-    for (const auto& s : reports::find_steps(ev.size(), levels, thresholds()))
+    std::vector<bool> sample;
+    for (auto pos : ev) sample.push_back(is_sample(pos));
+    for (const auto& s : reports::find_steps(sample, levels, thresholds()))
       out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
     return out;
   }
 
-  /// Changes as (position before, position after); a spread one from the
-  /// last check-in still at its old level.
+  /// Changes as (position before, position after).
   std::vector<std::pair<std::size_t, std::size_t>> changes() const {
     std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (const auto& s : steps()) out.emplace_back(s.spread ? last_at_level(s.before, s.after) : s.before, s.after);
+    for (const auto& s : steps()) out.emplace_back(s.before, s.after);
     return out;
   }
 
-  /// The last evaluated check-in from `a` on (before `b`) whose level is
-  /// still exactly a's: where a change spread up to `b` began after.
-  std::size_t last_at_level(std::size_t a, std::size_t b) const {
-    std::size_t last = a;
-    auto same = level_verdict(a);
-    for (auto pos : evaluated()) {
-      if (pos <= a) continue;
-      if (pos >= b || same(pos) != reports::Verdict::Old) break;
-      last = pos;
-    }
-    return last;
+  /// One of the grid's samples (every measured check-in when the caller gave no grid).
+  bool is_sample(std::size_t pos) const {
+    return samples_.empty() || samples_.count(points_.at(pos).sha) > 0;
   }
 
   reports::DriftThresholds thresholds() const {
@@ -265,14 +259,24 @@ class SuiteAnalysis {
   /// How many more modules the policy's compile must newly fail on for an alert.
   int failing_threshold() const { return std::max(1, o_.project.alerts.flipped_modules); }
 
-  /// Consecutive evaluated check-ins between which the policy's compile
-  /// began to fail on modules, as (position before, position after).
-  std::vector<std::pair<std::size_t, std::size_t>> failing_steps() const {
-    std::vector<std::pair<std::size_t, std::size_t>> out;
+  /// Where the policy's compile began to fail on modules: between
+  /// consecutive evaluated check-ins, or between two samples when no step
+  /// inside carries it alone (bisection measured it in parts), as for levels.
+  std::vector<Step> failing_steps() const {
     auto ev = evaluated();
-    for (std::size_t i = 1; i < ev.size(); ++i)
-      if (points_.at(ev[i]).learned_failed - points_.at(ev[i - 1]).learned_failed >= failing_threshold())
-        out.emplace_back(ev[i - 1], ev[i]);
+    std::vector<bool> sample;
+    for (auto pos : ev) sample.push_back(is_sample(pos));
+    // The count of failing modules in place of the uplift, with the alert's
+    // count as its threshold: the same detection as the sizes'.
+    auto levels = [&](std::size_t a, std::size_t b) {
+      auto level = [&](std::size_t i) { return reports::Level{double(points_.at(ev[i]).learned_failed), 0, 0}; };
+      return std::pair{level(a), level(b)};
+    };
+    std::vector<Step> out;
+    for (const auto& s : reports::find_steps(sample, levels, {double(failing_threshold()), 1e300})) {
+      auto more = points_.at(ev[s.after]).learned_failed - points_.at(ev[s.before]).learned_failed;
+      if (more >= failing_threshold()) out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
+    }
     return out;
   }
 
@@ -410,14 +414,8 @@ class SuiteAnalysis {
     std::vector<Finding> out;
     auto ev = evaluated();
     for (const auto& step : steps()) {
-      auto f = finding_between(step.spread ? last_at_level(step.before, step.after) : step.before, step.after);
-      if (step.spread) {
-        // The whole change, from the level it left; it began after last_good.
-        auto levels = compared(step.before, step.after);
-        f.before = levels.before;
-        f.after = levels.after;
-        f.spread = f.culprit.empty();  // else one check-in made all of it after all
-      }
+      auto f = finding_between(step.before, step.after);
+      f.spread = step.spread && f.culprit.empty();
       f.change = step.change;
       f.kind = reports::change_kind(step.change, f.win_to_loss.size(), o_.project.alerts.flipped_modules);
       out.push_back(std::move(f));
@@ -436,11 +434,12 @@ class SuiteAnalysis {
     }
     // Modules the policy's compile newly fails on: each is compared at its
     // last measured size, so no figure moves and no other alert says it.
-    for (const auto& [before, after] : failing_steps()) {
-      const auto& a = points_.at(before);
-      const auto& b = points_.at(after);
+    for (const auto& step : failing_steps()) {
+      const auto& a = points_.at(step.before);
+      const auto& b = points_.at(step.after);
       int more = b.learned_failed - a.learned_failed;
-      auto f = finding_between(before, after);
+      auto f = finding_between(step.before, step.after);
+      f.spread = step.spread && f.culprit.empty();
       f.kind = "modules-failing";
       f.newly_failing = more;
       std::set<std::string> now;
@@ -450,10 +449,8 @@ class SuiteAnalysis {
       out.push_back(std::move(f));
     }
     // Builds that broke and stayed broken for N samples of the grid.
-    std::set<std::string> samples(o_.samples.begin(), o_.samples.end());
     std::vector<reports::BuildPoint> builds;
-    for (const auto& [pos, p] : points_)
-      builds.push_back({pos, p.build_outcome == "ok", samples.empty() || samples.count(p.sha) > 0});
+    for (const auto& [pos, p] : points_) builds.push_back({pos, p.build_outcome == "ok", is_sample(pos)});
     for (const auto& run : reports::broken_runs(builds, o_.project.alerts.broken_builds)) {
       Finding f;
       f.suite = suite_;
@@ -537,6 +534,7 @@ class SuiteAnalysis {
   std::map<std::size_t, reports::FilledPoint> filled_;  ///< evaluated points' modules, failures filled in
   std::map<std::size_t, int> evaluations_;  ///< bisection's evaluations, by the check-in they pinned
   std::map<std::size_t, int> between_;      ///< check-ins between the samples bisection started from
+  std::set<std::string> samples_;           ///< the grid's check-ins (DriftOptions::samples)
   std::set<std::size_t> tried_;             ///< measured by bisection, whatever came of it
   /// The (before, after) pairs bisected: a pair whose bisection left check-ins
   /// unmeasured (not needed for its verdict) is not bisected again.

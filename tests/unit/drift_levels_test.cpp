@@ -117,51 +117,57 @@ TEST_CASE("a change seen where a failed module comes back reaches back to its la
 namespace {
 
 /// find_steps over a plain series: each pair compared as it stands.
-std::vector<reports::FoundStep> steps_of(const std::vector<Level>& s, reports::DriftThresholds t) {
-  return reports::find_steps(s.size(), [&](std::size_t a, std::size_t b) { return std::pair{s[a], s[b]}; }, t);
+std::vector<reports::FoundStep> steps_of(const std::vector<Level>& s, const std::vector<bool>& sample,
+                                         reports::DriftThresholds t) {
+  return reports::find_steps(sample, [&](std::size_t a, std::size_t b) { return std::pair{s[a], s[b]}; }, t);
 }
 
 }  // namespace
 
-TEST_CASE("a change made in parts, each below the threshold, is one spread change from the level it left") {
-  // Between two samples 0.3 points apart, bisection measured the check-ins
-  // that each took 0.1 of it: no neighbouring pair moves 0.2 any more.
-  std::vector<Level> s = {{0.050, 1000, 950}, {0.050, 1000, 950}, {0.049, 1000, 951},
-                          {0.0475, 1000, 952}, {0.047, 1000, 953}};
-  auto found = steps_of(s, {0.002, 0.01});
+TEST_CASE("a change made in parts between two samples is one spread change over their range") {
+  // Two weekly samples 0.3 points apart; bisection measured the check-ins
+  // between, each of which took 0.1 of it: no consecutive pair moves 0.2.
+  std::vector<Level> s = {{0.050, 1000, 950}, {0.050, 1000, 950}, {0.049, 1000, 951}, {0.048, 1000, 952},
+                          {0.047, 1000, 953}};
+  auto found = steps_of(s, {true, false, false, false, true}, {0.002, 0.01});
   REQUIRE(found.size() == 1);
   CHECK(found[0].spread);
   CHECK(found[0].before == 0);
-  CHECK(found[0].after == 3);  // where the moves since the old level first reach the threshold
+  CHECK(found[0].after == 4);
   CHECK(found[0].change.uplift_moved);
-  CHECK(found[0].change.uplift_delta == doctest::Approx(-0.0025));
+  CHECK(found[0].change.uplift_delta == doctest::Approx(-0.003));
+  // Without check-ins between, the same samples are an ordinary step.
+  found = steps_of({s[0], s[4]}, {true, true}, {0.002, 0.01});
+  REQUIRE(found.size() == 1);
+  CHECK_FALSE(found[0].spread);
 }
 
-TEST_CASE("a slow drift alerts each time it has moved the threshold since the last change") {
-  std::vector<Level> s;
-  for (int week = 0; week < 8; ++week) s.push_back({0.05 - 0.0015 * week, 1000, 1000});
-  auto found = steps_of(s, {0.002, 1});
-  REQUIRE(found.size() == 3);  // 0.15 points a week: at weeks 2, 4 and 6, from 0, 2 and 4
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    CHECK(found[i].spread);
-    CHECK(found[i].before == 2 * i);
-    CHECK(found[i].after == 2 * i + 2);
-  }
-}
-
-TEST_CASE("a step at or above the threshold is its own change, and the next is measured from it") {
-  // A small move, then a step: the step alone is named, not the sum, so the
-  // culprit is the check-in that made it; small moves that cancel are nothing.
-  std::vector<Level> s = {{0.050, 1000, 950}, {0.049, 1000, 951}, {0.046, 1000, 954},
-                          {0.0455, 1000, 954}, {0.046, 1000, 954}};
-  auto found = steps_of(s, {0.002, 1});
+TEST_CASE("a step between samples that one check-in inside made is that check-in's alone") {
+  // The samples moved 0.35 points; 0.3 of it in one step between two of
+  // bisection's check-ins: that step is the change, not the samples' range.
+  std::vector<Level> s = {{0.050, 1000, 950}, {0.0495, 1000, 950}, {0.0465, 1000, 953}, {0.0465, 1000, 953},
+                          {0.0465, 1000, 953}};
+  auto found = steps_of(s, {true, false, false, false, true}, {0.002, 0.01});
   REQUIRE(found.size() == 1);
   CHECK_FALSE(found[0].spread);
   CHECK(found[0].before == 1);
   CHECK(found[0].after == 2);
-  CHECK(found[0].change.uplift_delta == doctest::Approx(-0.003));
-  CHECK(steps_of({{0.05, 1000, 950}}, {0.002, 1}).empty());
-  CHECK(steps_of({}, {0.002, 1}).empty());
+}
+
+TEST_CASE("steps are found between consecutive samples only: a drift of small steps across samples is none") {
+  // 0.15 points a week, each week sampled: no step between two samples
+  // reaches 0.2 (decide's fraction rule judges erosion from the baseline).
+  std::vector<Level> s;
+  for (int week = 0; week < 8; ++week) s.push_back({0.05 - 0.0015 * week, 1000, 1000});
+  CHECK(steps_of(s, std::vector<bool>(8, true), {0.002, 1}).empty());
+  // A step that goes and comes back between two samples: both steps, where measured.
+  std::vector<Level> t = {{0.05, 1000, 950}, {0.045, 1000, 955}, {0.05, 1000, 950}};
+  auto found = steps_of(t, {true, false, true}, {0.002, 1});
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].after == 1);
+  CHECK(found[1].after == 2);
+  CHECK(steps_of({{0.05, 1000, 950}}, {true}, {0.002, 1}).empty());
+  CHECK(steps_of({}, {}, {0.002, 1}).empty());
 }
 
 TEST_CASE("bisecting a change, a check-in is new once it is nearer the new level in the figure that moved") {
