@@ -98,9 +98,11 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   auto recipe = builder::load_recipe(p.recipe).take();
   // The project's grid over its whole range: only its samples count as "in
   // a row" (bisection's check-ins between two samples do not).
+  // When the range cannot be sampled here (a shallow clone that ends inside
+  // it), every evaluated check-in counts, as before there was a grid.
   std::set<std::string> grid;
-  for (auto& sha : sweep_checkins(p, p.every, p.since, std::nullopt, baseline_pos ? report.baseline : "").take())
-    grid.insert(std::move(sha));
+  if (auto sampled = sweep_checkins(p, p.every, p.since, std::nullopt, baseline_pos ? report.baseline : ""))
+    grid.insert(sampled->begin(), sampled->end());
   auto rules = p.decide;
   rules.min_drop = p.alerts.min_uplift_change;
 
@@ -124,7 +126,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     for (const auto& [pos, pt] : points) {
       if (baseline_pos && pos < *baseline_pos) continue;
       auto r = retrain_point(pt);
-      r.sample = grid.count(pt.sha) > 0;
+      r.sample = grid.empty() || grid.count(pt.sha) > 0;
       if (series.baseline_measured && pos > *baseline_pos) {
         auto c = reports::compare_levels(sizes_of(points.at(*baseline_pos)), sizes_of(pt));
         r.vs_baseline = std::pair{c.before.uplift, c.after.uplift};

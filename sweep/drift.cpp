@@ -111,8 +111,8 @@ class SuiteAnalysis {
     // Where the policy stopped running at all is bisected too; either kind
     // of bisection may reveal a change of the other, so both are detected again.
     constexpr int kMaxPasses = 128;
-    int pass = 0;
-    for (; pass < kMaxPasses && o_.bisect; ++pass) {
+    bool done = !o_.bisect;
+    for (int pass = 0; pass < kMaxPasses && !done; ++pass) {
       bool narrowed = false;
       for (const auto& c : changes()) {
         if (unknown_between(c.first, c.second).empty() || !bisected_.insert(c).second) continue;
@@ -134,9 +134,9 @@ class SuiteAnalysis {
         bisect(*s.last_done, s.first_failed, usable_verdict(), report);
         narrowed = true;
       }
-      if (!narrowed) break;
+      done = !narrowed;
     }
-    if (pass == kMaxPasses && o_.workers.progress)
+    if (!done && o_.workers.progress)
       o_.workers.progress->line(fmt::format("warning: bisection on {} stopped after {} passes; the changes left are "
                                             "reported as ranges (run `driftwatch bisect` to go on)",
                                             suite_, kMaxPasses));

@@ -89,21 +89,18 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
     for (std::size_t i = 0; i < window.size(); ++i)
       if (window[i].sha == after_sha) first_new = i + 1;
   }
-  std::vector<std::string> out;
-  for (auto i : tracker::sample(window, rule))
-    if (i >= first_new) out.push_back(window[i].sha);
+  auto picked = tracker::sample(window, rule);
   // The baseline (the policy's training check-in) is what drift is measured
-  // from: measure it too when it lies in the window.
+  // from: measure it too when it lies in the window, in first-parent order.
   if (!baseline.empty() && !after) {
-    for (std::size_t i = 0; i < window.size(); ++i)
-      if (window[i].sha == baseline && std::find(out.begin(), out.end(), baseline) == out.end()) {
-        std::vector<std::string> merged;
-        for (std::size_t j = 0; j < window.size(); ++j)
-          if (j == i || std::find(out.begin(), out.end(), window[j].sha) != out.end()) merged.push_back(window[j].sha);
-        out = merged;
-        break;
-      }
+    auto at = std::find_if(window.begin(), window.end(), [&](const auto& c) { return c.sha == baseline; });
+    auto i = static_cast<std::size_t>(at - window.begin());
+    if (at != window.end() && !std::binary_search(picked.begin(), picked.end(), i))
+      picked.insert(std::upper_bound(picked.begin(), picked.end(), i), i);
   }
+  std::vector<std::string> out;
+  for (auto i : picked)
+    if (i >= first_new) out.push_back(window[i].sha);
   return out;
 }
 
