@@ -99,13 +99,19 @@ int closed_port() {
 /// The 8-week history plus a ninth week whose driver stops passing the ML
 /// inliner's option on (from there the compiler never consults the policy),
 /// then a tenth week of docs: the culprit lies between two samples.
-std::string history_where_the_policy_is_lost(const std::filesystem::path& dir) {
+/// The 8-week history with `checkins` (its TOML) appended, written to `file`.
+std::string history_8w_with(const std::filesystem::path& file, const std::string& checkins) {
   std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml");
   std::string text((std::istreambuf_iterator<char>(in)), {});
   std::string tree = "tree = \"../../samples/compiler\"";
   REQUIRE(text.find(tree) != std::string::npos);
   text.replace(text.find(tree), tree.size(), "tree = \"" + std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/compiler\"");
-  text += R"(
+  std::ofstream(file) << text << checkins;
+  return file.string();
+}
+
+std::string history_where_the_policy_is_lost(const std::filesystem::path& dir) {
+  return history_8w_with(dir / "history-policy-lost.toml", R"(
 [[checkin]]
 week = 8
 author = "Jon Meyer <jon.meyer@example.org>"
@@ -122,10 +128,7 @@ message = "[Docs] Release notes: the driver's options"
 [[checkin.edit]]
 file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe driver keeps its own options.\n"
-)";
-  auto file = dir / "history-policy-lost.toml";
-  std::ofstream(file) << text;
-  return file.string();
+)");
 }
 
 }  // namespace
@@ -176,12 +179,7 @@ namespace {
 /// The 8-week history, then a check-in after which the compiler crashes on
 /// three of the five testdata modules, only when the ML inliner is on.
 std::string history_where_modules_fail(const std::filesystem::path& dir) {
-  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  std::string tree = "tree = \"../../samples/compiler\"";
-  REQUIRE(text.find(tree) != std::string::npos);
-  text.replace(text.find(tree), tree.size(), "tree = \"" + std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/compiler\"");
-  text += R"(
+  return history_8w_with(dir / "history-modules-fail.toml", R"(
 [[checkin]]
 week = 8
 author = "Jon Meyer <jon.meyer@example.org>"
@@ -198,10 +196,7 @@ message = "[Docs] Release notes: the advisor's checks"
 [[checkin.edit]]
 file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
-)";
-  auto file = dir / "history-modules-fail.toml";
-  std::ofstream(file) << text;
-  return file.string();
+)");
 }
 
 }  // namespace
@@ -228,6 +223,83 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   auto again = p.sweep(p.dsn, {"--new"});
   CHECK(again.exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
+}
+
+TEST_CASE("a change made in two check-ins between two samples, each below the threshold, is one spread alert") {
+  testing::TempDir scratch;
+  auto file = scratch.path() / "history-split.toml";
+  std::ofstream(file) << "tree = \"" << DRIFTWATCH_SOURCE_DIR << R"(/samples/compiler"
+branch = "main"
+
+[[checkin]]
+week = 0
+author = "Alex Chen <alex.chen@example.org>"
+message = "Import dwcc"
+tag = "v1.0"
+
+[[checkin]]
+week = 1
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Docs] Add release notes"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n"
+
+[[checkin]]
+week = 2
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Inliner] Raise the -Oz threshold from 5 to 15"
+[[checkin.edit]]
+file = "src/Heuristic.h"
+replace = "constexpr int OzInlineThreshold = 5;"
+with = "constexpr int OzInlineThreshold = 15;"
+
+[[checkin]]
+week = 2
+hours = 2
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Inliner] Raise the -Oz threshold from 15 to 25"
+[[checkin.edit]]
+file = "src/Heuristic.h"
+replace = "constexpr int OzInlineThreshold = 15;"
+with = "constexpr int OzInlineThreshold = 25;"
+
+[[checkin]]
+week = 3
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Docs] Release notes for 1.1"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.1\nHigher -Oz threshold.\n"
+)";
+  Project p(file.string());
+  p.set("every = \"2w\"", "every = \"1w\"");  // the two raises lie between the samples of weeks 1 and 2
+  p.set("min_uplift_change = 0.002", "min_uplift_change = 0.5");  // the sizes alone decide here
+  // The testdata's default .text: 5516 bytes, 5581 (+1.18%) after the first
+  // raise, 5588 (+0.13%) after the second; 1.25% lies between a part and the whole.
+  p.set("min_total_change = 0.002", "min_total_change = 0.0125");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto first = p.psql("SELECT sha FROM commits WHERE subject LIKE '%from 5 to 15'");
+  auto second = p.psql("SELECT sha FROM commits WHERE subject LIKE '%from 15 to 25'");
+  REQUIRE(first.size() == 40);
+  REQUIRE(second.size() == 40);
+  INFO(p.psql("SELECT string_agg(c.sha || ' ' || c.subject || ' ' || e.status, '; ') FROM evaluations e "
+              "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"));
+  // Bisection measured the first raise; neither raise alone moved the total
+  // by the threshold, both together did: one alert over the two.
+  CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
+  CHECK(p.psql("SELECT kind || ' ' || (culprit_commit_id IS NULL) || ' ' || (details->>'spread') FROM alerts") ==
+        "size-changed true true");
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.range_first_commit_id") == first);
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id") == second);
+  auto id = p.psql("SELECT id FROM alerts");
+  auto show = p.run({"alerts", "--config", p.config, "show", id});
+  CHECK(show.output.find("spread over several check-ins, each step below the threshold") != std::string::npos);
+  // The next sweep finds the same change: no second alert.
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
 }
 
 TEST_CASE("a webhook that is down never fails the sweep: the alert waits and is delivered later with the hook's copy") {
