@@ -375,7 +375,11 @@ class SuiteAnalysis {
     f.not_compared = levels.only_before;
     f.not_compared.insert(f.not_compared.end(), levels.only_after.begin(), levels.only_after.end());
     f.range_size = between_.count(b) ? between_.at(b) : int(b - a - 1);
-    f.evaluations = evaluations_.count(b) ? evaluations_.at(b) : 0;
+    // Bisection credits the check-in it pinned; a change made in parts was
+    // pinned inside the range, so everything credited within it counts.
+    f.evaluations = 0;
+    for (auto it = evaluations_.upper_bound(a); it != evaluations_.end() && it->first <= b; ++it)
+      f.evaluations += it->second;
     // A module that failed at a and comes back changed at b may have changed
     // anywhere after its last measurement: the range reaches back there, and
     // b (perhaps the check-in that fixed its crash) is not named alone.

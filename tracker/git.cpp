@@ -1,7 +1,9 @@
 #include "tracker/git.h"
 
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "tracker/git_impl.h"
 #include "tracker/sampling.h"
@@ -129,6 +131,22 @@ common::Result<std::vector<CommitInfo>> GitRepo::first_parent_history(const std:
   return walk(to, from, since, false);
 }
 
+namespace {
+
+/// The commits a shallow clone's history is cut at (`shallow` in the git
+/// directory). From libgit2 1.7 on they read as root commits, so only this
+/// list tells the clone's edge from the history's first commit.
+std::set<std::string> shallow_edge(git_repository* repo) {
+  std::set<std::string> out;
+  if (git_repository_is_shallow(repo) != 1) return out;
+  std::ifstream in(std::filesystem::path(git_repository_path(repo)) / "shallow");
+  for (std::string line; std::getline(in, line);)
+    if (line.size() >= 40) out.insert(line.substr(0, 40));
+  return out;
+}
+
+}  // namespace
+
 common::Result<std::vector<CommitInfo>> GitRepo::cloned_history(const std::string& to) const {
   return walk(to, std::nullopt, std::nullopt, true);
 }
@@ -155,16 +173,22 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
   // after a run of check-ins older than `since`.
   constexpr int kOlderRunToStop = 64;
   int older_run = 0;
+  auto edge = shallow_edge(repo);
+  // The walk reached the clone's edge with history left to walk: the range
+  // is held (nullopt, stop) unless it needed what lies beyond.
+  auto past_edge = [&]() -> std::optional<common::Error> {
+    if (to_shallow_end || older_run > 0) return std::nullopt;
+    return common::Error{impl_->location.string() + " is a shallow clone: its history stops at " +
+                         newest_first.back().sha.substr(0, 12) + " (" + tracker::format_date(newest_first.back().time) +
+                         "); fetch the rest (git fetch --unshallow) or start the range after it"};
+  };
   for (;;) {
     git_commit* c = nullptr;
     if (git_commit_lookup(&c, repo, &oid) != 0) {
-      bool shallow = !newest_first.empty() && git_repository_is_shallow(repo) == 1;
-      if (shallow && (to_shallow_end || older_run > 0)) break;  // the clone holds the range
-      if (shallow)
-        return common::Error{impl_->location.string() + " is a shallow clone: its history stops at " +
-                             newest_first.back().sha.substr(0, 12) + " (" +
-                             tracker::format_date(newest_first.back().time) +
-                             "); fetch the rest (git fetch --unshallow) or start the range after it"};
+      if (!newest_first.empty() && git_repository_is_shallow(repo) == 1) {
+        if (auto e = past_edge()) return *e;
+        break;
+      }
       return common::Error{git_error_text()};
     }
     CommitPtr owner(c);
@@ -181,7 +205,11 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
     } else if (from_sha && info.sha == *from_sha) {
       break;  // `from` lies before `since`: not reached within it
     }
-    if (git_commit_parentcount(c) == 0) break;
+    if (git_commit_parentcount(c) == 0) {
+      if (!older && edge.count(newest_first.back().sha))
+        if (auto e = past_edge()) return *e;
+      break;
+    }
     git_oid_cpy(&oid, git_commit_parent_id(c, 0));
   }
   if (from_sha && !reached_from)

@@ -294,6 +294,7 @@ write = "# dwcc release notes\n\n## 1.1\nHigher -Oz threshold.\n"
         "size-changed true true");
   CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.range_first_commit_id") == first);
   CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id") == second);
+  CHECK(p.psql("SELECT details->>'bisect_evaluations' FROM alerts") == "1");  // the first raise, measured
   auto id = p.psql("SELECT id FROM alerts");
   auto show = p.run({"alerts", "--config", p.config, "show", id});
   CHECK(show.output.find("spread over several check-ins, each step below the threshold") != std::string::npos);

@@ -1,6 +1,8 @@
 // The first-parent walk and sampling on real git repositories made with libgit2.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include "common/process.h"
 #include "common/text.h"
 #include "tests/support/temp_dir.h"
@@ -136,6 +138,21 @@ TEST_CASE("a project's empty branch means HEAD, and a detached HEAD is refused r
   REQUIRE_FALSE(detached.ok());
   CHECK(detached.error().message.find("is detached (a bisect or a checkout in progress?)") != std::string::npos);
   CHECK(repo.tracked("main").take() == "refs/heads/main");
+}
+
+TEST_CASE("a shallow clone's edge that reads as a root commit (libgit2 1.7 on) still stops a walk needing more") {
+  testing::TempDir dir;
+  auto path = testing::write_toy_history(dir.path());
+  auto root = GitRepo::open(path).take().first_parent_history("main").take().front().sha;
+  // What a newer libgit2 shows of `git clone --depth`: the edge commit, listed
+  // in .git/shallow, with no parents.
+  std::ofstream(path / ".git" / "shallow") << root << "\n";
+  auto repo = GitRepo::open(path).take();
+  auto walked = repo.first_parent_history("main");
+  REQUIRE_FALSE(walked.ok());
+  CHECK(walked.error().message.find("is a shallow clone: its history stops at " + root.substr(0, 12)) !=
+        std::string::npos);
+  CHECK(repo.cloned_history("main").take().front().sha == root);  // as far as the clone goes
 }
 
 TEST_CASE("a tracked branch is the branch even where a tag has its name, which revparse would take") {
