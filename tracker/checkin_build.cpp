@@ -47,6 +47,14 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   if (!checkout) return checkout.error();
   out.checkout = *checkout;
   out.result = builder::run_build(recipe, {tree.source_dir(), tree.build_dir(), options.data_dir, entry, options.jobs});
+  // A build that needed a submodule fails on its missing files: say why.
+  if (out.result.outcome != builder::Outcome::Ok && !checkout->submodules.empty()) {
+    std::string paths;
+    for (std::size_t i = 0; i < checkout->submodules.size() && i < 3; ++i)
+      paths += (i ? ", " : "") + checkout->submodules[i];
+    if (checkout->submodules.size() > 3) paths += ", …";
+    out.result.message += " (its submodules are not checked out: " + paths + ")";
+  }
   return out;
 }
 

@@ -73,6 +73,7 @@ common::Status write_index(const fs::path& file, const Index& idx) {
 struct WalkPayload {
   std::map<std::string, Target>* out;
   std::string refused;  ///< the first entry that must not become a path, with its directory
+  std::vector<std::string> submodules;  ///< gitlinks met, by path
 };
 
 /// A tree entry name from the user's history becomes a path under src/: a
@@ -94,6 +95,7 @@ int collect_blob(const char* root, const git_tree_entry* entry, void* payload) {
     return -1;  // stops the walk
   }
   auto type = git_tree_entry_type(entry);
+  if (type == GIT_OBJECT_COMMIT) walk->submodules.push_back(std::string(root) + std::string(name));
   if (type != GIT_OBJECT_BLOB) return 0;  // trees are walked into; submodules are skipped
   auto* out = walk->out;
   (*out)[std::string(root) + git_tree_entry_name(entry)] = {oid_hex(*git_tree_entry_id(entry)),
@@ -224,6 +226,7 @@ common::Result<CheckoutStats> WorkTree::checkout(const GitRepo& repo, const std:
   }
 
   CheckoutStats stats;
+  stats.submodules = std::move(payload.submodules);
   auto was_clean = !current().empty();
   stats.repaired = !was_clean && fs::exists(dir_ / "index");
   Index index = was_clean ? read_index(dir_ / "index") : Index{};

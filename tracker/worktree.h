@@ -6,6 +6,7 @@
 // by a build step) are repaired on the next move.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "tracker/git.h"
@@ -17,6 +18,9 @@ struct CheckoutStats {
   int removed = 0;    ///< files deleted
   int unchanged = 0;  ///< files left alone (mtime kept)
   bool repaired = false;  ///< the previous checkout was incomplete
+  /// Submodules (gitlinks) of the check-in, by path: not checked out, since
+  /// driftwatch writes the repository's own files only.
+  std::vector<std::string> submodules;
 };
 
 class WorkTree {

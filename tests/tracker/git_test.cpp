@@ -187,3 +187,20 @@ TEST_CASE("one check-in with a wrong clock inside the range does not cut off eve
   CHECK(subjects(h) == std::vector<std::string>{"Change the threshold", "Add a pass and drop the old notes",
                                                 "Docs only", "Merge branch 'side'", "Late one", "Later one"});
 }
+
+TEST_CASE("a check-in's submodules are named by the checkout, which writes the repository's own files only") {
+  testing::TempDir dir;
+  auto path = testing::write_toy_history(dir.path());
+  auto repo = GitRepo::open(path).take();
+  auto tip = repo.resolve("main").take();
+  // A gitlink, as `git submodule add` records one, pointing at any commit.
+  git({"-C", path.string(), "update-index", "--add", "--cacheinfo", "160000," + tip + ",third_party/zlib"});
+  git({"-C", path.string(), "-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m",
+       "Add zlib as a submodule"});
+  auto with = GitRepo::open(path).take().resolve("main").take();
+  WorkTree wt(dir / "wt");
+  auto stats = wt.checkout(GitRepo::open(path).take(), with).take();
+  CHECK(stats.submodules == std::vector<std::string>{"third_party/zlib"});
+  CHECK_FALSE(std::filesystem::exists(wt.source_dir() / "third_party" / "zlib"));
+  CHECK(wt.checkout(GitRepo::open(path).take(), tip).take().submodules.empty());
+}
