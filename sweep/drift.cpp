@@ -236,16 +236,6 @@ class SuiteAnalysis {
 
   using VerdictOf = std::function<reports::Verdict(std::size_t)>;
 
-  /// Still exactly at a's level, over the modules both measured; a check-in
-  /// not evaluated is skipped.
-  VerdictOf level_verdict(std::size_t a) const {
-    return [this, a](std::size_t pos) {
-      if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
-      auto c = compared(a, pos);
-      return reports::verdict_against(c.after, c.before);
-    };
-  }
-
   /// For bisecting a change from a to b: nearer a's level or b's
   /// (reports::midpoint_verdict), each over the modules it and a measured.
   VerdictOf midpoint_verdict(std::size_t a, std::size_t b) const {
