@@ -287,6 +287,9 @@ void attach_train(CLI::App& sub, Context& ctx) {
       ->check(CLI::Range(0, 100000))->capture_default_str();
   sub.add_option("--search-budget", o.search_budget, "greedy search: trials x decisions per module, at most")
       ->check(CLI::Range(0.0, 1e9))->capture_default_str();
+  sub.add_option("--search-min-gain", o.search_min_gain,
+                 "greedy search: bytes of .text a flip must save to be kept (1: any shrink)")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   sub.add_option("--imitation-epochs", o.imitation_epochs, "epochs of imitation of the searched decisions")
       ->check(CLI::Range(0, 100000))->capture_default_str();
   sub.add_option("--flip-weight", o.flip_weight, "imitation weight of a flip the search kept")

@@ -30,7 +30,7 @@ std::optional<std::int64_t> try_decisions(const TrainOptions& o, const ModuleDat
 }
 
 SearchedModule unchanged(const ModuleData& m, int trials, std::vector<int> rejected) {
-  return {m.echo_text, m.default_decisions, m.features, trials, 0, {}, rejected};
+  return {m.echo_text, m.default_decisions, m.features, trials, 0, {}, rejected, {}};
 }
 
 /// The clean features of the best trajectory: replayed without
@@ -82,6 +82,7 @@ SearchedModule search_module(const TrainOptions& o, const ModuleData& m, Default
   std::int64_t best_text = m.echo_text;
   int trials = 0;
   std::vector<int> flipped, rejected;
+  std::vector<std::pair<int, std::optional<std::int64_t>>> s_tried;
   for (int index : candidates) {
     // A kept flip can shorten the trajectory: later indices may no longer exist.
     if (index >= static_cast<int>(best.size())) break;
@@ -90,7 +91,10 @@ SearchedModule search_module(const TrainOptions& o, const ModuleData& m, Default
     DecisionLog log;
     auto text = try_decisions(o, m, slot, prefix, log, dir);
     ++trials;
-    if (text && *text < best_text) {
+    s_tried.emplace_back(index, text ? std::optional<std::int64_t>(*text - best_text) : std::nullopt);
+    // A shrink below the minimum gain is kept out: a byte or two is as often
+    // register allocation or alignment as the inlining decision itself.
+    if (text && *text <= best_text - std::max<std::int64_t>(1, o.search_min_gain)) {
       best = log.decisions;
       best_text = *text;
       flipped.push_back(index);
@@ -98,10 +102,18 @@ SearchedModule search_module(const TrainOptions& o, const ModuleData& m, Default
       rejected.push_back(index);
     }
   }
-  if (flipped.empty()) return unchanged(m, trials, rejected);
-  SearchedModule s{best_text, {}, {}, trials, static_cast<int>(flipped.size()), flipped, rejected};
+  if (flipped.empty()) {
+    auto same = unchanged(m, trials, rejected);
+    same.tried = std::move(s_tried);
+    return same;
+  }
+  SearchedModule s{best_text, {}, {}, trials, static_cast<int>(flipped.size()), flipped, rejected, std::move(s_tried)};
   for (double d : best) s.decisions.push_back(d > 0.5 ? 1 : 0);
-  if (!fill_clean_features(o, m, s, dir)) return unchanged(m, trials, rejected);
+  if (!fill_clean_features(o, m, s, dir)) {
+    auto same = unchanged(m, trials, rejected);
+    same.tried = std::move(s.tried);
+    return same;
+  }
   return s;
 }
 
@@ -153,7 +165,9 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
 }
 
 common::Status save_searched(const SearchedModule& s, const fs::path& file) {
-  nlohmann::json j{{"text", s.text}, {"trials", s.trials}, {"kept", s.kept}, {"rejected", s.rejected}};
+  nlohmann::json tried = nlohmann::json::array();
+  for (const auto& [index, change] : s.tried) tried.push_back({index, change ? nlohmann::json(*change) : nullptr});
+  nlohmann::json j{{"text", s.text}, {"trials", s.trials}, {"kept", s.kept}, {"rejected", s.rejected}, {"tried", tried}};
   // An unchanged module is the default trajectory, which collection recomputes.
   if (s.kept > 0) j.update({{"decisions", s.decisions}, {"features", s.features}, {"flipped", s.flipped}});
   return common::write_file_atomically(file, j.dump());
@@ -170,7 +184,17 @@ std::optional<SearchedModule> load_searched(const fs::path& file, const ModuleDa
     s.trials = j.at("trials");
     s.kept = j.at("kept");
     s.rejected = j.at("rejected").get<std::vector<int>>();
-    if (s.kept == 0) return unchanged(m, s.trials, s.rejected);
+    std::vector<std::pair<int, std::optional<std::int64_t>>> tried;
+    if (j.contains("tried"))  // older runs did not record it
+      for (const auto& t : j["tried"])
+        tried.emplace_back(t.at(0).get<int>(), t.at(1).is_null() ? std::nullopt
+                                                                 : std::optional<std::int64_t>(t.at(1).get<std::int64_t>()));
+    if (s.kept == 0) {
+      auto same = unchanged(m, s.trials, s.rejected);
+      same.tried = std::move(tried);
+      return same;
+    }
+    s.tried = std::move(tried);
     s.decisions = j.at("decisions").get<std::vector<int>>();
     s.features = j.at("features").get<std::vector<std::vector<double>>>();
     s.flipped = j.at("flipped").get<std::vector<int>>();

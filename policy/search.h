@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policy/training_data.h"
@@ -21,6 +22,9 @@ struct SearchedModule {
   int trials = 0, kept = 0;    ///< compiles tried, flips kept
   std::vector<int> flipped;    ///< indices of the kept flips
   std::vector<int> rejected;   ///< indices whose flip did not shrink the object: the answer there is verified
+  /// Every flip tried, in order: its index and the .text it gave against the
+  /// best before it (negative: smaller); nullopt when the compile failed.
+  std::vector<std::pair<int, std::optional<std::int64_t>>> tried;
 };
 
 /// Searches one module, trying to flip the decisions in `candidates` (indices

@@ -469,6 +469,8 @@ nlohmann::json training_json(const TrainOptions& o, const TrainingData& data, co
       {"loss_penalty", o.loss_penalty},         {"modules", data.modules.size()},
       {"weight_decay", o.weight_decay},         {"residual_margin", o.residual_margin},
       {"skipped_modules", data.skipped},        {"default_decision_slot", slot_feature_name(slot)}};
+  // Recorded when set, so a policy trained before the option reads the same.
+  if (o.search_min_gain != 1) j["search_min_gain"] = o.search_min_gain;
   for (const auto& [key, value] : state.best.items()) j[figures_prefix + key] = value;
   return j;
 }
@@ -520,7 +522,8 @@ nlohmann::json run_key(const TrainOptions& o) {
               {"label_smoothing", o.label_smoothing},
               {"learning_rate", o.learning_rate},
               {"search_trials", o.search_trials},
-              {"search_budget", o.search_budget}}}}},
+              {"search_budget", o.search_budget},
+              {"search_min_gain", o.search_min_gain}}}}},
           {"model",
            {{"validation", modules_key(o.validation)},
             {"options",

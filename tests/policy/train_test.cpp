@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 #include <stdexcept>
 
 #include "common/file_lock.h"
@@ -195,4 +196,67 @@ TEST_CASE("a residual policy is trained, sampled and served with the default's s
   CHECK(training["margin_grid"][1]["margin"] == 2.5);
   // Nothing was trained without the default's side: every validation module compiled.
   for (const auto& row : training["margin_grid"]) CHECK(row["failed"] == 0);
+}
+
+namespace {
+
+/// Each module's search result of a run: what the greedy search tried and kept.
+std::vector<nlohmann::json> search_results(const fs::path& work_dir) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : fs::directory_iterator(work_dir / "search")) {
+    std::ifstream in(e.path() / "result.json");
+    REQUIRE(in);
+    out.push_back(nlohmann::json::parse(in));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the greedy search records each flip's gain and keeps only flips that save the minimum") {
+  testing::TempDir tmp;
+  auto o = tiny_run(tmp);
+  o.modules = {module_of(tmp, "sort"), module_of(tmp, "utf8"), module_of(tmp, "ini"), module_of(tmp, "json"),
+               module_of(tmp, "hashtable")};
+  o.search_trials = 40;  // every decision of these small modules: one shrinks, by 2 bytes
+  auto any = train(o);
+  REQUIRE_MESSAGE(any.ok(), any.error().message);
+  int kept = 0;
+  for (const auto& r : search_results(o.work_dir)) {
+    REQUIRE(r.at("tried").size() == r.at("trials").get<std::size_t>());
+    std::set<int> flipped;
+    if (r.contains("flipped")) flipped = r["flipped"].get<std::set<int>>();
+    for (const auto& t : r["tried"]) {
+      int index = t.at(0);
+      bool shrank = !t.at(1).is_null() && t.at(1).get<std::int64_t>() < 0;
+      CHECK(flipped.count(index) == (shrank ? 1u : 0u));  // min gain 1: any shrink is kept
+    }
+    kept += static_cast<int>(flipped.size());
+  }
+  REQUIRE(kept > 0);  // else this suite cannot show the minimum at work
+
+  auto strict = o;
+  strict.work_dir = tmp / "strict";
+  strict.search_min_gain = 16;
+  auto r = train(strict);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  int strict_kept = 0, refused_small = 0;
+  for (const auto& res : search_results(strict.work_dir)) {
+    std::set<int> flipped;
+    if (res.contains("flipped")) flipped = res["flipped"].get<std::set<int>>();
+    for (const auto& t : res["tried"]) {
+      auto gain = t.at(1).is_null() ? 0 : -t.at(1).get<std::int64_t>();
+      CHECK(flipped.count(t.at(0).get<int>()) == (gain >= 16 ? 1u : 0u));
+      if (gain > 0 && gain < 16) ++refused_small;
+    }
+    strict_kept += static_cast<int>(flipped.size());
+  }
+  REQUIRE(refused_small > 0);  // a shrink under the minimum was tried and not kept
+  // The option is part of the run: a run with another minimum does not resume this one.
+  strict.resume = true;
+  strict.search_min_gain = 8;
+  auto other = train(strict);
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.error().message.find("was made with other search options") != std::string::npos);
+  MESSAGE("kept " << kept << " flips; at 16 bytes " << strict_kept << ", " << refused_small << " smaller shrinks refused");
 }
