@@ -3,8 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <mutex>
+#include <tuple>
 
 #include "common/hash.h"
+#include "common/shared_libraries.h"
 #include "evaluator/corpus.h"
 #include "evaluator/metrics.h"
 #include "sweep/reuse_key.h"
@@ -41,6 +44,30 @@ policy::CompatReport compat_from_json(const std::string& text) {
   return r;
 }
 
+/// A shared library's sha256, read once per process while its size and
+/// time stay the same: libLLVM is over 100 MB, and a sweep keys every job.
+common::Result<std::string> library_digest(const fs::path& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::tuple<std::uintmax_t, fs::file_time_type, std::string>> known;
+  std::error_code ec;
+  auto real = fs::canonical(path, ec);
+  if (ec) return common::Error{path.string() + ": " + ec.message()};
+  auto size = fs::file_size(real, ec);
+  auto time = fs::last_write_time(real, ec);
+  if (ec) return common::Error{real.string() + ": " + ec.message()};
+  {
+    std::lock_guard lock(mutex);
+    auto at = known.find(real.string());
+    if (at != known.end() && std::get<0>(at->second) == size && std::get<1>(at->second) == time)
+      return std::get<2>(at->second);
+  }
+  auto digest = common::sha256_file(real);
+  if (!digest) return digest.error();
+  std::lock_guard lock(mutex);
+  known[real.string()] = {size, time, *digest};
+  return *digest;
+}
+
 }  // namespace
 
 EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& suite,
@@ -60,6 +87,19 @@ EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& su
     if (!digest) return out;
     in.artifact_digests[name] = *digest;
     paths[name] = path.string();
+    // What the artifact loads decides its output too (a system LLVM
+    // upgraded under an unchanged compiler). Unknown: no reuse.
+    auto libraries = common::shared_libraries(path);
+    if (!libraries) return out;
+    for (const auto& lib : *libraries) {
+      if (lib.path.empty()) {
+        in.library_digests[lib.name] = "not found";
+        continue;
+      }
+      auto lib_digest = library_digest(lib.path);
+      if (!lib_digest) return out;
+      in.library_digests[lib.path.string()] = *lib_digest;
+    }
   }
   in.compile = with_artifact_names(build.compiler.argv, paths);
   in.cc1 = with_artifact_names(build.compiler.cc1, paths);

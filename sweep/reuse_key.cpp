@@ -34,6 +34,7 @@ std::string reuse_key(const ReuseKeyInputs& in) {
   // nlohmann's objects are ordered by key: the same inputs give the same text.
   nlohmann::json j{{"revision", kEvaluationRevision},
                    {"artifacts", in.artifact_digests},
+                   {"libraries", in.library_digests},
                    {"compile", in.compile},
                    {"cc1", in.cc1},
                    {"ml_flag_prefix", in.ml_flag_prefix},

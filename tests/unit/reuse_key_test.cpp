@@ -50,6 +50,13 @@ TEST_CASE("the reuse key: the same inputs give the same key, each input that cha
   auto cc1 = base();
   cc1.cc1 = {"{compiler}", "-cc1"};
   CHECK(reuse_key(cc1) != key);
+  // An upgraded shared library under the same compiler bytes (a system LLVM).
+  auto library = base();
+  library.library_digests = {{"/usr/lib/llvm-19/lib/libLLVM.so.19.1", std::string(64, '1')}};
+  auto upgraded = library;
+  upgraded.library_digests.begin()->second = std::string(64, '2');
+  CHECK(reuse_key(library) != key);
+  CHECK(reuse_key(upgraded) != reuse_key(library));
 
   auto none = base();
   none.artifact_digests.clear();

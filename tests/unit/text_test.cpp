@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "common/shared_libraries.h"
 #include "common/text.h"
 
 using namespace common;
@@ -62,4 +63,20 @@ TEST_CASE("someone else's text is printed on one line without control characters
   CHECK(common::printable("tab\there") == "tab here");
   CHECK(common::printable("caf\xc3\xa9") == "caf\xc3\xa9");
   CHECK(common::printable("bad \xfe") == "bad \xef\xbf\xbd");
+}
+
+TEST_CASE("ldd's listing: each library with where the loader found it, the vDSO left out") {
+  auto libs = common::parse_ldd_listing(
+      "\tlinux-vdso.so.1 (0x00007ffd3b1f2000)\n"
+      "\tlibLLVM.so.19.1 => /usr/lib/llvm-19/lib/libLLVM.so.19.1 (0x00007f3535800000)\n"
+      "\tlibmissing.so.2 => not found\n"
+      "\t/lib64/ld-linux-x86-64.so.2 (0x00007f2039d4c000)\n");
+  REQUIRE(libs.size() == 3);
+  CHECK(libs[0].name == "libLLVM.so.19.1");
+  CHECK(libs[0].path == "/usr/lib/llvm-19/lib/libLLVM.so.19.1");
+  CHECK(libs[1].name == "libmissing.so.2");
+  CHECK(libs[1].path.empty());
+  CHECK(libs[2].name == "ld-linux-x86-64.so.2");
+  CHECK(libs[2].path == "/lib64/ld-linux-x86-64.so.2");
+  CHECK(common::parse_ldd_listing("\tstatically linked\n").empty());
 }
