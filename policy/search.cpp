@@ -92,8 +92,8 @@ SearchedModule search_module(const TrainOptions& o, const ModuleData& m, Default
     auto text = try_decisions(o, m, slot, prefix, log, dir);
     ++trials;
     s_tried.emplace_back(index, text ? std::optional<std::int64_t>(*text - best_text) : std::nullopt);
-    // A shrink below the minimum gain is kept out: a byte or two is as often
-    // register allocation or alignment as the inlining decision itself.
+    // A shrink below the minimum gain is kept out: a few bytes are within
+    // what a register allocation or an alignment alone can make.
     if (text && *text <= best_text - std::max<std::int64_t>(1, o.search_min_gain)) {
       best = log.decisions;
       best_text = *text;
