@@ -2,7 +2,9 @@
 # How many bytes do the greedy search's flips save, and do the big savers
 # carry over to code of another package better than the small ones?
 # Reads a `driftwatch train` work directory whose search recorded every flip
-# it tried with its gain (driftwatch after --search-min-gain). Prints:
+# it tried with its gain (driftwatch after --search-min-gain); per module,
+# the flips up to its first kept one (after it the trajectory is no longer
+# the default's, whose features the work directory holds). Prints:
 #  1. the flips by bytes saved (or added): how much of the search's gain is
 #     a byte or two, as a register or alignment accident makes;
 #  2. leaving one package out at a time, a logistic model of the features
@@ -30,6 +32,7 @@ for i, m in enumerate(collected['modules']):
         continue
     if 'tried' not in r:
         sys.exit('%s: the search recorded no gains (a run of an older driftwatch)' % base)
+    kept = set(r.get('flipped', []))
     for idx, change in r['tried']:
         if change is None or idx >= len(m['rows']):
             continue  # a failed compile, or a flip past the default trajectory's end
@@ -37,6 +40,12 @@ for i, m in enumerate(collected['modules']):
         X.append([math.copysign(math.log1p(abs(row[k])), row[k]) for k in keep] + [float(m['decisions'][idx])])
         gain.append(-change)
         pkg.append(m['name'].split('/')[0])
+        # After a kept flip the trajectory is no longer the default's, whose
+        # features these rows are: later flips would be described wrongly.
+        if idx in kept:
+            break
+if not X:
+    sys.exit('%s: the search tried no flip' % base)
 n, p = len(X), len(X[0])
 print('%d flips tried in %d packages; %d shrank their module, %d grew it, %d left it the same size' %
       (n, len(set(pkg)), sum(g > 0 for g in gain), sum(g < 0 for g in gain), sum(g == 0 for g in gain)))

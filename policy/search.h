@@ -21,7 +21,9 @@ struct SearchedModule {
   std::vector<std::vector<double>> features;  ///< clean features of that compile, per decision
   int trials = 0, kept = 0;    ///< compiles tried, flips kept
   std::vector<int> flipped;    ///< indices of the kept flips
-  std::vector<int> rejected;   ///< indices whose flip did not shrink the object: the answer there is verified
+  /// Indices whose flip did not shrink the object by the minimum gain: the
+  /// answer there is verified (good enough that departing does not pay).
+  std::vector<int> rejected;
   /// Every flip tried, in order: its index and the .text it gave against the
   /// best before it (negative: smaller); nullopt when the compile failed.
   std::vector<std::pair<int, std::optional<std::int64_t>>> tried;

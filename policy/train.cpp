@@ -509,7 +509,7 @@ nlohmann::json run_key(const TrainOptions& o) {
   auto warm = o.warm_start ? common::sha256_file(*o.warm_start) : common::Result<std::string>(std::string());
   // The clone's width: a residual policy's keeps the default one (initial_model).
   auto clone_hidden = o.residual_margin > 0 ? PolicyMetadata{}.hidden : o.metadata.hidden;
-  return {{"search",
+  nlohmann::json key = {{"search",
            {{"modules", modules_key(o.modules)},
             {"compiler", command_key(o.compiler.argv)},
             {"cc1", command_key(o.compiler.cc1)},
@@ -522,8 +522,7 @@ nlohmann::json run_key(const TrainOptions& o) {
               {"label_smoothing", o.label_smoothing},
               {"learning_rate", o.learning_rate},
               {"search_trials", o.search_trials},
-              {"search_budget", o.search_budget},
-              {"search_min_gain", o.search_min_gain}}}}},
+              {"search_budget", o.search_budget}}}}},
           {"model",
            {{"validation", modules_key(o.validation)},
             {"options",
@@ -535,6 +534,11 @@ nlohmann::json run_key(const TrainOptions& o) {
               {"residual_margin", o.residual_margin},
               {"rl_learning_rate", o.rl_learning_rate},
               {"loss_penalty", o.loss_penalty}}}}}};
+  // Options added since work directories were first made are written only
+  // when set, so a directory an older driftwatch left still resumes (and
+  // retrain does not throw its search away).
+  if (o.search_min_gain != 1) key["search"]["options"]["search_min_gain"] = o.search_min_gain;
+  return key;
 }
 
 /// What differs between a saved run key and this run's, for the refusal.

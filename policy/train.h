@@ -70,7 +70,9 @@ struct TrainOptions {
   double search_budget = 4000;      ///< trials × decisions per module: big modules get fewer trials
   /// Bytes of .text a flip must save to be kept: 1 keeps any shrink; more
   /// keeps only flips whose gain is larger than a register allocation or an
-  /// alignment alone can make (bench/flip_gains.py measures both).
+  /// alignment alone can make, and imitation then weighs the default's
+  /// answer where a flip saved less as verified (departing does not pay).
+  /// bench/flip_gains.py shows the flips by bytes saved.
   std::int64_t search_min_gain = 1;
   int imitation_epochs = 150;       ///< long: a policy that misses the default's answers loses modules
   double flip_weight = 4;           ///< imitation weight of a searched flip against a default answer

@@ -53,6 +53,7 @@ common::Result<std::string> library_digest(const fs::path& path) {
   auto real = fs::canonical(path, ec);
   if (ec) return common::Error{path.string() + ": " + ec.message()};
   auto size = fs::file_size(real, ec);
+  if (ec) return common::Error{real.string() + ": " + ec.message()};
   auto time = fs::last_write_time(real, ec);
   if (ec) return common::Error{real.string() + ": " + ec.message()};
   {
@@ -92,13 +93,15 @@ EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& su
     auto libraries = common::shared_libraries(path);
     if (!libraries) return out;
     for (const auto& lib : *libraries) {
+      // By name, as artifacts are: a library beside a compiler that moved
+      // (a cache generation renamed, an $ORIGIN rpath) is the same library.
       if (lib.path.empty()) {
-        in.library_digests[lib.name] = "not found";
+        in.library_digests[name + ": " + lib.name] = "not found";
         continue;
       }
       auto lib_digest = library_digest(lib.path);
       if (!lib_digest) return out;
-      in.library_digests[lib.path.string()] = *lib_digest;
+      in.library_digests[name + ": " + lib.name] = *lib_digest;
     }
   }
   in.compile = with_artifact_names(build.compiler.argv, paths);

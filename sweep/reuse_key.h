@@ -17,7 +17,7 @@ inline constexpr int kEvaluationRevision = 1;
 
 struct ReuseKeyInputs {
   std::map<std::string, std::string> artifact_digests;  ///< every recipe artifact: name → sha256 of its bytes
-  /// The shared libraries the artifacts load: path → sha256 of its bytes
+  /// The shared libraries the artifacts load: "artifact: library name" → sha256 of its bytes
   /// ("not found" for one the loader cannot find).
   std::map<std::string, std::string> library_digests;
   std::vector<std::string> compile;  ///< the compile argv, artifact paths written {name} (see with_artifact_names)

@@ -234,6 +234,14 @@ TEST_CASE("the greedy search records each flip's gain and keeps only flips that 
     kept += static_cast<int>(flipped.size());
   }
   REQUIRE(kept > 0);  // else this suite cannot show the minimum at work
+  // At its default the minimum is not in the run's key: a work directory an
+  // older driftwatch left, whose key never had it, still resumes.
+  {
+    std::ifstream run(o.work_dir / "run.json");
+    auto key = nlohmann::json::parse(run);
+    CHECK(key.at("search").at("options").contains("search_trials"));
+    CHECK_FALSE(key.at("search").at("options").contains("search_min_gain"));
+  }
 
   auto strict = o;
   strict.work_dir = tmp / "strict";

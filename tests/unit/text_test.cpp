@@ -79,4 +79,8 @@ TEST_CASE("ldd's listing: each library with where the loader found it, the vDSO 
   CHECK(libs[2].name == "ld-linux-x86-64.so.2");
   CHECK(libs[2].path == "/lib64/ld-linux-x86-64.so.2");
   CHECK(common::parse_ldd_listing("\tstatically linked\n").empty());
+  // Older glibc's vDSO, and a loader's error message that starts with a path.
+  CHECK(common::parse_ldd_listing("\tlinux-vdso.so.1 =>  (0x00007ffd3b1f2000)\n"
+                                  "/x/dwcc: /lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by /x/dwcc)\n")
+            .empty());
 }
