@@ -29,8 +29,8 @@ std::optional<std::int64_t> try_decisions(const TrainOptions& o, const ModuleDat
   return *size;
 }
 
-SearchedModule unchanged(const ModuleData& m, int trials, std::vector<int> rejected) {
-  return {m.echo_text, m.default_decisions, m.features, trials, 0, {}, rejected, {}};
+SearchedModule unchanged(const ModuleData& m, int trials, std::vector<int> rejected, std::vector<TriedFlip> tried) {
+  return {m.echo_text, m.default_decisions, m.features, trials, 0, {}, std::move(rejected), std::move(tried)};
 }
 
 /// The clean features of the best trajectory: replayed without
@@ -82,7 +82,7 @@ SearchedModule search_module(const TrainOptions& o, const ModuleData& m, Default
   std::int64_t best_text = m.echo_text;
   int trials = 0;
   std::vector<int> flipped, rejected;
-  std::vector<std::pair<int, std::optional<std::int64_t>>> s_tried;
+  std::vector<TriedFlip> tried;
   for (int index : candidates) {
     // A kept flip can shorten the trajectory: later indices may no longer exist.
     if (index >= static_cast<int>(best.size())) break;
@@ -91,7 +91,7 @@ SearchedModule search_module(const TrainOptions& o, const ModuleData& m, Default
     DecisionLog log;
     auto text = try_decisions(o, m, slot, prefix, log, dir);
     ++trials;
-    s_tried.emplace_back(index, text ? std::optional<std::int64_t>(*text - best_text) : std::nullopt);
+    tried.emplace_back(index, text ? std::optional<std::int64_t>(*text - best_text) : std::nullopt);
     // A shrink below the minimum gain is kept out: a few bytes are within
     // what a register allocation or an alignment alone can make.
     if (text && *text <= best_text - std::max<std::int64_t>(1, o.search_min_gain)) {
@@ -102,18 +102,10 @@ SearchedModule search_module(const TrainOptions& o, const ModuleData& m, Default
       rejected.push_back(index);
     }
   }
-  if (flipped.empty()) {
-    auto same = unchanged(m, trials, rejected);
-    same.tried = std::move(s_tried);
-    return same;
-  }
-  SearchedModule s{best_text, {}, {}, trials, static_cast<int>(flipped.size()), flipped, rejected, std::move(s_tried)};
+  if (flipped.empty()) return unchanged(m, trials, rejected, tried);
+  SearchedModule s{best_text, {}, {}, trials, static_cast<int>(flipped.size()), flipped, rejected, tried};
   for (double d : best) s.decisions.push_back(d > 0.5 ? 1 : 0);
-  if (!fill_clean_features(o, m, s, dir)) {
-    auto same = unchanged(m, trials, rejected);
-    same.tried = std::move(s.tried);
-    return same;
-  }
+  if (!fill_clean_features(o, m, s, dir)) return unchanged(m, trials, rejected, tried);
   return s;
 }
 
@@ -159,7 +151,7 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
   });
   // A module whose search threw keeps its default trajectory.
   for (std::size_t k = 0; k < thrown.size(); ++k)
-    if (!thrown[k].empty()) found[order[k]] = unchanged(data.modules[order[k]], 0, {});
+    if (!thrown[k].empty()) found[order[k]] = unchanged(data.modules[order[k]], 0, {}, {});
   if (save_error) throw common::Fatal(save_error->message);
   return found;
 }
@@ -184,16 +176,12 @@ std::optional<SearchedModule> load_searched(const fs::path& file, const ModuleDa
     s.trials = j.at("trials");
     s.kept = j.at("kept");
     s.rejected = j.at("rejected").get<std::vector<int>>();
-    std::vector<std::pair<int, std::optional<std::int64_t>>> tried;
+    std::vector<TriedFlip> tried;
     if (j.contains("tried"))  // older runs did not record it
       for (const auto& t : j["tried"])
         tried.emplace_back(t.at(0).get<int>(), t.at(1).is_null() ? std::nullopt
                                                                  : std::optional<std::int64_t>(t.at(1).get<std::int64_t>()));
-    if (s.kept == 0) {
-      auto same = unchanged(m, s.trials, s.rejected);
-      same.tried = std::move(tried);
-      return same;
-    }
+    if (s.kept == 0) return unchanged(m, s.trials, s.rejected, tried);
     s.tried = std::move(tried);
     s.decisions = j.at("decisions").get<std::vector<int>>();
     s.features = j.at("features").get<std::vector<std::vector<double>>>();

@@ -15,6 +15,10 @@
 
 namespace policy {
 
+/// One flip the search tried: the decision's index and the .text it gave
+/// against the best before it (negative: smaller); nullopt when the compile failed.
+using TriedFlip = std::pair<int, std::optional<std::int64_t>>;
+
 struct SearchedModule {
   std::int64_t text = 0;     ///< .text of the best decisions (≤ the default's over the channel)
   std::vector<int> decisions;  ///< the best decisions, as the compiler asked them
@@ -24,9 +28,7 @@ struct SearchedModule {
   /// Indices whose flip did not shrink the object by the minimum gain: the
   /// answer there is verified (good enough that departing does not pay).
   std::vector<int> rejected;
-  /// Every flip tried, in order: its index and the .text it gave against the
-  /// best before it (negative: smaller); nullopt when the compile failed.
-  std::vector<std::pair<int, std::optional<std::int64_t>>> tried;
+  std::vector<TriedFlip> tried;  ///< every flip tried, in order
 };
 
 /// Searches one module, trying to flip the decisions in `candidates` (indices

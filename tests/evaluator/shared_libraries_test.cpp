@@ -12,12 +12,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void cc(const std::vector<std::string>& args) {
-  common::ProcessSpec spec;
-  spec.argv = {"cc"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  auto r = common::run_process(spec).take();
-  REQUIRE_MESSAGE(r.ok(), r.output);
+void cc(std::vector<std::string> args) {
+  args.insert(args.begin(), "cc");
+  testing::run_ok(args);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "tests/support/temp_dir.h"
 
+#include <doctest/doctest.h>
+
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +11,13 @@
 #include <stdexcept>
 
 namespace testing {
+
+void run_ok(const std::vector<std::string>& argv) {
+  common::ProcessSpec spec;
+  spec.argv = argv;
+  auto r = common::run_process(spec).take();
+  REQUIRE_MESSAGE(r.ok(), r.output);
+}
 
 TempDir::TempDir() {
   std::string tmpl = "/tmp/dwt-XXXXXX";

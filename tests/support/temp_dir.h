@@ -3,6 +3,7 @@
 // server's `postgres` user can walk into it when tests run as root.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/process.h"
 
@@ -27,6 +28,10 @@ common::ProcessResult run_driftwatch(const std::vector<std::string>& args,
 /// The same, but as `nobody` when we are root (through setpriv), since root's
 /// rights bypass what the test checks (file modes); as ourselves otherwise.
 common::ProcessResult run_driftwatch_unprivileged(const std::vector<std::string>& args);
+
+/// Runs a program (argv[0] looked up on PATH) and fails the test, with what
+/// it printed, unless it exits 0.
+void run_ok(const std::vector<std::string>& argv);
 
 /// Printed by a test that cannot run here; ctest's SKIP_REGULAR_EXPRESSION
 /// turns it into a visible "Skipped" (doctest's skip() hides the test from ctest).

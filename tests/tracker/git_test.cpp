@@ -84,12 +84,9 @@ TEST_CASE("bad repositories, revisions and ranges are refused with the reason") 
 }
 
 namespace {
-void git(const std::vector<std::string>& args) {
-  common::ProcessSpec spec;
-  spec.argv = {"git"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  auto r = common::run_process(spec).take();
-  REQUIRE_MESSAGE(r.ok(), r.output);
+void git(std::vector<std::string> args) {
+  args.insert(args.begin(), "git");
+  testing::run_ok(args);
 }
 }  // namespace
 
