@@ -92,6 +92,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "ON CONFLICT (key) DO UPDATE SET "
                       "  state = CASE WHEN " RETRY_CONDITION " THEN 'queued' ELSE jobs.state END, "
                       "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
+                      "  failed_hosts = CASE WHEN " RETRY_CONDITION " THEN '{}' ELSE jobs.failed_hosts END, "
                       "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
                       "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now(), "
                       // A job this sweep runs (again) is this sweep's: `jobs cancel --sweep` reaches it.
@@ -117,7 +118,8 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
     for (;;) {
       pqxx::work tx(db.impl().conn);
       auto r = tx.exec_params(
-          "SELECT j.id, j.kind, j.payload::text, j.attempts, j.max_attempts, COALESCE(j.depends_on, 0) "
+          "SELECT j.id, j.kind, j.payload::text, j.attempts, j.max_attempts, COALESCE(j.depends_on, 0), "
+          "  array_to_string(j.failed_hosts, ',') "
           "FROM jobs j "
           // A job is shared by the projects that planned the same work: its
           // row names the first one, and any of them may take it.
@@ -128,8 +130,14 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
           "       OR (j.state = 'running' AND j.lease_expires_at < now())) "
           "  AND (j.depends_on IS NULL OR EXISTS (SELECT 1 FROM jobs d WHERE d.id = j.depends_on "
           "       AND d.state IN ('done', 'failed', 'skipped'))) "
+          // A machine on which the job failed leaves it to the others while
+          // one of them is at work (it takes the job when it finishes); with
+          // no other machine about, it tries again itself.
+          "  AND NOT (split_part($3, ':', 1) = ANY (j.failed_hosts) AND EXISTS ("
+          "       SELECT 1 FROM jobs o WHERE o.state = 'running' AND o.lease_expires_at > now() "
+          "       AND split_part(o.lease_owner, ':', 1) <> ALL (j.failed_hosts))) "
           "ORDER BY j.priority DESC, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
-          project, kind_list);
+          project, kind_list, owner);
       if (r.empty()) return std::nullopt;
       Job job;
       job.id = r[0][0].as<Id>();
@@ -138,6 +146,7 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
       job.attempts = r[0][3].as<int>() + 1;
       job.max_attempts = r[0][4].as<int>();
       if (auto dep = r[0][5].as<Id>(); dep != 0) job.depends_on = dep;
+      if (auto hosts = r[0][6].as<std::string>(); !hosts.empty()) job.failed_hosts = common::split(hosts, ',');
       if (job.attempts > job.max_attempts) {
         // Its workers kept dying (or kept losing the lease): stop handing it out.
         tx.exec_params(
@@ -210,7 +219,9 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
         "UPDATE jobs SET state = 'queued', error = $3, lease_owner = NULL, "
-        "lease_expires_at = now() + make_interval(secs => $4), updated_at = now() "
+        "lease_expires_at = now() + make_interval(secs => $4), updated_at = now(), "
+        "failed_hosts = CASE WHEN split_part($2, ':', 1) = ANY (failed_hosts) THEN failed_hosts "
+        "  ELSE array_append(failed_hosts, split_part($2, ':', 1)) END "
         "WHERE id = $1 AND lease_owner = $2 AND state = 'running'",
         job_id, owner, common::valid_utf8(error), backoff_seconds);
     if (r.affected_rows() != 1)
@@ -227,14 +238,14 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
     // Jobs planned under another recipe or policy than today's are left as
     // they are: a worker would refuse them on every sweep from now on.
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, updated_at = now() "
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND (state = 'failed' OR " LOST_EVALUATION ") "
              "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
              "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) RETURNING id",
              project, recipe_hash, policy_hash))
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, updated_at = now() "
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on "
              "AND d.state = 'queued') RETURNING id",
              project))
@@ -396,8 +407,8 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
   return db.impl().guarded("retrying a job", [&]() -> common::Result<std::vector<Id>> {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
-        "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, lease_owner = NULL, lease_expires_at = NULL, "
-        "finished_at = NULL, updated_at = now() WHERE id = $1 AND (state IN ('failed', 'skipped') "
+        "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', lease_owner = NULL, "
+        "lease_expires_at = NULL, finished_at = NULL, updated_at = now() WHERE id = $1 AND (state IN ('failed', 'skipped') "
         // A build every attempt of which timed out is done (the next sweep
         // leaves it), but people may try it again.
         "  OR (state = 'done' AND kind = 'build' AND result->>'outcome' = 'timeout')) RETURNING id",
@@ -410,7 +421,8 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
     }
     std::vector<Id> ids = {job_id};
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, finished_at = NULL, updated_at = now() "
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', finished_at = NULL, "
+             "updated_at = now() "
              "WHERE depends_on = $1 AND state = 'skipped' RETURNING id",
              job_id))
       ids.push_back(row[0].as<Id>());

@@ -43,6 +43,7 @@ struct Job {
   int attempts = 0;
   int max_attempts = 3;
   std::optional<Id> depends_on;
+  std::vector<std::string> failed_hosts;  ///< machines on which earlier attempts failed
 };
 
 /// How a worker hands back a job: in the transaction that stores its results.
@@ -73,7 +74,9 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
 
 /// Claims the next runnable job of the project (any project when empty) whose
 /// dependency has finished, or whose lease expired; nullopt when none is
-/// runnable now. A job past its attempts is marked failed instead.
+/// runnable now. A job past its attempts is marked failed instead. A job that
+/// failed on `owner`'s machine (the part of the owner before its first ':')
+/// is left to other machines while one of them holds a live lease.
 std::optional<Job> claim_job(Database& db, const std::string& project, const std::string& owner,
                              const std::vector<std::string>& kinds, int lease_seconds);
 /// Extends the lease; false when the job is no longer ours (expired and taken).
@@ -82,7 +85,8 @@ bool renew_lease(Database& db, Id job_id, const std::string& owner, int lease_se
 /// skipped. Throws LeaseLost when the job is no longer `finish.owner`'s.
 void finish_job(Database& db, const JobFinish& finish, const std::string& state, const std::string& error = "");
 /// A failed attempt with attempts left: back to the queue, claimable again
-/// after `backoff_seconds` of the database's clock, its reason kept in `error`.
+/// after `backoff_seconds` of the database's clock, its reason kept in `error`
+/// and `owner`'s machine among the job's failed hosts.
 /// Throws LeaseLost when the job is no longer `owner`'s.
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
                      double backoff_seconds);

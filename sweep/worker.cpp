@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -10,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/process.h"
@@ -40,6 +41,18 @@ bool owner_is_dead_here(const std::string& owner) {
 }
 
 namespace {
+
+/// The machine of a worker named host:pid:index (the job queue's own rule).
+std::string host_of(const std::string& owner) { return owner.substr(0, owner.find(':')); }
+
+/// The machines a job failed on, this last attempt's included: one name says
+/// the machine may be at fault, several that the job is.
+std::string hosts_failed(const db::Job& job, const std::string& owner) {
+  auto hosts = job.failed_hosts;
+  auto here = host_of(owner);
+  if (std::find(hosts.begin(), hosts.end(), here) == hosts.end()) hosts.push_back(here);
+  return fmt::format("{}", fmt::join(hosts, ", "));
+}
 
 /// Renews a job's lease from its own connection while the job runs, so a
 /// long build is not taken for a dead worker's.
@@ -122,7 +135,8 @@ class Executor {
   void fail_or_retry(db::Database& db, const db::Job& job, const std::string& why, JobEvent& ev) {
     if (job.attempts < job.max_attempts) {
       double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), 600.0);
-      db::retry_job_later(db, job.id, o_.owner, fmt::format("attempt {} of {}: {}", job.attempts, job.max_attempts, why),
+      db::retry_job_later(db, job.id, o_.owner,
+                          fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, host_of(o_.owner), why),
                           backoff);
       ev.state = db::kJobQueued;
       ev.what += fmt::format(": attempt {} of {} failed, retried in {}: {}", job.attempts, job.max_attempts,
@@ -133,7 +147,8 @@ class Executor {
     ev.what += ": " + why;
     db::JobFinish finish{job.id, o_.owner, "{}"};
     db::finish_job(db, finish, db::kJobFailed,
-                   fmt::format("failed {} of {} attempts; last: {}", job.attempts, job.max_attempts, why));
+                   fmt::format("failed {} of {} attempts on {}; last: {}", job.attempts, job.max_attempts,
+                               hosts_failed(job, o_.owner), why));
   }
 
   /// The job's recipe, as the sweep planned it: a long-lived worker reloads

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/process.h"
 #include "common/text.h"
 #include "tests/support/sweep_project.h"
 
@@ -185,7 +186,7 @@ TEST_CASE("a worker refuses a job planned under another recipe than the one it w
   auto [bad, r] = sweep_with_wrong_hash(p, "SELECT min(id) FROM jobs WHERE kind = 'build'", "recipe_hash");
   INFO(r.output);
   CHECK(r.exit_code == 1);
-  CHECK(r.output.find("failed: build job " + bad + ": failed 3 of 3 attempts; last: recipe ") != std::string::npos);
+  CHECK(r.output.find("failed: build job " + bad + ": failed 3 of 3 attempts on " + common::host_name() + "; last: recipe ") != std::string::npos);
   CHECK(r.output.find("changed since the sweep was planned (content hash ") != std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM builds") == "1");  // the other check-in's, nothing under the wrong recipe
 }
@@ -195,7 +196,7 @@ TEST_CASE("a worker refuses an evaluation whose suite on its machine is not the 
   auto [bad, r] = sweep_with_wrong_hash(p, "SELECT max(id) FROM jobs WHERE kind = 'eval'", "suite_hash");
   INFO(r.output);
   CHECK(r.exit_code == 1);
-  CHECK(r.output.find("failed: eval job " + bad + ": failed 3 of 3 attempts; last: suite ") != std::string::npos);
+  CHECK(r.output.find("failed: eval job " + bad + ": failed 3 of 3 attempts on " + common::host_name() + "; last: suite ") != std::string::npos);
   CHECK(r.output.find("is not the one the sweep planned (0123456789ab)") != std::string::npos);
   // Nothing measured under that job: the other check-in's evaluation only.
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
@@ -219,7 +220,7 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   auto [bad, r] = sweep_with_wrong_hash(p, "SELECT max(id) FROM jobs WHERE kind = 'eval'", "policy_hash");
   INFO(r.output);
   CHECK(r.exit_code == 1);
-  CHECK(r.output.find("failed: eval job " + bad + ": failed 3 of 3 attempts; last: policy file") != std::string::npos);
+  CHECK(r.output.find("failed: eval job " + bad + ": failed 3 of 3 attempts on " + common::host_name() + "; last: policy file") != std::string::npos);
   CHECK(r.output.find("changed since the sweep was planned") != std::string::npos);
   CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE id = " + bad) == "failed 3");
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'done'") == "3");

@@ -153,6 +153,51 @@ TEST_CASE("a running job whose lease expired counts as queued: its worker is gon
   CHECK(counts.finished() == 0);
 }
 
+TEST_CASE("a job that failed on one machine is left to another machine at work, and retried where it failed when none is") {
+  auto d = testing::fresh_database();
+  auto sweep = db::begin_sweep(d, "p");
+  auto ids = db::enqueue_jobs(d, "p", sweep, {{"build", "b1", "{}", 1, -1, 3}, {"build", "b2", "{}", 0, -1, 3},
+                                              {"build", "b3", "{}", 0, -1, 3}});
+  auto first = db::claim_job(d, "p", "bad:1:0", {}, 3600);
+  REQUIRE(first);
+  CHECK(first->id == ids[0]);
+  CHECK(first->failed_hosts.empty());
+  auto busy = db::claim_job(d, "p", "good:2:0", {}, 3600);  // the other machine is at work on b2
+  REQUIRE(busy);
+  CHECK(busy->id == ids[1]);
+  db::retry_job_later(d, first->id, "bad:1:0", "attempt 1 of 3: disk full", 0);
+
+  // The bad machine takes the other job, not its own failure again.
+  auto next = db::claim_job(d, "p", "bad:1:1", {}, 3600);
+  REQUIRE(next);
+  CHECK(next->id == ids[2]);
+  db::finish_job(d, {next->id, "bad:1:1", "{}"}, db::kJobDone);
+  CHECK_FALSE(db::claim_job(d, "p", "bad:1:1", {}, 3600));
+
+  // The good machine, done with b2, takes it and sees where it failed.
+  db::finish_job(d, {busy->id, "good:2:0", "{}"}, db::kJobDone);
+  auto moved = db::claim_job(d, "p", "good:2:0", {}, 3600);
+  REQUIRE(moved);
+  CHECK(moved->id == ids[0]);
+  CHECK(moved->attempts == 2);
+  CHECK(moved->failed_hosts == std::vector<std::string>{"bad"});
+
+  // Failed on both machines, and no other machine at work: either tries again.
+  db::retry_job_later(d, moved->id, "good:2:0", "attempt 2 of 3: disk full", 0);
+  auto last = db::claim_job(d, "p", "bad:1:0", {}, 3600);
+  REQUIRE(last);
+  CHECK(last->id == ids[0]);
+  CHECK(last->failed_hosts == std::vector<std::string>{"bad", "good"});
+
+  // A sweep that takes the failed job back starts its record afresh.
+  db::finish_job(d, {last->id, "bad:1:0", "{}"}, db::kJobFailed, "failed 3 of 3 attempts on bad, good; last: disk full");
+  CHECK(db::requeue_failed_jobs(d, "p") == std::vector<db::Id>{ids[0]});
+  auto fresh = db::claim_job(d, "p", "bad:1:0", {}, 3600);
+  REQUIRE(fresh);
+  CHECK(fresh->attempts == 1);
+  CHECK(fresh->failed_hosts.empty());
+}
+
 TEST_CASE("a project's sweep and retrain locks are each held by one connection, and apart from each other") {
   std::string name;
   auto first = testing::fresh_database(true, &name);
