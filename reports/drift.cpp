@@ -37,27 +37,45 @@ std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const Compare
                                   const DriftThresholds& t) {
   std::vector<FoundStep> out;
   std::size_t n = sample.size();
-  std::vector<bool> step_ends(n, false);  // a consecutive step ends at this index
+  std::vector<std::optional<LevelChange>> step_at(n);  // the consecutive step ending at this index
   for (std::size_t i = 1; i < n; ++i) {
     auto [a, b] = levels(i - 1, i);
     if (auto found = level_changes({a, b}, t); !found.empty()) {
       found.front().index = i;
       out.push_back({i - 1, i, found.front(), false});
-      step_ends[i] = true;
+      step_at[i] = found.front();
     }
   }
-  // Between two samples: a change no consecutive step inside carries alone.
+  // Between two samples: what of the samples' change the steps inside do not
+  // carry, figure by figure (a size step inside does not carry an uplift
+  // drop made in small parts beside it, nor a rise the drop it hides).
   std::optional<std::size_t> last;
   for (std::size_t i = 0; i < n; ++i) {
     if (!sample[i]) continue;
     if (last && i > *last + 1) {
-      bool carried = false;
-      for (auto j = *last + 1; j <= i; ++j) carried = carried || step_ends[j];
       auto [a, b] = levels(*last, i);
-      if (auto found = level_changes({a, b}, t); !found.empty() && !carried) {
-        found.front().index = i;
-        out.push_back({*last, i, found.front(), true});
+      LevelChange rest;
+      rest.uplift_delta = b.uplift - a.uplift;
+      rest.default_delta = relative(a.total_default, b.total_default);
+      rest.learned_delta = relative(a.total_learned, b.total_learned);
+      double default_ratio = 1 + rest.default_delta, learned_ratio = 1 + rest.learned_delta;
+      for (auto j = *last + 1; j <= i; ++j) {
+        if (!step_at[j]) continue;
+        if (step_at[j]->uplift_moved) rest.uplift_delta -= step_at[j]->uplift_delta;
+        if (step_at[j]->default_moved) default_ratio /= 1 + step_at[j]->default_delta;
+        if (step_at[j]->learned_moved) learned_ratio /= 1 + step_at[j]->learned_delta;
       }
+      rest.default_delta = default_ratio - 1;
+      rest.learned_delta = learned_ratio - 1;
+      rest.index = i;
+      // What the steps carry whole leaves rounding, not a change.
+      auto left = [](double delta, double threshold) {
+        return std::abs(delta) > 1e-9 && std::abs(delta) >= threshold;
+      };
+      rest.uplift_moved = left(rest.uplift_delta, t.min_uplift_change);
+      rest.default_moved = left(rest.default_delta, t.min_total_change);
+      rest.learned_moved = left(rest.learned_delta, t.min_total_change);
+      if (rest.uplift_moved || rest.default_moved || rest.learned_moved) out.push_back({*last, i, rest, true});
     }
     last = i;
   }

@@ -54,11 +54,13 @@ using CompareLevels = std::function<std::pair<Level, Level>(std::size_t before, 
 
 /// Every change worth an alert in a series of evaluated check-ins (`sample`:
 /// which of them the sweep's grid sampled; the others bisection measured):
-/// each step between consecutive ones at or above a threshold, and each step
-/// between consecutive samples at or above it that no step inside carries
-/// alone. Bisection measures a change made in several commits in parts;
-/// compared only with their neighbours, the parts stay below the threshold
-/// and the change the samples showed would never be reported. Ordered by end.
+/// each step between consecutive ones at or above a threshold, and, between
+/// consecutive samples, what of their change the steps inside do not carry
+/// (per figure: the samples' delta less the inside steps' moves in that
+/// figure) where that is at or above a threshold. Bisection measures a change
+/// made in several commits in parts; compared only with their neighbours,
+/// the parts stay below the threshold and the change the samples showed would
+/// never be reported. A spread change's deltas are that rest. Ordered by end.
 std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const CompareLevels& levels,
                                   const DriftThresholds& thresholds);
 

@@ -154,6 +154,46 @@ TEST_CASE("a step between samples that one check-in inside made is that check-in
   CHECK(found[0].after == 2);
 }
 
+TEST_CASE("a size step inside two samples does not carry the uplift drop made in small parts beside it") {
+  // The samples' uplift fell 0.3 points in two parts of 0.15 (check-ins 1
+  // and 3); check-in 4 grew both totals 0.5% and left the uplift alone.
+  std::vector<Level> s = {{0.050, 100000, 95000}, {0.0485, 100000, 95150}, {0.0485, 100000, 95150},
+                          {0.047, 100000, 95300}, {0.047, 100500, 95775}, {0.047, 100500, 95775}};
+  auto found = steps_of(s, {true, false, false, false, false, true}, {0.002, 0.002});
+  REQUIRE(found.size() == 2);
+  CHECK_FALSE(found[0].spread);  // the size step, check-in 4's alone
+  CHECK(found[0].after == 4);
+  CHECK_FALSE(found[0].change.uplift_moved);
+  CHECK(found[1].spread);  // and the drop, over the samples' range
+  CHECK(found[1].before == 0);
+  CHECK(found[1].after == 5);
+  CHECK(found[1].change.uplift_moved);
+  CHECK(found[1].change.uplift_delta == doctest::Approx(-0.003));
+  // The default total's move is the size step's alone; the learned total
+  // grew 0.32% besides, in the drop's parts.
+  CHECK_FALSE(found[1].change.default_moved);
+  CHECK(found[1].change.default_delta == doctest::Approx(0).epsilon(1e-12));
+  CHECK(found[1].change.learned_moved);
+  CHECK(found[1].change.learned_delta == doctest::Approx(95300.0 / 95000 - 1));
+}
+
+TEST_CASE("an uplift rise inside two samples that hides a drop in parts leaves the drop, though the samples barely moved") {
+  // The samples: -0.05 points in all; inside, one step rose 0.25 and small parts fell 0.3.
+  std::vector<Level> s = {{0.050, 1000, 950}, {0.0525, 1000, 950}, {0.051, 1000, 950},
+                          {0.0495, 1000, 950}, {0.0495, 1000, 950}};
+  auto found = steps_of(s, {true, false, false, false, true}, {0.002, 0.01});
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].after == 1);
+  CHECK(found[0].change.uplift_delta == doctest::Approx(0.0025));
+  CHECK(found[1].spread);
+  CHECK(found[1].change.uplift_delta == doctest::Approx(-0.003));
+  // A step inside that carries the samples' change whole leaves nothing.
+  s = {{0.050, 1000, 950}, {0.050, 1000, 950}, {0.047, 1000, 953}, {0.047, 1000, 953}};
+  found = steps_of(s, {true, false, false, true}, {0.002, 0});
+  REQUIRE(found.size() == 1);
+  CHECK_FALSE(found[0].spread);
+}
+
 TEST_CASE("steps are found between consecutive samples only: a drift of small steps across samples is none") {
   // 0.15 points a week, each week sampled: no step between two samples
   // reaches 0.2 (decide's fraction rule judges erosion from the baseline).
