@@ -1,7 +1,9 @@
 #include "db/drift.h"
 
+#include <algorithm>
 #include <map>
 
+#include "common/text.h"
 #include "db/connection_impl.h"
 
 namespace db {
@@ -34,8 +36,10 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
         "     AND f.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
         "     AND f.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) ORDER BY f.id DESC LIMIT 1), "
         // Modules the default compiled and the policy's compile failed on.
-        "  (SELECT count(*)::int FROM module_results l JOIN module_results d ON d.evaluation_id = l.evaluation_id "
+        "  (SELECT string_agg(bf.name, E'\\n' ORDER BY bf.name) FROM module_results l "
+        "   JOIN module_results d ON d.evaluation_id = l.evaluation_id "
         "     AND d.benchmark_id = l.benchmark_id AND d.heuristic = 'default' AND d.outcome = 'ok' "
+        "   JOIN benchmarks bf ON bf.id = l.benchmark_id "
         "   WHERE l.evaluation_id = e.id AND l.heuristic = 'learned' "
         // As ModuleResult::learned_failed: what failed outside the compiler
         // (driftwatch, the disk) is not the policy's loss.
@@ -65,7 +69,9 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
       p.ties = r[14].as<int>();
       p.losses = r[15].as<int>();
       if (!p.evaluated && !r[16].is_null()) p.evaluation_error = r[16].as<std::string>();
-      if (!r[17].is_null()) p.learned_failed = r[17].as<int>();
+      if (!r[17].is_null()) p.learned_failing = common::split(r[17].as<std::string>(), '\n');
+      std::sort(p.learned_failing.begin(), p.learned_failing.end());  // byte order, whatever the collation
+      p.learned_failed = static_cast<int>(p.learned_failing.size());
       if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
       out.push_back(std::move(p));
     }
@@ -94,9 +100,15 @@ bool open_alert(Database& db, const AlertRow& a) {
     auto r = tx.exec_params(
         std::string("INSERT INTO alerts (fingerprint, policy_id, suite_id, metric, project, kind, details, "
                     "last_good_commit_id, first_bad_commit_id, culprit_commit_id, range_first_commit_id, magnitude, "
-                    "notify_state) VALUES ($1, ") +
+                    "notify_state) SELECT $1, ") +
             kPolicyId + ", " + kSuiteId +
-            ", $4, $5, $6, $7::jsonb, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, 0), NULLIF($11, 0), $12, $13) "
+            ", $4, $5, $6, $7::jsonb, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, 0), NULLIF($11, 0), $12, $13 "
+            // A policy replaced while the sweep ran (a promotion) gets no new
+            // alerts: its old ones were closed with it, and nobody tracks it.
+            "WHERE NOT EXISTS (SELECT 1 FROM project_policies pp WHERE pp.project = $5 AND pp.state = 'active' "
+            "  AND pp.policy_id IS DISTINCT FROM " +
+            kPolicyId +
+            ") "
             "ON CONFLICT (fingerprint) DO NOTHING RETURNING id",
         a.fingerprint, a.policy_hash, a.suite_manifest_hash, a.metric, a.project, a.kind, a.details_json,
         a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id, a.range_first_commit_id, a.magnitude,

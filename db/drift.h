@@ -26,6 +26,7 @@ struct SeriesPoint {
   std::int64_t total_default = 0, total_learned = 0;
   int wins = 0, ties = 0, losses = 0;
   int learned_failed = 0;   ///< modules the default compiled and the policy's compile failed (not in the above)
+  std::vector<std::string> learned_failing;  ///< their names, sorted
   std::string compat_json;  ///< the feature compatibility report
   struct Module {
     std::string name;
@@ -52,7 +53,8 @@ struct AlertRow {
   bool notify = false;  ///< a hook or webhook is configured
 };
 
-/// Opens the alert unless its fingerprint exists; true when it is new.
+/// Opens the alert unless its fingerprint exists or its policy is not the
+/// project's active one (replaced while the sweep ran); true when it is new.
 bool open_alert(Database& db, const AlertRow& alert);
 
 struct AlertView {

@@ -46,6 +46,30 @@ void lock_promotions(pqxx::work& tx, const std::string& project) {
   tx.exec_params("SELECT pg_advisory_xact_lock(hashtext('driftwatch promote'), hashtext($1))", project);
 }
 
+/// The note on alerts closed because their policy stopped being tracked.
+constexpr const char* kReplacedNote = "its policy was replaced";
+
+/// Hands the project's tracking from the active lineage row `replaced` to
+/// `active`: the replaced policy's open alerts are about a series nobody
+/// tracks any more (sweeps never revisit them, and `alerts --exit-code` would
+/// fail every night on them), so they close; those `active` had closed so
+/// when it was replaced before (a rollback) open again, its drift as it was.
+void hand_over_alerts(pqxx::work& tx, const std::string& project, Id replaced, Id active, const std::string& why) {
+  std::string note = std::string(kReplacedNote) + " (" + why + ")";
+  tx.exec_params(
+      "WITH closed AS (UPDATE alerts SET state = 'resolved', state_by = 'driftwatch', note = $3, updated_at = now() "
+      "  WHERE project = $1 AND state IN ('open', 'acknowledged') "
+      "    AND policy_id = (SELECT policy_id FROM project_policies WHERE id = $2) RETURNING id) "
+      "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'resolved', 'driftwatch', $3 FROM closed",
+      project, replaced, note);
+  tx.exec_params(
+      "WITH reopened AS (UPDATE alerts SET state = 'open', state_by = 'driftwatch', note = $3, updated_at = now() "
+      "  WHERE project = $1 AND state = 'resolved' AND state_by = 'driftwatch' AND starts_with(note, $4) "
+      "    AND policy_id = (SELECT policy_id FROM project_policies WHERE id = $2) RETURNING id) "
+      "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'open', 'driftwatch', $3 FROM reopened",
+      project, active, "its policy is tracked again (" + why + ")", std::string(kReplacedNote));
+}
+
 }  // namespace
 
 std::vector<LineageRow> list_lineage(Database& db, const std::string& project) {
@@ -96,11 +120,12 @@ Id add_to_lineage(Database& db, const LineageRow& row, const std::string& metada
                     row.figures_json, row.state == "active" ? "candidate" : row.state, row.reason)[0]
                   .as<Id>();
     if (row.state == "active") {  // the project file names a new policy: it replaces the active one
-      tx.exec_params(
+      auto was = tx.exec_params(
           "UPDATE project_policies SET state = 'retired', updated_at = now() "
-          "WHERE project = $1 AND state = 'active' AND id <> $2",
+          "WHERE project = $1 AND state = 'active' AND id <> $2 RETURNING id",
           row.project, id);
       tx.exec_params("UPDATE project_policies SET state = 'active', updated_at = now() WHERE id = $1", id);
+      for (const auto& r : was) hand_over_alerts(tx, row.project, r[0].as<Id>(), id, "the project file names another");
     }
     tx.commit();
     return id;
@@ -133,15 +158,7 @@ bool promote(Database& db, const std::string& project, Id id, Id expected_active
         "WHERE id = $1 AND project = $2",
         id, project, reason);
     if (r.affected_rows() != 1) return false;  // not this project's: the transaction is rolled back
-    // The replaced policy's open alerts are about a series nobody tracks any
-    // more: sweeps never revisit them, and `alerts --exit-code` would fail
-    // every night on them.
-    tx.exec_params(
-        "WITH closed AS (UPDATE alerts SET state = 'resolved', state_by = 'driftwatch', note = $3, updated_at = now() "
-        "  WHERE project = $1 AND state IN ('open', 'acknowledged') "
-        "    AND policy_id = (SELECT policy_id FROM project_policies WHERE id = $2) RETURNING id) "
-        "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'resolved', 'driftwatch', $3 FROM closed",
-        project, now_active, "its policy was replaced (" + reason + ")");
+    hand_over_alerts(tx, project, now_active, id, reason);
     tx.commit();
     return true;
   });

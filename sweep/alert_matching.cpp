@@ -34,12 +34,15 @@ bool strictly_inside(const Span& inner, const Span& outer) {
 }  // namespace
 
 std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const FoundAt& found,
+                                     const std::set<std::string>& found_now,
                                      const std::map<std::string, std::size_t>& position) {
   auto span = span_of(found, position);
   if (!span) return std::nullopt;
+  for (const auto& v : open)
+    if (v.fingerprint == found.fingerprint) return std::nullopt;
   for (const auto& v : open) {
     if (v.kind != found.kind || v.policy_hash != found.policy_hash || v.suite_manifest_hash != found.suite_hash ||
-        v.fingerprint == found.fingerprint)
+        found_now.count(v.fingerprint))
       continue;
     if (auto range = range_of(v, position); range && strictly_inside(*span, *range)) return v.id;
   }

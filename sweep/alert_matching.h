@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,11 @@ struct FoundAt {
 };
 
 /// The open alert of the same kind and series, left as a range, whose range
-/// strictly holds the finding's; none when the finding is already alerted.
+/// strictly holds the finding's and whose own change this analysis no longer
+/// finds (its fingerprint is not in `found_now`: a range that holds another,
+/// separate change is still its own); none when the finding is already alerted.
 std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const FoundAt& found,
+                                     const std::set<std::string>& found_now,
                                      const std::map<std::string, std::size_t>& position);
 
 /// Open range alerts of the series (policy, suite) that no finding of this

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <optional>
@@ -256,28 +257,35 @@ class SuiteAnalysis {
     auto ev = evaluated();
     std::vector<bool> sample;
     for (auto pos : ev) sample.push_back(is_sample(pos));
-    // The count of failing modules in place of the uplift, with the alert's
-    // count as its threshold: the same detection as the sizes'.
+    // The modules newly failing from one to the other in place of the
+    // uplift's move, with the alert's count as its threshold: the same
+    // detection as the sizes'. Which modules, not how many: a check-in that
+    // fixes three and breaks three others is three new failures.
     auto levels = [&](std::size_t a, std::size_t b) {
-      auto level = [&](std::size_t i) { return reports::Level{double(points_.at(ev[i]).learned_failed), 0, 0}; };
-      return std::pair{level(a), level(b)};
+      return std::pair{reports::Level{}, reports::Level{double(newly_failing(ev[a], ev[b]).size()), 0, 0}};
     };
     std::vector<Step> out;
     for (const auto& s : reports::find_steps(sample, levels, {double(failing_threshold()), 1e300})) {
-      auto more = points_.at(ev[s.after]).learned_failed - points_.at(ev[s.before]).learned_failed;
-      if (more >= failing_threshold()) out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
+      if (s.change.uplift_delta >= failing_threshold()) out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
     }
+    return out;
+  }
+
+  /// The modules the policy's compile fails on at `b` and did not at `a`.
+  std::vector<std::string> newly_failing(std::size_t a, std::size_t b) const {
+    const auto& was = points_.at(a).learned_failing;
+    const auto& now = points_.at(b).learned_failing;
+    std::vector<std::string> out;
+    std::set_difference(now.begin(), now.end(), was.begin(), was.end(), std::back_inserter(out));
     return out;
   }
 
   /// For modules the policy's compile newly fails on after `a`: New where
   /// that many more fail than at a.
   VerdictOf failing_verdict(std::size_t a) const {
-    int before = points_.at(a).learned_failed;
-    return [this, before](std::size_t pos) {
+    return [this, a](std::size_t pos) {
       if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
-      return points_.at(pos).learned_failed - before >= failing_threshold() ? reports::Verdict::New
-                                                                             : reports::Verdict::Old;
+      return int(newly_failing(a, pos).size()) >= failing_threshold() ? reports::Verdict::New : reports::Verdict::Old;
     };
   }
 
@@ -429,17 +437,11 @@ class SuiteAnalysis {
     // Modules the policy's compile newly fails on: each is compared at its
     // last measured size, so no figure moves and no other alert says it.
     for (const auto& step : failing_steps()) {
-      const auto& a = points_.at(step.before);
-      const auto& b = points_.at(step.after);
-      int more = b.learned_failed - a.learned_failed;
       auto f = finding_between(step.before, step.after);
       f.spread = step.spread && f.culprit.empty();
       f.kind = "modules-failing";
-      f.newly_failing = more;
-      std::set<std::string> now;
-      for (const auto& m : b.modules) now.insert(m.name);
-      for (const auto& m : a.modules)
-        if (!now.count(m.name)) f.failing.push_back(m.name);
+      f.failing = newly_failing(step.before, step.after);
+      f.newly_failing = static_cast<int>(f.failing.size());
       out.push_back(std::move(f));
     }
     // Builds that broke and stayed broken for N samples of the grid.
@@ -565,6 +567,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     auto findings = analysis.run(report);
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;
+    std::vector<db::AlertRow> rows;
     for (auto& f : findings) {
       // A range may start at a check-in nobody built: recorded, so the alert names it.
       if (!f.range_first.empty() && !ids.count(f.range_first))
@@ -588,12 +591,21 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
                                                   : f.change.uplift_delta;
       a.details_json = f.details_json();
       a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
-      FoundAt found{a.kind, a.policy_hash, a.suite_manifest_hash, a.fingerprint, f.culprit, f.range_first, f.first_bad};
-      suite_found.push_back(found);
+      suite_found.push_back(
+          {a.kind, a.policy_hash, a.suite_manifest_hash, a.fingerprint, f.culprit, f.range_first, f.first_bad});
+      rows.push_back(std::move(a));
+    }
+    // Every finding first: an alert whose own change is found again is never
+    // taken for a wider form of another.
+    std::set<std::string> found_now;
+    for (const auto& found : suite_found) found_now.insert(found.fingerprint);
+    for (std::size_t k = 0; k < findings.size(); ++k) {
+      auto& f = findings[k];
+      const auto& a = rows[k];
       // An ignored range is narrowed too and stays ignored: the same change,
       // pinned, is not a new alert to the user who dismissed it.
       auto open = db::list_alerts(db, p.name, {"open", "acknowledged", "ignored"});
-      if (auto id = narrowed_alert(open, found, position)) {
+      if (auto id = narrowed_alert(open, suite_found[k], found_now, position)) {
         bool ignored = std::any_of(open.begin(), open.end(),
                                    [&](const db::AlertView& v) { return v.id == *id && v.state == "ignored"; });
         if (!db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence()) && !ignored) {

@@ -225,6 +225,53 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
 }
 
+TEST_CASE("a check-in that fixes two failing modules and breaks two others opens its own modules-failing alert") {
+  testing::TempDir scratch;
+  // Week 8 crashes the policy's compile on json and ini; week 10 fixes those
+  // and crashes it on utf8 and sort instead: as many fail before as after.
+  Project p(history_8w_with(scratch.path() / "history-modules-swap.toml", R"toml(
+[[checkin]]
+week = 8
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[MLInliner] Check the advisor's state on entry"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  if (!M)\n"
+with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
+
+[[checkin]]
+week = 10
+author = "Alex Chen <alex.chen@example.org>"
+message = "[MLInliner] Check the advisor's state per module"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "contains(\"json\") || StringRef(InputFilename).contains(\"ini\")"
+with = "contains(\"utf8\") || StringRef(InputFilename).contains(\"sort\")"
+
+[[checkin]]
+week = 11
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Docs] Release notes: the advisor's checks"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
+)toml"));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("flipped_modules = 3", "flipped_modules = 2");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  auto swap = p.psql("SELECT sha FROM commits WHERE subject = '[MLInliner] Check the advisor''s state per module'");
+  REQUIRE(swap.size() == 40);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "2");
+  auto failing = p.psql("SELECT a.details->>'failing' FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
+                        "WHERE a.kind = 'modules-failing' AND c.sha = '" + swap + "'");
+  INFO(failing);
+  CHECK(failing.find("utf8") != std::string::npos);
+  CHECK(failing.find("sort") != std::string::npos);
+  CHECK(failing.find("json") == std::string::npos);
+}
+
 TEST_CASE("a change made in two check-ins between two samples, each below the threshold, is one spread alert") {
   testing::TempDir scratch;
   auto file = scratch.path() / "history-split.toml";

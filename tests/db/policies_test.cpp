@@ -112,4 +112,28 @@ TEST_CASE("a promotion resolves the open alerts of the policy it replaces, and n
   CHECK(all[0].state == "resolved");
   CHECK(all[0].note == "its policy was replaced (it won)");
   CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
+
+  // A sweep that began before the promotion opens nothing for the replaced policy.
+  db::AlertRow late;
+  late.suite_manifest_hash = "S";
+  late.fingerprint = "f-late";
+  late.project = "toy";
+  late.kind = "uplift-dropped";
+  late.policy_hash = "root";
+  late.metric = "uplift";
+  late.details_json = "{}";
+  CHECK_FALSE(db::open_alert(database, late));
+  CHECK(db::list_alerts(database, "toy", {}).size() == 1);
+
+  // Rolled back: the alert closed only because its policy was replaced is open again.
+  REQUIRE(db::promote(database, "toy", root, a, "rolled back"));
+  auto back = db::list_alerts(database, "toy", {"open"});
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].fingerprint == "f-root");
+  CHECK(back[0].note == "its policy is tracked again (rolled back)");
+
+  // The project file naming another policy closes them as a promotion does.
+  db::add_to_lineage(database, row("b", 0, "active"), "{}");
+  CHECK(db::list_alerts(database, "toy", {"open", "acknowledged"}).empty());
+  CHECK(db::list_alerts(database, "toy", {})[0].note == "its policy was replaced (the project file names another)");
 }

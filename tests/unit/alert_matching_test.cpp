@@ -34,19 +34,39 @@ FoundAt pinned(const std::string& kind, int at) {
 
 TEST_CASE("a finding inside an open range alert of its kind and series narrows that alert") {
   std::vector<db::AlertView> open{range_alert(1, "uplift-dropped", 3, 7), range_alert(2, "size-changed", 3, 7)};
-  CHECK(sweep::narrowed_alert(open, pinned("uplift-dropped", 5), line()) == db::Id{1});
-  CHECK(sweep::narrowed_alert(open, pinned("size-changed", 7), line()) == db::Id{2});
+  CHECK(sweep::narrowed_alert(open, pinned("uplift-dropped", 5), {}, line()) == db::Id{1});
+  CHECK(sweep::narrowed_alert(open, pinned("size-changed", 7), {}, line()) == db::Id{2});
   // Outside the range, another series, or the very same alert: nothing to narrow.
-  CHECK_FALSE(sweep::narrowed_alert(open, pinned("uplift-dropped", 8), line()));
+  CHECK_FALSE(sweep::narrowed_alert(open, pinned("uplift-dropped", 8), {}, line()));
   auto other = pinned("uplift-dropped", 5);
   other.suite_hash = "S2";
-  CHECK_FALSE(sweep::narrowed_alert(open, other, line()));
+  CHECK_FALSE(sweep::narrowed_alert(open, other, {}, line()));
   FoundAt same{"uplift-dropped", "P", "S", open[0].fingerprint, "", "c3", "c7"};
-  CHECK_FALSE(sweep::narrowed_alert(open, same, line()));
+  CHECK_FALSE(sweep::narrowed_alert(open, same, {}, line()));
   // An alert with a culprit is exact already.
   auto exact = range_alert(3, "modules-flipped", 3, 7);
   exact.culprit_sha = "c7";
-  CHECK_FALSE(sweep::narrowed_alert({exact}, pinned("modules-flipped", 5), line()));
+  CHECK_FALSE(sweep::narrowed_alert({exact}, pinned("modules-flipped", 5), {}, line()));
+}
+
+TEST_CASE("a range alert whose own change is found again is not narrowed into another change inside its range") {
+  // A size change over 1..4 (a module back from failing, changed) and a
+  // separate size change pinned at 2: both found again by a later sweep.
+  auto wide = range_alert(1, "size-changed", 1, 4);
+  auto inside = pinned("size-changed", 2);
+  std::set<std::string> now{wide.fingerprint, inside.fingerprint};
+  CHECK_FALSE(sweep::narrowed_alert({wide}, inside, now, line()));
+  // The exact alert exists already: nothing to narrow either way.
+  db::AlertView exact;
+  exact.id = 2;
+  exact.kind = "size-changed";
+  exact.policy_hash = "P";
+  exact.suite_manifest_hash = "S";
+  exact.fingerprint = inside.fingerprint;
+  exact.culprit_sha = "c2";
+  CHECK_FALSE(sweep::narrowed_alert({wide, exact}, inside, {inside.fingerprint}, line()));
+  // The wide change no longer found: the pinned one is what it was.
+  CHECK(sweep::narrowed_alert({wide}, inside, {inside.fingerprint}, line()) == db::Id{1});
 }
 
 TEST_CASE("a range alert whose range now holds only other findings is superseded, one still found is not") {
