@@ -45,19 +45,20 @@ void print_decision(const sweep::DecideReport& r) {
   }
 }
 
-void print_retrain(const sweep::RetrainReport& r) {
-  fmt::print("candidate {} trained at {}{}: {:+.2f}% on suite {} ({})\n", r.candidate_hash.substr(0, 12),
+/// `out`: stdout, or stderr after `decide --json` (stdout holds the JSON alone).
+void print_retrain(const sweep::RetrainReport& r, std::FILE* out = stdout) {
+  fmt::print(out, "candidate {} trained at {}{}: {:+.2f}% on suite {} ({})\n", r.candidate_hash.substr(0, 12),
              r.checkin.substr(0, 12), r.resumed ? " (resumed from its checkpoint)" : "", 100 * r.train_uplift,
              r.train_uplift_on, common::format_seconds(r.train_seconds));
   for (const auto& h : r.holdout)
-    fmt::print("  held-out {}: active {:+.2f}% ({} losing), candidate {:+.2f}% ({} losing) of {} modules\n", h.suite,
-               100 * h.active_uplift, h.active_losses, 100 * h.candidate_uplift, h.candidate_losses, h.modules);
-  fmt::print("{}: {}\n",
+    fmt::print(out, "  held-out {}: active {:+.2f}% ({} losing), candidate {:+.2f}% ({} losing) of {} modules\n",
+               h.suite, 100 * h.active_uplift, h.active_losses, 100 * h.candidate_uplift, h.candidate_losses, h.modules);
+  fmt::print(out, "{}: {}\n",
              r.promoted               ? "PROMOTED"
              : r.state == "candidate" ? "recorded, not promoted"
                                       : "REJECTED",
              r.reason);
-  fmt::print("lineage: policy {} (parent {}); retrain took {}\n", r.candidate_id, r.active_id,
+  fmt::print(out, "lineage: policy {} (parent {}); retrain took {}\n", r.candidate_id, r.active_id,
              common::format_seconds(r.seconds));
 }
 
@@ -93,7 +94,7 @@ void run_decide(Context& ctx, const DecideArgs& a) {
   ctx.exit_code = report.retrain ? 1 : 0;
   if (!report.retrain || !a.act) return;
   auto r = sweep::run_retrain(database, retrain_options(ctx, project, "", "", 0));
-  print_retrain(r);
+  print_retrain(r, a.json ? stderr : stdout);
 }
 
 void run_retrain(Context& ctx, const RetrainArgs& a) {

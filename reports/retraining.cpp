@@ -100,10 +100,18 @@ RuleOutcome head_below_rule(const char* name, bool on, double threshold, const R
 }
 
 RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
-  return head_below_rule(
+  auto o = head_below_rule(
       "uplift_floor", r.floor_on, r.min_uplift, s, [](const auto& p) { return p.uplift; },
       [](double v) { return "uplift " + common::signed_percent(v) + " at the head"; },
       common::signed_percent(r.min_uplift));
+  // A policy promoted below the floor (it beat a worse one) would otherwise
+  // be retrained every night at the check-in it was just trained at: the
+  // floor is for an uplift that fell since.
+  if (o.fired && s.baseline_measured && o.measured >= s.points.front().uplift) {
+    o.fired = false;
+    o.detail += ", but no lower than the baseline's " + common::signed_percent(s.points.front().uplift);
+  }
+  return o;
 }
 
 RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {

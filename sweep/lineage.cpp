@@ -76,6 +76,13 @@ db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs:
     throw common::Fatal("project '" + p.name + "' has no policy " + std::to_string(id) +
                         " (see `driftwatch policy list`)");
   if (row->id == active.lineage_id) throw common::Fatal("policy " + std::to_string(id) + " is already the active one");
+  // A candidate is judged on the held-out suites by its retrain, which then
+  // marks it rejected or promotes it: one still a candidate is being judged,
+  // or its retrain died before the verdict, and it has no figures to stand on.
+  if (row->state == "candidate")
+    throw common::Fatal("policy " + std::to_string(id) +
+                        " was never judged (its retrain is running or stopped before the held-out verdict); "
+                        "not promoted: run `driftwatch retrain` again");
   if (!fs::exists(row->file))
     throw common::Fatal("policy " + std::to_string(id) + "'s file " + row->file + " no longer exists; not promoted");
   if (!db::promote(db, p.name, id, active.lineage_id, "promoted by hand"))

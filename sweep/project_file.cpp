@@ -335,7 +335,7 @@ commit_url = ""             # e.g. "https://github.com/llvm/llvm-project/commit/
 uplift_fraction = true      # rule: the uplift fell below min_fraction of the baseline's …
 min_fraction = 0.5          #   (the baseline: the policy's training check-in)
 in_a_row = 2                #   … for this many sampled check-ins in a row (and by min_uplift_change)
-uplift_floor = true         # rule: the uplift at the head fell below min_uplift
+uplift_floor = true         # rule: the uplift at the head fell below min_uplift (and the baseline's)
 min_uplift = 0.0            #   0 = the learned heuristic now loses to the default
 no_worse = true             # rule: the share of modules no worse than the default fell below min_no_worse (and the baseline's)
 min_no_worse = 0.9

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -132,6 +133,16 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   std::string rev = !o.at.empty() ? o.at : repo.tracked(p.branch).take();
   auto sha = repo.resolve(rev);
   if (!sha) throw common::Fatal("unknown check-in '" + rev + "' in " + p.repo + "; nothing changed");
+  if (!o.at.empty()) {
+    // The candidate's training check-in becomes its baseline, which `decide`
+    // finds on the tracked first-parent line only: off it, its drift could
+    // never be judged.
+    auto line = repo.cloned_history(repo.tracked(p.branch).take()).take();
+    if (std::none_of(line.begin(), line.end(), [&](const auto& c) { return c.sha == *sha; }))
+      throw common::Fatal("--at " + rev + " is not on the first-parent history of " +
+                          (p.branch.empty() ? std::string("HEAD") : p.branch) +
+                          ", where `decide` measures drift from; nothing changed");
+  }
   report.checkin = *sha;
   int jobs = jobs_or_cores(o.jobs > 0 ? o.jobs : p.jobs);
   SelectedBuild build;
@@ -219,7 +230,6 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       db::add_to_lineage(db, row, candidate.metadata().training.empty() ? "{}" : candidate.metadata().training);
 
   // Both policies at the same build, on code the candidate never saw.
-  auto active_model = policy::PolicyModel::load(active.file).take();
   EvaluationRunOptions eo;
   eo.data_dir = o.data_dir;
   eo.jobs = jobs;
@@ -245,6 +255,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       }
     }
   } reject_unless_judged{db, report.candidate_id};
+  auto active_model = policy::PolicyModel::load(active.file).take();
   for (const auto& h : holdout) {
     say(o, "evaluating the active policy and the candidate on " + h.suite.name);
     // The active policy may not run here at all: that is what `decide`'s

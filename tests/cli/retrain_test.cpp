@@ -218,6 +218,14 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   CHECK(b.exit_code == 2);
   CHECK(common::last_line(b.output).find("cannot retrain at " + broken.substr(0, 12)) != std::string::npos);
   CHECK(common::last_line(b.output).find("nothing changed") != std::string::npos);
+  // A check-in off the tracked first-parent line (a side branch's) could never be a baseline.
+  auto side = git(p, {"-c", "user.name=Side", "-c", "user.email=side@example.org", "commit-tree", "main^{tree}", "-p",
+                      "main", "-m", "side"});
+  REQUIRE(side.size() == 40);
+  auto off = p.run({"retrain", "--config", p.config, "--at", side});
+  CHECK(off.exit_code == 2);
+  CHECK(common::last_line(off.output).find("--at " + side + " is not on the first-parent history") !=
+        std::string::npos);
   p.set("training_suite = \"trainset\"", "training_suite = \"nosuch\"");
   auto s = p.run({"retrain", "--config", p.config});
   CHECK(s.exit_code == 2);
@@ -231,8 +239,16 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   p.set("min_fraction = 1.5", "min_fraction = 0.5");
   CHECK(p.psql("SELECT string_agg(id || state, ',' ORDER BY id) FROM project_policies") == before);
 
-  // A person promotes the rejected candidate, then rolls back.
+  // A candidate left unjudged (its retrain killed before the verdict) cannot be promoted.
   auto id = std::to_string(lineage[1]["id"].get<long>());
+  p.psql("UPDATE project_policies SET state = 'candidate' WHERE id = " + id);
+  auto unjudged = p.run({"policy", "promote", id, "--config", p.config});
+  CHECK(unjudged.exit_code == 2);
+  CHECK(common::last_line(unjudged.output).find("policy " + id + " was never judged") != std::string::npos);
+  CHECK(p.psql("SELECT state FROM project_policies WHERE id = " + id) == "candidate");
+  p.psql("UPDATE project_policies SET state = 'rejected' WHERE id = " + id);
+
+  // A person promotes the rejected candidate, then rolls back.
   auto promoted = p.run({"policy", "promote", id, "--config", p.config});
   INFO(promoted.output);
   CHECK(promoted.exit_code == 0);

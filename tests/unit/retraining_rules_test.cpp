@@ -113,6 +113,17 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   r.min_uplift = 0.005;
   CHECK(reports::decide(series({0.02, 0.0049}), r).retrain);
   CHECK_FALSE(rule(reports::decide(series({}), r), "uplift_floor").evaluated);
+  // A policy below the floor from its baseline on (promoted because it beat
+  // a worse one) is not retrained for being what it was, only once it falls.
+  r.min_uplift = 0;
+  auto promoted = reports::decide(series({-0.0033}), r);
+  CHECK_FALSE(rule(promoted, "uplift_floor").fired);
+  CHECK(rule(promoted, "uplift_floor").detail.find("no lower than the baseline's") != std::string::npos);
+  CHECK_FALSE(reports::decide(series({-0.0033, -0.0020}), r).retrain);
+  CHECK(reports::decide(series({-0.0033, -0.0040}), r).retrain);
+  auto unmeasured = series({-0.0033});
+  unmeasured.baseline_measured = false;  // the first point is not the baseline: the floor alone judges
+  CHECK(reports::decide(unmeasured, r).retrain);
 }
 
 TEST_CASE("no_worse fires when the share of modules no worse than the default falls below its floor") {
