@@ -251,6 +251,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   // toolchain's label, which the history walk would not find.
   std::string git_head;
   std::vector<std::string> grid;  // the whole range's samples, for the build-broken rule
+  std::vector<std::string> analysis_grid;  // the project file's samples, on which drift is judged
   std::string tip_note;           // where the tracked branch is, for "nothing new"
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
@@ -271,6 +272,15 @@ SweepReport run_sweep(const SweepOptions& o) {
     if (after) grid = sweep_checkins(p, every, since, std::nullopt, baseline).take();
     else
       for (const auto& c : in.checkins) grid.push_back(c.sha);
+    // Drift is judged on the project's grid, as `decide` and `bisect` judge
+    // it: a one-off --every or --since measures more (or other) check-ins,
+    // which the analysis uses as it uses bisection's, but does not change
+    // what counts as a sample (a broken-build run, a change spread between
+    // samples), or alerts would come and go with how a sweep was started.
+    if (!o.every.empty() || !o.since.empty())
+      analysis_grid = sweep_checkins(p, p.every, p.since, std::nullopt, baseline).take();
+    else
+      analysis_grid = grid;
     if (!in.checkins.empty()) git_head = in.checkins.back().sha;
     // A tag pushed after the nightly sweep passed its check-in: one sweep of
     // the range would measure it, so --new does too, once (after git_head:
@@ -360,7 +370,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   }
   run_until_finished(local, lock_db, ids);
   say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
-  report.drift = analyse_drift({p, local, p.alerts.bisect, grid, report.sweep_id}, lock_db);
+  report.drift = analyse_drift({p, local, p.alerts.bisect, analysis_grid, report.sweep_id}, lock_db);
   // Bisection's builds and evaluations are this sweep's work too: their
   // failures count in its exit status.
   ids.insert(ids.end(), report.drift.job_ids.begin(), report.drift.job_ids.end());
