@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 
+#include <fmt/core.h>
+
 namespace reports {
 
 namespace {
@@ -170,6 +172,14 @@ std::string change_kind(const LevelChange& c, std::size_t win_to_loss, int flip_
   if (c.uplift_moved) return c.uplift_delta < 0 ? "uplift-dropped" : "uplift-rose";
   if (flip_threshold > 0 && win_to_loss >= static_cast<std::size_t>(flip_threshold)) return "modules-flipped";
   return "size-changed";
+}
+
+std::string uplift_change_text(bool dropped, bool spread, double rest, double before, double after) {
+  const char* moved = dropped ? "dropped" : "rose";
+  if (spread)
+    return fmt::format("{} {:.2f} points in parts (samples {:+.2f}% → {:+.2f}%)", moved, 100 * std::abs(rest),
+                       100 * before, 100 * after);
+  return fmt::format("{} from {:+.2f}% to {:+.2f}%", moved, 100 * before, 100 * after);
 }
 
 }  // namespace reports

@@ -134,4 +134,10 @@ Verdict midpoint_verdict(const Level& value, const Level& old_level, const Level
 /// to loss), or size-changed.
 std::string change_kind(const LevelChange& change, std::size_t win_to_loss, int flip_threshold);
 
+/// How an uplift change reads: "dropped from +1.00% to +0.70%"; or, spread,
+/// what the steps inside left of the samples' change (`rest`, after - before),
+/// beside the samples' levels, which include those steps and may have moved
+/// the other way: "dropped 0.30 points in parts (samples +1.00% → +1.05%)".
+std::string uplift_change_text(bool dropped, bool spread, double rest, double before, double after);
+
 }  // namespace reports

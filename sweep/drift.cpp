@@ -76,8 +76,9 @@ std::string Finding::sentence() const {
     what = fmt::format("the compiler's features changed on {} ({} missing, {} new)", suite, features_missing.size(),
                        features_new.size());
   else if (kind == "uplift-dropped" || kind == "uplift-rose")
-    what = fmt::format("uplift on {} {} from {:+.2f}% to {:+.2f}%", suite, kind == "uplift-dropped" ? "dropped" : "rose",
-                       100 * before.uplift, 100 * after.uplift);
+    what = "uplift on " + suite + " " +
+           reports::uplift_change_text(kind == "uplift-dropped", spread, change.uplift_delta, before.uplift,
+                                       after.uplift);
   else if (kind == "modules-failing")
     what = fmt::format("{} more modules of {} fail to compile with the policy (a crash or a timeout; left out "
                        "of the uplift)",

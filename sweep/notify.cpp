@@ -45,17 +45,20 @@ std::string alert_sentence(const db::AlertView& a) {
   auto num = [&](const char* group, const char* key) {
     return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
   };
+  bool spread = !d.is_discarded() && d.value("spread", false);
   std::string where = !a.culprit_sha.empty() ? a.culprit_sha.substr(0, 12) + " " +
                                                    tracker::format_date(a.culprit_time) + " " +
                                                    common::last_line(a.culprit_subject)
                       : !a.range_first_sha.empty()
                           ? "one of " + a.range_first_sha.substr(0, 12) + ".." + a.first_bad_sha.substr(0, 12) + " (" +
-                                reports::range_note(!d.is_discarded() && d.value("spread", false)) + ")"
+                                reports::range_note(spread) + ")"
                           : a.first_bad_sha.substr(0, 12) + " (" + reports::kNotPinnedNote + ")";
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
-    return fmt::format("uplift of {} on {} {} from {:+.2f}% to {:+.2f}%: {}", a.policy, a.suite,
-                       a.kind == "uplift-dropped" ? "dropped" : "rose", 100 * num("before", "uplift"),
-                       100 * num("after", "uplift"), where);
+    return "uplift of " + a.policy + " on " + a.suite + " " +
+           reports::uplift_change_text(a.kind == "uplift-dropped", spread,
+                                       d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
+                                       num("after", "uplift")) +
+           ": " + where;
   if (a.kind == "build-broken") return "the build broke and stayed broken: " + where;
   if (a.kind == "policy-unusable")
     return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +

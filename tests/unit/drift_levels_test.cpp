@@ -187,6 +187,10 @@ TEST_CASE("an uplift rise inside two samples that hides a drop in parts leaves t
   CHECK(found[0].change.uplift_delta == doctest::Approx(0.0025));
   CHECK(found[1].spread);
   CHECK(found[1].change.uplift_delta == doctest::Approx(-0.003));
+  // Its alert says the drop, not the samples' levels alone, which barely moved.
+  CHECK(reports::uplift_change_text(true, true, found[1].change.uplift_delta, s[0].uplift, s[4].uplift) ==
+        "dropped 0.30 points in parts (samples +5.00% → +4.95%)");
+  CHECK(reports::uplift_change_text(false, false, 0.0025, 0.05, 0.0525) == "rose from +5.00% to +5.25%");
   // A step inside that carries the samples' change whole leaves nothing.
   s = {{0.050, 1000, 950}, {0.050, 1000, 950}, {0.047, 1000, 953}, {0.047, 1000, 953}};
   found = steps_of(s, {true, false, false, true}, {0.002, 0});
