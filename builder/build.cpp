@@ -217,7 +217,10 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   if (!recipe.ccache_remote_storage.empty() && !std::getenv("CCACHE_REMOTE_STORAGE"))
     step_env.emplace("CCACHE_REMOTE_STORAGE", recipe.ccache_remote_storage);
   auto stamp = paths.build / kConfigureStamp;
-  auto key = configure_key(recipe, *rendered);
+  // Keyed with {jobs} fixed: a configure that passes it on (LLVM's
+  // -DLLVM_PARALLEL_LINK_JOBS={jobs}) builds the same compiler at any -j, and
+  // another -j must not throw away an LLVM build directory.
+  auto key = configure_key(recipe, render(recipe, {paths.source, paths.build, paths.data, 1}).take());
   // Without a configure step the build command carries the settings (`make
   // CFLAGS=…`), and make would take objects built with the old ones for up
   // to date. (Unrendered: a different {jobs} changes nothing built.)

@@ -244,6 +244,25 @@ TEST_CASE("a recipe whose configure flags changed configures again, and a flag d
   CHECK_FALSE(fourth.result.configured);
 }
 
+TEST_CASE("a configure step that passes {jobs} on keeps its build directory at another -j") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  auto text = read(fs::path(DRIFTWATCH_SOURCE_DIR) / "samples/recipes/sample-compiler.toml");
+  auto at = text.find("-DCMAKE_BUILD_TYPE=Release");
+  REQUIRE(at != std::string::npos);
+  // As LLVM's recipes pass -DLLVM_PARALLEL_LINK_JOBS={jobs}.
+  auto recipe = builder::parse_recipe(text.insert(at, "-DDRIFTWATCH_TEST_JOBS={jobs} "), "jobs.toml").take();
+  auto first = build_checkin(repo, recipe, commits[0], {dir / "data", 2, false}).take();
+  REQUIRE(first.result.outcome == builder::Outcome::Ok);
+  CHECK(first.result.configured);
+  auto second = build_checkin(repo, recipe, commits[1], {dir / "data", 1, false}).take();
+  INFO(second.result.message);
+  REQUIRE(second.result.outcome == builder::Outcome::Ok);
+  CHECK_FALSE(second.result.from_cache);
+  CHECK_FALSE(second.result.configured);  // the same configuration: built on incrementally
+}
+
 TEST_CASE("a changed [compile] section is used for a cached build") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
