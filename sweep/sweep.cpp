@@ -281,7 +281,11 @@ SweepReport run_sweep(const SweepOptions& o) {
       analysis_grid = sweep_checkins(p, p.every, p.since, std::nullopt, baseline).take();
     else
       analysis_grid = grid;
-    if (!in.checkins.empty()) git_head = in.checkins.back().sha;
+    // A one-off grid leaves where --new starts as it was: a coarser one (a
+    // month after weeks without sweeps) would carry it past samples of the
+    // project's grid nobody measured; the next --new plans them (what the
+    // one-off measured is done and is not built again).
+    if (o.every.empty() && o.since.empty() && !in.checkins.empty()) git_head = in.checkins.back().sha;
     // A tag pushed after the nightly sweep passed its check-in: one sweep of
     // the range would measure it, so --new does too, once (after git_head:
     // where the next --new starts does not move back).

@@ -300,3 +300,20 @@ TEST_CASE("sweep --new measures a check-in tagged after the nightly sweep passed
   INFO(again.output);
   CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
 }
+
+TEST_CASE("a coarser one-off sweep leaves where --new starts: the next --new measures the grid's samples it skipped") {
+  Project p;  // the project's grid: every 2 weeks
+  p.set("bisect = true", "bisect = false");
+  auto built = [&] { return p.psql("SELECT count(DISTINCT commit_id) FROM builds"); };  // broken ones too
+  auto monthly = p.sweep(p.dsn, {"--every", "1m"});
+  INFO(monthly.output);
+  REQUIRE(monthly.exit_code == 0);
+  CHECK(built() == "2");  // the two monthly samples, the last of which is also the grid's
+  auto nightly = p.sweep(p.dsn, {"--new"});
+  INFO(nightly.output);
+  REQUIRE(nightly.exit_code == 0);
+  CHECK(nightly.output.find("4 check-in(s) × 1 suite(s): 8 jobs, 2 already done") != std::string::npos);
+  CHECK(built() == "5");  // and the grid's three others
+  auto again = p.sweep(p.dsn, {"--new"});
+  CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+}
