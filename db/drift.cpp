@@ -31,10 +31,7 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
         "  COALESCE((e.summary->'summary'->>'total_learned')::bigint, 0), "
         "  COALESCE((e.summary->'summary'->>'wins')::int, 0), COALESCE((e.summary->'summary'->>'ties')::int, 0), "
         "  COALESCE((e.summary->'summary'->>'losses')::int, 0), "
-        "  (SELECT COALESCE(f.summary->>'error', 'no reason recorded') FROM evaluations f "
-        "   WHERE f.build_id = b.id AND f.status = 'failed' "
-        "     AND f.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
-        "     AND f.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) ORDER BY f.id DESC LIMIT 1), "
+        "  lf.error, "
         // Modules the default compiled and the policy's compile failed on.
         "  (SELECT string_agg(bf.name, E'\\n' ORDER BY bf.name) FROM module_results l "
         "   JOIN module_results d ON d.evaluation_id = l.evaluation_id "
@@ -43,9 +40,16 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
         "   WHERE l.evaluation_id = e.id AND l.heuristic = 'learned' "
         // As ModuleResult::learned_failed: what failed outside the compiler
         // (driftwatch, the disk) is not the policy's loss.
-        "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable')) "
+        "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable')), "
+        "  COALESCE(lf.compiler_broken, false) "
         "FROM builds b JOIN commits c ON c.id = b.commit_id JOIN repositories r ON r.id = c.repository_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
+        // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
+        "LEFT JOIN LATERAL (SELECT COALESCE(f.summary->>'error', 'no reason recorded') AS error, "
+        "    COALESCE((f.summary->>'compiler_broken')::boolean, false) AS compiler_broken FROM evaluations f "
+        "  WHERE f.build_id = b.id AND f.status = 'failed' "
+        "    AND f.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
+        "    AND f.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) ORDER BY f.id DESC LIMIT 1) lf ON true "
         "LEFT JOIN evaluations e ON e.build_id = b.id AND e.status = 'done' "
         "  AND e.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
         "  AND e.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) "
@@ -68,7 +72,10 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
       p.wins = r[13].as<int>();
       p.ties = r[14].as<int>();
       p.losses = r[15].as<int>();
-      if (!p.evaluated && !r[16].is_null()) p.evaluation_error = r[16].as<std::string>();
+      // A compiler that compiled nothing even without the policy is a check-in
+      // that gave no usable compiler, not one the policy cannot run on.
+      if (!p.evaluated && r[18].as<bool>() && p.build_outcome == "ok") p.build_outcome = kCompilerBroken;
+      else if (!p.evaluated && !r[16].is_null()) p.evaluation_error = r[16].as<std::string>();
       if (!r[17].is_null()) p.learned_failing = common::split(r[17].as<std::string>(), '\n');
       std::sort(p.learned_failing.begin(), p.learned_failing.end());  // byte order, whatever the collation
       p.learned_failed = static_cast<int>(p.learned_failing.size());

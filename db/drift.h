@@ -11,13 +11,17 @@
 
 namespace db {
 
+/// A point's build_outcome where the build succeeded but its compiler compiled
+/// no module of the suite even under its default heuristic.
+inline constexpr const char* kCompilerBroken = "compiler-broken";
+
 /// One check-in of a repository built with a recipe, and its evaluation (if
 /// any) of one policy on one suite.
 struct SeriesPoint {
   Id commit_id = 0;
   std::string sha, author, subject;
   std::int64_t time = 0;
-  std::string build_outcome;  ///< ok, build-failed, …
+  std::string build_outcome;  ///< ok, build-failed, …, or kCompilerBroken
   bool evaluated = false;     ///< a done evaluation exists
   /// Without a done one: why the newest evaluation failed as a whole (the
   /// policy cannot run on this compiler); "" when none failed.

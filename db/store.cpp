@@ -287,7 +287,8 @@ void store_evaluation(Database& db, const EvaluationRecord& r, const JobFinish* 
   release_evaluation(db, r.evaluation_id);
 }
 
-void fail_evaluation(Database& db, Id evaluation_id, const std::string& message, const JobFinish* lease) {
+void fail_evaluation(Database& db, Id evaluation_id, const std::string& message, const JobFinish* lease,
+                     bool compiler_broken) {
   try {
     db.impl().guarded("marking an evaluation failed", [&] {
       pqxx::work tx(db.impl().conn);
@@ -295,8 +296,9 @@ void fail_evaluation(Database& db, Id evaluation_id, const std::string& message,
       // Only the run that holds it: a row another run stored done stays done.
       tx.exec_params(
           "UPDATE evaluations SET status = 'failed', finished_at = now(), "
-          "summary = jsonb_build_object('error', $2::text) WHERE id = $1 AND status = 'running'",
-          evaluation_id, common::valid_utf8(message));
+          "summary = jsonb_build_object('error', $2::text, 'compiler_broken', $3::boolean) "
+          "WHERE id = $1 AND status = 'running'",
+          evaluation_id, common::valid_utf8(message), compiler_broken);
       tx.commit();
     });
   } catch (...) {

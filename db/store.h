@@ -98,8 +98,10 @@ void store_evaluation(Database& db, const EvaluationRecord& record, const struct
 /// An evaluation that failed as a whole: marked failed, `message` kept as its
 /// summary's "error", unless another run stored it meanwhile. With `lease`,
 /// throws LeaseLost (and changes nothing) unless that job is still its owner's.
+/// `compiler_broken`: the compiler compiled nothing even without the policy
+/// (kept as the summary's "compiler_broken", which the series reads).
 void fail_evaluation(Database& db, Id evaluation_id, const std::string& message,
-                     const struct JobFinish* lease = nullptr);
+                     const struct JobFinish* lease = nullptr, bool compiler_broken = false);
 /// An evaluation given up by a process that goes on (a failed attempt that
 /// will be retried): let go, and marked interrupted unless another process
 /// runs it now (a worker that took the job over).

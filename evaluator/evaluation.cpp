@@ -168,6 +168,9 @@ common::Error whole_failure(const EvaluationResult& r) {
       if (!shown && h->machine_failure()) shown = h, first_failed = &m;
   if (!shown) shown = first_failed->by_default.ok() ? &first_failed->learned : &first_failed->by_default;
   bool transient = shown->machine_failure();
+  if (!transient && std::none_of(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.by_default.ok(); }))
+    return {std::string(kCompilerBrokenError) + " (first: " + r.modules.front().name + ": " +
+            r.modules.front().by_default.outcome + ": " + r.modules.front().by_default.message + ")"};
   return {"no module compiled under both heuristics (" + std::string(transient ? "the machine failed " : "first: ") +
               first_failed->name + ", " + (shown == &first_failed->learned ? "learned" : "default") + ": " +
               shown->outcome + ": " + shown->message + ")",

@@ -37,6 +37,10 @@ inline constexpr const char* kOutcomeChannelError = "channel-error";
 inline constexpr const char* kOutcomeBadObject = "object-unreadable";
 /// driftwatch itself failed on this module (a filesystem error, say).
 inline constexpr const char* kOutcomeInternalError = "internal-error";
+/// How the failure of an evaluation whose compiler compiled no module even
+/// under its default heuristic begins: the compiler is broken, not the policy
+/// (drift treats that check-in as one that did not build).
+inline constexpr const char* kCompilerBrokenError = "the compiler compiles no module even without the policy";
 /// The outcomes that are always the machine's doing, not the compiler's on
 /// the module (HeuristicResult::machine_failure; reuse never copies them).
 inline constexpr const char* kMachineOutcomes[] = {kOutcomeTimeout, kOutcomeChannelError, kOutcomeBadObject,

@@ -207,7 +207,8 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
                                  "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
-    db::fail_evaluation(database, eval_id, result.error().message, options.finish);
+    bool compiler_broken = result.error().message.rfind(evaluator::kCompilerBrokenError, 0) == 0;
+    db::fail_evaluation(database, eval_id, result.error().message, options.finish, compiler_broken);
     fs::remove_all(o.work_dir, ec);
     throw EvaluationFailed(result.error().message);
   }

@@ -201,6 +201,32 @@ write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
 
 }  // namespace
 
+TEST_CASE("a compiler that compiles nothing even without the policy is a broken check-in, not the policy's failure") {
+  testing::TempDir scratch;
+  Project p(history_8w_with(scratch.path() / "history-compiler-broken.toml", R"toml(
+[[checkin]]
+week = 8
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Driver] Verify the module before optimizing it"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  if (!M)\n"
+with = "  if (argc > 0)\n    abort();\n  if (!M)\n"
+)toml"));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(s.output.find("the compiler compiles no module even without the policy") != std::string::npos);
+  // Nothing says the policy cannot run, and nothing asks to retrain it.
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "0");
+  CHECK(s.output.find("the policy cannot run") == std::string::npos);
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  CHECK(d.output.find("cannot run at all") == std::string::npos);
+  CHECK(d.output.find("every feature the policy uses is sent") != std::string::npos);
+}
+
 TEST_CASE("modules the policy's compile starts crashing on open a modules-failing alert pinned to the check-in") {
   testing::TempDir scratch;
   Project p(history_where_modules_fail(scratch.path()));
