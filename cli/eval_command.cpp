@@ -43,9 +43,15 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
   if (r.linked_summary.modules > 0)
     fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n", fmt::format(".text, {} linked binaries", r.linked_summary.modules),
                r.linked_summary.total_default, r.linked_summary.total_learned, -100 * r.linked_summary.total_uplift);
+  // As `decide` counts it: a module the policy's compile broke is worse than the default's.
+  int broken = 0;
+  for (const auto& m : r.modules) broken += m.learned_failed();
+  int judged = u.wins + u.ties + u.losses + broken;
   fmt::print("\nuplift {:+.2f}% (geometric mean), {:+.2f}% (total); wins {}, ties {}, losses {}: "
-             "matches or beats the default on {:.1f}% of modules\n",
-             100 * u.uplift, 100 * u.total_uplift, u.wins, u.ties, u.losses, 100 * u.no_worse_share);
+             "matches or beats the default on {:.1f}% of modules{}\n",
+             100 * u.uplift, 100 * u.total_uplift, u.wins, u.ties, u.losses,
+             judged > 0 ? 100.0 * (u.wins + u.ties) / judged : 100.0,
+             broken > 0 ? fmt::format(" (the {} the policy's compile failed on count as worse)", broken) : "");
   if (r.packages.size() > 1) {
     fmt::print("per package:\n  {:<24} {:>7} {:>9} {:>9} {:>16}\n", "package", "modules", "geomean", "total",
                "wins/ties/losses");
