@@ -202,14 +202,16 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     auto output = output_from < text.size() ? text.substr(output_from) : std::string();
     bool killed = killed_by_signal(p);
     auto machine = killed ? std::nullopt : machine_failure(output);
-    bool missing_tool = !killed && !machine && tool_not_found(p, output);
+    auto missing = killed || machine ? std::nullopt : missing_tool_line(p, output);
+    bool missing_tool = missing.has_value();
     r.transient = killed || machine || missing_tool;
     std::string note = !r.transient   ? ""
                        : p.signal     ? " (not cached)"
                        : machine      ? " (the machine failed it: not cached)"
                        : missing_tool ? " (a command the recipe runs is not installed here: not cached)"
                                       : " (killed by a signal: not cached)";
-    return std::string(step) + " " + p.describe() + note + ": " + (machine ? *machine : failure_line(text));
+    return std::string(step) + " " + p.describe() + note + ": " +
+           (machine ? *machine : missing ? *missing : failure_line(output.empty() ? text : output));
   };
 
   // The farm's shared compile cache; the worker's own setting wins (a site's redis).

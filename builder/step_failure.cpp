@@ -25,12 +25,18 @@ bool says_killed(const std::string& line) {
 
 }  // namespace
 
-std::string failure_line(const std::string& log_text) {
-  for (const auto& line : common::split(log_text, '\n'))
-    if (line.rfind("$ ", 0) != 0 &&
-        (line.find("error:") != std::string::npos || line.find("Error") != std::string::npos))
+std::string failure_line(const std::string& output) {
+  std::string failed;
+  for (const auto& line : common::split(output, '\n')) {
+    if (line.rfind("$ ", 0) == 0) continue;
+    // "[57/3120] Building CXX object …/Error.cpp.o": progress, not a diagnostic.
+    if (line.size() > 1 && line[0] == '[' && std::isdigit(static_cast<unsigned char>(line[1]))) continue;
+    if (line.find("error:") != std::string::npos || line.find("Error:") != std::string::npos ||
+        line.rfind("CMake Error", 0) == 0)
       return common::trim(line);
-  return common::last_line(log_text);
+    if (failed.empty() && line.rfind("FAILED: ", 0) == 0) failed = common::trim(line);
+  }
+  return !failed.empty() ? failed : common::last_line(output);
 }
 
 bool killed_by_signal(const common::ProcessResult& p) {
@@ -42,19 +48,51 @@ bool killed_by_signal(const common::ProcessResult& p) {
   return std::find(std::begin(kOutside), std::end(kOutside), sig) != std::end(kOutside);
 }
 
+namespace {
+
+/// The command a shell's "not found" line names ("sh: 1: cmake: not found",
+/// "bash: line 1: ninja: command not found"), or "" for any other line.
+std::string not_found_command(const std::string& line) {
+  if (line.rfind("$ ", 0) == 0) return "";  // our own echo of the command
+  auto at = line.rfind(": not found");
+  if (at == std::string::npos) at = line.rfind(": command not found");
+  if (at == std::string::npos || at == 0) return "";
+  auto start = line.rfind(": ", at - 1);
+  return line.substr(start == std::string::npos ? 0 : start + 2, at - (start == std::string::npos ? 0 : start + 2));
+}
+
+/// A program's bare name: what the shell looked up on the PATH. A path
+/// (./build.sh, {source}/configure) is the check-in's own file, gone from it.
+bool bare_program(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '+';
+  });
+}
+
+}  // namespace
+
 bool tool_not_found(const common::ProcessResult& p, const std::string& step_output) {
-  if (p.signal != 0 || p.exit_code != 127) return false;
-  // "sh: 1: cmake: not found" (dash), "bash: line 1: cmake: command not found".
+  return missing_tool_line(p, step_output).has_value();
+}
+
+std::optional<std::string> missing_tool_line(const common::ProcessResult& p, const std::string& step_output) {
+  if (p.signal != 0) return std::nullopt;
   for (const auto& line : common::split(step_output, '\n')) {
-    auto at = line.rfind(": not found");
-    if (at == std::string::npos) at = line.rfind(": command not found");
-    if (at == std::string::npos || line.rfind("$ ", 0) == 0) continue;
-    auto start = line.rfind(": ", at - 1);
-    auto name = line.substr(start == std::string::npos ? 0 : start + 2, at - (start == std::string::npos ? 0 : start + 2));
-    // A path (./build.sh, {source}/configure) is the check-in's file, gone from it.
-    return !name.empty() && name.find('/') == std::string::npos;
+    if (line.rfind("$ ", 0) == 0) continue;
+    // CMake without the generator's program or a compiler: the machine's.
+    if (line.find("CMake was unable to find a build program corresponding to") != std::string::npos ||
+        line.find("No CMAKE_C_COMPILER could be found") != std::string::npos ||
+        line.find("No CMAKE_CXX_COMPILER could be found") != std::string::npos)
+      return common::trim(line);
+    auto name = not_found_command(line);
+    if (!bare_program(name)) continue;
+    // The step's own shell (exit 127), or one a tool under it started (ninja
+    // running "ccache c++ …" through /bin/sh, which then fails with 1).
+    bool shell_line = line.rfind("sh: ", 0) == 0 || line.rfind("bash: ", 0) == 0 || line.rfind("/bin/sh: ", 0) == 0 ||
+                      line.rfind("/bin/bash: ", 0) == 0 || line.rfind("/usr/bin/sh: ", 0) == 0;
+    if (p.exit_code == 127 || shell_line) return common::trim(line);
   }
-  return false;
+  return std::nullopt;
 }
 
 std::optional<std::string> machine_failure(const std::string& step_output) {

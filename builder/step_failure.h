@@ -9,9 +9,15 @@
 
 namespace builder {
 
-/// The most telling line of a failed step's log: the first "error" line (not
-/// our own "$ command" echo), else the last line.
-std::string failure_line(const std::string& log_text);
+/// The most telling line of a failed step's output: the first diagnostic
+/// ("file:12:3: error: …", "ninja: error: …", "CMake Error at …"; never our
+/// own "$ command" echo nor a ninja progress line, whose files may be named
+/// Error.cpp), else ninja's "FAILED: …" line, else the last line.
+std::string failure_line(const std::string& output);
+
+/// The line that says which command a shell did not find, when
+/// tool_not_found; nullopt otherwise.
+std::optional<std::string> missing_tool_line(const common::ProcessResult& p, const std::string& step_output);
 
 /// The step itself was killed by a signal from outside the check-in's tools
 /// (the OOM killer, an operator, SIGBUS or SIGXFSZ on a full disk); the shell
@@ -19,10 +25,12 @@ std::string failure_line(const std::string& log_text);
 /// crash (SIGSEGV, SIGABRT) is not: it recurs with the check-in.
 bool killed_by_signal(const common::ProcessResult& p);
 
-/// The shell found no such command on the PATH (exit status 127, and it says
-/// so of a bare name): a tool the recipe runs is not installed on this
-/// machine. A path not found (./build.sh) is the check-in's own file, missing.
-bool tool_not_found(const common::ProcessResult& p, const std::string& step_output);
+/// A tool the recipe runs is not installed on this machine: the step's shell
+/// found no such command on the PATH (exit status 127, and it says so of a
+/// bare name), or a shell under the step did ("/bin/sh: 1: ccache: not
+/// found" under ninja), or CMake found no program for its generator or no
+/// compiler. A path not found (./build.sh) is the check-in's own file, missing.
+bool tool_not_found(const common::ProcessResult& p, const std::string& step_output);  // missing_tool_line says which
 
 /// What the log says when a step could not be started at all (fork or exec of
 /// the shell failed: too many processes, no memory): the machine's failure.

@@ -67,7 +67,7 @@ TEST_CASE("a tool of the check-in crashing (SIGSEGV, SIGABRT) is its own failure
   CHECK_FALSE(builder::killed_by_signal(p));
 }
 
-TEST_CASE("exit status 127 for a bare command is one the machine lacks, for a path the check-in's missing file") {
+TEST_CASE("a bare command a shell did not find (exit 127, or a shell under the step) is one the machine lacks, a path the check-in's file") {
   common::ProcessResult p;
   p.exit_code = 127;
   CHECK(builder::tool_not_found(p, "$ cmake -S src\nsh: 1: cmake: not found\n"));
@@ -76,5 +76,32 @@ TEST_CASE("exit status 127 for a bare command is one the machine lacks, for a pa
   CHECK_FALSE(builder::tool_not_found(p, "sh: 1: /w/src/configure: not found\n"));
   CHECK_FALSE(builder::tool_not_found(p, "make: *** [all] Error 127\n"));
   p.exit_code = 1;
-  CHECK_FALSE(builder::tool_not_found(p, "sh: 1: cmake: not found\n"));
+  // A shell under the step (ninja's) that lacks a program: the machine's too.
+  CHECK(builder::tool_not_found(p, "[1/9] Building CXX object a.o\nFAILED: a.o\nccache /usr/bin/c++ -c a.cpp\n"
+                                   "/bin/sh: 1: ccache: not found\nninja: build stopped: subcommand failed.\n"));
+  CHECK(builder::tool_not_found(p, "CMake Error: CMake was unable to find a build program corresponding to "
+                                   "\"Ninja\".  CMAKE_MAKE_PROGRAM is not set.\n"));
+  CHECK(builder::tool_not_found(p, "CMake Error at CMakeLists.txt:3 (project):\n  No CMAKE_CXX_COMPILER could be found.\n"));
+  // Not a shell's line, a path, or an error that merely says "not found".
+  CHECK_FALSE(builder::tool_not_found(p, "a.cpp:3:10: error: 'x': not found\n"));
+  CHECK_FALSE(builder::tool_not_found(p, "/bin/sh: 1: ./gen.sh: not found\n"));
+  CHECK_FALSE(builder::tool_not_found(p, "error: header foo.h: not found\n"));
+  p.signal = 9;
+  CHECK_FALSE(builder::tool_not_found(p, "/bin/sh: 1: ccache: not found\n"));
+}
+
+TEST_CASE("the failure line is the step's first diagnostic, not a ninja progress line naming Error.cpp") {
+  CHECK(builder::failure_line("$ ninja -C build\n[57/3120] Building CXX object lib/Support/CMakeFiles/LLVMSupport.dir/"
+                              "Error.cpp.o\nFAILED: lib/IR/Foo.cpp.o\n/src/lib/IR/Foo.cpp:12:3: error: use of "
+                              "undeclared identifier 'x'\nninja: build stopped: subcommand failed.\n") ==
+        "/src/lib/IR/Foo.cpp:12:3: error: use of undeclared identifier 'x'");
+  CHECK(builder::failure_line("-- Configuring incomplete\nCMake Error at CMakeLists.txt:9 (message):\n  too old\n") ==
+        "CMake Error at CMakeLists.txt:9 (message):");
+  // No diagnostic: ninja's FAILED line, else the last line.
+  CHECK(builder::failure_line("[1/2] Linking bin/opt\nFAILED: bin/opt\ncollect2 died\nninja: build stopped\n") ==
+        "FAILED: bin/opt");
+  CHECK(builder::failure_line("something went wrong\nexit 3\n") == "exit 3");
+  common::ProcessResult p;
+  p.exit_code = 1;
+  CHECK(builder::missing_tool_line(p, "FAILED: a.o\n/bin/sh: 1: ccache: not found\n") == "/bin/sh: 1: ccache: not found");
 }
