@@ -354,7 +354,8 @@ validation_suite = ""       # training's choices (best checkpoint, margin) made 
 holdout = []                # judged on; [] = the suites above
 settings = "shipped"        # shipped (the shipped policy's training) or small (a quick trial)
 
-# Prebuilt toolchains (nightly install prefixes) instead of, or besides, a repository:
+# Prebuilt toolchains (nightly install prefixes) instead of, or besides, a repository
+# (measured and stored; drift, alerts, decide and the report need the repository):
 # [[toolchains]]
 # dir = "/opt/llvm-nightly/2026-01-05"
 # label = "2026-01-05"

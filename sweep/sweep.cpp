@@ -373,7 +373,11 @@ SweepReport run_sweep(const SweepOptions& o) {
     }
   }
   run_until_finished(local, lock_db, ids);
-  say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
+  if (p.repo.empty())
+    say(o, "no drift analysis: it needs compiler.repo (a history to order and bisect); the toolchains' evaluations "
+           "are stored");
+  else
+    say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
   report.drift = analyse_drift({p, local, p.alerts.bisect, analysis_grid, report.sweep_id}, lock_db);
   // Bisection's builds and evaluations are this sweep's work too: their
   // failures count in its exit status.

@@ -177,6 +177,12 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   CHECK(s.output.find("2 check-in(s)") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM builds WHERE outcome = 'missing-artifact'") == "1");
+  // Drift, decide and the report follow a repository's history: said, not failed on later.
+  CHECK(s.output.find("no drift analysis: it needs compiler.repo") != std::string::npos);
+  auto r = p.run({"report", "--config", p.config, "--out", (p.dir / "report").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(common::last_line(r.output).find("report needs compiler.repo in the project file") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(p.dir / "report"));
 }
 
 TEST_CASE("a project of a repository and toolchains: sweep --new goes on from the repository's head") {
