@@ -25,7 +25,10 @@ struct Recipe {
   /// environment sets it. Not part of either hash: where compiler outputs are
   /// shared does not change them.
   std::string ccache_remote_storage;
-  int jobs = 0;                     ///< 0: one per core
+  /// The build's parallelism: `driftwatch build`'s default, and at most this
+  /// many in sweeps and workers (an LLVM link that needs 8 GiB a job must not
+  /// run 64 at once at night). 0: no limit (one per core).
+  int jobs = 0;
   std::map<std::string, std::string> artifacts;  ///< name → path, usually under {build}
   /// How the evaluator compiles one module: argv with {artifact}, {input},
   /// {output}. Part of content_hash, not of build_hash.
@@ -43,6 +46,11 @@ struct Recipe {
   /// compile cache's key, so a changed [compile] section rebuilds nothing.
   std::string build_hash;
 };
+
+/// The jobs a sweep or a worker builds `recipe` with, given its own `jobs`.
+inline int capped_jobs(const Recipe& recipe, int jobs) {
+  return recipe.jobs > 0 && recipe.jobs < jobs ? recipe.jobs : jobs;
+}
 
 /// The values recipes may refer to as {source}, {build}, {jobs}, {launcher}, {data}.
 struct Placeholders {

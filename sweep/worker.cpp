@@ -191,7 +191,7 @@ class Executor {
     if (!commit)
       throw common::Fatal("check-in " + sha.substr(0, 12) + " is no longer in " + g.location().string() +
                           " (history rewritten?)");
-    auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, o_.jobs, false, o_.log}).take();
+    auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, builder::capped_jobs(r, o_.jobs), false, o_.log}).take();
     if (final_timeout && b.result.outcome == builder::Outcome::Timeout) {
       b.result.transient = false;  // the check-in's result now, recorded as such
       b.result.message += "; the build job's last attempt timed out too: recorded as the check-in's "

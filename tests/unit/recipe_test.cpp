@@ -186,3 +186,11 @@ TEST_CASE("placeholders become single shell words, whatever the paths hold") {
   CHECK(out.env.at("CCACHE_DIR") == "/d/`y`/ccache");
   CHECK(out.artifacts.at("compiler") == "/d/$(touch x)/build/bin/cc");
 }
+
+TEST_CASE("a recipe's jobs caps a sweep's build parallelism, and 0 leaves it alone") {
+  builder::Recipe r;
+  CHECK(builder::capped_jobs(r, 64) == 64);
+  r.jobs = 8;
+  CHECK(builder::capped_jobs(r, 64) == 8);
+  CHECK(builder::capped_jobs(r, 4) == 4);
+}
