@@ -11,6 +11,7 @@ void attach_db(CLI::App& sub, Context& ctx);
 void attach_sample_history(CLI::App& sub, Context& ctx);
 void attach_commits(CLI::App& sub, Context& ctx);
 void attach_build(CLI::App& sub, Context& ctx);
+void attach_cache(CLI::App& sub, Context& ctx);
 void attach_demo(CLI::App& sub, Context& ctx);
 void attach_train(CLI::App& sub, Context& ctx);
 void attach_eval(CLI::App& sub, Context& ctx);

@@ -27,6 +27,7 @@ const cli::Command kCommands[] = {
     {"retrain", "train a candidate at the head, promote it only if it wins on held-out suites", cli::attach_retrain},
     {"commits", "list the sampled check-ins of a range (first-parent history)", cli::attach_commits},
     {"build", "build one check-in with a recipe (cached per commit and recipe)", cli::attach_build},
+    {"cache", "the cache of built compilers: prune --max-size S --older-than D [--dry-run]", cli::attach_cache},
     {"eval", "evaluate a frozen policy against the default heuristic on a suite", cli::attach_eval},
     {"train", "train a learned inlining policy for a compiler build on a suite", cli::attach_train},
     {"policy", "the learned heuristic: serve, info; a project's lineage: list|show|promote|rollback", cli::attach_policy},

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "builder/cache_prune.h"
+#include "builder/generations.h"
 #include "builder/recipe.h"
 #include "common/file_lock.h"
 #include "tests/support/temp_dir.h"
@@ -261,6 +263,42 @@ TEST_CASE("a configure step that passes {jobs} on keeps its build directory at a
   REQUIRE(second.result.outcome == builder::Outcome::Ok);
   CHECK_FALSE(second.result.from_cache);
   CHECK_FALSE(second.result.configured);  // the same configuration: built on incrementally
+}
+
+TEST_CASE("cache prune removes the oldest builds beyond its limit, never one in use, and a pruned check-in builds again") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  auto recipe = builder::load_recipe("sample-compiler").take();
+  CheckinBuildOptions options{dir / "data", 2, false};
+  auto first = build_checkin(repo, recipe, commits[0], options).take();
+  REQUIRE(first.result.outcome == builder::Outcome::Ok);
+  auto second = build_checkin(repo, recipe, commits[1], options).take();
+  REQUIRE(second.result.outcome == builder::Outcome::Ok);
+  auto entries = builder::list_cache(options.data_dir);
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].bytes > 0);
+
+  // Both over the limit, the newer one in use (a compiler being run): only the older goes.
+  auto pinned = builder::pin_entry(entries[1].entry).take();
+  builder::PruneLimits none_fit;
+  none_fit.max_bytes = 1;
+  auto dry = builder::prune_cache(options.data_dir, none_fit, true);
+  CHECK(dry.removed == 2);
+  CHECK(builder::list_cache(options.data_dir).size() == 2);  // a dry run removes nothing
+  auto out = builder::prune_cache(options.data_dir, none_fit, false);
+  CHECK(out.removed == 1);
+  CHECK(out.in_use == 1);
+  CHECK(out.freed == entries[0].bytes);
+  auto left = builder::list_cache(options.data_dir);
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].entry == entries[1].entry);
+  pinned.reset();
+
+  auto again = build_checkin(repo, recipe, commits[0], options).take();
+  CHECK(again.result.outcome == builder::Outcome::Ok);
+  CHECK_FALSE(again.result.from_cache);
+  CHECK(build_checkin(repo, recipe, commits[1], options).take().result.from_cache);
 }
 
 TEST_CASE("a changed [compile] section is used for a cached build") {

@@ -1,0 +1,143 @@
+#include "builder/cache_prune.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace builder {
+namespace fs = std::filesystem;
+
+std::vector<std::size_t> entries_to_prune(const std::vector<CacheEntry>& entries, const PruneLimits& limits,
+                                          std::int64_t now) {
+  std::vector<std::size_t> order(entries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // Newest first: those are kept while they fit.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return entries[a].built_at > entries[b].built_at; });
+  std::vector<std::size_t> out;
+  std::uintmax_t kept = 0;
+  for (auto i : order) {
+    const auto& e = entries[i];
+    bool too_old = limits.max_age && now - e.built_at > *limits.max_age;
+    bool too_big = limits.max_bytes && kept + e.bytes > *limits.max_bytes;
+    if (too_old || too_big) out.push_back(i);
+    else kept += e.bytes;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+common::Result<std::uintmax_t> parse_size(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  std::string unit = text.substr(digits);
+  if (digits == 0 || digits > 15 || unit.size() > 1)
+    return common::Error{"'" + text + "' is not a size (a whole number, optionally followed by K, M, G or T)"};
+  std::uintmax_t n = std::stoull(text.substr(0, digits));
+  const std::string units = "KMGT";
+  if (unit.empty()) return n;
+  auto at = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
+  if (at == std::string::npos)
+    return common::Error{"'" + text + "' is not a size (a whole number, optionally followed by K, M, G or T)"};
+  for (std::size_t i = 0; i <= at; ++i) n *= 1024;
+  return n;
+}
+
+namespace {
+
+std::uintmax_t bytes_under(const fs::path& dir) {
+  std::error_code ec;
+  std::uintmax_t n = 0;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) n += it->file_size(ec);
+  return n;
+}
+
+/// The directory an entry names (its current generation), or itself.
+fs::path generation_of(const fs::path& entry) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(entry, ec))) return entry;
+  auto target = fs::read_symlink(entry, ec);
+  return target.is_absolute() ? target : entry.parent_path() / target;
+}
+
+}  // namespace
+
+std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
+  std::vector<CacheEntry> out;
+  std::error_code ec;
+  for (const auto& recipe_dir : fs::directory_iterator(data_dir / "cache", ec)) {
+    if (!recipe_dir.is_directory(ec)) continue;
+    std::vector<fs::path> names;
+    for (const auto& e : fs::directory_iterator(recipe_dir.path(), ec)) names.push_back(e.path());
+    for (const auto& path : names) {
+      auto name = path.filename().string();
+      if (name.find('.') != std::string::npos) continue;  // a generation or a link being published
+      auto gen = generation_of(path);
+      if (!fs::exists(gen / "result.json", ec)) continue;
+      CacheEntry c;
+      c.entry = path;
+      // The entry's generations: the current one and any a reader still holds.
+      for (const auto& other : names)
+        if (other.filename().string().rfind(name + ".gen-", 0) == 0) c.bytes += bytes_under(other);
+      if (gen == path) c.bytes += bytes_under(path);
+      auto t = fs::last_write_time(gen, ec);
+      c.built_at = ec ? 0
+                      : std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::file_clock::to_sys(t).time_since_epoch())
+                            .count();
+      out.push_back(std::move(c));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.built_at < b.built_at; });
+  return out;
+}
+
+namespace {
+
+/// Removes the entry unless a reader or a build holds its generation.
+bool remove_entry(const CacheEntry& e) {
+  auto gen = generation_of(e.entry);
+  int fd = open(gen.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool removed = false;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0 && generation_of(e.entry) == gen) {
+    std::error_code ec;
+    // Unpublished first: a reader that resolves it now finds no build.
+    if (gen != e.entry) fs::remove(e.entry, ec);
+    fs::remove_all(gen, ec);
+    removed = !ec;
+  }
+  close(fd);
+  return removed;
+}
+
+}  // namespace
+
+PruneOutcome prune_cache(const fs::path& data_dir, const PruneLimits& limits, bool dry_run) {
+  auto entries = list_cache(data_dir);
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  auto chosen = entries_to_prune(entries, limits, now);
+  PruneOutcome out;
+  std::vector<bool> prune(entries.size(), false);
+  for (auto i : chosen) prune[i] = true;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    if (prune[i] && (dry_run || remove_entry(e))) {
+      ++out.removed;
+      out.freed += e.bytes;
+    } else {
+      if (prune[i]) ++out.in_use;
+      ++out.kept;
+      out.kept_bytes += e.bytes;
+    }
+  }
+  return out;
+}
+
+}  // namespace builder

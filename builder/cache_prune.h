@@ -1,0 +1,50 @@
+#pragma once
+// Keeping the artifact cache (<data>/cache) within bounds: each entry holds a
+// check-in's built compiler (hundreds of MB for llvm-project), and a year of
+// samples and bisection steps adds up. Removing an entry only means a later
+// build of that check-in runs again; an entry in use (a pinned generation,
+// a build in progress) is never removed.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace builder {
+
+/// One cache entry: `<data>/cache/<recipe>-<hash>/<sha>` and what it holds.
+struct CacheEntry {
+  std::filesystem::path entry;
+  std::uintmax_t bytes = 0;       ///< its generations' files
+  std::int64_t built_at = 0;      ///< seconds since the epoch: when its current generation was made
+};
+
+struct PruneLimits {
+  std::optional<std::uintmax_t> max_bytes;  ///< keep the newest entries that fit
+  std::optional<std::int64_t> max_age;      ///< seconds: remove entries built longer ago
+};
+
+/// Which entries to remove (indices into `entries`): every one older than
+/// max_age, then the oldest ones until the rest fit in max_bytes. Pure.
+std::vector<std::size_t> entries_to_prune(const std::vector<CacheEntry>& entries, const PruneLimits& limits,
+                                          std::int64_t now);
+
+/// "50G", "500M", "1T", "123456" (bytes); an error names what is wrong.
+common::Result<std::uintmax_t> parse_size(const std::string& text);
+
+/// Every entry of the cache under `data_dir`, oldest first.
+std::vector<CacheEntry> list_cache(const std::filesystem::path& data_dir);
+
+struct PruneOutcome {
+  int removed = 0, in_use = 0, kept = 0;
+  std::uintmax_t freed = 0, kept_bytes = 0;
+};
+
+/// Removes what entries_to_prune chose, skipping entries in use; with
+/// `dry_run`, only counts.
+PruneOutcome prune_cache(const std::filesystem::path& data_dir, const PruneLimits& limits, bool dry_run);
+
+}  // namespace builder

@@ -1,0 +1,57 @@
+// driftwatch cache prune
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "builder/cache_prune.h"
+#include "cli/commands.h"
+#include "common/text.h"
+
+namespace cli {
+namespace {
+
+struct PruneArgs {
+  std::string max_size, older_than;
+  bool dry_run = false;
+};
+
+std::string size_text(std::uintmax_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+void prune(Context& ctx, const PruneArgs& a) {
+  builder::PruneLimits limits;
+  if (!a.max_size.empty()) {
+    auto size = builder::parse_size(a.max_size);
+    if (!size) throw common::Fatal("--max-size " + size.error().message);
+    limits.max_bytes = *size;
+  }
+  if (!a.older_than.empty()) {
+    auto age = common::parse_duration(a.older_than);
+    if (!age) throw common::Fatal("--older-than '" + a.older_than + "' is not a duration (e.g. 30d, 12h)");
+    limits.max_age = age->count();
+  }
+  if (!limits.max_bytes && !limits.max_age)
+    throw common::Fatal("cache prune: give --max-size or --older-than (or both); nothing was removed");
+  auto out = builder::prune_cache(ctx.data_dir(), limits, a.dry_run);
+  fmt::print("{} {} cached build(s), {}; kept {} ({}){}\n", a.dry_run ? "would remove" : "removed", out.removed,
+             size_text(out.freed), out.kept, size_text(out.kept_bytes),
+             out.in_use > 0 ? fmt::format("; {} in use left alone", out.in_use) : "");
+}
+
+}  // namespace
+
+void attach_cache(CLI::App& sub, Context& ctx) {
+  require_one_subcommand(sub);
+  auto a = std::make_shared<PruneArgs>();
+  auto* p = sub.add_subcommand("prune", "remove the oldest cached compiler builds (a later build runs them again)");
+  p->add_option("--max-size", a->max_size, "keep the newest builds that fit, e.g. 50G");
+  p->add_option("--older-than", a->older_than, "remove builds made longer ago, e.g. 30d");
+  p->add_flag("--dry-run", a->dry_run, "say what would be removed, remove nothing");
+  p->callback([&ctx, a] { prune(ctx, *a); });
+}
+
+}  // namespace cli
