@@ -225,6 +225,23 @@ std::optional<AlertView> find_alert(Database& db, const std::string& project, Id
   });
 }
 
+int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, const std::string& name,
+                                    const std::string& manifest_hash) {
+  return db.impl().guarded("resolving a rebuilt suite's alerts", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto note = "its suite " + name + " was rebuilt (now " + manifest_hash.substr(0, 12) + "): a new series";
+    auto r = tx.exec_params(
+        "WITH closed AS (UPDATE alerts SET state = 'resolved', state_by = 'driftwatch', note = $4, updated_at = now() "
+        "  WHERE project = $1 AND state IN ('open', 'acknowledged') "
+        "    AND suite_id IN (SELECT id FROM suites WHERE name = $2 AND manifest_hash <> $3) RETURNING id) "
+        "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'resolved', 'driftwatch', $4 FROM closed "
+        "RETURNING alert_id",
+        project, name, manifest_hash, note);
+    tx.commit();
+    return static_cast<int>(r.size());
+  });
+}
+
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state,
                      const std::string& who_text, const std::string& note_text) {
   // People's words from a command line: any bytes, stored as valid UTF-8.

@@ -94,6 +94,13 @@ std::optional<AlertView> find_alert(Database& db, const std::string& project, Id
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state, const std::string& who,
                      const std::string& note);
 
+/// Resolves the project's open and acknowledged alerts about suite `name` as
+/// another build of it (a manifest other than `manifest_hash`) measured them:
+/// nothing charts or revisits that series now, and `alerts --exit-code`
+/// would fail on them for ever. Returns how many.
+int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, const std::string& name,
+                                    const std::string& manifest_hash);
+
 struct AlertEvent {
   std::string state, who, note, at;
 };

@@ -557,6 +557,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   for (const auto& suite_name : p.suites) {
     auto suite = select_suite(o.workers.data_dir, suite_name);
+    db::resolve_alerts_of_rebuilt_suite(db, p.name, suite.suite.name, suite.manifest_hash);
     PlanInput plan;
     plan.repo = repo.location().string();
     plan.recipe = p.recipe;

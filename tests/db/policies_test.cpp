@@ -137,3 +137,34 @@ TEST_CASE("a promotion resolves the open alerts of the policy it replaces, and n
   CHECK(db::list_alerts(database, "toy", {"open", "acknowledged"}).empty());
   CHECK(db::list_alerts(database, "toy", {})[0].note == "its policy was replaced (the project file names another)");
 }
+
+TEST_CASE("a suite rebuilt under its name resolves the old build's open alerts of the project, and no other's") {
+  auto database = testing::fresh_database();
+  db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S-old", "{}", {}, &ids);
+  db::upsert_suite(database, "hold", "S-new", "{}", {}, &ids);
+  auto alert = [&](const std::string& fingerprint, const std::string& project, const std::string& manifest) {
+    db::AlertRow r;
+    r.suite_manifest_hash = manifest;
+    r.fingerprint = fingerprint;
+    r.project = project;
+    r.kind = "uplift-dropped";
+    r.policy_hash = "root";
+    r.metric = "uplift";
+    r.details_json = "{}";
+    REQUIRE(db::open_alert(database, r));
+  };
+  alert("old", "toy", "S-old");
+  alert("new", "toy", "S-new");
+  alert("elsewhere", "other", "S-old");
+  CHECK(db::resolve_alerts_of_rebuilt_suite(database, "toy", "hold", "S-new") == 1);
+  auto open = db::list_alerts(database, "toy", {"open"});
+  REQUIRE(open.size() == 1);
+  CHECK(open[0].fingerprint == "new");
+  auto all = db::list_alerts(database, "toy", {"resolved"});
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].note.find("its suite hold was rebuilt") == 0);
+  CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
+  CHECK(db::resolve_alerts_of_rebuilt_suite(database, "toy", "hold", "S-new") == 0);
+}
