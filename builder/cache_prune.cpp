@@ -1,11 +1,9 @@
 #include "builder/cache_prune.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
+
+#include "builder/generations.h"
 
 namespace builder {
 namespace fs = std::filesystem;
@@ -57,14 +55,6 @@ std::uintmax_t bytes_under(const fs::path& dir) {
   return n;
 }
 
-/// The directory an entry names (its current generation), or itself.
-fs::path generation_of(const fs::path& entry) {
-  std::error_code ec;
-  if (!fs::is_symlink(fs::symlink_status(entry, ec))) return entry;
-  auto target = fs::read_symlink(entry, ec);
-  return target.is_absolute() ? target : entry.parent_path() / target;
-}
-
 }  // namespace
 
 std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
@@ -77,15 +67,15 @@ std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
     for (const auto& path : names) {
       auto name = path.filename().string();
       if (name.find('.') != std::string::npos) continue;  // a generation or a link being published
-      auto gen = generation_of(path);
-      if (!fs::exists(gen / "result.json", ec)) continue;
+      auto gen = current_generation(path);
+      if (!gen || !fs::exists(*gen / "result.json", ec)) continue;
       CacheEntry c;
       c.entry = path;
       // The entry's generations: the current one and any a reader still holds.
       for (const auto& other : names)
         if (other.filename().string().rfind(name + ".gen-", 0) == 0) c.bytes += bytes_under(other);
-      if (gen == path) c.bytes += bytes_under(path);
-      auto t = fs::last_write_time(gen, ec);
+      if (*gen == path) c.bytes += bytes_under(path);
+      auto t = fs::last_write_time(*gen, ec);
       c.built_at = ec ? 0
                       : std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::file_clock::to_sys(t).time_since_epoch())
@@ -97,26 +87,6 @@ std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
   return out;
 }
 
-namespace {
-
-/// Removes the entry unless a reader or a build holds its generation.
-bool remove_entry(const CacheEntry& e) {
-  auto gen = generation_of(e.entry);
-  int fd = open(gen.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool removed = false;
-  if (flock(fd, LOCK_EX | LOCK_NB) == 0 && generation_of(e.entry) == gen) {
-    std::error_code ec;
-    // Unpublished first: a reader that resolves it now finds no build.
-    if (gen != e.entry) fs::remove(e.entry, ec);
-    fs::remove_all(gen, ec);
-    removed = !ec;
-  }
-  close(fd);
-  return removed;
-}
-
-}  // namespace
 
 PruneOutcome prune_cache(const fs::path& data_dir, const PruneLimits& limits, bool dry_run) {
   auto entries = list_cache(data_dir);
@@ -128,7 +98,7 @@ PruneOutcome prune_cache(const fs::path& data_dir, const PruneLimits& limits, bo
   for (auto i : chosen) prune[i] = true;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
-    if (prune[i] && (dry_run || remove_entry(e))) {
+    if (prune[i] && (dry_run || remove_entry(e.entry))) {
       ++out.removed;
       out.freed += e.bytes;
     } else {

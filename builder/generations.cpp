@@ -18,17 +18,6 @@ namespace {
 
 std::string generation_prefix(const fs::path& entry) { return entry.filename().string() + ".gen-"; }
 
-/// The generation `entry` names, or `entry` itself for an entry made before generations.
-std::optional<fs::path> current_generation(const fs::path& entry) {
-  std::error_code ec;
-  auto st = fs::symlink_status(entry, ec);
-  if (ec || !fs::exists(st)) return std::nullopt;
-  if (!fs::is_symlink(st)) return entry;
-  auto target = fs::read_symlink(entry, ec);
-  if (ec) return std::nullopt;
-  return target.is_absolute() ? target : entry.parent_path() / target;
-}
-
 int open_dir(const fs::path& dir) { return open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
 
 bool lock(int fd, int how) {
@@ -38,6 +27,16 @@ bool lock(int fd, int how) {
 }
 
 }  // namespace
+
+std::optional<fs::path> current_generation(const fs::path& entry) {
+  std::error_code ec;
+  auto st = fs::symlink_status(entry, ec);
+  if (ec || !fs::exists(st)) return std::nullopt;
+  if (!fs::is_symlink(st)) return entry;
+  auto target = fs::read_symlink(entry, ec);
+  if (ec) return std::nullopt;
+  return target.is_absolute() ? target : entry.parent_path() / target;
+}
 
 CachePin::~CachePin() {
   if (fd_ >= 0) close(fd_);
@@ -120,6 +119,24 @@ void collect_generations(const fs::path& entry) {
     if (flock(fd, LOCK_EX | LOCK_NB) == 0 && current_generation(entry) != e.path()) fs::remove_all(e.path(), ec);
     close(fd);
   }
+}
+
+bool remove_entry(const fs::path& entry) {
+  auto gen = current_generation(entry);
+  if (!gen) return false;
+  int fd = open_dir(*gen);
+  if (fd < 0) return false;
+  bool removed = false;
+  // Held by a reader or a build in progress: theirs, as collect_generations leaves it.
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0 && current_generation(entry) == gen) {
+    std::error_code ec;
+    // Unpublished first: a reader that resolves it now finds no build.
+    if (*gen != entry) fs::remove(entry, ec);
+    fs::remove_all(*gen, ec);
+    removed = !ec;
+  }
+  close(fd);
+  return removed;
 }
 
 BuildResult in_generation(BuildResult r, const fs::path& generation) {

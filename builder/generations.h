@@ -10,6 +10,7 @@
 // generations (plain directories) are read as they are and replaced the same way.
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "builder/build.h"
 #include "common/result.h"
@@ -48,6 +49,14 @@ common::Status publish_generation(const std::filesystem::path& entry, const std:
 
 /// Removes `entry`'s generations that are neither current nor locked.
 void collect_generations(const std::filesystem::path& entry);
+
+/// The generation `entry` names, `entry` itself for an entry made before
+/// generations, nullopt when there is none.
+std::optional<std::filesystem::path> current_generation(const std::filesystem::path& entry);
+
+/// Unpublishes `entry` and removes its current generation, unless a reader or
+/// a build holds it; true when removed (`cache prune`).
+bool remove_entry(const std::filesystem::path& entry);
 
 /// `r` (a result read through `entry`) with its artifacts and compile command
 /// in `generation`, so what runs does not move when `entry` is republished.

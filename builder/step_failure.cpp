@@ -71,10 +71,6 @@ bool bare_program(const std::string& name) {
 
 }  // namespace
 
-bool tool_not_found(const common::ProcessResult& p, const std::string& step_output) {
-  return missing_tool_line(p, step_output).has_value();
-}
-
 std::optional<std::string> missing_tool_line(const common::ProcessResult& p, const std::string& step_output) {
   if (p.signal != 0) return std::nullopt;
   for (const auto& line : common::split(step_output, '\n')) {

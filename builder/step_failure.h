@@ -15,9 +15,6 @@ namespace builder {
 /// Error.cpp), else ninja's "FAILED: …" line, else the last line.
 std::string failure_line(const std::string& output);
 
-/// The line that says which command a shell did not find, when
-/// tool_not_found; nullopt otherwise.
-std::optional<std::string> missing_tool_line(const common::ProcessResult& p, const std::string& step_output);
 
 /// The step itself was killed by a signal from outside the check-in's tools
 /// (the OOM killer, an operator, SIGBUS or SIGXFSZ on a full disk); the shell
@@ -30,7 +27,8 @@ bool killed_by_signal(const common::ProcessResult& p);
 /// bare name), or a shell under the step did ("/bin/sh: 1: ccache: not
 /// found" under ninja), or CMake found no program for its generator or no
 /// compiler. A path not found (./build.sh) is the check-in's own file, missing.
-bool tool_not_found(const common::ProcessResult& p, const std::string& step_output);  // missing_tool_line says which
+/// The line that says so; nullopt when no tool is missing.
+std::optional<std::string> missing_tool_line(const common::ProcessResult& p, const std::string& step_output);
 
 /// What the log says when a step could not be started at all (fork or exec of
 /// the shell failed: too many processes, no memory): the machine's failure.

@@ -78,7 +78,6 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
       else if (!p.evaluated && !r[16].is_null()) p.evaluation_error = r[16].as<std::string>();
       if (!r[17].is_null()) p.learned_failing = common::split(r[17].as<std::string>(), '\n');
       std::sort(p.learned_failing.begin(), p.learned_failing.end());  // byte order, whatever the collation
-      p.learned_failed = static_cast<int>(p.learned_failing.size());
       if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
       out.push_back(std::move(p));
     }

@@ -29,8 +29,10 @@ struct SeriesPoint {
   double uplift = 0, total_uplift = 0;
   std::int64_t total_default = 0, total_learned = 0;
   int wins = 0, ties = 0, losses = 0;
-  int learned_failed = 0;   ///< modules the default compiled and the policy's compile failed (not in the above)
-  std::vector<std::string> learned_failing;  ///< their names, sorted
+  /// Modules the default compiled and the policy's compile failed on (not in
+  /// the above), by name in byte order.
+  std::vector<std::string> learned_failing;
+  int learned_failed() const { return static_cast<int>(learned_failing.size()); }
   std::string compat_json;  ///< the feature compatibility report
   struct Module {
     std::string name;

@@ -89,7 +89,8 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
   if (log)
     log("compiler: " + commit.short_sha() + " " + tracker::format_date(commit.time) + " (" + commit.subject +
         ") with recipe " + recipe.name);
-  auto b = tracker::build_checkin(repo, recipe, commit, {data, builder::capped_jobs(recipe, jobs_or_cores(s.jobs)), false, log}).take();
+  auto jobs = builder::capped_jobs(recipe, jobs_or_cores(s.jobs));
+  auto b = tracker::build_checkin(repo, recipe, commit, {data, jobs, false, log}).take();
   if (database) out.build_id = record_build(*database, repo, recipe, b);
   if (b.result.outcome != builder::Outcome::Ok)
     throw common::Fatal("check-in " + commit.short_sha() + " did not build (" +

@@ -27,7 +27,7 @@ reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
   r.sha = p.sha;
   r.uplift = p.uplift;
   // A module the policy's compile broke is worse than the default's.
-  int measured = p.wins + p.ties + p.losses + p.learned_failed;
+  int measured = p.wins + p.ties + p.losses + p.learned_failed();
   r.no_worse = measured > 0 ? double(p.wins + p.ties) / measured : 1.0;
   auto lost = compat_features(p.compat_json).lost;
   r.features_lost = static_cast<int>(lost.size());

@@ -153,7 +153,7 @@ TEST_CASE("the series counts as the policy's losses the learned compiles it can 
   db::store_evaluation(database, r);
   auto series = db::load_series(database, "/srv/compiler", "h1", "ph", "mh");
   REQUIRE(series.size() == 1);
-  CHECK(series[0].learned_failed == 3);
+  CHECK(series[0].learned_failed() == 3);
 }
 
 TEST_CASE("an evaluation that failed as a whole is marked failed, not left running") {

@@ -70,24 +70,24 @@ TEST_CASE("a tool of the check-in crashing (SIGSEGV, SIGABRT) is its own failure
 TEST_CASE("a bare command a shell did not find (exit 127, or a shell under the step) is one the machine lacks, a path the check-in's file") {
   common::ProcessResult p;
   p.exit_code = 127;
-  CHECK(builder::tool_not_found(p, "$ cmake -S src\nsh: 1: cmake: not found\n"));
-  CHECK(builder::tool_not_found(p, "bash: line 1: ninja: command not found\n"));
-  CHECK_FALSE(builder::tool_not_found(p, "sh: 1: ./build.sh: not found\n"));
-  CHECK_FALSE(builder::tool_not_found(p, "sh: 1: /w/src/configure: not found\n"));
-  CHECK_FALSE(builder::tool_not_found(p, "make: *** [all] Error 127\n"));
+  CHECK(builder::missing_tool_line(p, "$ cmake -S src\nsh: 1: cmake: not found\n"));
+  CHECK(builder::missing_tool_line(p, "bash: line 1: ninja: command not found\n"));
+  CHECK_FALSE(builder::missing_tool_line(p, "sh: 1: ./build.sh: not found\n"));
+  CHECK_FALSE(builder::missing_tool_line(p, "sh: 1: /w/src/configure: not found\n"));
+  CHECK_FALSE(builder::missing_tool_line(p, "make: *** [all] Error 127\n"));
   p.exit_code = 1;
   // A shell under the step (ninja's) that lacks a program: the machine's too.
-  CHECK(builder::tool_not_found(p, "[1/9] Building CXX object a.o\nFAILED: a.o\nccache /usr/bin/c++ -c a.cpp\n"
+  CHECK(builder::missing_tool_line(p, "[1/9] Building CXX object a.o\nFAILED: a.o\nccache /usr/bin/c++ -c a.cpp\n"
                                    "/bin/sh: 1: ccache: not found\nninja: build stopped: subcommand failed.\n"));
-  CHECK(builder::tool_not_found(p, "CMake Error: CMake was unable to find a build program corresponding to "
+  CHECK(builder::missing_tool_line(p, "CMake Error: CMake was unable to find a build program corresponding to "
                                    "\"Ninja\".  CMAKE_MAKE_PROGRAM is not set.\n"));
-  CHECK(builder::tool_not_found(p, "CMake Error at CMakeLists.txt:3 (project):\n  No CMAKE_CXX_COMPILER could be found.\n"));
+  CHECK(builder::missing_tool_line(p, "CMake Error at CMakeLists.txt:3 (project):\n  No CMAKE_CXX_COMPILER could be found.\n"));
   // Not a shell's line, a path, or an error that merely says "not found".
-  CHECK_FALSE(builder::tool_not_found(p, "a.cpp:3:10: error: 'x': not found\n"));
-  CHECK_FALSE(builder::tool_not_found(p, "/bin/sh: 1: ./gen.sh: not found\n"));
-  CHECK_FALSE(builder::tool_not_found(p, "error: header foo.h: not found\n"));
+  CHECK_FALSE(builder::missing_tool_line(p, "a.cpp:3:10: error: 'x': not found\n"));
+  CHECK_FALSE(builder::missing_tool_line(p, "/bin/sh: 1: ./gen.sh: not found\n"));
+  CHECK_FALSE(builder::missing_tool_line(p, "error: header foo.h: not found\n"));
   p.signal = 9;
-  CHECK_FALSE(builder::tool_not_found(p, "/bin/sh: 1: ccache: not found\n"));
+  CHECK_FALSE(builder::missing_tool_line(p, "/bin/sh: 1: ccache: not found\n"));
 }
 
 TEST_CASE("the failure line is the step's first diagnostic, not a ninja progress line naming Error.cpp") {
