@@ -3,8 +3,10 @@
 // below ADD are inlined too, and those above REMOVE are not. A rule of a few
 // numbers cannot fit one module, so what it gains on one suite it should keep
 // on another: this measures whether such a rule pays on unseen packages.
-// Usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[,ADD:REMOVE...] [--jobs N]
-//   (ADD or REMOVE "-" leaves that side as the default's)
+// Usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS][,...] [--jobs N]
+//   (ADD or REMOVE "-" leaves that side as the default's; USERS limits ADD to
+//   callees with at most that many users, where inlining every call can leave
+//   a static callee dead: a gain the single-flip search cannot see)
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -23,10 +25,10 @@ namespace {
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
 struct Rule {
-  double add = kNone, remove = kNone;
+  double add = kNone, remove = kNone, users = kNone;
   std::string label() const {
     auto side = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:g}", v); };
-    return side(add) + ":" + side(remove);
+    return side(add) + ":" + side(remove) + (std::isnan(users) ? "" : ":" + side(users));
   }
 };
 
@@ -35,14 +37,16 @@ class RuleRunner : public policy::Runner {
   RuleRunner(Rule rule, policy::DefaultDecisionSlot slot) : rule_(rule), slot_(slot) {}
   common::Status begin(const policy::ChannelHeader& h) override {
     cost_ = h.find("cost_estimate");
+    users_ = h.find("callee_users");
     default_ = h.find(policy::slot_feature_name(slot_));
-    if (cost_ < 0 || default_ < 0) return common::Error{"the compiler sends no cost_estimate or default decision"};
+    if (cost_ < 0 || default_ < 0 || users_ < 0) return common::Error{"the compiler sends no cost_estimate or default decision"};
     return common::Ok{};
   }
   double advise(const policy::Observation& obs) override {
     bool inline_it = obs.features[default_][0] != 0;
     double cost = obs.features[cost_][0];
-    if (!inline_it && !std::isnan(rule_.add) && cost < rule_.add) inline_it = true;
+    bool few_users = std::isnan(rule_.users) || obs.features[users_][0] <= rule_.users;
+    if (!inline_it && !std::isnan(rule_.add) && cost < rule_.add && few_users) inline_it = true;
     if (inline_it && !std::isnan(rule_.remove) && cost > rule_.remove) inline_it = false;
     return inline_it ? 1 : 0;
   }
@@ -51,7 +55,7 @@ class RuleRunner : public policy::Runner {
  private:
   Rule rule_;
   policy::DefaultDecisionSlot slot_;
-  int cost_ = -1, default_ = -1;
+  int cost_ = -1, default_ = -1, users_ = -1;
 };
 
 std::vector<Rule> parse_rules(const std::string& text) {
@@ -59,9 +63,11 @@ std::vector<Rule> parse_rules(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    auto colon = item.find(':');
-    auto a = item.substr(0, colon), r = item.substr(colon + 1);
-    out.push_back({a == "-" ? kNone : std::stod(a), r == "-" ? kNone : std::stod(r)});
+    std::vector<std::string> parts;
+    std::stringstream fields(item);
+    for (std::string f; std::getline(fields, f, ':');) parts.push_back(f);
+    auto num = [&](size_t i) { return i >= parts.size() || parts[i] == "-" ? kNone : std::stod(parts[i]); };
+    out.push_back({num(0), num(1), num(2)});
   }
   return out;
 }
@@ -70,7 +76,7 @@ std::vector<Rule> parse_rules(const std::string& text) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fmt::print(stderr, "usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[,...] [--jobs N]\n");
+    fmt::print(stderr, "usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS][,...] [--jobs N]\n");
     return 2;
   }
   std::string dwcc = argv[1];
