@@ -40,32 +40,72 @@ bool write_all(int fd, std::string_view bytes) {
   return true;
 }
 
-}  // namespace
+Error cannot_write(const fs::path& path, int e) {
+  return Error{"cannot write " + path.string() + ": " + std::strerror(e)};
+}
 
-Status write_file_atomically(const fs::path& path, std::string_view bytes) {
-  auto fail = [&](const std::string& scratch, int e) -> Status {
-    if (!scratch.empty()) unlink(scratch.c_str());
-    return Error{"cannot write " + path.string() + ": " + std::strerror(e)};
-  };
+/// Writes and flushes `bytes` to a new scratch file beside `path`; on failure
+/// removes it and names `path`.
+Result<std::string> stage(const fs::path& path, std::string_view bytes) {
   std::string scratch;
   int fd = open_scratch(path, scratch);
-  if (fd < 0) return fail("", errno);
+  if (fd < 0) return cannot_write(path, errno);
   bool ok = write_all(fd, bytes) && fsync(fd) == 0;
   int e = errno;
   if (close(fd) != 0 && ok) {  // NFS and some others report a failed write only here
     ok = false;
     e = errno;
   }
-  if (!ok) return fail(scratch, e);
-  if (rename(scratch.c_str(), path.c_str()) != 0) return fail(scratch, errno);
+  if (!ok) {
+    unlink(scratch.c_str());
+    return cannot_write(path, e);
+  }
+  return scratch;
+}
+
+/// Renames a staged scratch file over `path`, then makes the rename durable.
+Status publish(const std::string& scratch, const fs::path& path) {
+  if (rename(scratch.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    unlink(scratch.c_str());
+    return cannot_write(path, e);
+  }
   // The rename itself is durable only once the directory is.
   auto dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     int r = fsync(dir_fd);
-    e = errno;
+    int e = errno;
     close(dir_fd);
-    if (r != 0 && e != EINVAL) return Error{"cannot write " + path.string() + ": " + std::strerror(e)};
+    if (r != 0 && e != EINVAL) return cannot_write(path, e);
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status write_file_atomically(const fs::path& path, std::string_view bytes) {
+  auto scratch = stage(path, bytes);
+  if (!scratch) return scratch.error();
+  return publish(*scratch, path);
+}
+
+Status write_files_atomically(const std::vector<std::pair<fs::path, std::string>>& files) {
+  std::vector<std::string> staged;
+  for (const auto& [path, bytes] : files) {
+    auto scratch = stage(path, bytes);
+    if (!scratch) {
+      for (const auto& s : staged) unlink(s.c_str());
+      return scratch.error();
+    }
+    staged.push_back(*scratch);
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    auto st = publish(staged[i], files[i].first);
+    if (!st) {
+      for (std::size_t j = i + 1; j < staged.size(); ++j) unlink(staged[j].c_str());
+      return st;
+    }
   }
   return Ok{};
 }

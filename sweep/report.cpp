@@ -310,16 +310,18 @@ common::Result<std::vector<fs::path>> write_report(const reports::ReportData& da
   } else if (!fs::create_directories(dir, ec) && ec) {
     return common::Error{"cannot create " + dir.string() + ": " + ec.message()};
   }
+  // Replaced as a set: a reader never finds this run's HTML beside the last
+  // run's JSON.
+  std::vector<std::pair<fs::path, std::string>> texts;
   std::vector<fs::path> written;
   for (std::size_t i = 0; i < formats.size(); ++i) {
-    std::string text = formats[i] == "html" ? reports::render_html(data, reports::web_assets())
-                       : formats[i] == "md" ? reports::render_markdown(data)
-                                            : reports::render_json(data);
-    auto path = dir / (*files)[i];
-    auto st = common::write_file_atomically(path, text);
-    if (!st) return st.error();
-    written.push_back(path);
+    written.push_back(dir / (*files)[i]);
+    texts.emplace_back(written.back(), formats[i] == "html" ? reports::render_html(data, reports::web_assets())
+                                       : formats[i] == "md" ? reports::render_markdown(data)
+                                                            : reports::render_json(data));
   }
+  auto st = common::write_files_atomically(texts);
+  if (!st) return st.error();
   // An earlier report's other formats would sit beside this one as if they were it.
   for (const auto& k : kFormats)
     if (std::find(files->begin(), files->end(), std::string(k.file)) == files->end()) fs::remove(dir / k.file, ec);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <sys/mount.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -58,6 +59,26 @@ TEST_CASE("an atomic write to a full disk fails naming the file, keeps the old o
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(disk.dir)) left.push_back(e.path().filename());
   CHECK(left == std::vector<std::string>{"result.json"});
+}
+
+TEST_CASE("a set written atomically is replaced whole, or on a full disk not at all") {
+  testing::TempDir dir;
+  SmallDisk disk(dir / "disk");
+  auto html = disk.dir / "index.html", json = disk.dir / "report.json";
+  REQUIRE(common::write_files_atomically({{html, "old html"}, {json, "old json"}}).ok());
+  REQUIRE(common::write_files_atomically({{html, "new html"}, {json, "new json"}}).ok());
+  CHECK(read(html) == "new html");
+  CHECK(read(json) == "new json");
+  // The first fits, the second does not: the first must not be published alone.
+  auto r = common::write_files_atomically({{html, "newer html"}, {json, std::string(256 * 1024, 'x')}});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "cannot write " + json.string() + ": " + std::strerror(ENOSPC));
+  CHECK(read(html) == "new html");
+  CHECK(read(json) == "new json");
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(disk.dir)) left.push_back(e.path().filename());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"index.html", "report.json"});
 }
 
 TEST_CASE("an atomic write into a missing directory fails naming the file") {
