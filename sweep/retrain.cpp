@@ -241,58 +241,55 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     return n;
   };
   std::vector<std::pair<reports::HeldOutFigures, reports::HeldOutFigures>> per_suite;
-  // A candidate that could not be judged is rejected with why, never left
-  // "being evaluated" for a hand promotion without figures.
-  struct RejectUnlessJudged {
-    db::Database& db;
-    db::Id id;
-    bool judged = false;
-    ~RejectUnlessJudged() {
-      if (judged || std::uncaught_exceptions() == 0) return;
+  // A candidate that could not be judged is rejected with the error that
+  // stopped it, never left "being evaluated" for a hand promotion without
+  // figures: `policy list` says why.
+  try {
+    auto active_model = policy::PolicyModel::load(active.file).take();
+    for (const auto& h : holdout) {
+      say(o, "evaluating the active policy and the candidate on " + h.suite.name);
+      // The active policy may not run here at all: that is what `decide`'s
+      // features rule retrains for. It then wins nothing and every module
+      // counts as its loss, and the candidate is judged against that.
+      std::optional<StoredEvaluation> a;
       try {
-        db::set_lineage_state(db, id, "rejected", "{}", "could not be judged: its evaluation stopped with an error");
-      } catch (...) {  // the database itself may be what failed
+        a = evaluate_and_store(db, build, h, active_model, eo);
+      } catch (const EvaluationFailed& e) {
+        say(o, "the active policy cannot run on " + h.suite.name + " here (" + e.what() +
+                   "): it counts as no uplift, every module a loss");
       }
+      auto c = evaluate_and_store(db, build, h, candidate, eo);
+      reports::HeldOutFigures active_figures, candidate_figures;
+      if (a) {
+        // Both uplifts over the modules both evaluations measured: a module one
+        // of them failed must not leave that side's figure alone (its losses
+        // count above).
+        auto levels =
+            reports::compare_levels(evaluator::measured_sizes(a->result), evaluator::measured_sizes(c.result));
+        active_figures = {levels.before.uplift, losses(a->result), a->result.summary.modules};
+        candidate_figures = {levels.after.uplift, losses(c.result), c.result.summary.modules};
+      } else {
+        int modules = static_cast<int>(h.suite.modules.size());
+        active_figures = {0, modules, modules};
+        candidate_figures = {c.result.summary.uplift, losses(c.result), c.result.summary.modules};
+      }
+      report.holdout.push_back({h.suite.name, active_figures.uplift, candidate_figures.uplift, active_figures.losses,
+                                candidate_figures.losses, candidate_figures.modules});
+      report.active.uplift += active_figures.uplift / holdout.size();
+      report.candidate.uplift += candidate_figures.uplift / holdout.size();
+      report.active.losses += active_figures.losses;
+      report.candidate.losses += candidate_figures.losses;
+      report.active.modules += active_figures.modules;
+      report.candidate.modules += candidate_figures.modules;
+      per_suite.push_back({active_figures, candidate_figures});
     }
-  } reject_unless_judged{db, report.candidate_id};
-  auto active_model = policy::PolicyModel::load(active.file).take();
-  for (const auto& h : holdout) {
-    say(o, "evaluating the active policy and the candidate on " + h.suite.name);
-    // The active policy may not run here at all: that is what `decide`'s
-    // features rule retrains for. It then wins nothing and every module
-    // counts as its loss, and the candidate is judged against that.
-    std::optional<StoredEvaluation> a;
+  } catch (const std::exception& e) {
     try {
-      a = evaluate_and_store(db, build, h, active_model, eo);
-    } catch (const EvaluationFailed& e) {
-      say(o, "the active policy cannot run on " + h.suite.name + " here (" + e.what() +
-                 "): it counts as no uplift, every module a loss");
+      db::set_lineage_state(db, report.candidate_id, "rejected", "{}", std::string("could not be judged: ") + e.what());
+    } catch (...) {  // the database itself may be what failed; the error rethrown says so
     }
-    auto c = evaluate_and_store(db, build, h, candidate, eo);
-    reports::HeldOutFigures active_figures, candidate_figures;
-    if (a) {
-      // Both uplifts over the modules both evaluations measured: a module one
-      // of them failed must not leave that side's figure alone (its losses
-      // count above).
-      auto levels = reports::compare_levels(evaluator::measured_sizes(a->result), evaluator::measured_sizes(c.result));
-      active_figures = {levels.before.uplift, losses(a->result), a->result.summary.modules};
-      candidate_figures = {levels.after.uplift, losses(c.result), c.result.summary.modules};
-    } else {
-      int modules = static_cast<int>(h.suite.modules.size());
-      active_figures = {0, modules, modules};
-      candidate_figures = {c.result.summary.uplift, losses(c.result), c.result.summary.modules};
-    }
-    report.holdout.push_back({h.suite.name, active_figures.uplift, candidate_figures.uplift, active_figures.losses,
-                              candidate_figures.losses, candidate_figures.modules});
-    report.active.uplift += active_figures.uplift / holdout.size();
-    report.candidate.uplift += candidate_figures.uplift / holdout.size();
-    report.active.losses += active_figures.losses;
-    report.candidate.losses += candidate_figures.losses;
-    report.active.modules += active_figures.modules;
-    report.candidate.modules += candidate_figures.modules;
-    per_suite.push_back({active_figures, candidate_figures});
+    throw;
   }
-  reject_unless_judged.judged = true;
   reports::PromotionSettings promotion{p.retrain.margin, p.retrain.max_extra_losing};
   auto verdict = reports::judge_candidate(report.active, report.candidate, promotion);
   for (std::size_t i = 0; i < holdout.size() && verdict.promote; ++i)
