@@ -149,8 +149,12 @@ Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id, const 
     if (lease) detail::check_lease_in(tx, *lease);
     auto id = tx.exec_params1(
                     "INSERT INTO evaluations (build_id, policy_id, suite_id) VALUES ($1, $2, $3) "
-                    "ON CONFLICT (build_id, policy_id, suite_id) DO UPDATE SET status = 'running', "
-                    "started_at = now(), finished_at = NULL RETURNING id",
+                    "ON CONFLICT (build_id, policy_id, suite_id) DO UPDATE SET "
+                    // A stored evaluation measured again keeps its figures and
+                    // status until the new ones replace them in store_evaluation.
+                    "status = CASE WHEN evaluations.status = 'done' THEN 'done' ELSE 'running' END, "
+                    "started_at = CASE WHEN evaluations.status = 'done' THEN evaluations.started_at ELSE now() END, "
+                    "finished_at = CASE WHEN evaluations.status = 'done' THEN evaluations.finished_at END RETURNING id",
                     build_id, policy_id, suite_id)[0]
                   .as<Id>();
     // Taken before the row commits, so nobody ever sees it running unheld.

@@ -62,7 +62,9 @@ Id upsert_policy(Database& db, const std::string& name, const std::string& conte
 Id upsert_suite(Database& db, const std::string& name, const std::string& manifest_hash,
                 const std::string& metadata_json, const std::vector<BenchmarkRow>& benchmarks,
                 std::vector<Id>* benchmark_ids);
-/// The evaluation of (build, policy, suite), created or reset to `running`;
+/// The evaluation of (build, policy, suite), created or reset to `running`
+/// (one already `done` stays done, with its figures, until the new run's
+/// replace them: a re-measure cut short or failed loses nothing);
 /// this connection holds it (a shared advisory lock) until it is stored or
 /// failed, or the connection closes. With `lease`, throws LeaseLost (and
 /// changes nothing) unless that job is still its owner's.

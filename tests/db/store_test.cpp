@@ -129,10 +129,10 @@ TEST_CASE("a compiler's message in another encoding than UTF-8 is stored, not th
   db::store_evaluation(database, r);
   CHECK(db::evaluation_status(database, e.id) == "done");
   CHECK(db::count_module_results(database, e.id) == 1);
-  auto failed = make_evaluation(database, 1);
-  auto other = db::begin_evaluation(database, failed.build, failed.policy, failed.suite);
-  db::fail_evaluation(database, other, "LLVM ERROR: cannot open caf\xe9.o");
-  CHECK(db::evaluation_status(database, other) == "failed");
+  auto elsewhere = testing::fresh_database();
+  auto failed = make_evaluation(elsewhere, 1);
+  db::fail_evaluation(elsewhere, failed.id, "LLVM ERROR: cannot open caf\xe9.o");
+  CHECK(db::evaluation_status(elsewhere, failed.id) == "failed");
 }
 
 TEST_CASE("the series counts as the policy's losses the learned compiles it can have failed, not the machine's") {
@@ -189,7 +189,33 @@ TEST_CASE("a worker whose lease another worker took neither restarts nor fails t
   CHECK(db::evaluation_status(database, e.id) == "done");
   db::JobFinish w2{job->id, "w2:1:0", "{}"};
   CHECK(db::begin_evaluation(database, e.build, e.policy, e.suite, &w2) == e.id);
-  CHECK(db::evaluation_status(database, e.id) == "running");
+  CHECK(db::evaluation_status(database, e.id) == "done");  // stored figures stay until new ones replace them
+}
+
+TEST_CASE("measuring a stored evaluation again and giving up keeps it done, with its figures") {
+  auto database = testing::fresh_database();
+  auto e = make_evaluation(database, 2);
+  db::EvaluationRecord r;
+  r.evaluation_id = e.id;
+  for (auto b : e.benchmarks) r.results.push_back({b, "default", evaluator::kOutcomeOk, ""});
+  r.measurements = rows_for(e);
+  db::store_evaluation(database, r);
+  auto measured = db::count_measurements(database, e.id);
+  REQUIRE(measured > 0);
+  // `driftwatch eval --no-reuse` again, cut short (SIGTERM, a lost database) or failed.
+  REQUIRE(db::begin_evaluation(database, e.build, e.policy, e.suite) == e.id);
+  db::interrupt_evaluation(database, e.id);
+  CHECK(db::evaluation_status(database, e.id) == "done");
+  REQUIRE(db::begin_evaluation(database, e.build, e.policy, e.suite) == e.id);
+  db::fail_evaluation(database, e.id, "every module timed out");
+  CHECK(db::evaluation_status(database, e.id) == "done");
+  CHECK(db::count_measurements(database, e.id) == measured);
+  CHECK(db::count_module_results(database, e.id) == 2);
+  CHECK(db::load_series(database, "/srv/compiler", "h1", "ph", "mh").size() == 1);
+  // A process that dies mid-run leaves nothing running for the next one to mark.
+  REQUIRE(db::begin_evaluation(database, e.build, e.policy, e.suite) == e.id);
+  CHECK(db::record_interrupted_evaluations(database) == 0);
+  CHECK(db::evaluation_status(database, e.id) == "done");
 }
 
 TEST_CASE("a worker giving an evaluation up leaves it running while the worker that took the job over runs it") {
