@@ -30,26 +30,40 @@ nlohmann::json to_json(const PolicyMetadata& m) {
 common::Result<PolicyMetadata> from_json(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error{"its metadata is not valid JSON"};
-  if (j.value("kind", "") != kKind) return Error{"it is not an inlining policy (kind '" + j.value("kind", "?") + "')"};
-  if (j.value("format", 0) != kFormat)
-    return Error{"it has format " + std::to_string(j.value("format", 0)) + ", this driftwatch reads " + std::to_string(kFormat)};
+  auto shown = [&](const char* key) {
+    if (!j.contains(key)) return std::string("missing");
+    return j[key].is_string() ? "'" + j[key].get<std::string>() + "'" : j[key].dump();
+  };
+  if (!j.contains("kind") || !j["kind"].is_string() || j["kind"] != kKind)
+    return Error{"it is not an inlining policy (kind " + shown("kind") + ")"};
+  if (!j.contains("format") || !j["format"].is_number_integer() || j["format"] != kFormat)
+    return Error{"it has format " + shown("format") + ", this driftwatch reads " + std::to_string(kFormat)};
   PolicyMetadata m;
+  // Each field read by name, so a wrong one is named, not only its JSON type.
+  std::string field;
+  auto at = [&](const char* name) -> const nlohmann::json& {
+    field = name;
+    return j.at(name);
+  };
   try {
-    m.name = j.at("name").get<std::string>();
-    m.features = j.at("features").get<std::vector<std::string>>();
-    m.mean = j.at("mean").get<std::vector<double>>();
-    m.scale = j.at("scale").get<std::vector<double>>();
-    m.hidden = j.at("hidden").get<std::vector<int>>();
-    m.compiler_repo = j.at("compiler_repo").get<std::string>();
-    m.compiler_commit = j.at("compiler_commit").get<std::string>();
-    m.corpus = j.at("corpus").get<std::string>();
-    m.seed = j.at("seed").get<std::uint64_t>();
-    m.training = j.at("training").get<std::string>();
-    m.parent = j.at("parent").get<std::string>();
-    m.created = j.at("created").get<std::string>();
+    m.name = at("name").get<std::string>();
+    m.features = at("features").get<std::vector<std::string>>();
+    m.mean = at("mean").get<std::vector<double>>();
+    m.scale = at("scale").get<std::vector<double>>();
+    m.hidden = at("hidden").get<std::vector<int>>();
+    m.compiler_repo = at("compiler_repo").get<std::string>();
+    m.compiler_commit = at("compiler_commit").get<std::string>();
+    m.corpus = at("corpus").get<std::string>();
+    m.seed = at("seed").get<std::uint64_t>();
+    m.training = at("training").get<std::string>();
+    m.parent = at("parent").get<std::string>();
+    m.created = at("created").get<std::string>();
+    field = "margin";
     m.margin = j.value("margin", 0.0);  // absent in files made before margins
-  } catch (const nlohmann::json::exception& e) {
-    return Error{std::string("its metadata is incomplete: ") + e.what()};
+  } catch (const nlohmann::json::out_of_range&) {
+    return Error{"its metadata has no field '" + field + "'"};
+  } catch (const nlohmann::json::exception&) {
+    return Error{"its metadata field '" + field + "' has the wrong type (" + j.at(field).type_name() + ")"};
   }
   if (m.features.empty()) return Error{"its metadata lists no features"};
   if (m.mean.size() != m.features.size() || m.scale.size() != m.features.size())

@@ -149,3 +149,20 @@ TEST_CASE("transform_feature compresses magnitudes symmetrically") {
   CHECK(transform_feature(-1) == -transform_feature(1));
   CHECK(transform_feature(1000) < 7.0);
 }
+
+TEST_CASE("metadata of the wrong type is refused naming the field, not only the JSON type") {
+  testing::TempDir dir;
+  REQUIRE(PolicyModel::create(metadata()).save(dir / "p.policy").ok());
+  auto good = read(dir / "p.policy");
+  auto refused = [&](const std::string& from, const std::string& to) {
+    write(dir / "bad.policy", testing::edited_policy(good, from, to));
+    auto r = PolicyModel::load(dir / "bad.policy");
+    REQUIRE_FALSE(r.ok());
+    return r.error().message.substr(r.error().message.find(": ") + 2);
+  };
+  // Edits of the same length (the helper keeps the layout's sizes).
+  CHECK(refused("\"driftwatch-inline-policy\"", "5                         ") == "it is not an inlining policy (kind 5)");
+  CHECK(refused("\"format\": 1", "\"format\":[]") == "it has format [], this driftwatch reads 1");
+  CHECK(refused("\"seed\": 7", "\"seed\":{}") == "its metadata field 'seed' has the wrong type (object)");
+  CHECK(refused("\"seed\": 7", "\"sowd\": 7") == "its metadata has no field 'seed'");
+}
