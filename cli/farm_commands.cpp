@@ -101,7 +101,13 @@ void run_cancel(Context& ctx, const JobsArgs& a) {
   auto reason = "cancelled by " + (a.by.empty() ? std::string(user ? user : "unknown") : a.by);
   db::JobFilter f;
   f.project = a.project;
-  if (a.sweep_id) f.sweep_id = a.sweep_id;
+  if (a.sweep_id) {
+    f.sweep_id = a.sweep_id;
+    db::JobFilter any{a.project, {}, a.sweep_id, 1};
+    if (db::list_jobs(database, any).empty())
+      throw common::Fatal("no jobs of sweep " + std::to_string(a.sweep_id) +
+                          (a.project.empty() ? "" : " in project " + a.project) + "; `driftwatch jobs --all` lists them");
+  }
   if (a.all_queued) f.states = {db::kJobQueued};
   std::optional<db::Id> one;
   if (a.id) {

@@ -121,11 +121,13 @@ const char* type_name(Type t) {
     case Type::String:
     case Type::Path: return "a string";
     case Type::Bool: return "true or false";
-    case Type::Int: return "a whole number";
+    case Type::Int: return "a whole number from 0 to 2147483647";
     case Type::Fraction: return "a number between 0 and 1";
     case Type::Strings: return "a list of strings";
     case Type::Number: return "a number";
-    case Type::Every: return "N, Nd, Nw or Nm (every N check-ins, or the last of each N days, weeks or months)";
+    case Type::Every:
+      return "a string \"N\", \"Nd\", \"Nw\" or \"Nm\" (every N check-ins, or the last of each N days, weeks or "
+             "months)";
     case Type::Date: return "a UTC date, 2026-01-31 or 2026-01-31T12:00:00";
   }
   return "";

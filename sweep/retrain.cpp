@@ -132,7 +132,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
                         " on its held-out suites: run `driftwatch sweep` first; nothing changed");
   std::string rev = !o.at.empty() ? o.at : repo.tracked(p.branch).take();
   auto sha = repo.resolve(rev);
-  if (!sha) throw common::Fatal("unknown check-in '" + rev + "' in " + p.repo + "; nothing changed");
+  if (!sha) throw common::Fatal(sha.error().message + "; nothing changed");
   if (!o.at.empty()) {
     // The candidate's training check-in becomes its baseline, which `decide`
     // finds on the tracked first-parent line only: off it, its drift could

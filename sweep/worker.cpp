@@ -227,12 +227,12 @@ class Executor {
     ev.checkout = b.result.from_cache ? 0 : std::max(0.0, total - b.result.seconds);
     auto outcome = std::string(builder::outcome_name(b.result.outcome));
     finish.result_json = json{{"build_id", build_id}, {"outcome", outcome}, {"message", b.result.message}}.dump();
-    ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time) + ": build " + outcome +
-              (b.result.from_cache ? " (cached)" : "") +
-              (b.result.outcome == builder::Outcome::Ok ? "" : ": " + b.result.message);
+    ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
     // A timeout may pass on another try; a build that fails is a result.
     bool transient = b.result.transient || (b.result.outcome == builder::Outcome::Timeout && !last_attempt);
-    if (transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);
+    if (transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);  // says it once
+    ev.what += ": build " + outcome + (b.result.from_cache ? " (cached)" : "") +
+               (b.result.outcome == builder::Outcome::Ok ? "" : ": " + b.result.message);
     db::finish_job(db, finish, db::kJobDone);
   }
 

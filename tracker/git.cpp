@@ -88,7 +88,16 @@ common::Result<std::string> GitRepo::resolve(const std::string& rev) const {
   if (rc == GIT_EAMBIGUOUS)
     return common::Error{"revision '" + rev + "' is ambiguous in " + impl_->location.string() +
                          ": more than one object starts so; give more digits"};
-  if (rc != 0) return common::Error{"unknown revision '" + rev + "' in " + impl_->location.string()};
+  if (rc != 0) {
+    // A blob's or tree's id (copied from the wrong column) exists, but is no check-in.
+    git_object* other = nullptr;
+    if (!rev.empty() && git_revparse_single(&other, impl_->repo.get(), rev.c_str()) == 0) {
+      ObjectPtr owner(other);
+      return common::Error{"revision '" + rev + "' in " + impl_->location.string() + " is a " +
+                           git_object_type2string(git_object_type(other)) + ", not a commit"};
+    }
+    return common::Error{"unknown revision '" + rev + "' in " + impl_->location.string()};
+  }
   ObjectPtr owner(obj);
   return oid_hex(*git_object_id(obj));
 }

@@ -77,6 +77,13 @@ TEST_CASE("eval and train refuse a corrupt policy, and eval a suite whose module
   CHECK(common::last_line(r.output) == "driftwatch: --out " + (f.dir / "no/such/dir/p.policy").string() +
                                            ": the directory " + (f.dir / "no/such/dir").string() + " does not exist");
   CHECK(r.output.find("collecting") == std::string::npos);
+  // A directory that is not a build, given with --repo, is named for what it lacks.
+  r = f.run({"eval", "--repo", f.repo, "--build", f.dir.path().string(), "--suite", "testdata", "--policy",
+             std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
+  CHECK(r.exit_code == 2);
+  CHECK(common::last_line(r.output) == "driftwatch: --build " + f.dir.path().string() + " is neither a check-in of " + f.repo +
+                                           " nor a cached build's directory (it has no result.json); without --repo "
+                                           "a directory is a toolchain (with the recipe's artifacts)");
 
   std::ofstream(f.dir / "data/suites/testdata/ini.c.bc", std::ios::app) << "x";
   r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy",

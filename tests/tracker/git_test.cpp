@@ -66,6 +66,8 @@ TEST_CASE("bad repositories, revisions and ranges are refused with the reason") 
 
   auto repo = GitRepo::open(testing::write_toy_history(dir.path())).take();
   CHECK(repo.resolve("no-such-branch").error().message.find("unknown revision 'no-such-branch'") == 0);
+  // An object that exists but is no check-in (a tree's or a blob's id) says so.
+  CHECK(repo.resolve("main^{tree}").error().message.find(" is a tree, not a commit") != std::string::npos);
   RangeOptions o;
   o.branch = "nope";
   CHECK(select_commits(repo, o).error().message.find("unknown branch 'nope'") == 0);

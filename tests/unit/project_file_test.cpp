@@ -52,20 +52,25 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
   CHECK(error_of(std::string(kMinimal) + "[sampling]\nevry = \"1w\"\n") ==
         "driftwatch.toml:8: unknown key 'sampling.evry'");
   CHECK(error_of(std::string(kMinimal) + "[samplin]\nevery = \"1w\"\n") == "driftwatch.toml:7: unknown section [samplin]");
-  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = \"two\"\n") == "driftwatch.toml:8: run.jobs must be a whole number");
+  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = \"two\"\n") == "driftwatch.toml:8: run.jobs must be a whole number from 0 to 2147483647");
   CHECK(error_of(std::string(kMinimal) + "[alerts]\nmin_uplift_change = 1.5\n") ==
         "driftwatch.toml:8: alerts.min_uplift_change must be a number between 0 and 1");
   CHECK(error_of(std::string(kMinimal) + "[sampling]\ntags = \"yes\"\n") ==
         "driftwatch.toml:8: sampling.tags must be true or false");
   // Checked when read, not once a sweep has started the database and built suites.
   CHECK(error_of(std::string(kMinimal) + "[sampling]\nevery = \"weekly\"\n") ==
-        "driftwatch.toml:8: sampling.every must be N, Nd, Nw or Nm (every N check-ins, or the last of each N days, "
-        "weeks or months)");
+        "driftwatch.toml:8: sampling.every must be a string \"N\", \"Nd\", \"Nw\" or \"Nm\" (every N check-ins, or "
+        "the last of each N days, weeks or months)");
+  // A bare number is an N, but TOML's integer is not the string the key takes: say so.
+  CHECK(error_of(std::string(kMinimal) + "[sampling]\nevery = 7\n").find("sampling.every must be a string \"N\"") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[decide]\nin_a_row = -3\n") ==
+        "driftwatch.toml:8: decide.in_a_row must be a whole number from 0 to 2147483647");
   CHECK(error_of(std::string(kMinimal) + "[sampling]\nsince = \"2026/01/01\"\n") ==
         "driftwatch.toml:8: sampling.since must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00");
   CHECK(error_of(std::string(kMinimal) + "[[toolchains]]\ndir = \"/t\"\ndate = \"Jan 5\"\n") ==
         "driftwatch.toml:9: toolchains.date must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00");
-  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = 5000000000\n") == "driftwatch.toml:8: run.jobs must be a whole number");
+  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = 5000000000\n") == "driftwatch.toml:8: run.jobs must be a whole number from 0 to 2147483647");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook_format = \"xml\"\n") ==
         "driftwatch.toml: notify.webhook_format must be \"json\" or \"slack\"");
   CHECK(error_of("[compiler]\nrepo = \"c\"\n[policy]\nfile = \"p.policy\"\n[suites]\nnames = [\"\"]\n") ==
