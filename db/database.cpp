@@ -3,7 +3,9 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "db/connection_impl.h"
 #include "db/migrations.h"
@@ -133,7 +135,22 @@ common::Result<Database> Database::connect(const Target& target) {
   }
 }
 
+common::Result<Database> Database::connect_within(const Target& target, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  double wait = 0.5;
+  for (;;) {
+    auto db = connect(target);
+    if (db) return db;
+    if (std::chrono::steady_clock::now() > deadline)
+      return common::Error{"PostgreSQL at " + target.display + " did not come back within " +
+                           common::format_seconds(seconds) + ": " + db.error().message};
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    wait = std::min(wait * 2, 8.0);
+  }
+}
+
 const std::string& Database::display() const { return impl_->target.display; }
+const Target& Database::target() const { return impl_->target; }
 
 int latest_schema_version() { return migrations().back().version; }
 

@@ -39,7 +39,11 @@ class Database {
   Database& operator=(Database&&) noexcept;
   ~Database();
 
+  /// Connects, trying again (waits growing to 8 s) while the server is away
+  /// for at most `seconds`: a restart or a failover in the middle of a run.
+  static common::Result<Database> connect_within(const Target& target, double seconds);
   const std::string& display() const;
+  const Target& target() const;
   /// 0 for an empty database.
   int schema_version();
   /// Applies pending migrations, one transaction each, serialized across

@@ -21,6 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// How long a standalone evaluation waits for a restarted database, as workers do.
+constexpr double kReconnectSeconds = 60;
+
 nlohmann::json summary_json(const evaluator::UpliftSummary& s) {
   nlohmann::json worst = nlohmann::json::array();
   for (const auto& w : s.worst)
@@ -121,7 +124,16 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
   record.summary_json = out.json.dump();
   record.compat_json = source->compat_json;
   if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
-  db::store_evaluation(database, record, options.finish);
+  try {
+    db::store_evaluation(database, record, options.finish);
+  } catch (const db::ConnectionLost&) {
+    // The compiles are done: a database restarted meanwhile must not throw
+    // them away. A job's worker hands the job back instead (its lease went
+    // with the session); `driftwatch eval` has nobody to hand it to.
+    if (options.finish) throw;
+    database = db::Database::connect_within(database.target(), kReconnectSeconds).take();
+    db::store_evaluation(database, record);
+  }
   db::set_build_feature_report(database, *build.build_id, source->compat_json);
   return out;
 }
@@ -230,7 +242,16 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   record.summary_json = out.json.dump();
   record.compat_json = out.result.compat.to_json();
   if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
-  db::store_evaluation(database, record, options.finish);
+  try {
+    db::store_evaluation(database, record, options.finish);
+  } catch (const db::ConnectionLost&) {
+    // The compiles are done: a database restarted meanwhile must not throw
+    // them away. A job's worker hands the job back instead (its lease went
+    // with the session); `driftwatch eval` has nobody to hand it to.
+    if (options.finish) throw;
+    database = db::Database::connect_within(database.target(), kReconnectSeconds).take();
+    db::store_evaluation(database, record);
+  }
   db::set_build_feature_report(database, *build.build_id, out.result.compat.to_json());
   if (!options.keep_objects) fs::remove_all(o.work_dir, ec);
   return out;

@@ -316,18 +316,8 @@ class Executor {
 };
 
 db::Database reconnect(const WorkerOptions& o, const std::string& why) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.reconnect_seconds);
-  double wait = 0.5;
   if (o.log) o.log(why + "; reconnecting");
-  for (;;) {
-    auto db = db::Database::connect(o.target);
-    if (db) return std::move(*db);
-    if (std::chrono::steady_clock::now() > deadline)
-      throw common::Fatal("PostgreSQL at " + o.target.display + " did not come back within " +
-                          common::format_seconds(o.reconnect_seconds) + ": " + db.error().message);
-    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-    wait = std::min(wait * 2, 8.0);
-  }
+  return db::Database::connect_within(o.target, o.reconnect_seconds).take();
 }
 
 }  // namespace

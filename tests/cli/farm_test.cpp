@@ -117,6 +117,39 @@ TEST_CASE("three standalone workers, one SIGKILLed mid-job: its lease expires, a
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE attempts <> 1") == "1");
 }
 
+TEST_CASE("PostgreSQL restarted while driftwatch eval compiles: it reconnects and stores what it measured") {
+  Project p;
+  // A toolchain whose compiler takes two seconds a compile: the restart falls inside the evaluation.
+  auto slow = p.dir / "slow";
+  std::filesystem::create_directories(slow / "bin");
+  std::filesystem::copy_file(DWCC_BIN, slow / "bin" / "dwcc.real");
+  std::ofstream(slow / "bin" / "dwcc") << "#!/bin/sh\nsleep 2\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
+  std::filesystem::permissions(slow / "bin" / "dwcc", std::filesystem::perms::owner_all);
+  auto embedded = "host=" + (p.dir / "data" / "postgres").string() + " user=postgres dbname=driftwatch";
+  auto dw = [&](std::vector<std::string> a) {
+    a.insert(a.begin(), p.data);
+    return run_driftwatch(a);
+  };
+  REQUIRE(dw({"db", "start"}).exit_code == 0);
+  auto eval = start({p.data, "eval", "--build", slow.string(), "--suite", "testdata", "--policy",
+                     std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", "-j", "1"});
+  bool running = false;
+  for (int i = 0; i < 600 && !running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    running = number(Project::psql(embedded, "SELECT count(*) FROM evaluations WHERE status = 'running'")) == 1;
+  }
+  REQUIRE_MESSAGE(running, "the evaluation did not start");
+  REQUIRE(dw({"db", "stop"}).exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  REQUIRE(dw({"db", "start"}).exit_code == 0);
+  auto r = finish(eval);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(Project::psql(embedded, "SELECT string_agg(status, ',') FROM evaluations") == "done");
+  CHECK(Project::psql(embedded, "SELECT count(*) FROM module_results") == "10");
+  dw({"db", "stop"});
+}
+
 TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and finish") {
   Project p;
   make_small(p);
