@@ -172,8 +172,12 @@ ExtractReport extract_bitcode(const std::vector<CompileCommand>& commands, const
   auto worker = [&] {
     for (size_t i; (i = next++) < todo.size();) {
       results[i] = extract_one(commands[todo[i].command], todo[i], dir, o);
-      if (!results[i]->ok() && o.progress)
-        o.progress(fmt::format("failed: {}: {}", todo[i].name, common::split(results[i]->error().message, '\n')[0]));
+      if (!results[i]->ok() && o.progress) {
+        // One line: the compiler's status and its first diagnostic, the reason.
+        auto lines = common::split(results[i]->error().message, '\n');
+        auto reason = lines[0] + (lines.size() > 1 ? " " + common::trim(lines[1]) : "");
+        o.progress(fmt::format("failed: {}: {}", todo[i].name, reason));
+      }
     }
   };
   std::vector<std::thread> threads;

@@ -209,6 +209,9 @@ TEST_CASE("driftwatch suite build and list end to end") {
   CHECK(b.output.find("suite mine: 3 modules (3 c, 0 c++)") != std::string::npos);
   CHECK(b.output.find("2 TUs failed") != std::string::npos);
   CHECK(b.output.find("broken.c: clang: exit status 1") != std::string::npos);
+  // The progress line says why in one line: the status and clang's first diagnostic.
+  CHECK(b.output.find("failed: broken.c: clang: exit status 1: ") != std::string::npos);
+  CHECK(b.output.find("failed: broken.c: clang: exit status 1:\n") == std::string::npos);
   auto l = testing::run_driftwatch({"--data-dir", data, "suite", "list"});
   CHECK(l.exit_code == 0);
   CHECK(l.output.find("smoke") != std::string::npos);  // the defaults, built or not
