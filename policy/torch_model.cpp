@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -65,6 +66,10 @@ common::Result<PolicyMetadata> from_json(const std::string& text) {
   } catch (const nlohmann::json::exception&) {
     return Error{"its metadata field '" + field + "' has the wrong type (" + j.at(field).type_name() + ")"};
   }
+  // Its name is printed in terminals, reports and alerts: no escape sequences.
+  for (const std::string* text : {&m.name, &m.compiler_commit, &m.corpus, &m.parent, &m.created})
+    if (std::any_of(text->begin(), text->end(), [](char c) { return (c >= 0 && c < 0x20) || c == 0x7f; }))
+      return Error{"its metadata holds control characters (a name, check-in, corpus or date)"};
   if (m.features.empty()) return Error{"its metadata lists no features"};
   if (m.mean.size() != m.features.size() || m.scale.size() != m.features.size())
     return Error{"its normalization does not match its " + std::to_string(m.features.size()) + " features"};

@@ -165,4 +165,6 @@ TEST_CASE("metadata of the wrong type is refused naming the field, not only the 
   CHECK(refused("\"format\": 1", "\"format\":[]") == "it has format [], this driftwatch reads 1");
   CHECK(refused("\"seed\": 7", "\"seed\":{}") == "its metadata field 'seed' has the wrong type (object)");
   CHECK(refused("\"seed\": 7", "\"sowd\": 7") == "its metadata has no field 'seed'");
+  CHECK(refused("\"name\": \"test-p", "\"name\": \"\\u001b") ==
+        "its metadata holds control characters (a name, check-in, corpus or date)");
 }
