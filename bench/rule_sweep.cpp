@@ -39,7 +39,8 @@ class RuleRunner : public policy::Runner {
     cost_ = h.find("cost_estimate");
     users_ = h.find("callee_users");
     default_ = h.find(policy::slot_feature_name(slot_));
-    if (cost_ < 0 || default_ < 0 || users_ < 0) return common::Error{"the compiler sends no cost_estimate or default decision"};
+    if (users_ < 0 && !std::isnan(rule_.users)) return common::Error{"the compiler sends no callee_users"};
+    if (cost_ < 0 || default_ < 0) return common::Error{"the compiler sends no cost_estimate or default decision"};
     return common::Ok{};
   }
   double advise(const policy::Observation& obs) override {

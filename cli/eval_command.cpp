@@ -96,6 +96,7 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   o.jobs = sweep::jobs_or_cores(a.build.jobs);
   o.keep_objects = a.keep_objects;
   o.reuse = !a.no_reuse;
+  o.reconnect = true;  // it holds no lock a lost session would take with it
   if (!ctx.quiet) o.progress = print_module_done;
   auto stored = sweep::evaluate_and_store(database, build, suite, model, o);
   if (a.json) fmt::print("{}\n", stored.json.dump(2));

@@ -103,10 +103,9 @@ void run_cancel(Context& ctx, const JobsArgs& a) {
   f.project = a.project;
   if (a.sweep_id) {
     f.sweep_id = a.sweep_id;
-    db::JobFilter any{a.project, {}, a.sweep_id, 1};
-    if (db::list_jobs(database, any).empty())
-      throw common::Fatal("no jobs of sweep " + std::to_string(a.sweep_id) +
-                          (a.project.empty() ? "" : " in project " + a.project) + "; `driftwatch jobs --all` lists them");
+    if (!db::sweep_exists(database, a.sweep_id, a.project))
+      throw common::Fatal("no sweep " + std::to_string(a.sweep_id) +
+                          (a.project.empty() ? "" : " of project " + a.project) + "; `driftwatch jobs --all` lists jobs by sweep");
   }
   if (a.all_queued) f.states = {db::kJobQueued};
   std::optional<db::Id> one;

@@ -104,7 +104,9 @@ Status write_files_atomically(const std::vector<std::pair<fs::path, std::string>
     auto st = publish(staged[i], files[i].first);
     if (!st) {
       for (std::size_t j = i + 1; j < staged.size(); ++j) unlink(staged[j].c_str());
-      return st;
+      if (i == 0) return st;
+      return Error{st.error().message + " (after " + files[0].first.filename().string() +
+                   " was replaced: the set is part new, part old)"};
     }
   }
   return Ok{};

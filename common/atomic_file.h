@@ -20,7 +20,8 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
 /// The same for a set of files read together (a report's HTML, Markdown and
 /// JSON): every new content is written and flushed beside its file before
 /// any is renamed over its old one, so a full disk or a failed write leaves
-/// the old set whole, never a mix of two.
+/// the old set whole. Only a rename failing after others were done (after
+/// every write succeeded) leaves a mix, and its error says so.
 Status write_files_atomically(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
 
 /// Flushes a file already written (a copy) to the disk: call before

@@ -19,7 +19,9 @@ constexpr const char* kSuiteId = "(SELECT id FROM suites WHERE manifest_hash = $
 std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, const std::string& recipe_hash,
                                      const std::string& policy_hash, const std::string& suite_hash) {
   return db.impl().guarded("reading the series", [&] {
-    pqxx::read_transaction tx(db.impl().conn);
+    // One snapshot for its two statements: an evaluation measured again and
+    // stored meanwhile must not give one point the old summary and new sizes.
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(db.impl().conn);
     std::vector<SeriesPoint> out;
     std::map<Id, std::size_t> by_eval;
     auto rows = tx.exec_params(

@@ -64,6 +64,8 @@ bool try_lock_retrain(Database& db, const std::string& project);
 Id begin_sweep(Database& db, const std::string& project);
 void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std::string& head_sha, int planned,
                   const std::string& message);
+/// Whether sweep `sweep_id` was begun (of `project`, unless that is "").
+bool sweep_exists(Database& db, Id sweep_id, const std::string& project);
 /// The newest check-in that a finished sweep of the project planned, if any.
 std::optional<std::string> last_swept_head(Database& db, const std::string& project);
 

@@ -139,7 +139,7 @@ void set_lineage_state(Database& db, Id id, const std::string& state, const std:
     tx.exec_params(
         "UPDATE project_policies SET state = $2, figures = $3::jsonb, reason = $4, updated_at = now() "
         "WHERE id = $1 AND state <> 'active'",
-        id, state, figures_json, reason);
+        id, state, figures_json, common::valid_utf8(reason));  // it may quote a compiler's bytes
     tx.commit();
   });
 }

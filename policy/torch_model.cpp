@@ -28,12 +28,23 @@ nlohmann::json to_json(const PolicyMetadata& m) {
           {"parent", m.parent},     {"created", m.created},  {"margin", m.margin}};
 }
 
+/// What a metadata field holds, for the error that names a wrong one.
+std::string expected(const std::string& field) {
+  if (field == "features") return "a list of strings";
+  if (field == "mean" || field == "scale") return "a list of numbers";
+  if (field == "hidden") return "a list of whole numbers";
+  if (field == "seed") return "a whole number";
+  if (field == "margin") return "a number";
+  return "a string";
+}
+
 common::Result<PolicyMetadata> from_json(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error{"its metadata is not valid JSON"};
   auto shown = [&](const char* key) {
     if (!j.contains(key)) return std::string("missing");
-    return j[key].is_string() ? "'" + j[key].get<std::string>() + "'" : j[key].dump();
+    auto text = j[key].dump();  // JSON-escaped: no control characters reach a terminal
+    return j[key].is_string() ? "'" + text.substr(1, text.size() - 2) + "'" : text;
   };
   if (!j.contains("kind") || !j["kind"].is_string() || j["kind"] != kKind)
     return Error{"it is not an inlining policy (kind " + shown("kind") + ")"};
@@ -64,12 +75,16 @@ common::Result<PolicyMetadata> from_json(const std::string& text) {
   } catch (const nlohmann::json::out_of_range&) {
     return Error{"its metadata has no field '" + field + "'"};
   } catch (const nlohmann::json::exception&) {
-    return Error{"its metadata field '" + field + "' has the wrong type (" + j.at(field).type_name() + ")"};
+    return Error{"its metadata field '" + field + "' is not " + expected(field) + " (it holds " +
+                 j.at(field).type_name() + ")"};
   }
   // Its name is printed in terminals, reports and alerts: no escape sequences.
-  for (const std::string* text : {&m.name, &m.compiler_commit, &m.corpus, &m.parent, &m.created})
+  std::vector<const std::string*> texts = {&m.name, &m.compiler_repo, &m.compiler_commit, &m.corpus, &m.parent,
+                                           &m.created};
+  for (const auto& f : m.features) texts.push_back(&f);
+  for (const std::string* text : texts)
     if (std::any_of(text->begin(), text->end(), [](char c) { return (c >= 0 && c < 0x20) || c == 0x7f; }))
-      return Error{"its metadata holds control characters (a name, check-in, corpus or date)"};
+      return Error{"its metadata holds control characters (a name, repository, check-in, corpus, date or feature)"};
   if (m.features.empty()) return Error{"its metadata lists no features"};
   if (m.mean.size() != m.features.size() || m.scale.size() != m.features.size())
     return Error{"its normalization does not match its " + std::to_string(m.features.size()) + " features"};

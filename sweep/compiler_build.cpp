@@ -85,12 +85,11 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
   auto recipe = builder::load_recipe(s.recipe).take();
   auto repo = tracker::GitRepo::open(s.repo).take();
   auto resolved = repo.commit(s.build);
-  // A path given as --build along with --repo: say what it lacks, not only that no revision is so named.
-  if (!resolved && (fs::is_directory(s.build) || s.build.find('/') != std::string::npos))
-    throw common::Fatal("--build " + s.build + " is neither a check-in of " + s.repo + " nor " +
-                        (fs::is_directory(s.build) ? "a cached build's directory (it has no result.json)"
-                                                   : "an existing directory") +
-                        "; without --repo a directory is a toolchain (with the recipe's artifacts)");
+  // A directory given as --build along with --repo: say what it lacks, not only that no revision is so named.
+  if (!resolved && fs::is_directory(s.build))
+    throw common::Fatal("--build " + s.build + " is neither a check-in of " + s.repo +
+                        " nor a cached build's directory (it has no result.json); without --repo a directory is a "
+                        "toolchain (with the recipe's artifacts)");
   auto commit = std::move(resolved).take();
   common::ensure_writable_dir(data, "data directory");
   if (log)

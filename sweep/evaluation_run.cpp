@@ -129,8 +129,8 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
   } catch (const db::ConnectionLost&) {
     // The compiles are done: a database restarted meanwhile must not throw
     // them away. A job's worker hands the job back instead (its lease went
-    // with the session); `driftwatch eval` has nobody to hand it to.
-    if (options.finish) throw;
+    // with the session), and a retrain's lock went with it too.
+    if (!options.reconnect) throw;
     database = db::Database::connect_within(database.target(), kReconnectSeconds).take();
     db::store_evaluation(database, record);
   }

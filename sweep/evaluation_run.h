@@ -37,6 +37,10 @@ struct EvaluationRunOptions {
   /// timeout, a broken channel) but came back every time is the check-in's
   /// result after all (EvaluationFailed), not another failed attempt.
   bool last_attempt = false;
+  /// A database lost while storing is reconnected to (for up to a minute) and
+  /// the results stored there. Only for a caller that holds no session state
+  /// (`driftwatch eval`): a retrain's lock went with the old session.
+  bool reconnect = false;
 };
 
 /// The policy cannot run on this build at all (its features are gone, the

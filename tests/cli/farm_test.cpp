@@ -293,7 +293,7 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(none.output.find("give exactly one of ID, --sweep S or --all-queued") != std::string::npos);
   auto typo_sweep = p.run({"jobs", "cancel", "--sweep", "999"});
   CHECK(typo_sweep.exit_code == 2);
-  CHECK(common::last_line(typo_sweep.output) == "driftwatch: no jobs of sweep 999; `driftwatch jobs --all` lists them");
+  CHECK(common::last_line(typo_sweep.output) == "driftwatch: no sweep 999; `driftwatch jobs --all` lists jobs by sweep");
 }
 
 TEST_CASE("two sweeps enqueueing the same range at once share its jobs: nothing is built or evaluated twice") {

@@ -77,6 +77,11 @@ TEST_CASE("eval and train refuse a corrupt policy, and eval a suite whose module
   CHECK(common::last_line(r.output) == "driftwatch: --out " + (f.dir / "no/such/dir/p.policy").string() +
                                            ": the directory " + (f.dir / "no/such/dir").string() + " does not exist");
   CHECK(r.output.find("collecting") == std::string::npos);
+  r = f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--name", "red\x1b[31m", "--out",
+             (f.dir / "p.policy").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(common::last_line(r.output) == "driftwatch: --name holds control characters; give a printable name");
+  CHECK_FALSE(fs::exists(f.dir / "p.policy"));
   // A directory that is not a build, given with --repo, is named for what it lacks.
   r = f.run({"eval", "--repo", f.repo, "--build", f.dir.path().string(), "--suite", "testdata", "--policy",
              std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});

@@ -168,3 +168,13 @@ TEST_CASE("a suite rebuilt under its name resolves the old build's open alerts o
   CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
   CHECK(db::resolve_alerts_of_rebuilt_suite(database, "toy", "hold", "S-new") == 0);
 }
+
+TEST_CASE("a verdict quoting a compiler's bytes in another encoding than UTF-8 is stored, not refused") {
+  auto database = testing::fresh_database();
+  auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  auto c = db::add_to_lineage(database, row("c", root, "candidate"), "{}");
+  // A candidate left "being evaluated" could be promoted by hand without figures.
+  db::set_lineage_state(database, c, "rejected", "{}", "could not be judged: LLVM ERROR: caf\xe9.c");
+  CHECK(db::find_lineage(database, "toy", c)->state == "rejected");
+  CHECK(db::find_lineage(database, "toy", c)->reason.rfind("could not be judged: LLVM ERROR: caf", 0) == 0);
+}

@@ -163,8 +163,10 @@ TEST_CASE("metadata of the wrong type is refused naming the field, not only the 
   // Edits of the same length (the helper keeps the layout's sizes).
   CHECK(refused("\"driftwatch-inline-policy\"", "5                         ") == "it is not an inlining policy (kind 5)");
   CHECK(refused("\"format\": 1", "\"format\":[]") == "it has format [], this driftwatch reads 1");
-  CHECK(refused("\"seed\": 7", "\"seed\":{}") == "its metadata field 'seed' has the wrong type (object)");
+  CHECK(refused("\"seed\": 7", "\"seed\":{}") == "its metadata field 'seed' is not a whole number (it holds object)");
+  CHECK(refused("\"hidden\": [\n    8,", "\"hidden\": [\n  \"8\",") ==
+        "its metadata field 'hidden' is not a list of whole numbers (it holds array)");
   CHECK(refused("\"seed\": 7", "\"sowd\": 7") == "its metadata has no field 'seed'");
   CHECK(refused("\"name\": \"test-p", "\"name\": \"\\u001b") ==
-        "its metadata holds control characters (a name, check-in, corpus or date)");
+        "its metadata holds control characters (a name, repository, check-in, corpus, date or feature)");
 }
