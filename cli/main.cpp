@@ -31,7 +31,8 @@ const cli::Command kCommands[] = {
     {"eval", "evaluate a frozen policy against the default heuristic on a suite", cli::attach_eval},
     {"train", "train a learned inlining policy for a compiler build on a suite", cli::attach_train},
     {"policy", "the learned heuristic: serve, info; a project's lineage: list|show|promote|rollback", cli::attach_policy},
-    {"suite", "benchmark suites: build smoke|train|holdout|defaults or your own, list them", cli::attach_suite},
+    {"suite", "benchmark suites: build smoke|train|validation|holdout|defaults or your own, list them",
+     cli::attach_suite},
     {"worker", "claim and run jobs of the job table, on any machine that reaches the database", cli::attach_worker},
     {"jobs", "the job queue: queued, running (by whom), failed (why); retry|cancel", cli::attach_jobs},
 };

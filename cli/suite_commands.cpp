@@ -198,7 +198,8 @@ void attach_suite(CLI::App& group, Context& ctx) {
   require_one_subcommand(group);
   auto a = std::make_shared<SuiteBuildArgs>();
   auto* build = group.add_subcommand(
-      "build", "build suites: smoke|train|holdout|defaults, or from compile_commands.json / an MLGO corpus");
+      "build",
+      "build suites: smoke|train|validation|holdout|defaults, or from compile_commands.json / an MLGO corpus");
   build->add_option("names", a->names, "default suites to build: smoke, train, validation, holdout, or defaults (all of them)");
   auto* cc = build->add_option("--from-compile-commands", a->compile_commands,
                                "build a suite from any compile_commands.json (each TU re-run with clang-19)");
@@ -213,8 +214,8 @@ void attach_suite(CLI::App& group, Context& ctx) {
     if (custom && !a->names.empty())
       throw common::Fatal("give either default suite names or --from-compile-commands/--import-corpus, not both");
     if (!custom && a->names.empty())
-      throw common::Fatal(
-          "suite build needs a suite (smoke|train|holdout|defaults) or --from-compile-commands/--import-corpus");
+      throw common::Fatal("suite build needs a suite (smoke|train|validation|holdout|defaults) or "
+                          "--from-compile-commands/--import-corpus");
     if (custom)
       build_custom(ctx, *a);
     else
