@@ -138,6 +138,7 @@ json report_json(const ReportData& d) {
           {"commit_url", d.commit_url},
           {"empty", d.empty()},
           {"open_alerts", d.open_alerts()},
+          {"acknowledged_alerts", d.acknowledged_alerts()},
           {"policy",
            {{"name", d.policy.name},
             {"content_hash", d.policy.content_hash},
@@ -220,8 +221,7 @@ std::string html_overview(const ReportData& d) {
   }
   out += "</dd>";
   out += "<dt>Baseline</dt><dd>" + h(d.baseline_note) + "</dd>";
-  out += "<dt>Open alerts</dt><dd id=\"open-alerts\">" + std::to_string(d.open_alerts()) + " of " +
-         std::to_string(d.alerts.size()) + "</dd>";
+  out += "<dt>Open alerts</dt><dd id=\"open-alerts\">" + h(d.open_alerts_text()) + "</dd>";
   out +=
       "<dt>Last retraining decision</dt><dd>" +
       (d.decisions.empty() ? h(kNoDecision) : h(d.decisions.front().verdict) + " (" + h(d.decisions.front().at) + ")") +
@@ -324,7 +324,7 @@ std::string render_markdown(const ReportData& d) {
                              ? std::string()
                              : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
   }
-  out += fmt::format("\n## Alerts ({} open of {})\n\n", d.open_alerts(), d.alerts.size());
+  out += "\n## Alerts — open: " + d.open_alerts_text() + "\n\n";
   if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
   for (const auto& a : d.alerts) {
     out += fmt::format("### #{} {} ({}) on {}\n\n{}\n\n", a.id, markdown_escape(a.kind), markdown_escape(a.state),
@@ -433,7 +433,7 @@ std::vector<std::string> summary_lines(const ReportData& d) {
                                                    (d.decisions.front().rule.empty()
                                                         ? std::string()
                                                         : ", fired: " + common::printable(d.decisions.front().rule));
-  return {c, now, base, fmt::format("open alerts: {} of {}", d.open_alerts(), d.alerts.size()), decision};
+  return {c, now, base, "open alerts: " + d.open_alerts_text(), decision};
 }
 
 std::string html_escape(std::string_view text) {

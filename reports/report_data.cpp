@@ -20,6 +20,18 @@ std::size_t ReportData::open_alerts() const {
   return n;
 }
 
+std::size_t ReportData::acknowledged_alerts() const {
+  std::size_t n = 0;
+  for (const auto& a : alerts) n += a.state == "acknowledged" ? 1 : 0;
+  return n;
+}
+
+std::string ReportData::open_alerts_text() const {
+  auto ack = acknowledged_alerts();
+  return std::to_string(open_alerts()) + " of " + std::to_string(alerts.size()) +
+         (ack ? " (" + std::to_string(ack) + " acknowledged)" : "");
+}
+
 std::string commit_link(const std::string& url_template, const std::string& sha) {
   if (url_template.empty() || sha.empty()) return {};
   auto out = url_template;

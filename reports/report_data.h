@@ -124,6 +124,10 @@ struct ReportData {
   bool empty() const;
   /// Alerts still open (state open or acknowledged).
   std::size_t open_alerts() const;
+  /// Of those, the ones someone acknowledged: `alerts --exit-code` leaves them out.
+  std::size_t acknowledged_alerts() const;
+  /// "2 of 5" or "2 of 5 (1 acknowledged)": the same words in every format.
+  std::string open_alerts_text() const;
 };
 
 /// "https://…/commit/{sha}" with the sha filled in; "" when no template.

@@ -133,7 +133,7 @@ TEST_CASE("render_html escapes every untrusted text and inlines the data once") 
 TEST_CASE("render_markdown gives the alerts and the decision with evidence and commit links") {
   auto md = reports::render_markdown(sample());
   CHECK(md.find("# Drift report: toy &lt;proj&gt;") == 0);
-  CHECK(md.find("## Alerts (1 open of 1)") != std::string::npos);
+  CHECK(md.find("## Alerts — open: 1 of 1\n") != std::string::npos);
   CHECK(md.find("[`bbbbbbbbbbbb`](https://git.example.org/dwcc/commit/bbbbbbbbbbbbbbbbbbbb)") != std::string::npos);
   CHECK(md.find("turned from win to loss: hashtable") != std::string::npos);
   CHECK(md.find("uplift +2.00% → +0.50%") != std::string::npos);
@@ -173,6 +173,16 @@ TEST_CASE("summary_lines names culprits, the uplift against the baseline, open a
   CHECK(lines[2] == "baseline: +2.00% at aaaaaaaaaaaa 2026-01-01 (the first swept check-in)");
   CHECK(lines[3] == "open alerts: 1 of 1");
   CHECK(lines[4] == "retraining: not decided yet (no decision recorded)");
+  // One someone is on still counts as open, and is said so (alerts --exit-code leaves it out).
+  auto d = sample();
+  d.alerts.push_back(d.alerts.front());
+  d.alerts.back().state = "acknowledged";
+  d.alerts.push_back(d.alerts.front());
+  d.alerts.back().state = "resolved";
+  CHECK(reports::summary_lines(d)[3] == "open alerts: 2 of 3 (1 acknowledged)");
+  CHECK(reports::render_markdown(d).find("## Alerts — open: 2 of 3 (1 acknowledged)\n") != std::string::npos);
+  CHECK(json::parse(reports::render_json(d))["acknowledged_alerts"] == 1);
+  CHECK(reports::render_html(d, kAssets).find(">2 of 3 (1 acknowledged)</dd>") != std::string::npos);
 }
 
 TEST_CASE("commit links and the baseline") {
