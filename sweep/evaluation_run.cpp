@@ -24,6 +24,20 @@ namespace {
 /// How long a standalone evaluation waits for a restarted database, as workers do.
 constexpr double kReconnectSeconds = 60;
 
+/// Stores the evaluation; with options.reconnect, a database lost meanwhile is
+/// reconnected to and the record stored there: what was measured is not
+/// thrown away. Never for a job (a worker hands it back, its lease went with
+/// the session) nor a retrain (its lock went with it too).
+void store(db::Database& database, const db::EvaluationRecord& record, const EvaluationRunOptions& options) {
+  try {
+    db::store_evaluation(database, record, options.finish);
+  } catch (const db::ConnectionLost&) {
+    if (!options.reconnect || options.finish) throw;
+    database = db::Database::connect_within(database.target(), kReconnectSeconds).take();
+    db::store_evaluation(database, record);
+  }
+}
+
 nlohmann::json summary_json(const evaluator::UpliftSummary& s) {
   nlohmann::json worst = nlohmann::json::array();
   for (const auto& w : s.worst)
@@ -124,16 +138,7 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
   record.summary_json = out.json.dump();
   record.compat_json = source->compat_json;
   if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
-  try {
-    db::store_evaluation(database, record, options.finish);
-  } catch (const db::ConnectionLost&) {
-    // The compiles are done: a database restarted meanwhile must not throw
-    // them away. A job's worker hands the job back instead (its lease went
-    // with the session), and a retrain's lock went with it too.
-    if (!options.reconnect) throw;
-    database = db::Database::connect_within(database.target(), kReconnectSeconds).take();
-    db::store_evaluation(database, record);
-  }
+  store(database, record, options);
   db::set_build_feature_report(database, *build.build_id, source->compat_json);
   return out;
 }
@@ -242,16 +247,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   record.summary_json = out.json.dump();
   record.compat_json = out.result.compat.to_json();
   if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
-  try {
-    db::store_evaluation(database, record, options.finish);
-  } catch (const db::ConnectionLost&) {
-    // The compiles are done: a database restarted meanwhile must not throw
-    // them away. A job's worker hands the job back instead (its lease went
-    // with the session); `driftwatch eval` has nobody to hand it to.
-    if (options.finish) throw;
-    database = db::Database::connect_within(database.target(), kReconnectSeconds).take();
-    db::store_evaluation(database, record);
-  }
+  store(database, record, options);
   db::set_build_feature_report(database, *build.build_id, out.result.compat.to_json());
   if (!options.keep_objects) fs::remove_all(o.work_dir, ec);
   return out;
