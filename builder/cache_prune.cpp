@@ -87,7 +87,6 @@ std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
   return out;
 }
 
-
 PruneOutcome prune_cache(const fs::path& data_dir, const PruneLimits& limits, bool dry_run) {
   auto entries = list_cache(data_dir);
   auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())

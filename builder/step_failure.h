@@ -15,7 +15,6 @@ namespace builder {
 /// Error.cpp), else ninja's "FAILED: …" line, else the last line.
 std::string failure_line(const std::string& output);
 
-
 /// The step itself was killed by a signal from outside the check-in's tools
 /// (the OOM killer, an operator, SIGBUS or SIGXFSZ on a full disk); the shell
 /// reports a child killed by signal N as exit status 128+N. A tool's own

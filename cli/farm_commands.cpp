@@ -103,9 +103,10 @@ void run_cancel(Context& ctx, const JobsArgs& a) {
   f.project = a.project;
   if (a.sweep_id) {
     f.sweep_id = a.sweep_id;
-    if (!db::sweep_exists(database, a.sweep_id, a.project))
-      throw common::Fatal("no sweep " + std::to_string(a.sweep_id) +
-                          (a.project.empty() ? "" : " of project " + a.project) + "; `driftwatch jobs --all` lists jobs by sweep");
+    if (!db::sweep_exists(database, a.sweep_id, a.project)) {
+      auto of = a.project.empty() ? std::string() : " of project " + a.project;
+      throw common::Fatal("no sweep " + std::to_string(a.sweep_id) + of + "; `driftwatch jobs --all` lists jobs by sweep");
+    }
   }
   if (a.all_queued) f.states = {db::kJobQueued};
   std::optional<db::Id> one;

@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -85,7 +84,7 @@ void check_output_file(const fs::path& out) {
 void run_train(Context& ctx, const TrainArgs& a) {
   check_output_file(a.out);
   // Loading refuses such a name (it is printed in terminals): refused before training, not after.
-  if (std::any_of(a.name.begin(), a.name.end(), [](char c) { return (c >= 0 && c < 0x20) || c == 0x7f; }))
+  if (common::has_control_characters(a.name))
     throw common::Fatal("--name holds control characters; give a printable name");
   // The suites before the compiler: a typo must not cost a compiler build first.
   auto suite = sweep::select_suite(ctx.data_dir(), a.suite);

@@ -121,11 +121,17 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
+namespace {
+bool control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+}  // namespace
+
 std::string printable(std::string_view text) {
   std::string out, s = valid_utf8(text);
-  for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+  for (char c : s) out += control(c) ? ' ' : c;
   return out;
 }
+
+bool has_control_characters(std::string_view s) { return std::any_of(s.begin(), s.end(), control); }
 
 std::string quoted(std::string_view s) {
   std::string out = "'";

@@ -32,6 +32,9 @@ std::string valid_utf8(std::string_view s);
 /// Someone else's text (a commit subject, an author, a note) for a terminal:
 /// valid UTF-8 on one line, control characters (escapes, newlines) replaced by spaces.
 std::string printable(std::string_view s);
+/// Whether `s` holds a control character (an escape, a newline) that
+/// printable() would have to replace.
+bool has_control_characters(std::string_view s);
 /// `s` in single quotes with control characters escaped (\n, \0, \x1f), so a
 /// hostile name still makes a one-line message.
 std::string quoted(std::string_view s);

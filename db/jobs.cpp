@@ -58,7 +58,8 @@ void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std
 bool sweep_exists(Database& db, Id sweep_id, const std::string& project) {
   return db.impl().guarded("looking for a sweep", [&] {
     pqxx::read_transaction tx(db.impl().conn);
-    return !tx.exec_params("SELECT 1 FROM sweeps WHERE id = $1 AND ($2 = '' OR project = $2)", sweep_id, project).empty();
+    return !tx.exec_params("SELECT 1 FROM sweeps WHERE id = $1 AND ($2 = '' OR project = $2)", sweep_id, project)
+                .empty();
   });
 }
 

@@ -1,6 +1,5 @@
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -8,6 +7,7 @@
 
 #include "common/atomic_file.h"
 #include "common/hash.h"
+#include "common/text.h"
 #include "policy/torch_model_impl.h"
 
 namespace policy {
@@ -41,12 +41,12 @@ std::string expected(const std::string& field) {
 common::Result<PolicyMetadata> from_json(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error{"its metadata is not valid JSON"};
+  // Quoted with control characters escaped: none reaches a terminal.
   auto shown = [&](const char* key) {
     if (!j.contains(key)) return std::string("missing");
-    auto text = j[key].dump();  // JSON-escaped: no control characters reach a terminal
-    return j[key].is_string() ? "'" + text.substr(1, text.size() - 2) + "'" : text;
+    return j[key].is_string() ? common::quoted(j[key].get<std::string>()) : j[key].dump();
   };
-  if (!j.contains("kind") || !j["kind"].is_string() || j["kind"] != kKind)
+  if (!j.contains("kind") || j["kind"] != kKind)
     return Error{"it is not an inlining policy (kind " + shown("kind") + ")"};
   if (!j.contains("format") || !j["format"].is_number_integer() || j["format"] != kFormat)
     return Error{"it has format " + shown("format") + ", this driftwatch reads " + std::to_string(kFormat)};
@@ -83,7 +83,7 @@ common::Result<PolicyMetadata> from_json(const std::string& text) {
                                            &m.created};
   for (const auto& f : m.features) texts.push_back(&f);
   for (const std::string* text : texts)
-    if (std::any_of(text->begin(), text->end(), [](char c) { return (c >= 0 && c < 0x20) || c == 0x7f; }))
+    if (common::has_control_characters(*text))
       return Error{"its metadata holds control characters (a name, repository, check-in, corpus, date or feature)"};
   if (m.features.empty()) return Error{"its metadata lists no features"};
   if (m.mean.size() != m.features.size() || m.scale.size() != m.features.size())
