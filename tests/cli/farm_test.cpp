@@ -73,6 +73,24 @@ common::ProcessResult finish(common::Child& c, double seconds = 300) {
   return c.kill_group();
 }
 
+/// The embedded PostgreSQL of the project's data directory, which a test can restart.
+std::string embedded_dsn(const Project& p) {
+  return "host=" + (p.dir / "data" / "postgres").string() + " user=postgres dbname=driftwatch";
+}
+
+/// driftwatch on the project's data directory and its embedded database.
+common::ProcessResult on_data_dir(const Project& p, std::vector<std::string> a) {
+  a.insert(a.begin(), p.data);
+  return run_driftwatch(a);
+}
+
+/// Stops the embedded server and starts it again three seconds later, as a restart would.
+void restart_embedded(const Project& p) {
+  REQUIRE(on_data_dir(p, {"db", "stop"}).exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  REQUIRE(on_data_dir(p, {"db", "start"}).exit_code == 0);
+}
+
 /// Every job done, each evaluation stored once and whole (5 modules × 2 heuristics).
 void check_whole(const Project& p) {
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
@@ -125,11 +143,8 @@ TEST_CASE("PostgreSQL restarted while driftwatch eval compiles: it reconnects an
   std::filesystem::copy_file(DWCC_BIN, slow / "bin" / "dwcc.real");
   std::ofstream(slow / "bin" / "dwcc") << "#!/bin/sh\nsleep 2\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
   std::filesystem::permissions(slow / "bin" / "dwcc", std::filesystem::perms::owner_all);
-  auto embedded = "host=" + (p.dir / "data" / "postgres").string() + " user=postgres dbname=driftwatch";
-  auto dw = [&](std::vector<std::string> a) {
-    a.insert(a.begin(), p.data);
-    return run_driftwatch(a);
-  };
+  auto embedded = embedded_dsn(p);
+  auto dw = [&](const std::vector<std::string>& a) { return on_data_dir(p, a); };
   REQUIRE(dw({"db", "start"}).exit_code == 0);
   auto eval = start({p.data, "eval", "--build", slow.string(), "--suite", "testdata", "--policy",
                      std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", "-j", "1"});
@@ -139,9 +154,7 @@ TEST_CASE("PostgreSQL restarted while driftwatch eval compiles: it reconnects an
     running = number(Project::psql(embedded, "SELECT count(*) FROM evaluations WHERE status = 'running'")) == 1;
   }
   REQUIRE_MESSAGE(running, "the evaluation did not start");
-  REQUIRE(dw({"db", "stop"}).exit_code == 0);
-  std::this_thread::sleep_for(std::chrono::seconds(3));
-  REQUIRE(dw({"db", "start"}).exit_code == 0);
+  restart_embedded(p);
   auto r = finish(eval);
   INFO(r.output);
   CHECK(r.exit_code == 0);
@@ -154,11 +167,8 @@ TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and
   Project p;
   make_small(p);
   // The embedded database of the data directory, which the test can restart.
-  auto embedded = "host=" + (p.dir / "data" / "postgres").string() + " user=postgres dbname=driftwatch";
-  auto dw = [&](std::vector<std::string> a) {
-    a.insert(a.begin(), p.data);
-    return run_driftwatch(a);
-  };
+  auto embedded = embedded_dsn(p);
+  auto dw = [&](const std::vector<std::string>& a) { return on_data_dir(p, a); };
   REQUIRE(dw({"db", "start"}).exit_code == 0);
   auto sweep = start({p.data, "sweep", "--config", p.config, "--engine", "external"});
   for (int i = 0; i < 600 && number(Project::psql(embedded, "SELECT count(*) FROM jobs")) < 4; ++i)
@@ -171,9 +181,7 @@ TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and
     done = number(Project::psql(embedded, "SELECT count(*) FROM jobs WHERE state = 'done'"));
   }
   REQUIRE_MESSAGE(done >= 1, "the workers did not get going");
-  REQUIRE(dw({"db", "stop"}).exit_code == 0);
-  std::this_thread::sleep_for(std::chrono::seconds(3));
-  REQUIRE(dw({"db", "start"}).exit_code == 0);
+  restart_embedded(p);
   auto r = finish(sweep);
   INFO(r.output);
   CHECK(r.exit_code == 0);
