@@ -3,10 +3,12 @@
 // below ADD are inlined too, and those above REMOVE are not. A rule of a few
 // numbers cannot fit one module, so what it gains on one suite it should keep
 // on another: this measures whether such a rule pays on unseen packages.
-// Usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS][,...] [--jobs N]
+// Usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS][,...] [--jobs N] [--modules FILE]
 //   (ADD or REMOVE "-" leaves that side as the default's; USERS limits ADD to
 //   callees with at most that many users, where inlining every call can leave
-//   a static callee dead: a gain the single-flip search cannot see)
+//   a static callee dead: a gain the single-flip search cannot see; FILE
+//   gets one tab-separated line per module compiled under both: rule, suite,
+//   module, default .text, rule's .text, to see where a rule wins and loses)
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -77,17 +79,19 @@ std::vector<Rule> parse_rules(const std::string& text) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fmt::print(stderr, "usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS][,...] [--jobs N]\n");
+    fmt::print(stderr, "usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS][,...] [--jobs N] [--modules FILE]\n");
     return 2;
   }
   std::string dwcc = argv[1];
   std::vector<fs::path> suites;
   std::vector<Rule> rules;
   int jobs = 2;
+  std::string modules_file;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--jobs") jobs = std::stoi(argv[++i]);
     else if (a == "--rules") rules = parse_rules(argv[++i]);
+    else if (a == "--modules") modules_file = argv[++i];
     else suites.push_back(a);
   }
   std::string tmpl = "/tmp/dw-rulesweep-XXXXXX";
@@ -117,6 +121,14 @@ int main(int argc, char** argv) {
       fmt::print("| {} | {} | {:+.2f}% | {:+.2f}% | {}/{}/{} | {:.1f}% |\n", rule.label(), suite.name, 100 * s.uplift,
                  100 * s.total_uplift, s.wins, s.ties, s.losses, 100 * s.no_worse_share);
       std::fflush(stdout);
+      if (!modules_file.empty()) {
+        std::FILE* f = std::fopen(modules_file.c_str(), "a");
+        for (const auto& m : r->modules)
+          if (f && m.both_ok())
+            fmt::print(f, "{}\t{}\t{}\t{}\t{}\n", rule.label(), suite.name, m.name, m.by_default.sizes.text,
+                       m.learned.sizes.text);
+        if (f) std::fclose(f);
+      }
       fs::remove_all(work / "eval");
     }
   }
