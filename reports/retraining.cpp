@@ -237,4 +237,14 @@ std::optional<std::string> suite_regression(const std::string& suite, const Held
   return std::nullopt;
 }
 
+CandidateVerdict judge_candidate_per_suite(const HeldOutFigures& active, const HeldOutFigures& candidate,
+                                           const std::vector<SuiteFigures>& suites, const PromotionSettings& s) {
+  auto verdict = judge_candidate(active, candidate, s);
+  if (!verdict.promote) return verdict;
+  for (const auto& f : suites)
+    if (auto why = suite_regression(f.suite, f.active, f.candidate, s))
+      return {false, *why + "; overall " + verdict.reason};
+  return verdict;
+}
+
 }  // namespace reports

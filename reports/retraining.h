@@ -111,4 +111,16 @@ CandidateVerdict judge_candidate(const HeldOutFigures& active, const HeldOutFigu
 std::optional<std::string> suite_regression(const std::string& suite, const HeldOutFigures& active,
                                             const HeldOutFigures& candidate, const PromotionSettings& s);
 
+/// One held-out suite's figures of both policies.
+struct SuiteFigures {
+  std::string suite;
+  HeldOutFigures active, candidate;
+};
+
+/// The verdict a retrain acts on: judge_candidate over the suites together,
+/// then, if that promotes, each suite's suite_regression (the first found
+/// stops the promotion and leads the reason).
+CandidateVerdict judge_candidate_per_suite(const HeldOutFigures& active, const HeldOutFigures& candidate,
+                                           const std::vector<SuiteFigures>& suites, const PromotionSettings& s);
+
 }  // namespace reports

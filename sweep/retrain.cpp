@@ -240,7 +240,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     for (const auto& m : r.modules) n += m.learned_failed();
     return n;
   };
-  std::vector<std::pair<reports::HeldOutFigures, reports::HeldOutFigures>> per_suite;
+  std::vector<reports::SuiteFigures> per_suite;
   // A candidate that could not be judged is rejected with the error that
   // stopped it, never left "being evaluated" for a hand promotion without
   // figures: `policy list` says why.
@@ -281,7 +281,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       report.candidate.losses += candidate_figures.losses;
       report.active.modules += active_figures.modules;
       report.candidate.modules += candidate_figures.modules;
-      per_suite.push_back({active_figures, candidate_figures});
+      per_suite.push_back({h.suite.name, active_figures, candidate_figures});
     }
   } catch (const std::exception& e) {
     try {
@@ -291,10 +291,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     throw;
   }
   reports::PromotionSettings promotion{p.retrain.margin, p.retrain.max_extra_losing};
-  auto verdict = reports::judge_candidate(report.active, report.candidate, promotion);
-  for (std::size_t i = 0; i < holdout.size() && verdict.promote; ++i)
-    if (auto why = reports::suite_regression(holdout[i].suite.name, per_suite[i].first, per_suite[i].second, promotion))
-      verdict = {false, *why + "; overall " + verdict.reason};
+  auto verdict = reports::judge_candidate_per_suite(report.active, report.candidate, per_suite, promotion);
   report.reason = verdict.reason;
   report.seconds = seconds_since(start);
   auto figures = figures_json(report).dump();

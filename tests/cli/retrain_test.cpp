@@ -281,7 +281,10 @@ TEST_CASE("retrain trains afresh where the active policy reads a feature the com
   CHECK(d.output.find("sroa_savingz") != std::string::npos);  // the features rule names what is gone
   auto r = p.run({"retrain", "--config", p.config, "-j", "2"});
   INFO(r.output);
-  CHECK((r.exit_code == 0 || r.exit_code == 1));  // promoted, or rejected with figures: judged either way
+  // Promoted, or rejected with figures: judged either way, and the exit status says which.
+  auto state = p.psql("SELECT state FROM project_policies WHERE parent_id IS NOT NULL");
+  REQUIRE((state == "active" || state == "rejected"));
+  CHECK(r.exit_code == (state == "active" ? 0 : 1));
   CHECK(r.output.find("the candidate was trained afresh") != std::string::npos);  // not warm-started from it
   // The candidate was judged: figures and a verdict, never left "being evaluated".
   CHECK(p.psql("SELECT count(*) FROM project_policies WHERE reason = 'being evaluated'") == "0");

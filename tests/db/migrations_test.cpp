@@ -22,7 +22,7 @@ TEST_CASE("migrate brings an empty database to the latest schema, once") {
   CHECK_NOTHROW(database.require_current_schema());
 }
 
-TEST_CASE("concurrent migrations from two processes' connections apply each step once") {
+TEST_CASE("concurrent migrations on two connections at once apply each step once") {
   std::string name;
   auto a = testing::fresh_database(false, &name);
   auto target = db::parse_dsn("host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name).take();

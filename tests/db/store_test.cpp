@@ -275,7 +275,9 @@ TEST_CASE("a running evaluation is interrupted once no connection holds it: its 
   CHECK(counts.running == 0);
 }
 
-TEST_CASE("a stored or failed evaluation releases its hold: a later one of the same connection can be interrupted") {
+// (A stored one stays done when run again and given up: "measuring a stored
+// evaluation again and giving up keeps it done, with its figures".)
+TEST_CASE("a failed evaluation releases its hold: run again on another connection that dies, it is interrupted") {
   std::string name;
   auto observer = testing::fresh_database(true, &name);
   auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);

@@ -92,6 +92,7 @@ TEST_CASE("a suite from compile_commands.json: bitcode per TU and failures repor
   // plain.c had no -O level: compiled at -Oz, so no optnone either.
   auto plain = std::find_if(r.extract.modules.begin(), r.extract.modules.end(),
                             [](const auto& m) { return m.name == "extra/plain.c"; });
+  REQUIRE(plain != r.extract.modules.end());
   CHECK(plain->opt_level_defaulted);
   auto ir = run({"llvm-dis-19", module_file(r.dir, "extra/plain.c", ".bc").string(), "-o", "-"});
   CHECK(ir.output.find("optnone") == std::string::npos);

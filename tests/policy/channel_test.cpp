@@ -131,12 +131,12 @@ TEST_CASE("a compiler that crashes mid-stream is reported, not waited for") {
   auto start = std::chrono::steady_clock::now();
   auto stats = serve_session(fifos, killer, start + std::chrono::seconds(30), alive, error);
   auto result = child.wait();
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));  // not waited for until the deadline
   CHECK(stats.connected);
   INFO(result.describe(), " ", result.output);
   CHECK(result.signal == SIGKILL);
   CHECK(killer.seen >= 3);
-  // What compile_with_channel reports for it: the compiler's death, not a protocol error.
+  // What compile_with_channel reports for it: the compiler's death, not a
+  // protocol error, and not the deadline (reaching it would have set `error`).
   CHECK(error.empty());
   ChannelOutcome outcome{stats, result, error};
   CHECK_FALSE(outcome.ok());
@@ -146,14 +146,16 @@ TEST_CASE("a compiler that crashes mid-stream is reported, not waited for") {
 TEST_CASE("a hung compiler is killed at the timeout") {
   testing::TempDir dir;
   CompilerInvocation cc;
-  cc.argv = {"/bin/sh", "-c", "sleep 60", "{input}", "{output}"};  // never opens the channel
+  // Never opens the channel; "finished" appears only if it is waited for.
+  auto finished = dir / "finished";
+  cc.argv = {"/bin/sh", "-c", "sleep 60; touch \"$0\"", finished.string(), "{input}", "{output}"};
   cc.timeout = std::chrono::seconds(1);
   auto runner = make_constant_runner(0);
-  auto t0 = std::chrono::steady_clock::now();
   auto r = compile_with_runner(cc, dir / "in.bc", dir / "out.o", *runner, dir.path());
   CHECK_FALSE(r.ok);
   CHECK(r.timed_out);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  CHECK(r.failure == CompileFailure::TimedOut);
+  CHECK_FALSE(fs::exists(finished));
   CHECK(no_fifos_left(dir.path()));
 }
 
@@ -207,7 +209,8 @@ TEST_CASE("a channel path that holds something other than a FIFO is refused nami
   CHECK(again.ok());
 }
 
-TEST_CASE("a FIFO at the channel path that belongs to another user is refused" * doctest::skip(geteuid() != 0)) {
+TEST_CASE("a FIFO at the channel path that belongs to another user is refused") {
+  if (geteuid() != 0) return testing::skip_test("only root can give a FIFO to another user");
   testing::TempDir dir;
   auto base = dir / "chan";
   REQUIRE(mkfifo((base.string() + ".in").c_str(), 0600) == 0);

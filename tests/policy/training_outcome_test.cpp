@@ -1,6 +1,8 @@
 // How training scores a policy on its modules: a failed compile is a loss.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include "policy/training_data.h"
 #include "tests/support/temp_dir.h"
 
@@ -14,6 +16,7 @@ TrainingData two_modules(const testing::TempDir& dir) {
   for (const char* name : {"a", "b"}) {
     auto bitcode = dir.path() / name;
     bitcode += ".bc";
+    std::ofstream(bitcode) << "not bitcode: a module the compiler cannot read\n";
     data.modules.push_back({name, bitcode, 100, 100, {}, {}, {}});
   }
   return data;
@@ -32,7 +35,9 @@ TEST_CASE("a training rollout whose compile fails counts as a loss, not a tie") 
   meta.hidden = {4};
   auto model = PolicyModel::create(meta);
   TrainOptions o;
-  o.compiler.argv = {"false", "{input}", "{output}"};  // a compiler that fails every module
+  o.compiler.argv = {DWCC_BIN, "{input}", "-o", "{output}", "-Oz"};  // the real compiler, on unreadable modules
+  o.compiler.timeout = std::chrono::seconds(60);
+  // Never reached: no compile writes an object.
   o.measure_text = [](const std::filesystem::path&) -> common::Result<std::int64_t> { return std::int64_t{0}; };
   o.work_dir = dir / "work";
   o.jobs = 1;

@@ -315,4 +315,15 @@ TEST_CASE("a candidate that wins overall but falls behind on one held-out suite 
   CHECK(*why == "makes 2 more module(s) worse on B (6 against 4)");
   s.max_extra_losing = 2;
   CHECK_FALSE(reports::suite_regression("B", b_active, {0.005, 6, 50}, s));
+  // What a retrain acts on: the overall win does not promote, and says why.
+  s.max_extra_losing = 0;
+  auto verdict = reports::judge_candidate_per_suite({0.005, 8, 100}, {0.0065, 8, 100},
+                                                    {{"A", a_active, a_candidate}, {"B", b_active, b_candidate}}, s);
+  CHECK_FALSE(verdict.promote);
+  CHECK(verdict.reason.rfind("behind the active policy on B: -0.20% against +0.50%; overall wins by the margin", 0) == 0);
+  // Ahead on each suite: promoted, with the overall reason alone.
+  verdict = reports::judge_candidate_per_suite({0.005, 8, 100}, {0.0065, 8, 100},
+                                               {{"A", a_active, a_candidate}, {"B", b_active, {0.006, 4, 50}}}, s);
+  CHECK(verdict.promote);
+  CHECK(verdict.reason.rfind("wins by the margin", 0) == 0);
 }
