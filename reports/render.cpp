@@ -59,6 +59,7 @@ json point_json(const ReportPoint& p) {
           {"wins", p.wins},
           {"ties", p.ties},
           {"losses", p.losses},
+          {"measured", p.measured},
           {"learned_failed", p.learned_failed},
           {"evaluation_error", p.evaluation_error},
           {"ratios", ratios}};

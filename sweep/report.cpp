@@ -153,6 +153,7 @@ reports::SuiteSeries series_of(const std::string& suite_name, const std::string&
     r.total_default = p.total_default;
     r.total_learned = p.total_learned;
     r.wins = p.wins, r.ties = p.ties, r.losses = p.losses;
+    r.measured = static_cast<int>(p.modules.size());
     r.learned_failed = p.learned_failed();
     r.evaluation_error = p.evaluation_error;
     if (p.evaluated) {

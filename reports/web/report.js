@@ -60,10 +60,20 @@
     return out;
   }
 
+  // A point that measured fewer of the suite's modules than others (a
+  // timeout, a crash there): its totals dip by what it left out.
+  function partial(s, p) { return p.evaluated && p.measured < s.modules.length; }
+  function partialNote(s, p) {
+    if (!partial(s, p)) return '';
+    return '<br><b class="culprit">over ' + p.measured + ' of ' + s.modules.length + ' modules</b>: ' +
+      (s.modules.length - p.measured) + ' not measured here, so its totals are not comparable with its neighbours';
+  }
+
   function upliftChart(box, s, pts, culprits) {
     var chart = init(box);
     var values = pts.map(function (p, i) {
       var item = { value: [i, p.evaluated ? +(100 * p.uplift).toFixed(4) : null] };
+      if (partial(s, p)) item.itemStyle = { color: '#ff7f0e' }, item.symbol = 'emptyCircle', item.symbolSize = 10;
       if (culprits[p.sha]) item.itemStyle = { color: '#d62728' }, item.symbol = 'diamond', item.symbolSize = 14;
       return item;
     });
@@ -83,6 +93,7 @@
           var html = commitHtml(p) + '<br>uplift <b>' + pct(p.uplift) + '</b>, w/t/l ' + p.wins + '/' + p.ties + '/' + p.losses;
           // Compiles the policy broke are losses with no size: said apart, not hidden.
           if (p.learned_failed) html += ', <b class="culprit">' + p.learned_failed + ' broken by the policy</b>';
+          html += partialNote(s, p);
           (culprits[p.sha] || []).forEach(function (a) {
             html += '<br><b class="culprit">' + (a.culprit.sha ? 'culprit' : 'first bad of a range') + '</b>: ' + enc(a.sentence);
           });
@@ -112,7 +123,8 @@
         formatter: function (ps) {
           var p = pts[ps[0].dataIndex];
           if (!p.evaluated) return commitHtml(p) + '<br>' + unmeasured(p);
-          return commitHtml(p) + '<br>default ' + p.total_default + ' B<br>learned ' + p.total_learned + ' B';
+          return commitHtml(p) + '<br>default ' + p.total_default + ' B<br>learned ' + p.total_learned + ' B' +
+            partialNote(s, p);
         }
       },
       xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },

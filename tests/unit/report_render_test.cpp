@@ -33,10 +33,12 @@ reports::ReportData sample() {
   a.evaluated = true;
   a.uplift = 0.02;
   a.ratios = {0.95, 1.0};
+  a.measured = 2;
   reports::ReportPoint b = a;
   b.commit = {"bbbbbbbbbbbbbbbbbbbb", "Mallory <m@example.org>", kHostile, 1767830400};
   b.uplift = 0.005;
   b.ratios = {1.02, -1};
+  b.measured = 1;  // json timed out here: its totals leave it out
   reports::ReportPoint broken;
   broken.commit = {"cccccccccccccccccccc", "Priya", "Rename", 1768435200};
   broken.build_outcome = "build-failed";
@@ -100,6 +102,10 @@ TEST_CASE("render_json is versioned and carries the hostile subject unchanged") 
   CHECK(j["suites"][0]["evaluated"] == 2);
   CHECK(j["suites"][0]["points"][1]["subject"] == kHostile);
   CHECK(j["suites"][0]["points"][1]["ratios"][1].is_null());  // unmeasured module
+  // The page marks a point whose figures are over fewer modules than the suite's.
+  CHECK(j["suites"][0]["points"][0]["measured"] == 2);
+  CHECK(j["suites"][0]["points"][1]["measured"] == 1);
+  CHECK(j["suites"][0]["modules"].size() == 2);
   CHECK(j["suites"][0]["points"][0]["ratios"][0] == doctest::Approx(0.95));
   CHECK(j["alerts"][0]["culprit"]["sha"] == "bbbbbbbbbbbbbbbbbbbb");
   CHECK(j["alerts"][0]["events"].size() == 2);
