@@ -141,4 +141,25 @@ common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation
   return common::Error{"cannot tell where the compiler puts its default inlining decision"};
 }
 
+CompileOutcome compile_probe_by_default(const CompilerInvocation& cc, const fs::path& work_dir) {
+  std::error_code ec;
+  fs::create_directories(work_dir, ec);
+  auto ll = work_dir / "default-probe.ll";
+  if (!(std::ofstream(ll) << kProbeModule << std::flush)) {
+    CompileOutcome out;
+    out.error = "cannot write the probe module " + ll.string();
+    out.failure = CompileFailure::Machine;  // a full disk, not the compiler
+    return out;
+  }
+  auto object = work_dir / "default-probe.o";
+  fs::remove(object, ec);
+  auto out = compile_default(cc, ll, object);
+  if (out.ok && !fs::exists(object)) {  // e.g. an empty file where the compiler was: sh runs it and exits 0
+    out.ok = false;
+    out.error = "the compiler exited 0 but wrote no object";
+    out.failure = CompileFailure::CompilerFailed;
+  }
+  return out;
+}
+
 }  // namespace policy

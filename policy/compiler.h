@@ -64,4 +64,10 @@ CompileOutcome compile_with_runner(const CompilerInvocation& cc, const std::file
 common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc,
                                                         const std::filesystem::path& work_dir);
 
+/// Compiles detect_default_slot's probe module with the default heuristic
+/// alone: when the probe fails, whether the compiler itself is broken (it
+/// cannot compile the simplest module, e.g. a crash on every input or a
+/// recipe's bad compile line) rather than unable to serve a policy.
+CompileOutcome compile_probe_by_default(const CompilerInvocation& cc, const std::filesystem::path& work_dir);
+
 }  // namespace policy

@@ -211,8 +211,19 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     auto slot = policy::detect_default_slot(build.compiler, o.work_dir / "probe");
     if (!slot) retry_unless_last(slot.error());
     if (!slot) {
-      db::fail_evaluation(database, eval_id, slot.error().message, options.finish);
-      throw EvaluationFailed(slot.error().message);
+      // The probe failing may be the compiler's failure, not the policy's:
+      // one that cannot compile the probe without the policy either (a crash
+      // on every input, a recipe's bad compile line) is broken, skipped as a
+      // failed build is, and no reason to say the policy cannot run or to retrain.
+      auto plain = policy::compile_probe_by_default(build.compiler, o.work_dir / "probe-default");
+      if (!plain.ok && policy::machine_failure(plain)) retry_unless_last({plain.error, true});
+      bool broken = !plain.ok && !policy::machine_failure(plain);
+      auto message = broken ? std::string(evaluator::kCompilerBrokenError) + " (first: the probe module: " +
+                                  plain.error + ")"
+                            : slot.error().message;
+      db::fail_evaluation(database, eval_id, message, options.finish, broken);
+      fs::remove_all(o.work_dir, ec);
+      throw EvaluationFailed(message);
     }
     runner_options.default_slot = *slot;
   }

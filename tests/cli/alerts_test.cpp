@@ -214,6 +214,11 @@ replace = "  if (!M)\n"
 with = "  if (argc > 0)\n    abort();\n  if (!M)\n"
 )toml"));
   p.set("every = \"2w\"", "every = \"1m\"");
+  SUBCASE("a policy that decides alone") {}
+  SUBCASE("a policy with a margin, whose evaluation first probes where the compiler sends its default decision") {
+    p.set(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy",
+          std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy");
+  }
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);
