@@ -40,7 +40,11 @@ common::Result<std::uintmax_t> parse_size(const std::string& text) {
   auto at = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
   if (at == std::string::npos)
     return common::Error{"'" + text + "' is not a size (a whole number, optionally followed by K, M, G or T)"};
-  for (std::size_t i = 0; i <= at; ++i) n *= 1024;
+  for (std::size_t i = 0; i <= at; ++i) {
+    // Wrapped round, "keep everything" would become a tiny limit that removes it all.
+    if (n > kMaxSize / 1024) return common::Error{"'" + text + "' is too large (at most 1048576T)"};
+    n *= 1024;
+  }
   return n;
 }
 

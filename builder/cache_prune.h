@@ -32,7 +32,9 @@ struct PruneLimits {
 std::vector<std::size_t> entries_to_prune(const std::vector<CacheEntry>& entries, const PruneLimits& limits,
                                           std::int64_t now);
 
-/// "50G", "500M", "1T", "123456" (bytes); an error names what is wrong.
+/// The largest size parse_size takes: 1048576T (2^60 bytes).
+inline constexpr std::uintmax_t kMaxSize = std::uintmax_t{1} << 60;
+/// "50G", "500M", "1T", "123456" (bytes), at most kMaxSize; an error names what is wrong.
 common::Result<std::uintmax_t> parse_size(const std::string& text);
 
 /// Every entry of the cache under `data_dir`, oldest first.

@@ -31,7 +31,7 @@ void prune(Context& ctx, const PruneArgs& a) {
   }
   if (!a.older_than.empty()) {
     auto age = common::parse_duration(a.older_than);
-    if (!age) throw common::Fatal("--older-than '" + a.older_than + "' is not a duration (e.g. 30d, 12h)");
+    if (!age) throw common::Fatal("--older-than '" + a.older_than + "' is not a duration (e.g. 30d, 12h; at most 36525d)");
     limits.max_age = age->count();
   }
   if (!limits.max_bytes && !limits.max_age)

@@ -72,6 +72,9 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
     } else if (i != t.size() || total != 0) {
       return std::nullopt;  // "1h30" is ambiguous
     }
+    // Beyond kMaxDurationSeconds a time point minus it overflows (nanosecond
+    // clocks end in 2262): "keep everything" must not wrap to "nothing".
+    if (number > (kMaxDurationSeconds - total) / unit) return std::nullopt;
     total += number * unit;
   }
   return std::chrono::seconds(total);

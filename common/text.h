@@ -14,7 +14,10 @@ std::vector<std::string> split(std::string_view s, char sep);
 std::string tail_lines(std::string_view text, int n);
 /// The last non-empty line: libraries' multi-line messages become one line.
 std::string last_line(std::string_view text);
-/// "90s", "20m", "2h", "1h30m", "30d" or a bare number of seconds.
+/// The longest duration parse_duration takes: 100 years.
+inline constexpr long kMaxDurationSeconds = 36525L * 86400;
+/// "90s", "20m", "2h", "1h30m", "30d" or a bare number of seconds, at most
+/// kMaxDurationSeconds.
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 /// Seconds as "1.2 s", "3 min 4 s", "1 h 2 min".
 std::string format_seconds(double seconds);

@@ -30,4 +30,11 @@ TEST_CASE("sizes are bytes or K, M, G, T in powers of 1024, anything else an err
     REQUIRE_FALSE(r);
     CHECK(r.error().message.find("is not a size") != std::string::npos);
   }
+  // Too large is refused, never wrapped round to a small limit that would remove everything.
+  CHECK(builder::parse_size("1048576T").take() == builder::kMaxSize);
+  for (const char* huge : {"1048577T", "16777216T", "17179869184G"}) {
+    auto r = builder::parse_size(huge);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("is too large") != std::string::npos);
+  }
 }

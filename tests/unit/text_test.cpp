@@ -31,6 +31,11 @@ TEST_CASE("parse_duration") {
   CHECK_FALSE(parse_duration("ten").has_value());
   CHECK_FALSE(parse_duration("5x").has_value());
   CHECK_FALSE(parse_duration("1h30").has_value());
+  // Out of range is refused, never wrapped round to a short one.
+  CHECK(parse_duration("36525d")->count() == kMaxDurationSeconds);
+  CHECK_FALSE(parse_duration("36526d").has_value());
+  CHECK_FALSE(parse_duration("200000000000000d").has_value());
+  CHECK_FALSE(parse_duration("36525d1s").has_value());
 }
 
 TEST_CASE("format_seconds") {
