@@ -207,11 +207,17 @@ class Executor {
       const auto& r = recipe(p);
       fs::path dir = p.at("toolchain").get<std::string>();
       auto tc = select_toolchain(dir, r);
+      ev.what = p.value("label", dir.string());
+      // No directory at all: a mount away for the night, a nightly not yet
+      // published. Tried again (and by the next sweep), never recorded as
+      // the toolchain's result; a directory without the artifacts is one.
+      std::error_code ec;
+      if (!tc && !fs::is_directory(dir, ec)) return fail_or_retry(db, job, tc.error().message, ev);
       auto outcome = tc ? "ok" : std::string(builder::outcome_name(builder::Outcome::MissingArtifact));
       auto id = record_toolchain(db, r, dir, p.value("label", ""), p.value("time", std::int64_t{0}), outcome,
                                  tc ? "" : tc.error().message);
       finish.result_json = json{{"build_id", id}, {"outcome", outcome}}.dump();
-      ev.what = p.value("label", dir.string()) + ": " + outcome;
+      ev.what += ": " + outcome + (tc ? "" : ": " + tc.error().message);
       db::finish_job(db, finish, db::kJobDone);
       return;
     }

@@ -177,6 +177,23 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   CHECK(s.output.find("2 check-in(s)") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM builds WHERE outcome = 'missing-artifact'") == "1");
+  CHECK(s.output.find("lacks the recipe's artifact 'compiler'") != std::string::npos);  // the reason, said
+  // A toolchain directory that is not there (not yet published) fails the
+  // sweep naming it, is recorded as nothing, and the next sweep takes it.
+  auto later = p.dir / "nightly-2026-01-07";
+  std::ofstream(p.config, std::ios::app) << "[[toolchains]]\ndir = \"" << later.string()
+                                         << "\"\ndate = \"2026-01-07\"\n";
+  auto absent = p.sweep(p.dsn);
+  INFO(absent.output);
+  CHECK(absent.exit_code == 1);
+  CHECK(absent.output.find("toolchain " + later.string() + " is not a directory") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM builds") == "2");
+  std::filesystem::create_directories(later / "bin");
+  std::filesystem::copy_file(DWCC_BIN, later / "bin" / "dwcc");
+  auto published = p.sweep(p.dsn);
+  INFO(published.output);
+  CHECK(published.exit_code == 0);
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
   // Drift, decide and the report follow a repository's history: said, not failed on later.
   CHECK(s.output.find("no drift analysis: it needs compiler.repo") != std::string::npos);
   auto r = p.run({"report", "--config", p.config, "--out", (p.dir / "report").string()});
