@@ -230,6 +230,11 @@ SweepReport run_sweep(const SweepOptions& o) {
   requeue_dead_local_workers(lock_db, p.name, o);
 
   auto recipe = builder::load_recipe(p.recipe).take();
+  // A sweep evaluates what it builds: without a compile line every
+  // evaluation would fail its attempts at run time, night after night.
+  if (recipe.compile.empty())
+    throw common::Fatal("recipe " + p.recipe + " has no [compile] section: a sweep cannot compile the suites' "
+                        "modules with it (add e.g. command = \"{compiler} {input} -o {output} -Oz\")");
   auto model = policy::PolicyModel::load(p.policy).take();
   const auto& meta = model.metadata();
   PlanInput in;

@@ -129,6 +129,21 @@ TEST_CASE("sweep refuses a bad project file naming the key and its line") {
   CHECK(none.output.find("the sampling of project 'toy' selects no check-in of " + p.repo) != std::string::npos);
   CHECK(none.output.find("until = \"2001-01-01\"") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM jobs") == "0");
+
+  // A recipe that cannot compile modules is refused before anything is planned.
+  p.set("until = \"2001-01-01\"", "until = \"\"");
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string recipe((std::istreambuf_iterator<char>(in)), {});
+  auto at = recipe.find("[compile]");
+  REQUIRE(at != std::string::npos);
+  auto no_compile = p.dir / "no-compile.toml";
+  std::ofstream(no_compile) << recipe.substr(0, at);
+  p.set("recipe = \"sample-compiler\"", "recipe = \"" + no_compile.string() + "\"");
+  auto uncompiled = p.sweep(p.dsn);
+  INFO(uncompiled.output);
+  CHECK(uncompiled.exit_code == 2);
+  CHECK(uncompiled.output.find("has no [compile] section: a sweep cannot compile") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM jobs") == "0");
 }
 
 TEST_CASE("sweep --new after a force-push names the lost check-in and deletes nothing") {
