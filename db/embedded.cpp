@@ -131,6 +131,11 @@ void EmbeddedCluster::check_sane() const {
   auto user = server_user();
   if (fs::exists(root_) && !fs::is_directory(root_))
     throw Fatal("embedded database path " + root_.string() + " is not a directory");
+  std::error_code ec;
+  for (fs::path p = root_.parent_path(); !p.empty() && p != p.parent_path(); p = p.parent_path())
+    if (fs::exists(p, ec) && !fs::is_directory(p, ec))  // a data directory given as a file, say
+      throw Fatal(p.string() + " is not a directory; the embedded database cannot live under it (" +
+                  root_.string() + ")");
   // The server user must be able to walk down to the cluster (root's /root is 0700).
   if (user.switch_user) {
     for (fs::path p = root_.parent_path(); !p.empty(); p = p.parent_path()) {

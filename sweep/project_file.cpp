@@ -182,7 +182,7 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
   if (p.repo.empty() && p.toolchains.empty())
     return Error{origin + ": set compiler.repo (a git repository) or list [[toolchains]]"};
   if (p.policy.empty()) return Error{origin + ": missing key 'policy.file' (the frozen policy to track)"};
-  if (p.suites.empty()) return Error{origin + ": missing key 'suites.names' (at least one suite)"};
+  if (p.suites.empty()) return Error{origin + ": suites.names is missing or empty (name at least one suite)"};
   if (p.notify.webhook_format != "json" && p.notify.webhook_format != "slack")
     return Error{origin + ": notify.webhook_format must be \"json\" or \"slack\""};
   if (!p.notify.webhook.empty() && p.notify.webhook.rfind("http://", 0) != 0 &&
@@ -195,8 +195,22 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
     return Error{origin + ": retrain.promote must be \"auto\" or \"never\""};
   if (p.retrain.settings != "shipped" && p.retrain.settings != "small")
     return Error{origin + ": retrain.settings must be \"shipped\" or \"small\""};
-  for (const auto& s : p.suites)
-    if (s.empty()) return Error{origin + ": suites.names holds an empty name"};
+  for (std::size_t i = 0; i < p.suites.size(); ++i) {
+    if (p.suites[i].empty()) return Error{origin + ": suites.names holds an empty name"};
+    for (std::size_t j = 0; j < i; ++j)
+      if (p.suites[j] == p.suites[i]) return Error{origin + ": suites.names lists '" + p.suites[i] + "' twice"};
+  }
+  if (!p.commit_url.empty()) {
+    // Every link would otherwise lead to one page, or keep a placeholder nobody fills.
+    if (p.commit_url.rfind("http://", 0) != 0 && p.commit_url.rfind("https://", 0) != 0)
+      return Error{origin + ": report.commit_url must be an http:// or https:// URL"};
+    auto sha = p.commit_url.find("{sha}");
+    if (sha == std::string::npos)
+      return Error{origin + ": report.commit_url must hold {sha}, where each link puts its commit"};
+    auto rest = p.commit_url.substr(0, sha) + p.commit_url.substr(sha + 5);
+    if (rest.find('{') != std::string::npos || rest.find('}') != std::string::npos)
+      return Error{origin + ": report.commit_url may hold only the placeholder {sha}"};
+  }
   for (const auto& s : p.retrain.holdout)
     if (s.empty()) return Error{origin + ": retrain.holdout holds an empty name"};
   if (p.retrain.training_suite.empty()) return Error{origin + ": retrain.training_suite must name a suite"};
@@ -260,6 +274,11 @@ common::Result<ProjectFile> parse_project_file(const std::string& text, const st
 }
 
 common::Result<ProjectFile> load_project_file(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return Error{path.string() + " is a directory, not a project file" +
+                 (fs::exists(path / "driftwatch.toml", ec) ? " (give " + (path / "driftwatch.toml").string() + ")"
+                                                           : "")};
   std::ifstream in(path);
   if (!in)
     return Error{"cannot read the project file " + path.string() +

@@ -1,5 +1,8 @@
 #include "tracker/git.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -70,8 +73,19 @@ common::Result<GitRepo> GitRepo::open(const fs::path& path) {
   if (!fs::exists(path)) return common::Error{"repository " + path.string() + " does not exist"};
   git_repository* repo = nullptr;
   // NO_SEARCH: the path itself must be the repository, not a folder inside one.
-  if (git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
-    return common::Error{path.string() + " is not a git repository"};
+  if (int rc = git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr); rc != 0) {
+    // A repository owned by another user is refused as git refuses it
+    // ("dubious ownership"); libgit2 then says only that none was found.
+    struct stat st {};
+    bool looks_like_one = fs::exists(path / ".git") || fs::exists(path / "HEAD");
+    if (looks_like_one && stat(path.c_str(), &st) == 0 && st.st_uid != geteuid())
+      return common::Error{path.string() + " is a git repository owned by another user (uid " +
+                           std::to_string(st.st_uid) + "), which git refuses as dubious ownership: run as its " +
+                           "owner, or list it in git's safe.directory"};
+    const git_error* e = git_error_last();
+    std::string why = e && e->message && rc != GIT_ENOTFOUND ? std::string(": ") + e->message : "";
+    return common::Error{path.string() + " is not a git repository" + why};
+  }
   auto impl = std::make_unique<Impl>();
   impl->repo.reset(repo);
   const char* wd = git_repository_workdir(repo);

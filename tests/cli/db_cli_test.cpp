@@ -85,6 +85,14 @@ TEST_CASE("two processes starting the embedded database at once end with one ser
   CHECK(pid_of(ra.output) == pid_of(rb.output));
 }
 
+TEST_CASE("a data directory given as a file is refused saying so") {
+  TempDir dir;
+  std::ofstream(dir / "data") << "a file, not a directory";
+  auto r = run_driftwatch({data_dir_flag(dir), "db", "status"});
+  check_one_line_error(r);
+  CHECK(r.output.find((dir / "data").string() + " is not a directory") != std::string::npos);
+}
+
 TEST_CASE("a data directory that is not a cluster is refused in one line") {
   TempDir dir;
   auto data = dir / "data/postgres/data";

@@ -116,6 +116,9 @@ TEST_CASE("sweep refuses a bad project file naming the key and its line") {
   auto missing = p.run({"sweep", "--config", (p.dir / "nope.toml").string()});
   CHECK(missing.exit_code == 2);
   CHECK(missing.output.find("nope.toml (no such file; `driftwatch init` writes one)") != std::string::npos);
+  auto folder = p.run({"sweep", "--config", p.dir.path().string()});
+  CHECK(folder.exit_code == 2);
+  CHECK(folder.output.find(p.dir.path().string() + " is a directory, not a project file") != std::string::npos);
   auto again = p.run({"init", (p.dir / "proj").string()});
   CHECK(again.exit_code == 2);
   CHECK(again.output.find("exists; not overwritten") != std::string::npos);

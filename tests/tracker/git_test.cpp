@@ -1,5 +1,7 @@
 // The first-parent walk and sampling on real git repositories made with libgit2.
 #include <doctest/doctest.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -55,6 +57,23 @@ TEST_CASE("ranges: --from, --to, --since, --until, tags and periods") {
   o = {};
   o.sampling.every = Every{1, PeriodUnit::Month};  // Dec 2025, then Jan 2026
   CHECK(subjects(select_commits(repo, o).take()) == std::vector<std::string>{"Docs only", "Merge branch 'side'"});
+}
+
+TEST_CASE("a repository owned by another user is refused saying so, not as no repository") {
+  if (geteuid() != 0) return testing::skip_test("only root can give a repository to another user");
+  testing::TempDir dir;
+  auto path = testing::write_toy_history(dir.path());
+  const passwd* nobody = getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(path))
+    REQUIRE(lchown(e.path().c_str(), nobody->pw_uid, nobody->pw_gid) == 0);
+  REQUIRE(chown(path.c_str(), nobody->pw_uid, nobody->pw_gid) == 0);
+  auto r = GitRepo::open(path);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == path.string() + " is a git repository owned by another user (uid " +
+                                 std::to_string(nobody->pw_uid) +
+                                 "), which git refuses as dubious ownership: run as its owner, or list it in "
+                                 "git's safe.directory");
 }
 
 TEST_CASE("bad repositories, revisions and ranges are refused with the reason") {

@@ -85,6 +85,20 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
         "driftwatch.toml: missing key 'policy.file' (the frozen policy to track)");
   CHECK(error_of("[policy]\nfile = \"p\"\n[suites]\nnames = [\"s\"]\n") ==
         "driftwatch.toml: set compiler.repo (a git repository) or list [[toolchains]]");
+  CHECK(error_of("[compiler]\nrepo = \"c\"\n[policy]\nfile = \"p\"\n[suites]\nnames = []\n") ==
+        "driftwatch.toml: suites.names is missing or empty (name at least one suite)");
+  CHECK(error_of("[compiler]\nrepo = \"c\"\n[policy]\nfile = \"p\"\n[suites]\nnames = [\"a\", \"b\", \"a\"]\n") ==
+        "driftwatch.toml: suites.names lists 'a' twice");
+  // Every link would lead to one page, or keep a placeholder nobody fills.
+  CHECK(error_of(std::string(kMinimal) + "[report]\ncommit_url = \"https://x/commit/\"\n") ==
+        "driftwatch.toml: report.commit_url must hold {sha}, where each link puts its commit");
+  CHECK(error_of(std::string(kMinimal) + "[report]\ncommit_url = \"https://x/{sha}/{foo}\"\n") ==
+        "driftwatch.toml: report.commit_url may hold only the placeholder {sha}");
+  CHECK(error_of(std::string(kMinimal) + "[report]\ncommit_url = \"javascript:alert({sha})\"\n") ==
+        "driftwatch.toml: report.commit_url must be an http:// or https:// URL");
+  CHECK(parse_project_file(std::string(kMinimal) + "[report]\ncommit_url = \"https://x/commit/{sha}\"\n",
+                           "driftwatch.toml", "/proj")
+            .ok());
   CHECK(error_of("[compiler\nrepo = 1\n").rfind("driftwatch.toml:1: ", 0) == 0);
   CHECK(error_of("repo = \"x\"\n") == "driftwatch.toml:1: unknown key 'repo'");
 }
