@@ -121,14 +121,18 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
       series.unusable_sha = failed.rbegin()->second.sha;
       series.unusable_error = failed.rbegin()->second.evaluation_error;
     }
-    // From the baseline on; without one in the history, from the first evaluated check-in.
-    series.baseline_measured = baseline_pos && points.count(*baseline_pos);
+    // From the baseline on; without one in the history (a policy trained on
+    // another branch), from the first evaluated check-in, which is then the
+    // baseline every rule measures from, as the header and the report say.
+    auto base = baseline_pos;
+    if (!base && !points.empty()) base = points.begin()->first;
+    series.baseline_measured = base && points.count(*base);
     for (const auto& [pos, pt] : points) {
-      if (baseline_pos && pos < *baseline_pos) continue;
+      if (base && pos < *base) continue;
       auto r = retrain_point(pt);
       r.sample = grid.empty() || grid.count(pt.sha) > 0;
-      if (series.baseline_measured && pos > *baseline_pos) {
-        auto c = reports::compare_levels(sizes_of(points.at(*baseline_pos)), sizes_of(pt));
+      if (series.baseline_measured && pos > *base) {
+        auto c = reports::compare_levels(sizes_of(points.at(*base)), sizes_of(pt));
         r.vs_baseline = std::pair{c.before.uplift, c.after.uplift};
       }
       series.points.push_back(std::move(r));

@@ -291,3 +291,29 @@ TEST_CASE("retrain trains afresh where the active policy reads a feature the com
   CHECK(p.psql("SELECT count(*) FROM project_policies WHERE parent_id IS NOT NULL AND figures::text <> '{}' "
                "AND state IN ('active', 'rejected')") == "1");
 }
+
+TEST_CASE("decide judges a policy trained off the tracked line from the first evaluated check-in") {
+  Project p;
+  // Trained on another branch: its training check-in is not on this history.
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto elsewhere = (p.dir / "trained-elsewhere.policy").string();
+  std::ofstream(elsewhere, std::ios::binary) << testing::edited_policy(
+      text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", "ffffffffffffffffffffffffffffffffffffffff");
+  p.set(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", elsewhere);
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto dj = json_of(p.run({"decide", "--config", p.config, "--json"}));
+  CHECK(dj["baseline_in_history"] == false);
+  REQUIRE(dj["suites"].size() == 1);
+  // The rules measure from the baseline the header and the report name, not "not measured".
+  CHECK(dj["suites"][0]["baseline_measured"] == true);
+  bool fraction_seen = false;
+  for (const auto& r : dj["suites"][0]["rules"]) {
+    if (r["rule"] != "uplift_fraction") continue;
+    fraction_seen = true;
+    CHECK(r["detail"].get<std::string>().find("was not measured") == std::string::npos);
+  }
+  CHECK(fraction_seen);
+}
