@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <set>
@@ -30,6 +31,10 @@ common::Result<std::map<std::string, evaluator::ModuleSizes>> by_name(const std:
 
 }  // namespace
 
+std::int64_t ModuleMove::bytes_moved() const {
+  return std::llabs(default_after - default_before) + std::llabs(learned_after - learned_before);
+}
+
 common::Result<ModuleChanges> module_changes(const std::vector<evaluator::ModuleSizes>& before,
                                              const std::vector<evaluator::ModuleSizes>& after, std::size_t top_k) {
   ModuleChanges c;
@@ -49,15 +54,24 @@ common::Result<ModuleChanges> module_changes(const std::vector<evaluator::Module
     if (s0 == Standing::Loss && s1 == Standing::Win) c.loss_to_win.push_back(name);
     // A module with no .text on either side has no finite ratio (inf - inf
     // is NaN, which would break the ordering below); its win or loss is above.
-    if (was.in_geomean() && now->second.in_geomean())
-      c.largest_moves.push_back({name, was.ratio(), now->second.ratio()});
+    // A module whose sizes did not move is no move: listed, it would hide
+    // the ones behind a change where the ratios held (a size change).
+    bool moved = was.default_bytes != now->second.default_bytes || was.learned_bytes != now->second.learned_bytes;
+    if (moved && was.in_geomean() && now->second.in_geomean())
+      c.largest_moves.push_back({name, was.ratio(), now->second.ratio(), was.default_bytes, now->second.default_bytes,
+                                 was.learned_bytes, now->second.learned_bytes});
   }
   for (const auto& [name, m] : *new_side)
     if (!old_side->count(name)) c.appeared.push_back(name);
 
   // Stable on the name order the map gave, so equal moves list by name.
-  std::stable_sort(c.largest_moves.begin(), c.largest_moves.end(),
-                   [](const ModuleMove& a, const ModuleMove& b) { return std::abs(a.delta()) > std::abs(b.delta()); });
+  std::stable_sort(c.largest_moves.begin(), c.largest_moves.end(), [](const ModuleMove& a, const ModuleMove& b) {
+    // Ratios equal but for rounding (a size change that kept them) rank by
+    // bytes: compared in steps of 1e-9, which keeps the order a strict one.
+    auto step = [](const ModuleMove& m) { return std::llround(std::abs(m.delta()) * 1e9); };
+    if (step(a) != step(b)) return step(a) > step(b);
+    return a.bytes_moved() > b.bytes_moved();
+  });
   if (c.largest_moves.size() > top_k) c.largest_moves.resize(top_k);
   return c;
 }

@@ -13,12 +13,15 @@
 
 namespace reports {
 
-/// One module's ratio (learned / default, evaluator::ModuleSizes::ratio) on both sides.
+/// One module's ratio (learned / default, evaluator::ModuleSizes::ratio) and sizes on both sides.
 struct ModuleMove {
   std::string name;
   double ratio_before = 1;
   double ratio_after = 1;
+  std::int64_t default_before = 0, default_after = 0, learned_before = 0, learned_after = 0;
   double delta() const { return ratio_after - ratio_before; }  ///< > 0: the learned heuristic got worse here
+  /// Bytes moved under both heuristics: what a size change (the ratio held) is ranked by.
+  std::int64_t bytes_moved() const;
 };
 
 /// Bytes of the whole suite under each heuristic.
@@ -32,7 +35,7 @@ struct ModuleChanges {
   std::vector<std::string> win_to_loss;  ///< a win before, a loss after (a tie on either side is neither), by name
   std::vector<std::string> loss_to_win;  ///< a loss before, a win after, by name
   std::vector<ModuleMove>
-      largest_moves;                     ///< modules with a ratio on both sides, largest |delta| first (then by name), at most top_k
+      largest_moves;                     ///< modules with a ratio on both sides that moved: largest |delta| first, then most bytes moved, then by name; at most top_k
   std::vector<std::string> appeared;     ///< only after, by name
   std::vector<std::string> disappeared;  ///< only before, by name
   SuiteTotals before, after;             ///< over every module of each side

@@ -407,8 +407,13 @@ class SuiteAnalysis {
     if (moves) {
       f.win_to_loss = moves->win_to_loss;
       f.loss_to_win = moves->loss_to_win;
-      for (const auto& m : moves->largest_moves)
-        f.most_affected.push_back(fmt::format("{}: ratio {:.4f} → {:.4f}", m.name, m.ratio_before, m.ratio_after));
+      for (const auto& m : moves->largest_moves) {
+        bool ratio_held = fmt::format("{:.4f}", m.ratio_before) == fmt::format("{:.4f}", m.ratio_after);
+        f.most_affected.push_back(
+            ratio_held ? fmt::format("{}: .text default {} → {} B, learned {} → {} B", m.name, m.default_before,
+                                     m.default_after, m.learned_before, m.learned_after)
+                       : fmt::format("{}: ratio {:.4f} → {:.4f}", m.name, m.ratio_before, m.ratio_after));
+      }
     }
     return f;
   }

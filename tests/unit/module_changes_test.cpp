@@ -36,12 +36,23 @@ TEST_CASE("module changes: the largest ratio moves first, capped at top k") {
   CHECK(c.largest_moves[1].ratio_after == doctest::Approx(110.0 / 100.0));
 }
 
+TEST_CASE("module changes: where the ratios held (a size change), the modules that moved most bytes lead") {
+  std::vector<evaluator::ModuleSizes> before{{"a", 100, 90}, {"b", 1000, 900}, {"c", 50, 50}, {"same", 10, 9}};
+  std::vector<evaluator::ModuleSizes> after{{"a", 110, 99}, {"b", 2000, 1800}, {"c", 50, 50}, {"same", 10, 9}};
+  auto c = module_changes(before, after, 5).take();
+  REQUIRE(c.largest_moves.size() == 2);  // c and same did not move
+  CHECK(c.largest_moves[0].name == "b");
+  CHECK(c.largest_moves[0].bytes_moved() == 1900);
+  CHECK(c.largest_moves[0].default_before == 1000);
+  CHECK(c.largest_moves[0].learned_after == 1800);
+  CHECK(c.largest_moves[1].name == "a");
+}
+
 TEST_CASE("module changes: modules that appear or disappear count in their side's totals only") {
   auto c = module_changes({{"old", 50, 40}, {"kept", 10, 10}}, {{"kept", 10, 10}, {"new", 70, 80}}, 5).take();
   CHECK(c.disappeared == std::vector<std::string>{"old"});
   CHECK(c.appeared == std::vector<std::string>{"new"});
-  REQUIRE(c.largest_moves.size() == 1);
-  CHECK(c.largest_moves[0].name == "kept");
+  CHECK(c.largest_moves.empty());  // kept did not move
   CHECK(c.before.default_bytes == 60);
   CHECK(c.before.learned_bytes == 50);
   CHECK(c.after.default_bytes == 80);
