@@ -8,11 +8,19 @@ namespace cli {
 
 void print_drift(const sweep::DriftReport& r) {
   if (r.findings.empty()) {
-    fmt::print("drift: no change at or above the project's thresholds\n");
+    if (r.evaluated_checkins == 0)
+      fmt::print("drift: nothing to analyse: no check-in of the project was evaluated with its policy\n");
+    else if (r.evaluated_checkins == 1)
+      fmt::print("drift: one evaluated check-in so far: a change needs two to show\n");
+    else
+      fmt::print("drift: no change at or above the project's thresholds\n");
     return;
   }
-  fmt::print("drift: {} change(s); bisection evaluated {} check-in(s); {} new alert(s)\n", r.findings.size(),
-             r.bisect_evaluations, r.alerts_opened);
+  auto unevaluated = r.bisect_unevaluated > 0
+                         ? fmt::format(" ({} more tried gave no evaluation)", r.bisect_unevaluated)
+                         : std::string();
+  fmt::print("drift: {} change(s); bisection evaluated {} check-in(s){}; {} new alert(s)\n", r.findings.size(),
+             r.bisect_evaluations, unevaluated, r.alerts_opened);
   for (const auto& f : r.findings)
     fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", common::printable(f.sentence()),
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -289,7 +290,27 @@ std::string compiler_failure_line(const std::string& output) {
   // A diagnostic is followed by its source line and a caret line.
   for (const auto& line : lines)
     if (line.rfind("error: ", 0) == 0 || line.find(": error: ") != std::string::npos) return common::trim(line);
-  return common::last_line(output);
+  for (const auto& line : lines)
+    if (line.find("Assertion `") != std::string::npos) return common::trim(line);
+  // A crash ends in LLVM's stack dump, whose last line is a frame's address.
+  // The message is the last line before the dump; without one (an abort()),
+  // what the compiler was doing: the dump's last pass-stack line
+  // ("1.\tRunning pass 'X' on function '@f'").
+  std::string message, doing;
+  bool in_dump = false;
+  for (const auto& raw : lines) {
+    auto line = std::string(common::trim(raw));
+    if (line.empty() || line.rfind("PLEASE submit a bug report", 0) == 0) continue;
+    if (line == "Stack dump:") {
+      in_dump = true;
+      continue;
+    }
+    bool frame = line.size() > 1 && line[0] == '#' && std::isdigit(static_cast<unsigned char>(line[1]));
+    if (frame || line.find("Program arguments:") != std::string::npos) continue;
+    if (!in_dump) message = line;
+    else if (std::isdigit(static_cast<unsigned char>(line[0]))) doing = line;
+  }
+  return message.empty() ? doing : message;
 }
 
 std::string ChannelOutcome::describe() const {

@@ -143,6 +143,7 @@ class SuiteAnalysis {
                                             "reported as ranges (run `driftwatch bisect` to go on)",
                                             suite_, kMaxPasses));
     record_series();
+    report.evaluated_checkins = std::max(report.evaluated_checkins, evaluated().size());
     return findings();
   }
 
@@ -333,8 +334,12 @@ class SuiteAnalysis {
       auto pos = a + 1 + *i;
       tried_.insert(pos);
       measure(pos, report);
-      ++report.bisect_evaluations;
-      ++used;
+      if (points_.count(pos) && points_.at(pos).evaluated) {
+        ++report.bisect_evaluations;
+        ++used;
+      } else {
+        ++report.bisect_unevaluated;
+      }
       (void)bis.mark(*i, verdict(pos));
     }
     // Credited to the first check-in measured with the change (the finding's

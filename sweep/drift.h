@@ -57,7 +57,13 @@ struct Finding {
 
 struct DriftReport {
   std::vector<Finding> findings;
-  int bisect_evaluations = 0;
+  int bisect_evaluations = 0;  ///< check-ins bisection measured that were evaluated
+  /// Check-ins bisection tried that gave no evaluation (no build, or the
+  /// evaluation failed): said apart, not counted as evaluated.
+  int bisect_unevaluated = 0;
+  /// The most evaluated check-ins any suite has: 0 means there was nothing
+  /// to analyse, which "no change" must not be taken for.
+  std::size_t evaluated_checkins = 0;
   std::vector<db::Id> job_ids;  ///< the jobs bisection enqueued
   int alerts_opened = 0;
   int notifications_sent = 0, notifications_failed = 0;

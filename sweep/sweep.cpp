@@ -395,6 +395,11 @@ SweepReport run_sweep(const SweepOptions& o) {
   for (const auto& j : db::list_jobs(lock_db, {p.name, {db::kJobFailed}, std::nullopt, 0}))
     if (mine.count(j.id) && !reported.count(j.id))
       report.failures.push_back(fmt::format("{} job {}: {}", j.kind, j.id, j.error));
+  // A job bisection queued again and that failed again is said once.
+  std::set<std::string> said;
+  report.failures.erase(std::remove_if(report.failures.begin(), report.failures.end(),
+                                       [&](const std::string& f) { return !said.insert(f).second; }),
+                        report.failures.end());
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   db::finish_sweep(lock_db, report.sweep_id, "done", report.head, report.checkins,
                    fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped,

@@ -223,6 +223,10 @@ with = "  if (argc > 0)\n    abort();\n  if (!M)\n"
   INFO(s.output);
   CHECK(s.exit_code == 0);
   CHECK(s.output.find("the compiler compiles no module even without the policy") != std::string::npos);
+  // Nothing to compare yet: said so, not "no change".
+  CHECK(s.output.find("drift: one evaluated check-in so far: a change needs two to show") != std::string::npos);
+  // The crash (an abort(), no message) says where it was, not the stack dump's last frame.
+  CHECK(s.output.find("_start (") == std::string::npos);
   // Nothing says the policy cannot run, and nothing asks to retrain it.
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "0");
   CHECK(s.output.find("the policy cannot run") == std::string::npos);
