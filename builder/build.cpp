@@ -83,7 +83,13 @@ common::Status write_result(const fs::path& entry, const BuildResult& r) {
   j["seconds"] = r.seconds;
   j["message"] = r.message;
   j["log_tail"] = r.log_tail;
-  for (const auto& [name, path] : r.artifacts) j["artifacts"][name] = path.filename().string();
+  for (const auto& [name, path] : r.artifacts) {
+    j["artifacts"][name] = path.filename().string();
+    // Checked when the entry is served: a compiler damaged in the cache
+    // (truncated, overwritten) is built again rather than blamed on the
+    // check-in or the policy.
+    if (auto digest = common::sha256_file(path)) j["artifact_sha256"][name] = *digest;
+  }
   j["compile"] = r.compile;
   j["ml_flag_prefix"] = r.ml_flag_prefix;
   j["cc1"] = r.cc1;
@@ -136,6 +142,10 @@ std::optional<BuildResult> read_cached(const fs::path& entry) {
     for (const auto& [name, file] : j["artifacts"].items()) {
       r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
       if (!fs::exists(r.artifacts[name])) return std::nullopt;  // damaged entry: build again
+      if (j.contains("artifact_sha256") && j["artifact_sha256"].contains(name)) {
+        auto digest = common::sha256_file(r.artifacts[name]);
+        if (!digest || *digest != j["artifact_sha256"][name].get<std::string>()) return std::nullopt;  // likewise
+      }
     }
   return r;
 }

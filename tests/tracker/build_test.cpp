@@ -119,6 +119,14 @@ TEST_CASE("building the weeks: incremental, failures recorded, the walk goes on,
   auto broken_again = build_checkin(repo, recipe, commits[3], options).take();
   CHECK(broken_again.result.from_cache);
   CHECK(broken_again.result.outcome == builder::Outcome::BuildFailed);
+
+  // A cached compiler damaged on disk (truncated) is not served: built again.
+  auto size = fs::file_size(compiler);
+  std::ofstream(compiler, std::ios::binary | std::ios::trunc) << "#!/bin/sh\n";
+  auto rebuilt = build_checkin(repo, recipe, commits[2], options).take();
+  CHECK_FALSE(rebuilt.result.from_cache);
+  CHECK(rebuilt.result.outcome == builder::Outcome::Ok);
+  CHECK(fs::file_size(rebuilt.result.artifacts.at("compiler")) == size);
 }
 
 TEST_CASE("a build that runs past the recipe's timeout is killed with its whole process group") {
