@@ -23,7 +23,9 @@ struct ReportArgs {
 };
 
 void run(Context& ctx, const ReportArgs& a) {
-  auto formats = common::split(a.formats, ',');
+  std::vector<std::string> formats;
+  for (const auto& f : common::split(a.formats, ','))  // "md,md" writes report.md once
+    if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
   sweep::report_files(formats).take();  // a bad format is named before anything is read
   if (a.serve && std::find(formats.begin(), formats.end(), "html") == formats.end())
     throw common::Fatal("report --serve serves the HTML page: add html to --format");

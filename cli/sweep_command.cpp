@@ -9,6 +9,7 @@
 #include "common/atomic_file.h"
 #include "common/data_dir.h"
 #include "common/text.h"
+#include "policy/model.h"
 #include "sweep/sweep.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
@@ -34,6 +35,7 @@ void run_init(const InitArgs& a) {
   if (!a.repo.empty()) (void)tracker::GitRepo::open(repo).take();
   auto policy = fs::absolute(a.policy).lexically_normal().string();
   if (!fs::is_regular_file(policy)) throw common::Fatal("--policy " + a.policy + ": no such file");
+  (void)policy::PolicyModel::load(policy).take();  // a truncated or foreign file is refused now, not at the first sweep
   common::ensure_writable_dir(dir, "project directory");
   auto name = a.name.empty() ? dir.filename().string() : a.name;
   auto text = sweep::project_file_template(name, repo, policy);

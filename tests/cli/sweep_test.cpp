@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "common/text.h"
@@ -119,6 +120,16 @@ TEST_CASE("sweep refuses a bad project file naming the key and its line") {
   auto folder = p.run({"sweep", "--config", p.dir.path().string()});
   CHECK(folder.exit_code == 2);
   CHECK(folder.output.find(p.dir.path().string() + " is a directory, not a project file") != std::string::npos);
+  // A truncated policy is refused by init, as by the loader, and nothing is written.
+  {
+    std::ifstream whole(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(whole)), {});
+    std::ofstream(p.dir / "truncated.policy", std::ios::binary) << text.substr(0, text.size() / 2);
+  }
+  auto truncated = p.run({"init", (p.dir / "proj2").string(), "--policy", (p.dir / "truncated.policy").string()});
+  CHECK(truncated.exit_code == 2);
+  CHECK(truncated.output.find("truncated.policy") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(p.dir / "proj2" / "driftwatch.toml"));
   auto again = p.run({"init", (p.dir / "proj").string()});
   CHECK(again.exit_code == 2);
   CHECK(again.output.find("exists; not overwritten") != std::string::npos);
