@@ -274,6 +274,17 @@ std::vector<AlertEvent> alert_events(Database& db, Id id) {
   });
 }
 
+int adopt_unnotified_alerts(Database& db, const std::string& project) {
+  return db.impl().guarded("adopting alerts raised without a channel", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params("UPDATE alerts SET notify_state = 'pending' "
+                            "WHERE project = $1 AND notify_state = 'none' AND state = 'open'",
+                            project);
+    tx.commit();
+    return static_cast<int>(r.affected_rows());
+  });
+}
+
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project) {
   return db.impl().guarded("listing undelivered alerts", [&] {
     pqxx::read_transaction tx(db.impl().conn);

@@ -111,6 +111,10 @@ std::vector<AlertEvent> alert_events(Database& db, Id id);
 /// Open alerts whose delivery is still pending (one acknowledged, resolved
 /// or ignored meanwhile is not sent).
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project);
+/// Open alerts raised while the project had no notification channel
+/// (delivery "none") become pending, so that a channel configured later
+/// receives what is still open; returns how many.
+int adopt_unnotified_alerts(Database& db, const std::string& project);
 /// The alert as it is now, when it is still to be delivered and no other
 /// process is delivering it: this connection holds it until
 /// release_delivery (or until it closes). nullopt: leave it alone. Without

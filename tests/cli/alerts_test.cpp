@@ -385,6 +385,27 @@ write = "# dwcc release notes\n\n## 1.1\nHigher -Oz threshold.\n"
   CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
 }
 
+TEST_CASE("an alert raised before any channel was configured is delivered once one is, if still open") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  REQUIRE(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE state = 'open'") != "0");
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE notify_state <> 'none'") == "0");
+  auto hook_file = (p.dir / "hook.json").string();
+  p.set("command = \"\"", "command = \"cat >> " + hook_file + "\"");
+  auto n = p.run({"alerts", "notify", "--config", p.config});
+  INFO(n.output);
+  CHECK(n.exit_code == 0);
+  auto open = Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE state = 'open'");
+  CHECK(n.output.find("notifications: " + open + " sent, 0 failed") != std::string::npos);
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE state = 'open' AND notify_state <> 'sent'") == "0");
+  std::ifstream hook(hook_file);
+  std::string hooked((std::istreambuf_iterator<char>(hook)), {});
+  CHECK(hooked.find("\"kind\":") != std::string::npos);
+}
+
 TEST_CASE("a webhook that is down never fails the sweep: the alert waits and is delivered later with the hook's copy") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
