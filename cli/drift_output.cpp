@@ -7,6 +7,7 @@
 namespace cli {
 
 void print_drift(const sweep::DriftReport& r) {
+  if (!r.analysed) return;  // the sweep said why
   if (r.findings.empty()) {
     if (r.evaluated_checkins == 0)
       fmt::print("drift: nothing to analyse: no check-in of the project was evaluated with its policy\n");

@@ -296,19 +296,27 @@ std::string compiler_failure_line(const std::string& output) {
   // The message is the last line before the dump; without one (an abort()),
   // what the compiler was doing: the dump's last pass-stack line
   // ("1.\tRunning pass 'X' on function '@f'").
+  // Frames follow the pass stack, symbolized ("#3 0x… f()") or not
+  // ("3  dwcc 0x… + 57"): only "N.<tab>…" lines are the pass stack.
   std::string message, doing;
   bool in_dump = false;
   for (const auto& raw : lines) {
     auto line = std::string(common::trim(raw));
     if (line.empty() || line.rfind("PLEASE submit a bug report", 0) == 0) continue;
-    if (line == "Stack dump:") {
+    if (line.rfind("Stack dump", 0) == 0) {  // "Stack dump:", "Stack dump without symbol names …"
       in_dump = true;
       continue;
     }
-    bool frame = line.size() > 1 && line[0] == '#' && std::isdigit(static_cast<unsigned char>(line[1]));
-    if (frame || line.find("Program arguments:") != std::string::npos) continue;
-    if (!in_dump) message = line;
-    else if (std::isdigit(static_cast<unsigned char>(line[0]))) doing = line;
+    if (!in_dump) {
+      bool aside = line.find("warning: ") != std::string::npos || line.find("note: ") != std::string::npos ||
+                   line.find("remark: ") != std::string::npos;
+      if (!aside) message = line;
+      continue;
+    }
+    std::size_t digits = 0;
+    while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits]))) ++digits;
+    bool pass_entry = digits > 0 && digits < line.size() && line[digits] == '.';
+    if (pass_entry && line.find("Program arguments:") == std::string::npos) doing = line;
   }
   return message.empty() ? doing : message;
 }

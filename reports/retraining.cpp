@@ -39,7 +39,7 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   if (!r.fraction_on) return o;
   auto later = after_baseline(s);
   if (!s.baseline_measured) {
-    o.detail = "the baseline (the policy's training check-in) was not measured on this suite";
+    o.detail = "the baseline (the policy's training check-in, else the first evaluated one) was not measured on this suite";
     return o;
   }
   double base = s.points.front().uplift;
@@ -107,7 +107,7 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   // A policy promoted below the floor (it beat a worse one) would otherwise
   // be retrained every night at the check-in it was just trained at: the
   // floor is for an uplift that fell since.
-  if (o.fired && s.baseline_measured && o.measured >= s.points.front().uplift) {
+  if (o.fired && s.baseline_measured && s.baseline_is_training && o.measured >= s.points.front().uplift) {
     o.fired = false;
     o.detail += ", but no lower than the baseline's " + common::signed_percent(s.points.front().uplift);
   }
@@ -125,7 +125,7 @@ RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
       num(100 * r.min_no_worse) + "%");
   // A share the policy had already at its training check-in is how it was
   // made, not drift: retraining is for a share that fell since.
-  if (o.fired && s.baseline_measured && o.measured >= s.points.front().no_worse) {
+  if (o.fired && s.baseline_measured && s.baseline_is_training && o.measured >= s.points.front().no_worse) {
     o.fired = false;
     char was[96];
     std::snprintf(was, sizeof was, ", but no lower than the baseline's %.1f%%", 100 * s.points.front().no_worse);

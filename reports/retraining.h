@@ -30,7 +30,14 @@ struct RetrainPoint {
 struct RetrainSeries {
   std::string suite;
   std::vector<RetrainPoint> points;  ///< the baseline first (when measured), then every later evaluated check-in
-  bool baseline_measured = false;    ///< points[0] is the policy's training check-in
+  /// points[0] is the baseline: the policy's training check-in, or (one
+  /// trained off the tracked line) the first evaluated check-in.
+  bool baseline_measured = false;
+  /// The baseline is the training check-in itself: only then is the
+  /// policy's level there how it was made (the floor and no-worse rules
+  /// spare a head no lower than it); a first evaluated check-in elsewhere
+  /// may already have drifted.
+  bool baseline_is_training = false;
   int age_checkins = 0;              ///< first-parent check-ins from the baseline to the head
   /// The newest check-in evaluated, when its evaluation failed as a whole
   /// (the policy cannot run there; it is not in `points`), and why.

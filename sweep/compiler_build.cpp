@@ -59,7 +59,10 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
   if (fs::is_directory(s.build) && fs::exists(fs::path(s.build) / "result.json")) {
     auto pin = builder::pin_entry(s.build).take();
     auto cached = builder::read_cached(pin->dir());
-    if (!cached) throw common::Fatal("artifact directory " + s.build + " has no readable build result");
+    if (!cached)
+      throw common::Fatal("artifact directory " + s.build +
+                          " has no readable build result, or an artifact is missing or no longer the one built "
+                          "(damaged: build the check-in again)");
     if (cached->outcome != builder::Outcome::Ok)
       throw common::Fatal("artifact directory " + s.build + " holds a failed build (" +
                           std::string(builder::outcome_name(cached->outcome)) + ")");

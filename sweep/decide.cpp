@@ -127,6 +127,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     auto base = baseline_pos;
     if (!base && !points.empty()) base = points.begin()->first;
     series.baseline_measured = base && points.count(*base);
+    series.baseline_is_training = series.baseline_measured && baseline_pos.has_value();
     for (const auto& [pos, pt] : points) {
       if (base && pos < *base) continue;
       auto r = retrain_point(pt);

@@ -334,7 +334,9 @@ class SuiteAnalysis {
       auto pos = a + 1 + *i;
       tried_.insert(pos);
       measure(pos, report);
-      if (points_.count(pos) && points_.at(pos).evaluated) {
+      // A whole evaluation that failed is a measurement too (where the
+      // policy stopped running, it is the evidence); no build is not.
+      if (points_.count(pos) && (points_.at(pos).evaluated || !points_.at(pos).evaluation_error.empty())) {
         ++report.bisect_evaluations;
         ++used;
       } else {
@@ -559,6 +561,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   DriftReport report;
   const auto& p = o.project;
   if (p.repo.empty()) return report;
+  report.analysed = true;
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
   auto recipe = builder::load_recipe(p.recipe).take();

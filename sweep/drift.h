@@ -56,10 +56,11 @@ struct Finding {
 };
 
 struct DriftReport {
+  bool analysed = false;  ///< false: no analysis ran (toolchains only, no history to order)
   std::vector<Finding> findings;
-  int bisect_evaluations = 0;  ///< check-ins bisection measured that were evaluated
-  /// Check-ins bisection tried that gave no evaluation (no build, or the
-  /// evaluation failed): said apart, not counted as evaluated.
+  int bisect_evaluations = 0;  ///< check-ins bisection evaluated (a failed whole evaluation included)
+  /// Check-ins bisection tried that gave no evaluation (no build, a broken
+  /// compiler): said apart, not counted as evaluated.
   int bisect_unevaluated = 0;
   /// The most evaluated check-ins any suite has: 0 means there was nothing
   /// to analyse, which "no change" must not be taken for.

@@ -218,9 +218,9 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
       auto plain = policy::compile_probe_by_default(build.compiler, o.work_dir / "probe-default");
       if (!plain.ok && policy::machine_failure(plain)) retry_unless_last({plain.error, true});
       bool broken = !plain.ok && !policy::machine_failure(plain);
-      auto message = broken ? std::string(evaluator::kCompilerBrokenError) + " (first: the probe module: " +
-                                  plain.error + ")"
-                            : slot.error().message;
+      auto message =
+          broken ? "the compiler cannot compile the probe module even without the policy: " + plain.error
+                 : slot.error().message;
       db::fail_evaluation(database, eval_id, message, options.finish, broken);
       fs::remove_all(o.work_dir, ec);
       throw EvaluationFailed(message);

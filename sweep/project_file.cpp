@@ -207,7 +207,8 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
     auto sha = p.commit_url.find("{sha}");
     if (sha == std::string::npos)
       return Error{origin + ": report.commit_url must hold {sha}, where each link puts its commit"};
-    auto rest = p.commit_url.substr(0, sha) + p.commit_url.substr(sha + 5);
+    std::string rest = p.commit_url;
+    for (auto at = rest.find("{sha}"); at != std::string::npos; at = rest.find("{sha}")) rest.erase(at, 5);
     if (rest.find('{') != std::string::npos || rest.find('}') != std::string::npos)
       return Error{origin + ": report.commit_url may hold only the placeholder {sha}"};
   }

@@ -212,7 +212,7 @@ class Executor {
       // published. Tried again (and by the next sweep), never recorded as
       // the toolchain's result; a directory without the artifacts is one.
       std::error_code ec;
-      if (!tc && !fs::is_directory(dir, ec)) return fail_or_retry(db, job, tc.error().message, ev);
+      if (!tc && !fs::exists(dir, ec)) return fail_or_retry(db, job, tc.error().message, ev);
       auto outcome = tc ? "ok" : std::string(builder::outcome_name(builder::Outcome::MissingArtifact));
       auto id = record_toolchain(db, r, dir, p.value("label", ""), p.value("time", std::int64_t{0}), outcome,
                                  tc ? "" : tc.error().message);

@@ -1,7 +1,6 @@
 #include "tracker/git.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -75,15 +74,18 @@ common::Result<GitRepo> GitRepo::open(const fs::path& path) {
   // NO_SEARCH: the path itself must be the repository, not a folder inside one.
   if (int rc = git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr); rc != 0) {
     // A repository owned by another user is refused as git refuses it
-    // ("dubious ownership"); libgit2 then says only that none was found.
-    struct stat st {};
-    bool looks_like_one = fs::exists(path / ".git") || fs::exists(path / "HEAD");
-    if (looks_like_one && stat(path.c_str(), &st) == 0 && st.st_uid != geteuid())
-      return common::Error{path.string() + " is a git repository owned by another user (uid " +
-                           std::to_string(st.st_uid) + "), which git refuses as dubious ownership: run as its " +
-                           "owner, or list it in git's safe.directory"};
+    // ("dubious ownership"); libgit2 1.5 then returns "not found" with its
+    // failed safe.directory lookup as the last error, later ones GIT_EOWNER.
     const git_error* e = git_error_last();
-    std::string why = e && e->message && rc != GIT_ENOTFOUND ? std::string(": ") + e->message : "";
+    std::string last = e && e->message ? e->message : "";
+    if (rc == GIT_EOWNER || last.find("safe.directory") != std::string::npos) {
+      struct stat st {};
+      auto owner = stat(path.c_str(), &st) == 0 ? " (uid " + std::to_string(st.st_uid) + ")" : std::string();
+      return common::Error{path.string() + " is a git repository owned by another user" + owner +
+                           ", which git refuses as dubious ownership: run as its owner, or list it in git's "
+                           "safe.directory"};
+    }
+    std::string why = !last.empty() && rc != GIT_ENOTFOUND ? ": " + last : "";
     return common::Error{path.string() + " is not a git repository" + why};
   }
   auto impl = std::make_unique<Impl>();

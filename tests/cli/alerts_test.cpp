@@ -222,7 +222,9 @@ with = "  if (argc > 0)\n    abort();\n  if (!M)\n"
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);
-  CHECK(s.output.find("the compiler compiles no module even without the policy") != std::string::npos);
+  // (The margin policy's evaluation stops at its probe: "cannot compile the probe module even without the policy".)
+  CHECK(s.output.find(" even without the policy") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE summary->>'compiler_broken' = 'true'") == "1");
   // Nothing to compare yet: said so, not "no change".
   CHECK(s.output.find("drift: one evaluated check-in so far: a change needs two to show") != std::string::npos);
   // The crash (an abort(), no message) says where it was, not the stack dump's last frame.

@@ -20,6 +20,16 @@ TEST_CASE("a failed compiler's message is LLVM's own error line, else its last l
                                       "#11 0x000055d963790d51 _start (dwcc+0x5d51)\n") ==
         "1.\tRunning pass 'Function Pass Manager' on module 'a.bc'.");
   CHECK(policy::compiler_failure_line("Stack dump:\n0.\tProgram arguments: dwcc a.bc\n #0 0x1 abort\n") == "");
+  // Without llvm-symbolizer the frames are "N  binary 0x…": still not the message.
+  CHECK(policy::compiler_failure_line("Stack dump without symbol names (ensure you have llvm-symbolizer in your PATH "
+                                      "or set the environment var `LLVM_SYMBOLIZER_PATH` to point to it):\n"
+                                      "0  dwcc 0x0000560b1 llvm::sys::PrintStackTrace + 57\n"
+                                      "23 dwcc 0x0000560b9 _start + 37\n") == "");
+  // A warning printed before the crash is not why it failed.
+  CHECK(policy::compiler_failure_line("warning: ignoring debug info with an invalid version (0) in a.bc\n"
+                                      "Stack dump:\n0.\tProgram arguments: dwcc a.bc\n"
+                                      "1.\tRunning pass 'Inliner' on module 'a.bc'.\n #0 0x1 abort\n") ==
+        "1.\tRunning pass 'Inliner' on module 'a.bc'.");
   CHECK(policy::compiler_failure_line("dwcc: X.cpp:12: void f(): Assertion `x > 0' failed.\nStack dump:\n #0 0x1\n") ==
         "dwcc: X.cpp:12: void f(): Assertion `x > 0' failed.");
 }

@@ -96,7 +96,7 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
         "driftwatch.toml: report.commit_url may hold only the placeholder {sha}");
   CHECK(error_of(std::string(kMinimal) + "[report]\ncommit_url = \"javascript:alert({sha})\"\n") ==
         "driftwatch.toml: report.commit_url must be an http:// or https:// URL");
-  CHECK(parse_project_file(std::string(kMinimal) + "[report]\ncommit_url = \"https://x/commit/{sha}\"\n",
+  CHECK(parse_project_file(std::string(kMinimal) + "[report]\ncommit_url = \"https://x/{sha}/commit/{sha}\"\n",
                            "driftwatch.toml", "/proj")
             .ok());
   CHECK(error_of("[compiler\nrepo = 1\n").rfind("driftwatch.toml:1: ", 0) == 0);

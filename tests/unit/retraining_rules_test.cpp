@@ -17,6 +17,7 @@ RetrainSeries series(std::vector<double> uplifts) {
   RetrainSeries s;
   s.suite = "holdout";
   s.baseline_measured = true;
+  s.baseline_is_training = true;
   for (std::size_t i = 0; i < uplifts.size(); ++i)
     s.points.push_back({"c" + std::to_string(i), uplifts[i], 1.0, 0, ""});
   return s;
@@ -121,6 +122,11 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   CHECK(rule(promoted, "uplift_floor").detail.find("no lower than the baseline's") != std::string::npos);
   CHECK_FALSE(reports::decide(series({-0.0033, -0.0020}), r).retrain);
   CHECK(reports::decide(series({-0.0033, -0.0040}), r).retrain);
+  // Trained off the tracked line, the baseline is only the first evaluated
+  // check-in, which may have drifted already: the floor judges it.
+  auto elsewhere = series({-0.0033});
+  elsewhere.baseline_is_training = false;
+  CHECK(rule(reports::decide(elsewhere, r), "uplift_floor").fired);
   auto unmeasured = series({-0.0033});
   unmeasured.baseline_measured = false;  // the first point is not the baseline: the floor alone judges
   CHECK(reports::decide(unmeasured, r).retrain);
