@@ -113,11 +113,20 @@ CompileOutcome compile_with_runner(const CompilerInvocation& cc, const fs::path&
   return out;
 }
 
-common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc, const fs::path& work_dir) {
+namespace {
+
+/// Writes the probe module to `ll` in `work_dir`; false on a full disk (the machine's failure).
+bool write_probe(const fs::path& work_dir, const fs::path& ll) {
   std::error_code ec;
   fs::create_directories(work_dir, ec);
+  return static_cast<bool>(std::ofstream(ll) << kProbeModule << std::flush);
+}
+
+}  // namespace
+
+common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc, const fs::path& work_dir) {
   auto ll = work_dir / "default-slot-probe.ll";
-  if (!(std::ofstream(ll) << kProbeModule << std::flush))  // a full disk: the machine's failure
+  if (!write_probe(work_dir, ll))
     return common::Error{"cannot write the ML channel's probe module " + ll.string(), /*transient=*/true};
   DecisionLog log;
   // Answer "inline" so the compile is valid whatever the slot turns out to be.
@@ -142,16 +151,15 @@ common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation
 }
 
 CompileOutcome compile_probe_by_default(const CompilerInvocation& cc, const fs::path& work_dir) {
-  std::error_code ec;
-  fs::create_directories(work_dir, ec);
   auto ll = work_dir / "default-probe.ll";
-  if (!(std::ofstream(ll) << kProbeModule << std::flush)) {
+  if (!write_probe(work_dir, ll)) {
     CompileOutcome out;
     out.error = "cannot write the probe module " + ll.string();
     out.failure = CompileFailure::Machine;  // a full disk, not the compiler
     return out;
   }
   auto object = work_dir / "default-probe.o";
+  std::error_code ec;
   fs::remove(object, ec);
   auto out = compile_default(cc, ll, object);
   if (out.ok && !fs::exists(object)) {  // e.g. an empty file where the compiler was: sh runs it and exits 0

@@ -216,8 +216,9 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
       // on every input, a recipe's bad compile line) is broken, skipped as a
       // failed build is, and no reason to say the policy cannot run or to retrain.
       auto plain = policy::compile_probe_by_default(build.compiler, o.work_dir / "probe-default");
-      if (!plain.ok && policy::machine_failure(plain)) retry_unless_last({plain.error, true});
-      bool broken = !plain.ok && !policy::machine_failure(plain);
+      bool machine = policy::machine_failure(plain);  // false when it compiled
+      if (machine) retry_unless_last({plain.error, true});
+      bool broken = !plain.ok && !machine;
       auto message =
           broken ? "the compiler cannot compile the probe module even without the policy: " + plain.error
                  : slot.error().message;
