@@ -3,10 +3,13 @@
 // below ADD are inlined too, and those above REMOVE are not. A rule of a few
 // numbers cannot fit one module, so what it gains on one suite it should keep
 // on another: this measures whether such a rule pays on unseen packages.
-// Usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS][,...] [--jobs N] [--modules FILE]
+// Usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS[:COND...]][,...] [--jobs N] [--modules FILE]
 //   (ADD or REMOVE "-" leaves that side as the default's; USERS limits ADD to
 //   callees with at most that many users, where inlining every call can leave
-//   a static callee dead: a gain the single-flip search cannot see; FILE
+//   a static callee dead: a gain the single-flip search cannot see; each
+//   COND, FEATURE>N, FEATURE<N or FEATURE=N, limits ADD further to sites whose
+//   feature passes it, to see which of the compiler's features tell a
+//   departure that pays from one that does not; FILE
 //   gets one tab-separated line per module compiled under both: rule, suite,
 //   module, default .text, rule's .text, to see where a rule wins and loses)
 #include <fmt/core.h>
@@ -15,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "evaluator/evaluation.h"
 #include "policy/compiler.h"
@@ -26,11 +30,23 @@ namespace {
 
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
+struct Condition {
+  std::string feature;
+  char op = '>';
+  double value = 0;
+  std::string text;
+  bool holds(double v) const { return op == '>' ? v > value : op == '<' ? v < value : v == value; }
+};
+
 struct Rule {
   double add = kNone, remove = kNone, users = kNone;
+  std::vector<Condition> conditions;
   std::string label() const {
     auto side = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:g}", v); };
-    return side(add) + ":" + side(remove) + (std::isnan(users) ? "" : ":" + side(users));
+    std::string out = side(add) + ":" + side(remove);
+    if (!std::isnan(users) || !conditions.empty()) out += ":" + side(users);
+    for (const auto& c : conditions) out += ":" + c.text;
+    return out;
   }
 };
 
@@ -43,12 +59,20 @@ class RuleRunner : public policy::Runner {
     default_ = h.find(policy::slot_feature_name(slot_));
     if (users_ < 0 && !std::isnan(rule_.users)) return common::Error{"the compiler sends no callee_users"};
     if (cost_ < 0 || default_ < 0) return common::Error{"the compiler sends no cost_estimate or default decision"};
+    conditions_.clear();
+    for (const auto& c : rule_.conditions) {
+      int idx = h.find(c.feature);
+      if (idx < 0) return common::Error{"the compiler sends no " + c.feature};
+      conditions_.push_back(idx);
+    }
     return common::Ok{};
   }
   double advise(const policy::Observation& obs) override {
     bool inline_it = obs.features[default_][0] != 0;
     double cost = obs.features[cost_][0];
     bool few_users = std::isnan(rule_.users) || obs.features[users_][0] <= rule_.users;
+    for (size_t i = 0; i < conditions_.size() && few_users; ++i)
+      few_users = rule_.conditions[i].holds(obs.features[conditions_[i]][0]);
     if (!inline_it && !std::isnan(rule_.add) && cost < rule_.add && few_users) inline_it = true;
     if (inline_it && !std::isnan(rule_.remove) && cost > rule_.remove) inline_it = false;
     return inline_it ? 1 : 0;
@@ -59,18 +83,27 @@ class RuleRunner : public policy::Runner {
   Rule rule_;
   policy::DefaultDecisionSlot slot_;
   int cost_ = -1, default_ = -1, users_ = -1;
+  std::vector<int> conditions_;  // header index of each of rule_.conditions
 };
 
 std::vector<Rule> parse_rules(const std::string& text) {
   std::vector<Rule> out;
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) {
+  while (std::getline(in, item, ',')) try {
     std::vector<std::string> parts;
     std::stringstream fields(item);
     for (std::string f; std::getline(fields, f, ':');) parts.push_back(f);
     auto num = [&](size_t i) { return i >= parts.size() || parts[i] == "-" ? kNone : std::stod(parts[i]); };
-    out.push_back({num(0), num(1), num(2)});
+    Rule rule{num(0), num(1), num(2), {}};
+    for (size_t i = 3; i < parts.size(); ++i) {
+      auto at = parts[i].find_first_of("<>=");
+      if (at == std::string::npos || at == 0) throw std::invalid_argument("a condition is FEATURE>N, FEATURE<N or FEATURE=N: " + parts[i]);
+      rule.conditions.push_back({parts[i].substr(0, at), parts[i][at], std::stod(parts[i].substr(at + 1)), parts[i]});
+    }
+    out.push_back(rule);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("rule " + item + ": " + e.what());
   }
   return out;
 }
@@ -79,7 +112,7 @@ std::vector<Rule> parse_rules(const std::string& text) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fmt::print(stderr, "usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS][,...] [--jobs N] [--modules FILE]\n");
+    fmt::print(stderr, "usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS[:COND...]][,...] [--jobs N] [--modules FILE]\n");
     return 2;
   }
   std::string dwcc = argv[1];
@@ -87,12 +120,20 @@ int main(int argc, char** argv) {
   std::vector<Rule> rules;
   int jobs = 2;
   std::string modules_file;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--jobs") jobs = std::stoi(argv[++i]);
-    else if (a == "--rules") rules = parse_rules(argv[++i]);
-    else if (a == "--modules") modules_file = argv[++i];
-    else suites.push_back(a);
+  try {
+    for (int i = 2; i < argc; ++i) {
+      std::string a = argv[i];
+      bool has_value = i + 1 < argc;
+      if (a == "--jobs" && has_value) jobs = std::stoi(argv[++i]);
+      else if (a == "--rules" && has_value) rules = parse_rules(argv[++i]);
+      else if (a == "--modules" && has_value) modules_file = argv[++i];
+      else if (a.rfind("--", 0) == 0) throw std::invalid_argument(a + " wants a value");
+      else suites.push_back(a);
+    }
+  } catch (const std::exception& e) {
+    // std::stod and std::stoi say only "stod"; name the argument instead.
+    fmt::print(stderr, "rule_sweep: bad argument: {}\n", e.what());
+    return 2;
   }
   std::string tmpl = "/tmp/dw-rulesweep-XXXXXX";
   fs::path work = mkdtemp(tmpl.data());
