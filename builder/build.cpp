@@ -121,13 +121,20 @@ fs::path cache_entry_dir(const fs::path& data, const Recipe& recipe, const std::
   return data / "cache" / (recipe.name + "-" + recipe.build_hash.substr(0, 12)) / sha;
 }
 
-std::optional<BuildResult> read_cached(const fs::path& entry) {
+std::optional<BuildResult> read_cached(const fs::path& entry, std::string* damaged) {
+  // A damaged entry is built again, and says why: a compiler that changed on
+  // disk since it was built is worth knowing about (a failing disk, someone
+  // editing the cache), not only a slower night.
+  auto reject = [&](std::string why) -> std::optional<BuildResult> {
+    if (damaged) *damaged = std::move(why);
+    return std::nullopt;
+  };
   auto text = read_file(entry / "result.json");
-  if (text.empty()) return std::nullopt;
+  if (text.empty()) return std::nullopt;  // never built (or the build never finished): nothing damaged
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("outcome")) return std::nullopt;
+  if (j.is_discarded() || !j.contains("outcome")) return reject("its result.json is unreadable");
   auto outcome = parse_outcome(j["outcome"].get<std::string>());
-  if (!outcome) return std::nullopt;
+  if (!outcome) return reject("its result.json names an unknown outcome");
   BuildResult r;
   r.outcome = *outcome;
   r.seconds = j.value("seconds", 0.0);
@@ -141,10 +148,12 @@ std::optional<BuildResult> read_cached(const fs::path& entry) {
   if (j.contains("artifacts"))
     for (const auto& [name, file] : j["artifacts"].items()) {
       r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
-      if (!fs::exists(r.artifacts[name])) return std::nullopt;  // damaged entry: build again
+      if (!fs::exists(r.artifacts[name])) return reject("artifact " + name + " is missing");
       if (j.contains("artifact_sha256") && j["artifact_sha256"].contains(name)) {
         auto digest = common::sha256_file(r.artifacts[name]);
-        if (!digest || *digest != j["artifact_sha256"][name].get<std::string>()) return std::nullopt;  // likewise
+        if (!digest) return reject("artifact " + name + " cannot be read: " + digest.error().message);
+        if (*digest != j["artifact_sha256"][name].get<std::string>())
+          return reject("artifact " + name + " changed on disk since it was built (its checksum differs)");
       }
     }
   return r;

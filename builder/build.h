@@ -38,6 +38,9 @@ struct BuildResult {
   std::string log_tail;  ///< the last lines of the log, for the database
   bool from_cache = false;
   bool configured = false;  ///< configure ran (rather than being skipped)
+  /// Why a cached result was not served and the check-in was built again
+  /// (see read_cached), or "" when there was none or it was not asked for.
+  std::string rebuilt_because;
   /// A timeout or a step killed by a signal (out of memory, a full disk, an
   /// operator): it says nothing about the check-in, so it is not cached and
   /// the next build tries again. Only a real failure is final.
@@ -61,8 +64,10 @@ struct BuildPaths {
 /// entry's current generation (builder/generations.h).
 std::filesystem::path cache_entry_dir(const std::filesystem::path& data, const Recipe& recipe, const std::string& sha);
 
-/// The cached result of a finished build (ok or not), if there is one.
-std::optional<BuildResult> read_cached(const std::filesystem::path& cache_entry);
+/// The cached result of a finished build (ok or not), if there is one. An
+/// entry that holds a result but cannot be served (an artifact missing or
+/// changed since it was built) gives none, and says why in *damaged.
+std::optional<BuildResult> read_cached(const std::filesystem::path& cache_entry, std::string* damaged = nullptr);
 
 /// Configures (unless the recipe's marker exists and the build directory was
 /// configured by the same configure command, environment and launcher; a

@@ -53,6 +53,7 @@ void run(Context& ctx, const BuildArgs& a) {
   const auto& r = b.result;
   fmt::print("{} {}: {} in {}{}\n", commit.short_sha(), tracker::format_date(commit.time), builder::outcome_name(r.outcome),
              common::format_seconds(r.seconds), r.from_cache ? " (cached)" : "");
+  if (!r.rebuilt_because.empty()) fmt::print("built again: {}\n", r.rebuilt_because);
   if (!r.from_cache)
     fmt::print("checkout: {} written, {} removed, {} unchanged{}\n", b.checkout.written, b.checkout.removed,
                b.checkout.unchanged, b.checkout.repaired ? " (repaired an interrupted checkout)" : "");

@@ -58,11 +58,11 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
   SelectedBuild out;
   if (fs::is_directory(s.build) && fs::exists(fs::path(s.build) / "result.json")) {
     auto pin = builder::pin_entry(s.build).take();
-    auto cached = builder::read_cached(pin->dir());
+    std::string damaged;
+    auto cached = builder::read_cached(pin->dir(), &damaged);
     if (!cached)
-      throw common::Fatal("artifact directory " + s.build +
-                          " has no readable build result, or an artifact is missing or no longer the one built "
-                          "(damaged: build the check-in again)");
+      throw common::Fatal("artifact directory " + s.build + " is damaged (" +
+                          (damaged.empty() ? "it holds no build result" : damaged) + "): build the check-in again");
     if (cached->outcome != builder::Outcome::Ok)
       throw common::Fatal("artifact directory " + s.build + " holds a failed build (" +
                           std::string(builder::outcome_name(cached->outcome)) + ")");
@@ -100,6 +100,7 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
         ") with recipe " + recipe.name);
   auto jobs = builder::capped_jobs(recipe, jobs_or_cores(s.jobs));
   auto b = tracker::build_checkin(repo, recipe, commit, {data, jobs, false, log}).take();
+  if (log && !b.result.rebuilt_because.empty()) log("built again: " + b.result.rebuilt_because);
   if (database) out.build_id = record_build(*database, repo, recipe, b);
   if (b.result.outcome != builder::Outcome::Ok)
     throw common::Fatal("check-in " + commit.short_sha() + " did not build (" +

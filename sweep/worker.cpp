@@ -238,6 +238,7 @@ class Executor {
     bool transient = b.result.transient || (b.result.outcome == builder::Outcome::Timeout && !last_attempt);
     if (transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);  // says it once
     ev.what += ": build " + outcome + (b.result.from_cache ? " (cached)" : "") +
+               (b.result.rebuilt_because.empty() ? "" : " (built again: " + b.result.rebuilt_because + ")") +
                (b.result.outcome == builder::Outcome::Ok ? "" : ": " + b.result.message);
     db::finish_job(db, finish, db::kJobDone);
   }
@@ -272,7 +273,9 @@ class Executor {
                             std::string(builder::outcome_name(b.result.outcome)) + ")");
       if (!b.result.from_cache) {
         ev.build = b.result.seconds;
-        ev.what += " (built again here: this data directory's cache did not have it)";
+        ev.what += b.result.rebuilt_because.empty()
+                       ? " (built again here: this data directory's cache did not have it)"
+                       : " (built again here: " + b.result.rebuilt_because + ")";
       }
       build = selected_from(repo(p.at("repo").get<std::string>()), recipe(p), b,
                             build_id);

@@ -22,9 +22,10 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   CheckinBuild out;
   out.commit = commit;
   auto entry = builder::cache_entry_dir(options.data_dir, recipe, commit.sha);
+  std::string damaged;
   // A rebuild removes nothing: its new generation replaces the entry when done.
   if (!options.rebuild)
-    if (auto cached = builder::read_cached(entry)) return from_cache(std::move(out), recipe, *cached);
+    if (auto cached = builder::read_cached(entry, &damaged)) return from_cache(std::move(out), recipe, *cached);
   WorkTree tree(worktree_dir(options.data_dir, repo.location(), recipe.name));
   std::error_code ec;
   fs::create_directories(tree.dir(), ec);
@@ -41,12 +42,13 @@ common::Result<CheckinBuild> build_checkin(const GitRepo& repo, const builder::R
   // run left behind would build the new check-in from half-old sources.
   builder::end_leftover_step(builder::step_file_of(tree.build_dir()), {tree.source_dir(), tree.build_dir()});
   if (!options.rebuild)
-    if (auto cached = builder::read_cached(entry))  // another process built it while we waited
+    if (auto cached = builder::read_cached(entry, &damaged))  // another process built it while we waited
       return from_cache(std::move(out), recipe, *cached);
   auto checkout = tree.checkout(repo, commit.sha);
   if (!checkout) return checkout.error();
   out.checkout = *checkout;
   out.result = builder::run_build(recipe, {tree.source_dir(), tree.build_dir(), options.data_dir, entry, options.jobs});
+  if (!damaged.empty()) out.result.rebuilt_because = "the cached build was damaged: " + damaged;
   // A build that needed a submodule fails on its missing files: say why.
   if (out.result.outcome != builder::Outcome::Ok && !checkout->submodules.empty()) {
     std::string paths;

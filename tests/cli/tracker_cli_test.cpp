@@ -137,6 +137,16 @@ TEST_CASE("build records the outcome in the database and a rebuild is served fro
   CHECK(first.output.find("compiler " + (dir / "data/cache").string()) != std::string::npos);
   auto second = run_driftwatch({data, "--db", dsn, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "v1.0"});
   CHECK(second.output.find("(cached)") != std::string::npos);
+  // A cached compiler changed on disk is built again, and the output says why.
+  auto at = second.output.find("\ncompiler ");
+  REQUIRE(at != std::string::npos);
+  auto compiler = second.output.substr(at + 10, second.output.find('\n', at + 1) - at - 10);
+  std::ofstream(compiler, std::ios::trunc) << "#!/bin/sh\n";
+  auto third = run_driftwatch({data, "--db", dsn, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "v1.0"});
+  INFO(third.output);
+  CHECK(third.output.find("(cached)") == std::string::npos);
+  CHECK(third.output.find("built again: the cached build was damaged: artifact compiler changed on disk") !=
+        std::string::npos);
 
   // The broken rename: exit 1 (a negative result, not bad input), recorded as build-failed.
   auto broken = run_driftwatch(

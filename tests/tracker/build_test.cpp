@@ -127,6 +127,13 @@ TEST_CASE("building the weeks: incremental, failures recorded, the walk goes on,
   CHECK_FALSE(rebuilt.result.from_cache);
   CHECK(rebuilt.result.outcome == builder::Outcome::Ok);
   CHECK(fs::file_size(rebuilt.result.artifacts.at("compiler")) == size);
+  // And says so: a cache that changes under it is worth knowing about.
+  CHECK(rebuilt.result.rebuilt_because ==
+        "the cached build was damaged: artifact compiler changed on disk since it was built (its checksum differs)");
+  CHECK(build_checkin(repo, recipe, commits[2], options).take().result.rebuilt_because.empty());
+  fs::remove(rebuilt.result.artifacts.at("compiler"));
+  CHECK(build_checkin(repo, recipe, commits[2], options).take().result.rebuilt_because ==
+        "the cached build was damaged: artifact compiler is missing");
 }
 
 TEST_CASE("a build that runs past the recipe's timeout is killed with its whole process group") {
