@@ -77,8 +77,31 @@ bool machine_failure(const CompileOutcome& c) {
                    killed_by_sigkill(c.error));
 }
 
+namespace {
+
+/// A compile measures the object it wrote, never one an earlier run left at
+/// the same path: a compiler that exits 0 and writes nothing (an empty file
+/// where the compiler was runs as an empty shell script) fails here, as the
+/// compiler's failure, rather than being measured on stale bytes or blamed
+/// on the machine for an unreadable object.
+void forget_old_object(const fs::path& output) {
+  std::error_code ec;
+  if (fs::is_regular_file(output, ec)) fs::remove(output, ec);  // never a device such as /dev/null
+}
+
+void require_object(CompileOutcome& out, const fs::path& output) {
+  std::error_code ec;
+  if (!out.ok || output.empty() || fs::exists(output, ec)) return;
+  out.ok = false;
+  out.error = "the compiler exited 0 but wrote no object";
+  out.failure = CompileFailure::CompilerFailed;
+}
+
+}  // namespace
+
 CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& input, const fs::path& output) {
   CompileOutcome out;
+  forget_old_object(output);
   auto r = common::run_process(cc.spec(input, output));
   if (!r) {
     out.error = r.error().message;
@@ -95,12 +118,14 @@ CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& inp
                   : common::machine_failure_line(r->output) ? CompileFailure::Machine
                                                             : CompileFailure::CompilerFailed;
   }
+  require_object(out, output);
   return out;
 }
 
 CompileOutcome compile_with_runner(const CompilerInvocation& cc, const fs::path& input, const fs::path& output,
                                    Runner& runner, const fs::path& channel_dir, bool include_default) {
   auto base = channel_dir / unique_channel_name();
+  forget_old_object(output);
   auto spec = cc.spec(input, output, inliner_channel_flags(base, include_default || runner.wants_default_decision()));
   auto r = compile_with_channel(spec, base, runner, cc.timeout);
   CompileOutcome out;
@@ -110,6 +135,7 @@ CompileOutcome compile_with_runner(const CompilerInvocation& cc, const fs::path&
   out.ok = r.ok();
   out.failure = r.failure;
   if (!out.ok) out.error = r.describe();
+  require_object(out, output);
   return out;
 }
 
@@ -158,16 +184,7 @@ CompileOutcome compile_probe_by_default(const CompilerInvocation& cc, const fs::
     out.failure = CompileFailure::Machine;  // a full disk, not the compiler
     return out;
   }
-  auto object = work_dir / "default-probe.o";
-  std::error_code ec;
-  fs::remove(object, ec);
-  auto out = compile_default(cc, ll, object);
-  if (out.ok && !fs::exists(object)) {  // e.g. an empty file where the compiler was: sh runs it and exits 0
-    out.ok = false;
-    out.error = "the compiler exited 0 but wrote no object";
-    out.failure = CompileFailure::CompilerFailed;
-  }
-  return out;
+  return compile_default(cc, ll, work_dir / "default-probe.o");
 }
 
 }  // namespace policy

@@ -517,3 +517,26 @@ TEST_CASE("a compile that hits an LLVM ERROR is reported with that line, not the
   CHECK(l.failure == policy::CompileFailure::CompilerFailed);
   CHECK(l.error.substr(l.error.size() - std::min(l.error.size(), line.size())) == line);
 }
+
+TEST_CASE("a compile that exits 0 but writes no object fails as the compiler's, never measuring an old object") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  REQUIRE(evaluate(o).ok());  // leaves every module's objects in the work directory
+  // A "compiler" that claims success on one module without writing it (an
+  // empty file where the compiler was behaves so for every module).
+  auto script = tmp / "silent.sh";
+  std::ofstream(script) << "#!/bin/sh\ncase \"$1\" in *sort*) exit 0;; esac\nexec " << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  o.compiler.argv[0] = script.string();
+  auto r = evaluate(o);
+  REQUIRE(r.ok());
+  auto sort = std::find_if(r->modules.begin(), r->modules.end(), [](const auto& m) { return m.name == "sort.c"; });
+  REQUIRE(sort != r->modules.end());
+  for (const auto* h : {&sort->by_default, &sort->learned}) {
+    CHECK(h->outcome == kOutcomeCrashed);
+    CHECK(h->message == "the compiler exited 0 but wrote no object");
+    CHECK_FALSE(h->machine_failure());
+  }
+  CHECK(r->summary.modules == static_cast<int>(r->modules.size()) - 1);
+}
