@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "builder/generations.h"
 
@@ -81,13 +82,12 @@ std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
       if (*gen == path) c.bytes += bytes_under(path);
       auto t = fs::last_write_time(*gen, ec);
       c.built_at = ec ? 0
-                      : std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::file_clock::to_sys(t).time_since_epoch())
-                            .count();
+                      : std::chrono::duration<double>(std::chrono::file_clock::to_sys(t).time_since_epoch()).count();
       out.push_back(std::move(c));
     }
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.built_at < b.built_at; });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.built_at, a.entry) < std::tie(b.built_at, b.entry); });
   return out;
 }
 

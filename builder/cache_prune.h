@@ -19,7 +19,10 @@ namespace builder {
 struct CacheEntry {
   std::filesystem::path entry;
   std::uintmax_t bytes = 0;       ///< its generations' files
-  std::int64_t built_at = 0;      ///< seconds since the epoch: when its current generation was made
+  /// Seconds since the epoch, to the file system's resolution: when its
+  /// current generation was made. Not whole seconds: two builds finished in
+  /// one second must still be told apart by age.
+  double built_at = 0;
 };
 
 struct PruneLimits {

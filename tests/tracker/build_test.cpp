@@ -290,6 +290,9 @@ TEST_CASE("cache prune removes the oldest builds beyond its limit, never one in 
   auto entries = builder::list_cache(options.data_dir);
   REQUIRE(entries.size() == 2);
   CHECK(entries[0].bytes > 0);
+  // Oldest first, even when both builds finished within one second.
+  REQUIRE(entries[0].entry == builder::cache_entry_dir(options.data_dir, recipe, commits[0].sha));
+  REQUIRE(entries[1].entry == builder::cache_entry_dir(options.data_dir, recipe, commits[1].sha));
 
   // Both over the limit, the newer one in use (a compiler being run): only the older goes.
   auto pinned = builder::pin_entry(entries[1].entry).take();
