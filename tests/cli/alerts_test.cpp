@@ -174,6 +174,68 @@ TEST_CASE("where the compiler stops consulting the policy, the sweep opens a pol
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "1");
 }
 
+TEST_CASE("bisection across check-ins that do not build says how many it tried without an evaluation") {
+  testing::TempDir scratch;
+  // The build breaks, stays broken a check-in, then the check-in that fixes
+  // it also drops the ML options: bisection meets the broken ones first.
+  Project p(history_8w_with(scratch / "history-broken-then-lost.toml", R"(
+[[checkin]]
+week = 8
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Support] Move the pipeline's entry point"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
+with = "dwcc::runPipelineNow(*M, *TM, Level);"
+
+[[checkin]]
+week = 8
+hours = 1
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Docs] Say where the pipeline starts"
+[[checkin.edit]]
+file = "docs/Pipeline.md"
+write = "# The pipeline\n\nIt starts in main.\n"
+
+[[checkin]]
+week = 8
+hours = 2
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Driver] Fix the entry point and keep the ML inliner's options to ourselves"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "dwcc::runPipelineNow(*M, *TM, Level);"
+with = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  for (int I = 1; I < argc; ++I)\n    Args.push_back(argv[I]);"
+with = "  for (int I = 1; I < argc; ++I)\n    if (!StringRef(argv[I]).contains(\"enable-ml-inliner\"))\n      Args.push_back(argv[I]);"
+
+[[checkin]]
+week = 9
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Docs] Release notes: the driver's options"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.2\nThe driver keeps its own options.\n"
+)"));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  // The broken check-ins bisection built are counted apart from its evaluations.
+  auto broken = p.psql(
+      "SELECT count(*) FROM builds b JOIN commits c ON c.id = b.commit_id WHERE b.outcome = 'build-failed' AND "
+      "(c.subject LIKE '[Support] Move%' OR c.subject LIKE '[Docs] Say where%')");
+  REQUIRE(broken != "0");
+  CHECK(s.output.find("(" + broken + " more tried gave no evaluation)") != std::string::npos);
+  // And the alert still lands after them, on or up to the check-in that dropped the options.
+  auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver] Fix the entry%'");
+  REQUIRE(culprit.size() == 40);
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id "
+               "WHERE a.kind = 'policy-unusable'") == culprit);
+}
+
 namespace {
 
 /// The 8-week history, then a check-in after which the compiler crashes on
