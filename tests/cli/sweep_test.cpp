@@ -225,6 +225,7 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
   // Drift, decide and the report follow a repository's history: said, not failed on later.
   CHECK(s.output.find("no drift analysis: it needs compiler.repo") != std::string::npos);
+  CHECK(s.output.find("drift: ") == std::string::npos);  // nor a "drift: nothing to analyse" beside it
   auto r = p.run({"report", "--config", p.config, "--out", (p.dir / "report").string()});
   CHECK(r.exit_code == 2);
   CHECK(common::last_line(r.output).find("report needs compiler.repo in the project file") != std::string::npos);
