@@ -96,9 +96,6 @@ int closed_port() {
   return ntohs(addr.sin_port);
 }
 
-/// The 8-week history plus a ninth week whose driver stops passing the ML
-/// inliner's option on (from there the compiler never consults the policy),
-/// then a tenth week of docs: the culprit lies between two samples.
 /// The 8-week history with `checkins` (its TOML) appended, written to `file`.
 std::string history_8w_with(const std::filesystem::path& file, const std::string& checkins) {
   std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml");
@@ -110,17 +107,16 @@ std::string history_8w_with(const std::filesystem::path& file, const std::string
   return file.string();
 }
 
-std::string history_where_the_policy_is_lost(const std::filesystem::path& dir) {
-  return history_8w_with(dir / "history-policy-lost.toml", R"(
-[[checkin]]
-week = 8
-author = "Jon Meyer <jon.meyer@example.org>"
-message = "[Driver] Keep the ML inliner's options to ourselves"
-[[checkin.edit]]
+/// The edit after which dwcc's driver keeps the ML inliner's options to
+/// itself: from there the compiler never consults the policy.
+const std::string kDropMlOptions = R"([[checkin.edit]]
 file = "src/main.cpp"
 replace = "  for (int I = 1; I < argc; ++I)\n    Args.push_back(argv[I]);"
 with = "  for (int I = 1; I < argc; ++I)\n    if (!StringRef(argv[I]).contains(\"enable-ml-inliner\"))\n      Args.push_back(argv[I]);"
+)";
 
+/// A tenth week of docs after it, so the culprit lies between two samples.
+const std::string kDocsWeek9 = R"(
 [[checkin]]
 week = 9
 author = "Alex Chen <alex.chen@example.org>"
@@ -128,7 +124,17 @@ message = "[Docs] Release notes: the driver's options"
 [[checkin.edit]]
 file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe driver keeps its own options.\n"
-)");
+)";
+
+/// The 8-week history plus a ninth week whose driver stops passing the ML
+/// inliner's option on, then a tenth week of docs.
+std::string history_where_the_policy_is_lost(const std::filesystem::path& dir) {
+  return history_8w_with(dir / "history-policy-lost.toml", R"(
+[[checkin]]
+week = 8
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Driver] Keep the ML inliner's options to ourselves"
+)" + kDropMlOptions + kDocsWeek9);
 }
 
 }  // namespace
@@ -206,19 +212,7 @@ message = "[Driver] Fix the entry point and keep the ML inliner's options to our
 file = "src/main.cpp"
 replace = "dwcc::runPipelineNow(*M, *TM, Level);"
 with = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
-[[checkin.edit]]
-file = "src/main.cpp"
-replace = "  for (int I = 1; I < argc; ++I)\n    Args.push_back(argv[I]);"
-with = "  for (int I = 1; I < argc; ++I)\n    if (!StringRef(argv[I]).contains(\"enable-ml-inliner\"))\n      Args.push_back(argv[I]);"
-
-[[checkin]]
-week = 9
-author = "Alex Chen <alex.chen@example.org>"
-message = "[Docs] Release notes: the driver's options"
-[[checkin.edit]]
-file = "docs/ReleaseNotes.md"
-write = "# dwcc release notes\n\n## 1.2\nThe driver keeps its own options.\n"
-)"));
+)" + kDropMlOptions + kDocsWeek9));
   p.set("every = \"2w\"", "every = \"1m\"");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
