@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "bench/positional_args.h"
 #include "builder/recipe.h"
 #include "common/text.h"
 #include "tracker/checkin_build.h"
@@ -35,7 +36,7 @@ tracker::CheckinBuild build(const tracker::GitRepo& repo, const builder::Recipe&
 }  // namespace
 
 int main(int argc, char** argv) {
-  size_t stride = argc > 1 ? std::stoul(argv[1]) : 4;
+  auto stride = static_cast<size_t>(bench::positive_arg(argc, argv, 1, 4, "build_bench [STRIDE=4]"));
   std::string tmpl = "/tmp/dw-buildbench-XXXXXX";
   fs::path dir = mkdtemp(tmpl.data());
   tracker::write_sample_history(dir / "repo", {52, tracker::default_sample_start(), {}}).take();

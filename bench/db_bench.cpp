@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench/positional_args.h"
 #include "db/embedded.h"
 #include "db/store.h"
 
@@ -35,8 +36,9 @@ std::filesystem::path scratch_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int rows_wanted = argc > 1 ? std::stoi(argv[1]) : 100000;
-  int repeats = argc > 2 ? std::stoi(argv[2]) : 3;
+  constexpr const char* kUsage = "db_bench [ROWS=100000] [REPEATS=3]";
+  int rows_wanted = static_cast<int>(bench::positive_arg(argc, argv, 1, 100000, kUsage));
+  int repeats = static_cast<int>(bench::positive_arg(argc, argv, 2, 3, kUsage));
   auto dir = scratch_dir();
   // Durable, like the user's embedded database (fsync on).
   db::EmbeddedCluster cluster(dir / "postgres");

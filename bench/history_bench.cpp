@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "tracker/sample_history.h"
+#include "bench/positional_args.h"
 #include "tracker/selection.h"
 
 namespace {
@@ -19,8 +20,9 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 }  // namespace
 
 int main(int argc, char** argv) {
-  int n = argc > 1 ? std::stoi(argv[1]) : 50000;
-  int repeats = argc > 2 ? std::stoi(argv[2]) : 5;
+  constexpr const char* kUsage = "history_bench [COMMITS=50000] [REPEATS=5]";
+  int n = static_cast<int>(bench::positive_arg(argc, argv, 1, 50000, kUsage));
+  int repeats = static_cast<int>(bench::positive_arg(argc, argv, 2, 5, kUsage));
   std::string tmpl = "/tmp/dw-histbench-XXXXXX";
   std::filesystem::path dir = mkdtemp(tmpl.data());
   std::filesystem::create_directories(dir / "script/tree");

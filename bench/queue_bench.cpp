@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/positional_args.h"
 #include "db/embedded.h"
 #include "db/jobs.h"
 
@@ -43,8 +44,9 @@ int drain(const db::Target& t, const std::string& project, const std::string& ow
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = argc > 1 ? std::stoi(argv[1]) : 2000;
-  int workers = argc > 2 ? std::stoi(argv[2]) : 8;
+  constexpr const char* kUsage = "queue_bench [JOBS=2000] [WORKERS=8]";
+  int jobs = static_cast<int>(bench::positive_arg(argc, argv, 1, 2000, kUsage));
+  int workers = static_cast<int>(bench::positive_arg(argc, argv, 2, 8, kUsage));
   std::string tmpl = "/tmp/dwqueue-XXXXXX";
   if (!mkdtemp(tmpl.data())) return 1;
   std::filesystem::permissions(tmpl, std::filesystem::perms(0755));
