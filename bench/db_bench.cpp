@@ -37,8 +37,8 @@ std::filesystem::path scratch_dir() {
 
 int main(int argc, char** argv) {
   constexpr const char* kUsage = "db_bench [ROWS=100000] [REPEATS=3]";
-  int rows_wanted = static_cast<int>(bench::positive_arg(argc, argv, 1, 100000, kUsage));
-  int repeats = static_cast<int>(bench::positive_arg(argc, argv, 2, 3, kUsage));
+  int rows_wanted = bench::positive_arg(argc, argv, 1, 100000, kUsage);
+  int repeats = bench::positive_arg(argc, argv, 2, 3, kUsage);
   auto dir = scratch_dir();
   // Durable, like the user's embedded database (fsync on).
   db::EmbeddedCluster cluster(dir / "postgres");

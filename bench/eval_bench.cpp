@@ -15,6 +15,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "bench/positional_args.h"
 #include "common/process.h"
 #include "evaluator/evaluation.h"
 #include "policy/model.h"
@@ -49,8 +50,9 @@ double run_xargs(const std::string& dwcc, const evaluator::Suite& suite, const f
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* kUsage = "eval_bench DWCC POLICY SUITE_DIR... [--jobs N] [--repeats N]";
   if (argc < 4) {
-    fmt::print(stderr, "usage: eval_bench DWCC POLICY SUITE_DIR... [--jobs N] [--repeats N]\n");
+    fmt::print(stderr, "usage: {}\n", kUsage);
     return 2;
   }
   std::string dwcc = argv[1];
@@ -60,8 +62,8 @@ int main(int argc, char** argv) {
   int jobs = 2, repeats = 2;
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--jobs") jobs = std::stoi(argv[++i]);
-    else if (a == "--repeats") repeats = std::stoi(argv[++i]);
+    if (a == "--jobs") jobs = bench::positive_number(bench::option_value(argc, argv, i, kUsage), kUsage);
+    else if (a == "--repeats") repeats = bench::positive_number(bench::option_value(argc, argv, i, kUsage), kUsage);
     else suites.push_back(a);
   }
   std::string tmpl = "/tmp/dw-evalbench-XXXXXX";

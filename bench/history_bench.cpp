@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tracker/sample_history.h"
 #include "bench/positional_args.h"
+#include "tracker/sample_history.h"
 #include "tracker/selection.h"
 
 namespace {
@@ -21,8 +21,8 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 int main(int argc, char** argv) {
   constexpr const char* kUsage = "history_bench [COMMITS=50000] [REPEATS=5]";
-  int n = static_cast<int>(bench::positive_arg(argc, argv, 1, 50000, kUsage));
-  int repeats = static_cast<int>(bench::positive_arg(argc, argv, 2, 5, kUsage));
+  int n = bench::positive_arg(argc, argv, 1, 50000, kUsage);
+  int repeats = bench::positive_arg(argc, argv, 2, 5, kUsage);
   std::string tmpl = "/tmp/dw-histbench-XXXXXX";
   std::filesystem::path dir = mkdtemp(tmpl.data());
   std::filesystem::create_directories(dir / "script/tree");

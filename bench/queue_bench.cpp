@@ -45,8 +45,8 @@ int drain(const db::Target& t, const std::string& project, const std::string& ow
 
 int main(int argc, char** argv) {
   constexpr const char* kUsage = "queue_bench [JOBS=2000] [WORKERS=8]";
-  int jobs = static_cast<int>(bench::positive_arg(argc, argv, 1, 2000, kUsage));
-  int workers = static_cast<int>(bench::positive_arg(argc, argv, 2, 8, kUsage));
+  int jobs = bench::positive_arg(argc, argv, 1, 2000, kUsage);
+  int workers = bench::positive_arg(argc, argv, 2, 8, kUsage);
   std::string tmpl = "/tmp/dwqueue-XXXXXX";
   if (!mkdtemp(tmpl.data())) return 1;
   std::filesystem::permissions(tmpl, std::filesystem::perms(0755));

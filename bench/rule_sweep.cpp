@@ -20,6 +20,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bench/positional_args.h"
 #include "evaluator/evaluation.h"
 #include "policy/compiler.h"
 #include "policy/runner.h"
@@ -86,24 +87,46 @@ class RuleRunner : public policy::Runner {
   std::vector<int> conditions_;  // header index of each of rule_.conditions
 };
 
+/// `text` as a number, all of it ("5x" and "" are refused), or "-" for none.
+double number(const std::string& text, bool dash_is_none) {
+  if (dash_is_none && text == "-") return kNone;
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::logic_error&) {  // not a number, or out of range
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v))
+    throw std::invalid_argument("'" + text + "' is not a number" + (dash_is_none ? " (nor -)" : ""));
+  return v;
+}
+
 std::vector<Rule> parse_rules(const std::string& text) {
   std::vector<Rule> out;
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) try {
-    std::vector<std::string> parts;
-    std::stringstream fields(item);
-    for (std::string f; std::getline(fields, f, ':');) parts.push_back(f);
-    auto num = [&](size_t i) { return i >= parts.size() || parts[i] == "-" ? kNone : std::stod(parts[i]); };
-    Rule rule{num(0), num(1), num(2), {}};
-    for (size_t i = 3; i < parts.size(); ++i) {
-      auto at = parts[i].find_first_of("<>=");
-      if (at == std::string::npos || at == 0) throw std::invalid_argument("a condition is FEATURE>N, FEATURE<N or FEATURE=N: " + parts[i]);
-      rule.conditions.push_back({parts[i].substr(0, at), parts[i][at], std::stod(parts[i].substr(at + 1)), parts[i]});
+  while (std::getline(in, item, ',')) {
+    try {
+      std::vector<std::string> parts;
+      std::stringstream fields(item);
+      for (std::string f; std::getline(fields, f, ':');) parts.push_back(f);
+      auto num = [&](size_t i) { return i >= parts.size() ? kNone : number(parts[i], true); };
+      Rule rule{num(0), num(1), num(2), {}};
+      for (size_t i = 3; i < parts.size(); ++i) {
+        auto at = parts[i].find_first_of("<>=");
+        if (at == std::string::npos || at == 0)
+          throw std::invalid_argument("a condition is FEATURE>N, FEATURE<N or FEATURE=N, not " + parts[i]);
+        rule.conditions.push_back(
+            {parts[i].substr(0, at), parts[i][at], number(parts[i].substr(at + 1), false), parts[i]});
+      }
+      // Conditions limit what ADD inlines; without ADD they would change nothing.
+      if (!rule.conditions.empty() && std::isnan(rule.add))
+        throw std::invalid_argument("conditions need an ADD cost (they limit what it inlines)");
+      out.push_back(rule);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("rule " + item + ": " + e.what());
     }
-    out.push_back(rule);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("rule " + item + ": " + e.what());
   }
   return out;
 }
@@ -111,8 +134,10 @@ std::vector<Rule> parse_rules(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* kUsage =
+      "rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS[:COND...]][,...] [--jobs N] [--modules FILE]";
   if (argc < 4) {
-    fmt::print(stderr, "usage: rule_sweep DWCC SUITE_DIR... --rules ADD:REMOVE[:USERS[:COND...]][,...] [--jobs N] [--modules FILE]\n");
+    fmt::print(stderr, "usage: {}\n", kUsage);
     return 2;
   }
   std::string dwcc = argv[1];
@@ -120,20 +145,25 @@ int main(int argc, char** argv) {
   std::vector<Rule> rules;
   int jobs = 2;
   std::string modules_file;
-  try {
-    for (int i = 2; i < argc; ++i) {
-      std::string a = argv[i];
-      bool has_value = i + 1 < argc;
-      if (a == "--jobs" && has_value) jobs = std::stoi(argv[++i]);
-      else if (a == "--rules" && has_value) rules = parse_rules(argv[++i]);
-      else if (a == "--modules" && has_value) modules_file = argv[++i];
-      else if (a.rfind("--", 0) == 0) throw std::invalid_argument(a + " wants a value");
-      else suites.push_back(a);
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--jobs") {
+      jobs = bench::positive_number(bench::option_value(argc, argv, i, kUsage), kUsage);
+    } else if (a == "--rules") {
+      try {
+        rules = parse_rules(bench::option_value(argc, argv, i, kUsage));
+      } catch (const std::invalid_argument& e) {
+        fmt::print(stderr, "rule_sweep: {}\n", e.what());
+        return 2;
+      }
+    } else if (a == "--modules") {
+      modules_file = bench::option_value(argc, argv, i, kUsage);
+    } else if (a.rfind("--", 0) == 0) {
+      fmt::print(stderr, "rule_sweep: unknown option {}\nusage: {}\n", a, kUsage);
+      return 2;
+    } else {
+      suites.push_back(a);
     }
-  } catch (const std::exception& e) {
-    // std::stod and std::stoi say only "stod"; name the argument instead.
-    fmt::print(stderr, "rule_sweep: bad argument: {}\n", e.what());
-    return 2;
   }
   std::string tmpl = "/tmp/dw-rulesweep-XXXXXX";
   fs::path work = mkdtemp(tmpl.data());

@@ -93,6 +93,9 @@ common::Status write_result(const fs::path& entry, const BuildResult& r) {
   j["compile"] = r.compile;
   j["ml_flag_prefix"] = r.ml_flag_prefix;
   j["cc1"] = r.cc1;
+  // When, to the microsecond: cache pruning goes oldest first, and a file
+  // system's mtimes may tell apart no two builds finished in one second.
+  j["built_at"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return common::write_file_atomically(entry / "result.json", j.dump(2) + "\n");
 }
 
@@ -125,6 +128,7 @@ std::optional<BuildResult> read_cached(const fs::path& entry, std::string* damag
   // A damaged entry is built again, and says why: a compiler that changed on
   // disk since it was built is worth knowing about (a failing disk, someone
   // editing the cache), not only a slower night.
+  if (damaged) damaged->clear();
   auto reject = [&](std::string why) -> std::optional<BuildResult> {
     if (damaged) *damaged = std::move(why);
     return std::nullopt;
@@ -132,31 +136,35 @@ std::optional<BuildResult> read_cached(const fs::path& entry, std::string* damag
   auto text = read_file(entry / "result.json");
   if (text.empty()) return std::nullopt;  // never built (or the build never finished): nothing damaged
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("outcome")) return reject("its result.json is unreadable");
-  auto outcome = parse_outcome(j["outcome"].get<std::string>());
-  if (!outcome) return reject("its result.json names an unknown outcome");
-  BuildResult r;
-  r.outcome = *outcome;
-  r.seconds = j.value("seconds", 0.0);
-  r.message = j.value("message", "");
-  r.log_tail = j.value("log_tail", "");
-  r.log = entry / "build.log";
-  r.from_cache = true;
-  r.compile = j.value("compile", std::vector<std::string>{});
-  r.ml_flag_prefix = j.value("ml_flag_prefix", "");
-  r.cc1 = j.value("cc1", std::vector<std::string>{});
-  if (j.contains("artifacts"))
-    for (const auto& [name, file] : j["artifacts"].items()) {
-      r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
-      if (!fs::exists(r.artifacts[name])) return reject("artifact " + name + " is missing");
-      if (j.contains("artifact_sha256") && j["artifact_sha256"].contains(name)) {
-        auto digest = common::sha256_file(r.artifacts[name]);
-        if (!digest) return reject("artifact " + name + " cannot be read: " + digest.error().message);
-        if (*digest != j["artifact_sha256"][name].get<std::string>())
-          return reject("artifact " + name + " changed on disk since it was built (its checksum differs)");
+  if (j.is_discarded() || !j.is_object() || !j.contains("outcome")) return reject("its result.json is unreadable");
+  try {
+    auto outcome = parse_outcome(j["outcome"].get<std::string>());
+    if (!outcome) return reject("its result.json names an unknown outcome");
+    BuildResult r;
+    r.outcome = *outcome;
+    r.seconds = j.value("seconds", 0.0);
+    r.message = j.value("message", "");
+    r.log_tail = j.value("log_tail", "");
+    r.log = entry / "build.log";
+    r.from_cache = true;
+    r.compile = j.value("compile", std::vector<std::string>{});
+    r.ml_flag_prefix = j.value("ml_flag_prefix", "");
+    r.cc1 = j.value("cc1", std::vector<std::string>{});
+    if (j.contains("artifacts"))
+      for (const auto& [name, file] : j["artifacts"].items()) {
+        r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
+        if (!fs::exists(r.artifacts[name])) return reject("artifact " + name + " is missing");
+        if (j.contains("artifact_sha256") && j["artifact_sha256"].contains(name)) {
+          auto digest = common::sha256_file(r.artifacts[name]);
+          if (!digest) return reject(digest.error().message);
+          if (*digest != j["artifact_sha256"][name].get<std::string>())
+            return reject("artifact " + name + "'s checksum no longer matches the build's");
+        }
       }
-    }
-  return r;
+    return r;
+  } catch (const nlohmann::json::exception&) {  // a field of the wrong type
+    return reject("its result.json is unreadable");
+  }
 }
 
 BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {

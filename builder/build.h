@@ -66,7 +66,8 @@ std::filesystem::path cache_entry_dir(const std::filesystem::path& data, const R
 
 /// The cached result of a finished build (ok or not), if there is one. An
 /// entry that holds a result but cannot be served (an artifact missing or
-/// changed since it was built) gives none, and says why in *damaged.
+/// changed since it was built) gives none, and says why in *damaged (left
+/// empty otherwise).
 std::optional<BuildResult> read_cached(const std::filesystem::path& cache_entry, std::string* damaged = nullptr);
 
 /// Configures (unless the recipe's marker exists and the build directory was

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "builder/generations.h"
 
@@ -60,6 +63,17 @@ std::uintmax_t bytes_under(const fs::path& dir) {
   return n;
 }
 
+/// When the generation's build finished: as its result.json says, else (an
+/// entry written before it said so) the generation's mtime; 0 if neither.
+double built_at(const fs::path& generation) {
+  std::ifstream in(generation / "result.json");
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.contains("built_at") && j["built_at"].is_number()) return j["built_at"].get<double>();
+  std::error_code ec;
+  auto t = fs::last_write_time(generation, ec);
+  return ec ? 0 : std::chrono::duration<double>(std::chrono::file_clock::to_sys(t).time_since_epoch()).count();
+}
+
 }  // namespace
 
 std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
@@ -80,9 +94,7 @@ std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
       for (const auto& other : names)
         if (other.filename().string().rfind(name + ".gen-", 0) == 0) c.bytes += bytes_under(other);
       if (*gen == path) c.bytes += bytes_under(path);
-      auto t = fs::last_write_time(*gen, ec);
-      c.built_at = ec ? 0
-                      : std::chrono::duration<double>(std::chrono::file_clock::to_sys(t).time_since_epoch()).count();
+      c.built_at = built_at(*gen);
       out.push_back(std::move(c));
     }
   }

@@ -19,9 +19,9 @@ namespace builder {
 struct CacheEntry {
   std::filesystem::path entry;
   std::uintmax_t bytes = 0;       ///< its generations' files
-  /// Seconds since the epoch, to the file system's resolution: when its
-  /// current generation was made. Not whole seconds: two builds finished in
-  /// one second must still be told apart by age.
+  /// Seconds since the epoch: when its current generation's build finished
+  /// (as its result.json says; else the generation's mtime). Not whole
+  /// seconds: two builds finished in one second must still be told apart.
   double built_at = 0;
 };
 

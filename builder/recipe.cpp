@@ -228,6 +228,14 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     if (!cc1) return cc1.error();
     r.cc1 = *cc1;
     if (r.compile.empty()) return Error{origin + ": missing key 'compile.command'"};
+    // Without them every module's compile "succeeds" without writing the
+    // object driftwatch measures: each check-in would be taken for a broken
+    // compiler, night after night.
+    for (const char* needed : {"{input}", "{output}"})
+      if (std::none_of(r.compile.begin(), r.compile.end(),
+                       [&](const std::string& w) { return w.find(needed) != std::string::npos; }))
+        return Error{origin + ": compile.command never names " + needed +
+                     " (the module to compile is {input}, the object to write {output}: e.g. -c {input} -o {output})"};
   }
   // Every placeholder is checked now: found at a build, a typo ({job}) was
   // recorded as each check-in's own build failure, and cached.

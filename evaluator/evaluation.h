@@ -23,7 +23,8 @@ namespace evaluator {
 // The one table of module outcomes, as stored in the database (the
 // module_results CHECK constraint lists the same names).
 inline constexpr const char* kOutcomeOk = "ok";
-/// The compiler exited non-zero, died of a signal or could not start.
+/// The compiler exited non-zero or died of a signal, or exited 0 without
+/// writing its object.
 inline constexpr const char* kOutcomeCrashed = "compiler-crashed";
 inline constexpr const char* kOutcomeTimeout = "timeout";
 /// The compile succeeded but never opened the ML channel: the ML flags did
@@ -33,7 +34,7 @@ inline constexpr const char* kOutcomeNotConsulted = "policy-not-consulted";
 inline constexpr const char* kOutcomeRefused = "policy-refused";
 /// The ML channel broke: FIFOs, a malformed stream, a policy that failed.
 inline constexpr const char* kOutcomeChannelError = "channel-error";
-/// The compiler said it succeeded, but its object cannot be read.
+/// The compiler said it succeeded and wrote an object that cannot be read.
 inline constexpr const char* kOutcomeBadObject = "object-unreadable";
 /// driftwatch itself failed on this module (a filesystem error, say).
 inline constexpr const char* kOutcomeInternalError = "internal-error";

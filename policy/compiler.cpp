@@ -81,19 +81,34 @@ namespace {
 
 /// A compile measures the object it wrote, never one an earlier run left at
 /// the same path: a compiler that exits 0 and writes nothing (an empty file
-/// where the compiler was runs as an empty shell script) fails here, as the
-/// compiler's failure, rather than being measured on stale bytes or blamed
-/// on the machine for an unreadable object.
-void forget_old_object(const fs::path& output) {
+/// where the compiler was runs as an empty shell script; a recipe's compile
+/// line that writes elsewhere) fails here, as the compiler's failure, rather
+/// than being measured on stale bytes or blamed on the machine for an
+/// unreadable object. An old object that cannot be removed, or a path that
+/// cannot be looked at, is the machine's failure.
+bool forget_old_object(CompileOutcome& out, const fs::path& output) {
   std::error_code ec;
-  if (fs::is_regular_file(output, ec)) fs::remove(output, ec);  // never a device such as /dev/null
+  if (fs::is_regular_file(output, ec) && !fs::remove(output, ec) && ec) {  // never a device such as /dev/null
+    out.error = "cannot remove the old object " + output.string() + ": " + ec.message();
+    out.failure = CompileFailure::Machine;
+    return false;
+  }
+  return true;
 }
 
 void require_object(CompileOutcome& out, const fs::path& output) {
+  if (!out.ok || output.empty()) return;
   std::error_code ec;
-  if (!out.ok || output.empty() || fs::exists(output, ec)) return;
+  bool written = fs::exists(output, ec);
+  if (written && !ec) return;
   out.ok = false;
-  out.error = "the compiler exited 0 but wrote no object";
+  if (ec) {
+    out.error = "cannot look for the object " + output.string() + ": " + ec.message();
+    out.failure = CompileFailure::Machine;
+    return;
+  }
+  out.error = "the compiler exited 0 but wrote no object (" + output.string() +
+              "; does its compile line write {output}?)";
   out.failure = CompileFailure::CompilerFailed;
 }
 
@@ -101,7 +116,7 @@ void require_object(CompileOutcome& out, const fs::path& output) {
 
 CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& input, const fs::path& output) {
   CompileOutcome out;
-  forget_old_object(output);
+  if (!forget_old_object(out, output)) return out;
   auto r = common::run_process(cc.spec(input, output));
   if (!r) {
     out.error = r.error().message;
@@ -124,11 +139,11 @@ CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& inp
 
 CompileOutcome compile_with_runner(const CompilerInvocation& cc, const fs::path& input, const fs::path& output,
                                    Runner& runner, const fs::path& channel_dir, bool include_default) {
+  CompileOutcome out;
+  if (!forget_old_object(out, output)) return out;
   auto base = channel_dir / unique_channel_name();
-  forget_old_object(output);
   auto spec = cc.spec(input, output, inliner_channel_flags(base, include_default || runner.wants_default_decision()));
   auto r = compile_with_channel(spec, base, runner, cc.timeout);
-  CompileOutcome out;
   out.session = r.session;
   out.seconds = r.process.seconds;
   out.timed_out = r.process.timed_out;

@@ -14,7 +14,7 @@ namespace policy {
 
 /// How to run a compiler on one module, from a recipe's [compile] section.
 struct CompilerInvocation {
-  std::vector<std::string> argv;  ///< may hold {input} and {output}
+  std::vector<std::string> argv;  ///< holds {input} and {output} (a recipe's compile line must)
   std::string ml_flag_prefix;     ///< "" for dwcc and opt; "-mllvm" for clang
   std::chrono::milliseconds timeout{std::chrono::minutes(2)};
   /// The program (and its first words) that takes a module's own clang -cc1
@@ -48,7 +48,9 @@ bool killed_by_sigkill(const std::string& error);
 /// not the compiler on its input: another attempt may succeed.
 bool machine_failure(const CompileOutcome& c);
 
-/// Compiles with the default heuristic (no ML flags).
+/// Compiles with the default heuristic (no ML flags). Like
+/// compile_with_runner, it removes an old object at `output` first and fails
+/// (the compiler's failure) when the compiler exits 0 without writing one.
 CompileOutcome compile_default(const CompilerInvocation& cc, const std::filesystem::path& input,
                                const std::filesystem::path& output);
 

@@ -223,7 +223,7 @@ with = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
       "(c.subject LIKE '[Support] Move%' OR c.subject LIKE '[Docs] Say where%')");
   REQUIRE(broken != "0");
   CHECK(s.output.find("(" + broken + " more tried gave no evaluation)") != std::string::npos);
-  // And the alert still lands after them, on or up to the check-in that dropped the options.
+  // And the alert still lands after them: its first bad check-in is the one that dropped the options.
   auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver] Fix the entry%'");
   REQUIRE(culprit.size() == 40);
   CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id "

@@ -145,7 +145,7 @@ TEST_CASE("build records the outcome in the database and a rebuild is served fro
   auto third = run_driftwatch({data, "--db", dsn, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "v1.0"});
   INFO(third.output);
   CHECK(third.output.find("(cached)") == std::string::npos);
-  CHECK(third.output.find("built again: the cached build was damaged: artifact compiler changed on disk") !=
+  CHECK(third.output.find("built again: the cached build was damaged: artifact compiler's checksum no longer matches") !=
         std::string::npos);
 
   // The broken rename: exit 1 (a negative result, not bad input), recorded as build-failed.

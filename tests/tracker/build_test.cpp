@@ -129,7 +129,7 @@ TEST_CASE("building the weeks: incremental, failures recorded, the walk goes on,
   CHECK(fs::file_size(rebuilt.result.artifacts.at("compiler")) == size);
   // And says so: a cache that changes under it is worth knowing about.
   CHECK(rebuilt.result.rebuilt_because ==
-        "the cached build was damaged: artifact compiler changed on disk since it was built (its checksum differs)");
+        "the cached build was damaged: artifact compiler's checksum no longer matches the build's");
   CHECK(build_checkin(repo, recipe, commits[2], options).take().result.rebuilt_because.empty());
   fs::remove(rebuilt.result.artifacts.at("compiler"));
   CHECK(build_checkin(repo, recipe, commits[2], options).take().result.rebuilt_because ==
@@ -547,4 +547,27 @@ TEST_CASE("a build that waits for another in the same work tree says so, then bu
   REQUIRE(told.size() == 1);
   CHECK(told[0] == "waiting for another build in " + tree.string() +
                        " (a driftwatch build or worker of this data directory) to finish");
+}
+
+TEST_CASE("a cache entry whose result.json is unreadable or of the wrong shape is rejected, saying so") {
+  testing::TempDir dir;
+  auto reason_for = [&](const std::string& json) {
+    std::ofstream(dir / "result.json", std::ios::trunc) << json;
+    std::string damaged = "left over";
+    CHECK_FALSE(builder::read_cached(dir.path(), &damaged));
+    return damaged;
+  };
+  CHECK(reason_for("{not json") == "its result.json is unreadable");
+  CHECK(reason_for("[1, 2]") == "its result.json is unreadable");
+  CHECK(reason_for(R"({"outcome": 5})") == "its result.json is unreadable");
+  CHECK(reason_for(R"({"outcome": "ok", "artifacts": {"compiler": 7}})") == "its result.json is unreadable");
+  CHECK(reason_for(R"({"outcome": "exploded"})") == "its result.json names an unknown outcome");
+  CHECK(reason_for(R"({"outcome": "ok", "artifacts": {"compiler": "dwcc"}})") == "artifact compiler is missing");
+  // A good entry leaves no reason behind.
+  std::string damaged = "left over";
+  std::ofstream(dir / "result.json", std::ios::trunc) << R"({"outcome": "build-failed", "message": "no"})";
+  auto failed = builder::read_cached(dir.path(), &damaged);
+  REQUIRE(failed);
+  CHECK(failed->outcome == builder::Outcome::BuildFailed);
+  CHECK(damaged.empty());
 }

@@ -97,6 +97,13 @@ TEST_CASE("a compile line splits on any whitespace, and quotes no shell would re
   REQUIRE_FALSE(quoted.ok());
   CHECK(quoted.error().message ==
         "r.toml: compile.command is split on whitespace, not by a shell: quotes and backslashes are not supported");
+  // A compile that writes elsewhere would make every check-in a broken compiler.
+  auto to_stdout = parse_recipe(base + "command = \"{cc} -c -Oz {input} -o -\"\n", "r.toml");
+  REQUIRE_FALSE(to_stdout.ok());
+  CHECK(to_stdout.error().message.rfind("r.toml: compile.command never names {output} (", 0) == 0);
+  auto no_input = parse_recipe(base + "command = \"{cc} -c -Oz -o {output}\"\n", "r.toml");
+  REQUIRE_FALSE(no_input.ok());
+  CHECK(no_input.error().message.rfind("r.toml: compile.command never names {input} (", 0) == 0);
 }
 
 TEST_CASE("a recipe key of the wrong type is refused, never dropped") {
