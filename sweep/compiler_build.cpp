@@ -62,7 +62,8 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
     auto cached = builder::read_cached(pin->dir(), &damaged);
     if (!cached)
       throw common::Fatal("artifact directory " + s.build + " is damaged (" +
-                          (damaged.empty() ? "its result.json is empty or unreadable" : damaged) + "): build the check-in again");
+                          (damaged.empty() ? "its result.json is empty or unreadable" : damaged) +
+                          "): build the check-in again");
     if (cached->outcome != builder::Outcome::Ok)
       throw common::Fatal("artifact directory " + s.build + " holds a failed build (" +
                           std::string(builder::outcome_name(cached->outcome)) + ")");
