@@ -136,7 +136,10 @@ constexpr const char* kEvaluationLock = "hashtext('driftwatch evaluation')";
 /// SQL: a session holds evaluation `id`'s lock (`also` narrows which: this
 /// one, say). One test for who runs an evaluation, wherever it is asked.
 std::string held(const std::string& id, const std::string& also = "") {
+  // pg_locks lists the whole cluster's locks: another database's evaluation
+  // with the same id must not count as holding this one.
   return std::string("EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted "
+                     "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
                      "AND l.classid = (") +
          kEvaluationLock + ")::oid AND l.objid = (" + id + " & 2147483647)::int::oid" + also + ")";
 }

@@ -248,6 +248,30 @@ TEST_CASE("an evaluation whose store was refused (a lost lease) is let go, so it
   CHECK(db::evaluation_status(observer, e.id) == "interrupted");
 }
 
+TEST_CASE("an evaluation held in another database of the same cluster does not hold this one's") {
+  std::string name;
+  auto observer = testing::fresh_database(true, &name);
+  auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
+  std::string other_name;
+  auto other = testing::fresh_database(true, &other_name);
+  db::Id id = 0;
+  {
+    auto runner = db::Database::connect(target).take();
+    id = make_evaluation(runner, 1).id;
+  }  // its process died
+  // Another project's evaluation with the same id, running and held.
+  REQUIRE(make_evaluation(other, 1).id == id);
+  int marked = 0;
+  for (int i = 0; i < 100 && marked == 0; ++i) {  // the server notices closed connections promptly, not instantly
+    marked = db::record_interrupted_evaluations(observer);
+    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(marked == 1);
+  CHECK(db::evaluation_status(observer, id) == "interrupted");
+  CHECK(db::record_interrupted_evaluations(other) == 0);
+  CHECK(db::evaluation_status(other, id) == "running");
+}
+
 TEST_CASE("a running evaluation is interrupted once no connection holds it: its process died") {
   std::string name;
   auto observer = testing::fresh_database(true, &name);
