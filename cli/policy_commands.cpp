@@ -35,6 +35,8 @@ namespace {
 struct TrainArgs {
   BuildSelector build;
   std::string suite = "train", validation, out, name, warm_start;
+  bool gate = false;
+  policy::GateGrid gate_grid;
   policy::TrainOptions options;  ///< the tunables, bound to options below; defaults are the shipped policy's
 };
 
@@ -61,6 +63,10 @@ void print_training_progress(const policy::TrainProgress& p) {
   } else if (p.phase == "margin") {
     fmt::print(stderr, "[margin {:>2}/{}] on validation: uplift {:+.3f}% ({:.1f}% no worse)\n", p.step, p.steps,
                100 * p.uplift, 100 * p.no_worse);
+  } else if (p.phase == "gate" || p.phase == "gate-validation") {
+    fmt::print(stderr, "[{} {:>2}/{}] uplift {:+.3f}% ({:.1f}% no worse){}\n", p.phase, p.step, p.steps,
+               100 * p.uplift, 100 * p.no_worse,
+               p.phase == "gate" ? "  ETA " + common::format_seconds(p.eta_seconds) : std::string());
   } else if (p.phase == "imitated") {
     fmt::print(stderr, "[imitated] uplift {:+.3f}%, {:.1f}% of modules no worse\n", 100 * p.uplift,
                100 * p.no_worse);
@@ -82,6 +88,7 @@ void check_output_file(const fs::path& out) {
 }
 
 void run_train(Context& ctx, const TrainArgs& a) {
+  if (a.gate && !a.warm_start.empty()) throw common::Fatal("--gate fits three thresholds afresh: it takes no --warm-start");
   check_output_file(a.out);
   // Loading refuses such a name (it is printed in terminals): refused before training, not after.
   if (common::has_control_characters(a.name))
@@ -97,6 +104,7 @@ void run_train(Context& ctx, const TrainArgs& a) {
   auto database = ctx.database();
   auto build = select_build(ctx, a.build, &database);
   policy::TrainOptions o = a.options;
+  if (a.gate) o.gate = a.gate_grid;
   std::erase(o.metadata.hidden, 0);  // --hidden 0: no hidden layer
   o.modules = sweep::training_modules(suite, build.compiler);
   std::string corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
@@ -127,7 +135,15 @@ void run_train(Context& ctx, const TrainArgs& a) {
   db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training);
   fmt::print("wrote {} ({}): {} features, trained on {} modules ({} skipped)\n", a.out, meta.content_hash.substr(0, 12),
              meta.features.size(), result.modules, result.skipped);
-  if (meta.margin > 0)
+  if (o.gate) {
+    auto t = nlohmann::json::parse(meta.training, nullptr, false);
+    auto gate = t.is_object() ? t.value("gate", nlohmann::json()) : nlohmann::json();
+    if (gate.is_string())
+      fmt::print("gate: also inlines where {}; the default's decision everywhere else\n", gate.get<std::string>());
+    else
+      fmt::print("gate: closed (no rule met the bar on the {} suite): the default's decision everywhere\n",
+                 result.on_validation ? "validation" : "training");
+  } else if (meta.margin > 0)
     fmt::print("margin {:g}: departs from the compiler's default only where its score passes it by that much{}\n",
                meta.margin, meta.margin >= 1e5 ? " (never: no margin won on the validation suite)" : "");
   fmt::print("uplift on the {} suite: {:+.2f}% geometric mean, {:+.2f}% total .text; {} wins, {} ties, {} losses\n",
@@ -317,6 +333,23 @@ void attach_train(CLI::App& sub, Context& ctx) {
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   sub.add_option("--eval-every", o.eval_every, "greedy evaluation (and best-policy choice) every N iterations")
       ->check(CLI::Range(1, 10000))->capture_default_str();
+  auto* gate = sub.add_flag("--gate", a->gate,
+               "fit a gate on the compiler's default decision (inline also where cost, callee users and caller "
+               "users pass three thresholds) instead of training a network");
+  sub.add_option("--gate-costs", a->gate_grid.max_costs, "--gate: the cost thresholds tried (cost <= N)")
+      ->needs(gate)
+      ->delimiter(',')->check(CLI::Range(-100000, 100000))->capture_default_str();
+  sub.add_option("--gate-callee-users", a->gate_grid.max_callee_users,
+                 "--gate: the callee users thresholds tried (users <= N)")
+      ->needs(gate)
+      ->delimiter(',')->check(CLI::Range(0, 100000))->capture_default_str();
+  sub.add_option("--gate-caller-users", a->gate_grid.min_caller_users,
+                 "--gate: the caller users thresholds tried (users >= N; 0: any caller)")
+      ->needs(gate)
+      ->delimiter(',')->check(CLI::Range(0, 100000))->capture_default_str();
+  sub.add_option("--no-worse-bar", o.no_worse_bar,
+                 "the share of validation modules a margin or gate must leave no larger")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   sub.add_option("--warm-start", a->warm_start, "start from this policy instead of cloning the default");
   sub.add_flag("--resume", o.resume, "continue an interrupted run from its checkpoint (same options)");
   sub.callback([&ctx, a] { run_train(ctx, *a); });

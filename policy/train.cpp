@@ -14,6 +14,7 @@
 #include "common/file_lock.h"
 #include "common/hash.h"
 #include "common/atomic_file.h"
+#include "policy/gate_policy.h"
 #include "policy/policy_runner.h"
 #include "policy/search.h"
 #include "policy/torch_model_impl.h"
@@ -538,6 +539,11 @@ nlohmann::json run_key(const TrainOptions& o) {
   // when set, so a directory an older driftwatch left still resumes (and
   // retrain does not throw its search away).
   if (o.search_min_gain != 1) key["search"]["options"]["search_min_gain"] = o.search_min_gain;
+  if (o.gate)
+    key["model"]["options"]["gate"] = {{"max_costs", o.gate->max_costs},
+                                       {"max_callee_users", o.gate->max_callee_users},
+                                       {"min_caller_users", o.gate->min_caller_users},
+                                       {"no_worse_bar", o.no_worse_bar}};
   return key;
 }
 
@@ -568,7 +574,8 @@ common::Result<common::FileLock> claim_work_dir(const TrainOptions& o, bool& res
   auto key = run_key(o);
   std::ifstream in(file);
   auto saved = fs::exists(file) ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
-  bool searched = fs::exists(o.work_dir / "search"), checkpointed = fs::exists(o.work_dir / "checkpoint.json");
+  bool searched = fs::exists(o.work_dir / "search"), checkpointed = fs::exists(o.work_dir / "checkpoint.json") ||
+                                                                   fs::exists(o.work_dir / "gate");
   bool same_search = saved.is_object() && saved.value("search", nlohmann::json()) == key.at("search");
   resume = o.resume || (o.resume_if_same && saved == key);
   if (o.resume && ((searched && !same_search) || (checkpointed && saved != key)))
@@ -580,6 +587,7 @@ common::Result<common::FileLock> claim_work_dir(const TrainOptions& o, bool& res
     for (const auto& e : fs::directory_iterator(o.work_dir, ec))
       if (e.path().filename().string().rfind("checkpoint-", 0) == 0) fs::remove(e.path(), ec);
     fs::remove_all(o.work_dir / "search", ec);
+    fs::remove_all(o.work_dir / "gate", ec);
   }
   if (auto st = common::write_file_atomically(file, key.dump()); !st) return st.error();
   fs::remove(o.work_dir / "suite.json", ec);  // the record of older versions, superseded by run.json
@@ -592,11 +600,115 @@ bool can_resume(const TrainOptions& o) {
   auto file = o.work_dir / "run.json";
   std::ifstream in(file);
   if (!in) return false;
-  bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search");
+  bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search") ||
+                   fs::exists(o.work_dir / "gate");
   return has_state && nlohmann::json::parse(in, nullptr, false) == run_key(o);  // both parts: retrain's own run
 }
 
 namespace {
+
+/// Meets the bar the issue sets for shipping: this share of modules no
+/// larger, the total no larger, and a gain in geometric mean.
+bool meets_bar(const nlohmann::json& f, double bar) {
+  return f["no_worse_share"].get<double>() >= bar && f["uplift_total"].get<double>() >= 0 &&
+         f["uplift_geomean"].get<double>() > 0;
+}
+
+/// TrainOptions::gate: thresholds fitted on the training modules, chosen on
+/// the validation ones (or on the training ones when there are none).
+common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& data, const TrainingData* validation,
+                                     DefaultDecisionSlot slot, const PolicyModel* parent) {
+  for (const char* f : {kGateCost, kGateCalleeUsers, kGateCallerUsers})
+    if (std::find(data.feature_names.begin(), data.feature_names.end(), f) == data.feature_names.end())
+      return common::Error{std::string("a gate reads the compiler's ") + f + " feature, and this compiler does not send it"};
+  PolicyMetadata meta = o.metadata;
+  meta.seed = o.seed;
+  meta.features = data.feature_names;
+  if (parent) meta.parent = parent->metadata().content_hash;  // the lineage; its weights are not a gate's
+  auto dir = o.work_dir / "gate";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return common::Error{"cannot create " + dir.string() + ": " + ec.message()};
+  // Every compile is deterministic, so figures kept by an interrupted run
+  // are the ones this run would measure.
+  auto measure = [&](const GateRule* rule, const TrainingData& on, const char* where) {
+    auto file = dir / (std::string(where) + "-" + (rule ? rule->key() : "closed") + ".json");
+    if (std::ifstream in(file); in) {
+      auto kept = nlohmann::json::parse(in, nullptr, false);
+      if (kept.is_object() && kept.contains("uplift_geomean")) return kept;
+    }
+    auto f = figures(evaluate(gate_policy(rule, meta), on, o, slot));
+    if (auto st = common::write_file_atomically(file, f.dump()); !st) throw std::runtime_error(st.error().message);
+    return f;
+  };
+  auto candidates = gate_candidates(*o.gate);
+  if (candidates.empty()) return common::Error{"the gate's grid is empty: give each threshold at least one value"};
+  nlohmann::json grid = nlohmann::json::array();
+  auto start = Clock::now();
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const auto& c = candidates[k];
+    auto f = measure(&c, data, "train");
+    grid.push_back({{"rule", c.describe()},
+                    {"max_cost", c.max_cost},
+                    {"max_callee_users", c.max_callee_users},
+                    {"min_caller_users", c.min_caller_users},
+                    {"train", f}});
+    if (o.progress) {
+      double per = seconds_since(start) / static_cast<double>(k + 1);
+      o.progress({"gate", static_cast<int>(k + 1), static_cast<int>(candidates.size()), 0, f["uplift_geomean"],
+                  per * static_cast<double>(candidates.size() - k - 1), 0, f["no_worse_share"]});
+    }
+  }
+  const TrainingData& choose_on = validation ? *validation : data;
+  const char* where = validation ? "validation" : "train";
+  int chosen = -1;
+  nlohmann::json chosen_figures;
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    if (!meets_bar(grid[k]["train"], o.no_worse_bar)) continue;
+    auto f = validation ? measure(&candidates[k], *validation, "validation") : grid[k]["train"];
+    if (validation) {
+      grid[k]["validation"] = f;
+      if (o.progress) o.progress({"gate-validation", static_cast<int>(k + 1), static_cast<int>(candidates.size()), 0,
+                                  f["uplift_geomean"], 0, 0, f["no_worse_share"]});
+    }
+    if (meets_bar(f, o.no_worse_bar) &&
+        (chosen < 0 || f["uplift_geomean"].get<double>() > chosen_figures["uplift_geomean"].get<double>()))
+      chosen = static_cast<int>(k), chosen_figures = f;
+  }
+  // None meets the bar: a gate that never opens, measured like the others
+  // (the channel's echo of the default need not equal the default compile).
+  if (chosen < 0) chosen_figures = measure(nullptr, choose_on, where);
+  auto model = gate_policy(chosen < 0 ? nullptr : &candidates[chosen], meta);
+  auto prefix = std::string(validation ? "validation_" : "train_");
+  nlohmann::json training{
+      {"method", "a gate on the compiler's default decision: also inline where the cost, the callee's users and the "
+                 "caller's users pass three thresholds, fitted on the training modules (every rule of the grid "
+                 "that meets the bar there) and chosen on the validation modules"},
+      {"gate", chosen < 0 ? nlohmann::json(nullptr) : nlohmann::json(candidates[chosen].describe())},
+      {"gate_grid", grid},
+      {"no_worse_bar", o.no_worse_bar},
+      {"modules", data.modules.size()},
+      {"skipped_modules", data.skipped},
+      {"default_decision_slot", slot_feature_name(slot)},
+      {"margin", model.metadata().margin},
+      {"chosen_on", validation ? "validation" : "training"}};
+  for (const auto& [key, value] : chosen_figures.items()) training[prefix + key] = value;
+  if (validation) {
+    training["validation_modules"] = validation->modules.size();
+    training["validation_skipped"] = validation->skipped.size();
+  }
+  model.metadata().training = training.dump();
+  return TrainResult{std::move(model),
+                     chosen_figures["uplift_geomean"],
+                     chosen_figures["uplift_total"],
+                     chosen_figures["wins"],
+                     chosen_figures["ties"],
+                     chosen_figures["losses"],
+                     static_cast<int>(data.modules.size()),
+                     static_cast<int>(data.skipped.size()),
+                     validation != nullptr,
+                     parent != nullptr};
+}
 
 common::Result<TrainResult> train_unguarded(const TrainOptions& given) {
   torch::set_num_threads(1);  // determinism, and the compiles want the cores
@@ -646,6 +758,7 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& given) {
       return common::Error{"the validation modules were compiled with another feature set than the training modules"};
     validation = std::move(*v);
   }
+  if (o.gate) return fit_gate(o, *data, validation ? &*validation : nullptr, *slot, parent ? &*parent : nullptr);
   const TrainingData* choose_on = validation ? &*validation : &*data;
   if (parent && o.warm_start_if_same_features && parent->metadata().features != data->feature_names) {
     parent.reset();  // afresh: its inputs are not what this compiler sends

@@ -26,6 +26,7 @@
 
 #include "common/result.h"
 #include "policy/compiler.h"
+#include "policy/gate.h"
 #include "policy/model.h"
 
 namespace policy {
@@ -102,6 +103,14 @@ struct TrainOptions {
   /// compiler sends (an upstream rename: what the features rule retrains
   /// for) is not an error; training starts afresh instead.
   bool warm_start_if_same_features = false;
+  /// Set: no network is trained. Every rule of this grid (gate.h) is
+  /// measured on the training modules; those that meet the bar there (at
+  /// least `no_worse_bar` of the modules no larger, the total no larger, a
+  /// positive geometric mean) are measured on the validation modules, and
+  /// the best there that meets it too is chosen; none: the policy keeps the
+  /// default everywhere. Each rule's figures are kept in the work directory,
+  /// so a resumed run measures only what is left.
+  std::optional<GateGrid> gate;
   PolicyMetadata metadata;  ///< name, compiler, corpus; features and normalization are filled in
   std::function<void(const TrainProgress&)> progress;
 };

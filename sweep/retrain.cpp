@@ -174,6 +174,10 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   t.jobs = jobs;
   t.warm_start = active.file;
   t.warm_start_if_same_features = true;
+  // A gate is refitted as a gate, on the same grid: its network holds
+  // thresholds, not weights to warm-start from (the parent stays its lineage).
+  if (auto active_model = policy::PolicyModel::load(active.file))
+    if (auto grid = policy::gate_grid_from_training(active_model->metadata().training)) t.gate = *grid;
   t.metadata.name = p.name + "-" + sha->substr(0, 12);
   t.metadata.compiler_repo = repo.location().string();
   t.metadata.compiler_commit = *sha;

@@ -1,0 +1,105 @@
+// A gate rule written as a network: exact on integer features, served as
+// any policy with a margin.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "policy/gate.h"
+#include "policy/gate_policy.h"
+#include "tests/support/temp_dir.h"
+
+using namespace policy;
+
+namespace {
+
+const std::vector<std::string> kFeatures = {"sroa_savings", "caller_users", "callee_users", "cost_estimate",
+                                            "nr_ctant_params"};
+
+std::vector<float> inputs(double cost, double callee, double caller) {
+  return {static_cast<float>(transform_feature(7)), static_cast<float>(transform_feature(caller)),
+          static_cast<float>(transform_feature(callee)), static_cast<float>(transform_feature(cost)),
+          static_cast<float>(transform_feature(3))};
+}
+
+PolicyMetadata metadata() {
+  PolicyMetadata m;
+  m.name = "gate";
+  m.features = kFeatures;
+  m.created = "2026-12-03T00:00:00Z";
+  return m;
+}
+
+/// What the runner decides: the score plus the default's side at the margin.
+bool inlines(double score, bool default_inlines, double margin) {
+  return score + (default_inlines ? margin : -margin) > 0;
+}
+
+}  // namespace
+
+TEST_CASE("a gate's network opens exactly where its three thresholds hold, for every integer input") {
+  const std::vector<double> costs = {-100000, -45, -5, -1, 0, 1, 4, 5, 6, 9, 10, 11, 24, 25, 26, 30, 45, 1000, 250000};
+  for (GateRule rule : {GateRule{10, 2, 2}, GateRule{5, 1, 0}, GateRule{25, 3, 3}, GateRule{-5, 0, 1}}) {
+    CAPTURE(rule.describe());
+    auto w = gate_weights(&rule, kFeatures, 1.0);
+    auto model = gate_policy(&rule, metadata());
+    int opened = 0, checked = 0;
+    for (double cost : costs)
+      for (double callee : {0., 1., 2., 3., 4., 9., 100., 70000.})
+        for (double caller : {0., 1., 2., 3., 4., 17., 90000.}) {
+          CAPTURE(cost);
+          CAPTURE(callee);
+          CAPTURE(caller);
+          bool open = rule.passes(cost, callee, caller);
+          auto x = inputs(cost, callee, caller);
+          double pure = gate_score(w, x), served = model.score(x.data());
+          CHECK(pure == doctest::Approx(open ? 2.0 : 0.0).epsilon(1e-4));
+          CHECK(served == doctest::Approx(pure).epsilon(1e-4));
+          // Where the default inlines, it still does; where it does not, only an open gate inlines.
+          CHECK(inlines(served, true, model.metadata().margin));
+          CHECK(inlines(served, false, model.metadata().margin) == open);
+          opened += open, ++checked;
+        }
+    CHECK(opened > 0);
+    CHECK(opened < checked);
+  }
+}
+
+TEST_CASE("a closed gate keeps the default's decision everywhere") {
+  auto model = gate_policy(nullptr, metadata());
+  for (double cost : {-50., 0., 5., 10.})
+    for (double users : {0., 1., 2., 5.}) {
+      auto x = inputs(cost, users, users);
+      CHECK(inlines(model.score(x.data()), true, model.metadata().margin));
+      CHECK_FALSE(inlines(model.score(x.data()), false, model.metadata().margin));
+    }
+}
+
+TEST_CASE("a gate policy is saved and loaded as any policy, and scores the same") {
+  testing::TempDir dir;
+  GateRule rule{10, 2, 2};
+  auto model = gate_policy(&rule, metadata());
+  auto file = dir.path() / "gate.policy";
+  REQUIRE(model.save(file).ok());
+  auto loaded = PolicyModel::load(file).take();
+  CHECK(loaded.metadata().margin == 1);
+  CHECK(loaded.metadata().hidden == std::vector<int>{kGateHidden1, kGateHidden2});
+  for (double cost : {5., 10., 11.}) {
+    auto x = inputs(cost, 2, 2);
+    CHECK(loaded.score(x.data()) == model.score(x.data()));
+  }
+}
+
+TEST_CASE("a gate needs the cost, the callee's users and the caller's users") {
+  GateRule rule{10, 2, 2};
+  CHECK_THROWS_AS(gate_weights(&rule, {"sroa_savings", "callee_users", "cost_estimate"}, 1.0), std::invalid_argument);
+}
+
+TEST_CASE("a gate's grid is every combination of its thresholds") {
+  GateGrid grid{{5, 10}, {1, 2, 3}, {0, 2}};
+  auto all = gate_candidates(grid);
+  CHECK(all.size() == 12);
+  CHECK(all.front().key() == "c5-u1-k0");
+  CHECK(all.back().key() == "c10-u3-k2");
+  CHECK(GateRule{10, 2, 0}.describe() == "cost <= 10, callee users <= 2");
+  CHECK(GateRule{10, 2, 2}.describe() == "cost <= 10, callee users <= 2, caller users >= 2");
+}
