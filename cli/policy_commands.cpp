@@ -203,6 +203,13 @@ void run_info(const std::string& file, bool json) {
   fmt::print("2\ntrained at  {} {}\ncorpus      {}\nseed        {}\nparent      {}\ncreated     {}\n",
              m.compiler_repo.empty() ? "(unknown repository)" : m.compiler_repo, m.compiler_commit, m.corpus, m.seed,
              m.parent.empty() ? "(none)" : m.parent, m.created);
+  auto training = nlohmann::json::parse(m.training.empty() ? "{}" : m.training, nullptr, false);
+  if (training.is_object() && training.contains("gate_grid")) {
+    auto gate = training.value("gate", nlohmann::json());
+    fmt::print("gate        {}\n", gate.is_string() ? "also inlines where " + gate.get<std::string>() +
+                                                          "; the compiler's default decision everywhere else"
+                                                    : std::string("closed: the compiler's default decision everywhere"));
+  }
   fmt::print("margin      {}\ntraining    {}\n",
              m.margin == 0 ? std::string("none (the model decides alone)")
                            : fmt::format("{:g} (departs from the compiler's default decision only beyond it)", m.margin),

@@ -159,7 +159,9 @@ TEST_CASE("train --gate measures every rule of its grid, chooses on validation, 
                            "\"cost <= 5, callee users <= 2, caller users >= 2\"",
                            "\"cost <= 10, callee users <= 2, caller users >= 2\""})
     CHECK_MESSAGE(info.output.find(rule) != std::string::npos, rule);
-  CHECK(p.run({"policy", "info", straight.string()}).output.find("layers      6-1-2") != std::string::npos);
+  auto text = p.run({"policy", "info", straight.string()}).output;
+  CHECK(text.find("layers      6-1-2") != std::string::npos);
+  CHECK(text.find("\ngate        ") != std::string::npos);
   // Served as any policy: an evaluation with it runs.
   auto e = p.run({"eval", "--repo", p.repo, "--build", "v1.0", "--suite", "va", "--policy", straight.string()});
   CHECK_MESSAGE(e.exit_code == 0, e.output);

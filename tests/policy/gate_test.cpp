@@ -103,3 +103,20 @@ TEST_CASE("a gate's grid is every combination of its thresholds") {
   CHECK(GateRule{10, 2, 0}.describe() == "cost <= 10, callee users <= 2");
   CHECK(GateRule{10, 2, 2}.describe() == "cost <= 10, callee users <= 2, caller users >= 2");
 }
+
+TEST_CASE("a gate policy's training record gives back the grid it was fitted on, and another policy's none") {
+  auto grid = gate_grid_from_training(
+      R"({"gate": "cost <= 10, callee users <= 2", "gate_grid": [)"
+      R"({"max_cost": 5, "max_callee_users": 2, "min_caller_users": 0},)"
+      R"({"max_cost": 5, "max_callee_users": 2, "min_caller_users": 2},)"
+      R"({"max_cost": 10, "max_callee_users": 2, "min_caller_users": 0},)"
+      R"({"max_cost": 10, "max_callee_users": 2, "min_caller_users": 2}]})");
+  REQUIRE(grid);
+  CHECK(grid->max_costs == std::vector<int>{5, 10});
+  CHECK(grid->max_callee_users == std::vector<int>{2});
+  CHECK(grid->min_caller_users == std::vector<int>{0, 2});
+  CHECK_FALSE(gate_grid_from_training(R"({"method": "imitation", "margin": 6})"));
+  CHECK_FALSE(gate_grid_from_training(""));
+  CHECK_FALSE(gate_grid_from_training("not json"));
+  CHECK_FALSE(gate_grid_from_training(R"({"gate_grid": [{"max_cost": "ten"}]})"));
+}
