@@ -113,8 +113,10 @@ bool open_alert(Database& db, const AlertRow& a) {
             ", $4, $5, $6, $7::jsonb, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, 0), NULLIF($11, 0), $12, $13 "
             // A policy replaced while the sweep ran (a promotion) gets no new
             // alerts: its old ones were closed with it, and nobody tracks it.
-            "WHERE NOT EXISTS (SELECT 1 FROM project_policies pp WHERE pp.project = $5 AND pp.state = 'active' "
-            "  AND pp.policy_id IS DISTINCT FROM " +
+            // A policy the project file names anew is not in the lineage yet
+            // (`decide` records it): its alerts are opened, not lost.
+            "WHERE NOT EXISTS (SELECT 1 FROM project_policies pp WHERE pp.project = $5 AND pp.state <> 'active' "
+            "  AND pp.policy_id = " +
             kPolicyId +
             ") "
             "ON CONFLICT (fingerprint) DO NOTHING RETURNING id",

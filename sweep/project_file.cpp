@@ -374,7 +374,7 @@ max_extra_losing = 0        # modules it may make worse beyond the active policy
 training_suite = "train"    # trained on; never one of the held-out suites
 validation_suite = ""       # training's choices (best checkpoint, margin) made on it, e.g. "validation"; "" = none
 holdout = []                # judged on; [] = the suites above
-settings = "shipped"        # shipped (the shipped policy's training) or small (a quick trial)
+settings = "shipped"        # shipped (a gate is refitted as a gate; a network as the residual one) or small
 
 # Prebuilt toolchains (nightly install prefixes) instead of, or besides, a repository
 # (measured and stored; drift, alerts, decide and the report need the repository):

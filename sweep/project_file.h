@@ -44,7 +44,7 @@ struct RetrainSettings {
   /// the training suite nor a held-out one. Empty: chosen on the training suite.
   std::string validation_suite;
   std::vector<std::string> holdout;       ///< judged on; empty = the project's suites
-  std::string settings = "shipped";       ///< shipped (the shipped policy's training) | small (minutes, for trials)
+  std::string settings = "shipped";       ///< shipped (a gate refitted as a gate, a network as the residual one) | small (minutes, for trials)
 };
 
 struct ProjectFile {

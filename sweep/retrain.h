@@ -50,7 +50,8 @@ struct RetrainReport {
   double seconds = 0, train_seconds = 0;
 };
 
-/// The training settings by name: "shipped" (the shipped policy's) or "small" (a quick trial).
+/// The training settings by name: "shipped" or "small" (a quick trial). Either way an
+/// active gate policy is refitted as a gate on its own grid (retrain).
 policy::TrainOptions training_settings(const std::string& name);
 
 /// Throws common::Fatal (one line, nothing changed) when something is

@@ -138,6 +138,28 @@ TEST_CASE("a promotion resolves the open alerts of the policy it replaces, and n
   CHECK(db::list_alerts(database, "toy", {})[0].note == "its policy was replaced (the project file names another)");
 }
 
+TEST_CASE("a policy the project file names anew gets its first sweep's alerts before decide records it") {
+  auto database = testing::fresh_database();
+  db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  // The project file now names "fresh": the sweep evaluates it, and only
+  // `decide` adds it to the lineage (root is still the active one).
+  db::upsert_policy(database, "fresh", "fresh", "abc", "{}");
+  db::AlertRow r;
+  r.suite_manifest_hash = "S";
+  r.fingerprint = "f-fresh";
+  r.project = "toy";
+  r.kind = "uplift-dropped";
+  r.policy_hash = "fresh";
+  r.metric = "uplift";
+  r.details_json = "{}";
+  CHECK(db::open_alert(database, r));
+  auto open = db::list_alerts(database, "toy", {"open"});
+  REQUIRE(open.size() == 1);
+  CHECK(open[0].fingerprint == "f-fresh");
+}
+
 TEST_CASE("a suite rebuilt under its name resolves the old build's open alerts of the project, and no other's") {
   auto database = testing::fresh_database();
   db::add_to_lineage(database, row("root", 0, "active"), "{}");
