@@ -345,15 +345,15 @@ void attach_train(CLI::App& sub, Context& ctx) {
                "users pass three thresholds) instead of training a network");
   sub.add_option("--gate-costs", a->gate_grid.max_costs, "--gate: the cost thresholds tried (cost <= N)")
       ->needs(gate)
-      ->delimiter(',')->check(CLI::Range(-100000, 100000))->capture_default_str();
+      ->delimiter(',')->check(CLI::Range(-1000, 1000))->capture_default_str();
   sub.add_option("--gate-callee-users", a->gate_grid.max_callee_users,
                  "--gate: the callee users thresholds tried (users <= N)")
       ->needs(gate)
-      ->delimiter(',')->check(CLI::Range(0, 100000))->capture_default_str();
+      ->delimiter(',')->check(CLI::Range(0, 1000))->capture_default_str();
   sub.add_option("--gate-caller-users", a->gate_grid.min_caller_users,
                  "--gate: the caller users thresholds tried (users >= N; 0: any caller)")
       ->needs(gate)
-      ->delimiter(',')->check(CLI::Range(0, 100000))->capture_default_str();
+      ->delimiter(',')->check(CLI::Range(0, 1000))->capture_default_str();
   sub.add_option("--no-worse-bar", o.no_worse_bar,
                  "the share of validation modules a margin or gate must leave no larger")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();

@@ -28,7 +28,7 @@ std::vector<GateRule> gate_candidates(const GateGrid& grid) {
   return out;
 }
 
-std::optional<GateGrid> gate_grid_from_training(const std::string& training_json) {
+std::optional<GateFit> gate_fit_from_training(const std::string& training_json) {
   auto t = nlohmann::json::parse(training_json.empty() ? "{}" : training_json, nullptr, false);
   if (!t.is_object() || !t.contains("gate_grid") || !t["gate_grid"].is_array()) return std::nullopt;
   GateGrid grid{{}, {}, {}};
@@ -42,15 +42,20 @@ std::optional<GateGrid> gate_grid_from_training(const std::string& training_json
     add(grid.min_caller_users, row.value("min_caller_users", nlohmann::json()));
   }
   if (grid.max_costs.empty() || grid.max_callee_users.empty() || grid.min_caller_users.empty()) return std::nullopt;
-  return grid;
+  GateFit fit{grid};
+  auto bar = t.value("no_worse_bar", nlohmann::json());
+  if (bar.is_number() && bar.get<double>() >= 0 && bar.get<double>() <= 1) fit.no_worse_bar = bar.get<double>();
+  return fit;
 }
 
 namespace {
 
 /// A test's two first-layer units, A = relu(w·x + b + 1) and B = relu(w·x + b),
 /// whose difference is 1 where the test holds and 0 where it does not, for
-/// every integer input: the ramp between lies strictly between the
-/// transformed values of the two integers on either side of the threshold.
+/// every integer input: the ramp lies in the middle half of the gap between
+/// the transformed values of the two integers on either side of the
+/// threshold, so float rounding at those integers stays off it (A's input is
+/// at most -1 on the side where the test fails: exactly 0 there).
 struct Step {
   float weight = 0, bias = 1;  ///< of A; B's bias is one less
 };
@@ -58,7 +63,7 @@ struct Step {
 /// holds when x <= t (upper) or x >= t (lower), for integer x.
 Step step(int t, bool upper) {
   double lo = transform_feature(upper ? t : t - 1), hi = transform_feature(upper ? t + 1 : t);
-  double mid = (lo + hi) / 2, k = 2 / (hi - lo);
+  double mid = (lo + hi) / 2, k = 4 / (hi - lo);
   // upper: a = k·(mid - x); lower: a = k·(x - mid). 1 + a: A's pre-activation.
   return upper ? Step{static_cast<float>(-k), static_cast<float>(k * mid + 1)}
                : Step{static_cast<float>(k), static_cast<float>(-k * mid + 1)};

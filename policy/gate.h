@@ -38,10 +38,14 @@ struct GateGrid {
 };
 std::vector<GateRule> gate_candidates(const GateGrid& grid);
 
-/// The grid a gate policy was fitted on, from its training record (the
-/// metadata's `training` JSON): retraining a gate fits a gate again. None:
-/// the policy is not a gate.
-std::optional<GateGrid> gate_grid_from_training(const std::string& training_json);
+/// How a gate policy was fitted, from its training record (the metadata's
+/// `training` JSON): retraining a gate fits a gate again, the same way.
+struct GateFit {
+  GateGrid grid;
+  double no_worse_bar = 0.95;
+};
+/// None: the policy is not a gate.
+std::optional<GateFit> gate_fit_from_training(const std::string& training_json);
 
 /// The network's layers, row-major: F inputs → 6 → 1 → 2 logits, ReLU
 /// between. Inputs are transform_feature(raw) (the policy's normalization

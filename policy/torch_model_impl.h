@@ -1,6 +1,7 @@
 #pragma once
 // Internal to policy/: the LibTorch network behind PolicyModel. Only
-// torch_model.cpp and train.cpp include this (LibTorch headers cost ~25 s a file).
+// torch_model.cpp, train.cpp and gate_policy.cpp include this (LibTorch
+// headers cost ~25 s a file).
 #include <torch/torch.h>
 
 #include "policy/model.h"

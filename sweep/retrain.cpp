@@ -178,7 +178,10 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   // A gate is refitted as a gate, on the same grid: its network holds
   // thresholds, not weights to warm-start from (the parent stays its lineage).
   if (auto active_model = policy::PolicyModel::load(active.file))
-    if (auto grid = policy::gate_grid_from_training(active_model->metadata().training)) t.gate = *grid;
+    if (auto fit = policy::gate_fit_from_training(active_model->metadata().training)) {
+      t.gate = fit->grid;
+      t.no_worse_bar = fit->no_worse_bar;
+    }
   t.metadata.name = p.name + "-" + sha->substr(0, 12);
   t.metadata.compiler_repo = repo.location().string();
   t.metadata.compiler_commit = *sha;

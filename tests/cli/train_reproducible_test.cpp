@@ -183,12 +183,14 @@ TEST_CASE("train --gate measures every rule of its grid, chooses on validation, 
   kill(child.pid(), SIGKILL);
   child.wait();
   CHECK_FALSE(fs::exists(resumed));
+  auto kept_at = fs::last_write_time(kept);
   auto args = args_for(resumed);
   args.push_back("--resume");
   r = testing::run_driftwatch(args, kEpoch);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(slurp(resumed) == slurp(straight));
+  CHECK(fs::last_write_time(kept) == kept_at);  // measured once: the resumed run read it back
 }
 
 TEST_CASE("train refuses gate thresholds without --gate, and --gate with a warm start") {

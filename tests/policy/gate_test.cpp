@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <stdexcept>
+#include <tuple>
 
 #include "policy/gate.h"
 #include "policy/gate_policy.h"
@@ -64,6 +65,27 @@ TEST_CASE("a gate's network opens exactly where its three thresholds hold, for e
   }
 }
 
+TEST_CASE("a gate at the largest thresholds train accepts still decides exactly at them") {
+  // Float rounding grows with the threshold (the ramp narrows as the
+  // transform flattens): the step keeps its slack at train's limit of 1000.
+  for (GateRule rule : {GateRule{1000, 1000, 1000}, GateRule{-1000, 999, 1}}) {
+    CAPTURE(rule.describe());
+    auto model = gate_policy(&rule, metadata());
+    for (double d : {-2., -1., 0., 1., 2.}) {
+      double cost = rule.max_cost + d, callee = rule.max_callee_users + d, caller = rule.min_caller_users + d;
+      for (auto [c, u, k] : {std::tuple{cost, 0., 1000.}, std::tuple{-1000., callee, 1000.},
+                             std::tuple{-1000., 0., caller}}) {
+        auto x = inputs(c, u, k);
+        double score = model.score(x.data());
+        bool open = rule.passes(c, u, k);
+        CHECK(inlines(score, false, model.metadata().margin) == open);
+        if (!open) CHECK(score == 0.0);  // exactly: a closed test's units are both off
+        if (open) CHECK(score == doctest::Approx(2.0).epsilon(0.05));
+      }
+    }
+  }
+}
+
 TEST_CASE("a closed gate keeps the default's decision everywhere") {
   auto model = gate_policy(nullptr, metadata());
   for (double cost : {-50., 0., 5., 10.})
@@ -104,19 +126,20 @@ TEST_CASE("a gate's grid is every combination of its thresholds") {
   CHECK(GateRule{10, 2, 2}.describe() == "cost <= 10, callee users <= 2, caller users >= 2");
 }
 
-TEST_CASE("a gate policy's training record gives back the grid it was fitted on, and another policy's none") {
-  auto grid = gate_grid_from_training(
-      R"({"gate": "cost <= 10, callee users <= 2", "gate_grid": [)"
+TEST_CASE("a gate policy's training record gives back the grid and bar it was fitted with, and another policy's none") {
+  auto fit = gate_fit_from_training(
+      R"({"gate": "cost <= 10, callee users <= 2", "no_worse_bar": 0.9, "gate_grid": [)"
       R"({"max_cost": 5, "max_callee_users": 2, "min_caller_users": 0},)"
       R"({"max_cost": 5, "max_callee_users": 2, "min_caller_users": 2},)"
       R"({"max_cost": 10, "max_callee_users": 2, "min_caller_users": 0},)"
       R"({"max_cost": 10, "max_callee_users": 2, "min_caller_users": 2}]})");
-  REQUIRE(grid);
-  CHECK(grid->max_costs == std::vector<int>{5, 10});
-  CHECK(grid->max_callee_users == std::vector<int>{2});
-  CHECK(grid->min_caller_users == std::vector<int>{0, 2});
-  CHECK_FALSE(gate_grid_from_training(R"({"method": "imitation", "margin": 6})"));
-  CHECK_FALSE(gate_grid_from_training(""));
-  CHECK_FALSE(gate_grid_from_training("not json"));
-  CHECK_FALSE(gate_grid_from_training(R"({"gate_grid": [{"max_cost": "ten"}]})"));
+  REQUIRE(fit);
+  CHECK(fit->grid.max_costs == std::vector<int>{5, 10});
+  CHECK(fit->grid.max_callee_users == std::vector<int>{2});
+  CHECK(fit->grid.min_caller_users == std::vector<int>{0, 2});
+  CHECK(fit->no_worse_bar == 0.9);
+  CHECK_FALSE(gate_fit_from_training(R"({"method": "imitation", "margin": 6})"));
+  CHECK_FALSE(gate_fit_from_training(""));
+  CHECK_FALSE(gate_fit_from_training("not json"));
+  CHECK_FALSE(gate_fit_from_training(R"({"gate_grid": [{"max_cost": "ten"}]})"));
 }
