@@ -27,6 +27,20 @@ db::LineageRow row(const std::string& hash, db::Id parent, const std::string& st
   return r;
 }
 
+/// An uplift-dropped alert of `policy` on suite `manifest`.
+db::AlertRow alert_row(const std::string& fingerprint, const std::string& project, const std::string& policy,
+                       const std::string& manifest) {
+  db::AlertRow r;
+  r.suite_manifest_hash = manifest;
+  r.fingerprint = fingerprint;
+  r.project = project;
+  r.kind = "uplift-dropped";
+  r.policy_hash = policy;
+  r.metric = "uplift";
+  r.details_json = "{}";
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("promotions replace the active policy they expect, and only that one") {
@@ -92,15 +106,7 @@ TEST_CASE("a promotion resolves the open alerts of the policy it replaces, and n
   std::vector<db::Id> ids;
   db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
   auto alert = [&](const std::string& fingerprint, const std::string& project, const std::string& policy) {
-    db::AlertRow r;
-    r.suite_manifest_hash = "S";
-    r.fingerprint = fingerprint;
-    r.project = project;
-    r.kind = "uplift-dropped";
-    r.policy_hash = policy;
-    r.metric = "uplift";
-    r.details_json = "{}";
-    REQUIRE(db::open_alert(database, r));
+    REQUIRE(db::open_alert(database, alert_row(fingerprint, project, policy, "S")));
   };
   alert("f-root", "toy", "root");
   alert("f-other", "other", "root");  // the same policy tracked by another project
@@ -114,15 +120,7 @@ TEST_CASE("a promotion resolves the open alerts of the policy it replaces, and n
   CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
 
   // A sweep that began before the promotion opens nothing for the replaced policy.
-  db::AlertRow late;
-  late.suite_manifest_hash = "S";
-  late.fingerprint = "f-late";
-  late.project = "toy";
-  late.kind = "uplift-dropped";
-  late.policy_hash = "root";
-  late.metric = "uplift";
-  late.details_json = "{}";
-  CHECK_FALSE(db::open_alert(database, late));
+  CHECK_FALSE(db::open_alert(database, alert_row("f-late", "toy", "root", "S")));
   CHECK(db::list_alerts(database, "toy", {}).size() == 1);
 
   // Rolled back: the alert closed only because its policy was replaced is open again.
@@ -146,15 +144,7 @@ TEST_CASE("a policy the project file names anew gets its first sweep's alerts be
   // The project file now names "fresh": the sweep evaluates it, and only
   // `decide` adds it to the lineage (root is still the active one).
   db::upsert_policy(database, "fresh", "fresh", "abc", "{}");
-  db::AlertRow r;
-  r.suite_manifest_hash = "S";
-  r.fingerprint = "f-fresh";
-  r.project = "toy";
-  r.kind = "uplift-dropped";
-  r.policy_hash = "fresh";
-  r.metric = "uplift";
-  r.details_json = "{}";
-  CHECK(db::open_alert(database, r));
+  CHECK(db::open_alert(database, alert_row("f-fresh", "toy", "fresh", "S")));
   auto open = db::list_alerts(database, "toy", {"open"});
   REQUIRE(open.size() == 1);
   CHECK(open[0].fingerprint == "f-fresh");
@@ -167,15 +157,7 @@ TEST_CASE("a suite rebuilt under its name resolves the old build's open alerts o
   db::upsert_suite(database, "hold", "S-old", "{}", {}, &ids);
   db::upsert_suite(database, "hold", "S-new", "{}", {}, &ids);
   auto alert = [&](const std::string& fingerprint, const std::string& project, const std::string& manifest) {
-    db::AlertRow r;
-    r.suite_manifest_hash = manifest;
-    r.fingerprint = fingerprint;
-    r.project = project;
-    r.kind = "uplift-dropped";
-    r.policy_hash = "root";
-    r.metric = "uplift";
-    r.details_json = "{}";
-    REQUIRE(db::open_alert(database, r));
+    REQUIRE(db::open_alert(database, alert_row(fingerprint, project, "root", manifest)));
   };
   alert("old", "toy", "S-old");
   alert("new", "toy", "S-new");

@@ -40,6 +40,17 @@ std::vector<db::MeasurementRow> rows_for(const Evaluation& e) {
   return rows;
 }
 
+/// Records interrupted evaluations, polling until one is: the server notices
+/// closed connections promptly, not instantly. 0 after five seconds.
+int record_interrupted_once_noticed(db::Database& observer) {
+  int marked = 0;
+  for (int i = 0; i < 100 && marked == 0; ++i) {
+    marked = db::record_interrupted_evaluations(observer);
+    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return marked;
+}
+
 }  // namespace
 
 TEST_CASE("upserts return the same id for the same key") {
@@ -261,11 +272,7 @@ TEST_CASE("an evaluation held in another database of the same cluster does not h
   }  // its process died
   // Another project's evaluation with the same id, running and held.
   REQUIRE(make_evaluation(other, 1).id == id);
-  int marked = 0;
-  for (int i = 0; i < 100 && marked == 0; ++i) {  // the server notices closed connections promptly, not instantly
-    marked = db::record_interrupted_evaluations(observer);
-    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  int marked = record_interrupted_once_noticed(observer);
   CHECK(marked == 1);
   CHECK(db::evaluation_status(observer, id) == "interrupted");
   CHECK(db::record_interrupted_evaluations(other) == 0);
@@ -287,11 +294,7 @@ TEST_CASE("a running evaluation is interrupted once no connection holds it: its 
     auto twin = db::Database::connect(target).take();
     CHECK(make_evaluation(twin, 1).id == id);
   }  // both connections close, as when their processes die
-  int marked = 0;
-  for (int i = 0; i < 100 && marked == 0; ++i) {  // the server notices closed connections promptly, not instantly
-    marked = db::record_interrupted_evaluations(observer);
-    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  int marked = record_interrupted_once_noticed(observer);
   CHECK(marked == 1);
   CHECK(db::evaluation_status(observer, id) == "interrupted");
   auto counts = db::count_evaluations(observer);
@@ -313,11 +316,7 @@ TEST_CASE("a failed evaluation releases its hold: run again on another connectio
     auto rerun = db::Database::connect(target).take();
     CHECK(make_evaluation(rerun, 1).id == e.id);
   }
-  int marked = 0;
-  for (int i = 0; i < 100 && marked == 0; ++i) {
-    marked = db::record_interrupted_evaluations(observer);
-    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  int marked = record_interrupted_once_noticed(observer);
   CHECK(marked == 1);  // the first connection, still open, no longer holds it
 }
 
