@@ -135,11 +135,9 @@ void run_train(Context& ctx, const TrainArgs& a) {
   db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training);
   fmt::print("wrote {} ({}): {} features, trained on {} modules ({} skipped)\n", a.out, meta.content_hash.substr(0, 12),
              meta.features.size(), result.modules, result.skipped);
-  if (o.gate) {
-    auto t = nlohmann::json::parse(meta.training, nullptr, false);
-    auto gate = t.is_object() ? t.value("gate", nlohmann::json()) : nlohmann::json();
-    if (gate.is_string())
-      fmt::print("gate: also inlines where {}; the default's decision everywhere else\n", gate.get<std::string>());
+  if (auto fit = policy::gate_fit_from_training(meta.training)) {
+    if (!fit->chosen.empty())
+      fmt::print("gate: also inlines where {}; the default's decision everywhere else\n", fit->chosen);
     else
       fmt::print("gate: closed (no rule met the bar on the {} suite): the default's decision everywhere\n",
                  result.on_validation ? "validation" : "training");
@@ -203,13 +201,10 @@ void run_info(const std::string& file, bool json) {
   fmt::print("2\ntrained at  {} {}\ncorpus      {}\nseed        {}\nparent      {}\ncreated     {}\n",
              m.compiler_repo.empty() ? "(unknown repository)" : m.compiler_repo, m.compiler_commit, m.corpus, m.seed,
              m.parent.empty() ? "(none)" : m.parent, m.created);
-  auto training = nlohmann::json::parse(m.training.empty() ? "{}" : m.training, nullptr, false);
-  if (training.is_object() && training.contains("gate_grid")) {
-    auto gate = training.value("gate", nlohmann::json());
-    fmt::print("gate        {}\n", gate.is_string() ? "also inlines where " + gate.get<std::string>() +
-                                                          "; the compiler's default decision everywhere else"
-                                                    : std::string("closed: the compiler's default decision everywhere"));
-  }
+  if (auto fit = policy::gate_fit_from_training(m.training))
+    fmt::print("gate        {}\n", !fit->chosen.empty() ? "also inlines where " + fit->chosen +
+                                                              "; the compiler's default decision everywhere else"
+                                                        : std::string("closed: the compiler's default decision everywhere"));
   fmt::print("margin      {}\ntraining    {}\n",
              m.margin == 0 ? std::string("none (the model decides alone)")
                            : fmt::format("{:g} (departs from the compiler's default decision only beyond it)", m.margin),

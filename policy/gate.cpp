@@ -45,6 +45,7 @@ std::optional<GateFit> gate_fit_from_training(const std::string& training_json) 
   GateFit fit{grid};
   auto bar = t.value("no_worse_bar", nlohmann::json());
   if (bar.is_number() && bar.get<double>() >= 0 && bar.get<double>() <= 1) fit.no_worse_bar = bar.get<double>();
+  if (auto chosen = t.value("gate", nlohmann::json()); chosen.is_string()) fit.chosen = chosen.get<std::string>();
   return fit;
 }
 

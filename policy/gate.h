@@ -43,6 +43,7 @@ std::vector<GateRule> gate_candidates(const GateGrid& grid);
 struct GateFit {
   GateGrid grid;
   double no_worse_bar = 0.95;
+  std::string chosen;  ///< the rule chosen (GateRule::describe); empty: the gate stays closed
 };
 /// None: the policy is not a gate.
 std::optional<GateFit> gate_fit_from_training(const std::string& training_json);

@@ -138,6 +138,7 @@ TEST_CASE("a gate policy's training record gives back the grid and bar it was fi
   CHECK(fit->grid.max_callee_users == std::vector<int>{2});
   CHECK(fit->grid.min_caller_users == std::vector<int>{0, 2});
   CHECK(fit->no_worse_bar == 0.9);
+  CHECK(fit->chosen == "cost <= 10, callee users <= 2");
   CHECK_FALSE(gate_fit_from_training(R"({"method": "imitation", "margin": 6})"));
   CHECK_FALSE(gate_fit_from_training(""));
   CHECK_FALSE(gate_fit_from_training("not json"));
