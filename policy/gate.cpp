@@ -80,6 +80,17 @@ float relu(float x) { return x > 0 ? x : 0; }
 
 }  // namespace
 
+bool gate_opens_on(const GateRule& rule, const std::vector<std::string>& features,
+                   const std::vector<std::vector<double>>& rows, const std::vector<int>& default_decisions) {
+  int cost = index_of(features, kGateCost), callee = index_of(features, kGateCalleeUsers),
+      caller = index_of(features, kGateCallerUsers);
+  if (rows.size() != default_decisions.size()) return true;  // not a trajectory: compile to know
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (default_decisions[i] == 0 && rule.passes(rows[i].at(cost), rows[i].at(callee), rows[i].at(caller)))
+      return true;
+  return false;
+}
+
 GateWeights gate_weights(const GateRule* rule, const std::vector<std::string>& features, double margin) {
   const int n = static_cast<int>(features.size());
   GateWeights w;

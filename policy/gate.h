@@ -30,6 +30,15 @@ struct GateRule {
   std::string key() const;
 };
 
+/// Whether the gate opens on a module's default trajectory (rows and the
+/// default's 0/1 decisions, as training collects them): at a site the
+/// default leaves alone and the rule passes. Where it never does, the gate's
+/// compile makes the default's decisions at every site in the same order, so
+/// its size is the default echo's, known without compiling. Refuses
+/// (std::invalid_argument) features that lack one of the three.
+bool gate_opens_on(const GateRule& rule, const std::vector<std::string>& features,
+                   const std::vector<std::vector<double>>& rows, const std::vector<int>& default_decisions);
+
 /// The thresholds training tries: every combination of these.
 struct GateGrid {
   std::vector<int> max_costs = {5, 10, 25};  ///< the compiler's costs come in steps of 5

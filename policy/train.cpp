@@ -637,7 +637,14 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
       auto kept = nlohmann::json::parse(in, nullptr, false);
       if (kept.is_object() && kept.contains("uplift_geomean")) return kept;
     }
-    auto f = figures(evaluate(gate_policy(rule, meta), on, o, slot));
+    // Where the gate never opens its compile is the default echo's: the
+    // modules it opens on are all that need compiling (most, for a tight rule).
+    std::vector<std::optional<std::int64_t>> known(on.modules.size());
+    for (std::size_t i = 0; i < on.modules.size(); ++i) {
+      const auto& m = on.modules[i];
+      if (!rule || !gate_opens_on(*rule, on.feature_names, m.features, m.default_decisions)) known[i] = m.echo_text;
+    }
+    auto f = figures(evaluate(gate_policy(rule, meta), on, o, slot, known));
     if (auto st = common::write_file_atomically(file, f.dump()); !st) throw std::runtime_error(st.error().message);
     return f;
   };

@@ -240,12 +240,16 @@ void drop_columns(const TrainingData& data, std::vector<std::vector<double>>& ro
 }
 
 Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o,
-                 std::optional<DefaultDecisionSlot> slot) {
+                 std::optional<DefaultDecisionSlot> slot, const std::vector<std::optional<std::int64_t>>& known) {
   std::vector<std::int64_t> text(data.modules.size());
   std::vector<char> failed(data.modules.size(), 0);  // not vector<bool>: written from several threads
   auto order = largest_first(decision_counts(data));
   auto thrown = parallel_for(static_cast<int>(data.modules.size()), o.jobs, [&](int k) {
     int i = order[k];
+    if (static_cast<std::size_t>(i) < known.size() && known[i]) {
+      text[i] = *known[i];
+      return;
+    }
     auto dir = o.work_dir / "eval" / std::to_string(i);
     fs::create_directories(dir);
     auto r = rollout(model, data.modules[i], o, nullptr, dir, slot);

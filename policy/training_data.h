@@ -87,9 +87,12 @@ struct Outcome {
 };
 /// `failed[i]` marks a module whose compile failed (empty: none did).
 Outcome summarize(const TrainingData& data, std::vector<std::int64_t> text, const std::vector<bool>& failed = {});
-/// Compiles every module with the greedy policy (objects under `o.work_dir/eval`).
+/// Compiles every module with the greedy policy (objects under `o.work_dir/eval`),
+/// except those whose size under it is `known` (known[i] set): a caller that
+/// can prove the compile's result, as a gate that never opens on a module.
 Outcome evaluate(const PolicyModel& model, const TrainingData& data, const TrainOptions& o,
-                 std::optional<DefaultDecisionSlot> slot = std::nullopt);
+                 std::optional<DefaultDecisionSlot> slot = std::nullopt,
+                 const std::vector<std::optional<std::int64_t>>& known = {});
 
 /// Removes a feature from collected data (names and every row).
 void drop_feature(TrainingData& data, const std::string& name);

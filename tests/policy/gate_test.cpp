@@ -144,3 +144,20 @@ TEST_CASE("a gate policy's training record gives back the grid and bar it was fi
   CHECK_FALSE(gate_fit_from_training("not json"));
   CHECK_FALSE(gate_fit_from_training(R"({"gate_grid": [{"max_cost": "ten"}]})"));
 }
+
+TEST_CASE("a gate opens on a trajectory only at a site the default leaves alone and the rule passes") {
+  GateRule rule{10, 2, 2};
+  // Rows in kFeatures order: sroa_savings, caller_users, callee_users, cost_estimate, nr_ctant_params.
+  std::vector<std::vector<double>> rows = {{0, 3, 1, 5, 0},    // passes, but the default inlines it already
+                                           {0, 1, 1, 5, 0},    // one caller user: fails
+                                           {0, 3, 3, 5, 0},    // three callee users: fails
+                                           {0, 3, 1, 15, 0}};  // cost 15: fails
+  CHECK_FALSE(gate_opens_on(rule, kFeatures, rows, {1, 0, 0, 0}));
+  CHECK(gate_opens_on(rule, kFeatures, rows, {0, 0, 0, 0}));  // the first site flips
+  rows.push_back({0, 2, 2, 10, 0});                          // every test at its threshold
+  CHECK(gate_opens_on(rule, kFeatures, rows, {1, 0, 0, 0, 0}));
+  // Rows and decisions that do not pair up are no trajectory: the module is compiled.
+  CHECK(gate_opens_on(rule, kFeatures, rows, {1, 0, 0, 0}));
+  CHECK_FALSE(gate_opens_on(rule, kFeatures, {}, {}));
+  CHECK_THROWS_AS(gate_opens_on(rule, {"sroa_savings"}, rows, {1, 0, 0, 0, 0}), std::invalid_argument);
+}

@@ -11,6 +11,8 @@
 #include "common/file_lock.h"
 #include "common/process.h"
 #include "evaluator/object_size.h"
+#include "policy/compiler.h"
+#include "policy/gate_policy.h"
 #include "policy/train.h"
 #include "policy/training_data.h"
 #include "tests/support/temp_dir.h"
@@ -196,6 +198,45 @@ TEST_CASE("a residual policy is trained, sampled and served with the default's s
   CHECK(training["margin_grid"][1]["margin"] == 2.5);
   // Nothing was trained without the default's side: every validation module compiled.
   for (const auto& row : training["margin_grid"]) CHECK(row["failed"] == 0);
+}
+
+TEST_CASE("where a gate never opens on a module's default trajectory, its compile is the default echo's size") {
+  testing::TempDir tmp;
+  auto o = tiny_run(tmp);
+  for (const char* name : {"hashtable", "ini", "json", "sort", "utf8"}) o.modules.push_back(module_of(tmp, name));
+  auto slot = detect_default_slot(o.compiler, tmp / "probe");
+  REQUIRE_MESSAGE(slot.ok(), slot.error().message);
+  auto data = collect_training_data(o, *slot);
+  REQUIRE_MESSAGE(data.ok(), data.error().message);
+  REQUIRE(data->modules.size() == o.modules.size());
+  drop_feature(*data, "callee_basic_block_count");  // as training does: the gate is served without it
+  PolicyMetadata meta;
+  meta.name = "gate";
+  meta.features = data->feature_names;
+  // fit_gate takes the echo's size for these modules without compiling:
+  // every compile here checks that it is the size the compile gives.
+  int closed = 0, opened = 0, changed = 0;
+  for (const GateRule& rule : gate_candidates({{0, 5, 10, 25, 45}, {1, 2, 3}, {0, 2}})) {
+    auto out = evaluate(gate_policy(&rule, meta), *data, o, *slot);
+    REQUIRE(out.failed == 0);
+    for (std::size_t i = 0; i < data->modules.size(); ++i) {
+      const auto& m = data->modules[i];
+      if (gate_opens_on(rule, data->feature_names, m.features, m.default_decisions)) {
+        ++opened;
+        changed += out.text[i] != m.echo_text;
+        continue;
+      }
+      ++closed;
+      CHECK_MESSAGE(out.text[i] == m.echo_text, m.name << " under " << rule.describe());
+    }
+  }
+  auto shut = evaluate(gate_policy(nullptr, meta), *data, o, *slot);
+  for (std::size_t i = 0; i < data->modules.size(); ++i) CHECK(shut.text[i] == data->modules[i].echo_text);
+  // Both kinds occur, and an open gate does change what is compiled: the
+  // check above is not vacuous and the modules it skips are not all alike.
+  CHECK(closed > 0);
+  CHECK(opened > 0);
+  CHECK(changed > 0);
 }
 
 namespace {
