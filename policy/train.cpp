@@ -13,7 +13,6 @@
 #include "common/atomic_file.h"
 #include "common/file_lock.h"
 #include "common/hash.h"
-#include "common/atomic_file.h"
 #include "policy/gate_policy.h"
 #include "policy/policy_runner.h"
 #include "policy/search.h"
@@ -631,18 +630,24 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
   if (ec) return common::Error{"cannot create " + dir.string() + ": " + ec.message()};
   // Every compile is deterministic, so figures kept by an interrupted run
   // are the ones this run would measure.
-  auto measure = [&](const GateRule* rule, const TrainingData& on, const char* where) {
+  // Where the gate never opens its compile is the default echo's: the
+  // modules it opens on are all that need compiling (few, for a tight rule).
+  auto known_sizes = [](const GateRule* rule, const TrainingData& on, int& compiled) {
+    std::vector<std::optional<std::int64_t>> known(on.modules.size());
+    compiled = 0;
+    for (std::size_t i = 0; i < on.modules.size(); ++i) {
+      const auto& m = on.modules[i];
+      if (!rule || !gate_opens_on(*rule, on.feature_names, m.features, m.default_decisions)) known[i] = m.echo_text;
+      else ++compiled;
+    }
+    return known;
+  };
+  auto measure = [&](const GateRule* rule, const TrainingData& on, const char* where, int& compiled) {
+    auto known = known_sizes(rule, on, compiled);
     auto file = dir / (std::string(where) + "-" + (rule ? rule->key() : "closed") + ".json");
     if (std::ifstream in(file); in) {
       auto kept = nlohmann::json::parse(in, nullptr, false);
       if (kept.is_object() && kept.contains("uplift_geomean")) return kept;
-    }
-    // Where the gate never opens its compile is the default echo's: the
-    // modules it opens on are all that need compiling (most, for a tight rule).
-    std::vector<std::optional<std::int64_t>> known(on.modules.size());
-    for (std::size_t i = 0; i < on.modules.size(); ++i) {
-      const auto& m = on.modules[i];
-      if (!rule || !gate_opens_on(*rule, on.feature_names, m.features, m.default_decisions)) known[i] = m.echo_text;
     }
     auto f = figures(evaluate(gate_policy(rule, meta), on, o, slot, known));
     if (auto st = common::write_file_atomically(file, f.dump()); !st) throw std::runtime_error(st.error().message);
@@ -654,7 +659,8 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
   auto start = Clock::now();
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const auto& c = candidates[k];
-    auto f = measure(&c, data, "train");
+    int compiled = 0;
+    auto f = measure(&c, data, "train", compiled);
     grid.push_back({{"rule", c.describe()},
                     {"max_cost", c.max_cost},
                     {"max_callee_users", c.max_callee_users},
@@ -663,7 +669,8 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
     if (o.progress) {
       double per = seconds_since(start) / static_cast<double>(k + 1);
       o.progress({"gate", static_cast<int>(k + 1), static_cast<int>(candidates.size()), 0, f["uplift_geomean"],
-                  per * static_cast<double>(candidates.size() - k - 1), 0, f["no_worse_share"]});
+                  per * static_cast<double>(candidates.size() - k - 1), 0, f["no_worse_share"], c.describe(),
+                  compiled, static_cast<int>(data.modules.size())});
     }
   }
   const TrainingData& choose_on = validation ? *validation : data;
@@ -672,11 +679,13 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
   nlohmann::json chosen_figures;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     if (!meets_bar(grid[k]["train"], o.no_worse_bar)) continue;
-    auto f = validation ? measure(&candidates[k], *validation, "validation") : grid[k]["train"];
+    int compiled = 0;
+    auto f = validation ? measure(&candidates[k], *validation, "validation", compiled) : grid[k]["train"];
     if (validation) {
       grid[k]["validation"] = f;
       if (o.progress) o.progress({"gate-validation", static_cast<int>(k + 1), static_cast<int>(candidates.size()), 0,
-                                  f["uplift_geomean"], 0, 0, f["no_worse_share"]});
+                                  f["uplift_geomean"], 0, 0, f["no_worse_share"], candidates[k].describe(), compiled,
+                                  static_cast<int>(validation->modules.size())});
     }
     if (meets_bar(f, o.no_worse_bar) &&
         (chosen < 0 || f["uplift_geomean"].get<double>() > chosen_figures["uplift_geomean"].get<double>()))
@@ -684,7 +693,8 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
   }
   // None meets the bar: a gate that never opens, measured like the others
   // (the channel's echo of the default need not equal the default compile).
-  if (chosen < 0) chosen_figures = measure(nullptr, choose_on, where);
+  int unused = 0;
+  if (chosen < 0) chosen_figures = measure(nullptr, choose_on, where, unused);
   auto model = gate_policy(chosen < 0 ? nullptr : &candidates[chosen], meta);
   auto prefix = std::string(validation ? "validation_" : "train_");
   nlohmann::json training{

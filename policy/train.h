@@ -47,6 +47,9 @@ struct TrainProgress {
   double eta_seconds = 0;
   double accuracy = 0;      ///< clone/imitate: share of the targets the greedy policy answers
   double no_worse = 0;      ///< share of modules the greedy policy, last evaluated, left no larger
+  std::string rule;         ///< gate: the rule measured
+  int compiled = 0;         ///< gate: of the step's modules, those the rule opens on (the others need no compile)
+  int modules = 0;          ///< gate: the step's modules
 };
 
 struct TrainOptions {

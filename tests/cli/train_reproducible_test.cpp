@@ -150,7 +150,8 @@ TEST_CASE("train --gate measures every rule of its grid, chooses on validation, 
   auto r = testing::run_driftwatch(args_for(straight), kEpoch);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.output.find("[gate  4/4]") != std::string::npos);
+  CHECK(r.output.find("[gate  4/4] cost <= 10, callee users <= 2, caller users >= 2: uplift ") != std::string::npos);
+  CHECK(r.output.find(" of 3 modules compiled") != std::string::npos);
   CHECK(r.output.find("gate: ") != std::string::npos);
   CHECK(r.output.find("uplift on the validation suite") != std::string::npos);
   auto info = p.run({"policy", "info", straight.string(), "--json"});
