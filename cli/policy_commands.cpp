@@ -64,8 +64,10 @@ void print_training_progress(const policy::TrainProgress& p) {
     fmt::print(stderr, "[margin {:>2}/{}] on validation: uplift {:+.3f}% ({:.1f}% no worse)\n", p.step, p.steps,
                100 * p.uplift, 100 * p.no_worse);
   } else if (p.phase == "gate" || p.phase == "gate-validation") {
-    fmt::print(stderr, "[{} {:>2}/{}] {}: uplift {:+.3f}% ({:.1f}% no worse), {} of {} modules compiled{}\n", p.phase,
-               p.step, p.steps, p.rule, 100 * p.uplift, 100 * p.no_worse, p.compiled, p.modules,
+    auto work = p.kept ? std::string("kept from the interrupted run")
+                       : fmt::format("{} of {} modules compiled", p.compiled, p.modules);
+    fmt::print(stderr, "[{} {:>2}/{}] {}: uplift {:+.3f}% ({:.1f}% no worse), {}{}\n", p.phase, p.step, p.steps,
+               p.rule, 100 * p.uplift, 100 * p.no_worse, work,
                p.phase == "gate" ? "  ETA " + common::format_seconds(p.eta_seconds) : std::string());
   } else if (p.phase == "imitated") {
     fmt::print(stderr, "[imitated] uplift {:+.3f}%, {:.1f}% of modules no worse\n", 100 * p.uplift,

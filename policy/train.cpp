@@ -507,6 +507,21 @@ nlohmann::json command_key(const std::vector<std::string>& argv) {
 /// removed (bench/policy_variants.sh does).
 nlohmann::json run_key(const TrainOptions& o) {
   auto warm = o.warm_start ? common::sha256_file(*o.warm_start) : common::Result<std::string>(std::string());
+  if (o.gate)  // a gate reads none of the search's or the network's options: they do not stop a resume
+    return {{"search",
+             {{"modules", modules_key(o.modules)},
+              {"compiler", command_key(o.compiler.argv)},
+              {"cc1", command_key(o.compiler.cc1)},
+              {"ml_flag_prefix", o.compiler.ml_flag_prefix},
+              {"options", {{"seed", o.seed}, {"warm_start", warm ? *warm : "unreadable"}}}}},
+            {"model",
+             {{"validation", modules_key(o.validation)},
+              {"options",
+               {{"gate",
+                 {{"max_costs", o.gate->max_costs},
+                  {"max_callee_users", o.gate->max_callee_users},
+                  {"min_caller_users", o.gate->min_caller_users},
+                  {"no_worse_bar", o.no_worse_bar}}}}}}}};
   // The clone's width: a residual policy's keeps the default one (initial_model).
   auto clone_hidden = o.residual_margin > 0 ? PolicyMetadata{}.hidden : o.metadata.hidden;
   nlohmann::json key = {{"search",
@@ -538,11 +553,6 @@ nlohmann::json run_key(const TrainOptions& o) {
   // when set, so a directory an older driftwatch left still resumes (and
   // retrain does not throw its search away).
   if (o.search_min_gain != 1) key["search"]["options"]["search_min_gain"] = o.search_min_gain;
-  if (o.gate)
-    key["model"]["options"]["gate"] = {{"max_costs", o.gate->max_costs},
-                                       {"max_callee_users", o.gate->max_callee_users},
-                                       {"min_caller_users", o.gate->min_caller_users},
-                                       {"no_worse_bar", o.no_worse_bar}};
   return key;
 }
 
@@ -632,45 +642,48 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
   // are the ones this run would measure.
   // Where the gate never opens its compile is the default echo's: the
   // modules it opens on are all that need compiling (few, for a tight rule).
-  auto known_sizes = [](const GateRule* rule, const TrainingData& on, int& compiled) {
-    std::vector<std::optional<std::int64_t>> known(on.modules.size());
-    compiled = 0;
-    for (std::size_t i = 0; i < on.modules.size(); ++i) {
-      const auto& m = on.modules[i];
-      if (!rule || !gate_opens_on(*rule, on.feature_names, m.features, m.default_decisions)) known[i] = m.echo_text;
-      else ++compiled;
-    }
-    return known;
+  struct Measured {
+    nlohmann::json figures;
+    int compiled = 0;   ///< modules compiled by this run for it
+    bool kept = false;  ///< read back from an interrupted run: nothing compiled
   };
-  auto measure = [&](const GateRule* rule, const TrainingData& on, const char* where, int& compiled) {
-    auto known = known_sizes(rule, on, compiled);
+  auto measure = [&](const GateRule* rule, const TrainingData& on, const char* where) {
     auto file = dir / (std::string(where) + "-" + (rule ? rule->key() : "closed") + ".json");
     if (std::ifstream in(file); in) {
       auto kept = nlohmann::json::parse(in, nullptr, false);
-      if (kept.is_object() && kept.contains("uplift_geomean")) return kept;
+      if (kept.is_object() && kept.contains("uplift_geomean")) return Measured{kept, 0, true};
     }
-    auto f = figures(evaluate(gate_policy(rule, meta), on, o, slot, known));
-    if (auto st = common::write_file_atomically(file, f.dump()); !st) throw std::runtime_error(st.error().message);
-    return f;
+    std::vector<std::optional<std::int64_t>> known(on.modules.size());
+    for (std::size_t i = 0; i < on.modules.size(); ++i) {
+      const auto& m = on.modules[i];
+      if (!rule || !gate_opens_on(*rule, on.feature_names, m.features, m.default_decisions)) known[i] = m.echo_text;
+    }
+    Measured r{figures(evaluate(gate_policy(rule, meta), on, o, slot, known)), 0, false};
+    r.compiled = static_cast<int>(std::count(known.begin(), known.end(), std::nullopt));
+    if (auto st = common::write_file_atomically(file, r.figures.dump()); !st)
+      throw std::runtime_error(st.error().message);
+    return r;
   };
   auto candidates = gate_candidates(*o.gate);
   if (candidates.empty()) return common::Error{"the gate's grid is empty: give each threshold at least one value"};
   nlohmann::json grid = nlohmann::json::array();
   auto start = Clock::now();
+  int measured = 0;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const auto& c = candidates[k];
-    int compiled = 0;
-    auto f = measure(&c, data, "train", compiled);
+    auto m = measure(&c, data, "train");
+    const auto& f = m.figures;
     grid.push_back({{"rule", c.describe()},
                     {"max_cost", c.max_cost},
                     {"max_callee_users", c.max_callee_users},
                     {"min_caller_users", c.min_caller_users},
                     {"train", f}});
-    if (o.progress) {
-      double per = seconds_since(start) / static_cast<double>(k + 1);
+    measured += m.kept ? 0 : 1;
+    if (o.progress) {  // the ETA from the rules this run compiled (kept ones take no time)
+      double per = measured ? seconds_since(start) / measured : 0.0;
       o.progress({"gate", static_cast<int>(k + 1), static_cast<int>(candidates.size()), 0, f["uplift_geomean"],
                   per * static_cast<double>(candidates.size() - k - 1), 0, f["no_worse_share"], c.describe(),
-                  compiled, static_cast<int>(data.modules.size())});
+                  m.compiled, static_cast<int>(data.modules.size()), m.kept});
     }
   }
   const TrainingData& choose_on = validation ? *validation : data;
@@ -679,13 +692,13 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
   nlohmann::json chosen_figures;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     if (!meets_bar(grid[k]["train"], o.no_worse_bar)) continue;
-    int compiled = 0;
-    auto f = validation ? measure(&candidates[k], *validation, "validation", compiled) : grid[k]["train"];
+    auto m = validation ? measure(&candidates[k], *validation, "validation") : Measured{grid[k]["train"]};
+    const auto& f = m.figures;
     if (validation) {
       grid[k]["validation"] = f;
       if (o.progress) o.progress({"gate-validation", static_cast<int>(k + 1), static_cast<int>(candidates.size()), 0,
-                                  f["uplift_geomean"], 0, 0, f["no_worse_share"], candidates[k].describe(), compiled,
-                                  static_cast<int>(validation->modules.size())});
+                                  f["uplift_geomean"], 0, 0, f["no_worse_share"], candidates[k].describe(),
+                                  m.compiled, static_cast<int>(validation->modules.size()), m.kept});
     }
     if (meets_bar(f, o.no_worse_bar) &&
         (chosen < 0 || f["uplift_geomean"].get<double>() > chosen_figures["uplift_geomean"].get<double>()))
@@ -693,8 +706,7 @@ common::Result<TrainResult> fit_gate(const TrainOptions& o, const TrainingData& 
   }
   // None meets the bar: a gate that never opens, measured like the others
   // (the channel's echo of the default need not equal the default compile).
-  int unused = 0;
-  if (chosen < 0) chosen_figures = measure(nullptr, choose_on, where, unused);
+  if (chosen < 0) chosen_figures = measure(nullptr, choose_on, where).figures;
   auto model = gate_policy(chosen < 0 ? nullptr : &candidates[chosen], meta);
   auto prefix = std::string(validation ? "validation_" : "train_");
   nlohmann::json training{

@@ -50,6 +50,7 @@ struct TrainProgress {
   std::string rule;         ///< gate: the rule measured
   int compiled = 0;         ///< gate: of the step's modules, those the rule opens on (the others need no compile)
   int modules = 0;          ///< gate: the step's modules
+  bool kept = false;        ///< gate: figures an interrupted run kept, read back (nothing compiled)
 };
 
 struct TrainOptions {

@@ -186,12 +186,21 @@ TEST_CASE("train --gate measures every rule of its grid, chooses on validation, 
   CHECK_FALSE(fs::exists(resumed));
   auto kept_at = fs::last_write_time(kept);
   auto args = args_for(resumed);
-  args.push_back("--resume");
+  // A network's options mean nothing to a gate: they do not stop the resume.
+  for (const char* a : {"--resume", "--hidden", "8", "--imitation-epochs", "3"}) args.push_back(a);
   r = testing::run_driftwatch(args, kEpoch);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(slurp(resumed) == slurp(straight));
   CHECK(fs::last_write_time(kept) == kept_at);  // measured once: the resumed run read it back
+  CHECK(r.output.find("[gate  1/4] cost <= 5, callee users <= 2: uplift ") != std::string::npos);
+  CHECK(r.output.find("kept from the interrupted run") != std::string::npos);
+  // What a gate does read still does.
+  args = args_for(resumed);
+  for (const char* a : {"--resume", "--gate-costs", "5"}) args.push_back(a);
+  r = testing::run_driftwatch(args, kEpoch);
+  CHECK(r.exit_code != 0);
+  CHECK_MESSAGE(r.output.find("cannot resume") != std::string::npos, r.output);
 }
 
 TEST_CASE("train refuses gate thresholds without --gate, and --gate with a warm start") {
