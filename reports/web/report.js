@@ -101,7 +101,9 @@
         }
       },
       xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },
-      yAxis: { type: 'value', name: 'uplift %', scale: true },
+      // Room below and above the extremes: a point on the grid's edge (an
+      // uplift of exactly zero, often) is hard to hover and half hidden.
+      yAxis: { type: 'value', name: 'uplift %', scale: true, boundaryGap: ['10%', '10%'] },
       dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
       series: [{
         name: 'uplift', type: 'line', step: 'end', data: values, symbolSize: 7, showAllSymbol: true,

@@ -55,7 +55,8 @@ try {
     }
     return r;
   });
-  if (hoverSha) {
+  // Hovers the point of `sha` in its suite's uplift chart; '' when no tooltip shows.
+  async function hover(sha) {
     const target = await page.evaluate((sha) => {
       const rep = window.driftwatchReport;
       for (const [suite, c] of Object.entries(rep.charts)) {
@@ -68,18 +69,27 @@ try {
         return { suite, x: box.left + x, y: box.top + y };
       }
       return null;
-    }, hoverSha);
-    if (target) {
-      await page.mouse.move(target.x, target.y - 30);
-      await page.mouse.move(target.x, target.y, { steps: 5 });
-      await page.waitForTimeout(500);
-      out.tooltip = await page.evaluate((suite) => {
-        // ECharts puts the tooltip as a div inside the chart's container.
-        const dom = window.driftwatchReport.charts[suite].uplift.getDom();
-        return [...dom.querySelectorAll('div')].map((d) => d.innerText).filter((t) => t).join('\n');
-      }, target.suite);
-    }
+    }, sha);
+    if (!target) return '';
+    await page.mouse.move(target.x, target.y - 30);
+    await page.mouse.move(target.x, target.y, { steps: 5 });
+    await page.waitForTimeout(500);
+    return page.evaluate((suite) => {
+      // ECharts puts the tooltip as a div inside the chart's container.
+      const dom = window.driftwatchReport.charts[suite].uplift.getDom();
+      return [...dom.querySelectorAll('div')].map((d) => d.innerText).filter((t) => t).join('\n');
+    }, target.suite);
   }
+  // The lowest point of the first suite sits nearest the chart's edge: its
+  // tooltip must show too (out.lowest: its sha and the tooltip).
+  const lowest = await page.evaluate(() => {
+    const suite = window.driftwatchReport.data.suites[0];
+    const pts = suite ? suite.points.filter((p) => p.evaluated) : [];
+    return pts.length ? pts.reduce((a, p) => (p.uplift < a.uplift ? p : a)).sha : '';
+  });
+  if (lowest) out.lowest = { sha: lowest, tooltip: await hover(lowest) };
+  // Last, so the screenshot shows this one's tooltip.
+  if (hoverSha) out.tooltip = await hover(hoverSha);
   // With the hover's tooltip showing; REPORT_SHOT=viewport keeps only the first screen (the README's picture).
   await page.screenshot({ path: shotPath, fullPage: process.env.REPORT_SHOT !== 'viewport' });
   // Re-sorting the heatmap: how long until it is drawn again.

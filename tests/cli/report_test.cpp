@@ -128,6 +128,9 @@ TEST_CASE(
   REQUIRE(!ignored.empty());
   REQUIRE(marked.count(ignored) == 0);  // no other alert names it: its mark would be gone
   CHECK(charts["marked_checkins"] == static_cast<int>(marked.size()));
+  // The lowest point sits nearest the chart's edge, and hovering it still shows its tooltip.
+  std::string lowest_sha = page["lowest"]["sha"], lowest_tip = page["lowest"]["tooltip"];
+  CHECK_MESSAGE(lowest_tip.find(lowest_sha.substr(0, 12)) != std::string::npos, page["lowest"].dump());
   std::string tooltip = page["tooltip"];
   CHECK(tooltip.find(culprit.substr(0, 12)) != std::string::npos);
   CHECK(tooltip.find("Merge branch 'side/cost-model' <script>window.pwned=1</script> \"double\" 'single'") !=

@@ -1,0 +1,76 @@
+// The report page's charts in Debian's headless Chromium, on a report made
+// from values (no sweep): hovering points a real history may not have.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/process.h"
+#include "common/text.h"
+#include "reports/render.h"
+#include "reports/web_assets.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+reports::ReportPoint point(const std::string& sha, std::int64_t time, double uplift, int measured) {
+  reports::ReportPoint p;
+  p.commit = {sha, "Alex <alex@example.org>", "change " + sha.substr(0, 4), time};
+  p.build_outcome = "ok";
+  p.evaluated = true;
+  p.uplift = p.total_uplift = uplift;
+  p.total_default = 1000;
+  p.total_learned = static_cast<std::int64_t>(1000 * (1 - uplift));
+  p.ties = measured;
+  p.measured = measured;
+  p.ratios = {1 - uplift, measured == 2 ? 1 - uplift : -1};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("the report's uplift points show their tooltips when hovered, the lowest and a partial one too") {
+  // An uplift of exactly zero, the lowest of the series: a "nice" number the
+  // chart's axis could end on, leaving the point on the grid's edge. The
+  // partial point measured 1 of the suite's 2 modules.
+  auto first = point("1111111111111111111111111111111111111111", 1767225600, 0.0082, 2);
+  auto zero = point("2222222222222222222222222222222222222222", 1767830400, 0.0, 2);
+  auto partial = point("3333333333333333333333333333333333333333", 1768435200, 0.004, 1);
+  reports::ReportData d;
+  d.project = "page";
+  d.generated_at = "2026-12-03 12:00 UTC";
+  d.suites = {{"holdout", "m1", {"a.c", "b.c"}, {first, zero, partial}}};
+  d.overview = {{"holdout", first.commit, partial.commit, 0.0082, 0.004, true, {}, -0.0042}};
+  reports::ReportAlert alert;
+  alert.id = 1;
+  alert.kind = "uplift-dropped";
+  alert.state = "open";
+  alert.suite = "holdout";
+  alert.sentence = "uplift on holdout dropped from +0.82% to +0.00%";
+  alert.culprit = zero.commit;
+  alert.last_good = first.commit.sha;
+  alert.first_bad = zero.commit.sha;
+  d.alerts = {alert};
+
+  testing::TempDir dir;
+  auto html = dir / "index.html";
+  std::ofstream(html) << reports::render_html(d, reports::web_assets());
+  common::ProcessSpec node;
+  node.argv = {"node", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/browser/report_check.mjs", html.string(),
+               (dir / "shot.png").string(), partial.commit.sha};
+  node.timeout = std::chrono::minutes(3);
+  auto b = common::run_process(node).take();
+  INFO("node: ", b.output, " (needs tests/browser/node_modules: bash scripts/web-deps)");
+  REQUIRE(b.exit_code == 0);
+  auto page = nlohmann::json::parse(common::last_line(b.output));
+  CHECK(page["console_errors"].empty());
+  CHECK(page["charts"]["holdout"]["uplift_points"] == 3);
+  REQUIRE(page["lowest"]["sha"] == zero.commit.sha);
+  std::string lowest = page["lowest"]["tooltip"];
+  CHECK_MESSAGE(lowest.find("222222222222") != std::string::npos, lowest);
+  CHECK(lowest.find("uplift +0.00%") != std::string::npos);
+  CHECK(lowest.find("culprit") != std::string::npos);
+  std::string tip = page["tooltip"];
+  CHECK_MESSAGE(tip.find("333333333333") != std::string::npos, tip);
+  CHECK(tip.find("over 1 of 2 modules") != std::string::npos);
+}
