@@ -507,48 +507,38 @@ nlohmann::json command_key(const std::vector<std::string>& argv) {
 /// removed (bench/policy_variants.sh does).
 nlohmann::json run_key(const TrainOptions& o) {
   auto warm = o.warm_start ? common::sha256_file(*o.warm_start) : common::Result<std::string>(std::string());
-  if (o.gate)  // a gate reads none of the search's or the network's options: they do not stop a resume
-    return {{"search",
-             {{"modules", modules_key(o.modules)},
-              {"compiler", command_key(o.compiler.argv)},
-              {"cc1", command_key(o.compiler.cc1)},
-              {"ml_flag_prefix", o.compiler.ml_flag_prefix},
-              {"options", {{"seed", o.seed}, {"warm_start", warm ? *warm : "unreadable"}}}}},
-            {"model",
-             {{"validation", modules_key(o.validation)},
-              {"options",
-               {{"gate",
-                 {{"max_costs", o.gate->max_costs},
-                  {"max_callee_users", o.gate->max_callee_users},
-                  {"min_caller_users", o.gate->min_caller_users},
-                  {"no_worse_bar", o.no_worse_bar}}}}}}}};
+  // What every kind of training reads (JSON objects sort their keys, so the
+  // order they are added in does not change the key).
+  nlohmann::json key = {{"search",
+                         {{"modules", modules_key(o.modules)},
+                          {"compiler", command_key(o.compiler.argv)},
+                          {"cc1", command_key(o.compiler.cc1)},
+                          {"ml_flag_prefix", o.compiler.ml_flag_prefix},
+                          {"options", {{"seed", o.seed}, {"warm_start", warm ? *warm : "unreadable"}}}}},
+                        {"model", {{"validation", modules_key(o.validation)}, {"options", nlohmann::json::object()}}}};
+  if (o.gate) {  // a gate reads none of the search's or the network's options: they do not stop a resume
+    key["model"]["options"]["gate"] = {{"max_costs", o.gate->max_costs},
+                                       {"max_callee_users", o.gate->max_callee_users},
+                                       {"min_caller_users", o.gate->min_caller_users},
+                                       {"no_worse_bar", o.no_worse_bar}};
+    return key;
+  }
   // The clone's width: a residual policy's keeps the default one (initial_model).
   auto clone_hidden = o.residual_margin > 0 ? PolicyMetadata{}.hidden : o.metadata.hidden;
-  nlohmann::json key = {{"search",
-           {{"modules", modules_key(o.modules)},
-            {"compiler", command_key(o.compiler.argv)},
-            {"cc1", command_key(o.compiler.cc1)},
-            {"ml_flag_prefix", o.compiler.ml_flag_prefix},
-            {"options",
-             {{"seed", o.seed},
-              {"warm_start", warm ? *warm : "unreadable"},
-              {"clone_hidden", clone_hidden},
-              {"clone_epochs", o.clone_epochs},
-              {"label_smoothing", o.label_smoothing},
-              {"learning_rate", o.learning_rate},
-              {"search_trials", o.search_trials},
-              {"search_budget", o.search_budget}}}}},
-          {"model",
-           {{"validation", modules_key(o.validation)},
-            {"options",
-             {{"hidden", o.metadata.hidden},
-              {"imitation_epochs", o.imitation_epochs},
-              {"flip_weight", o.flip_weight},
-              {"verified_weight", o.verified_weight},
-              {"weight_decay", o.weight_decay},
-              {"residual_margin", o.residual_margin},
-              {"rl_learning_rate", o.rl_learning_rate},
-              {"loss_penalty", o.loss_penalty}}}}}};
+  key["search"]["options"].update({{"clone_hidden", clone_hidden},
+                                   {"clone_epochs", o.clone_epochs},
+                                   {"label_smoothing", o.label_smoothing},
+                                   {"learning_rate", o.learning_rate},
+                                   {"search_trials", o.search_trials},
+                                   {"search_budget", o.search_budget}});
+  key["model"]["options"] = {{"hidden", o.metadata.hidden},
+                             {"imitation_epochs", o.imitation_epochs},
+                             {"flip_weight", o.flip_weight},
+                             {"verified_weight", o.verified_weight},
+                             {"weight_decay", o.weight_decay},
+                             {"residual_margin", o.residual_margin},
+                             {"rl_learning_rate", o.rl_learning_rate},
+                             {"loss_penalty", o.loss_penalty}};
   // Options added since work directories were first made are written only
   // when set, so a directory an older driftwatch left still resumes (and
   // retrain does not throw its search away).
