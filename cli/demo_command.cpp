@@ -17,6 +17,7 @@
 #include "sweep/report.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
+#include "sweep/recording.h"
 #include "common/atomic_file.h"
 #include "common/data_dir.h"
 #include "common/text.h"
@@ -72,8 +73,8 @@ void print_series(db::Database& database, const std::filesystem::path& data_dir,
   auto model = policy::PolicyModel::load(p.policy).take();
   auto suite = sweep::select_suite(data_dir, p.suites.front());
   std::map<std::string, db::SeriesPoint> by_sha;
-  for (auto& pt : db::load_series(database, repo.location().string(), recipe.content_hash,
-                                  model.metadata().content_hash, suite.manifest_hash))
+  for (auto& pt : sweep::series_of_repository(database, sweep::recorded_repository(database, repo),
+                                              recipe.content_hash, model.metadata().content_hash, suite.manifest_hash))
     by_sha[pt.sha] = std::move(pt);
   std::set<std::string> culprits;
   for (const auto& f : report.drift.findings) culprits.insert(f.culprit);

@@ -16,7 +16,7 @@ constexpr const char* kSuiteId = "(SELECT id FROM suites WHERE manifest_hash = $
 
 }  // namespace
 
-std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, const std::string& recipe_hash,
+std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::string& recipe_hash,
                                      const std::string& policy_hash, const std::string& suite_hash) {
   return db.impl().guarded("reading the series", [&] {
     // One snapshot for its two statements: an evaluation measured again and
@@ -44,7 +44,7 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
         // (driftwatch, the disk) is not the policy's loss.
         "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable')), "
         "  COALESCE(lf.compiler_broken, false) "
-        "FROM builds b JOIN commits c ON c.id = b.commit_id JOIN repositories r ON r.id = c.repository_id "
+        "FROM builds b JOIN commits c ON c.id = b.commit_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
         "LEFT JOIN LATERAL (SELECT COALESCE(f.summary->>'error', 'no reason recorded') AS error, "
@@ -55,8 +55,8 @@ std::vector<SeriesPoint> load_series(Database& db, const std::string& repo, cons
         "LEFT JOIN evaluations e ON e.build_id = b.id AND e.status = 'done' "
         "  AND e.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
         "  AND e.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) "
-        "WHERE r.location = $1 AND rc.content_hash = $2",
-        repo, recipe_hash, policy_hash, suite_hash);
+        "WHERE c.repository_id = $1 AND rc.content_hash = $2",
+        repository_id, recipe_hash, policy_hash, suite_hash);
     for (const auto& r : rows) {
       SeriesPoint p;
       p.commit_id = r[0].as<Id>();

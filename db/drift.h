@@ -41,10 +41,10 @@ struct SeriesPoint {
   std::vector<Module> modules;  ///< .text per module, both heuristics measured
 };
 
-/// Every recorded build of `repo_location` with the recipe, with its
+/// Every recorded build of the repository with the recipe, with its
 /// evaluation by the policy on the suite; unordered (the caller orders by
 /// first-parent position).
-std::vector<SeriesPoint> load_series(Database& db, const std::string& repo_location, const std::string& recipe_hash,
+std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::string& recipe_hash,
                                      const std::string& policy_hash, const std::string& suite_manifest_hash);
 
 struct AlertRow {

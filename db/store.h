@@ -2,6 +2,7 @@
 // Recording what driftwatch saw and measured. Plain value types in, ids out;
 // every statement is parameterized and lives in db/.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,7 +49,19 @@ struct MeasurementRow {
   double value = 0;
 };
 
-Id upsert_repository(Database& db, const std::string& location);
+/// The repository read at `location` (a path, or a name standing for
+/// toolchains). A path recorded before maps to its repository; a new one
+/// joins the repository whose first-parent history has the same first commit,
+/// `root` (a checkout moved or cloned again keeps its series, builds and
+/// alerts), or starts one. `root` is asked only for a path not seen before
+/// (or one recorded before roots were), since it walks the whole history;
+/// "" or none: the path alone identifies it.
+Id upsert_repository(Database& db, const std::string& location, const std::function<std::string()>& root = {});
+/// The repository upsert_repository would give, for commands that only read
+/// (a dashboard's role may not write): none when neither the path nor the
+/// root is recorded.
+std::optional<Id> find_repository(Database& db, const std::string& location,
+                                  const std::function<std::string()>& root = {});
 Id upsert_commit(Database& db, Id repository_id, const CommitRow& commit);
 Id upsert_recipe(Database& db, const std::string& name, const std::string& content_hash, const std::string& body);
 /// Inserts or replaces the build of (commit, recipe); an ok build is never

@@ -11,6 +11,7 @@
 #include "reports/drift.h"
 #include "sweep/compat_features.h"
 #include "sweep/lineage.h"
+#include "sweep/recording.h"
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
@@ -82,6 +83,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   DecideReport report;
   report.policy_hash = tracked.content_hash;
   auto repo = tracker::GitRepo::open(p.repo).take();
+  auto repository_id = recorded_repository(db, repo);
   auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
   if (history.empty()) throw common::Fatal("the branch of " + p.repo + " has no check-ins");
   report.head = history.back().sha;
@@ -111,7 +113,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     auto suite = select_suite(data_dir, suite_name);
     std::map<std::size_t, db::SeriesPoint> points, failed;
     for (auto& pt :
-         db::load_series(db, repo.location().string(), recipe.content_hash, tracked.content_hash, suite.manifest_hash))
+         series_of_repository(db, repository_id, recipe.content_hash, tracked.content_hash, suite.manifest_hash))
       if (auto it = position.find(pt.sha); it != position.end() && (pt.evaluated || !pt.evaluation_error.empty()))
         (pt.evaluated ? points : failed)[it->second] = std::move(pt);
     reports::RetrainSeries series;

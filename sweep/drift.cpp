@@ -101,8 +101,10 @@ class SuiteAnalysis {
  public:
   /// `position`: each check-in's index in `history`, built once for every suite.
   SuiteAnalysis(const DriftOptions& o, db::Database& db, const std::vector<tracker::CommitInfo>& history,
-                const std::map<std::string, std::size_t>& position, PlanInput plan, std::string suite_name)
-      : o_(o), db_(db), history_(history), position_(position), plan_(std::move(plan)), suite_(std::move(suite_name)),
+                const std::map<std::string, std::size_t>& position, db::Id repository_id, PlanInput plan,
+                std::string suite_name)
+      : o_(o), db_(db), history_(history), position_(position), repository_id_(repository_id), plan_(std::move(plan)),
+        suite_(std::move(suite_name)),
         samples_(o.samples.begin(), o.samples.end()) {}
 
   std::vector<Finding> run(DriftReport& report) {
@@ -157,7 +159,8 @@ class SuiteAnalysis {
  private:
   void load() {
     points_.clear();
-    for (auto& p : db::load_series(db_, plan_.repo, plan_.recipe_hash, plan_.policy_hash, plan_.suites[0].manifest_hash))
+    for (auto& p :
+         db::load_series(db_, repository_id_, plan_.recipe_hash, plan_.policy_hash, plan_.suites[0].manifest_hash))
       if (auto it = position_.find(p.sha); it != position_.end()) points_[it->second] = std::move(p);
     filled_.clear();
     auto ev = evaluated();
@@ -537,6 +540,7 @@ class SuiteAnalysis {
   db::Database& db_;
   const std::vector<tracker::CommitInfo>& history_;
   const std::map<std::string, std::size_t>& position_;
+  db::Id repository_id_;
   PlanInput plan_;
   std::string suite_;
   std::map<std::size_t, db::SeriesPoint> points_;
@@ -563,6 +567,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   if (p.repo.empty()) return report;
   report.analysed = true;
   auto repo = tracker::GitRepo::open(p.repo).take();
+  auto repository_id = record_repository(db, repo);  // a sweep writes: a moved checkout's path is recorded
   auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto model = policy::PolicyModel::load(p.policy).take();
@@ -578,7 +583,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     plan.policy = p.policy;
     plan.policy_hash = model.metadata().content_hash;
     plan.suites = {{suite_name, suite.manifest_hash}};
-    SuiteAnalysis analysis(o, db, history, position, plan, suite.suite.name);
+    SuiteAnalysis analysis(o, db, history, position, repository_id, plan, suite.suite.name);
     auto findings = analysis.run(report);
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;

@@ -4,8 +4,23 @@
 
 namespace sweep {
 
+db::Id record_repository(db::Database& database, const tracker::GitRepo& repo) {
+  return db::upsert_repository(database, repo.location().string(), [&] { return repo.root_commit("HEAD"); });
+}
+
+std::optional<db::Id> recorded_repository(db::Database& database, const tracker::GitRepo& repo) {
+  return db::find_repository(database, repo.location().string(), [&] { return repo.root_commit("HEAD"); });
+}
+
+std::vector<db::SeriesPoint> series_of_repository(db::Database& database, std::optional<db::Id> repository_id,
+                                                  const std::string& recipe_hash, const std::string& policy_hash,
+                                                  const std::string& suite_manifest_hash) {
+  if (!repository_id) return {};
+  return db::load_series(database, *repository_id, recipe_hash, policy_hash, suite_manifest_hash);
+}
+
 db::Id record_commit(db::Database& database, const tracker::GitRepo& repo, const tracker::CommitInfo& c) {
-  auto repo_id = db::upsert_repository(database, repo.location().string());
+  auto repo_id = record_repository(database, repo);
   return db::upsert_commit(database, repo_id, {c.sha, c.parents, c.author, c.time, c.subject});
 }
 

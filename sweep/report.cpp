@@ -20,6 +20,7 @@
 #include "sweep/compat_features.h"
 #include "sweep/lineage.h"
 #include "sweep/notify.h"
+#include "sweep/recording.h"
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
 #include "tracker/git.h"
@@ -206,6 +207,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
                                       it->reason.empty() ? it->state : it->state + ": " + it->reason});
   }
   auto repo = tracker::GitRepo::open(p.repo).take();
+  auto repository_id = recorded_repository(db, repo);
   // As sweep and decide read it: a policy's metadata may name its training
   // check-in by a short sha or a tag.
   if (auto sha = repo.resolve(d.policy.trained_at); sha && !d.policy.trained_at.empty()) d.policy.trained_at = *sha;
@@ -218,7 +220,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   for (const auto& name : p.suites) {
     auto suite = select_suite(data_dir, name);
     auto loaded =
-        db::load_series(db, repo.location().string(), recipe.content_hash, d.policy.content_hash, suite.manifest_hash);
+        series_of_repository(db, repository_id, recipe.content_hash, d.policy.content_hash, suite.manifest_hash);
     auto s = series_of(suite.suite.name, suite.manifest_hash, loaded, position);
     for (const auto& pt : s.points)
       if (pt.build_outcome != "ok" && failed.insert(pt.commit.sha).second)

@@ -19,6 +19,7 @@
 #include "sweep/compiler_build.h"
 #include "sweep/evaluation_run.h"
 #include "sweep/lineage.h"
+#include "sweep/recording.h"
 #include "sweep/suite_selection.h"
 #include "tracker/git.h"
 
@@ -63,10 +64,10 @@ void say(const RetrainOptions& o, const std::string& line) {
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 /// True when some suite holds an evaluated check-in of the policy.
-bool has_evaluations(db::Database& db, const std::string& repo, const std::string& recipe_hash,
+bool has_evaluations(db::Database& db, std::optional<db::Id> repository_id, const std::string& recipe_hash,
                      const std::string& policy_hash, const std::vector<SelectedSuite>& suites) {
   for (const auto& s : suites)
-    for (const auto& p : db::load_series(db, repo, recipe_hash, policy_hash, s.manifest_hash))
+    for (const auto& p : series_of_repository(db, repository_id, recipe_hash, policy_hash, s.manifest_hash))
       if (p.evaluated || !p.evaluation_error.empty()) return true;  // a policy that cannot run was measured too
   return false;
 }
@@ -127,7 +128,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto tracked = tracked_policy(db, p);
-  if (!has_evaluations(db, repo.location().string(), recipe.content_hash, tracked.content_hash, holdout))
+  if (!has_evaluations(db, recorded_repository(db, repo), recipe.content_hash, tracked.content_hash, holdout))
     throw common::Fatal("no measured check-in of project '" + p.name + "' with its active policy " +
                         tracked.content_hash.substr(0, 12) +
                         " on its held-out suites: run `driftwatch sweep` first; nothing changed");

@@ -172,6 +172,23 @@ std::set<std::string> shallow_edge(git_repository* repo) {
 
 }  // namespace
 
+std::string GitRepo::root_commit(const std::string& to) const {
+  auto sha = resolve(to);
+  if (!sha) return "";
+  auto* repo = impl_->repo.get();
+  git_oid oid;
+  git_oid_fromstr(&oid, sha->c_str());
+  for (;;) {
+    git_commit* c = nullptr;
+    if (git_commit_lookup(&c, repo, &oid) != 0) return "";  // past a shallow edge (libgit2 before 1.7)
+    CommitPtr owner(c);
+    if (git_commit_parentcount(c) == 0) break;
+    git_oid_cpy(&oid, git_commit_parent_id(c, 0));
+  }
+  auto hex = oid_hex(oid);
+  return shallow_edge(repo).count(hex) ? "" : hex;
+}
+
 common::Result<std::vector<CommitInfo>> GitRepo::cloned_history(const std::string& to) const {
   return walk(to, std::nullopt, std::nullopt, true);
 }

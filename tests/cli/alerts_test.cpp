@@ -446,9 +446,7 @@ write = "# dwcc release notes\n\n## 1.1\nHigher -Oz threshold.\n"
 TEST_CASE("an alert raised before any channel was configured is delivered once one is, if still open") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
-  auto s = p.sweep(p.dsn);
-  INFO(s.output);
-  REQUIRE(s.exit_code == 0);
+  p.sweep_ok();
   REQUIRE(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE state = 'open'") != "0");
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE notify_state <> 'none'") == "0");
   auto hook_file = (p.dir / "hook.json").string();

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "common/text.h"
@@ -369,4 +370,51 @@ TEST_CASE("a coarser one-off sweep leaves where --new starts: the next --new mea
   CHECK(built() == "5");  // and the grid's three others
   auto again = p.sweep(p.dsn, {"--new"});
   CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+}
+
+TEST_CASE("a checkout moved to another path keeps its series and alerts: report, sweep --new and sweep go on there") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.sweep_ok();
+  auto read_report = [&](const std::string& name) {
+    auto out = p.dir / name;
+    auto r = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "json"});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    std::ifstream in(out / "report.json");
+    return nlohmann::json::parse(in);
+  };
+  auto before = read_report("before");
+  REQUIRE(before["suites"].size() == 1);
+  REQUIRE(before["suites"][0]["evaluated"].get<int>() > 1);
+  REQUIRE(!before["alerts"].empty());
+  auto counts = [&] {
+    return p.psql("SELECT (SELECT count(*) FROM commits) || ' ' || (SELECT count(*) FROM evaluations) || ' ' || "
+                  "(SELECT count(*) FROM alerts)");
+  };
+  auto recorded = counts();
+
+  auto moved = (p.dir / "moved" / "compiler").string();
+  std::filesystem::create_directories(p.dir / "moved");
+  std::filesystem::rename(p.repo, moved);
+  p.set("repo = \"" + p.repo + "\"", "repo = \"" + moved + "\"");
+  auto after = read_report("after");
+  CHECK(after["suites"][0]["evaluated"] == before["suites"][0]["evaluated"]);
+  CHECK(after["suites"][0]["points"].size() == before["suites"][0]["points"].size());
+  CHECK(after["alerts"].size() == before["alerts"].size());
+  auto again = p.sweep(p.dsn, {"--new"});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+  CHECK(counts() == recorded);  // no second copy of the history, no alert raised anew
+  // A full sweep records the new path; its jobs, keyed by path, run again on
+  // the cached builds and reuse every evaluation.
+  auto full = p.sweep_ok();
+  INFO(full.output);
+  CHECK(counts() == recorded);
+  CHECK(p.psql("SELECT count(*) FROM repositories") == "1");
+  CHECK(p.psql("SELECT count(*) FROM repository_locations") == "2");
+  CHECK(full.output.find("build ok (cached)") != std::string::npos);
+  CHECK(full.output.find("(reused from ") != std::string::npos);
+  CHECK(full.output.find("0 new alert(s)") != std::string::npos);
 }

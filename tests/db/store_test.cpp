@@ -13,7 +13,7 @@
 namespace {
 
 struct Evaluation {
-  db::Id id;
+  db::Id id, repo = 0;
   std::vector<db::Id> benchmarks;
   db::Id build = 0, policy = 0, suite = 0;
 };
@@ -29,7 +29,7 @@ Evaluation make_evaluation(db::Database& database, int modules) {
   Evaluation e;
   auto suite = db::upsert_suite(database, "smoke", "mh", "{}", rows, &e.benchmarks);
   e.id = db::begin_evaluation(database, build, policy, suite);
-  e.build = build, e.policy = policy, e.suite = suite;
+  e.build = build, e.policy = policy, e.suite = suite, e.repo = repo;
   return e;
 }
 
@@ -60,6 +60,42 @@ TEST_CASE("upserts return the same id for the same key") {
   CHECK(db::upsert_repository(database, "/srv/b") != r1);
   auto c1 = db::upsert_commit(database, r1, {"sha1", {}, "x", 0, "s"});
   CHECK(db::upsert_commit(database, r1, {"sha1", {}, "x", 0, "s"}) == c1);
+}
+
+TEST_CASE("a repository read at a new path with the same root is the same repository, its series kept") {
+  auto database = testing::fresh_database();
+  int walks = 0;
+  auto root = [&](std::string r) {
+    return [&walks, r] {
+      ++walks;
+      return r;
+    };
+  };
+  auto e = make_evaluation(database, 2);  // recorded at /srv/compiler before roots: no root known
+  db::store_evaluation(database, {e.id, {}, rows_for(e), "{}", "{}"});
+  // Read there again: the path is known, and its root is learned once.
+  auto original = db::upsert_repository(database, "/srv/compiler", root("r00t"));
+  CHECK(walks == 1);
+  CHECK(db::upsert_repository(database, "/srv/compiler", root("r00t")) == original);
+  CHECK(walks == 1);
+  // Moved: the new path joins the repository, and the series is read there.
+  CHECK(db::upsert_repository(database, "/home/moved/compiler", root("r00t")) == original);
+  CHECK(walks == 2);
+  CHECK(db::find_repository(database, "/home/moved/compiler") == original);
+  auto series = db::load_series(database, original, "h1", "ph", "mh");
+  REQUIRE(series.size() == 1);
+  CHECK(series[0].sha == "abc123");
+  CHECK(series[0].evaluated);
+  // Another history, and a path that cannot say its root, are other repositories.
+  auto other = db::upsert_repository(database, "/srv/other", root("another-root"));
+  CHECK(other != original);
+  CHECK(db::upsert_repository(database, "/srv/shallow", root("")) != original);
+  CHECK(db::upsert_repository(database, "/srv/shallow", root("")) != other);
+  CHECK(db::load_series(database, other, "h1", "ph", "mh").empty());
+  // Only reading: a path never recorded is found by its root, or not at all.
+  CHECK(db::find_repository(database, "/srv/never-read", root("r00t")) == original);
+  CHECK_FALSE(db::find_repository(database, "/srv/never-read", root("unknown")).has_value());
+  CHECK_FALSE(db::find_repository(database, "/srv/never-read").has_value());
 }
 
 TEST_CASE("a build is recorded once per (commit, recipe) and can be found") {
@@ -162,7 +198,7 @@ TEST_CASE("the series counts as the policy's losses the learned compiles it can 
     r.results.push_back({e.benchmarks[i], "learned", learned[i].first, learned[i].second});
   }
   db::store_evaluation(database, r);
-  auto series = db::load_series(database, "/srv/compiler", "h1", "ph", "mh");
+  auto series = db::load_series(database, e.repo, "h1", "ph", "mh");
   REQUIRE(series.size() == 1);
   CHECK(series[0].learned_failed() == 3);
 }
@@ -222,7 +258,7 @@ TEST_CASE("measuring a stored evaluation again and giving up keeps it done, with
   CHECK(db::evaluation_status(database, e.id) == "done");
   CHECK(db::count_measurements(database, e.id) == measured);
   CHECK(db::count_module_results(database, e.id) == 2);
-  CHECK(db::load_series(database, "/srv/compiler", "h1", "ph", "mh").size() == 1);
+  CHECK(db::load_series(database, e.repo, "h1", "ph", "mh").size() == 1);
 }
 
 TEST_CASE("a worker giving an evaluation up leaves it running while the worker that took the job over runs it") {

@@ -83,6 +83,13 @@ struct Project {
     a.insert(a.end(), extra.begin(), extra.end());
     return run_driftwatch(args(a, db));
   }
+  /// A sweep of the project's own database that must succeed (its output in
+  /// the failure's message).
+  common::ProcessResult sweep_ok(std::vector<std::string> extra = {}) {
+    auto r = sweep(dsn, std::move(extra));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    return r;
+  }
   /// A query on the project's own database.
   std::string psql(const std::string& sql) const { return psql(dsn, sql); }
   static std::string psql(const std::string& db, const std::string& sql) {

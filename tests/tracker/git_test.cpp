@@ -129,6 +129,20 @@ TEST_CASE("a shallow clone's walk past its boundary names the boundary instead o
   CHECK(cloned.front().sha == repo.resolve("HEAD~1").take());
 }
 
+TEST_CASE("the root commit is the same in every clone and unknown at a shallow clone's edge") {
+  testing::TempDir dir;
+  auto origin = testing::write_toy_history(dir.path());
+  auto repo = GitRepo::open(origin).take();
+  auto first = repo.first_parent_history("main").take().front();
+  CHECK(repo.root_commit("main") == first.sha);
+  CHECK(repo.root_commit("side") == first.sha);  // the side branch starts on main
+  CHECK(repo.root_commit("no-such-branch").empty());
+  git({"clone", "-q", "--branch", "main", "file://" + origin.string(), (dir / "full").string()});
+  CHECK(GitRepo::open(dir / "full").take().root_commit("HEAD") == first.sha);
+  git({"clone", "-q", "--depth", "2", "--branch", "main", "file://" + origin.string(), (dir / "shallow").string()});
+  CHECK(GitRepo::open(dir / "shallow").take().root_commit("HEAD").empty());
+}
+
 TEST_CASE("checking out what a partial clone lacks names the clone and the cure, not libgit2's missing object") {
   testing::TempDir dir;
   auto origin = testing::write_toy_history(dir.path());
