@@ -1,6 +1,7 @@
 // Walking and sampling a long first-parent history, timed: a generated
 // repository of N commits (default 50,000, one an hour), written once by the
-// same replay code as `driftwatch sample-history`.
+// same replay code as `driftwatch sample-history`. Also the walk to its
+// first commit, which identifies a repository read at a new path.
 // Usage: history_bench [COMMITS=50000] [REPEATS=5]
 #include <fmt/core.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "bench/positional_args.h"
 #include "tracker/sample_history.h"
@@ -77,6 +79,17 @@ int main(int argc, char** argv) {
     std::sort(times.begin(), times.end());
     fmt::print("| {} | {} | {:.0f} ms |\n", c.what, count, times[times.size() / 2]);
   }
+  // What a repository read at a new path costs once: its identity is the
+  // first commit of the whole first-parent line.
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    t0 = Clock::now();
+    auto root = tracker::GitRepo::open(dir / "repo").take().root_commit("HEAD");
+    if (root.empty()) throw std::runtime_error("no root commit");
+    times.push_back(ms_since(t0));
+  }
+  std::sort(times.begin(), times.end());
+  fmt::print("| root commit (a new path's identity) | 1 | {:.0f} ms |\n", times[times.size() / 2]);
   std::filesystem::remove_all(dir);
   return 0;
 }
