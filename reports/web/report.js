@@ -130,7 +130,9 @@
         }
       },
       xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },
-      yAxis: { type: 'value', name: 'bytes', scale: true },
+      // Room below and above, as the uplift chart: the smallest total would
+      // sit on the grid's edge, where hovering shows nothing.
+      yAxis: { type: 'value', name: 'bytes', scale: true, boundaryGap: ['10%', '10%'] },
       dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
       series: [
         { name: 'default', type: 'line', step: 'end', data: pts.map(function (p) { return p.evaluated ? p.total_default : null; }) },

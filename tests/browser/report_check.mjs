@@ -55,30 +55,32 @@ try {
     }
     return r;
   });
-  // Hovers the point of `sha` in its suite's uplift chart; '' when no tooltip shows.
-  async function hover(sha) {
-    const target = await page.evaluate((sha) => {
+  // Hovers the point of `sha` in its suite's chart `chart` (uplift, or
+  // totals: its `series`); '' when no tooltip shows.
+  async function hover(sha, chart = 'uplift', series = 0) {
+    const target = await page.evaluate(([sha, chart, series]) => {
       const rep = window.driftwatchReport;
       for (const [suite, c] of Object.entries(rep.charts)) {
         const s = rep.data.suites.find((x) => x.name === suite);
         const pts = s.points;  // one column per check-in of the series
         const i = pts.findIndex((p) => p.sha === sha);
         if (i < 0) continue;
-        const [x, y] = c.uplift.convertToPixel({ seriesIndex: 0 }, [i, c.uplift.getOption().series[0].data[i].value[1]]);
-        const box = c.uplift.getDom().getBoundingClientRect();
+        const v = c[chart].getOption().series[series].data[i];
+        const [x, y] = c[chart].convertToPixel({ seriesIndex: series }, [i, v !== null && typeof v === 'object' ? v.value[1] : v]);
+        const box = c[chart].getDom().getBoundingClientRect();
         return { suite, x: box.left + x, y: box.top + y };
       }
       return null;
-    }, sha);
+    }, [sha, chart, series]);
     if (!target) return '';
     await page.mouse.move(target.x, target.y - 30);
     await page.mouse.move(target.x, target.y, { steps: 5 });
     await page.waitForTimeout(500);
-    return page.evaluate((suite) => {
+    return page.evaluate(([suite, chart]) => {
       // ECharts puts the tooltip as a div inside the chart's container.
-      const dom = window.driftwatchReport.charts[suite].uplift.getDom();
+      const dom = window.driftwatchReport.charts[suite][chart].getDom();
       return [...dom.querySelectorAll('div')].map((d) => d.innerText).filter((t) => t).join('\n');
-    }, target.suite);
+    }, [target.suite, chart]);
   }
   // The lowest point of the first suite sits nearest the chart's edge: its
   // tooltip must show too (out.lowest: its sha and the tooltip).
@@ -88,6 +90,13 @@ try {
     return pts.length ? pts.reduce((a, p) => (p.uplift < a.uplift ? p : a)).sha : '';
   });
   if (lowest) out.lowest = { sha: lowest, tooltip: await hover(lowest) };
+  // The same for the smallest learned total, at the bottom of the totals chart.
+  const smallest = await page.evaluate(() => {
+    const suite = window.driftwatchReport.data.suites[0];
+    const pts = suite ? suite.points.filter((p) => p.evaluated) : [];
+    return pts.length ? pts.reduce((a, p) => (p.total_learned < a.total_learned ? p : a)).sha : '';
+  });
+  if (smallest) out.smallest_learned = { sha: smallest, tooltip: await hover(smallest, 'totals', 1) };
   // Last, so the screenshot shows this one's tooltip.
   if (hoverSha) out.tooltip = await hover(hoverSha);
   // With the hover's tooltip showing; REPORT_SHOT=viewport keeps only the first screen (the README's picture).

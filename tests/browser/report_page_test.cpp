@@ -29,24 +29,26 @@ reports::ReportPoint point(const std::string& sha, std::int64_t time, double upl
 
 }  // namespace
 
-TEST_CASE("the report's uplift points show their tooltips when hovered, the lowest and a partial one too") {
+TEST_CASE("the report's points show their tooltips when hovered: the lowest uplift and learned total, a partial one") {
   // An uplift of exactly zero, the lowest of the series: a "nice" number the
   // chart's axis could end on, leaving the point on the grid's edge. The
   // partial point measured 1 of the suite's 2 modules.
-  auto first = point("1111111111111111111111111111111111111111", 1767225600, 0.0082, 2);
+  // Its learned total, 990 bytes, is the smallest: a round number the totals
+  // axis could end on too.
+  auto first = point("1111111111111111111111111111111111111111", 1767225600, 0.01, 2);
   auto zero = point("2222222222222222222222222222222222222222", 1767830400, 0.0, 2);
   auto partial = point("3333333333333333333333333333333333333333", 1768435200, 0.004, 1);
   reports::ReportData d;
   d.project = "page";
   d.generated_at = "2026-12-03 12:00 UTC";
   d.suites = {{"holdout", "m1", {"a.c", "b.c"}, {first, zero, partial}}};
-  d.overview = {{"holdout", first.commit, partial.commit, 0.0082, 0.004, true, {}, -0.0042}};
+  d.overview = {{"holdout", first.commit, partial.commit, 0.01, 0.004, true, {}, -0.006}};
   reports::ReportAlert alert;
   alert.id = 1;
   alert.kind = "uplift-dropped";
   alert.state = "open";
   alert.suite = "holdout";
-  alert.sentence = "uplift on holdout dropped from +0.82% to +0.00%";
+  alert.sentence = "uplift on holdout dropped from +1.00% to +0.00%";
   alert.culprit = zero.commit;
   alert.last_good = first.commit.sha;
   alert.first_bad = zero.commit.sha;
@@ -70,6 +72,10 @@ TEST_CASE("the report's uplift points show their tooltips when hovered, the lowe
   CHECK_MESSAGE(lowest.find("222222222222") != std::string::npos, lowest);
   CHECK(lowest.find("uplift +0.00%") != std::string::npos);
   CHECK(lowest.find("culprit") != std::string::npos);
+  REQUIRE(page["smallest_learned"]["sha"] == first.commit.sha);
+  std::string smallest = page["smallest_learned"]["tooltip"];
+  CHECK_MESSAGE(smallest.find("111111111111") != std::string::npos, smallest);
+  CHECK(smallest.find("learned 990 B") != std::string::npos);
   std::string tip = page["tooltip"];
   CHECK_MESSAGE(tip.find("333333333333") != std::string::npos, tip);
   CHECK(tip.find("over 1 of 2 modules") != std::string::npos);
