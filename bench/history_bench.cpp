@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
     t0 = Clock::now();
-    auto root = tracker::GitRepo::open(dir / "repo").take().root_commit("HEAD");
+    auto root = tracker::GitRepo::open(dir / "repo").take().root_commit("HEAD").take();
     if (root.empty()) throw std::runtime_error("no root commit");
     times.push_back(ms_since(t0));
   }

@@ -73,7 +73,7 @@ void print_series(db::Database& database, const std::filesystem::path& data_dir,
   auto model = policy::PolicyModel::load(p.policy).take();
   auto suite = sweep::select_suite(data_dir, p.suites.front());
   std::map<std::string, db::SeriesPoint> by_sha;
-  for (auto& pt : sweep::series_of_repository(database, sweep::recorded_repository(database, repo),
+  for (auto& pt : sweep::series_of_repository(database, sweep::recorded_repository(database, repo, "HEAD"),
                                               recipe.content_hash, model.metadata().content_hash, suite.manifest_hash))
     by_sha[pt.sha] = std::move(pt);
   std::set<std::string> culprits;

@@ -239,18 +239,20 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
 }
 
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash,
-                                    const std::string& policy_hash) {
+                                    const std::string& policy_hash, const std::string& repo) {
   return db.impl().guarded("requeueing failed jobs", [&] {
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
-    // Jobs planned under another recipe or policy than today's are left as
-    // they are: a worker would refuse them on every sweep from now on.
+    // Jobs planned under another recipe or policy than today's, or at a path
+    // the repository has left, are left as they are: a worker would refuse
+    // them on every sweep from now on.
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND (state = 'failed' OR " LOST_EVALUATION ") "
              "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
-             "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) RETURNING id",
-             project, recipe_hash, policy_hash))
+             "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "
+             "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) RETURNING id",
+             project, recipe_hash, policy_hash, repo))
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', updated_at = now() "

@@ -95,10 +95,10 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
 /// Puts the project's failed jobs back in the queue (the next sweep retries
 /// transient failures), and its done evaluation jobs whose evaluation was
 /// since run again and interrupted; returns their ids. Jobs planned under
-/// another recipe hash or (evaluations) policy hash than these stay as they
-/// are ("" matches any).
+/// another recipe hash, (evaluations) policy hash or repository path (a
+/// checkout since moved) than these stay as they are ("" matches any).
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash = "",
-                                    const std::string& policy_hash = "");
+                                    const std::string& policy_hash = "", const std::string& repo = "");
 /// Puts back jobs that `owner_prefix`'s processes held when they died.
 int requeue_jobs_of(Database& db, const std::string& owner);
 /// The running jobs' owners of a project, for finding dead local workers.

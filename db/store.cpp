@@ -23,54 +23,59 @@ Id returning_id(Database& db, const char* what, const std::string& sql, Args&&..
   });
 }
 
+/// The row of a repository read at `location` before: its id and whether its root was never asked.
+constexpr const char* kRepositoryAt =
+    "SELECT id, root IS NULL FROM repositories WHERE location = $1 OR $1 = ANY(also_at) ORDER BY id LIMIT 1";
+
 }  // namespace
 
 Id upsert_repository(Database& db, const std::string& location, const std::function<std::string()>& root) {
   auto root_of = [&] { return root ? root() : std::string(); };
   return db.impl().guarded("recording a repository", [&] {
     pqxx::work tx(db.impl().conn);
-    auto known = tx.exec_params(
-        "SELECT l.repository_id, r.root IS NULL FROM repository_locations l "
-        "JOIN repositories r ON r.id = l.repository_id WHERE l.location = $1",
-        location);
+    // Writers of one root take turns: a row takes a root only when no other
+    // row holds it, and a new path joins the row that does.
+    auto lock = [&](const std::string& r) {
+      if (!r.empty()) tx.exec_params("SELECT pg_advisory_xact_lock(hashtext('driftwatch repository ' || $1::text))", r);
+    };
+    auto known = tx.exec_params(kRepositoryAt, location);
     if (!known.empty()) {
       auto id = known[0][0].as<Id>();
-      // Recorded before repositories had roots: learn it now, so a later move
-      // of this checkout still finds its series (unless another repository
-      // row took that root first: two paths of one history recorded apart).
-      if (known[0][1].as<bool>())
-        if (auto r = root_of(); !r.empty())
-          tx.exec_params("UPDATE repositories SET root = $2 WHERE id = $1 AND root IS NULL "
-                         "AND NOT EXISTS (SELECT 1 FROM repositories WHERE root = $2)",
-                         id, r);
+      // Recorded before repositories had roots: learn it once ('' when there
+      // is none, or another row took it first: two paths of one history
+      // recorded apart), so a later move of this checkout finds its series.
+      if (known[0][1].as<bool>()) {
+        auto r = root_of();
+        lock(r);
+        tx.exec_params("UPDATE repositories SET root = CASE WHEN $2::text <> '' AND NOT EXISTS "
+                       "(SELECT 1 FROM repositories o WHERE o.root = $2) THEN $2 ELSE '' END "
+                       "WHERE id = $1 AND root IS NULL",
+                       id, r);
+      }
       tx.commit();
       return id;
     }
-    // A path not seen before: a repository whose history has this root is
+    // A path not seen before: the repository whose history has this root is
     // this one, moved or cloned again.
     auto r = root_of();
-    std::optional<Id> id;
+    lock(r);
     if (!r.empty())
-      if (auto same = tx.exec_params("SELECT id FROM repositories WHERE root = $1", r); !same.empty())
-        id = same[0][0].as<Id>();
-    if (!id) {
-      // Another worker may insert the same path or root meanwhile: its row wins.
-      auto made = tx.exec_params(
-          "INSERT INTO repositories (location, root) VALUES ($1, NULLIF($2, '')) ON CONFLICT DO NOTHING RETURNING id",
-          location, r);
-      id = !made.empty() ? made[0][0].as<Id>()
-                         : tx.exec_params1("SELECT id FROM repositories WHERE location = $1 OR root = NULLIF($2, '') "
-                                           "ORDER BY id LIMIT 1",
-                                           location, r)[0]
-                               .as<Id>();
-    }
-    tx.exec_params("INSERT INTO repository_locations (location, repository_id) VALUES ($1, $2) "
-                   "ON CONFLICT (location) DO NOTHING",
-                   location, *id);
-    auto mapped = tx.exec_params1("SELECT repository_id FROM repository_locations WHERE location = $1", location)[0]
-                      .as<Id>();
+      if (auto same = tx.exec_params("SELECT id FROM repositories WHERE root = $1", r); !same.empty()) {
+        auto id = same[0][0].as<Id>();
+        tx.exec_params("UPDATE repositories SET also_at = array_append(also_at, $2) "
+                       "WHERE id = $1 AND location <> $2 AND NOT ($2 = ANY(also_at))",
+                       id, location);
+        tx.commit();
+        return id;
+      }
+    // Another writer of the same path may insert it meanwhile: its row wins.
+    auto made = tx.exec_params(
+        "INSERT INTO repositories (location, root) VALUES ($1, CASE WHEN $3::boolean THEN $2::text END) "
+        "ON CONFLICT DO NOTHING RETURNING id",
+        location, r, static_cast<bool>(root));
+    auto id = !made.empty() ? made[0][0].as<Id>() : tx.exec_params1(kRepositoryAt, location)[0].as<Id>();
     tx.commit();
-    return mapped;
+    return id;
   });
 }
 
@@ -78,8 +83,7 @@ std::optional<Id> find_repository(Database& db, const std::string& location,
                                   const std::function<std::string()>& root) {
   return db.impl().guarded("reading a repository", [&]() -> std::optional<Id> {
     pqxx::read_transaction tx(db.impl().conn);
-    auto known = tx.exec_params("SELECT repository_id FROM repository_locations WHERE location = $1", location);
-    if (!known.empty()) return known[0][0].as<Id>();
+    if (auto known = tx.exec_params(kRepositoryAt, location); !known.empty()) return known[0][0].as<Id>();
     auto r = root ? root() : std::string();
     if (r.empty()) return std::nullopt;
     auto same = tx.exec_params("SELECT id FROM repositories WHERE root = $1", r);

@@ -50,16 +50,16 @@ struct MeasurementRow {
 };
 
 /// The repository read at `location` (a path, or a name standing for
-/// toolchains). A path recorded before maps to its repository; a new one
-/// joins the repository whose first-parent history has the same first commit,
+/// toolchains). A path recorded before gives its repository; a new one joins
+/// the repository whose first-parent history has the same first commit,
 /// `root` (a checkout moved or cloned again keeps its series, builds and
-/// alerts), or starts one. `root` is asked only for a path not seen before
-/// (or one recorded before roots were), since it walks the whole history;
-/// "" or none: the path alone identifies it.
+/// alerts), or starts one. `root` walks the whole history, so it is asked
+/// once per path: for a new one, or one recorded before roots were; "" or
+/// none: the path alone identifies it.
 Id upsert_repository(Database& db, const std::string& location, const std::function<std::string()>& root = {});
 /// The repository upsert_repository would give, for commands that only read
 /// (a dashboard's role may not write): none when neither the path nor the
-/// root is recorded.
+/// root is recorded. `root` is asked only for a path not recorded.
 std::optional<Id> find_repository(Database& db, const std::string& location,
                                   const std::function<std::string()>& root = {});
 Id upsert_commit(Database& db, Id repository_id, const CommitRow& commit);

@@ -83,8 +83,9 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   DecideReport report;
   report.policy_hash = tracked.content_hash;
   auto repo = tracker::GitRepo::open(p.repo).take();
-  auto repository_id = recorded_repository(db, repo);
-  auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
+  auto tip = repo.tracked(p.branch).take();
+  auto repository_id = recorded_repository(db, repo, tip);
+  auto history = repo.cloned_history(tip).take();
   if (history.empty()) throw common::Fatal("the branch of " + p.repo + " has no check-ins");
   report.head = history.back().sha;
   std::map<std::string, std::size_t> position;

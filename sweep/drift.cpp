@@ -567,8 +567,9 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   if (p.repo.empty()) return report;
   report.analysed = true;
   auto repo = tracker::GitRepo::open(p.repo).take();
-  auto repository_id = record_repository(db, repo);  // a sweep writes: a moved checkout's path is recorded
-  auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
+  auto tip = repo.tracked(p.branch).take();
+  auto repository_id = record_repository(db, repo, tip);  // a sweep writes: a moved checkout's path is recorded
+  auto history = repo.cloned_history(tip).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto model = policy::PolicyModel::load(p.policy).take();
   std::map<std::string, std::size_t> position;

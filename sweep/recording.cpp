@@ -1,15 +1,28 @@
 #include "sweep/recording.h"
 
+#include <functional>
+
 #include "common/hash.h"
 
 namespace sweep {
 
-db::Id record_repository(db::Database& database, const tracker::GitRepo& repo) {
-  return db::upsert_repository(database, repo.location().string(), [&] { return repo.root_commit("HEAD"); });
+namespace {
+
+/// The root commit for db::upsert_repository; a repository that cannot be
+/// walked stops the command with libgit2's reason.
+std::function<std::string()> root_of(const tracker::GitRepo& repo, const std::string& rev) {
+  return [&repo, rev] { return repo.root_commit(rev).take(); };
 }
 
-std::optional<db::Id> recorded_repository(db::Database& database, const tracker::GitRepo& repo) {
-  return db::find_repository(database, repo.location().string(), [&] { return repo.root_commit("HEAD"); });
+}  // namespace
+
+db::Id record_repository(db::Database& database, const tracker::GitRepo& repo, const std::string& sha) {
+  return db::upsert_repository(database, repo.location().string(), root_of(repo, sha));
+}
+
+std::optional<db::Id> recorded_repository(db::Database& database, const tracker::GitRepo& repo,
+                                          const std::string& rev) {
+  return db::find_repository(database, repo.location().string(), root_of(repo, rev));
 }
 
 std::vector<db::SeriesPoint> series_of_repository(db::Database& database, std::optional<db::Id> repository_id,
@@ -20,7 +33,7 @@ std::vector<db::SeriesPoint> series_of_repository(db::Database& database, std::o
 }
 
 db::Id record_commit(db::Database& database, const tracker::GitRepo& repo, const tracker::CommitInfo& c) {
-  auto repo_id = record_repository(database, repo);
+  auto repo_id = record_repository(database, repo, c.sha);
   return db::upsert_commit(database, repo_id, {c.sha, c.parents, c.author, c.time, c.subject});
 }
 

@@ -14,12 +14,14 @@
 namespace sweep {
 
 /// The repository's row, found by its path or, for a path not seen before,
-/// by its history's first commit (db::upsert_repository), so a checkout
-/// moved since the last sweep keeps its series.
-db::Id record_repository(db::Database& database, const tracker::GitRepo& repo);
+/// by the first commit of the first-parent line ending at `sha`
+/// (db::upsert_repository), so a checkout moved since the last sweep keeps
+/// its series.
+db::Id record_repository(db::Database& database, const tracker::GitRepo& repo, const std::string& sha);
 /// The same row for commands that only read (report, decide): none when
-/// nothing of this repository was recorded.
-std::optional<db::Id> recorded_repository(db::Database& database, const tracker::GitRepo& repo);
+/// nothing of this repository was recorded. `rev`: the tracked line.
+std::optional<db::Id> recorded_repository(db::Database& database, const tracker::GitRepo& repo,
+                                          const std::string& rev);
 /// db::load_series of a repository that may not be recorded (then empty).
 std::vector<db::SeriesPoint> series_of_repository(db::Database& database, std::optional<db::Id> repository_id,
                                                   const std::string& recipe_hash, const std::string& policy_hash,

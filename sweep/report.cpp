@@ -207,11 +207,12 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
                                       it->reason.empty() ? it->state : it->state + ": " + it->reason});
   }
   auto repo = tracker::GitRepo::open(p.repo).take();
-  auto repository_id = recorded_repository(db, repo);
   // As sweep and decide read it: a policy's metadata may name its training
   // check-in by a short sha or a tag.
   if (auto sha = repo.resolve(d.policy.trained_at); sha && !d.policy.trained_at.empty()) d.policy.trained_at = *sha;
-  auto history = repo.cloned_history(repo.tracked(p.branch).take()).take();
+  auto tip = repo.tracked(p.branch).take();
+  auto repository_id = recorded_repository(db, repo, tip);
+  auto history = repo.cloned_history(tip).take();
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   auto recipe = builder::load_recipe(p.recipe).take();

@@ -128,7 +128,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto tracked = tracked_policy(db, p);
-  if (!has_evaluations(db, recorded_repository(db, repo), recipe.content_hash, tracked.content_hash, holdout))
+  if (!has_evaluations(db, recorded_repository(db, repo, repo.tracked(p.branch).take()), recipe.content_hash,
+                       tracked.content_hash, holdout))
     throw common::Fatal("no measured check-in of project '" + p.name + "' with its active policy " +
                         tracked.content_hash.substr(0, 12) +
                         " on its held-out suites: run `driftwatch sweep` first; nothing changed");

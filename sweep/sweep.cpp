@@ -333,7 +333,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   if (!o.only_new || !after)
     for (auto& t : toolchain_checkins(p)) in.checkins.push_back(std::move(t));
 
-  auto retried = db::requeue_failed_jobs(lock_db, p.name, in.recipe_hash, in.policy_hash);
+  auto retried = db::requeue_failed_jobs(lock_db, p.name, in.recipe_hash, in.policy_hash, in.repo);
   if (in.checkins.empty() && retried.empty()) {
     report.nothing_new = true;
     say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")" + tip_note);

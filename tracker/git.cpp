@@ -172,21 +172,25 @@ std::set<std::string> shallow_edge(git_repository* repo) {
 
 }  // namespace
 
-std::string GitRepo::root_commit(const std::string& to) const {
+common::Result<std::string> GitRepo::root_commit(const std::string& to) const {
   auto sha = resolve(to);
-  if (!sha) return "";
+  if (!sha) return sha.error();
   auto* repo = impl_->repo.get();
   git_oid oid;
   git_oid_fromstr(&oid, sha->c_str());
   for (;;) {
     git_commit* c = nullptr;
-    if (git_commit_lookup(&c, repo, &oid) != 0) return "";  // past a shallow edge (libgit2 before 1.7)
+    if (git_commit_lookup(&c, repo, &oid) != 0) {
+      if (git_repository_is_shallow(repo) == 1) return std::string();  // past the edge (libgit2 before 1.7)
+      return common::Error{impl_->location.string() + ": cannot read commit " + oid_hex(oid).substr(0, 12) +
+                           " walking to the first commit: " + git_error_text()};
+    }
     CommitPtr owner(c);
     if (git_commit_parentcount(c) == 0) break;
     git_oid_cpy(&oid, git_commit_parent_id(c, 0));
   }
   auto hex = oid_hex(oid);
-  return shallow_edge(repo).count(hex) ? "" : hex;
+  return shallow_edge(repo).count(hex) ? std::string() : hex;
 }
 
 common::Result<std::vector<CommitInfo>> GitRepo::cloned_history(const std::string& to) const {

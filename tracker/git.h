@@ -41,9 +41,9 @@ class GitRepo {
                                                                std::optional<std::int64_t> since = {}) const;
   /// The first commit of the first-parent history ending at `to`: what
   /// identifies the repository wherever it is checked out. "" when the walk
-  /// ends at a shallow clone's edge (no root there) or `to` names nothing
-  /// (an unborn branch). Walks the whole history: call it once.
-  std::string root_commit(const std::string& to) const;
+  /// ends at a shallow clone's edge: there is no root there. Walks the whole
+  /// history: call it once.
+  common::Result<std::string> root_commit(const std::string& to) const;
   /// Every tag, by the commit it names (annotated tags peeled), read once.
   std::map<std::string, std::vector<std::string>> tags() const;
 

@@ -121,18 +121,22 @@ TEST_CASE("a job a later sweep runs again is that sweep's, so cancelling the swe
   CHECK(db::list_jobs(d, {"", {}, first, 10})[0].id == ids[0]);
 }
 
-TEST_CASE("a sweep takes back failed jobs planned under its recipe and policy, not those of an earlier recipe") {
+TEST_CASE("a sweep takes back failed jobs planned under its recipe, policy and path, not those of an earlier one") {
   auto d = testing::fresh_database();
   auto sweep = db::begin_sweep(d, "p");
-  auto ids = db::enqueue_jobs(d, "p", sweep,
-                              {{"build", "b-old", "{\"recipe_hash\": \"r1\"}", 0, -1, 1},
-                               {"build", "b-new", "{\"recipe_hash\": \"r2\"}", 0, -1, 1},
-                               {"eval", "e-old", "{\"recipe_hash\": \"r2\", \"policy_hash\": \"p1\"}", 0, -1, 1}});
-  CHECK(db::cancel_jobs(d, {"p", {db::kJobQueued}, std::nullopt, 10}, std::nullopt, "failed by a test").size() == 3);
-  // The recipe is now r2 and the policy p2: only the build planned under r2 is worth another try.
-  CHECK(db::requeue_failed_jobs(d, "p", "r2", "p2") == std::vector<db::Id>{ids[1]});
+  auto ids = db::enqueue_jobs(
+      d, "p", sweep,
+      {{"build", "b-old", "{\"recipe_hash\": \"r1\", \"repo\": \"/new\"}", 0, -1, 1},
+       {"build", "b-new", "{\"recipe_hash\": \"r2\", \"repo\": \"/new\"}", 0, -1, 1},
+       {"eval", "e-old", "{\"recipe_hash\": \"r2\", \"policy_hash\": \"p1\", \"repo\": \"/new\"}", 0, -1, 1},
+       {"build", "b-moved", "{\"recipe_hash\": \"r2\", \"repo\": \"/old\"}", 0, -1, 1}});
+  CHECK(db::cancel_jobs(d, {"p", {db::kJobQueued}, std::nullopt, 10}, std::nullopt, "failed by a test").size() == 4);
+  // The recipe is now r2, the policy p2 and the checkout at /new: only the
+  // build planned under r2 at /new is worth another try (/old is gone).
+  CHECK(db::requeue_failed_jobs(d, "p", "r2", "p2", "/new") == std::vector<db::Id>{ids[1]});
   CHECK(db::job_state(d, ids[0])->state == "failed");
   CHECK(db::job_state(d, ids[2])->state == "failed");
+  CHECK(db::job_state(d, ids[3])->state == "failed");
 }
 
 TEST_CASE("a running job whose lease expired counts as queued: its worker is gone, it waits to be taken over") {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "db/drift.h"
@@ -62,40 +63,66 @@ TEST_CASE("upserts return the same id for the same key") {
   CHECK(db::upsert_commit(database, r1, {"sha1", {}, "x", 0, "s"}) == c1);
 }
 
+namespace {
+/// A root for upsert_repository that counts how often it was asked.
+std::function<std::string()> counted_root(int& walks, std::string root) {
+  return [&walks, root] {
+    ++walks;
+    return root;
+  };
+}
+}  // namespace
+
 TEST_CASE("a repository read at a new path with the same root is the same repository, its series kept") {
   auto database = testing::fresh_database();
   int walks = 0;
-  auto root = [&](std::string r) {
-    return [&walks, r] {
-      ++walks;
-      return r;
-    };
-  };
-  auto e = make_evaluation(database, 2);  // recorded at /srv/compiler before roots: no root known
+  auto e = make_evaluation(database, 2);  // recorded at /srv/compiler with no root asked, as before roots were
   db::store_evaluation(database, {e.id, {}, rows_for(e), "{}", "{}"});
-  // Read there again: the path is known, and its root is learned once.
-  auto original = db::upsert_repository(database, "/srv/compiler", root("r00t"));
+  // Recorded there again: the path is known, and its root is learned once.
+  CHECK(db::upsert_repository(database, "/srv/compiler", counted_root(walks, "r00t")) == e.repo);
+  CHECK(db::upsert_repository(database, "/srv/compiler", counted_root(walks, "r00t")) == e.repo);
   CHECK(walks == 1);
-  CHECK(db::upsert_repository(database, "/srv/compiler", root("r00t")) == original);
-  CHECK(walks == 1);
-  // Moved: the new path joins the repository, and the series is read there.
-  CHECK(db::upsert_repository(database, "/home/moved/compiler", root("r00t")) == original);
+  // Moved: before anything records the new path, a reader finds it by its root;
+  auto moved = db::find_repository(database, "/home/moved/compiler", counted_root(walks, "r00t"));
+  CHECK(moved == e.repo);
   CHECK(walks == 2);
-  CHECK(db::find_repository(database, "/home/moved/compiler") == original);
-  auto series = db::load_series(database, original, "h1", "ph", "mh");
+  // a writer records the new path, which needs no walk after that.
+  CHECK(db::upsert_repository(database, "/home/moved/compiler", counted_root(walks, "r00t")) == e.repo);
+  CHECK(db::upsert_repository(database, "/home/moved/compiler", counted_root(walks, "r00t")) == e.repo);
+  CHECK(db::find_repository(database, "/home/moved/compiler", counted_root(walks, "r00t")) == e.repo);
+  CHECK(walks == 3);
+  REQUIRE(moved.has_value());
+  auto series = db::load_series(database, *moved, "h1", "ph", "mh");
   REQUIRE(series.size() == 1);
   CHECK(series[0].sha == "abc123");
   CHECK(series[0].evaluated);
-  // Another history, and a path that cannot say its root, are other repositories.
-  auto other = db::upsert_repository(database, "/srv/other", root("another-root"));
-  CHECK(other != original);
-  CHECK(db::upsert_repository(database, "/srv/shallow", root("")) != original);
-  CHECK(db::upsert_repository(database, "/srv/shallow", root("")) != other);
+  // Another history, and a path with no root to go by (a shallow clone), are
+  // other repositories; the latter is asked once too.
+  auto other = db::upsert_repository(database, "/srv/other", counted_root(walks, "another-root"));
+  CHECK(other != e.repo);
   CHECK(db::load_series(database, other, "h1", "ph", "mh").empty());
-  // Only reading: a path never recorded is found by its root, or not at all.
-  CHECK(db::find_repository(database, "/srv/never-read", root("r00t")) == original);
-  CHECK_FALSE(db::find_repository(database, "/srv/never-read", root("unknown")).has_value());
+  auto shallow = db::upsert_repository(database, "/srv/shallow", counted_root(walks, ""));
+  CHECK(shallow != e.repo);
+  CHECK(shallow != other);
+  CHECK(db::upsert_repository(database, "/srv/shallow", counted_root(walks, "")) == shallow);
+  CHECK(walks == 5);
+  // Only reading, a path never recorded is found by its root or not at all.
+  CHECK_FALSE(db::find_repository(database, "/srv/never-read", counted_root(walks, "unknown")).has_value());
   CHECK_FALSE(db::find_repository(database, "/srv/never-read").has_value());
+}
+
+TEST_CASE("two paths of one history recorded before roots stay two repositories, a third path joins the first") {
+  auto database = testing::fresh_database();
+  int walks = 0;
+  auto a = db::upsert_repository(database, "/srv/a");  // no root asked, as before roots were
+  auto b = db::upsert_repository(database, "/srv/b");
+  REQUIRE(a != b);
+  CHECK(db::upsert_repository(database, "/srv/a", counted_root(walks, "r")) == a);  // learns r
+  // r is a's already: b keeps its path alone (no unique violation), asked once.
+  CHECK(db::upsert_repository(database, "/srv/b", counted_root(walks, "r")) == b);
+  CHECK(db::upsert_repository(database, "/srv/b", counted_root(walks, "r")) == b);
+  CHECK(walks == 2);
+  CHECK(db::upsert_repository(database, "/srv/c", counted_root(walks, "r")) == a);
 }
 
 TEST_CASE("a build is recorded once per (commit, recipe) and can be found") {

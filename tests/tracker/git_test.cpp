@@ -129,18 +129,42 @@ TEST_CASE("a shallow clone's walk past its boundary names the boundary instead o
   CHECK(cloned.front().sha == repo.resolve("HEAD~1").take());
 }
 
-TEST_CASE("the root commit is the same in every clone and unknown at a shallow clone's edge") {
+namespace {
+/// `git -C dir args…` as a test user; the last line of its output.
+std::string git_out(const std::filesystem::path& dir, std::vector<std::string> args) {
+  common::ProcessSpec spec;
+  spec.argv = {"git", "-c", "user.name=Test", "-c", "user.email=test@example.org", "-C", dir.string()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  auto r = common::run_process(spec).take();
+  REQUIRE_MESSAGE(r.ok(), r.output);
+  return common::trim(common::last_line(r.output));
+}
+}  // namespace
+
+TEST_CASE("the root commit is the first-parent line's first, the same in every clone, none at a shallow edge") {
   testing::TempDir dir;
   auto origin = testing::write_toy_history(dir.path());
   auto repo = GitRepo::open(origin).take();
   auto first = repo.first_parent_history("main").take().front();
-  CHECK(repo.root_commit("main") == first.sha);
-  CHECK(repo.root_commit("side") == first.sha);  // the side branch starts on main
-  CHECK(repo.root_commit("no-such-branch").empty());
+  CHECK(repo.root_commit("main").take() == first.sha);
+  CHECK(repo.root_commit("side").take() == first.sha);  // the side branch starts on main
+  CHECK_FALSE(repo.root_commit("no-such-branch").ok());
+  // An unrelated history merged in brings a second root: the first parent's line decides.
+  auto tree = git_out(origin, {"rev-parse", "main^{tree}"});
+  auto other = git_out(origin, {"commit-tree", tree, "-m", "an unrelated root"});
+  git_out(origin, {"update-ref", "refs/heads/merged-in", git_out(origin, {"commit-tree", tree, "-p", "main", "-p", other, "-m", "merge"})});
+  git_out(origin, {"update-ref", "refs/heads/merged-onto", git_out(origin, {"commit-tree", tree, "-p", other, "-p", "main", "-m", "merge"})});
+  auto reopened = GitRepo::open(origin).take();
+  CHECK(reopened.root_commit("merged-in").take() == first.sha);
+  CHECK(reopened.root_commit("merged-onto").take() == other);
   git({"clone", "-q", "--branch", "main", "file://" + origin.string(), (dir / "full").string()});
-  CHECK(GitRepo::open(dir / "full").take().root_commit("HEAD") == first.sha);
+  CHECK(GitRepo::open(dir / "full").take().root_commit("HEAD").take() == first.sha);
+  git({"clone", "-q", "--bare", "file://" + origin.string(), (dir / "bare.git").string()});
+  CHECK(GitRepo::open(dir / "bare.git").take().root_commit("main").take() == first.sha);
   git({"clone", "-q", "--depth", "2", "--branch", "main", "file://" + origin.string(), (dir / "shallow").string()});
-  CHECK(GitRepo::open(dir / "shallow").take().root_commit("HEAD").empty());
+  auto shallow = GitRepo::open(dir / "shallow").take().root_commit("HEAD");
+  REQUIRE(shallow.ok());
+  CHECK(std::move(shallow).take().empty());
 }
 
 TEST_CASE("checking out what a partial clone lacks names the clone and the cure, not libgit2's missing object") {
