@@ -26,11 +26,15 @@ Id returning_id(Database& db, const char* what, const std::string& sql, Args&&..
 /// The row of a repository read at `location` before: its id and whether its root was never asked.
 constexpr const char* kRepositoryAt =
     "SELECT id, root IS NULL FROM repositories WHERE location = $1 OR $1 = ANY(also_at) ORDER BY id LIMIT 1";
+/// The repository whose first-parent history starts at commit $1 (not '').
+constexpr const char* kRepositoryWithRoot = "SELECT id FROM repositories WHERE root = $1";
+
+/// The root upsert_repository or find_repository was given, asked now; "" without one.
+std::string ask(const std::function<std::string()>& root) { return root ? root() : std::string(); }
 
 }  // namespace
 
 Id upsert_repository(Database& db, const std::string& location, const std::function<std::string()>& root) {
-  auto root_of = [&] { return root ? root() : std::string(); };
   return db.impl().guarded("recording a repository", [&] {
     pqxx::work tx(db.impl().conn);
     // Writers of one root take turns: a row takes a root only when no other
@@ -45,7 +49,7 @@ Id upsert_repository(Database& db, const std::string& location, const std::funct
       // is none, or another row took it first: two paths of one history
       // recorded apart), so a later move of this checkout finds its series.
       if (known[0][1].as<bool>()) {
-        auto r = root_of();
+        auto r = ask(root);
         lock(r);
         tx.exec_params("UPDATE repositories SET root = CASE WHEN $2::text <> '' AND NOT EXISTS "
                        "(SELECT 1 FROM repositories o WHERE o.root = $2) THEN $2 ELSE '' END "
@@ -57,10 +61,10 @@ Id upsert_repository(Database& db, const std::string& location, const std::funct
     }
     // A path not seen before: the repository whose history has this root is
     // this one, moved or cloned again.
-    auto r = root_of();
+    auto r = ask(root);
     lock(r);
     if (!r.empty())
-      if (auto same = tx.exec_params("SELECT id FROM repositories WHERE root = $1", r); !same.empty()) {
+      if (auto same = tx.exec_params(kRepositoryWithRoot, r); !same.empty()) {
         auto id = same[0][0].as<Id>();
         tx.exec_params("UPDATE repositories SET also_at = array_append(also_at, $2) "
                        "WHERE id = $1 AND location <> $2 AND NOT ($2 = ANY(also_at))",
@@ -84,9 +88,9 @@ std::optional<Id> find_repository(Database& db, const std::string& location,
   return db.impl().guarded("reading a repository", [&]() -> std::optional<Id> {
     pqxx::read_transaction tx(db.impl().conn);
     if (auto known = tx.exec_params(kRepositoryAt, location); !known.empty()) return known[0][0].as<Id>();
-    auto r = root ? root() : std::string();
+    auto r = ask(root);
     if (r.empty()) return std::nullopt;
-    auto same = tx.exec_params("SELECT id FROM repositories WHERE root = $1", r);
+    auto same = tx.exec_params(kRepositoryWithRoot, r);
     if (same.empty()) return std::nullopt;
     return same[0][0].as<Id>();
   });
