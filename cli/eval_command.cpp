@@ -21,7 +21,7 @@ namespace {
 struct EvalArgs {
   BuildSelector build;
   std::string suite = "smoke", policy;
-  bool json = false, keep_objects = false, no_reuse = false;
+  bool json = false, keep_objects = false, no_reuse = false, compile_every_default = false;
 };
 
 void print_module_done(int done, int total, const evaluator::ModuleResult& m) {
@@ -77,7 +77,12 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
         if (!h->ok() && !h->not_consulted())
           fmt::print("  {} ({}): {}: {}\n", m.name, h == &m.by_default ? "default" : "learned", h->outcome, h->message);
   }
-  if (reused_from.empty()) fmt::print("{} compiles in {}\n", 2 * r.modules.size(), common::format_seconds(r.seconds));
+  if (r.defaults_shared > 0)
+    fmt::print("{} module(s) where the policy took every default decision: the default's object is the learned one "
+               "({} more such compiled twice, byte for byte the same; --compile-every-default compiles them all)\n",
+               r.defaults_shared, r.defaults_checked);
+  if (reused_from.empty())
+    fmt::print("{} compiles in {}\n", 2 * r.modules.size() - r.defaults_shared, common::format_seconds(r.seconds));
   for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
 }
 
@@ -96,6 +101,7 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   o.jobs = sweep::jobs_or_cores(a.build.jobs);
   o.keep_objects = a.keep_objects;
   o.reuse = !a.no_reuse;
+  o.compile_every_default = a.compile_every_default;
   o.reconnect = true;  // it holds no lock a lost session would take with it
   if (!ctx.quiet) o.progress = print_module_done;
   auto stored = sweep::evaluate_and_store(database, build, suite, model, o);
@@ -115,6 +121,9 @@ void attach_eval(CLI::App& sub, Context& ctx) {
   sub.add_flag("--no-reuse", a->no_reuse,
                "compile even when an earlier evaluation of a byte-identical compiler (same suite, policy and compile "
                "command) could be reused");
+  sub.add_flag("--compile-every-default", a->compile_every_default,
+               "compile every module's default, also where the policy took every default decision (its learned object "
+               "is otherwise the default's)");
   sub.callback([&ctx, a] { run_eval(ctx, *a); });
 }
 

@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <functional>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/text.h"
@@ -58,14 +63,17 @@ HeuristicResult finish(const policy::CompileOutcome& c, const fs::path& object, 
 }
 
 /// One compile of one module under one heuristic; the objects go to
-/// <work>/<heuristic>/<module>.o.
+/// <work>/<heuristic>/<module>.o. A learned compile counts its departures
+/// from the default into `departures` when its runner asks for the default.
 HeuristicResult compile_one(const EvaluationOptions& o, const policy::CompilerInvocation& cc, const SuiteModule& m,
-                            bool learned, policy::CompatReport* report) {
+                            bool learned, policy::CompatReport* report, policy::DepartureCount* departures) {
   auto bitcode = o.suite_dir / (m.name + ".bc");
   auto object = object_path(o.work_dir, learned ? "learned" : "default", m.name);
   fs::create_directories(object.parent_path());
   if (!learned) return finish(policy::compile_default(cc, bitcode, object), object, false);
   auto runner = o.learned(report);
+  if (departures && o.default_slot && runner->wants_default_decision())
+    runner = policy::make_departure_counter(std::move(runner), *o.default_slot, *departures);
   return finish(policy::compile_with_runner(cc, bitcode, object, *runner, o.work_dir / "learned"), object, true);
 }
 
@@ -73,15 +81,83 @@ HeuristicResult compile_one(const EvaluationOptions& o, const policy::CompilerIn
 /// be copied) becomes this compile's outcome: an exception escaping a worker
 /// thread would end the process.
 HeuristicResult compile_guarded(const EvaluationOptions& o, const policy::CompilerInvocation& cc, const SuiteModule& m,
-                                bool learned, policy::CompatReport* report) {
+                                bool learned, policy::CompatReport* report,
+                                policy::DepartureCount* departures = nullptr) {
   try {
-    return compile_one(o, cc, m, learned, report);
+    return compile_one(o, cc, m, learned, report, departures);
   } catch (const std::exception& e) {
     HeuristicResult r;
     r.outcome = kOutcomeInternalError;
     r.message = std::string("driftwatch failed on this compile: ") + e.what();
     return r;
   }
+}
+
+/// The default's result for a module whose learned compile took every
+/// default decision: the learned object, copied to where the default's goes
+/// (link groups read it there). Nullopt when it cannot be copied.
+std::optional<HeuristicResult> shared_default(const EvaluationOptions& o, const std::string& module,
+                                              const HeuristicResult& learned) {
+  std::error_code ec;
+  auto to = object_path(o.work_dir, "default", module);
+  fs::create_directories(to.parent_path(), ec);
+  fs::copy_file(object_path(o.work_dir, "learned", module), to, fs::copy_options::overwrite_existing, ec);
+  if (ec) return std::nullopt;
+  HeuristicResult r;
+  r.sizes = learned.sizes;
+  r.shared = true;
+  return r;
+}
+
+bool same_bytes(const fs::path& a, const fs::path& b) {
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::error_code ec;
+  return fs::file_size(a, ec) == fs::file_size(b, ec) && !ec && read(a) == read(b);
+}
+
+/// Compile tasks handed to worker threads, front first; a finished task may
+/// add one (a module's default compile, once its learned one is known).
+struct Task {
+  int module;
+  bool learned;
+};
+class TaskQueue {
+ public:
+  explicit TaskQueue(std::deque<Task> tasks) : tasks_(std::move(tasks)) {}
+  /// The next task, waiting while others run that may add one; nullopt when all are done.
+  std::optional<Task> take() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return !tasks_.empty() || running_ == 0; });
+    if (tasks_.empty()) return std::nullopt;
+    auto t = tasks_.front();
+    tasks_.pop_front();
+    ++running_;
+    return t;
+  }
+  void done(std::optional<Task> follow) {
+    std::lock_guard lock(mutex_);
+    if (follow) tasks_.push_back(*follow);
+    --running_;
+    ready_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Task> tasks_;
+  int running_ = 0;
+};
+
+void run_tasks(TaskQueue& queue, int jobs, const std::function<std::optional<Task>(Task)>& run) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, jobs); ++t)
+    threads.emplace_back([&] {
+      while (auto task = queue.take()) queue.done(run(*task));
+    });
+  for (auto& t : threads) t.join();
 }
 
 }  // namespace
@@ -177,6 +253,59 @@ common::Error whole_failure(const EvaluationResult& r) {
           transient};
 }
 
+/// Compiles the default of a few modules whose default was shared, to
+/// check the premise: where the policy took every default decision, the
+/// compiler's ML mode makes the default's object, byte for byte. The
+/// middle-sized of those that asked the policy anything are checked (the
+/// largest would cost the most). One that differs means no shared default
+/// can be trusted: every one is compiled, and a warning says so.
+template <typename CompilerOf>
+void check_shared_defaults(const EvaluationOptions& o, const std::vector<SuiteModule>& modules,
+                           const std::vector<std::uintmax_t>& bytes, const CompilerOf& cc_of,
+                           EvaluationResult& result) {
+  std::vector<int> shared, asked;
+  for (std::size_t i = 0; i < modules.size(); ++i)
+    if (result.modules[i].by_default.shared) {
+      shared.push_back(static_cast<int>(i));
+      if (result.modules[i].learned.decisions > 0) asked.push_back(static_cast<int>(i));
+    }
+  auto& pool = asked.empty() ? shared : asked;
+  std::stable_sort(pool.begin(), pool.end(), [&](int a, int b) { return bytes[a] < bytes[b]; });
+  std::size_t n = std::min<std::size_t>(kSharedDefaultChecks, pool.size()), first = (pool.size() - n) / 2;
+  std::vector<int> checked(pool.begin() + first, pool.begin() + first + n);
+  std::mutex mutex;
+  std::string diverged;
+  auto compile_defaults = [&](const std::vector<int>& which, bool compare) {
+    std::deque<Task> tasks;
+    for (int i : which) tasks.push_back({i, false});
+    TaskQueue queue(std::move(tasks));
+    run_tasks(queue, o.jobs, [&](Task t) -> std::optional<Task> {
+      auto r = compile_guarded(o, cc_of(t.module), modules[t.module], false, nullptr);
+      bool same = r.ok() && same_bytes(object_path(o.work_dir, "default", modules[t.module].name),
+                                       object_path(o.work_dir, "learned", modules[t.module].name));
+      std::lock_guard lock(mutex);
+      // A default the machine failed says nothing of the compiler.
+      if (compare && !same && !r.machine_failure() && diverged.empty()) diverged = modules[t.module].name;
+      result.modules[t.module].by_default = std::move(r);
+      return std::nullopt;
+    });
+  };
+  compile_defaults(checked, true);
+  if (!diverged.empty()) {
+    result.warnings.push_back("the compiler's default and its ML mode made different objects of " + diverged +
+                              " although the policy took every default decision there: every module's default "
+                              "was compiled");
+    std::vector<int> rest;
+    for (int i : shared)
+      if (result.modules[i].by_default.shared) rest.push_back(i);
+    compile_defaults(rest, false);
+  }
+  result.defaults_shared = result.defaults_checked = 0;
+  for (const auto& m : result.modules) result.defaults_shared += m.by_default.shared;
+  if (diverged.empty())
+    for (int i : checked) result.defaults_checked += result.modules[i].by_default.ok();
+}
+
 }  // namespace
 
 common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
@@ -204,25 +333,38 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   std::vector<int> remaining(modules.size(), 2);
   std::vector<policy::CompatReport> reports(modules.size());
   for (std::size_t i = 0; i < modules.size(); ++i) result.modules[i].name = modules[i].name;
-  std::atomic<int> next{0};
+  const auto& cc_of = [&](int i) -> const policy::CompilerInvocation& { return own->empty() ? o.compiler : (*own)[i]; };
+  // With a policy that sends back the default decision, every learned
+  // compile goes first; its default follows only where it departed (or as
+  // one of the checks). Otherwise both compiles of a module go together.
+  const bool share = o.default_slot && !o.compile_every_default;
+  std::deque<Task> tasks;
+  for (int i : order) {
+    if (!share) tasks.push_back({i, false});
+    tasks.push_back({i, true});
+  }
+  std::vector<policy::DepartureCount> departures(modules.size());
   int done = 0;
   std::mutex mutex;
-  std::vector<std::thread> threads;
-  const int tasks = static_cast<int>(2 * modules.size());
-  for (int t = 0; t < std::max(1, o.jobs); ++t)
-    threads.emplace_back([&] {
-      for (int k; (k = next++) < tasks;) {
-        int i = order[k / 2];
-        bool learned = k % 2 == 1;
-        const auto& cc = own->empty() ? o.compiler : (*own)[i];
-        auto r = compile_guarded(o, cc, modules[i], learned, learned ? &reports[i] : nullptr);
-        std::lock_guard lock(mutex);
-        auto& m = result.modules[i];
-        (learned ? m.learned : m.by_default) = std::move(r);
-        if (--remaining[i] == 0 && o.progress) o.progress(++done, static_cast<int>(modules.size()), m);
-      }
-    });
-  for (auto& t : threads) t.join();
+  TaskQueue queue(std::move(tasks));
+  run_tasks(queue, o.jobs, [&](Task t) -> std::optional<Task> {
+    auto r = compile_guarded(o, cc_of(t.module), modules[t.module], t.learned,
+                             t.learned ? &reports[t.module] : nullptr, share ? &departures[t.module] : nullptr);
+    std::lock_guard lock(mutex);
+    auto& m = result.modules[t.module];
+    (t.learned ? m.learned : m.by_default) = std::move(r);
+    if (share && t.learned) {
+      const auto& d = departures[t.module];
+      std::optional<HeuristicResult> shared;
+      if (m.learned.ok() && d.default_seen && d.departures == 0) shared = shared_default(o, m.name, m.learned);
+      --remaining[t.module];
+      if (!shared) return Task{t.module, false};
+      m.by_default = std::move(*shared);
+    }
+    if (--remaining[t.module] == 0 && o.progress) o.progress(++done, static_cast<int>(modules.size()), m);
+    return std::nullopt;
+  });
+  if (share) check_shared_defaults(o, modules, bytes, cc_of, result);
   // A compile the machine failed (a timeout under load, the OOM killer, a
   // full disk) says nothing of the compiler or the policy: it is tried once
   // more, alone, so the load that failed it is gone. Only when there are a
@@ -234,8 +376,7 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
     for (bool learned : {false, true}) {
       auto& h = learned ? result.modules[i].learned : result.modules[i].by_default;
       if (!h.machine_failure()) continue;
-      const auto& cc = own->empty() ? o.compiler : (*own)[i];
-      h = compile_guarded(o, cc, modules[i], learned, learned ? &reports[i] : nullptr);
+      h = compile_guarded(o, cc_of(static_cast<int>(i)), modules[i], learned, learned ? &reports[i] : nullptr);
     }
   for (const auto& report : reports) result.compat = policy::merge(result.compat, report);
 

@@ -1,13 +1,14 @@
 #pragma once
-// One evaluation: every module of a suite compiled twice by one compiler
-// build, with its default heuristic and with the learned policy serving the
-// ML channel; sizes read from the objects; linked sizes where the suite links.
-// Parallel across modules, deterministic in its results; one failing module
+// One evaluation: every module of a suite compiled by one compiler build
+// with its default heuristic and with the learned policy serving the ML
+// channel (once, where the policy took every default decision); sizes read
+// from the objects; linked sizes where the suite links. Parallel across modules, deterministic in its results; one failing module
 // never stops the rest.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct HeuristicResult {
   double seconds = 0;
   std::size_t decisions = 0;
   bool consulted = false;  ///< learned: the compiler opened the ML channel and sent its header
+  /// Default: not compiled. The learned compile took the default's decision
+  /// at every call site, so its object is the default's (EvaluationOptions::default_slot).
+  bool shared = false;
   bool ok() const { return outcome == kOutcomeOk; }
   bool not_consulted() const { return outcome == kOutcomeNotConsulted; }
   /// Failed by the machine rather than by the compiler and the module: a
@@ -103,7 +107,20 @@ struct EvaluationOptions {
   std::filesystem::path work_dir;  ///< objects and FIFOs
   int jobs = 1;
   std::function<void(int done, int total, const ModuleResult&)> progress;
+  /// Where the compiler sends its default decision (policy::detect_default_slot),
+  /// for a policy that asks for it. A learned compile that took the default's
+  /// decision at every call site followed the default heuristic's trajectory:
+  /// its object is the default's, and the default compile is not repeated.
+  /// A few such modules are compiled anyway and must match byte for byte,
+  /// or every default is compiled. Unset: every module compiles twice.
+  std::optional<policy::DefaultDecisionSlot> default_slot;
+  bool compile_every_default = false;  ///< compile the default even where it would be shared
 };
+
+/// How many modules whose learned compile took every default decision have
+/// their default compiled anyway, to check that the compiler's ML mode and
+/// its default make the same object.
+inline constexpr int kSharedDefaultChecks = 3;
 
 struct EvaluationResult {
   std::vector<ModuleResult> modules;  ///< in suite order
@@ -114,6 +131,8 @@ struct EvaluationResult {
   std::vector<PackageSummary> packages;  ///< `summary` per package of the suite
   int failed = 0;                ///< modules with a failed compile under either heuristic
   int not_consulted = 0;         ///< modules whose learned compile never asked the policy (not in `failed`)
+  int defaults_shared = 0;       ///< modules whose default was the learned compile's object (HeuristicResult::shared)
+  int defaults_checked = 0;      ///< modules that could have shared it, compiled anyway and found identical
   double seconds = 0;
   double link_seconds = 0;  ///< of `seconds`, spent linking the link groups
   /// What the numbers do not reflect, e.g. a corpus's own command lines the compiler could not take.

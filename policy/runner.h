@@ -47,6 +47,18 @@ std::unique_ptr<Runner> make_constant_runner(double decision);
 /// re-running a compilation with the same decisions).
 std::unique_ptr<Runner> make_replay_runner(std::vector<double> decisions, std::unique_ptr<Runner> rest);
 
+/// How often a runner's answers differed from the compiler's own default
+/// decision over one compile: with none, the compile followed the default
+/// heuristic's trajectory, decision for decision.
+struct DepartureCount {
+  bool default_seen = false;  ///< begin() found the default decision in the compiler's header
+  std::size_t decisions = 0, departures = 0;
+};
+/// Wraps `inner` (which asks for the default decision), counting into
+/// `count` the answers that are not the default decision sent at `slot`.
+std::unique_ptr<Runner> make_departure_counter(std::unique_ptr<Runner> inner, DefaultDecisionSlot slot,
+                                               DepartureCount& count);
+
 /// What a logging runner saw: the features of every decision and the answer.
 struct DecisionLog {
   std::vector<std::string> feature_names;

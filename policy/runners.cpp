@@ -72,6 +72,34 @@ class LoggingRunner : public Runner {
   DecisionLog& log_;
 };
 
+class DepartureCounter : public Runner {
+ public:
+  DepartureCounter(std::unique_ptr<Runner> inner, DefaultDecisionSlot slot, DepartureCount& count)
+      : inner_(std::move(inner)), slot_(slot), count_(count) {}
+  common::Status begin(const ChannelHeader& h) override {
+    count_ = {};
+    index_ = h.find("inlining_default") < 0 ? -1 : h.find(slot_feature_name(slot_));
+    count_.default_seen = index_ >= 0;
+    return inner_->begin(h);
+  }
+  double advise(const Observation& o) override {
+    double d = inner_->advise(o);
+    ++count_.decisions;
+    // Without the default decision in an observation, nothing says the
+    // answer was the default's: counted as a departure.
+    bool by_default = index_ >= 0 && !o.features[index_].empty() && o.features[index_][0] > 0.5;
+    if (index_ < 0 || o.features[index_].empty() || (d > 0.5) != by_default) ++count_.departures;
+    return d;
+  }
+  bool wants_default_decision() const override { return inner_->wants_default_decision(); }
+
+ private:
+  std::unique_ptr<Runner> inner_;
+  DefaultDecisionSlot slot_;
+  DepartureCount& count_;
+  int index_ = -1;
+};
+
 }  // namespace
 
 const char* slot_feature_name(DefaultDecisionSlot slot) {
@@ -85,6 +113,11 @@ std::unique_ptr<Runner> make_replay_runner(std::vector<double> d, std::unique_pt
 }
 std::unique_ptr<Runner> make_logging_runner(std::unique_ptr<Runner> inner, DecisionLog& log) {
   return std::make_unique<LoggingRunner>(std::move(inner), log);
+}
+
+std::unique_ptr<Runner> make_departure_counter(std::unique_ptr<Runner> inner, DefaultDecisionSlot slot,
+                                               DepartureCount& count) {
+  return std::make_unique<DepartureCounter>(std::move(inner), slot, count);
 }
 
 }  // namespace policy

@@ -71,6 +71,8 @@ nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedB
           {"linked", {{"summary", summary_json(r.linked_summary)}, {"groups", links}}},
           {"failed", failed},
           {"not_consulted", r.not_consulted},
+          {"defaults_shared", r.defaults_shared},
+          {"defaults_checked", r.defaults_checked},
           {"warnings", r.warnings},
           {"compatibility", nlohmann::json::parse(r.compat.to_json())},
           {"seconds", r.seconds}};
@@ -80,7 +82,8 @@ std::vector<db::MeasurementRow> measurements_of(const evaluator::ModuleResult& m
   std::vector<db::MeasurementRow> rows;
   for (const auto* h : {&m.by_default, &m.learned}) {
     const char* heuristic = h == &m.by_default ? "default" : "learned";
-    rows.push_back({bench, heuristic, evaluator::metric_name(evaluator::Metric::CompileSeconds), h->seconds});
+    if (!h->shared)  // a shared default took no compile of its own
+      rows.push_back({bench, heuristic, evaluator::metric_name(evaluator::Metric::CompileSeconds), h->seconds});
     if (!h->ok()) continue;
     rows.push_back({bench, heuristic, evaluator::metric_name(evaluator::Metric::TextBytes), double(h->sizes.text)});
     rows.push_back({bench, heuristic, evaluator::metric_name(evaluator::Metric::CodeBytes), double(h->sizes.code)});
@@ -228,6 +231,8 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     }
     runner_options.default_slot = *slot;
   }
+  o.default_slot = runner_options.default_slot;
+  o.compile_every_default = options.compile_every_default;
   o.learned = [&model, runner_options](policy::CompatReport* report) {
     return policy::make_policy_runner_copy(model, report, runner_options);
   };

@@ -41,6 +41,9 @@ struct EvaluationRunOptions {
   /// the results stored there. Only for a caller that holds no session state
   /// (`driftwatch eval`): a retrain's lock went with the old session.
   bool reconnect = false;
+  /// Compile every module's default, also where the learned compile took
+  /// every default decision (evaluator::EvaluationOptions::default_slot).
+  bool compile_every_default = false;
 };
 
 /// The policy cannot run on this build at all (its features are gone, the

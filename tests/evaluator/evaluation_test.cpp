@@ -542,3 +542,114 @@ TEST_CASE("a compile that exits 0 but writes no object fails as the compiler's, 
   }
   CHECK(r->summary.modules == static_cast<int>(r->modules.size()) - 1);
 }
+
+namespace {
+
+/// Answers the compiler's default decision, except (when `depart`) the
+/// opposite at a module's first call site.
+struct DefaultFollower : policy::Runner {
+  policy::DefaultDecisionSlot slot;
+  bool depart;
+  int index = -1, seen = 0;
+  DefaultFollower(policy::DefaultDecisionSlot s, bool d) : slot(s), depart(d) {}
+  common::Status begin(const policy::ChannelHeader& h) override {
+    index = h.find(policy::slot_feature_name(slot));
+    seen = 0;
+    return index < 0 ? common::Status(common::Error{"no default decision"}) : common::Status(common::Ok{});
+  }
+  double advise(const policy::Observation& o) override {
+    bool by_default = o.features[index][0] > 0.5;
+    return (depart && seen++ == 0) ? !by_default : by_default;
+  }
+  bool wants_default_decision() const override { return true; }
+};
+
+EvaluationOptions following_default(const SuiteBuildReport& s, const fs::path& work, bool depart) {
+  auto o = options(s, work, 0);
+  o.default_slot = policy::detect_default_slot(o.compiler, work / "probe").take();
+  auto slot = *o.default_slot;
+  o.learned = [slot, depart](policy::CompatReport*) {
+    return std::unique_ptr<policy::Runner>(std::make_unique<DefaultFollower>(slot, depart));
+  };
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("where the policy takes every default decision, its object is the default's: the same figures, fewer "
+          "compiles") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto shared = evaluate(following_default(suite, tmp / "shared", false));
+  auto o = following_default(suite, tmp / "all", false);
+  o.compile_every_default = true;
+  auto all = evaluate(o);
+  REQUIRE_MESSAGE(shared.ok(), shared.error().message);
+  REQUIRE_MESSAGE(all.ok(), all.error().message);
+  CHECK(all->defaults_shared == 0);
+  // Five modules: the middle three of them are compiled anyway, as the check.
+  CHECK(shared->defaults_checked == kSharedDefaultChecks);
+  CHECK(shared->defaults_shared == 5 - kSharedDefaultChecks);
+  CHECK(shared->warnings.empty());
+  for (std::size_t i = 0; i < shared->modules.size(); ++i) {
+    const auto &s = shared->modules[i], &a = all->modules[i];
+    INFO(s.name);
+    REQUIRE(s.both_ok());
+    CHECK(s.learned.decisions > 0);
+    CHECK(s.by_default.sizes.text == a.by_default.sizes.text);
+    CHECK(s.by_default.sizes.code == a.by_default.sizes.code);
+    CHECK(s.by_default.sizes.text == llvm_size_text(tmp / "shared/default" / (s.name + ".o")));
+    CHECK(s.by_default.shared == (s.by_default.seconds == 0));
+  }
+  CHECK(shared->summary.ties == 5);
+  REQUIRE(shared->links.size() == 1);
+  CHECK(shared->links[0].ok);
+  CHECK(shared->links[0].default_text == all->links[0].default_text);
+}
+
+TEST_CASE("a module where the policy departed from the default once has its default compiled") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto r = evaluate(following_default(suite, tmp / "work", true));
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(r->defaults_shared == 0);
+  for (const auto& m : r->modules) {
+    INFO(m.name);
+    CHECK_FALSE(m.by_default.shared);
+    CHECK(m.by_default.seconds > 0);
+  }
+}
+
+TEST_CASE("a compiler whose ML mode makes another object than its default, the policy agreeing, has every default "
+          "compiled and says so") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  // The ML inliner stops asking once the module has grown at all (LLVM's
+  // size cap at 0), so from there on it inlines less than the default does.
+  auto script = tmp / "dwcc-ml-capped.sh";
+  std::ofstream(script) << "#!/bin/sh\ncase \"$*\" in *-enable-ml-inliner*) set -- \"$@\" "
+                           "-ml-advisor-size-increase-threshold=0;; esac\nexec "
+                        << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  auto run = [&](const char* dir, bool every) {
+    auto o = following_default(suite, tmp / dir, false);
+    o.compiler.argv[0] = script.string();
+    o.compile_every_default = every;
+    auto r = evaluate(o);
+    REQUIRE_MESSAGE(r.ok(), r.error().message);
+    return std::move(r).take();
+  };
+  auto checked = run("checked", false), all = run("all", true);
+  // The premise fails on some module: the figures must be those of compiling everything.
+  REQUIRE(all.summary.ties < 5);
+  CHECK(checked.defaults_shared == 0);
+  CHECK(checked.defaults_checked == 0);
+  REQUIRE(checked.warnings.size() == 1);
+  CHECK(checked.warnings[0].find("made different objects") != std::string::npos);
+  for (std::size_t i = 0; i < all.modules.size(); ++i) {
+    INFO(all.modules[i].name);
+    CHECK(checked.modules[i].by_default.sizes.text == all.modules[i].by_default.sizes.text);
+    CHECK(checked.modules[i].learned.sizes.text == all.modules[i].learned.sizes.text);
+  }
+  CHECK(checked.summary.uplift == all.summary.uplift);
+}
