@@ -1,7 +1,9 @@
 // Evaluation figures on built suites, with the sample compiler dwcc:
 //  1. throughput of an evaluation (2 compiles per module, the learned one
 //     served over the ML channel, sizes measured) against `xargs -P JOBS`
-//     running the same number of plain compiler commands — alternating, in one run;
+//     running the same number of plain compiler commands, and the same
+//     evaluation where the modules on which the policy took every default
+//     decision are compiled once (the default) — alternating, in one run;
 //  2. compile time with the policy served vs the default heuristic: every
 //     module compiled serially (nothing else running) by default, with the
 //     default decisions echoed over the channel (same code, so this is LLVM's
@@ -70,36 +72,53 @@ int main(int argc, char** argv) {
   fs::path work = mkdtemp(tmpl.data());
   fmt::print("driftwatch eval_bench: policy {} ({}), {} jobs, {} alternating repeats\n\n", model.metadata().name,
              model.metadata().content_hash.substr(0, 12), jobs, repeats);
-  fmt::print("| suite | modules | compiles | driftwatch eval | of which linking | xargs -P{} | overhead (without linking) |\n",
+  fmt::print("| suite | modules | eval, every default compiled | of which linking | xargs -P{0}, as many compiles | "
+             "overhead (without linking) | eval, agreeing modules once | compiles | shared/every |\n",
              jobs);
-  fmt::print("|---|---:|---:|---:|---:|---:|---:|\n");
+  fmt::print("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  // A policy that defers to the default decision needs to know where this compiler sends it.
+  policy::PolicyRunnerOptions runner_options;
+  {
+    policy::CompilerInvocation cc;
+    cc.argv = {dwcc, "{input}", "-o", "{output}", "-Oz"};
+    runner_options.default_slot = policy::detect_default_slot(cc, work / "probe").take();
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
   double total_eval = 0;
   for (const auto& dir : suites) {
     auto suite = evaluator::load_suite(dir).take();
-    std::vector<double> eval_times, xargs_times, link_times;
+    std::vector<double> eval_times, shared_times, xargs_times, link_times;
+    int compiles = 0;
     for (int r = 0; r < repeats; ++r) {
-      evaluator::EvaluationOptions o;
-      o.suite = &suite;
-      o.suite_dir = dir;
-      o.compiler.argv = {dwcc, "{input}", "-o", "{output}", "-Oz"};
-      o.work_dir = work / "eval";
-      o.jobs = jobs;
-      o.learned = [&model](policy::CompatReport* report) { return policy::make_policy_runner_copy(model, report); };
-      auto t = Clock::now();
-      auto result = evaluator::evaluate(o).take();
-      eval_times.push_back(since(t));
-      link_times.push_back(result.link_seconds);
-      fs::remove_all(work / "eval");
+      for (bool every : {true, false}) {
+        evaluator::EvaluationOptions o;
+        o.suite = &suite;
+        o.suite_dir = dir;
+        o.compiler.argv = {dwcc, "{input}", "-o", "{output}", "-Oz"};
+        o.work_dir = work / "eval";
+        o.jobs = jobs;
+        o.learned = [&model, &runner_options](policy::CompatReport* report) {
+          return policy::make_policy_runner_copy(model, report, runner_options);
+        };
+        o.default_slot = runner_options.default_slot;
+        o.compile_every_default = every;
+        auto t = Clock::now();
+        auto result = evaluator::evaluate(o).take();
+        (every ? eval_times : shared_times).push_back(since(t));
+        if (every) link_times.push_back(result.link_seconds);
+        else compiles = static_cast<int>(2 * suite.modules.size()) - result.defaults_shared;
+        fs::remove_all(work / "eval");
+      }
       xargs_times.push_back(run_xargs(dwcc, suite, dir, work / "xargs", jobs));
     }
-    std::sort(eval_times.begin(), eval_times.end());
-    std::sort(xargs_times.begin(), xargs_times.end());
-    std::sort(link_times.begin(), link_times.end());
-    double e = eval_times[eval_times.size() / 2], x = xargs_times[xargs_times.size() / 2];
-    double l = link_times[link_times.size() / 2];
-    total_eval += e;
-    fmt::print("| {} | {} | {} | {:.1f} s | {:.1f} s | {:.1f} s | {:+.1f}% |\n", suite.name, suite.modules.size(),
-               2 * suite.modules.size(), e, l, x, 100 * ((e - l) / x - 1));
+    double e = median(eval_times), x = median(xargs_times), l = median(link_times), sh = median(shared_times);
+    total_eval += sh;
+    fmt::print("| {} | {} | {:.1f} s | {:.1f} s | {:.1f} s | {:+.1f}% | {:.1f} s | {} of {} | {:.2f}x |\n", suite.name,
+               suite.modules.size(), e, l, x, 100 * ((e - l) / x - 1), sh, compiles, 2 * suite.modules.size(),
+               sh / e);
     std::fflush(stdout);
   }
   fmt::print("\none check-in on these suites: {:.1f} s with {} jobs\n", total_eval, jobs);
@@ -119,7 +138,7 @@ int main(int argc, char** argv) {
       t_default += policy::compile_default(cc, bc, obj).seconds;
       auto echo = policy::make_echo_runner(slot);
       t_constant += policy::compile_with_runner(cc, bc, obj, *echo, work / "serial", true).seconds;
-      auto runner = policy::make_policy_runner_copy(model, nullptr);
+      auto runner = policy::make_policy_runner_copy(model, nullptr, runner_options);
       t_policy += policy::compile_with_runner(cc, bc, obj, *runner, work / "serial").seconds;
     }
     fmt::print("| {} | {:.1f} s | {:.1f} s | {:.1f} s | {:.3f}x | {:.3f}x |\n", suite.name, t_default, t_constant,

@@ -93,6 +93,7 @@ common::Status write_result(const fs::path& entry, const BuildResult& r) {
   j["compile"] = r.compile;
   j["ml_flag_prefix"] = r.ml_flag_prefix;
   j["cc1"] = r.cc1;
+  j["share_agreeing_defaults"] = r.share_agreeing_defaults;
   // When, to the microsecond: cache pruning goes oldest first, and a file
   // system's mtimes may tell apart no two builds finished in one second.
   j["built_at"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -150,6 +151,7 @@ std::optional<BuildResult> read_cached(const fs::path& entry, std::string* damag
     r.compile = j.value("compile", std::vector<std::string>{});
     r.ml_flag_prefix = j.value("ml_flag_prefix", "");
     r.cc1 = j.value("cc1", std::vector<std::string>{});
+    r.share_agreeing_defaults = j.value("share_agreeing_defaults", false);
     if (j.contains("artifacts"))
       for (const auto& [name, file] : j["artifacts"].items()) {
         r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
@@ -319,6 +321,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     if (!compile) return finish(Outcome::MissingArtifact, compile.error().message);
     r.compile = *compile;
     r.ml_flag_prefix = recipe.ml_flag_prefix;
+    r.share_agreeing_defaults = recipe.share_agreeing_defaults;
     auto cc1 = render_cc1(recipe, final_paths);
     if (!cc1) return finish(Outcome::MissingArtifact, cc1.error().message);
     r.cc1 = *cc1;
@@ -330,6 +333,7 @@ common::Status use_compile_of(const Recipe& recipe, BuildResult& r) {
   r.compile.clear();
   r.ml_flag_prefix.clear();
   r.cc1.clear();
+  r.share_agreeing_defaults = false;
   if (recipe.compile.empty() || r.outcome != Outcome::Ok) return common::Ok{};
   auto compile = render_compile(recipe, r.artifacts);
   if (!compile) return compile.error();
@@ -338,6 +342,7 @@ common::Status use_compile_of(const Recipe& recipe, BuildResult& r) {
   r.compile = *compile;
   r.ml_flag_prefix = recipe.ml_flag_prefix;
   r.cc1 = *cc1;
+  r.share_agreeing_defaults = recipe.share_agreeing_defaults;
   return common::Ok{};
 }
 

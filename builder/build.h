@@ -50,6 +50,7 @@ struct BuildResult {
   std::vector<std::string> compile;
   std::string ml_flag_prefix;
   std::vector<std::string> cc1;  ///< the recipe's [compile] cc1, rendered (see Recipe::cc1)
+  bool share_agreeing_defaults = false;  ///< the recipe's (see Recipe::share_agreeing_defaults)
 };
 
 struct BuildPaths {

@@ -26,7 +26,7 @@ const std::map<std::string, std::set<std::string>> kKeys = {
     {"",
      {"name", "description", "timeout", "launcher", "ccache_remote_storage", "jobs", "configure", "build", "env",
       "artifacts", "compile"}},
-    {"compile", {"command", "ml_flag_prefix", "cc1"}},
+    {"compile", {"command", "ml_flag_prefix", "cc1", "share_agreeing_defaults"}},
     {"configure", {"command", "skip_if_exists"}},
     {"build", {"command"}},
 };
@@ -80,7 +80,11 @@ common::Status check_types(const toml::table& root, const std::string& origin) {
   if (const auto* b = root["build"].as_table())
     if (auto s = strings(*b, "build.", {"command"}); !s) return s;
   if (const auto* c = root["compile"].as_table())
+  {
     if (auto s = strings(*c, "compile.", {"command", "ml_flag_prefix", "cc1"}); !s) return s;
+    if (c->contains("share_agreeing_defaults") && !(*c)["share_agreeing_defaults"].is_boolean())
+      return Error{origin + ": 'compile.share_agreeing_defaults' must be true or false"};
+  }
   return common::Ok{};
 }
 
@@ -224,6 +228,7 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     if (!command) return command.error();
     r.compile = *command;
     r.ml_flag_prefix = (*c)["ml_flag_prefix"].value_or<std::string>("");
+    r.share_agreeing_defaults = (*c)["share_agreeing_defaults"].value_or(false);
     auto cc1 = words((*c)["cc1"].value_or<std::string>(""), "compile.cc1", origin);
     if (!cc1) return cc1.error();
     r.cc1 = *cc1;

@@ -37,6 +37,13 @@ struct Recipe {
   /// The program that takes a corpus module's own clang -cc1 line ([compile]
   /// cc1, e.g. "{clang}"); empty when the compiler cannot (dwcc).
   std::vector<std::string> cc1;
+  /// [compile] share_agreeing_defaults: where the policy took the default's
+  /// decision at every call site, the learned object is taken for the
+  /// default's (evaluator::EvaluationOptions). Only for compile lines where
+  /// LLVM's ML size cap never stops the ML inliner on the default's own
+  /// trajectory, as at -Oz; at -O2 it does. Not part of either hash: it
+  /// changes how many compiles an evaluation makes, not what it measures.
+  bool share_agreeing_defaults = false;
   /// Of the recipe's meaning, not its formatting: the build and how modules
   /// are compiled with it. Names the recipe in the database and in job keys,
   /// so a changed [compile] section starts new series instead of mixing two

@@ -337,7 +337,7 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   // With a policy that sends back the default decision, every learned
   // compile goes first; its default follows only where it departed (or as
   // one of the checks). Otherwise both compiles of a module go together.
-  const bool share = o.default_slot && !o.compile_every_default;
+  const bool share = o.default_slot && o.compiler.share_agreeing_defaults && !o.compile_every_default;
   std::deque<Task> tasks;
   for (int i : order) {
     if (!share) tasks.push_back({i, false});

@@ -108,7 +108,8 @@ struct EvaluationOptions {
   int jobs = 1;
   std::function<void(int done, int total, const ModuleResult&)> progress;
   /// Where the compiler sends its default decision (policy::detect_default_slot),
-  /// for a policy that asks for it. A learned compile that took the default's
+  /// for a policy that asks for it; with a compiler whose recipe says
+  /// share_agreeing_defaults. A learned compile that took the default's
   /// decision at every call site followed the default heuristic's trajectory:
   /// its object is the default's, and the default compile is not repeated.
   /// A few such modules are compiled anyway and must match byte for byte,

@@ -20,6 +20,10 @@ struct CompilerInvocation {
   /// The program (and its first words) that takes a module's own clang -cc1
   /// line, as ml-compiler-opt's runner runs it; empty when it cannot.
   std::vector<std::string> cc1;
+  /// The recipe says the ML inliner, answered with the default's every
+  /// decision, makes the default's object on its compile line (no size cap
+  /// reached, as at -Oz): the evaluator may then take one for the other.
+  bool share_agreeing_defaults = false;
 
   /// This compiler on one module's own -cc1 args (from its corpus): the cc1
   /// program, the args, then `-x ir {input} -o {output}`. Needs cc1.

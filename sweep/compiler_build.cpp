@@ -18,9 +18,11 @@ policy::CompilerInvocation invocation(const builder::BuildResult& r, const build
   cc.argv = r.compile;
   cc.ml_flag_prefix = r.ml_flag_prefix;
   cc.cc1 = r.cc1;
+  cc.share_agreeing_defaults = r.share_agreeing_defaults;
   if (cc.argv.empty() && recipe) {  // built before the recipe had a [compile] section
     cc.argv = builder::render_compile(*recipe, r.artifacts).take();
     cc.ml_flag_prefix = recipe->ml_flag_prefix;
+    cc.share_agreeing_defaults = recipe->share_agreeing_defaults;
     cc.cc1 = builder::render_cc1(*recipe, r.artifacts).take();
   }
   if (cc.argv.empty()) throw common::Fatal("the build has no compile command (its recipe lacks a [compile] section)");
@@ -44,6 +46,7 @@ common::Result<SelectedBuild> select_toolchain(const fs::path& dir, const builde
   SelectedBuild out;
   out.compiler.argv = *compile;
   out.compiler.ml_flag_prefix = recipe.ml_flag_prefix;
+  out.compiler.share_agreeing_defaults = recipe.share_agreeing_defaults;
   auto cc1 = builder::render_cc1(recipe, rendered->artifacts);
   if (!cc1) return cc1.error();
   out.compiler.cc1 = *cc1;

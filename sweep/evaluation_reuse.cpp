@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 #include "common/hash.h"
@@ -137,13 +138,17 @@ evaluator::EvaluationResult result_from_rows(const evaluator::Suite& suite, cons
       h->message = row.message;
       h->consulted = row.heuristic == "learned" && !h->not_consulted() && h->outcome != evaluator::kOutcomeRefused;
     }
+  std::set<const evaluator::HeuristicResult*> timed;
   for (const auto& row : source.measurements)
     if (auto* h = heuristic(row.benchmark_id, row.heuristic)) {
-      if (row.metric == metric_name(Metric::CompileSeconds)) h->seconds = row.value;
+      if (row.metric == metric_name(Metric::CompileSeconds)) h->seconds = row.value, timed.insert(h);
       else if (row.metric == metric_name(Metric::TextBytes)) h->sizes.text = static_cast<std::int64_t>(row.value);
       else if (row.metric == metric_name(Metric::CodeBytes)) h->sizes.code = static_cast<std::int64_t>(row.value);
       else if (row.metric == metric_name(Metric::Decisions)) h->decisions = static_cast<std::size_t>(row.value);
     }
+  // A default measured without a compile of its own was the learned
+  // compile's object (evaluator::HeuristicResult::shared).
+  for (auto& m : r.modules) m.by_default.shared = m.by_default.ok() && !timed.count(&m.by_default);
   evaluator::tally(r);  // the same counting and summaries as evaluator::evaluate
   auto j = json::parse(source.summary_json, nullptr, false);
   if (!j.is_discarded()) {
@@ -152,6 +157,8 @@ evaluator::EvaluationResult result_from_rows(const evaluator::Suite& suite, cons
         r.links.push_back({g.value("group", ""), g.value("ok", false), g.value("message", ""),
                            g.value("default_text", std::int64_t{0}), g.value("learned_text", std::int64_t{0})});
     r.warnings = j.value("warnings", std::vector<std::string>{});
+    r.defaults_shared = j.value("defaults_shared", 0);
+    r.defaults_checked = j.value("defaults_checked", 0);
   }
   std::vector<evaluator::ModuleSizes> linked;
   for (const auto& l : r.links)

@@ -566,6 +566,7 @@ struct DefaultFollower : policy::Runner {
 
 EvaluationOptions following_default(const SuiteBuildReport& s, const fs::path& work, bool depart) {
   auto o = options(s, work, 0);
+  o.compiler.share_agreeing_defaults = true;  // dwcc at -Oz, as its recipe says
   o.default_slot = policy::detect_default_slot(o.compiler, work / "probe").take();
   auto slot = *o.default_slot;
   o.learned = [slot, depart](policy::CompatReport*) {
@@ -605,6 +606,14 @@ TEST_CASE("where the policy takes every default decision, its object is the defa
   REQUIRE(shared->links.size() == 1);
   CHECK(shared->links[0].ok);
   CHECK(shared->links[0].default_text == all->links[0].default_text);
+  // A compiler whose recipe does not vouch for it (at -O2 LLVM's ML size cap
+  // stops the ML inliner early) has every default compiled.
+  auto unvouched = following_default(suite, tmp / "unvouched", false);
+  unvouched.compiler.share_agreeing_defaults = false;
+  auto r = evaluate(unvouched);
+  REQUIRE(r.ok());
+  CHECK(r->defaults_shared == 0);
+  CHECK(r->defaults_checked == 0);
 }
 
 TEST_CASE("a module where the policy departed from the default once has its default compiled") {

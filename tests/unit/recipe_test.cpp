@@ -201,3 +201,16 @@ TEST_CASE("a recipe's jobs caps a sweep's build parallelism, and 0 leaves it alo
   CHECK(builder::capped_jobs(r, 64) == 8);
   CHECK(builder::capped_jobs(r, 4) == 4);
 }
+
+TEST_CASE("share_agreeing_defaults is a recipe's yes or no, off unless it says so, and in neither hash") {
+  const std::string base = "name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '{build}/cc'\n"
+                           "[compile]\ncommand = '{compiler} {input} -o {output} -Oz'\n";
+  auto plain = parse_recipe(base, "a.toml").take();
+  auto shared = parse_recipe(base + "share_agreeing_defaults = true\n", "b.toml").take();
+  CHECK_FALSE(plain.share_agreeing_defaults);
+  CHECK(shared.share_agreeing_defaults);
+  CHECK(shared.build_hash == plain.build_hash);
+  CHECK(shared.content_hash == plain.content_hash);
+  CHECK(parse_recipe(base + "share_agreeing_defaults = 'yes'\n", "c.toml").error().message ==
+        "c.toml: 'compile.share_agreeing_defaults' must be true or false");
+}
