@@ -1,17 +1,16 @@
 #include "evaluator/evaluation.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <mutex>
 #include <optional>
 #include <thread>
 
+#include "common/hash.h"
 #include "common/text.h"
 #include "evaluator/corpus.h"
 
@@ -110,12 +109,8 @@ std::optional<HeuristicResult> shared_default(const EvaluationOptions& o, const 
 }
 
 bool same_bytes(const fs::path& a, const fs::path& b) {
-  auto read = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  std::error_code ec;
-  return fs::file_size(a, ec) == fs::file_size(b, ec) && !ec && read(a) == read(b);
+  auto x = common::sha256_file(a), y = common::sha256_file(b);
+  return x && y && *x == *y;
 }
 
 /// Compile tasks handed to worker threads, front first; a finished task may
