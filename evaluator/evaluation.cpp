@@ -10,6 +10,8 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/core.h>
+
 #include "common/hash.h"
 #include "common/text.h"
 #include "evaluator/corpus.h"
@@ -373,6 +375,13 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
       if (!h.machine_failure()) continue;
       h = compile_guarded(o, cc_of(static_cast<int>(i)), modules[i], learned, learned ? &reports[i] : nullptr);
     }
+  if (failed > budget) {
+    result.machine_failures_untried = static_cast<int>(failed);
+    result.warnings.push_back(fmt::format(
+        "the machine failed {} compiles (timed out, killed or a broken channel), too many to try again one by one "
+        "(at most {}): their modules are left out as failed",
+        failed, budget));
+  }
   for (const auto& report : reports) result.compat = policy::merge(result.compat, report);
 
   tally(result);

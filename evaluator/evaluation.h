@@ -134,6 +134,11 @@ struct EvaluationResult {
   int not_consulted = 0;         ///< modules whose learned compile never asked the policy (not in `failed`)
   int defaults_shared = 0;       ///< modules whose default was the learned compile's object (HeuristicResult::shared)
   int defaults_checked = 0;      ///< modules that could have shared it, compiled anyway and found identical
+  /// Compiles the machine failed (HeuristicResult::machine_failure) that were
+  /// never tried again alone: more than the retry budget. Their modules count
+  /// as failed though nothing says the compiler or the policy failed them; a
+  /// sweep's job tries the whole evaluation again instead (sweep/evaluation_run).
+  int machine_failures_untried = 0;
   double seconds = 0;
   double link_seconds = 0;  ///< of `seconds`, spent linking the link groups
   /// What the numbers do not reflect, e.g. a corpus's own command lines the compiler could not take.

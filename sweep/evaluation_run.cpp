@@ -238,6 +238,14 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   };
   auto result = evaluator::evaluate(o);
   if (!result) retry_unless_last(result.error());
+  // Too many compiles failed by the machine to try each again alone: stored,
+  // their modules would read as the policy failing at this check-in (a
+  // modules-failing alert, decide's losses). A job tries the whole
+  // evaluation again later; its last attempt stores what it measured.
+  if (result && result->machine_failures_untried > 0 && options.finish)
+    retry_unless_last({"the machine failed " + std::to_string(result->machine_failures_untried) +
+                           " compiles, too many to try again one by one: the whole evaluation is tried again",
+                       true});
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
                                  "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");

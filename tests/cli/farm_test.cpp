@@ -420,6 +420,32 @@ TEST_CASE("an evaluation the machine fails on every attempt is retried, then sto
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'interrupted'") == "0");  // no row left running
 }
 
+TEST_CASE("an evaluation where the machine failed too many compiles to retry one by one is tried again whole, not stored") {
+  Project p;
+  make_toolchains(p);
+  // The second nightly's first two compiles of three of the five modules are
+  // SIGKILLed, as by an OOM killer under load: six failures, more than an
+  // evaluation tries again alone. Stored, they would read as the policy
+  // failing on three modules at that check-in.
+  auto dir = p.dir / "nightly-2026-01-12" / "bin";
+  std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
+  std::ofstream(dir / "dwcc") << "#!/bin/sh\ncase \"$(basename \"$1\")\" in hashtable*|ini*|json*) n=" << dir.string()
+                              << "/$(basename \"$1\").count; echo x >> \"$n\"; [ \"$(wc -l < \"$n\")\" -le 2 ] && "
+                                 "kill -9 $$;; esac\nexec "
+                              << (dir / "dwcc-real").string() << " \"$@\"\n";
+  std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(s.output.find("the machine failed 6 compiles, too many to try again one by one") != std::string::npos);
+  CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE kind = 'eval' AND payload->>'label' = "
+               "'nightly 2026-01-12'") == "done 2");
+  // The second attempt measured every module; the first left no row running.
+  CHECK(p.psql("SELECT count(*) FROM module_results WHERE outcome <> 'ok'") == "0");
+  CHECK(p.psql("SELECT count(*) FILTER (WHERE status = 'done') || ' ' || count(*) FILTER (WHERE status = 'running') "
+               "FROM evaluations") == "2 0");
+}
+
 TEST_CASE("a check-in whose build times out on every attempt is recorded as such, and the next sweep does not build it again") {
   Project p;
   // The sample compiler's recipe, but its build never ends (a generator

@@ -322,6 +322,28 @@ TEST_CASE("a compile the machine failed once is tried again, and the module is m
   CHECK(r->summary.modules == static_cast<int>(r->modules.size()));
 }
 
+TEST_CASE("more compiles failed by the machine than are tried again alone are counted and said, not retried") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  // The first two compiles of three modules are SIGKILLed (an OOM killer
+  // under load): six machine failures, over the budget of four for five modules.
+  auto script = tmp / "dwcc-killed-twice.sh";
+  std::ofstream(script) << "#!/bin/sh\ncase \"$(basename \"$1\")\" in hashtable*|ini*|json*) n=" << tmp.path().string()
+                        << "/$(basename \"$1\").count; echo x >> \"$n\"; [ \"$(wc -l < \"$n\")\" -le 2 ] && kill -9 $$;; "
+                           "esac\nexec "
+                        << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  o.compiler.argv[0] = script.string();
+  auto r = evaluate(o);
+  REQUIRE(r.ok());
+  CHECK(r->machine_failures_untried == 6);
+  CHECK(r->failed == 3);
+  CHECK(r->summary.modules == 2);
+  REQUIRE_FALSE(r->warnings.empty());
+  CHECK(r->warnings.back().find("the machine failed 6 compiles") != std::string::npos);
+}
+
 TEST_CASE("a learned compile that failed outside the compiler is not the policy's loss, but one the policy can cause is") {
   evaluator::ModuleResult m;
   m.learned.outcome = evaluator::kOutcomeInternalError;
