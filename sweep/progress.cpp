@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -47,6 +48,9 @@ void Progress::extend(int more) {
 void Progress::step(const std::string& what) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++done_;
+  // Local workers also run jobs left queued by an interrupted sweep or
+  // bisection of the project: counted, they must not overrun the bar.
+  total_ = std::max(total_, done_);
   if (quiet_) return;
   if (terminal_) {
     fmt::print(stderr, "\r\033[K  {}\n", what);
