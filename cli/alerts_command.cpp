@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/drift_output.h"
@@ -19,6 +20,7 @@
 #include "sweep/plan.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
+#include "sweep/worker.h"
 #include "builder/recipe.h"
 #include "policy/model.h"
 #include "sweep/lineage.h"
@@ -141,8 +143,10 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   project = sweep::with_tracked_policy(database, project);  // a promoted policy replaces the project file's
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   std::vector<std::string> failures;
+  std::set<db::Id> reported;  // failed jobs whose reason a local worker gave already
+  std::vector<db::Id> ids;    // the ends' jobs and bisection's
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
-                            1, &progress, &failures, nullptr, nullptr, {}};
+                            1, &progress, &failures, &reported, nullptr, {}};
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
     auto repo = tracker::GitRepo::open(project.repo).take();
@@ -172,7 +176,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     for (const auto& rev : {a.good, a.bad}) in.checkins.push_back({repo.resolve(rev).take(), "", "", 0});
     for (const auto& s : project.suites) in.suites.push_back({s, sweep::select_suite(ctx.data_dir(), s).manifest_hash});
     in.priority = 10;
-    auto ids = db::enqueue_jobs(database, project.name, 0, sweep::plan_jobs(in));
+    ids = db::enqueue_jobs(database, project.name, 0, sweep::plan_jobs(in));
     sweep::run_until_finished(local, database, ids);
     // An end that did not build has no level: there is nothing to bisect between.
     if (auto counts = db::count_jobs(database, ids); counts.skipped > 0 && failures.empty())
@@ -183,7 +187,11 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   auto report = sweep::analyse_drift({project, local, true, grid ? *grid : std::vector<std::string>{}}, database);
   print_drift(report);
   // A job that failed (an end, or a check-in bisection measured) leaves the
-  // answer short: said, and the exit status says it too.
+  // answer short: said, and the exit status says it too. Those no worker of
+  // this command reported (given up when claimed, run by an outside worker,
+  // cancelled) are read back.
+  ids.insert(ids.end(), report.job_ids.begin(), report.job_ids.end());
+  for (auto& f : sweep::failures_not_seen_here(database, project.name, ids, reported)) failures.push_back(std::move(f));
   for (const auto& f : failures) fmt::print("  failed: {}\n", printable(f));
   if (!failures.empty()) ctx.exit_code = 1;
 }

@@ -105,7 +105,9 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
     return;
   }
   print_summary(report);
-  if (report.jobs.failed > 0) ctx.exit_code = 1;
+  // `failures` also names jobs this sweep's workers ran for an earlier,
+  // interrupted sweep or bisection of the project: they failed all the same.
+  if (report.jobs.failed > 0 || !report.failures.empty()) ctx.exit_code = 1;
 }
 
 }  // namespace

@@ -391,10 +391,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   // The reasons of failures no local worker saw are read back: jobs run on
   // remote workers, given up when claimed (workers that kept dying), or
   // cancelled by a person. Each failed job is named, whatever the engine.
-  std::set<db::Id> mine(ids.begin(), ids.end());
-  for (const auto& j : db::list_jobs(lock_db, {p.name, {db::kJobFailed}, std::nullopt, 0}))
-    if (mine.count(j.id) && !reported.count(j.id))
-      report.failures.push_back(fmt::format("{} job {}: {}", j.kind, j.id, j.error));
+  for (auto& f : failures_not_seen_here(lock_db, p.name, ids, reported)) report.failures.push_back(std::move(f));
   // A job bisection queued again and that failed again is said once.
   std::set<std::string> said;
   report.failures.erase(std::remove_if(report.failures.begin(), report.failures.end(),

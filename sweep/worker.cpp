@@ -371,6 +371,15 @@ WorkerReport run_worker(const WorkerOptions& o) {
   return report;
 }
 
+std::vector<std::string> failures_not_seen_here(db::Database& db, const std::string& project,
+                                                const std::vector<db::Id>& ids, const std::set<db::Id>& reported) {
+  std::vector<std::string> out;
+  std::set<db::Id> mine(ids.begin(), ids.end());
+  for (const auto& j : db::list_jobs(db, {project, {db::kJobFailed}, std::nullopt, 0}))
+    if (mine.count(j.id) && !reported.count(j.id)) out.push_back(fmt::format("{} job {}: {}", j.kind, j.id, j.error));
+  return out;
+}
+
 void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vector<db::Id>& ids) {
   std::string last_wait;
   for (;;) {

@@ -84,6 +84,13 @@ struct LocalWorkers {
 /// remote workers: then it waits for them).
 void run_until_finished(const LocalWorkers& local, db::Database& db, const std::vector<db::Id>& ids);
 
+/// The failed jobs among `ids` that no local worker reported (`reported`:
+/// LocalWorkers::failed_ids), as "kind job N: why": jobs run on remote
+/// workers, given up when claimed (workers that kept dying), or cancelled by
+/// a person.
+std::vector<std::string> failures_not_seen_here(db::Database& db, const std::string& project,
+                                                const std::vector<db::Id>& ids, const std::set<db::Id>& reported);
+
 /// "host:pid:index": the host and pid let a later sweep on the same host
 /// hand back the jobs of a worker that died.
 std::string worker_owner_name(int index);

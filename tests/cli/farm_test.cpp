@@ -511,3 +511,28 @@ TEST_CASE("a local sweep names a job that failed outside its own workers: given 
   CHECK(p.psql("SELECT state FROM jobs WHERE id = " + id) == "failed");
   CHECK(again.output.find("failed: eval job " + id + ": gave up after 3 attempts") != std::string::npos);
 }
+
+TEST_CASE("bisect names a job that failed outside its own workers and exits 1: an end given up when claimed") {
+  Project p;
+  make_small(p);
+  auto first = p.sweep(p.dsn);
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  auto end = [&p](const char* order) {
+    return p.psql("SELECT j.id || ' ' || c.sha FROM jobs j JOIN commits c ON c.sha = j.payload->>'sha' "
+                  "WHERE j.kind = 'eval' ORDER BY c.committed_at " + std::string(order) + " LIMIT 1");
+  };
+  auto good = common::split(end("ASC"), ' '), bad = common::split(end("DESC"), ' ');
+  REQUIRE(good.size() == 2);
+  REQUIRE(bad.size() == 2);
+  REQUIRE(good[1] != bad[1]);
+  // The later end's evaluation: its worker on another machine died during
+  // the last attempt. Bisect's own workers give it up when they claim it.
+  p.psql("UPDATE jobs SET state = 'running', attempts = max_attempts, lease_owner = 'elsewhere:1:0', "
+         "lease_expires_at = now() - interval '1 minute' WHERE id = " + bad[0]);
+  auto b = p.run({"bisect", "--config", p.config, "--good", good[1], "--bad", bad[1]});
+  INFO(b.output);
+  CHECK(b.exit_code == 1);
+  CHECK(p.psql("SELECT state FROM jobs WHERE id = " + bad[0]) == "failed");
+  CHECK(b.output.find("failed: eval job " + bad[0] + ": gave up after 3 attempts") != std::string::npos);
+}
