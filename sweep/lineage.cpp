@@ -76,13 +76,16 @@ db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs:
     throw common::Fatal("project '" + p.name + "' has no policy " + std::to_string(id) +
                         " (see `driftwatch policy list`)");
   if (row->id == active.lineage_id) throw common::Fatal("policy " + std::to_string(id) + " is already the active one");
-  // A candidate is judged on the held-out suites by its retrain, which then
-  // marks it rejected or promotes it: one still a candidate is being judged,
-  // or its retrain died before the verdict, and it has no figures to stand on.
-  if (row->state == "candidate")
+  // A candidate is judged on the held-out suites by its retrain, which
+  // records the figures and then promotes it, rejects it, or (--promote
+  // never) leaves it a candidate. One without figures is being judged, or
+  // its retrain died before the verdict or could not judge it: nothing to
+  // stand on. A retired policy was active once and may come back.
+  bool judged = !nlohmann::json::parse(row->figures_json, nullptr, false).empty();
+  if ((row->state == "candidate" || row->state == "rejected") && !judged)
     throw common::Fatal("policy " + std::to_string(id) +
-                        " was never judged (its retrain is running or stopped before the held-out verdict); "
-                        "not promoted: run `driftwatch retrain` again");
+                        " was never judged (its retrain is running, stopped before the held-out verdict, or could not "
+                        "evaluate it); not promoted: run `driftwatch retrain` again");
   if (!fs::exists(row->file))
     throw common::Fatal("policy " + std::to_string(id) + "'s file " + row->file + " no longer exists; not promoted");
   if (!db::promote(db, p.name, id, active.lineage_id, "promoted by hand"))

@@ -239,16 +239,22 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   p.set("min_fraction = 1.5", "min_fraction = 0.5");
   CHECK(p.psql("SELECT string_agg(id || state, ',' ORDER BY id) FROM project_policies") == before);
 
-  // A candidate left unjudged (its retrain killed before the verdict) cannot be promoted.
+  // A candidate left unjudged (its retrain killed before the verdict: no
+  // figures yet) cannot be promoted, nor one whose judging failed.
   auto id = std::to_string(lineage[1]["id"].get<long>());
-  p.psql("UPDATE project_policies SET state = 'candidate' WHERE id = " + id);
-  auto unjudged = p.run({"policy", "promote", id, "--config", p.config});
-  CHECK(unjudged.exit_code == 2);
-  CHECK(common::last_line(unjudged.output).find("policy " + id + " was never judged") != std::string::npos);
-  CHECK(p.psql("SELECT state FROM project_policies WHERE id = " + id) == "candidate");
-  p.psql("UPDATE project_policies SET state = 'rejected' WHERE id = " + id);
+  auto figures = p.psql("SELECT figures::text FROM project_policies WHERE id = " + id);
+  REQUIRE(figures.size() > 2);  // judged
+  for (const char* state : {"candidate", "rejected"}) {
+    p.psql("UPDATE project_policies SET state = '" + std::string(state) + "', figures = '{}' WHERE id = " + id);
+    auto unjudged = p.run({"policy", "promote", id, "--config", p.config});
+    CHECK(unjudged.exit_code == 2);
+    CHECK(common::last_line(unjudged.output).find("policy " + id + " was never judged") != std::string::npos);
+    CHECK(p.psql("SELECT state FROM project_policies WHERE id = " + id) == state);
+  }
+  // Judged and left a candidate, as `retrain --promote never` records one
+  // that won: a person promotes it, then rolls back.
+  p.psql("UPDATE project_policies SET state = 'candidate', figures = '" + figures + "' WHERE id = " + id);
 
-  // A person promotes the rejected candidate, then rolls back.
   auto promoted = p.run({"policy", "promote", id, "--config", p.config});
   INFO(promoted.output);
   CHECK(promoted.exit_code == 0);
