@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "reports/render.h"
 #include "sweep/compiler_build.h"
 #include "sweep/decide.h"
+#include "sweep/lineage.h"
 #include "sweep/recording.h"
 #include "sweep/report.h"
 #include "sweep/suite_selection.h"
@@ -141,8 +143,12 @@ void run(Context& ctx, const DemoArgs& a) {
   fmt::print("\nsweeping the year (every {}) on suite {}, then bisecting every change of the uplift or the sizes:\n\n",
              a.every, a.suite);
   auto report = sweep::run_sweep(o);
-  print_series(database, data, o.project, report);
+  // The sweep measured the tracked policy: one promoted by a retrain replaces the project file's.
+  print_series(database, data, sweep::with_tracked_policy(database, o.project), report);
   print_drift(report.drift);
+  // A failed job leaves a check-in out of the figures: said, and the exit status says it too.
+  for (const auto& f : report.failures) fmt::print("  failed: {}\n", f);
+  bool failed = report.jobs.failed > 0 || !report.failures.empty();
   fmt::print("\nuplift = .text reduction of the learned policy against the default heuristic (geometric mean over "
              "modules; total over the suite). The project file is {}; everything is in the database: try "
              "`driftwatch alerts --config {}`.\n",
@@ -161,6 +167,10 @@ void run(Context& ctx, const DemoArgs& a) {
   for (const auto& line : reports::summary_lines(data_report)) fmt::print("  {}\n", line);
   fmt::print("\n{}: driftwatch retrain --config {}\n",
              decision.retrain ? "next step" : "the rules say keep; to retrain anyway", (project_dir / "driftwatch.toml").string());
+  if (failed)
+    fmt::print("\n{} job(s) failed (listed above): the figures leave their check-ins out\n",
+               std::max<long>(report.jobs.failed, static_cast<long>(report.failures.size())));
+  if (failed) ctx.exit_code = 1;
   if (a.serve) serve_dir(report_dir, a.port);
 }
 
