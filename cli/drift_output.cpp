@@ -6,6 +6,20 @@
 
 namespace cli {
 
+namespace {
+
+/// A suite of a project where other suites have enough points: its own "no
+/// change" would mean nothing, so it is named.
+void print_suites_too_short(const sweep::DriftReport& r) {
+  if (r.evaluated_checkins < 2) return;  // said for the whole project already
+  for (const auto& [suite, n] : r.evaluated_by_suite)
+    if (n < 2)
+      fmt::print("  suite {}: {} evaluated check-in{} so far: no change of it can show yet\n", suite,
+                 n == 0 ? "no" : "one", n == 0 ? "s" : "");
+}
+
+}  // namespace
+
 void print_drift(const sweep::DriftReport& r) {
   if (!r.analysed) return;  // the sweep said why
   if (r.findings.empty()) {
@@ -15,6 +29,7 @@ void print_drift(const sweep::DriftReport& r) {
       fmt::print("drift: one evaluated check-in so far: a change needs two to show\n");
     else
       fmt::print("drift: no change at or above the project's thresholds\n");
+    print_suites_too_short(r);
     return;
   }
   auto unevaluated = r.bisect_unevaluated > 0
@@ -25,6 +40,7 @@ void print_drift(const sweep::DriftReport& r) {
   for (const auto& f : r.findings)
     fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", common::printable(f.sentence()),
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");
+  print_suites_too_short(r);
   if (r.notifications_sent + r.notifications_failed > 0)
     fmt::print("notifications: {} sent, {} failed (retried by the next sweep)\n", r.notifications_sent,
                r.notifications_failed);

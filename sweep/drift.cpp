@@ -146,6 +146,7 @@ class SuiteAnalysis {
                                             suite_, kMaxPasses));
     record_series();
     report.evaluated_checkins = std::max(report.evaluated_checkins, evaluated().size());
+    report.evaluated_by_suite[suite_] = evaluated().size();
     return findings();
   }
 

@@ -4,6 +4,7 @@
 // one check-in (evaluating first-parent check-ins between them as ordinary
 // jobs), record the series and open one alert per change, deduplicated
 // across sweeps; then deliver what is pending to the hook and webhook.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ struct DriftReport {
   /// The most evaluated check-ins any suite has: 0 means there was nothing
   /// to analyse, which "no change" must not be taken for.
   std::size_t evaluated_checkins = 0;
+  /// Each analysed suite's evaluated check-ins: a suite with fewer than two
+  /// can show no change, whatever the others show.
+  std::map<std::string, std::size_t> evaluated_by_suite;
   std::vector<db::Id> job_ids;  ///< the jobs bisection enqueued
   int alerts_opened = 0;
   int notifications_sent = 0, notifications_failed = 0;

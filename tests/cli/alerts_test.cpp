@@ -660,3 +660,23 @@ TEST_CASE("bisect refuses ends it would measure and then leave out: off the trac
   CHECK(reversed.output.find("--good main must come before --bad v1.0") != std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM jobs") == "0");  // nothing was measured
 }
+
+TEST_CASE("a suite with fewer than two evaluated check-ins is named, not hidden behind the other suites' no change") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("bisect = true", "bisect = false");
+  auto first = p.sweep(p.dsn);
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  // A second suite joins the project: none of its check-ins is evaluated yet.
+  auto built = p.run({"suite", "build", "--from-compile-commands", (p.dir / "compile_commands.json").string(), "--name",
+                      "later"});
+  REQUIRE_MESSAGE(built.exit_code == 0, built.output);
+  p.set("names = [\"testdata\"]", "names = [\"testdata\", \"later\"]");
+  auto analysis = p.run({"bisect", "--config", p.config});
+  INFO(analysis.output);
+  CHECK(analysis.exit_code == 0);
+  CHECK(analysis.output.find("suite later: no evaluated check-ins so far: no change of it can show yet") !=
+        std::string::npos);
+  CHECK(analysis.output.find("suite testdata:") == std::string::npos);
+}
