@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
         o.suite = &suite;
         o.suite_dir = dir;
         o.compiler.argv = {dwcc, "{input}", "-o", "{output}", "-Oz"};
+        // At -Oz, as the sample compiler's recipe vouches (share_agreeing_defaults):
+        // without it the "agreeing modules once" column would compile everything.
+        o.compiler.share_agreeing_defaults = true;
         o.work_dir = work / "eval";
         o.jobs = jobs;
         o.learned = [&model, &runner_options](policy::CompatReport* report) {
