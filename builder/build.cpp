@@ -265,9 +265,25 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   if (rendered->configure.empty()) std::ofstream(stamp) << key << "\n";
   bool need_configure = !rendered->configure.empty() && (rendered->configure_marker.empty() || !same_configuration ||
                                                          !fs::exists(rendered->configure_marker));
+  // An artifact left by an earlier check-in's build would be taken for this
+  // one's when this build no longer makes it (a renamed target) yet exits 0:
+  // the old compiler, cached and measured under this check-in's name. The
+  // build makes it again (a relink when nothing else changed).
+  auto remove_artifacts = [&](const auto& stale) {
+    for (const auto& [name, path] : rendered->artifacts) {
+      auto rel = path.lexically_relative(paths.build);
+      if (rel.empty() || *rel.begin() == "..") continue;
+      std::error_code missing;  // not there (yet): nothing to remove
+      if (auto at = fs::last_write_time(path, missing); !missing && stale(at)) fs::remove(path, ec);
+    }
+  };
   if (need_configure) {
     r.configured = true;
     fs::remove(stamp, ec);
+    // Every artifact there now predates this configure, whose stamp will be
+    // newer than all of them: the rule below would keep them as its own. One
+    // configure makes (a wrapper) it makes again.
+    remove_artifacts([](fs::file_time_type) { return true; });
     auto from = log_size();
     auto c = run_step(rendered->configure, paths.source, step_env, log, remaining(), step_file(paths));
     if (c.timed_out) return finish(Outcome::Timeout, timed_out("configure"));
@@ -278,19 +294,10 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     }
     std::ofstream(stamp) << key << "\n";
   }
-  // An artifact left by an earlier check-in's build would be taken for this
-  // one's when this build no longer makes it (a renamed target) yet exits 0:
-  // the old compiler, cached and measured under this check-in's name. The
-  // build makes it again (a relink when nothing else changed). One that the
-  // configure step made (a wrapper script; older than configure's stamp) is
-  // left: configure does not run again to make it.
+  // One the configure step made (a wrapper script; older than configure's
+  // stamp) is left: configure does not run again to make it.
   auto configured_at = rendered->configure.empty() ? fs::file_time_type::min() : fs::last_write_time(stamp, ec);
-  for (const auto& [name, path] : rendered->artifacts) {
-    auto rel = path.lexically_relative(paths.build);
-    if (rel.empty() || *rel.begin() == "..") continue;
-    std::error_code missing;  // not there (yet): nothing to remove
-    if (auto at = fs::last_write_time(path, missing); !missing && at > configured_at) fs::remove(path, ec);
-  }
+  remove_artifacts([&](fs::file_time_type at) { return at > configured_at; });
   auto build_from = log_size();
   auto b = run_step(rendered->build, paths.source, step_env, log, remaining(), step_file(paths));
   if (b.timed_out) return finish(Outcome::Timeout, timed_out("build"));

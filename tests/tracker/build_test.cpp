@@ -429,6 +429,29 @@ TEST_CASE("an artifact an earlier check-in's build left, which this build no lon
   CHECK(b.result.message.find("was not built") != std::string::npos);
 }
 
+TEST_CASE("an artifact an earlier check-in's build left is not this check-in's when configure runs for every build") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  REQUIRE(commits.size() >= 2);
+  // No skip_if_exists: configure runs before every build, and its stamp is
+  // then newer than the compiler the earlier check-in's build left, which
+  // this build no longer makes.
+  auto recipe = builder::parse_recipe(
+                    "name = 'reconfigured'\n[configure]\ncommand = 'true'\n[build]\ncommand = \"[ -e {build}/done ] || "
+                    "{ mkdir -p {build}/bin; echo old > {build}/bin/x; touch {build}/done; }\"\n[artifacts]\n"
+                    "compiler = 'bin/x'\n",
+                    "r.toml")
+                    .take();
+  CheckinBuildOptions options{dir / "data", 1, false};
+  REQUIRE(build_checkin(repo, recipe, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+  auto b = build_checkin(repo, recipe, commits[1], options).take();
+  INFO(b.result.message);
+  CHECK(b.result.configured);
+  CHECK(b.result.outcome == builder::Outcome::MissingArtifact);
+  CHECK(b.result.message.find("was not built") != std::string::npos);
+}
+
 TEST_CASE("an artifact the configure step made (a wrapper) stays for the next check-in's build, which does not configure") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
