@@ -252,10 +252,10 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   // -DLLVM_PARALLEL_LINK_JOBS={jobs}) builds the same compiler at any -j, and
   // another -j must not throw away an LLVM build directory.
   auto key = configure_key(recipe, render(recipe, {paths.source, paths.build, paths.data, 1}).take());
-  // Without a configure step the build command carries the settings (`make
-  // CFLAGS=…`), and make would take objects built with the old ones for up
-  // to date. (Unrendered: a different {jobs} changes nothing built.)
-  if (rendered->configure.empty()) key = common::sha256_hex(key + "\nbuild=" + recipe.build);
+  // The build command may carry settings too (`make CFLAGS=…`, with or
+  // without a configure step), and make would take objects built with the
+  // old ones for up to date. (Unrendered: a different {jobs} changes nothing built.)
+  key = common::sha256_hex(key + "\nbuild=" + recipe.build);
   bool same_configuration = read_file(stamp) == key + "\n";
   if (!same_configuration && !fs::is_empty(paths.build, ec)) {
     // Configured by another recipe (or interrupted): its cache would keep old settings.

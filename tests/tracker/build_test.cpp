@@ -399,6 +399,29 @@ TEST_CASE("a recipe without a configure step whose build command changed starts 
   CHECK(build_checkin(repo, incremental, commits[3], options).take().result.outcome == builder::Outcome::Ok);
 }
 
+TEST_CASE("a recipe with a configure step whose build command changed starts its build directory afresh") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  REQUIRE(commits.size() >= 2);
+  CheckinBuildOptions options{dir / "data", 1, false};
+  // ./configure once, then `make CXXFLAGS=…`: the flags are the build command's.
+  auto with = [](const std::string& command) {
+    return builder::parse_recipe("name = 'configure-make'\n[configure]\ncommand = 'touch {build}/Makefile'\n"
+                                 "skip_if_exists = 'Makefile'\n[build]\ncommand = \"" +
+                                     command + "\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                                 "configure-make.toml")
+        .take();
+  };
+  auto old_flags = with("touch {build}/old-flags.o; mkdir -p {build}/bin; echo x > {build}/bin/x");
+  auto new_flags = with("test ! -e {build}/old-flags.o && mkdir -p {build}/bin && echo x > {build}/bin/x");
+  REQUIRE(build_checkin(repo, old_flags, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+  auto b = build_checkin(repo, new_flags, commits[1], options).take();
+  INFO(b.result.message);
+  CHECK(b.result.configured);
+  CHECK(b.result.outcome == builder::Outcome::Ok);
+}
+
 TEST_CASE("a recipe whose artifact is never produced is recorded as missing-artifact") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
