@@ -202,6 +202,23 @@ TEST_CASE("a job that failed on one machine is left to another machine at work, 
   CHECK(fresh->failed_hosts.empty());
 }
 
+TEST_CASE("a job that failed on one machine is not left to a machine busy with another project's jobs") {
+  auto d = testing::fresh_database();
+  auto p = db::enqueue_jobs(d, "p", db::begin_sweep(d, "p"), {{"build", "b1", "{}", 0, -1, 3}});
+  auto q = db::enqueue_jobs(d, "q", db::begin_sweep(d, "q"), {{"build", "other", "{}", 0, -1, 3}});
+  auto failed = db::claim_job(d, "p", "bad:1:0", {}, 3600);
+  REQUIRE(failed);
+  db::retry_job_later(d, failed->id, "bad:1:0", "attempt 1 of 3: disk full", 0);
+  // Another machine works on project q around the clock: it never takes p's job.
+  auto busy = db::claim_job(d, "q", "elsewhere:2:0", {}, 3600);
+  REQUIRE(busy);
+  CHECK(busy->id == q[0]);
+  auto again = db::claim_job(d, "p", "bad:1:0", {}, 3600);
+  REQUIRE(again);
+  CHECK(again->id == p[0]);
+  CHECK(again->failed_hosts == std::vector<std::string>{"bad"});
+}
+
 TEST_CASE("a project's sweep and retrain locks are each held by one connection, and apart from each other") {
   std::string name;
   auto first = testing::fresh_database(true, &name);
