@@ -297,7 +297,7 @@ SweepReport run_sweep(const SweepOptions& o) {
     // Late means never built under this recipe: a check-in measured before
     // (on the grid, by bisection, or for a policy promoted since) is not.
     if (after && p.tags) {
-      auto tags = repo.tags();  // read once: llvm-project has hundreds
+      auto tags = repo.tags().take();  // read once: llvm-project has hundreds
       std::vector<PlannedCheckin> late;
       for (const auto& sha : grid) {
         auto tagged = tags.find(sha);

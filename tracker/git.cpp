@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -43,20 +44,28 @@ CommitInfo info_of(const git_commit* c) {
   return info;
 }
 
-/// commit sha → tag names, for tags that peel to a commit.
-std::map<std::string, std::vector<std::string>> tags_by_commit(git_repository* repo) {
+/// commit sha → tag names, for tags that peel to a commit. A tag that names
+/// a tree or a blob is no check-in's; one that names nothing (a damaged ref)
+/// is an error: skipped, its check-in would silently drop out of sampling.
+common::Result<std::map<std::string, std::vector<std::string>>> tags_by_commit(git_repository* repo) {
   std::map<std::string, std::vector<std::string>> out;
   git_strarray names{};
-  if (git_tag_list(&names, repo) != 0) return out;
+  if (git_tag_list(&names, repo) != 0) return common::Error{"cannot list the tags: " + git_error_text()};
+  std::unique_ptr<git_strarray, decltype(&git_strarray_dispose)> owner(&names, git_strarray_dispose);
   for (size_t i = 0; i < names.count; ++i) {
-    git_object* obj = nullptr;
     std::string ref = std::string("refs/tags/") + names.strings[i];
-    if (git_revparse_single(&obj, repo, (ref + "^{commit}").c_str()) == 0) {
-      out[oid_hex(*git_object_id(obj))].push_back(names.strings[i]);
-      git_object_free(obj);
-    }
+    git_object* target = nullptr;
+    if (git_revparse_single(&target, repo, ref.c_str()) != 0)
+      return common::Error{"cannot read tag " + std::string(names.strings[i]) + ": " + git_error_text()};
+    git_object* commit = nullptr;
+    int peeled = git_object_peel(&commit, target, GIT_OBJECT_COMMIT);
+    git_object_free(target);
+    if (peeled == GIT_ENOTFOUND)  // an annotated tag whose object is gone
+      return common::Error{"cannot read tag " + std::string(names.strings[i]) + ": " + git_error_text()};
+    if (peeled != 0) continue;  // a tag of a tree or a blob
+    out[oid_hex(*git_object_id(commit))].push_back(names.strings[i]);
+    git_object_free(commit);
   }
-  git_strarray_dispose(&names);
   return out;
 }
 
@@ -128,11 +137,14 @@ common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
   CommitPtr owner(c);
   auto info = info_of(c);
   auto tags = tags_by_commit(impl_->repo.get());
-  if (auto it = tags.find(info.sha); it != tags.end()) info.tags = it->second;
+  if (!tags) return tags.error();
+  if (auto it = tags->find(info.sha); it != tags->end()) info.tags = it->second;
   return info;
 }
 
-std::map<std::string, std::vector<std::string>> GitRepo::tags() const { return tags_by_commit(impl_->repo.get()); }
+common::Result<std::map<std::string, std::vector<std::string>>> GitRepo::tags() const {
+  return tags_by_commit(impl_->repo.get());
+}
 
 common::Result<std::string> GitRepo::tracked(const std::string& branch) const {
   if (!branch.empty()) {
@@ -262,9 +274,10 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
     return common::Error{"'" + *from + "' is not on the first-parent history of '" + to + "'" +
                          (since ? " within --since" : "")};
   auto tags = tags_by_commit(repo);
+  if (!tags) return tags.error();
   std::vector<CommitInfo> out(newest_first.rbegin(), newest_first.rend());
   for (auto& c : out)
-    if (auto it = tags.find(c.sha); it != tags.end()) c.tags = it->second;
+    if (auto it = tags->find(c.sha); it != tags->end()) c.tags = it->second;
   return out;
 }
 

@@ -45,7 +45,8 @@ class GitRepo {
   /// history: call it once.
   common::Result<std::string> root_commit(const std::string& to) const;
   /// Every tag, by the commit it names (annotated tags peeled), read once.
-  std::map<std::string, std::vector<std::string>> tags() const;
+  /// A tag of a tree or a blob is left out; one that cannot be read is an error.
+  common::Result<std::map<std::string, std::vector<std::string>>> tags() const;
 
   /// The first-parent history ending at `to` as far as this clone holds it:
   /// for reading series already measured (drift, report, decide), so a

@@ -260,3 +260,19 @@ TEST_CASE("a check-in's submodules are named by the checkout, which writes the r
   CHECK_FALSE(std::filesystem::exists(wt.source_dir() / "third_party" / "zlib"));
   CHECK(wt.checkout(GitRepo::open(path).take(), tip).take().submodules.empty());
 }
+
+TEST_CASE("a tag that names a missing object is an error, not a check-in left out of the tagged samples") {
+  testing::TempDir dir;
+  auto path = testing::write_toy_history(dir.path());
+  // A damaged ref: the object it names is not in the repository.
+  std::ofstream(path / ".git" / "refs" / "tags" / "v3") << std::string(40, '7') << "\n";
+  auto repo = GitRepo::open(path).take();
+  auto tags = repo.tags();
+  REQUIRE_FALSE(tags.ok());
+  CHECK(tags.error().message.rfind("cannot read tag v3: ", 0) == 0);
+  RangeOptions o;
+  o.sampling.tags = true;
+  auto sampled = select_commits(repo, o);
+  REQUIRE_FALSE(sampled.ok());
+  CHECK(sampled.error().message.find("cannot read tag v3") != std::string::npos);
+}
