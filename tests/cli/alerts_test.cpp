@@ -663,11 +663,8 @@ TEST_CASE("bisect refuses ends it would measure and then leave out: off the trac
 
 TEST_CASE("a suite with fewer than two evaluated check-ins is named, not hidden behind the other suites' no change") {
   Project p;
-  p.set("every = \"2w\"", "every = \"1m\"");
-  p.set("bisect = true", "bisect = false");
-  auto first = p.sweep(p.dsn);
-  INFO(first.output);
-  REQUIRE(first.exit_code == 0);
+  p.make_small();
+  p.sweep_ok();
   // A second suite joins the project: none of its check-ins is evaluated yet.
   auto built = p.run({"suite", "build", "--from-compile-commands", (p.dir / "compile_commands.json").string(), "--name",
                       "later"});

@@ -21,16 +21,10 @@ using testing::run_driftwatch;
 
 namespace {
 
-/// A small project: two monthly check-ins, no bisection: 2 builds, 2 evaluations.
-void make_small(Project& p) {
-  p.set("every = \"2w\"", "every = \"1m\"");
-  p.set("bisect = true", "bisect = false");
-}
-
 /// The same shape from two prebuilt toolchains (copies of dwcc): jobs that take
 /// seconds, not a build, for the faults that need no long job.
 void make_toolchains(Project& p) {
-  make_small(p);
+  p.make_small();
   p.use_prebuilt_toolchains(DWCC_BIN);
 }
 
@@ -105,7 +99,7 @@ void check_whole(const Project& p) {
 
 TEST_CASE("three standalone workers, one SIGKILLed mid-job: its lease expires, another takes the job, every job is done once") {
   Project p;
-  make_small(p);
+  p.make_small();
   auto sweep = start_external_sweep(p, p.config);
   REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
   std::vector<common::Child> workers;
@@ -165,7 +159,7 @@ TEST_CASE("PostgreSQL restarted while driftwatch eval compiles: it reconnects an
 
 TEST_CASE("PostgreSQL restarted while standalone workers run: they reconnect and finish") {
   Project p;
-  make_small(p);
+  p.make_small();
   // The embedded database of the data directory, which the test can restart.
   auto embedded = embedded_dsn(p);
   auto dw = [&](const std::vector<std::string>& a) { return on_data_dir(p, a); };
@@ -514,7 +508,7 @@ TEST_CASE("a local sweep names a job that failed outside its own workers: given 
 
 TEST_CASE("bisect names a job that failed outside its own workers and exits 1: an end given up when claimed") {
   Project p;
-  make_small(p);
+  p.make_small();
   auto first = p.sweep(p.dsn);
   INFO(first.output);
   REQUIRE(first.exit_code == 0);

@@ -60,6 +60,11 @@ struct Project {
     text.replace(at, from.size(), to);
     std::ofstream(config) << text;
   }
+  /// A small sweep: two monthly check-ins, no bisection (2 builds, 2 evaluations).
+  void make_small() {
+    set("every = \"2w\"", "every = \"1m\"");
+    set("bisect = true", "bisect = false");
+  }
   /// Two prebuilt toolchains (copies of `dwcc`) in place of the history:
   /// jobs that take seconds, not a build.
   void use_prebuilt_toolchains(const std::string& dwcc) {

@@ -373,53 +373,36 @@ TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell)
   CHECK_FALSE(fs::exists(build_dir.parent_path() / "step.pgid"));
 }
 
-TEST_CASE("a recipe without a configure step whose build command changed starts its build directory afresh") {
-  testing::TempDir dir;
-  auto repo = eight_weeks(dir);
-  auto commits = select_commits(repo, {}).take();
-  REQUIRE(commits.size() >= 4);
-  CheckinBuildOptions options{dir / "data", 1, false};
-  auto with = [](const std::string& command) {
-    return builder::parse_recipe("name = 'make-like'\n[build]\ncommand = \"" + command +
-                                     "\"\n[artifacts]\ncompiler = 'bin/x'\n",
-                                 "make-like.toml")
-        .take();
-  };
-  // Objects of the old flags must not be taken for up to date (as make would).
-  auto old_flags = with("touch {build}/old-flags.o; mkdir -p {build}/bin; echo x > {build}/bin/x");
-  auto new_flags = with("test ! -e {build}/old-flags.o && mkdir -p {build}/bin && echo x > {build}/bin/x");
-  REQUIRE(build_checkin(repo, old_flags, commits[0], options).take().result.outcome == builder::Outcome::Ok);
-  auto b = build_checkin(repo, new_flags, commits[1], options).take();
-  INFO(b.result.message);
-  CHECK(b.result.outcome == builder::Outcome::Ok);
-  // The same command again keeps what it built: here, a file its first run leaves before failing.
-  auto incremental = with("if [ ! -e {build}/made ]; then touch {build}/made; exit 1; fi; mkdir -p {build}/bin; "
-                          "echo x > {build}/bin/x");
-  CHECK(build_checkin(repo, incremental, commits[2], options).take().result.outcome == builder::Outcome::BuildFailed);
-  CHECK(build_checkin(repo, incremental, commits[3], options).take().result.outcome == builder::Outcome::Ok);
-}
-
-TEST_CASE("a recipe with a configure step whose build command changed starts its build directory afresh") {
-  testing::TempDir dir;
-  auto repo = eight_weeks(dir);
-  auto commits = select_commits(repo, {}).take();
-  REQUIRE(commits.size() >= 2);
-  CheckinBuildOptions options{dir / "data", 1, false};
-  // ./configure once, then `make CXXFLAGS=…`: the flags are the build command's.
-  auto with = [](const std::string& command) {
-    return builder::parse_recipe("name = 'configure-make'\n[configure]\ncommand = 'touch {build}/Makefile'\n"
-                                 "skip_if_exists = 'Makefile'\n[build]\ncommand = \"" +
-                                     command + "\"\n[artifacts]\ncompiler = 'bin/x'\n",
-                                 "configure-make.toml")
-        .take();
-  };
-  auto old_flags = with("touch {build}/old-flags.o; mkdir -p {build}/bin; echo x > {build}/bin/x");
-  auto new_flags = with("test ! -e {build}/old-flags.o && mkdir -p {build}/bin && echo x > {build}/bin/x");
-  REQUIRE(build_checkin(repo, old_flags, commits[0], options).take().result.outcome == builder::Outcome::Ok);
-  auto b = build_checkin(repo, new_flags, commits[1], options).take();
-  INFO(b.result.message);
-  CHECK(b.result.configured);
-  CHECK(b.result.outcome == builder::Outcome::Ok);
+TEST_CASE("a recipe whose build command changed starts its build directory afresh, with or without a configure step") {
+  // `make CFLAGS=…` alone, or ./configure once and then `make CXXFLAGS=…`:
+  // the flags are the build command's either way.
+  for (const char* configure : {"", "[configure]\ncommand = 'touch {build}/Makefile'\nskip_if_exists = 'Makefile'\n"}) {
+    INFO("configure: " << configure);
+    testing::TempDir dir;
+    auto repo = eight_weeks(dir);
+    auto commits = select_commits(repo, {}).take();
+    REQUIRE(commits.size() >= 4);
+    CheckinBuildOptions options{dir / "data", 1, false};
+    auto with = [configure](const std::string& command) {
+      return builder::parse_recipe("name = 'make-like'\n" + std::string(configure) + "[build]\ncommand = \"" + command +
+                                       "\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                                   "make-like.toml")
+          .take();
+    };
+    // Objects of the old flags must not be taken for up to date (as make would).
+    auto old_flags = with("touch {build}/old-flags.o; mkdir -p {build}/bin; echo x > {build}/bin/x");
+    auto new_flags = with("test ! -e {build}/old-flags.o && mkdir -p {build}/bin && echo x > {build}/bin/x");
+    REQUIRE(build_checkin(repo, old_flags, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+    auto b = build_checkin(repo, new_flags, commits[1], options).take();
+    INFO(b.result.message);
+    CHECK(b.result.configured == (*configure != 0));
+    CHECK(b.result.outcome == builder::Outcome::Ok);
+    // The same command again keeps what it built: here, a file its first run leaves before failing.
+    auto incremental = with("if [ ! -e {build}/made ]; then touch {build}/made; exit 1; fi; mkdir -p {build}/bin; "
+                            "echo x > {build}/bin/x");
+    CHECK(build_checkin(repo, incremental, commits[2], options).take().result.outcome == builder::Outcome::BuildFailed);
+    CHECK(build_checkin(repo, incremental, commits[3], options).take().result.outcome == builder::Outcome::Ok);
+  }
 }
 
 TEST_CASE("a recipe whose artifact is never produced is recorded as missing-artifact") {
@@ -434,45 +417,30 @@ TEST_CASE("a recipe whose artifact is never produced is recorded as missing-arti
 }
 
 TEST_CASE("an artifact an earlier check-in's build left, which this build no longer makes, is not this check-in's") {
-  testing::TempDir dir;
-  auto repo = eight_weeks(dir);
-  auto commits = select_commits(repo, {}).take();
-  REQUIRE(commits.size() >= 2);
-  // Makes the compiler once, then exits 0 without making it (a target
-  // renamed by a later check-in, say).
-  auto recipe = builder::parse_recipe(
-                    "name = 'once'\n[build]\ncommand = \"[ -e {build}/done ] || { mkdir -p {build}/bin; "
-                    "echo old > {build}/bin/x; touch {build}/done; }\"\n[artifacts]\ncompiler = 'bin/x'\n",
-                    "once.toml")
-                    .take();
-  CheckinBuildOptions options{dir / "data", 1, false};
-  REQUIRE(build_checkin(repo, recipe, commits[0], options).take().result.outcome == builder::Outcome::Ok);
-  auto b = build_checkin(repo, recipe, commits[1], options).take();
-  CHECK(b.result.outcome == builder::Outcome::MissingArtifact);
-  CHECK(b.result.message.find("was not built") != std::string::npos);
-}
-
-TEST_CASE("an artifact an earlier check-in's build left is not this check-in's when configure runs for every build") {
-  testing::TempDir dir;
-  auto repo = eight_weeks(dir);
-  auto commits = select_commits(repo, {}).take();
-  REQUIRE(commits.size() >= 2);
-  // No skip_if_exists: configure runs before every build, and its stamp is
-  // then newer than the compiler the earlier check-in's build left, which
-  // this build no longer makes.
-  auto recipe = builder::parse_recipe(
-                    "name = 'reconfigured'\n[configure]\ncommand = 'true'\n[build]\ncommand = \"[ -e {build}/done ] || "
-                    "{ mkdir -p {build}/bin; echo old > {build}/bin/x; touch {build}/done; }\"\n[artifacts]\n"
-                    "compiler = 'bin/x'\n",
-                    "r.toml")
-                    .take();
-  CheckinBuildOptions options{dir / "data", 1, false};
-  REQUIRE(build_checkin(repo, recipe, commits[0], options).take().result.outcome == builder::Outcome::Ok);
-  auto b = build_checkin(repo, recipe, commits[1], options).take();
-  INFO(b.result.message);
-  CHECK(b.result.configured);
-  CHECK(b.result.outcome == builder::Outcome::MissingArtifact);
-  CHECK(b.result.message.find("was not built") != std::string::npos);
+  // The build makes the compiler once, then exits 0 without making it (a
+  // target renamed by a later check-in, say). Without a configure step, and
+  // with one that runs before every build (no skip_if_exists): its stamp is
+  // then newer than the compiler the earlier build left.
+  for (const char* configure : {"", "[configure]\ncommand = 'true'\n"}) {
+    INFO("configure: " << configure);
+    testing::TempDir dir;
+    auto repo = eight_weeks(dir);
+    auto commits = select_commits(repo, {}).take();
+    REQUIRE(commits.size() >= 2);
+    auto recipe = builder::parse_recipe(
+                      "name = 'once'\n" + std::string(configure) +
+                          "[build]\ncommand = \"[ -e {build}/done ] || { mkdir -p {build}/bin; "
+                          "echo old > {build}/bin/x; touch {build}/done; }\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                      "once.toml")
+                      .take();
+    CheckinBuildOptions options{dir / "data", 1, false};
+    REQUIRE(build_checkin(repo, recipe, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+    auto b = build_checkin(repo, recipe, commits[1], options).take();
+    INFO(b.result.message);
+    CHECK(b.result.configured == (*configure != 0));
+    CHECK(b.result.outcome == builder::Outcome::MissingArtifact);
+    CHECK(b.result.message.find("was not built") != std::string::npos);
+  }
 }
 
 TEST_CASE("an artifact the configure step made (a wrapper) stays for the next check-in's build, which does not configure") {
