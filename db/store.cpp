@@ -407,12 +407,16 @@ void set_build_feature_report(Database& db, Id build_id, const std::string& repo
   });
 }
 
-std::optional<Id> find_build_by_artifact_dir(Database& db, const std::string& artifact_dir) {
-  return db.impl().guarded("finding a build", [&]() -> std::optional<Id> {
+std::vector<std::pair<Id, std::string>> builds_at_artifact_dir(Database& db, const std::string& artifact_dir) {
+  return db.impl().guarded("finding a build", [&] {
     pqxx::read_transaction tx(db.impl().conn);
-    auto r = tx.exec_params("SELECT id FROM builds WHERE artifact_dir = $1 ORDER BY id DESC LIMIT 1", artifact_dir);
-    if (r.empty()) return std::nullopt;
-    return r[0][0].as<Id>();
+    std::vector<std::pair<Id, std::string>> out;
+    for (const auto& row : tx.exec_params("SELECT DISTINCT ON (b.recipe_id) b.id, r.name || '@' || left(r.content_hash, 12) "
+                                          "FROM builds b JOIN recipes r ON r.id = b.recipe_id "
+                                          "WHERE b.artifact_dir = $1 ORDER BY b.recipe_id, b.id DESC",
+                                          artifact_dir))
+      out.emplace_back(row[0].as<Id>(), row[1].as<std::string>());
+    return out;
   });
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "db/database.h"
@@ -125,8 +126,10 @@ void interrupt_evaluation(Database& db, Id evaluation_id);
 std::string evaluation_status(Database& db, Id evaluation_id);
 /// The compatibility report of the policies that ran on a build (drift too).
 void set_build_feature_report(Database& db, Id build_id, const std::string& report_json);
-/// The build whose artifacts are in `artifact_dir`, if driftwatch recorded it.
-std::optional<Id> find_build_by_artifact_dir(Database& db, const std::string& artifact_dir);
+/// The builds whose artifacts are in `artifact_dir`, the newest of each
+/// recipe, with the recipe as "name@hash12". Recipes that differ only in how
+/// they compile share one cache entry, so there can be several.
+std::vector<std::pair<Id, std::string>> builds_at_artifact_dir(Database& db, const std::string& artifact_dir);
 std::int64_t count_module_results(Database& db, Id evaluation_id);
 
 /// Replaces all measurements of an evaluation in one transaction, through COPY.

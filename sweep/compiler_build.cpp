@@ -78,7 +78,20 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
     out.label = s.build;
     auto name = fs::path(s.build).filename().string();
     if (name.size() == 40) out.commit = name;
-    if (database) out.build_id = db::find_build_by_artifact_dir(*database, (fs::path(s.build) / "artifacts").string());
+    if (database) {
+      // Its compile line is the one of the recipe that built it first: with
+      // builds of several recipes recorded here, this evaluation could join
+      // the series of one that compiles otherwise.
+      auto builds = db::builds_at_artifact_dir(*database, (fs::path(s.build) / "artifacts").string());
+      if (builds.size() > 1) {
+        std::string names;
+        for (const auto& [id, recipe] : builds) names += (names.empty() ? "" : ", ") + recipe;
+        throw common::Fatal("artifact directory " + s.build + " is shared by builds of several recipes (" + names +
+                            "), which may compile differently: evaluate it as a check-in, with --repo, --build "
+                            "<sha> and --recipe");
+      }
+      if (!builds.empty()) out.build_id = builds.front().first;
+    }
     return out;
   }
   if (s.repo.empty() && fs::is_directory(s.build)) {

@@ -419,3 +419,39 @@ TEST_CASE("a checkout moved to another path keeps its series and alerts: report,
   CHECK(full.output.find("(reused from ") != std::string::npos);
   CHECK(full.output.find("0 new alert(s)") != std::string::npos);
 }
+
+TEST_CASE("eval of a cache entry that builds of two recipes share is refused, not stored in either one's series") {
+  Project p;
+  p.make_small();
+  p.sweep_ok();
+  auto artifacts = p.psql("SELECT artifact_dir FROM builds ORDER BY id LIMIT 1");
+  auto entry = std::filesystem::path(artifacts).parent_path().string();
+  auto policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
+  // Built by one recipe so far: its evaluation joins that recipe's series.
+  auto one = p.run({"eval", "--build", entry, "--suite", "testdata", "--policy", policy});
+  INFO(one.output);
+  REQUIRE(one.exit_code == 0);
+  // The same recipe compiling at -Os: the same compiler build, so the same
+  // cache entry, whose result.json keeps the first recipe's -Oz line.
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string from = "-o {output} -Oz\"", to = "-o {output} -Os\"";
+  auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  text.replace(at, from.size(), to);
+  auto recipe = (p.dir / "at-os.toml").string();
+  std::ofstream(recipe) << text;
+  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
+  p.sweep_ok();
+  REQUIRE(p.psql("SELECT count(DISTINCT recipe_id) FROM builds WHERE artifact_dir = '" + artifacts + "'") == "2");
+  auto evaluations = p.psql("SELECT count(*) FROM evaluations");
+  auto two = p.run({"eval", "--build", entry, "--suite", "testdata", "--policy", policy});
+  INFO(two.output);
+  CHECK(two.exit_code == 2);
+  CHECK(common::last_line(two.output).find("is shared by builds of several recipes (") != std::string::npos);
+  auto names = common::last_line(two.output);
+  auto first = names.find("sample-compiler@");
+  REQUIRE(first != std::string::npos);
+  CHECK(names.find("sample-compiler@", first + 1) != std::string::npos);  // both recipes named
+  CHECK(p.psql("SELECT count(*) FROM evaluations") == evaluations);
+}
