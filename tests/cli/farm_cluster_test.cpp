@@ -153,14 +153,22 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
   Project p;
   p.use_prebuilt_toolchains(DWCC_BIN);
   // slurmctld timing out on the sweep's first two polls, as it does under
-  // load: the real squeue behind a wrapper that fails twice first.
+  // load: the real squeue behind a wrapper that fails twice first. The array
+  // is submitted held and released by the third poll, so those two failures
+  // happen while it waits, however fast its tasks would have finished.
   auto wrappers = p.dir / "bin";
+  auto polls = (p.dir / "polls").string(), array = (p.dir / "array").string();
   std::filesystem::create_directories(wrappers);
-  std::ofstream(wrappers / "squeue") << "#!/bin/sh\nn=$(cat " << (p.dir / "polls").string() << " 2>/dev/null || echo 0)\n"
-                                     << "echo $((n + 1)) > " << (p.dir / "polls").string() << "\n"
+  std::ofstream(wrappers / "sbatch") << "#!/bin/sh\nid=$(/usr/bin/sbatch --hold \"$@\") || exit $?\necho \"$id\" > "
+                                     << array << "\necho \"$id\"\n";
+  std::ofstream(wrappers / "squeue") << "#!/bin/sh\nn=$(cat " << polls << " 2>/dev/null || echo 0)\n"
+                                     << "echo $((n + 1)) > " << polls << "\n"
                                      << "if [ \"$n\" -lt 2 ]; then echo 'squeue: error: Socket timed out on send/recv "
-                                        "operation' >&2; exit 1; fi\nexec /usr/bin/squeue \"$@\"\n";
-  std::filesystem::permissions(wrappers / "squeue", std::filesystem::perms::owner_all);
+                                        "operation' >&2; exit 1; fi\n"
+                                     << "if [ \"$n\" -eq 2 ]; then scontrol release \"$(cat " << array
+                                     << ")\" || exit 1; fi\nexec /usr/bin/squeue \"$@\"\n";
+  for (const char* w : {"sbatch", "squeue"})
+    std::filesystem::permissions(wrappers / w, std::filesystem::perms::owner_all);
   auto env = slurm.env();
   env.emplace_back("PATH", wrappers.string() + ":" + std::getenv("PATH"));
   // A Slurm that cannot run its tasks fails the sweep in 2 minutes, not never.
