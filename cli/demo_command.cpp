@@ -167,10 +167,11 @@ void run(Context& ctx, const DemoArgs& a) {
   for (const auto& line : reports::summary_lines(data_report)) fmt::print("  {}\n", line);
   fmt::print("\n{}: driftwatch retrain --config {}\n",
              decision.retrain ? "next step" : "the rules say keep; to retrain anyway", (project_dir / "driftwatch.toml").string());
-  if (failed)
+  if (failed) {
     fmt::print("\n{} job(s) failed (listed above): the figures leave their check-ins out\n",
                std::max<long>(report.jobs.failed, static_cast<long>(report.failures.size())));
-  if (failed) ctx.exit_code = 1;
+    ctx.exit_code = 1;
+  }
   if (a.serve) serve_dir(report_dir, a.port);
 }
 

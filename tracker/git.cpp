@@ -53,15 +53,14 @@ common::Result<std::map<std::string, std::vector<std::string>>> tags_by_commit(g
   if (git_tag_list(&names, repo) != 0) return common::Error{"cannot list the tags: " + git_error_text()};
   std::unique_ptr<git_strarray, decltype(&git_strarray_dispose)> owner(&names, git_strarray_dispose);
   for (size_t i = 0; i < names.count; ++i) {
-    std::string ref = std::string("refs/tags/") + names.strings[i];
+    std::string name = names.strings[i], ref = "refs/tags/" + name;
+    auto unreadable = [&name] { return common::Error{"cannot read tag " + name + ": " + git_error_text()}; };
     git_object* target = nullptr;
-    if (git_revparse_single(&target, repo, ref.c_str()) != 0)
-      return common::Error{"cannot read tag " + std::string(names.strings[i]) + ": " + git_error_text()};
+    if (git_revparse_single(&target, repo, ref.c_str()) != 0) return unreadable();
     git_object* commit = nullptr;
     int peeled = git_object_peel(&commit, target, GIT_OBJECT_COMMIT);
     git_object_free(target);
-    if (peeled == GIT_ENOTFOUND)  // an annotated tag whose object is gone
-      return common::Error{"cannot read tag " + std::string(names.strings[i]) + ": " + git_error_text()};
+    if (peeled == GIT_ENOTFOUND) return unreadable();  // an annotated tag whose object is gone
     if (peeled != 0) continue;  // a tag of a tree or a blob
     out[oid_hex(*git_object_id(commit))].push_back(names.strings[i]);
     git_object_free(commit);
