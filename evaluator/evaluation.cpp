@@ -241,9 +241,20 @@ common::Error whole_failure(const EvaluationResult& r) {
       if (!shown && h->machine_failure()) shown = h, first_failed = &m;
   if (!shown) shown = first_failed->by_default.ok() ? &first_failed->learned : &first_failed->by_default;
   bool transient = shown->machine_failure();
-  if (!transient && std::none_of(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.by_default.ok(); }))
-    return {std::string(kCompilerBrokenError) + " (first: " + r.modules.front().name + ": " +
-            r.modules.front().by_default.outcome + ": " + r.modules.front().by_default.message + ")"};
+  // The default heuristic never asks the policy: a check-in where it
+  // compiled nothing is the compiler's (or the machine's) failure, whatever
+  // the mix of crashes and hangs. Never "the policy cannot run here", which
+  // opens an alert and asks for a retraining. A machine failure among them
+  // is worth another attempt; the last attempt stores the compiler as broken.
+  if (std::none_of(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.by_default.ok(); })) {
+    const ModuleResult* own = nullptr;  // the first default the compiler failed by itself, if any
+    for (const auto& m : r.modules)
+      if (!own && !m.by_default.machine_failure()) own = &m;
+    const auto& named = own ? *own : *first_failed;
+    return {std::string(kCompilerBrokenError) + " (" + (own ? "first: " : "the machine failed ") + named.name + ": " +
+                named.by_default.outcome + ": " + named.by_default.message + ")",
+            transient};
+  }
   return {"no module compiled under both heuristics (" + std::string(transient ? "the machine failed " : "first: ") +
               first_failed->name + ", " + (shown == &first_failed->learned ? "learned" : "default") + ": " +
               shown->outcome + ": " + shown->message + ")",

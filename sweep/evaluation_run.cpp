@@ -187,7 +187,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
                                    nlohmann::json{{"dir", suite.dir.string()}}.dump(), rows, &bench_ids);
   auto eval_id = db::begin_evaluation(database, *build.build_id, policy_id, suite_id, options.finish);
   LetGoOnThrow let_go{database, eval_id};
-  auto key = evaluation_key(build, suite, meta);
+  auto key = evaluation_key(build, suite, meta, options.compile_every_default);
   if (options.reuse && !key.key.empty())
     if (auto reused = reuse(database, eval_id, policy_id, suite_id, bench_ids, key, build, suite, meta, options))
       return std::move(*reused);
@@ -219,9 +219,10 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
       // on every input, a recipe's bad compile line) is broken, skipped as a
       // failed build is, and no reason to say the policy cannot run or to retrain.
       auto plain = policy::compile_probe_by_default(build.compiler, o.work_dir / "probe-default");
-      bool machine = policy::machine_failure(plain);  // false when it compiled
-      if (machine) retry_unless_last({plain.error, true});
-      bool broken = !plain.ok && !machine;
+      if (policy::machine_failure(plain)) retry_unless_last({plain.error, true});
+      // Here a hang or a kill of the plain compile lasted to the last
+      // attempt: the compiler's, as the policy took no part in it.
+      bool broken = !plain.ok;
       auto message =
           broken ? "the compiler cannot compile the probe module even without the policy: " + plain.error
                  : slot.error().message;

@@ -296,6 +296,16 @@ TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's
     CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (first: ", 0) == 0);
     CHECK(r.error().message.find("error: no such pass") != std::string::npos);
   }
+  SUBCASE("the compiler fails on its own and hangs on one module: still the compiler's, never the policy's") {
+    std::ofstream(script) << "#!/bin/sh\ncase \"$1\" in *sort*) sleep 60;; esac\necho 'error: no such pass' >&2\nexit 1\n";
+    fs::permissions(script, fs::perms::owner_all);
+    o.compiler.timeout = std::chrono::seconds(2);
+    auto r = evaluate(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().transient);  // a hang may be the load's: a sweep tries once more
+    CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (first: ", 0) == 0);
+    CHECK(r.error().message.find("error: no such pass") != std::string::npos);
+  }
 }
 
 TEST_CASE("a compile the machine failed once is tried again, and the module is measured") {
