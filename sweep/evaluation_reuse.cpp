@@ -73,7 +73,7 @@ common::Result<std::string> library_digest(const fs::path& path) {
 }  // namespace
 
 EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& suite,
-                             const policy::PolicyMetadata& policy) {
+                             const policy::PolicyMetadata& policy, bool compile_every_default) {
   // The artifacts are hashed here, at evaluation time, rather than recorded
   // when they were built: this hashes the very files `compiler` runs (the
   // pinned cache generation), covers toolchain directories driftwatch never
@@ -112,6 +112,7 @@ EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& su
   in.suite_manifest_hash = suite.manifest_hash;
   in.module_args_digest = module_args_digest(build, suite);
   in.policy_hash = policy.content_hash;
+  in.shared_defaults = build.compiler.share_agreeing_defaults && !compile_every_default;
   out.key = reuse_key(in);
   out.compiler_digest = compiler_digest(in.artifact_digests);
   return out;

@@ -20,7 +20,7 @@ struct EvaluationKey {
 
 /// Hashes every artifact of `build` and the suite's own module command lines.
 EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& suite,
-                             const policy::PolicyMetadata& policy);
+                             const policy::PolicyMetadata& policy, bool compile_every_default);
 
 /// The result `source`'s rows describe, for `suite`'s modules (`bench_ids` in
 /// suite order): modules, summaries, links, warnings and the feature report

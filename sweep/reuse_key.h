@@ -27,6 +27,11 @@ struct ReuseKeyInputs {
   std::string suite_manifest_hash;  ///< sha256 of suite.json (it holds every module's bitcode sha256)
   std::string module_args_digest;   ///< of the suite's per-module command lines (<name>.cmd), "" when none
   std::string policy_hash;          ///< the policy file's content hash (its margin included)
+  /// Whether defaults the policy agreed with were taken from its objects
+  /// rather than compiled. The figures should not differ, but a user who
+  /// turns sharing off (--compile-every-default, the recipe's
+  /// share_agreeing_defaults) doubts exactly that, so asks for compiles.
+  bool shared_defaults = true;
 };
 
 /// `argv` with each artifact's path replaced by "{name}": the command as
