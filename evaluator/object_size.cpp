@@ -9,11 +9,15 @@ common::Result<ObjectSizes> measure_object(const std::filesystem::path& path) {
   auto binary = llvm::object::ObjectFile::createObjectFile(path.string());
   if (!binary) return common::Error{"cannot read object " + path.string() + ": " + llvm::toString(binary.takeError())};
   ObjectSizes sizes;
+  // .text by name is ELF's; Mach-O names its code __text and COFF .text$mn,
+  // which the name would miss (0 bytes under both: every module a tie).
+  // There, every executable section counts.
+  bool elf = binary->getBinary()->isELF();
   for (const auto& section : binary->getBinary()->sections()) {
     auto name = section.getName();
     if (!name) return common::Error{"bad section in " + path.string() + ": " + llvm::toString(name.takeError())};
     auto size = static_cast<std::int64_t>(section.getSize());
-    if (*name == ".text" || name->starts_with(".text.")) sizes.text += size;
+    if (elf ? *name == ".text" || name->starts_with(".text.") : section.isText()) sizes.text += size;
     if (section.isText()) sizes.code += size;
   }
   return sizes;

@@ -15,6 +15,7 @@
 #include "common/process.h"
 #include "common/text.h"
 #include "evaluator/evaluation.h"
+#include "evaluator/object_size.h"
 #include "evaluator/suite_builder.h"
 #include "policy/compiler.h"
 #include "policy/runner.h"
@@ -693,4 +694,21 @@ TEST_CASE("a compiler whose ML mode makes another object than its default, the p
     CHECK(checked.modules[i].learned.sizes.text == all.modules[i].learned.sizes.text);
   }
   CHECK(checked.summary.uplift == all.summary.uplift);
+}
+
+TEST_CASE("objects of Mach-O and COFF are measured by their code sections, which are not named .text") {
+  testing::TempDir tmp;
+  std::ofstream(tmp / "f.c") << "int g(int x) { return x * 3 + 1; }\nint f(int x) { return g(x) + g(x + 1); }\n";
+  for (std::string target : {"x86_64-apple-macos11", "x86_64-pc-windows-msvc"}) {
+    INFO(target);
+    auto object = tmp / (target + ".o");
+    common::ProcessSpec s;
+    s.argv = {"clang-19", "-target", target, "-ffunction-sections", "-Oz", "-c", (tmp / "f.c").string(), "-o",
+              object.string()};
+    auto r = common::run_process(s).take();
+    REQUIRE_MESSAGE(r.ok(), r.output);
+    auto sizes = measure_object(object).take();
+    CHECK(sizes.text > 0);
+    CHECK(sizes.text == sizes.code);
+  }
 }
