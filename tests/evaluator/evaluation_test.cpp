@@ -696,6 +696,35 @@ TEST_CASE("a compiler whose ML mode makes another object than its default, the p
   CHECK(checked.summary.uplift == all.summary.uplift);
 }
 
+TEST_CASE("checks of shared defaults that the machine failed every one of verify nothing: every default is "
+          "compiled") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  // The first three default compiles (the checks: the policy agreed
+  // everywhere, so no other default was compiled before) are SIGKILLed.
+  auto marks = tmp / "marks";
+  fs::create_directories(marks);
+  auto script = tmp / "dwcc-checks-killed.sh";
+  std::ofstream(script) << "#!/bin/sh\ncase \"$*\" in *-enable-ml-inliner*) ;; *) for i in 1 2 3; do if mkdir "
+                        << marks.string() << "/$i 2>/dev/null; then kill -9 $$; fi; done;; esac\nexec " << DWCC_BIN
+                        << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  auto o = following_default(suite, tmp / "work", false);
+  o.compiler.argv[0] = script.string();
+  auto r = evaluate(o);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(fs::exists(marks / "3"));
+  CHECK(r->defaults_shared == 0);
+  CHECK(r->defaults_checked == 0);
+  REQUIRE(r->warnings.size() == 1);
+  CHECK(r->warnings[0].find("the machine failed every check of a shared default (3 compiles)") != std::string::npos);
+  for (const auto& m : r->modules) {
+    INFO(m.name);
+    CHECK(m.both_ok());
+    CHECK_FALSE(m.by_default.shared);
+  }
+}
+
 TEST_CASE("objects of Mach-O and COFF are measured by their code sections, which are not named .text") {
   testing::TempDir tmp;
   std::ofstream(tmp / "f.c") << "int g(int x) { return x * 3 + 1; }\nint f(int x) { return g(x) + g(x + 1); }\n";
