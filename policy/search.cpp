@@ -20,9 +20,12 @@ namespace {
 /// log receives every answer given. nullopt when the compile or measure fails.
 std::optional<std::int64_t> try_decisions(const TrainOptions& o, const ModuleData& m, DefaultDecisionSlot slot,
                                           const std::vector<double>& prefix, DecisionLog& log, const fs::path& dir) {
-  auto runner = make_logging_runner(make_replay_runner(prefix, make_echo_runner(slot)), log);
   auto obj = dir / "module.o";
-  auto r = compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir, /*include_default=*/true);
+  auto r = compile_reproducibly(m.name, [&] {
+    log = {};
+    auto runner = make_logging_runner(make_replay_runner(prefix, make_echo_runner(slot)), log);
+    return compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir, /*include_default=*/true);
+  });
   if (!r.ok) return std::nullopt;
   auto size = o.measure_text(obj);
   if (!size) return std::nullopt;
@@ -38,9 +41,12 @@ SearchedModule unchanged(const ModuleData& m, int trials, std::vector<int> rejec
 bool fill_clean_features(const TrainOptions& o, const ModuleData& m, SearchedModule& s, const fs::path& dir) {
   DecisionLog clean;
   std::vector<double> all(s.decisions.begin(), s.decisions.end());
-  auto runner = make_logging_runner(make_replay_runner(all, make_constant_runner(0)), clean);
   auto obj = dir / "module.o";
-  auto r = compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir, /*include_default=*/false);
+  auto r = compile_reproducibly(m.name, [&] {
+    clean = {};
+    auto runner = make_logging_runner(make_replay_runner(all, make_constant_runner(0)), clean);
+    return compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir, /*include_default=*/false);
+  });
   if (!r.ok || clean.decisions.size() != s.decisions.size()) return false;
   auto size = o.measure_text(obj);
   if (!size || *size != s.text) return false;  // the compiler must reproduce the searched object
@@ -149,9 +155,11 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
       o.progress({"search", done, static_cast<int>(n), -log_ratio / done, 1 - std::exp(log_ratio / n), eta});
     }
   });
-  // A module whose search threw keeps its default trajectory.
-  for (std::size_t k = 0; k < thrown.size(); ++k)
-    if (!thrown[k].empty()) found[order[k]] = unchanged(data.modules[order[k]], 0, {}, {});
+  // A module whose search threw (the machine failing a compile twice) stops
+  // training: kept as its default trajectory, it would make the same seed
+  // train on other targets from one run to the next. The modules searched
+  // are saved, for --resume.
+  if (auto why = first_error(thrown); !why.empty()) throw common::Fatal("the greedy search: " + why);
   if (save_error) throw common::Fatal(save_error->message);
   return found;
 }

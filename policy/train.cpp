@@ -286,8 +286,10 @@ double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const Tr
     fs::create_directories(dir);
     rollouts[i] = rollout(model, data.modules[i], o, &rng, dir, slot);
   });
-  for (std::size_t k = 0; k < thrown.size(); ++k)
-    if (!thrown[k].empty()) rollouts[order[k]] = Rollout{};  // a failed rollout: left out of the gradient
+  // A rollout that threw (the machine failing it twice) stops training: left
+  // out of the gradient, it would make the same seed give another policy.
+  // The last checkpoint resumes with --resume.
+  if (auto why = first_error(thrown); !why.empty()) throw common::Fatal("sampling trajectories: " + why);
   std::vector<double> advantage(n, 0);
   double reward_sum = 0, square_sum = 0;
   int counted = 0;

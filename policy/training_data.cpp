@@ -65,6 +65,23 @@ std::vector<int> largest_first(const std::vector<std::uintmax_t>& cost) {
   return order;
 }
 
+CompileOutcome compile_reproducibly(const std::string& module, const std::function<CompileOutcome()>& attempt) {
+  auto r = attempt();
+  if (r.ok || !machine_failure(r)) return r;
+  r = attempt();
+  if (r.ok || !machine_failure(r)) return r;
+  throw common::Fatal("the machine failed a compile of " + module + " twice (" + r.error +
+                      "): training stops rather than let the load decide a result; the work done so far is kept, "
+                      "run again with --resume");
+}
+
+std::string first_error(const std::vector<std::string>& errors) {
+  auto failed = std::count_if(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
+  if (failed == 0) return "";
+  auto first = *std::find_if(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
+  return failed == 1 ? first : first + " (and " + std::to_string(failed - 1) + " more)";
+}
+
 namespace {
 
 /// The default trajectory of one module, or a one-line error.
@@ -72,18 +89,24 @@ std::optional<ModuleData> collect_module(const TrainOptions& o, const TrainModul
                                          const fs::path& dir, std::string& error, std::vector<std::string>& names) {
   auto obj = dir / "module.o";
   auto cc = compiler_for(o, m.cc1_args);
-  auto plain = compile_default(cc, m.bitcode, obj);
+  auto plain = compile_reproducibly(m.name, [&] { return compile_default(cc, m.bitcode, obj); });
   if (!plain.ok) return error = plain.error, std::nullopt;
   auto default_size = o.measure_text(obj);
   if (!default_size) return error = default_size.error().message, std::nullopt;
   DecisionLog echoed;
-  auto echo = make_logging_runner(make_echo_runner(slot), echoed);
-  auto e = compile_with_runner(cc, m.bitcode, obj, *echo, dir, /*include_default=*/true);
+  auto e = compile_reproducibly(m.name, [&] {
+    echoed = {};
+    auto echo = make_logging_runner(make_echo_runner(slot), echoed);
+    return compile_with_runner(cc, m.bitcode, obj, *echo, dir, /*include_default=*/true);
+  });
   if (!e.ok) return error = e.error, std::nullopt;
   DecisionLog clean;
   std::vector<double> decisions(echoed.decisions.begin(), echoed.decisions.end());
-  auto replay = make_logging_runner(make_replay_runner(decisions, make_constant_runner(0)), clean);
-  auto c = compile_with_runner(cc, m.bitcode, obj, *replay, dir, /*include_default=*/false);
+  auto c = compile_reproducibly(m.name, [&] {
+    clean = {};
+    auto replay = make_logging_runner(make_replay_runner(decisions, make_constant_runner(0)), clean);
+    return compile_with_runner(cc, m.bitcode, obj, *replay, dir, /*include_default=*/false);
+  });
   if (!c.ok) return error = c.error, std::nullopt;
   if (clean.decisions.size() != echoed.decisions.size())
     return error = "replaying the default decisions asked " + std::to_string(clean.decisions.size()) +
@@ -156,8 +179,9 @@ common::Result<TrainingData> collect_training_data(const TrainOptions& o, Defaul
     fs::create_directories(dir);
     per_module[i] = collect_module(o, o.modules[i], slot, dir, errors[i], names[i]);
   });
-  for (std::size_t k = 0; k < thrown.size(); ++k)
-    if (!thrown[k].empty()) per_module[order[k]].reset(), errors[order[k]] = thrown[k];
+  // A module that threw (the machine failing it twice) is not skipped: the
+  // same inputs would then train on other modules from one run to the next.
+  if (auto why = first_error(thrown); !why.empty()) return common::Error{"collecting the training data: " + why};
   for (std::size_t i = 0; i < o.modules.size(); ++i) {
     if (per_module[i]) data.modules.push_back(std::move(*per_module[i]));
     else data.skipped.push_back(o.modules[i].name + ": " + errors[i]);
@@ -188,9 +212,17 @@ Rollout rollout(const PolicyModel& model, const ModuleData& m, const TrainOption
   options.default_slot = slot;
   options.sampler = sampler;
   options.trace = sampler ? &out.trace : nullptr;
-  auto runner = make_policy_runner(local, nullptr, options);
   auto obj = dir / "module.o";
-  if (!compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir).ok) return out;
+  // A second attempt samples as the first did.
+  std::optional<std::mt19937_64> sampler_at_start;
+  if (sampler) sampler_at_start = *sampler;
+  auto compiled = compile_reproducibly(m.name, [&] {
+    if (sampler) *sampler = *sampler_at_start;
+    out.trace = {};
+    auto runner = make_policy_runner(local, nullptr, options);
+    return compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir);
+  });
+  if (!compiled.ok) return out;
   auto size = o.measure_text(obj);
   if (!size) return out;
   out.ok = true;
@@ -256,12 +288,9 @@ Outcome evaluate(const PolicyModel& model, const TrainingData& data, const Train
     text[i] = r.ok ? r.text : data.modules[i].default_text;
     failed[i] = !r.ok;
   });
-  // A rollout that threw counts as a failed one: the default's size, a loss.
-  for (std::size_t k = 0; k < thrown.size(); ++k)
-    if (!thrown[k].empty()) {
-      text[order[k]] = data.modules[order[k]].default_text;
-      failed[order[k]] = 1;
-    }
+  // A rollout that threw (the machine failing it twice) stops training:
+  // counted as a loss, it would let the load choose the checkpoint or rule.
+  if (auto why = first_error(thrown); !why.empty()) throw common::Fatal("measuring a policy: " + why);
   return summarize(data, std::move(text), std::vector<bool>(failed.begin(), failed.end()));
 }
 

@@ -3,11 +3,13 @@
 // default heuristic's decisions with clean features; and compiling every
 // module under a policy (greedy or sampled). No LibTorch here.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "policy/compiler.h"
 #include "policy/policy_runner.h"
 #include "policy/train.h"
 
@@ -27,6 +29,17 @@ struct ModuleData {
 /// How training compiles a module: as evaluation does, with its own -cc1
 /// line when it has one, else with the recipe's line.
 CompilerInvocation compiler_for(const TrainOptions& o, const std::vector<std::string>& cc1_args);
+
+/// Runs `attempt`, one compile of `module` for training, and once more when
+/// the machine failed it (a timeout under load, the OOM killer, a broken
+/// channel). Throws common::Fatal when the machine fails it again: a flip
+/// rejected or a rollout lost because of the load would make the same seed
+/// give another policy. The work kept so far resumes with --resume.
+CompileOutcome compile_reproducibly(const std::string& module, const std::function<CompileOutcome()>& attempt);
+
+/// The first error of a parallel_for, as one line naming how many failed;
+/// "" when none did.
+std::string first_error(const std::vector<std::string>& errors);
 
 struct TrainingData {
   std::vector<std::string> feature_names;  ///< as the compiler sends them (without inlining_default)

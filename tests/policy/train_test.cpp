@@ -309,3 +309,56 @@ TEST_CASE("the greedy search records each flip's gain and keeps only flips that 
   CHECK(other.error().message.find("was made with other search options") != std::string::npos);
   MESSAGE("kept " << kept << " flips; at 16 bytes " << strict_kept << ", " << refused_small << " smaller shrinks refused");
 }
+
+TEST_CASE("a training compile the machine failed is tried once more with the same figures, and failed twice stops training") {
+  testing::TempDir tmp;
+  auto o = tiny_run(tmp);
+  for (const char* name : {"ini", "json"}) o.modules.push_back(module_of(tmp, name));
+  auto slot = detect_default_slot(o.compiler, tmp / "probe");
+  REQUIRE_MESSAGE(slot.ok(), slot.error().message);
+  auto clean = collect_training_data(o, *slot);
+  REQUIRE_MESSAGE(clean.ok(), clean.error().message);
+  PolicyMetadata meta;
+  meta.name = "gate";
+  meta.features = clean->feature_names;
+  GateRule rule = gate_candidates({{10}, {2}, {0}}).front();
+  auto expected = evaluate(gate_policy(&rule, meta), *clean, o, *slot);
+  REQUIRE(expected.failed == 0);
+
+  // dwcc behind a script that SIGKILLs json's channel compiles: the first
+  // of each phase only ("once"), or all of them once "always" exists.
+  auto marks = tmp / "marks";
+  fs::create_directories(marks);
+  auto script = tmp / "dwcc-killed.sh";
+  std::ofstream(script) << "#!/bin/sh\ncase \"$*\" in *-enable-ml-inliner*json*|*json*-enable-ml-inliner*) "
+                        << "if [ -e " << (marks / "always").string() << " ] || mkdir " << (marks / "once").string()
+                        << " 2>/dev/null; then kill -9 $$; fi;; esac\nexec " << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  o.compiler.argv[0] = script.string();
+  o.work_dir = tmp / "work-killed";
+  auto collected = collect_training_data(o, *slot);
+  REQUIRE_MESSAGE(collected.ok(), collected.error().message);
+  CHECK(fs::exists(marks / "once"));  // the kill happened, and the module was collected anyway
+  REQUIRE(collected->modules.size() == 2);
+  CHECK(collected->modules[1].default_decisions == clean->modules[1].default_decisions);
+  fs::remove(marks / "once");
+  auto measured = evaluate(gate_policy(&rule, meta), *collected, o, *slot);
+  CHECK(fs::exists(marks / "once"));
+  CHECK(measured.failed == 0);
+  CHECK(measured.text == expected.text);
+
+  // Killed every time: not a loss that the load decided, but a stop that says why.
+  std::ofstream(marks / "always") << "";
+  std::string why;
+  try {
+    evaluate(gate_policy(&rule, meta), *collected, o, *slot);
+  } catch (const common::Fatal& e) {
+    why = e.what();
+  }
+  CHECK(why.find("the machine failed a compile of json.c twice") != std::string::npos);
+  CHECK(why.find("killed by signal 9") != std::string::npos);
+  CHECK(why.find("--resume") != std::string::npos);
+  auto refused = collect_training_data(o, *slot);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("the machine failed a compile of json.c twice") != std::string::npos);
+}
