@@ -59,6 +59,9 @@ class PolicyModel {
   /// Logit of "inline" minus logit of "don't" for already-normalized inputs
   /// (one value per metadata feature). Single thread, no autograd.
   double score(const float* normalized) const;
+  /// For each metadata feature, whether the first layer reads it (a weight
+  /// not 0): a network reads them all, a gate the ones its rule tests.
+  std::vector<bool> features_read() const;
 
   struct Impl;
   Impl& impl() { return *impl_; }

@@ -1,6 +1,9 @@
 #include "policy/policy_runner.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "policy/gate.h"
 
 namespace policy {
 namespace {
@@ -8,7 +11,9 @@ namespace {
 class PolicyRunner : public Runner {
  public:
   PolicyRunner(const PolicyModel& model, CompatReport* report, PolicyRunnerOptions options)
-      : model_(model), report_(report), options_(std::move(options)) {}
+      : model_(model), report_(report), options_(std::move(options)) {
+    if (gate_fit_from_training(model.metadata().training)) gate_reads_ = model.features_read();
+  }
 
   common::Status begin(const ChannelHeader& header) override {
     const auto& meta = model_.metadata();
@@ -26,6 +31,16 @@ class PolicyRunner : public Runner {
                            std::to_string(meta.features.size() - lost) + " of its " +
                            std::to_string(meta.features.size()) + " features (missing: " + names +
                            (binding_.report.missing.size() > 8 ? ", …" : "") + ")"};
+    }
+    // A gate tests raw values against thresholds: it has no training mean to
+    // fill a feature it tests with, and 0 would pass or fail that test at
+    // every site, another rule under the same policy hash.
+    for (std::size_t i = 0; i < gate_reads_.size(); ++i) {
+      if (!gate_reads_[i] || binding_.source[i] >= 0) continue;
+      const auto& c = binding_.report.corrupted;
+      bool corrupted = std::find(c.begin(), c.end(), meta.features[i]) != c.end();
+      return common::Error{"policy " + meta.name + " is a gate on " + meta.features[i] + ", which the compiler " +
+                           (corrupted ? "sends unusable" : "does not send") + ": it cannot run here"};
     }
     // The policy answers one decision; an advice tensor of another shape
     // would be filled with it element by element, meaning something else.
@@ -80,6 +95,7 @@ class PolicyRunner : public Runner {
   FeatureBinding binding_;
   std::vector<float> inputs_;
   int default_index_ = -1;  ///< header index of the default decision, for a policy with a margin
+  std::vector<bool> gate_reads_;  ///< a gate's features_read(); empty for a network
 };
 
 }  // namespace

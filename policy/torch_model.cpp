@@ -172,6 +172,16 @@ double PolicyModel::score(const float* normalized) const {
   return static_cast<double>(logits[1]) - logits[0];
 }
 
+std::vector<bool> PolicyModel::features_read() const {
+  torch::NoGradGuard no_grad;
+  // The first parameter is the first Linear's weight: hidden units × features.
+  auto read = impl_->net->parameters().front().abs().sum(0).gt(0).contiguous();
+  std::vector<bool> out(impl_->meta.features.size());
+  for (std::size_t i = 0; i < out.size() && i < static_cast<std::size_t>(read.numel()); ++i)
+    out[i] = read[static_cast<std::int64_t>(i)].item<bool>();
+  return out;
+}
+
 common::Status PolicyModel::save(const fs::path& path) {
   std::ostringstream weights;
   torch::save(impl_->net, weights);

@@ -6,6 +6,8 @@
 #include "common/process.h"
 #include "evaluator/object_size.h"
 #include "policy/compiler.h"
+#include "policy/gate.h"
+#include "policy/gate_policy.h"
 #include "policy/model.h"
 #include "policy/policy_runner.h"
 #include "tests/support/temp_dir.h"
@@ -165,4 +167,35 @@ TEST_CASE("a policy with a margin keeps the default's decisions unless its score
   auto r = compile_with_runner(dwcc(), bc, dir / "x.o", *runner, dir.path());
   CHECK_FALSE(r.ok);
   CHECK(r.error.find("where this compiler puts it is unknown") != std::string::npos);
+}
+
+TEST_CASE("a gate whose tested feature the compiler no longer sends is refused, not served as another rule") {
+  PolicyMetadata meta;
+  meta.name = "gate";
+  meta.features = {kGateCost, kGateCalleeUsers, kGateCallerUsers, "sroa_savings"};
+  meta.training = R"({"gate_grid": [{"max_cost": 10, "max_callee_users": 2, "min_caller_users": 0}],
+                      "gate": "cost <= 10, callee users <= 2"})";
+  GateRule rule{10, 2, 0};
+  auto model = gate_policy(&rule, meta);
+  // caller_users >= 0 holds everywhere: the rule does not read it.
+  CHECK(model.features_read() == std::vector<bool>{true, true, false, false});
+  PolicyRunnerOptions options;
+  options.default_slot = DefaultDecisionSlot::InliningDefault;
+  auto header = [](std::vector<std::string> names) {
+    ChannelHeader h;
+    for (const auto& n : names) h.features.push_back({n, "int64_t", {1}, 0});
+    h.features.push_back({"inlining_default", "int64_t", {1}, 0});
+    h.advice = {"inlining_decision", "int64_t", {1}, 0};
+    return h;
+  };
+  auto runner = make_policy_runner(model, nullptr, options);
+  CHECK(runner->begin(header({kGateCost, kGateCalleeUsers, kGateCallerUsers, "sroa_savings"})).ok());
+  // Three of four features bound: usable for a network, which fills the
+  // fourth with its training mean; a gate has none for what it tests.
+  auto refused = runner->begin(header({kGateCost, kGateCallerUsers, "sroa_savings"}));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message == "policy gate is a gate on callee_users, which the compiler does not send: it "
+                                   "cannot run here");
+  // What the rule does not read may go.
+  CHECK(runner->begin(header({kGateCost, kGateCalleeUsers, "sroa_savings"})).ok());
 }
