@@ -141,7 +141,7 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
     } else {
       PolicyModel local(model);  // score() is single-threaded
       found[i] = search_module(o, m, slot, flip_candidates(local, m, trials[i]), dir);
-      if (auto saved = save_searched(found[i], dir / "result.json"); !saved) {
+      if (auto saved = save_searched(found[i], m, dir / "result.json"); !saved) {
         std::lock_guard lock(mutex);
         if (!save_error) save_error = saved.error();
       }
@@ -164,10 +164,10 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
   return found;
 }
 
-common::Status save_searched(const SearchedModule& s, const fs::path& file) {
+common::Status save_searched(const SearchedModule& s, const ModuleData& m, const fs::path& file) {
   nlohmann::json tried = nlohmann::json::array();
   for (const auto& [index, change] : s.tried) tried.push_back({index, change ? nlohmann::json(*change) : nullptr});
-  nlohmann::json j{{"text", s.text}, {"trials", s.trials}, {"kept", s.kept}, {"rejected", s.rejected}, {"tried", tried}};
+  nlohmann::json j{{"module", m.name}, {"text", s.text}, {"trials", s.trials}, {"kept", s.kept}, {"rejected", s.rejected}, {"tried", tried}};
   // An unchanged module is the default trajectory, which collection recomputes.
   if (s.kept > 0) j.update({{"decisions", s.decisions}, {"features", s.features}, {"flipped", s.flipped}});
   return common::write_file_atomically(file, j.dump());
@@ -178,6 +178,8 @@ std::optional<SearchedModule> load_searched(const fs::path& file, const ModuleDa
   if (!in) return std::nullopt;
   auto j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  // Older runs did not record the module: theirs are taken as they were.
+  if (j.contains("module") && j["module"] != m.name) return std::nullopt;
   SearchedModule s;
   try {
     s.text = j.at("text");

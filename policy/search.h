@@ -47,9 +47,12 @@ int search_trials(std::size_t decisions, int max_trials, double decision_budget)
 std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingData& data, DefaultDecisionSlot slot,
                                        const TrainOptions& o);
 
-/// A searched module's result on disk (checkpoint: a resumed run skips it).
-common::Status save_searched(const SearchedModule& s, const std::filesystem::path& file);
-/// nullopt when the file is missing or unreadable; `m` supplies an unchanged module's trajectory.
+/// A searched module's result on disk (checkpoint: a resumed run skips it),
+/// under the name of `m`, the module searched.
+common::Status save_searched(const SearchedModule& s, const ModuleData& m, const std::filesystem::path& file);
+/// nullopt when the file is missing, unreadable or another module's (files
+/// are per position: a module skipped since would shift the rest); `m`
+/// supplies an unchanged module's trajectory.
 std::optional<SearchedModule> load_searched(const std::filesystem::path& file, const ModuleData& m);
 
 }  // namespace policy

@@ -13,6 +13,7 @@
 #include "evaluator/object_size.h"
 #include "policy/compiler.h"
 #include "policy/gate_policy.h"
+#include "policy/search.h"
 #include "policy/train.h"
 #include "policy/training_data.h"
 #include "tests/support/temp_dir.h"
@@ -361,4 +362,20 @@ TEST_CASE("a training compile the machine failed is tried once more with the sam
   auto refused = collect_training_data(o, *slot);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message.find("the machine failed a compile of json.c twice") != std::string::npos);
+}
+
+TEST_CASE("a saved search result is read back only for the module it was made for") {
+  testing::TempDir tmp;
+  ModuleData ini{"ini.c", tmp / "ini.bc", 100, 100, {{1, 2}, {3, 4}}, {0, 1}, {}};
+  ModuleData json = ini;
+  json.name = "json.c";
+  SearchedModule s{90, {1, 1}, {{1, 2}, {3, 4}}, 2, 1, {0}, {}, {{0, 10}, {1, std::nullopt}}};
+  REQUIRE(save_searched(s, ini, tmp / "result.json").ok());
+  auto back = load_searched(tmp / "result.json", ini);
+  REQUIRE(back);
+  CHECK(back->text == 90);
+  CHECK(back->decisions == s.decisions);
+  CHECK(back->tried.size() == 2);
+  // Files are per position: after a module dropped out, the next one's is not another's result.
+  CHECK_FALSE(load_searched(tmp / "result.json", json));
 }
