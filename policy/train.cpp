@@ -13,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/file_lock.h"
 #include "common/hash.h"
+#include "policy/choosing.h"
 #include "policy/gate_policy.h"
 #include "policy/policy_runner.h"
 #include "policy/search.h"
@@ -216,17 +217,6 @@ void imitate(PolicyModel& model, const std::vector<SearchedModule>& searched, co
 nlohmann::json figures(const Outcome& e) {
   return {{"uplift_geomean", e.uplift}, {"uplift_total", e.total_uplift}, {"wins", e.wins},    {"ties", e.ties},
           {"losses", e.losses},         {"no_worse_share", e.no_worse()}, {"failed", e.failed}};
-}
-
-/// Training results are chosen on: meeting the "no worse on 90% of modules"
-/// bar first (a policy must not trade many small losses for a few big wins),
-/// then the geometric-mean uplift.
-bool better(const nlohmann::json& a, const nlohmann::json& b) {
-  constexpr double kNoWorseBar = 0.9;
-  double ua = a["uplift_geomean"], ub = b["uplift_geomean"], na = a["no_worse_share"], nb = b["no_worse_share"];
-  if ((na >= kNoWorseBar) != (nb >= kNoWorseBar)) return na >= kNoWorseBar;
-  if (na >= kNoWorseBar || na == nb) return ua > ub;
-  return na > nb;
 }
 
 struct Checkpoint {
@@ -446,13 +436,12 @@ double choose_margin(const PolicyModel& model, const TrainingData& validation, D
   }
   const nlohmann::json* chosen = nullptr;
   for (const auto& f : grid) {
-    bool meets = f["no_worse_share"].get<double>() >= o.no_worse_bar && f["uplift_total"].get<double>() >= 0 &&
-                 f["uplift_geomean"].get<double>() > 0;
-    if (meets && (!chosen || f["uplift_geomean"].get<double>() > (*chosen)["uplift_geomean"].get<double>())) chosen = &f;
+    if (meets_bar(f, o.no_worse_bar) && (!chosen || f["uplift_geomean"].get<double>() > (*chosen)["uplift_geomean"].get<double>())) chosen = &f;
   }
   for (const auto& f : grid) {  // none meets the bar: the closest that does not lose
     if (chosen && (*chosen)["no_worse_share"].get<double>() >= o.no_worse_bar) break;
-    if (f["uplift_geomean"].get<double>() <= 0 || f["uplift_total"].get<double>() < 0) continue;
+    if (f.value("failed", 0) > 0 || f["uplift_geomean"].get<double>() <= 0 || f["uplift_total"].get<double>() < 0)
+      continue;
     if (!chosen || f["no_worse_share"].get<double>() > (*chosen)["no_worse_share"].get<double>()) chosen = &f;
   }
   return chosen ? (*chosen)["margin"].get<double>() : kDeferAlways;  // kDeferAlways's row is the grid's last
@@ -607,13 +596,6 @@ bool can_resume(const TrainOptions& o) {
 }
 
 namespace {
-
-/// Meets the bar the issue sets for shipping: this share of modules no
-/// larger, the total no larger, and a gain in geometric mean.
-bool meets_bar(const nlohmann::json& f, double bar) {
-  return f["no_worse_share"].get<double>() >= bar && f["uplift_total"].get<double>() >= 0 &&
-         f["uplift_geomean"].get<double>() > 0;
-}
 
 /// TrainOptions::gate: thresholds fitted on the training modules, chosen on
 /// the validation ones (or on the training ones when there are none).

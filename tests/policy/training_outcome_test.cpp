@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "policy/choosing.h"
 #include "policy/training_data.h"
 #include "tests/support/temp_dir.h"
 
@@ -64,4 +65,25 @@ TEST_CASE("training's figures leave zero-size modules out of the geometric mean"
   CHECK(failed.losses == 1);
   CHECK(failed.failed == 1);
   CHECK(failed.ties == 1);
+}
+
+TEST_CASE("a candidate that made a compile fail is never chosen over one that did not, nor meets the bar") {
+  nlohmann::json clean{{"uplift_geomean", 0.004}, {"uplift_total", 0.003}, {"no_worse_share", 0.96}, {"failed", 0}};
+  // Its failed module keeps the default's size: its means look better.
+  nlohmann::json crashing{{"uplift_geomean", 0.006}, {"uplift_total", 0.005}, {"no_worse_share", 0.96}, {"failed", 1}};
+  CHECK(better(clean, crashing));
+  CHECK_FALSE(better(crashing, clean));
+  CHECK(meets_bar(clean, 0.95));
+  CHECK_FALSE(meets_bar(crashing, 0.95));
+  // Among clean ones, the bar then the geometric mean decide.
+  auto larger = clean;
+  larger["uplift_geomean"] = 0.005;
+  CHECK(better(larger, clean));
+  auto many_losses = larger;
+  many_losses["no_worse_share"] = 0.8;
+  CHECK(better(clean, many_losses));
+  CHECK_FALSE(meets_bar(many_losses, 0.95));
+  // Figures kept by an older run, without "failed", count none.
+  nlohmann::json older{{"uplift_geomean", 0.004}, {"uplift_total", 0.003}, {"no_worse_share", 0.96}};
+  CHECK(meets_bar(older, 0.95));
 }
