@@ -241,20 +241,19 @@ common::Error whole_failure(const EvaluationResult& r) {
       if (!shown && h->machine_failure()) shown = h, first_failed = &m;
   if (!shown) shown = first_failed->by_default.ok() ? &first_failed->learned : &first_failed->by_default;
   bool transient = shown->machine_failure();
-  // The default heuristic never asks the policy: a check-in where it
-  // compiled nothing is the compiler's (or the machine's) failure, whatever
-  // the mix of crashes and hangs. Never "the policy cannot run here", which
-  // opens an alert and asks for a retraining. A machine failure among them
-  // is worth another attempt; the last attempt stores the compiler as broken.
-  if (std::none_of(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.by_default.ok(); })) {
-    const ModuleResult* own = nullptr;  // the first default the compiler failed by itself, if any
-    for (const auto& m : r.modules)
-      if (!own && !m.by_default.machine_failure()) own = &m;
-    const auto& named = own ? *own : *first_failed;
-    return {std::string(kCompilerBrokenError) + " (" + (own ? "first: " : "the machine failed ") + named.name + ": " +
-                named.by_default.outcome + ": " + named.by_default.message + ")",
+  // The default heuristic never asks the policy: where it compiled nothing
+  // and the compiler failed some of it by itself, the compiler is broken,
+  // also when others hung or were killed. Never "the policy cannot run
+  // here", which opens an alert and asks for a retraining. A machine failure
+  // among them is worth another attempt; the last stores the compiler as
+  // broken. Where the machine failed every default, it is the machine's.
+  const ModuleResult* own = nullptr;  // the first default the compiler failed by itself
+  for (const auto& m : r.modules)
+    if (!own && !m.by_default.ok() && !m.by_default.machine_failure()) own = &m;
+  if (own && std::none_of(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.by_default.ok(); }))
+    return {std::string(kCompilerBrokenError) + " (first: " + own->name + ": " + own->by_default.outcome + ": " +
+                own->by_default.message + ")",
             transient};
-  }
   return {"no module compiled under both heuristics (" + std::string(transient ? "the machine failed " : "first: ") +
               first_failed->name + ", " + (shown == &first_failed->learned ? "learned" : "default") + ": " +
               shown->outcome + ": " + shown->message + ")",
@@ -306,11 +305,11 @@ void check_shared_defaults(const EvaluationOptions& o, const std::vector<SuiteMo
   });
   if (!diverged.empty() || unverified) {
     result.warnings.push_back(
-        unverified ? "the machine failed every check of a shared default (" + std::to_string(checked.size()) +
-                         " compiles): every module's default was compiled"
-                   : "the compiler's default and its ML mode made different objects of " + diverged +
-                         " although the policy took every default decision there: every module's default "
-                         "was compiled");
+        diverged.empty() ? "the machine failed every check of a shared default (" + std::to_string(checked.size()) +
+                               " compiles): every module's default was compiled"
+                         : "the compiler's default and its ML mode made different objects of " + diverged +
+                               " although the policy took every default decision there: every module's default "
+                               "was compiled");
     std::vector<int> rest;
     for (int i : shared)
       if (result.modules[i].by_default.shared) rest.push_back(i);

@@ -220,9 +220,9 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
       // failed build is, and no reason to say the policy cannot run or to retrain.
       auto plain = policy::compile_probe_by_default(build.compiler, o.work_dir / "probe-default");
       if (policy::machine_failure(plain)) retry_unless_last({plain.error, true});
-      // Here a hang or a kill of the plain compile lasted to the last
-      // attempt: the compiler's, as the policy took no part in it.
-      bool broken = !plain.ok;
+      // A plain compile of the tiny probe that still times out on the last
+      // attempt is a hanging compiler, not the policy's doing.
+      bool broken = !plain.ok && (!policy::machine_failure(plain) || plain.timed_out);
       auto message =
           broken ? "the compiler cannot compile the probe module even without the policy: " + plain.error
                  : slot.error().message;

@@ -255,6 +255,8 @@ TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's
     CHECK(r.error().transient);
     CHECK(r.error().message.find("the machine failed") != std::string::npos);
     CHECK(r.error().message.find("killed by signal 9") != std::string::npos);
+    // Stored on a job's last attempt, it must not read as a broken compiler.
+    CHECK(r.error().message.rfind(kCompilerBrokenError, 0) != 0);
   }
   SUBCASE("the compiler's binary is gone (a cache entry removed under it): transient too") {
     auto r = evaluate(o);  // the script was never written
