@@ -112,7 +112,8 @@ EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& su
   in.suite_manifest_hash = suite.manifest_hash;
   in.module_args_digest = module_args_digest(build, suite);
   in.policy_hash = policy.content_hash;
-  in.shared_defaults = build.compiler.share_agreeing_defaults && !compile_every_default;
+  // Sharing needs a policy that defers to the default (a margin).
+  in.shared_defaults = build.compiler.share_agreeing_defaults && policy.margin > 0 && !compile_every_default;
   out.key = reuse_key(in);
   out.compiler_digest = compiler_digest(in.artifact_digests);
   return out;

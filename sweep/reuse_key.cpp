@@ -42,8 +42,8 @@ std::string reuse_key(const ReuseKeyInputs& in) {
                    {"suite", in.suite_manifest_hash},
                    {"module_args", in.module_args_digest},
                    {"policy", in.policy_hash}};
-  // Only when off, so that keys from before this field still match.
-  if (!in.shared_defaults) j["shared_defaults"] = false;
+  // Only when on: the key of recipes that never share stays what it was.
+  if (in.shared_defaults) j["shared_defaults"] = true;
   return common::sha256_hex(j.dump());
 }
 

@@ -13,7 +13,9 @@ namespace sweep {
 /// Bumped whenever driftwatch changes what an evaluation compiles or measures
 /// (flags it adds, how it reads sizes, how it links): older results then stop
 /// matching.
-inline constexpr int kEvaluationRevision = 1;
+/// 2: Mach-O and COFF objects measured by their code sections, and results
+/// that shared agreeing defaults keyed apart.
+inline constexpr int kEvaluationRevision = 2;
 
 struct ReuseKeyInputs {
   std::map<std::string, std::string> artifact_digests;  ///< every recipe artifact: name → sha256 of its bytes
@@ -27,11 +29,12 @@ struct ReuseKeyInputs {
   std::string suite_manifest_hash;  ///< sha256 of suite.json (it holds every module's bitcode sha256)
   std::string module_args_digest;   ///< of the suite's per-module command lines (<name>.cmd), "" when none
   std::string policy_hash;          ///< the policy file's content hash (its margin included)
-  /// Whether defaults the policy agreed with were taken from its objects
-  /// rather than compiled. The figures should not differ, but a user who
-  /// turns sharing off (--compile-every-default, the recipe's
-  /// share_agreeing_defaults) doubts exactly that, so asks for compiles.
-  bool shared_defaults = true;
+  /// Whether defaults the policy agreed with may be taken from its objects
+  /// rather than compiled (the recipe's share_agreeing_defaults, a policy
+  /// with a margin, no --compile-every-default). The figures should not
+  /// differ, but a user who turns sharing off doubts exactly that, so asks
+  /// for results that compiled every default.
+  bool shared_defaults = false;
 };
 
 /// `argv` with each artifact's path replaced by "{name}": the command as

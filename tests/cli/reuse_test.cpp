@@ -121,3 +121,27 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
     CHECK((again.output.find("reused from " + import.substr(0, 12)) != std::string::npos) == taken);
   }
 }
+
+TEST_CASE("results that shared agreeing defaults are not taken where every default is to be compiled") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1\"");
+  p.set("until = \"\"", "until = \"2025-12-16\"");
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto import = sha_of(p, "Import dwcc"), docs = sha_of(p, "[Docs] Add release notes");
+  // The shipped gate defers to the default (a margin): the sample recipe shares agreeing defaults.
+  std::string gate = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy";
+  auto eval = [&](const std::string& sha, std::vector<std::string> more) {
+    std::vector<std::string> args = {"eval", "--repo", p.repo, "--build", sha, "--suite", "testdata", "--policy", gate};
+    args.insert(args.end(), more.begin(), more.end());
+    auto r = p.run(args);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return r.output;
+  };
+  CHECK(eval(import, {}).find("reused from") == std::string::npos);
+  CHECK(eval(docs, {}).find("reused from " + import.substr(0, 12)) != std::string::npos);
+  auto every = eval(docs, {"--compile-every-default"});
+  CHECK(every.find("reused from") == std::string::npos);
+  // Its result is then taken by the next run that compiles every default.
+  CHECK(eval(import, {"--compile-every-default"}).find("reused from " + docs.substr(0, 12)) != std::string::npos);
+}

@@ -57,10 +57,10 @@ TEST_CASE("the reuse key: the same inputs give the same key, each input that cha
   upgraded.library_digests.begin()->second = std::string(64, '2');
   CHECK(reuse_key(library) != key);
   CHECK(reuse_key(upgraded) != reuse_key(library));
-  // Every default compiled: results that shared them are not taken instead.
-  auto every_default = base();
-  every_default.shared_defaults = false;
-  CHECK(reuse_key(every_default) != key);
+  // Results that shared agreeing defaults are not taken where every default is to be compiled.
+  auto shared = base();
+  shared.shared_defaults = true;
+  CHECK(reuse_key(shared) != key);
 
   auto none = base();
   none.artifact_digests.clear();
