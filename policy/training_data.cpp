@@ -69,10 +69,15 @@ CompileOutcome compile_reproducibly(const std::string& module, const std::functi
   auto r = attempt();
   if (r.ok || !machine_failure(r)) return r;
   r = attempt();
-  if (r.ok || !machine_failure(r)) return r;
+  // A compile that hangs, is killed or breaks the channel twice may be the
+  // decisions' own doing (a sampled trajectory that inlines without end):
+  // its result, as a compile error is. What only the machine causes (no
+  // binary, a full disk, no memory by the compiler's own words) is not.
+  bool machine_alone = r.failure == CompileFailure::NotStarted || r.failure == CompileFailure::Machine;
+  if (r.ok || !machine_alone) return r;
   throw common::Fatal("the machine failed a compile of " + module + " twice (" + r.error +
-                      "): training stops rather than let the load decide a result; the work done so far is kept, "
-                      "run again with --resume");
+                      "): training stops rather than let the machine decide a result; free it and train again "
+                      "(--resume keeps what was saved)");
 }
 
 std::string first_error(const std::vector<std::string>& errors) {

@@ -32,9 +32,10 @@ CompilerInvocation compiler_for(const TrainOptions& o, const std::vector<std::st
 
 /// Runs `attempt`, one compile of `module` for training, and once more when
 /// the machine failed it (a timeout under load, the OOM killer, a broken
-/// channel). Throws common::Fatal when the machine fails it again: a flip
-/// rejected or a rollout lost because of the load would make the same seed
-/// give another policy. The work kept so far resumes with --resume.
+/// channel, a full disk): a flip rejected or a rollout lost because of the
+/// load would make the same seed give another policy. Throws common::Fatal
+/// when the second attempt fails for a reason only the machine causes (no
+/// binary, a full disk); a second hang or kill is the compile's result.
 CompileOutcome compile_reproducibly(const std::string& module, const std::function<CompileOutcome()>& attempt);
 
 /// The first error of a parallel_for, as one line naming how many failed;
