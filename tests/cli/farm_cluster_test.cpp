@@ -153,14 +153,16 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
   Project p;
   p.use_prebuilt_toolchains(DWCC_BIN);
   // slurmctld timing out on the sweep's first two polls, as it does under
-  // load: the real squeue behind a wrapper that fails twice first. The array
-  // is submitted held and released by the third poll, so those two failures
-  // happen while it waits, however fast its tasks would have finished.
+  // load: the real squeue behind a wrapper that fails twice first. The first
+  // array is submitted held and released by the third poll, so those two
+  // failures happen while it waits, however fast its tasks would have
+  // finished; one submitted later (work left after the first) is not held.
   auto wrappers = p.dir / "bin";
   auto polls = (p.dir / "polls").string(), array = (p.dir / "array").string();
   std::filesystem::create_directories(wrappers);
-  std::ofstream(wrappers / "sbatch") << "#!/bin/sh\nid=$(/usr/bin/sbatch --hold \"$@\") || exit $?\necho \"$id\" > "
-                                     << array << "\necho \"$id\"\n";
+  std::ofstream(wrappers / "sbatch") << "#!/bin/sh\nif [ -e " << array << " ]; then exec /usr/bin/sbatch \"$@\"; fi\n"
+                                     << "id=$(/usr/bin/sbatch --hold \"$@\") || exit $?\necho \"$id\" > " << array
+                                     << "\necho \"$id\"\n";
   std::ofstream(wrappers / "squeue") << "#!/bin/sh\nn=$(cat " << polls << " 2>/dev/null || echo 0)\n"
                                      << "echo $((n + 1)) > " << polls << "\n"
                                      << "if [ \"$n\" -lt 2 ]; then echo 'squeue: error: Socket timed out on send/recv "
