@@ -11,9 +11,7 @@ namespace {
 class PolicyRunner : public Runner {
  public:
   PolicyRunner(const PolicyModel& model, CompatReport* report, PolicyRunnerOptions options)
-      : model_(model), report_(report), options_(std::move(options)) {
-    if (gate_fit_from_training(model.metadata().training)) gate_reads_ = model.features_read();
-  }
+      : model_(model), report_(report), options_(std::move(options)) {}
 
   common::Status begin(const ChannelHeader& header) override {
     const auto& meta = model_.metadata();
@@ -34,9 +32,12 @@ class PolicyRunner : public Runner {
     }
     // A gate tests raw values against thresholds: it has no training mean to
     // fill a feature it tests with, and 0 would pass or fail that test at
-    // every site, another rule under the same policy hash.
-    for (std::size_t i = 0; i < gate_reads_.size(); ++i) {
-      if (!gate_reads_[i] || binding_.source[i] >= 0) continue;
+    // every site, another rule under the same policy hash. Asked only where
+    // a feature is lost: the check reads the training record and the weights.
+    std::vector<bool> gate_reads;
+    if (!binding_.report.compatible() && gate_fit_from_training(meta.training)) gate_reads = model_.features_read();
+    for (std::size_t i = 0; i < gate_reads.size(); ++i) {
+      if (!gate_reads[i] || binding_.source[i] >= 0) continue;
       const auto& c = binding_.report.corrupted;
       bool corrupted = std::find(c.begin(), c.end(), meta.features[i]) != c.end();
       return common::Error{"policy " + meta.name + " is a gate on " + meta.features[i] + ", which the compiler " +
@@ -95,7 +96,6 @@ class PolicyRunner : public Runner {
   FeatureBinding binding_;
   std::vector<float> inputs_;
   int default_index_ = -1;  ///< header index of the default decision, for a policy with a margin
-  std::vector<bool> gate_reads_;  ///< a gate's features_read(); empty for a network
 };
 
 }  // namespace
