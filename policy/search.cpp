@@ -21,11 +21,9 @@ namespace {
 std::optional<std::int64_t> try_decisions(const TrainOptions& o, const ModuleData& m, DefaultDecisionSlot slot,
                                           const std::vector<double>& prefix, DecisionLog& log, const fs::path& dir) {
   auto obj = dir / "module.o";
-  auto r = compile_reproducibly(m.name, [&] {
-    log = {};
-    auto runner = make_logging_runner(make_replay_runner(prefix, make_echo_runner(slot)), log);
-    return compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir, /*include_default=*/true);
-  });
+  auto r = compile_logged(m.name, m.bitcode, compiler_for(o, m.cc1_args), obj, dir,
+                          [&] { return make_replay_runner(prefix, make_echo_runner(slot)); }, log,
+                          /*include_default=*/true);
   if (!r.ok) return std::nullopt;
   auto size = o.measure_text(obj);
   if (!size) return std::nullopt;
@@ -42,11 +40,9 @@ bool fill_clean_features(const TrainOptions& o, const ModuleData& m, SearchedMod
   DecisionLog clean;
   std::vector<double> all(s.decisions.begin(), s.decisions.end());
   auto obj = dir / "module.o";
-  auto r = compile_reproducibly(m.name, [&] {
-    clean = {};
-    auto runner = make_logging_runner(make_replay_runner(all, make_constant_runner(0)), clean);
-    return compile_with_runner(compiler_for(o, m.cc1_args), m.bitcode, obj, *runner, dir, /*include_default=*/false);
-  });
+  auto r = compile_logged(m.name, m.bitcode, compiler_for(o, m.cc1_args), obj, dir,
+                          [&] { return make_replay_runner(all, make_constant_runner(0)); }, clean,
+                          /*include_default=*/false);
   if (!r.ok || clean.decisions.size() != s.decisions.size()) return false;
   auto size = o.measure_text(obj);
   if (!size || *size != s.text) return false;  // the compiler must reproduce the searched object
@@ -155,10 +151,10 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
       o.progress({"search", done, static_cast<int>(n), -log_ratio / done, 1 - std::exp(log_ratio / n), eta});
     }
   });
-  // A module whose search threw (the machine failing a compile twice) stops
-  // training: kept as its default trajectory, it would make the same seed
-  // train on other targets from one run to the next. The modules searched
-  // are saved, for --resume.
+  // A module whose search threw (a compile only the machine fails, failed
+  // twice) stops training: kept as its default trajectory, it would make the
+  // same seed train on other targets from one run to the next. The modules
+  // searched are saved, for --resume.
   if (auto why = first_error(thrown); !why.empty()) throw common::Fatal("the greedy search: " + why);
   if (save_error) throw common::Fatal(save_error->message);
   return found;
@@ -167,7 +163,8 @@ std::vector<SearchedModule> search_all(const PolicyModel& model, const TrainingD
 common::Status save_searched(const SearchedModule& s, const ModuleData& m, const fs::path& file) {
   nlohmann::json tried = nlohmann::json::array();
   for (const auto& [index, change] : s.tried) tried.push_back({index, change ? nlohmann::json(*change) : nullptr});
-  nlohmann::json j{{"module", m.name}, {"text", s.text}, {"trials", s.trials}, {"kept", s.kept}, {"rejected", s.rejected}, {"tried", tried}};
+  nlohmann::json j{{"module", m.name}, {"text", s.text},         {"trials", s.trials},
+                   {"kept", s.kept},   {"rejected", s.rejected}, {"tried", tried}};
   // An unchanged module is the default trajectory, which collection recomputes.
   if (s.kept > 0) j.update({{"decisions", s.decisions}, {"features", s.features}, {"flipped", s.flipped}});
   return common::write_file_atomically(file, j.dump());

@@ -80,6 +80,17 @@ CompileOutcome compile_reproducibly(const std::string& module, const std::functi
                       "(--resume keeps what was saved)");
 }
 
+CompileOutcome compile_logged(const std::string& module, const fs::path& bitcode, const CompilerInvocation& cc,
+                              const fs::path& obj, const fs::path& dir,
+                              const std::function<std::unique_ptr<Runner>()>& inner, DecisionLog& log,
+                              bool include_default) {
+  return compile_reproducibly(module, [&] {
+    log = {};
+    auto runner = make_logging_runner(inner(), log);
+    return compile_with_runner(cc, bitcode, obj, *runner, dir, include_default);
+  });
+}
+
 std::string first_error(const std::vector<std::string>& errors) {
   auto failed = std::count_if(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
   if (failed == 0) return "";
@@ -99,19 +110,14 @@ std::optional<ModuleData> collect_module(const TrainOptions& o, const TrainModul
   auto default_size = o.measure_text(obj);
   if (!default_size) return error = default_size.error().message, std::nullopt;
   DecisionLog echoed;
-  auto e = compile_reproducibly(m.name, [&] {
-    echoed = {};
-    auto echo = make_logging_runner(make_echo_runner(slot), echoed);
-    return compile_with_runner(cc, m.bitcode, obj, *echo, dir, /*include_default=*/true);
-  });
+  auto e = compile_logged(m.name, m.bitcode, cc, obj, dir, [&] { return make_echo_runner(slot); }, echoed,
+                          /*include_default=*/true);
   if (!e.ok) return error = e.error, std::nullopt;
   DecisionLog clean;
   std::vector<double> decisions(echoed.decisions.begin(), echoed.decisions.end());
-  auto c = compile_reproducibly(m.name, [&] {
-    clean = {};
-    auto replay = make_logging_runner(make_replay_runner(decisions, make_constant_runner(0)), clean);
-    return compile_with_runner(cc, m.bitcode, obj, *replay, dir, /*include_default=*/false);
-  });
+  auto c = compile_logged(m.name, m.bitcode, cc, obj, dir,
+                          [&] { return make_replay_runner(decisions, make_constant_runner(0)); }, clean,
+                          /*include_default=*/false);
   if (!c.ok) return error = c.error, std::nullopt;
   if (clean.decisions.size() != echoed.decisions.size())
     return error = "replaying the default decisions asked " + std::to_string(clean.decisions.size()) +
@@ -184,8 +190,9 @@ common::Result<TrainingData> collect_training_data(const TrainOptions& o, Defaul
     fs::create_directories(dir);
     per_module[i] = collect_module(o, o.modules[i], slot, dir, errors[i], names[i]);
   });
-  // A module that threw (the machine failing it twice) is not skipped: the
-  // same inputs would then train on other modules from one run to the next.
+  // A module that threw (a compile only the machine fails, failed twice) is
+  // not skipped: the same inputs would then train on other modules from one
+  // run to the next.
   if (auto why = first_error(thrown); !why.empty()) return common::Error{"collecting the training data: " + why};
   for (std::size_t i = 0; i < o.modules.size(); ++i) {
     if (per_module[i]) data.modules.push_back(std::move(*per_module[i]));
@@ -293,8 +300,9 @@ Outcome evaluate(const PolicyModel& model, const TrainingData& data, const Train
     text[i] = r.ok ? r.text : data.modules[i].default_text;
     failed[i] = !r.ok;
   });
-  // A rollout that threw (the machine failing it twice) stops training:
-  // counted as a loss, it would let the load choose the checkpoint or rule.
+  // A rollout that threw (a compile only the machine fails, failed twice)
+  // stops training: counted as a loss, it would let the load choose the
+  // checkpoint or rule.
   if (auto why = first_error(thrown); !why.empty()) throw common::Fatal("measuring a policy: " + why);
   return summarize(data, std::move(text), std::vector<bool>(failed.begin(), failed.end()));
 }

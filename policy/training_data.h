@@ -38,6 +38,14 @@ CompilerInvocation compiler_for(const TrainOptions& o, const std::vector<std::st
 /// binary, a full disk); a second hang or kill is the compile's result.
 CompileOutcome compile_reproducibly(const std::string& module, const std::function<CompileOutcome()>& attempt);
 
+/// A compile of `module` (its `bitcode`) through compile_reproducibly whose
+/// answers `log` records; each attempt starts from a fresh log and a fresh
+/// `inner` runner.
+CompileOutcome compile_logged(const std::string& module, const std::filesystem::path& bitcode,
+                              const CompilerInvocation& cc, const std::filesystem::path& obj,
+                              const std::filesystem::path& dir, const std::function<std::unique_ptr<Runner>()>& inner,
+                              DecisionLog& log, bool include_default);
+
 /// The first error of a parallel_for, as one line naming how many failed;
 /// "" when none did.
 std::string first_error(const std::vector<std::string>& errors);
