@@ -18,4 +18,8 @@ bool better(const nlohmann::json& a, const nlohmann::json& b);
 /// geometric mean.
 bool meets_bar(const nlohmann::json& figures, double no_worse_bar);
 
+/// Modules whose compile the candidate made fail; figures kept by a run from
+/// before "failed" was recorded count none.
+int failed_compiles(const nlohmann::json& figures);
+
 }  // namespace policy

@@ -276,9 +276,9 @@ double reinforce_iteration(PolicyModel& model, torch::optim::Adam& opt, const Tr
     fs::create_directories(dir);
     rollouts[i] = rollout(model, data.modules[i], o, &rng, dir, slot);
   });
-  // A rollout that threw (the machine failing it twice) stops training: left
-  // out of the gradient, it would make the same seed give another policy.
-  // The last checkpoint resumes with --resume.
+  // A rollout that threw (a compile only the machine fails, failed twice)
+  // stops training: left out of the gradient, it would make the same seed
+  // give another policy. The last checkpoint resumes with --resume.
   if (auto why = first_error(thrown); !why.empty()) throw common::Fatal("sampling trajectories: " + why);
   std::vector<double> advantage(n, 0);
   double reward_sum = 0, square_sum = 0;
@@ -436,11 +436,13 @@ double choose_margin(const PolicyModel& model, const TrainingData& validation, D
   }
   const nlohmann::json* chosen = nullptr;
   for (const auto& f : grid) {
-    if (meets_bar(f, o.no_worse_bar) && (!chosen || f["uplift_geomean"].get<double>() > (*chosen)["uplift_geomean"].get<double>())) chosen = &f;
+    if (meets_bar(f, o.no_worse_bar) &&
+        (!chosen || f["uplift_geomean"].get<double>() > (*chosen)["uplift_geomean"].get<double>()))
+      chosen = &f;
   }
   for (const auto& f : grid) {  // none meets the bar: the closest that does not lose
     if (chosen && (*chosen)["no_worse_share"].get<double>() >= o.no_worse_bar) break;
-    if (f.value("failed", 0) > 0 || f["uplift_geomean"].get<double>() <= 0 || f["uplift_total"].get<double>() < 0)
+    if (failed_compiles(f) > 0 || f["uplift_geomean"].get<double>() <= 0 || f["uplift_total"].get<double>() < 0)
       continue;
     if (!chosen || f["no_worse_share"].get<double>() > (*chosen)["no_worse_share"].get<double>()) chosen = &f;
   }
