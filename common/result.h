@@ -14,6 +14,10 @@ struct Error {
   /// The machine's doing (a timeout under load, the OOM killer, a full
   /// disk), not the input's: trying again may succeed.
   bool transient = false;
+  /// Transient, and nothing but the machine can have caused it (driftwatch
+  /// itself, the disk, a compiler binary that will not start): however often
+  /// it comes back, it is never stored as the input's result.
+  bool machine_only = false;
 };
 
 /// The unrecoverable kind: thrown, caught in main(), printed as one line, exit 2.

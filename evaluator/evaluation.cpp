@@ -219,8 +219,10 @@ common::Error whole_failure(const EvaluationResult& r) {
   int consulted = 0, unasked = 0;
   for (const auto& m : r.modules) {
     consulted += m.learned.consulted;
+    // A compile killed before it sent the header (SIGKILL) is the machine's
+    // doing, not a compiler that ignored the flags.
     if (m.by_default.ok() && !m.learned.consulted &&
-        (m.learned.not_consulted() || m.learned.outcome == kOutcomeCrashed)) {
+        (m.learned.not_consulted() || (m.learned.outcome == kOutcomeCrashed && !m.learned.machine_failure()))) {
       ++unasked;
       if (!first_unasked) first_unasked = &m;
     }
@@ -250,14 +252,39 @@ common::Error whole_failure(const EvaluationResult& r) {
   const ModuleResult* own = nullptr;  // the first default the compiler failed by itself
   for (const auto& m : r.modules)
     if (!own && !m.by_default.ok() && !m.by_default.machine_failure()) own = &m;
-  if (own && std::none_of(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.by_default.ok(); }))
+  bool no_default = std::none_of(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.by_default.ok(); });
+  if (own && no_default)
     return {std::string(kCompilerBrokenError) + " (first: " + own->name + ": " + own->by_default.outcome + ": " +
                 own->by_default.message + ")",
             transient};
+  auto said = [&] {
+    return first_failed->name + ", " + (shown == &first_failed->learned ? "learned" : "default") + ": " +
+           shown->outcome + ": " + shown->message + ")";
+  };
+  if (no_default) {
+    // The machine failed every default, which never asks the policy: on no
+    // attempt is this the policy's doing. Defaults that hang on every
+    // attempt are a compiler hanging by itself (a build that times out on
+    // every attempt is recorded so too); killed or failed by driftwatch or
+    // the disk, they are the machine's, whatever the attempt.
+    const ModuleResult* hung = nullptr;
+    for (const auto& m : r.modules)
+      if (!hung && m.by_default.outcome == kOutcomeTimeout) hung = &m;
+    if (hung)
+      return {std::string(kCompilerBrokenError) + " (the machine failed or timed out every default compile; first "
+                                                  "timed out: " + hung->name + ": " + hung->by_default.message + ")",
+              true};
+    return {"no module compiled under both heuristics (the machine failed every default compile; first: " + said(), true,
+            true};
+  }
+  // Where the learned compile failed only outside the compiler (driftwatch,
+  // the disk), the policy had no part in it either.
+  bool outside_only = std::all_of(r.modules.begin(), r.modules.end(), [](const auto& m) {
+    return !m.by_default.ok() || m.learned.ok() || m.learned.failed_outside_compiler();
+  });
   return {"no module compiled under both heuristics (" + std::string(transient ? "the machine failed " : "first: ") +
-              first_failed->name + ", " + (shown == &first_failed->learned ? "learned" : "default") + ": " +
-              shown->outcome + ": " + shown->message + ")",
-          transient};
+              said(),
+          transient, transient && outside_only};
 }
 
 /// Compiles the default of a few modules whose default was shared, to

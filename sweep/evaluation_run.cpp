@@ -202,12 +202,17 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   std::error_code ec;
   fs::remove_all(o.work_dir, ec);
   // A failure that may be the machine's fails this attempt (the row is let
-  // go, interrupted), unless the job has no attempt left.
+  // go, interrupted), unless the job has no attempt left: then one the
+  // policy or the compiler may have caused (a hang, a kill) is the
+  // check-in's result. One only the machine can cause fails the job instead,
+  // and stores nothing: as a result it would read as the policy unable to
+  // run, an alert and a retraining. The next sweep tries the job again.
   auto retry_unless_last = [&](const common::Error& e) {
-    if (!e.transient || options.last_attempt) return;
+    if (!e.transient || (options.last_attempt && !e.machine_only)) return;
     db::interrupt_evaluation(database, eval_id);
     fs::remove_all(o.work_dir, ec);
-    throw common::Fatal("evaluating " + suite.suite.name + ": " + e.message);
+    throw common::Fatal("evaluating " + suite.suite.name + ": " + e.message +
+                        (options.last_attempt ? " (the machine's failure on every attempt: nothing is stored)" : ""));
   };
   policy::PolicyRunnerOptions runner_options;
   if (model.metadata().margin > 0) {  // it defers to the default decision: find where this compiler sends it
@@ -219,7 +224,8 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
       // on every input, a recipe's bad compile line) is broken, skipped as a
       // failed build is, and no reason to say the policy cannot run or to retrain.
       auto plain = policy::compile_probe_by_default(build.compiler, o.work_dir / "probe-default");
-      if (policy::machine_failure(plain)) retry_unless_last({plain.error, true});
+      // Without the policy, only a hang may be the compiler's own.
+      if (policy::machine_failure(plain)) retry_unless_last({plain.error, true, !plain.timed_out});
       // A plain compile of the tiny probe that still times out on the last
       // attempt is a hanging compiler, not the policy's doing.
       bool broken = !plain.ok && (!policy::machine_failure(plain) || plain.timed_out);

@@ -35,7 +35,8 @@ struct EvaluationRunOptions {
   bool reuse = true;
   /// The job's last attempt: a failure that looked like the machine's (a
   /// timeout, a broken channel) but came back every time is the check-in's
-  /// result after all (EvaluationFailed), not another failed attempt.
+  /// result after all (EvaluationFailed), not another failed attempt;
+  /// one only the machine can cause (common::Error::machine_only) never is.
   bool last_attempt = false;
   /// A database lost while storing is reconnected to (for up to a minute) and
   /// the results stored there. Only for a caller that holds no session state

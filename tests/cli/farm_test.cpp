@@ -392,16 +392,50 @@ TEST_CASE("an external sweep that no worker serves fails after --stall-timeout, 
   CHECK(local.output.find("--stall-timeout needs --engine slurm or external") != std::string::npos);
 }
 
-TEST_CASE("an evaluation the machine fails on every attempt is retried, then stored as the check-in's result") {
+TEST_CASE("an evaluation the machine fails on every attempt fails its job and stores nothing, and the next sweep "
+          "tries it again") {
   Project p;
   make_toolchains(p);
-  // The second nightly's compiler is SIGKILLed on every compile, as by an
-  // OOM killer that never lets go: the first attempts are the machine's, the
-  // last one is the check-in's result.
-  auto killed = p.dir / "nightly-2026-01-12" / "bin" / "dwcc";
-  std::filesystem::remove(killed);
-  std::ofstream(killed) << "#!/bin/sh\nkill -9 $$\n";
-  std::filesystem::permissions(killed, std::filesystem::perms::owner_all);
+  // The second nightly's compiler is SIGKILLed on every compile, with the
+  // policy or without, as by an OOM killer that never lets go. The default
+  // never asks the policy: stored, this would read as the policy unable to
+  // run there (an alert, a retraining).
+  auto dir = p.dir / "nightly-2026-01-12" / "bin";
+  std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
+  std::ofstream(dir / "dwcc") << "#!/bin/sh\nkill -9 $$\n";
+  std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 1);
+  CHECK(s.output.find("the machine's failure on every attempt: nothing is stored") != std::string::npos);
+  auto job = "SELECT state || ' ' || attempts FROM jobs WHERE kind = 'eval' AND payload->>'label' = "
+             "'nightly 2026-01-12'";
+  CHECK(p.psql(job) == "failed 3");
+  CHECK(p.psql("SELECT count(*) FILTER (WHERE status = 'done') || ' ' || count(*) FILTER (WHERE status = 'failed') "
+               "|| ' ' || count(*) FILTER (WHERE status = 'running') FROM evaluations") == "1 0 0");
+
+  // The machine is sound again: the next sweep tries the job once more and measures it.
+  std::filesystem::remove(dir / "dwcc");
+  std::filesystem::rename(dir / "dwcc-real", dir / "dwcc");
+  auto again = p.sweep(p.dsn);
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(p.psql(job) == "done 1");
+  CHECK(p.psql("SELECT count(*) FILTER (WHERE status = 'done') || ' ' || count(*) FILTER (WHERE status = 'failed') "
+               "FROM evaluations") == "2 0");
+}
+
+TEST_CASE("an evaluation whose learned compiles are killed on every attempt is stored as the check-in's result") {
+  Project p;
+  make_toolchains(p);
+  // The second nightly's compiles with the policy are SIGKILLed every time,
+  // those without it never: a policy that inlines without end can do that,
+  // so the last attempt stores it.
+  auto dir = p.dir / "nightly-2026-01-12" / "bin";
+  std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
+  std::ofstream(dir / "dwcc") << "#!/bin/sh\ncase \"$*\" in *interactive-channel*) kill -9 $$;; esac\nexec "
+                              << (dir / "dwcc-real").string() << " \"$@\"\n";
+  std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);
@@ -409,9 +443,11 @@ TEST_CASE("an evaluation the machine fails on every attempt is retried, then sto
                "'nightly 2026-01-12'") == "done 3");
   CHECK(p.psql("SELECT count(*) FILTER (WHERE status = 'done') || ' ' || count(*) FILTER (WHERE status = 'failed') "
                "FROM evaluations") == "1 1");
-  CHECK(p.psql("SELECT summary->>'error' FROM evaluations WHERE status = 'failed'").find("killed by signal 9") !=
-        std::string::npos);
-  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'interrupted'") == "0");  // no row left running
+  auto failed = p.psql("SELECT summary->>'error' || ' ' || (summary->>'compiler_broken') FROM evaluations "
+                       "WHERE status = 'failed'");
+  CHECK(failed.find("killed by signal 9") != std::string::npos);
+  CHECK(failed.find(" false") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status IN ('interrupted', 'running')") == "0");
 }
 
 TEST_CASE("an evaluation where the machine failed too many compiles to retry one by one is tried again whole, not stored") {

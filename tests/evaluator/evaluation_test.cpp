@@ -255,13 +255,48 @@ TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's
     CHECK(r.error().transient);
     CHECK(r.error().message.find("the machine failed") != std::string::npos);
     CHECK(r.error().message.find("killed by signal 9") != std::string::npos);
-    // Stored on a job's last attempt, it must not read as a broken compiler.
+    // Not a broken compiler either: the default, which never asks the
+    // policy, was killed, so no attempt may store it as a result.
     CHECK(r.error().message.rfind(kCompilerBrokenError, 0) != 0);
+    CHECK(r.error().machine_only);
+  }
+  SUBCASE("only the compiles with the policy are killed: the policy may have caused it, so a last attempt stores it") {
+    std::ofstream(script) << "#!/bin/sh\ncase \"$*\" in *interactive-channel*) kill -9 $$;; esac\nexec " << DWCC_BIN
+                          << " \"$@\"\n";
+    fs::permissions(script, fs::perms::owner_all);
+    auto r = evaluate(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().transient);
+    CHECK_FALSE(r.error().machine_only);
+    INFO(r.error().message);
+    CHECK(r.error().message.find("learned: compiler-crashed: compiler killed by signal 9") != std::string::npos);
+  }
+  SUBCASE("driftwatch fails on every compile with the policy: the machine's alone") {
+    o.compiler.argv[0] = DWCC_BIN;
+    o.learned = [](policy::CompatReport*) -> std::unique_ptr<policy::Runner> {
+      throw std::runtime_error("cannot create the channel directory");
+    };
+    auto r = evaluate(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().transient);
+    CHECK(r.error().machine_only);
+    CHECK(r.error().message.find("cannot create the channel directory") != std::string::npos);
+  }
+  SUBCASE("every default hangs: the compiler hangs by itself, not the machine's alone") {
+    std::ofstream(script) << "#!/bin/sh\nsleep 60\n";
+    fs::permissions(script, fs::perms::owner_all);
+    o.compiler.timeout = std::chrono::seconds(1);
+    auto r = evaluate(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().transient);  // the load may pass: tried again
+    CHECK_FALSE(r.error().machine_only);
+    CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (the machine failed or timed out", 0) == 0);
   }
   SUBCASE("the compiler's binary is gone (a cache entry removed under it): transient too") {
     auto r = evaluate(o);  // the script was never written
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().transient);
+    CHECK(r.error().machine_only);
     CHECK(r.error().message.find("internal-error: cannot run ") != std::string::npos);
   }
   SUBCASE("the compiler fails because the disk is full: the machine's doing, transient") {
@@ -288,6 +323,7 @@ TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's
     CHECK(r.error().message.find("the machine failed") != std::string::npos);
     // LLVM's own words: "LLVM ERROR: IO failure on output stream: No space left on device".
     CHECK(r.error().message.find("No space left on device") != std::string::npos);
+    CHECK(r.error().machine_only);
   }
   SUBCASE("the compiler fails on its own: the check-in's result") {
     std::ofstream(script) << "#!/bin/sh\necho 'error: no such pass' >&2\nexit 1\n";
@@ -306,6 +342,7 @@ TEST_CASE("an evaluation where every compile is SIGKILLed fails as the machine's
     auto r = evaluate(o);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().transient);  // a hang may be the load's: a sweep tries once more
+    CHECK_FALSE(r.error().machine_only);
     CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (first: ", 0) == 0);
     CHECK(r.error().message.find("error: no such pass") != std::string::npos);
   }
