@@ -330,8 +330,16 @@ SweepReport run_sweep(const SweepOptions& o) {
                           every + "\", since = \"" + since + "\", until = \"" + p.until + "\", tags = " +
                           (p.tags ? "true" : "false") + "); a sweep over nothing is a mistake");
   }
-  if (!o.only_new || !after)
-    for (auto& t : toolchain_checkins(p)) in.checkins.push_back(std::move(t));
+  // Toolchains have no history to start --new from: it takes those an
+  // earlier sweep has not measured (a nightly's new [[toolchains]] entry).
+  for (auto& t : toolchain_checkins(p)) {
+    if (o.only_new && after) {
+      std::vector<std::string> keys{build_job_key(in, t)};
+      for (const auto& s : in.suites) keys.push_back(eval_job_key(in, t, s));
+      if (db::jobs_finished(lock_db, keys)) continue;
+    }
+    in.checkins.push_back(std::move(t));
+  }
 
   auto retried = db::requeue_failed_jobs(lock_db, p.name, in.recipe_hash, in.policy_hash, in.repo);
   if (in.checkins.empty() && retried.empty()) {

@@ -450,6 +450,29 @@ TEST_CASE("an evaluation whose learned compiles are killed on every attempt is s
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status IN ('interrupted', 'running')") == "0");
 }
 
+TEST_CASE("sweep --new measures a toolchain added since the last sweep, and only that one") {
+  Project p;
+  make_toolchains(p);
+  p.sweep_ok();
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'done'") == "4");
+  // The nightly job adds the next night's toolchain to the project file.
+  auto prefix = p.dir / "nightly-2026-01-19";
+  std::filesystem::create_directories(prefix / "bin");
+  std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc");
+  std::ofstream(p.config, std::ios::app) << "[[toolchains]]\ndir = \"" << prefix.string()
+                                         << "\"\nlabel = \"nightly 2026-01-19\"\ndate = \"2026-01-19\"\n";
+  auto r = p.sweep(p.dsn, {"--new"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("1 check-in(s) × 1 suite(s): 2 jobs") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'done'") == "6");
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "3");
+  auto again = p.sweep(p.dsn, {"--new"});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+}
+
 TEST_CASE("an evaluation where the machine failed too many compiles to retry one by one is tried again whole, not stored") {
   Project p;
   make_toolchains(p);
