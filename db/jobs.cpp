@@ -274,7 +274,11 @@ int requeue_jobs_of(Database& db, const std::string& owner) {
   return db.impl().guarded("requeueing jobs", [&] {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
-        "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now() "
+        // The claim is given back, not spent: the job did not fail. Spent, a
+        // sweep killed twice in a long build would make the third claim the
+        // job's last attempt, where a timeout becomes the check-in's result.
+        "UPDATE jobs SET state = 'queued', attempts = GREATEST(attempts - 1, 0), lease_owner = NULL, "
+        "lease_expires_at = NULL, updated_at = now() "
         "WHERE state = 'running' AND lease_owner = $1",
         owner);
     tx.commit();

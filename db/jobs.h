@@ -99,7 +99,8 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
 /// checkout since moved) than these stay as they are ("" matches any).
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash = "",
                                     const std::string& policy_hash = "", const std::string& repo = "");
-/// Puts back jobs that `owner_prefix`'s processes held when they died.
+/// Puts back jobs that `owner`'s process held when it died or lost the
+/// database, with the attempt they were claimed for given back.
 int requeue_jobs_of(Database& db, const std::string& owner);
 /// The running jobs' owners of a project, for finding dead local workers.
 std::vector<std::string> running_job_owners(Database& db, const std::string& project);

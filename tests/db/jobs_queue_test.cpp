@@ -31,6 +31,26 @@ TEST_CASE("a failed attempt waits for its backoff, and the last one fails the jo
   CHECK_THROWS_AS(db::retry_job_later(d, ids[1], "w:1:0", "x", 0), db::LeaseLost);
 }
 
+TEST_CASE("a job handed back after its worker died or lost the database spends no attempt: a later claim is not its last") {
+  auto d = testing::fresh_database();
+  auto ids = plan(d);  // the build has 2 attempts
+  for (int i = 0; i < 3; ++i) {
+    auto job = db::claim_job(d, "p", "w:1:0", {}, 60);
+    REQUIRE(job);
+    CHECK(job->id == ids[0]);
+    CHECK(job->attempts == 1);
+    CHECK(db::requeue_jobs_of(d, "w:1:0") == 1);
+  }
+  CHECK(db::job_state(d, ids[0])->state == "queued");
+  CHECK(db::job_state(d, ids[0])->attempts == 0);
+  // A lease that expired is another matter: the worker may have died of the job.
+  auto held = db::claim_job(d, "p", "w:1:0", {}, 0);
+  REQUIRE(held);
+  auto taken = db::claim_job(d, "p", "w:2:0", {}, 60);
+  REQUIRE(taken);
+  CHECK(taken->attempts == 2);
+}
+
 TEST_CASE("a worker whose lease was taken has its result refused, and people retry and cancel jobs") {
   auto d = testing::fresh_database();
   auto ids = plan(d);
