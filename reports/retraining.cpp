@@ -107,9 +107,17 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   // A policy promoted below the floor (it beat a worse one) would otherwise
   // be retrained every night at the check-in it was just trained at: the
   // floor is for an uplift that fell since.
-  if (o.fired && s.baseline_measured && s.baseline_is_training && o.measured >= s.points.front().uplift) {
-    o.fired = false;
-    o.detail += ", but no lower than the baseline's " + common::signed_percent(s.points.front().uplift);
+  // Judged over the modules both measured: modules that stopped compiling
+  // under the policy at the head (its worst losses, say) leave its own
+  // uplift, which can then read above the baseline's while it fell.
+  if (o.fired && s.baseline_measured && s.baseline_is_training) {
+    const auto& vs = s.points.back().vs_baseline;
+    double base = vs ? vs->first : s.points.front().uplift, head = vs ? vs->second : o.measured;
+    if (head >= base) {
+      o.fired = false;
+      o.detail += ", but no lower than the baseline's " + common::signed_percent(base) +
+                  (vs ? " (" + common::signed_percent(head) + " over the modules both measured)" : std::string());
+    }
   }
   return o;
 }

@@ -122,6 +122,18 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   CHECK(rule(promoted, "uplift_floor").detail.find("no lower than the baseline's") != std::string::npos);
   CHECK_FALSE(reports::decide(series({-0.0033, -0.0020}), r).retrain);
   CHECK(reports::decide(series({-0.0033, -0.0040}), r).retrain);
+  // Judged over the modules both measured: the head's own uplift reads above
+  // the baseline's because its worst modules stopped compiling, while over
+  // the modules both measured it fell.
+  auto hidden = series({-0.0040, -0.0010});
+  hidden.points[1].vs_baseline = std::pair{-0.0005, -0.0070};
+  auto fell = reports::decide(hidden, r);
+  CHECK(rule(fell, "uplift_floor").fired);
+  hidden.points[1].vs_baseline = std::pair{-0.0005, -0.0003};
+  auto held = rule(reports::decide(hidden, r), "uplift_floor");
+  CHECK_FALSE(held.fired);
+  CHECK(held.detail.find("no lower than the baseline's -0.05% (-0.03% over the modules both measured)") !=
+        std::string::npos);
   // Trained off the tracked line, the baseline is only the first evaluated
   // check-in, which may have drifted already: the floor judges it.
   auto elsewhere = series({-0.0033});
