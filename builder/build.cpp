@@ -233,12 +233,14 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     auto machine = killed ? std::nullopt : machine_failure(output);
     auto missing = killed || machine ? std::nullopt : missing_tool_line(p, output);
     bool missing_tool = missing.has_value();
-    r.transient = killed || machine || missing_tool;
-    std::string note = !r.transient   ? ""
-                       : p.signal     ? " (not cached)"
-                       : machine      ? " (the machine failed it: not cached)"
-                       : missing_tool ? " (a command the recipe runs is not installed here: not cached)"
-                                      : " (killed by a signal: not cached)";
+    r.unexplained = !killed && !machine && !missing_tool && ninja_failed_without_a_word(output);
+    r.transient = killed || machine || missing_tool || r.unexplained;
+    std::string note = !r.transient    ? ""
+                       : p.signal      ? " (not cached)"
+                       : machine       ? " (the machine failed it: not cached)"
+                       : missing_tool  ? " (a command the recipe runs is not installed here: not cached)"
+                       : r.unexplained ? " (commands under ninja failed without a word, as killed ones do: not cached)"
+                                       : " (killed by a signal: not cached)";
     return std::string(step) + " " + p.describe() + note + ": " +
            (machine ? *machine : missing ? *missing : failure_line(output.empty() ? text : output));
   };

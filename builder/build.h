@@ -45,6 +45,10 @@ struct BuildResult {
   /// operator): it says nothing about the check-in, so it is not cached and
   /// the next build tries again. Only a real failure is final.
   bool transient = false;
+  /// Transient because commands under ninja failed without a word
+  /// (ninja_failed_without_a_word): killed, most likely, but a check-in's
+  /// silent failure looks the same, so a job's last attempt records it.
+  bool unexplained = false;
   /// The recipe's compile argv for these artifacts ({input}/{output} left in),
   /// so an artifact directory alone is enough to evaluate.
   std::vector<std::string> compile;

@@ -100,4 +100,22 @@ std::optional<std::string> machine_failure(const std::string& step_output) {
   return std::nullopt;
 }
 
+bool ninja_failed_without_a_word(const std::string& step_output) {
+  auto lines = common::split(step_output, '\n');
+  int failed = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("FAILED: ", 0) != 0) continue;
+    ++failed;
+    // The command follows; what it printed, until ninja's next line of its own.
+    for (auto j = i + 2; j < lines.size(); ++j) {
+      const auto& l = lines[j];
+      bool ninjas = l.rfind("FAILED: ", 0) == 0 || l.rfind("ninja: ", 0) == 0 || l.rfind("$ ", 0) == 0 ||
+                    (l.size() > 1 && l[0] == '[' && std::isdigit(static_cast<unsigned char>(l[1])));
+      if (ninjas) break;
+      if (!common::trim(l).empty()) return false;
+    }
+  }
+  return failed > 0;
+}
+
 }  // namespace builder

@@ -39,4 +39,11 @@ inline constexpr const char* kStepNotStarted = "driftwatch: the step could not b
 /// or processes exhausted, a step that could not start. nullopt when none does.
 std::optional<std::string> machine_failure(const std::string& step_output);
 
+/// Ninja says commands failed ("FAILED: …") and not one of them said why:
+/// what a command killed without a word leaves (clang, whose driver runs
+/// the compiler in its own process, SIGKILLed by the OOM killer or a
+/// cgroup's limit: neither ninja nor a shell prints "Killed" then). A
+/// check-in's compile error always says something.
+bool ninja_failed_without_a_word(const std::string& step_output);
+
 }  // namespace builder

@@ -426,15 +426,17 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
     auto r = tx.exec_params(
         "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', lease_owner = NULL, "
         "lease_expires_at = NULL, finished_at = NULL, updated_at = now() WHERE id = $1 AND (state IN ('failed', 'skipped') "
-        // A build every attempt of which timed out is done (the next sweep
-        // leaves it), but people may try it again.
-        "  OR (state = 'done' AND kind = 'build' AND result->>'outcome' = 'timeout')) RETURNING id",
+        // A build every attempt of which timed out (or failed without a
+        // word) is done (the next sweep leaves it), but people may try it again.
+        "  OR (state = 'done' AND kind = 'build' AND (result->>'outcome' = 'timeout' "
+        "      OR COALESCE((result->>'retryable')::boolean, false)))) RETURNING id",
         job_id);
     if (r.empty()) {
       auto s = tx.exec_params("SELECT state FROM jobs WHERE id = $1", job_id);
       if (s.empty()) return common::Error{"no job " + std::to_string(job_id)};
       return common::Error{"job " + std::to_string(job_id) + " is " + s[0][0].as<std::string>() +
-                           "; only failed or skipped jobs (and builds that timed out) are retried"};
+                           "; only failed or skipped jobs (and builds recorded after failing every attempt by a timeout "
+                           "or without a word) are retried"};
     }
     std::vector<Id> ids = {job_id};
     for (const auto& row : tx.exec_params(

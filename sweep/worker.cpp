@@ -183,7 +183,7 @@ class Executor {
   /// Builds the check-in (or serves it from the cache) and records it.
   /// `final_timeout`: the job's last attempt, when a timeout is recorded as
   /// the check-in's own result.
-  tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool final_timeout = false) {
+  tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool last_attempt = false) {
     const auto& r = recipe(p);
     const auto& g = repo(p.at("repo").get<std::string>());
     auto sha = p.at("sha").get<std::string>();
@@ -192,10 +192,13 @@ class Executor {
       throw common::Fatal("check-in " + sha.substr(0, 12) + " is no longer in " + g.location().string() +
                           " (history rewritten?)");
     auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, builder::capped_jobs(r, o_.jobs), false, o_.log}).take();
-    if (final_timeout && b.result.outcome == builder::Outcome::Timeout) {
-      b.result.transient = false;  // the check-in's result now, recorded as such
-      b.result.message += "; the build job's last attempt timed out too: recorded as the check-in's "
-                          "(`driftwatch jobs retry` on its build job tries again)";
+    bool timeout = b.result.outcome == builder::Outcome::Timeout;
+    if (last_attempt && (timeout || b.result.unexplained)) {
+      b.result.transient = false;  // the check-in's result now, recorded as such (not cached)
+      b.result.message += timeout ? "; the build job's last attempt timed out too: recorded as the check-in's "
+                                    "(`driftwatch jobs retry` on its build job tries again)"
+                                  : "; the build job's last attempt failed so too: recorded as the check-in's "
+                                    "(`driftwatch jobs retry` on its build job tries again)";
       b.result.log_tail += "\n# driftwatch: " + b.result.message + "\n";
     }
     *build_id = record_build(db, g, r, b);
@@ -232,10 +235,15 @@ class Executor {
     ev.build = b.result.from_cache ? 0 : b.result.seconds;
     ev.checkout = b.result.from_cache ? 0 : std::max(0.0, total - b.result.seconds);
     auto outcome = std::string(builder::outcome_name(b.result.outcome));
-    finish.result_json = json{{"build_id", build_id}, {"outcome", outcome}, {"message", b.result.message}}.dump();
+    json result{{"build_id", build_id}, {"outcome", outcome}, {"message", b.result.message}};
+    // Recorded only because every attempt failed so: people may try it again.
+    if (last_attempt && b.result.unexplained) result["retryable"] = true;
+    finish.result_json = result.dump();
     ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
-    // A timeout may pass on another try; a build that fails is a result.
-    bool transient = b.result.transient || (b.result.outcome == builder::Outcome::Timeout && !last_attempt);
+    // A timeout or a failure without a word may pass on another try; a
+    // build that fails is a result.
+    bool transient = b.result.transient ||
+                     ((b.result.outcome == builder::Outcome::Timeout || b.result.unexplained) && !last_attempt);
     if (transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);  // says it once
     ev.what += ": build " + outcome + (b.result.from_cache ? " (cached)" : "") +
                (b.result.rebuilt_because.empty() ? "" : " (built again: " + b.result.rebuilt_because + ")") +

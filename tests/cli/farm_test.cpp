@@ -95,6 +95,28 @@ void check_whole(const Project& p) {
         "10,10");
 }
 
+/// The project on the sample compiler's recipe (named `name`, its timeout
+/// 1 s), configured by `true` and built by `build`; sampled monthly.
+void use_recipe_building_by(Project& p, const std::string& name, const std::string& build) {
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto replace = [&text](const std::string& from, const std::string& to) {
+    auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("name = \"sample-compiler\"", "name = \"" + name + "\"");
+  replace("timeout = \"15m\"", "timeout = \"1s\"");
+  replace("skip_if_exists = \"build.ninja\"", "");
+  replace("command = \"cmake -S {source} -B {build} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER={launcher}\"",
+          "command = \"true\"");
+  replace("command = \"ninja -C {build} -j {jobs}\"", "command = \"" + build + "\"");
+  auto recipe = (p.dir / (name + ".toml")).string();
+  std::ofstream(recipe) << text;
+  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
+  p.set("every = \"2w\"", "every = \"1m\"");
+}
+
 }  // namespace
 
 TEST_CASE("three standalone workers, one SIGKILLed mid-job: its lease expires, another takes the job, every job is done once") {
@@ -284,7 +306,8 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE id = " + bad) == "queued 0");
   auto wrong = p.run({"jobs", "retry", p.psql("SELECT min(id) FROM jobs")});
   CHECK(wrong.exit_code == 2);
-  CHECK(wrong.output.find("is done; only failed or skipped jobs (and builds that timed out) are retried") !=
+  CHECK(wrong.output.find("is done; only failed or skipped jobs (and builds recorded after failing every attempt by a "
+                         "timeout or without a word) are retried") !=
         std::string::npos);
   auto cancel = p.run({"jobs", "cancel", "--all-queued", "--by", "ops"});
   CHECK(cancel.exit_code == 0);
@@ -503,23 +526,7 @@ TEST_CASE("a check-in whose build times out on every attempt is recorded as such
   Project p;
   // The sample compiler's recipe, but its build never ends (a generator
   // step in an endless loop, say).
-  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  auto replace = [&text](const std::string& from, const std::string& to) {
-    auto at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, from.size(), to);
-  };
-  replace("name = \"sample-compiler\"", "name = \"hangs\"");
-  replace("timeout = \"15m\"", "timeout = \"1s\"");
-  replace("skip_if_exists = \"build.ninja\"", "");
-  replace("command = \"cmake -S {source} -B {build} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER={launcher}\"",
-          "command = \"true\"");
-  replace("command = \"ninja -C {build} -j {jobs}\"", "command = \"sleep 30\"");
-  auto recipe = (p.dir / "hangs.toml").string();
-  std::ofstream(recipe) << text;
-  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
-  p.set("every = \"2w\"", "every = \"1m\"");
+  use_recipe_building_by(p, "hangs", "sleep 30");
 
   auto first = p.sweep(p.dsn);
   INFO(first.output);
@@ -546,6 +553,45 @@ TEST_CASE("a check-in whose build times out on every attempt is recorded as such
   CHECK(retry.exit_code == 0);
   CHECK(p.psql("SELECT state FROM jobs WHERE id = " + id) == "queued");
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE depends_on = " + id + " AND state = 'queued'") == "1");
+}
+
+TEST_CASE("a check-in whose build fails without a word under ninja on every attempt is recorded then, never cached") {
+  Project p;
+  // Every build's compile is SIGKILLed with nothing to say so, as clang is
+  // by the OOM killer: ninja prints the command and stops. Each attempt
+  // may be the machine's; the last records the check-in's failure.
+  auto rules = p.dir / "killed.ninja";
+  std::ofstream(rules) << "rule k\n  command = kill -KILL $$$$\nbuild out: k\n";
+  use_recipe_building_by(p, "killed", "ninja -f " + rules.string());
+  auto first = p.sweep(p.dsn);
+  INFO(first.output);
+  CHECK(first.output.find("commands under ninja failed without a word, as killed ones do: not cached") !=
+        std::string::npos);
+  CHECK(first.output.find("the build job's last attempt failed so too: recorded as the check-in's") !=
+        std::string::npos);
+  auto sampled = p.psql("SELECT count(*) FROM jobs WHERE kind = 'build'");
+  REQUIRE(std::stoi(sampled) >= 2);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE kind = 'build' AND state = 'done' AND attempts = 3") == sampled);
+  CHECK(p.psql("SELECT count(*) FROM builds WHERE outcome = 'build-failed'") == sampled);
+  // Recorded, not cached: the compile cache holds no failure for these check-ins.
+  // Each attempt left its unpublished generation (its log, until the next
+  // try); no entry names one.
+  int entries = 0, unpublished = 0;
+  REQUIRE(std::filesystem::is_directory(p.dir / "data" / "cache"));
+  for (const auto& recipe : std::filesystem::directory_iterator(p.dir / "data" / "cache"))
+    for (const auto& e : std::filesystem::directory_iterator(recipe.path()))
+      (e.path().filename().string().find(".gen-") != std::string::npos ? unpublished : entries) += 1;
+  CHECK(unpublished > 0);
+  CHECK(entries == 0);
+  // The next sweep leaves them; people may try one again.
+  auto again = p.sweep(p.dsn);
+  INFO(again.output);
+  CHECK(again.output.find("without a word") == std::string::npos);
+  auto id = p.psql("SELECT min(id) FROM jobs WHERE kind = 'build'");
+  auto retry = p.run({"jobs", "retry", id});
+  INFO(retry.output);
+  CHECK(retry.exit_code == 0);
+  CHECK(p.psql("SELECT state FROM jobs WHERE id = " + id) == "queued");
 }
 
 TEST_CASE("a local sweep names a job that failed outside its own workers: given up when claimed after a dead worker's last attempt") {

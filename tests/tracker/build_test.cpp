@@ -203,6 +203,16 @@ TEST_CASE("a build killed by a signal is not cached but a real failure is") {
   CHECK(under.transient);
   CHECK(under.message.find("exit status 1 (the machine failed it: not cached): Killed") != std::string::npos);
   CHECK_FALSE(under_cached);
+  // A command under ninja killed with no shell to say so (clang's driver
+  // runs its compiler in-process): ninja prints the command and nothing else.
+  auto ninja_file = dir / "killed.ninja";
+  std::ofstream(ninja_file) << "rule k\n  command = kill -KILL $$$$\nbuild out: k\n";
+  auto [silent, silent_cached] = run("killed-under-ninja", "ninja -f " + ninja_file.string());
+  CHECK(silent.transient);
+  CHECK(silent.unexplained);
+  CHECK(silent.message.find("exit status 1 (commands under ninja failed without a word, as killed ones do: not "
+                            "cached): FAILED: out") != std::string::npos);
+  CHECK_FALSE(silent_cached);
   // A normal non-zero exit is the check-in's own failure: final.
   auto [real, real_cached] = run("broken", "echo 'error: no such file'; exit 1");
   CHECK_FALSE(real.transient);

@@ -105,3 +105,25 @@ TEST_CASE("the failure line is the step's first diagnostic, not a ninja progress
   p.exit_code = 1;
   CHECK(builder::missing_tool_line(p, "FAILED: a.o\n/bin/sh: 1: ccache: not found\n") == "/bin/sh: 1: ccache: not found");
 }
+
+TEST_CASE("ninja's failed commands that said nothing read as killed without a word, and one that said why does not") {
+  // clang SIGKILLed under ninja: its driver runs the compiler in-process, so
+  // nothing prints "Killed"; ninja shows the command and stops.
+  std::string silent =
+      "$ ninja -C build -j 2\n[41/3120] Building CXX object lib/Target/X86/X86ISelLowering.cpp.o\n"
+      "FAILED: lib/Target/X86/X86ISelLowering.cpp.o\n/usr/bin/clang++ -O2 -c X86ISelLowering.cpp -o X86ISelLowering.cpp.o\n"
+      "[42/3120] Building CXX object lib/Support/Error.cpp.o\n"
+      "FAILED: lib/Target/X86/X86FastISel.cpp.o\n/usr/bin/clang++ -O2 -c X86FastISel.cpp -o X86FastISel.cpp.o\n\n"
+      "ninja: build stopped: subcommand failed.\n";
+  CHECK(builder::ninja_failed_without_a_word(silent));
+  // One of them said why: the check-in's failure.
+  std::string spoke = silent;
+  spoke.insert(spoke.find("[42/3120]"), "X86ISelLowering.cpp:12:3: error: use of undeclared identifier 'Foo'\n1 error generated.\n");
+  CHECK_FALSE(builder::ninja_failed_without_a_word(spoke));
+  // A warning counts as a word too: the command was not cut off before it spoke.
+  CHECK_FALSE(builder::ninja_failed_without_a_word("FAILED: a.o\ncc -c a.c\na.c:1:1: warning: x\nninja: build stopped: subcommand failed.\n"));
+  // No ninja failure at all: make, a script, a configure step.
+  CHECK_FALSE(builder::ninja_failed_without_a_word("make: *** [Makefile:3: all] Error 1\n"));
+  CHECK_FALSE(builder::ninja_failed_without_a_word(""));
+  CHECK_FALSE(builder::ninja_failed_without_a_word("ninja: error: loading 'build.ninja': No such file or directory\n"));
+}
