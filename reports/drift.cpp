@@ -36,7 +36,7 @@ std::vector<LevelChange> level_changes(const std::vector<Level>& s, const DriftT
 }
 
 std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const CompareLevels& levels,
-                                  const DriftThresholds& t) {
+                                  const DriftThresholds& t, const CompareLevelsWithin& within) {
   std::vector<FoundStep> out;
   std::size_t n = sample.size();
   std::vector<std::optional<LevelChange>> step_at(n);  // the consecutive step ending at this index
@@ -63,9 +63,17 @@ std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const Compare
       double default_ratio = 1 + rest.default_delta, learned_ratio = 1 + rest.learned_delta;
       for (auto j = *last + 1; j <= i; ++j) {
         if (!step_at[j]) continue;
-        if (step_at[j]->uplift_moved) rest.uplift_delta -= step_at[j]->uplift_delta;
-        if (step_at[j]->default_moved) default_ratio /= 1 + step_at[j]->default_delta;
-        if (step_at[j]->learned_moved) learned_ratio /= 1 + step_at[j]->learned_delta;
+        // What the step carries of the samples' change: its move over their modules.
+        auto carried = *step_at[j];
+        if (within) {
+          auto [x, y] = within(j - 1, j, *last, i);
+          carried.uplift_delta = y.uplift - x.uplift;
+          carried.default_delta = relative(x.total_default, y.total_default);
+          carried.learned_delta = relative(x.total_learned, y.total_learned);
+        }
+        if (carried.uplift_moved) rest.uplift_delta -= carried.uplift_delta;
+        if (carried.default_moved) default_ratio /= 1 + carried.default_delta;
+        if (carried.learned_moved) learned_ratio /= 1 + carried.learned_delta;
       }
       rest.default_delta = default_ratio - 1;
       rest.learned_delta = learned_ratio - 1;

@@ -61,8 +61,16 @@ using CompareLevels = std::function<std::pair<Level, Level>(std::size_t before, 
 /// made in several commits in parts; compared only with their neighbours,
 /// the parts stay below the threshold and the change the samples showed would
 /// never be reported. A spread change's deltas are that rest. Ordered by end.
+/// `within`, when given, compares a step inside two samples over only the
+/// modules both samples measured (before, after, first sample, second
+/// sample): the steps' moves are then taken from the samples' change over
+/// the same modules. A module first measured between them moves a step
+/// inside but not the samples' change, and the difference read as a change
+/// in parts in the other direction.
+using CompareLevelsWithin =
+    std::function<std::pair<Level, Level>(std::size_t before, std::size_t after, std::size_t from, std::size_t to)>;
 std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const CompareLevels& levels,
-                                  const DriftThresholds& thresholds);
+                                  const DriftThresholds& thresholds, const CompareLevelsWithin& within = {});
 
 /// Said of an alert pinned to a range, not one check-in: those between were
 /// never tried (no bisection for that kind, or it was off), or did not build.

@@ -199,9 +199,24 @@ class SuiteAnalysis {
       auto c = compared(ev[a], ev[b]);
       return std::pair{c.before, c.after};
     };
+    // A step inside two samples, over the modules both samples measured.
+    auto within = [&](std::size_t a, std::size_t b, std::size_t from, std::size_t to) {
+      std::set<std::string> both, at_from;
+      for (const auto& m : filled_.at(ev[from]).sizes) at_from.insert(m.name);
+      for (const auto& m : filled_.at(ev[to]).sizes)
+        if (at_from.count(m.name)) both.insert(m.name);
+      auto only = [&](std::size_t pos) {
+        std::vector<evaluator::ModuleSizes> out;
+        for (const auto& m : filled_.at(ev[pos]).sizes)
+          if (both.count(m.name)) out.push_back(m);
+        return out;
+      };
+      auto c = reports::compare_levels(only(a), only(b));
+      return std::pair{c.before, c.after};
+    };
     std::vector<bool> sample;
     for (auto pos : ev) sample.push_back(is_sample(pos));
-    for (const auto& s : reports::find_steps(sample, levels, thresholds()))
+    for (const auto& s : reports::find_steps(sample, levels, thresholds(), within))
       out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
     return out;
   }

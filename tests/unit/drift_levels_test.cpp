@@ -226,3 +226,26 @@ TEST_CASE("bisecting a change, a check-in is new once it is nearer the new level
   CHECK(reports::midpoint_verdict({0.05, 10050, 9590}, before, after, t) == reports::Verdict::Old);
   CHECK(reports::midpoint_verdict({0.05, 10150, 9500}, before, after, t) == reports::Verdict::New);
 }
+
+TEST_CASE("a step inside two samples carries of their change only its move over the modules both samples measured") {
+  // Module M was first measured at check-in 1 (it failed at the first
+  // sample); check-in 2 moved M alone, an uplift drop of 0.56 points over
+  // the modules 1 and 2 measured. Over the samples' modules, without M,
+  // neither the samples nor that step moved.
+  std::vector<Level> with_m = {{0.050, 1000, 950}, {0.050, 1100, 1040}, {0.0444, 1100, 1045}, {0.0444, 1100, 1045}};
+  Level without_m{0.050, 1000, 950};
+  auto levels = [&](std::size_t a, std::size_t b) {
+    return a == 0 ? std::pair{without_m, without_m} : std::pair{with_m[a], with_m[b]};
+  };
+  auto within = [&](std::size_t, std::size_t, std::size_t, std::size_t) { return std::pair{without_m, without_m}; };
+  auto found = reports::find_steps({true, false, false, true}, levels, {0.002, 0.01}, within);
+  REQUIRE(found.size() == 1);  // the drop, check-in 2's alone; nothing rose in parts
+  CHECK_FALSE(found[0].spread);
+  CHECK(found[0].after == 2);
+  CHECK(found[0].change.uplift_delta == doctest::Approx(-0.0056));
+  // Measured against each step's own modules, the drop left a rise of the same size "in parts".
+  auto unmatched = reports::find_steps({true, false, false, true}, levels, {0.002, 0.01});
+  REQUIRE(unmatched.size() == 2);
+  CHECK(unmatched[1].spread);
+  CHECK(unmatched[1].change.uplift_delta == doctest::Approx(0.0056));
+}
