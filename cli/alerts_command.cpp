@@ -182,8 +182,15 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     if (auto counts = db::count_jobs(database, ids); counts.skipped > 0 && failures.empty())
       failures.push_back(std::to_string(counts.skipped) + " evaluation(s) of --good or --bad skipped: the check-in did not build");
   }
-  // The project's grid: which measured check-ins are samples (bisection's are not).
-  auto grid = sweep::sweep_checkins(project, project.every, project.since, std::nullopt, "");
+  // The project's grid: which measured check-ins are samples (bisection's
+  // are not). As the sweep's, it holds the policy's training check-in: on
+  // another grid a change spread between samples reads otherwise, and an
+  // alert would open or close by which command ran last.
+  std::string baseline;
+  auto trained = policy::PolicyModel::load(project.policy).take().metadata().compiler_commit;
+  if (!trained.empty())
+    if (auto sha = tracker::GitRepo::open(project.repo).take().resolve(trained)) baseline = *sha;
+  auto grid = sweep::sweep_checkins(project, project.every, project.since, std::nullopt, baseline);
   auto report = sweep::analyse_drift({project, local, true, grid ? *grid : std::vector<std::string>{}}, database);
   print_drift(report);
   // A job that failed (an end, or a check-in bisection measured) leaves the
