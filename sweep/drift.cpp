@@ -387,7 +387,10 @@ class SuiteAnalysis {
     }
   }
 
-  Finding finding_between(std::size_t a, std::size_t b) const {
+  /// The finding from a to b. `of_sizes`: a change read from the modules'
+  /// sizes, whose range reaches back past a module carried at a; a change of
+  /// the feature set or of the failing modules is read at a and b alone.
+  Finding finding_between(std::size_t a, std::size_t b, bool of_sizes = true) const {
     const auto& before = points_.at(a);
     const auto& after = points_.at(b);
     Finding f;
@@ -409,7 +412,7 @@ class SuiteAnalysis {
     // anywhere after its last measurement: the range reaches back there, and
     // b (perhaps the check-in that fixed its crash) is not named alone.
     std::size_t from = a;
-    if (const auto& carried = filled_.at(a).carried; !carried.empty()) {
+    if (const auto& carried = filled_.at(a).carried; of_sizes && !carried.empty()) {
       std::vector<std::string> moved;
       from = reports::change_reaches_back_to(a, carried, sizes_of(after), &moved);
       for (const auto& name : moved)
@@ -460,7 +463,7 @@ class SuiteAnalysis {
       const auto& b = points_.at(ev[i]);
       auto before = compat_features(a.compat_json), after = compat_features(b.compat_json);
       if (before.lost == after.lost && before.added == after.added) continue;
-      auto f = finding_between(ev[i - 1], ev[i]);
+      auto f = finding_between(ev[i - 1], ev[i], false);
       f.kind = "feature-set-changed";
       f.features_missing = after.lost;
       f.features_new = after.added;
@@ -469,7 +472,7 @@ class SuiteAnalysis {
     // Modules the policy's compile newly fails on: each is compared at its
     // last measured size, so no figure moves and no other alert says it.
     for (const auto& step : failing_steps()) {
-      auto f = finding_between(step.before, step.after);
+      auto f = finding_between(step.before, step.after, false);
       f.spread = step.spread && f.culprit.empty();
       f.kind = "modules-failing";
       f.failing = newly_failing(step.before, step.after);

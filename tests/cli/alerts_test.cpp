@@ -322,6 +322,8 @@ TEST_CASE("a check-in that fixes two failing modules and breaks two others opens
   testing::TempDir scratch;
   // Week 8 crashes the policy's compile on json and ini; week 10 fixes those
   // and crashes it on utf8 and sort instead: as many fail before as after.
+  // Week 9 changes sizes while json and ini fail: they come back changed at
+  // week 10, which moves no figure the alert is about (it is still week 10's).
   Project p(history_8w_with(scratch.path() / "history-modules-swap.toml", R"toml(
 [[checkin]]
 week = 8
@@ -331,6 +333,15 @@ message = "[MLInliner] Check the advisor's state on entry"
 file = "src/main.cpp"
 replace = "  if (!M)\n"
 with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
+
+[[checkin]]
+week = 9
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Inliner] Count an instruction as 3"
+[[checkin.edit]]
+file = "src/Heuristic.h"
+replace = "constexpr int InstrCost = 4;"
+with = "constexpr int InstrCost = 3;"
 
 [[checkin]]
 week = 10
