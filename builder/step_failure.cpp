@@ -102,6 +102,16 @@ std::optional<std::string> machine_failure(const std::string& step_output) {
 
 bool ninja_failed_without_a_word(const std::string& step_output) {
   auto lines = common::split(step_output, '\n');
+  // A diagnostic anywhere says why: a command of ninja's console pool (an
+  // ExternalProject's configure) prints before its FAILED line, and ninja's
+  // own errors ("ninja: error: … missing and no known rule") are the check-in's.
+  for (const auto& l : lines) {
+    bool progress = l.size() > 1 && l[0] == '[' && std::isdigit(static_cast<unsigned char>(l[1]));
+    if (l.rfind("$ ", 0) == 0 || progress) continue;
+    if (l.find("error:") != std::string::npos || l.find("Error:") != std::string::npos ||
+        l.find("CMake Error") != std::string::npos)
+      return false;
+  }
   int failed = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].rfind("FAILED: ", 0) != 0) continue;

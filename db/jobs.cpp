@@ -270,17 +270,16 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
 
 #undef LOST_EVALUATION
 
-int requeue_jobs_of(Database& db, const std::string& owner) {
+int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt) {
   return db.impl().guarded("requeueing jobs", [&] {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
-        // The claim is given back, not spent: the job did not fail. Spent, a
-        // sweep killed twice in a long build would make the third claim the
-        // job's last attempt, where a timeout becomes the check-in's result.
-        "UPDATE jobs SET state = 'queued', attempts = GREATEST(attempts - 1, 0), lease_owner = NULL, "
-        "lease_expires_at = NULL, updated_at = now() "
+        // Given back, a lost connection never makes the next claim the job's
+        // last attempt, where a timeout becomes the check-in's result.
+        "UPDATE jobs SET state = 'queued', attempts = CASE WHEN $2 THEN GREATEST(attempts - 1, 0) ELSE attempts END, "
+        "lease_owner = NULL, lease_expires_at = NULL, updated_at = now() "
         "WHERE state = 'running' AND lease_owner = $1",
-        owner);
+        owner, give_back_attempt);
     tx.commit();
     return static_cast<int>(r.affected_rows());
   });

@@ -100,8 +100,10 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash = "",
                                     const std::string& policy_hash = "", const std::string& repo = "");
 /// Puts back jobs that `owner`'s process held when it died or lost the
-/// database, with the attempt they were claimed for given back.
-int requeue_jobs_of(Database& db, const std::string& owner);
+/// database. `give_back_attempt`: the claim is not counted (the database
+/// went away, not the job's doing); a worker that died may have died of its
+/// job, and an attempt given back each time would let it run for ever.
+int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt);
 /// The running jobs' owners of a project, for finding dead local workers.
 std::vector<std::string> running_job_owners(Database& db, const std::string& project);
 

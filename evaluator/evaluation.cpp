@@ -263,24 +263,29 @@ common::Error whole_failure(const EvaluationResult& r) {
   };
   if (no_default) {
     // The machine failed every default, which never asks the policy: on no
-    // attempt is this the policy's doing. Defaults that hang on every
-    // attempt are a compiler hanging by itself (a build that times out on
-    // every attempt is recorded so too); killed or failed by driftwatch or
-    // the disk, they are the machine's, whatever the attempt.
-    const ModuleResult* hung = nullptr;
+    // attempt is this the policy's doing. Defaults that hang or are killed
+    // on every attempt may be the compiler's own (a loop, memory without
+    // end), as a build that times out on every attempt is recorded so too:
+    // the last attempt stores a broken compiler. Failed by driftwatch or the
+    // disk alone, they are the machine's, whatever the attempt.
+    const ModuleResult* stuck = nullptr;
     for (const auto& m : r.modules)
-      if (!hung && m.by_default.outcome == kOutcomeTimeout) hung = &m;
-    if (hung)
-      return {std::string(kCompilerBrokenError) + " (the machine failed or timed out every default compile; first "
-                                                  "timed out: " + hung->name + ": " + hung->by_default.message + ")",
+      if (!stuck && !m.by_default.failed_outside_compiler()) stuck = &m;
+    if (stuck)
+      return {std::string(kCompilerBrokenError) + " (the machine failed, or it hung or was killed on, every default "
+                                                  "compile; first: " + stuck->name + ": " + stuck->by_default.outcome +
+                  ": " + stuck->by_default.message + ")",
               true};
     return {"no module compiled under both heuristics (the machine failed every default compile; first: " + said(), true,
             true};
   }
-  // Where the learned compile failed only outside the compiler (driftwatch,
-  // the disk), the policy had no part in it either.
+  // Where the learned compile failed outside the compiler (driftwatch, the
+  // disk), or was killed before it asked the policy anything, the policy
+  // had no part in it either. (One that hangs in ML mode before it asks,
+  // every time, is the compiler's ML mode: the policy cannot run there.)
   bool outside_only = std::all_of(r.modules.begin(), r.modules.end(), [](const auto& m) {
-    return !m.by_default.ok() || m.learned.ok() || m.learned.failed_outside_compiler();
+    return !m.by_default.ok() || m.learned.ok() || m.learned.failed_outside_compiler() ||
+           (m.learned.machine_failure() && m.learned.outcome != kOutcomeTimeout && !m.learned.consulted);
   });
   return {"no module compiled under both heuristics (" + std::string(transient ? "the machine failed " : "first: ") +
               said(),

@@ -110,7 +110,9 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   // Judged over the modules both measured: modules that stopped compiling
   // under the policy at the head (its worst losses, say) leave its own
   // uplift, which can then read above the baseline's while it fell.
-  if (o.fired && s.baseline_measured && s.baseline_is_training) {
+  // Only a baseline below the floor itself: one above it that the head fell
+  // under is what the rule is for, whatever the modules both measured say.
+  if (o.fired && s.baseline_measured && s.baseline_is_training && s.points.front().uplift < r.min_uplift) {
     const auto& vs = s.points.back().vs_baseline;
     double base = vs ? vs->first : s.points.front().uplift, head = vs ? vs->second : o.measured;
     if (head >= base) {

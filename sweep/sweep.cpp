@@ -136,7 +136,7 @@ std::vector<PlannedCheckin> toolchain_checkins(const ProjectFile& p) {
 void requeue_dead_local_workers(db::Database& db, const std::string& project, const SweepOptions& o) {
   for (const auto& owner : db::running_job_owners(db, project))
     if (owner_is_dead_here(owner)) {
-      int n = db::requeue_jobs_of(db, owner);
+      int n = db::requeue_jobs_of(db, owner, false);
       say(o, fmt::format("took back {} job(s) of {}, which is no longer running", n, owner));
     }
 }

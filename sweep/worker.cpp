@@ -373,7 +373,7 @@ WorkerReport run_worker(const WorkerOptions& o) {
     } catch (const db::ConnectionLost& e) {
       db = reconnect(o, e.what());
       // What this worker held is handed back: its results, if any, were not committed.
-      db::requeue_jobs_of(db, o.owner);
+      db::requeue_jobs_of(db, o.owner, true);
     }
   }
   return report;

@@ -419,13 +419,13 @@ TEST_CASE("an evaluation the machine fails on every attempt fails its job and st
           "tries it again") {
   Project p;
   make_toolchains(p);
-  // The second nightly's compiler is SIGKILLed on every compile, with the
-  // policy or without, as by an OOM killer that never lets go. The default
-  // never asks the policy: stored, this would read as the policy unable to
-  // run there (an alert, a retraining).
+  // The second nightly's compiler cannot be started on any compile, with
+  // the policy or without (its interpreter is gone, as a binary removed
+  // under the sweep is). Stored, this would read as the policy unable to
+  // run there (an alert, a retraining), or as a broken check-in.
   auto dir = p.dir / "nightly-2026-01-12" / "bin";
   std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
-  std::ofstream(dir / "dwcc") << "#!/bin/sh\nkill -9 $$\n";
+  std::ofstream(dir / "dwcc") << "#!/nonexistent/sh\n";
   std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
   auto s = p.sweep(p.dsn);
   INFO(s.output);
@@ -448,16 +448,18 @@ TEST_CASE("an evaluation the machine fails on every attempt fails its job and st
                "FROM evaluations") == "2 0");
 }
 
-TEST_CASE("an evaluation whose learned compiles are killed on every attempt is stored as the check-in's result") {
+TEST_CASE("an evaluation whose learned compiles are killed after asking the policy on every attempt is stored as the "
+          "check-in's result") {
   Project p;
   make_toolchains(p);
-  // The second nightly's compiles with the policy are SIGKILLed every time,
-  // those without it never: a policy that inlines without end can do that,
-  // so the last attempt stores it.
+  // The second nightly's compiles with the policy are SIGKILLed every time
+  // after they asked it, those without it never: a policy that inlines
+  // without end can do that, so the last attempt stores it.
   auto dir = p.dir / "nightly-2026-01-12" / "bin";
   std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
-  std::ofstream(dir / "dwcc") << "#!/bin/sh\ncase \"$*\" in *interactive-channel*) kill -9 $$;; esac\nexec "
-                              << (dir / "dwcc-real").string() << " \"$@\"\n";
+  auto real = (dir / "dwcc-real").string();
+  std::ofstream(dir / "dwcc") << "#!/bin/sh\ncase \"$*\" in *interactive-channel*) " << real
+                              << " \"$@\"; kill -9 $$;; esac\nexec " << real << " \"$@\"\n";
   std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
   auto s = p.sweep(p.dsn);
   INFO(s.output);

@@ -31,7 +31,7 @@ TEST_CASE("a failed attempt waits for its backoff, and the last one fails the jo
   CHECK_THROWS_AS(db::retry_job_later(d, ids[1], "w:1:0", "x", 0), db::LeaseLost);
 }
 
-TEST_CASE("a job handed back after its worker died or lost the database spends no attempt: a later claim is not its last") {
+TEST_CASE("a job handed back after its worker lost the database spends no attempt, one whose worker died does") {
   auto d = testing::fresh_database();
   auto ids = plan(d);  // the build has 2 attempts
   for (int i = 0; i < 3; ++i) {
@@ -39,10 +39,20 @@ TEST_CASE("a job handed back after its worker died or lost the database spends n
     REQUIRE(job);
     CHECK(job->id == ids[0]);
     CHECK(job->attempts == 1);
-    CHECK(db::requeue_jobs_of(d, "w:1:0") == 1);
+    CHECK(db::requeue_jobs_of(d, "w:1:0", true) == 1);
   }
   CHECK(db::job_state(d, ids[0])->state == "queued");
   CHECK(db::job_state(d, ids[0])->attempts == 0);
+  // A worker that died may have died of the job: its claims count, and the
+  // job is given up after its attempts rather than run for ever.
+  for (int i = 0; i < 2; ++i) {
+    REQUIRE(db::claim_job(d, "p", "w:1:0", {}, 60));
+    CHECK(db::requeue_jobs_of(d, "w:1:0", false) == 1);
+  }
+  CHECK(db::job_state(d, ids[0])->attempts == 2);
+  CHECK_FALSE(db::claim_job(d, "p", "w:1:0", {"build"}, 60));
+  CHECK(db::job_state(d, ids[0])->state == "failed");
+  db::retry_job_now(d, ids[0]).take();
   // A lease that expired is another matter: the worker may have died of the job.
   auto held = db::claim_job(d, "p", "w:1:0", {}, 0);
   REQUIRE(held);

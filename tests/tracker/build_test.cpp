@@ -370,9 +370,13 @@ TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell)
     _exit(0);
   }
   auto build_dir = worktree_dir(dir / "data", repo.location(), "orphan") / "build";
-  for (int i = 0; i < 200 && !fs::exists(build_dir / "first"); ++i)
+  // Killed once the step runs and driftwatch has recorded it (it does so
+  // right after starting the shell, which under load may run first).
+  auto recorded = build_dir.parent_path() / "step.pgid";
+  for (int i = 0; i < 200 && !(fs::exists(build_dir / "first") && fs::exists(recorded)); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(fs::exists(build_dir / "first"));
+  REQUIRE(fs::exists(recorded));
   kill(killed, SIGKILL);
   waitpid(killed, nullptr, 0);
   // Its shell died with it; the `sh -c 'sleep 3; …'` under it did not.

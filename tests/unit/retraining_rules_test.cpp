@@ -134,6 +134,11 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   CHECK_FALSE(held.fired);
   CHECK(held.detail.find("no lower than the baseline's -0.05% (-0.03% over the modules both measured)") !=
         std::string::npos);
+  // A baseline above the floor is never an excuse: its wins gone (their
+  // modules failing at the head), what is left is no lower, and it fires.
+  auto lost = series({0.004, -0.0025});
+  lost.points[1].vs_baseline = std::pair{-0.003, -0.0025};
+  CHECK(rule(reports::decide(lost, r), "uplift_floor").fired);
   // Trained off the tracked line, the baseline is only the first evaluated
   // check-in, which may have drifted already: the floor judges it.
   auto elsewhere = series({-0.0033});

@@ -126,4 +126,12 @@ TEST_CASE("ninja's failed commands that said nothing read as killed without a wo
   CHECK_FALSE(builder::ninja_failed_without_a_word("make: *** [Makefile:3: all] Error 1\n"));
   CHECK_FALSE(builder::ninja_failed_without_a_word(""));
   CHECK_FALSE(builder::ninja_failed_without_a_word("ninja: error: loading 'build.ninja': No such file or directory\n"));
+  // A console-pool command (an ExternalProject's configure) speaks before its FAILED line.
+  CHECK_FALSE(builder::ninja_failed_without_a_word(
+      "[3/9] Performing configure step for 'runtimes'\nCMake Error at CMakeLists.txt:4 (message):\n  no compiler\n"
+      "FAILED: runtimes-configure\ncd runtimes && cmake ..\nninja: build stopped: subcommand failed.\n"));
+  // A command under the step that ran ninja itself, whose error names a missing file.
+  CHECK_FALSE(builder::ninja_failed_without_a_word(
+      "FAILED: sub\nninja -C sub\nninja: error: 'gen.h', needed by 'a.o', missing and no known rule to make it\n"
+      "ninja: build stopped: subcommand failed.\n"));
 }
