@@ -9,6 +9,7 @@
 #include <cctype>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -93,6 +94,15 @@ void check_whole(const Project& p) {
   CHECK(p.psql("SELECT count(*) FROM evaluations") == "2");
   CHECK(p.psql("SELECT string_agg(n::text, ',') FROM (SELECT count(*) AS n FROM module_results GROUP BY evaluation_id) t") ==
         "10,10");
+}
+
+/// Puts a script in place of the second nightly's dwcc, the real one kept
+/// beside it (dwcc-real); `script` is given the real one's path.
+void wrap_second_nightly(Project& p, const std::function<std::string(const std::string& real)>& script) {
+  auto dir = p.dir / "nightly-2026-01-12" / "bin";
+  std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
+  std::ofstream(dir / "dwcc") << script((dir / "dwcc-real").string());
+  std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
 }
 
 /// The project on the sample compiler's recipe (named `name`, its timeout
@@ -423,10 +433,7 @@ TEST_CASE("an evaluation the machine fails on every attempt fails its job and st
   // the policy or without (its interpreter is gone, as a binary removed
   // under the sweep is). Stored, this would read as the policy unable to
   // run there (an alert, a retraining), or as a broken check-in.
-  auto dir = p.dir / "nightly-2026-01-12" / "bin";
-  std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
-  std::ofstream(dir / "dwcc") << "#!/nonexistent/sh\n";
-  std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
+  wrap_second_nightly(p, [](const std::string&) { return "#!/nonexistent/sh\n"; });
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 1);
@@ -438,6 +445,7 @@ TEST_CASE("an evaluation the machine fails on every attempt fails its job and st
                "|| ' ' || count(*) FILTER (WHERE status = 'running') FROM evaluations") == "1 0 0");
 
   // The machine is sound again: the next sweep tries the job once more and measures it.
+  auto dir = p.dir / "nightly-2026-01-12" / "bin";
   std::filesystem::remove(dir / "dwcc");
   std::filesystem::rename(dir / "dwcc-real", dir / "dwcc");
   auto again = p.sweep(p.dsn);
@@ -455,12 +463,10 @@ TEST_CASE("an evaluation whose learned compiles are killed after asking the poli
   // The second nightly's compiles with the policy are SIGKILLed every time
   // after they asked it, those without it never: a policy that inlines
   // without end can do that, so the last attempt stores it.
-  auto dir = p.dir / "nightly-2026-01-12" / "bin";
-  std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
-  auto real = (dir / "dwcc-real").string();
-  std::ofstream(dir / "dwcc") << "#!/bin/sh\ncase \"$*\" in *interactive-channel*) " << real
-                              << " \"$@\"; kill -9 $$;; esac\nexec " << real << " \"$@\"\n";
-  std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
+  wrap_second_nightly(p, [](const std::string& real) {
+    return "#!/bin/sh\ncase \"$*\" in *interactive-channel*) " + real + " \"$@\"; kill -9 $$;; esac\nexec " + real +
+           " \"$@\"\n";
+  });
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);
@@ -505,13 +511,12 @@ TEST_CASE("an evaluation where the machine failed too many compiles to retry one
   // SIGKILLed, as by an OOM killer under load: six failures, more than an
   // evaluation tries again alone. Stored, they would read as the policy
   // failing on three modules at that check-in.
-  auto dir = p.dir / "nightly-2026-01-12" / "bin";
-  std::filesystem::rename(dir / "dwcc", dir / "dwcc-real");
-  std::ofstream(dir / "dwcc") << "#!/bin/sh\ncase \"$(basename \"$1\")\" in hashtable*|ini*|json*) n=" << dir.string()
-                              << "/$(basename \"$1\").count; echo x >> \"$n\"; [ \"$(wc -l < \"$n\")\" -le 2 ] && "
-                                 "kill -9 $$;; esac\nexec "
-                              << (dir / "dwcc-real").string() << " \"$@\"\n";
-  std::filesystem::permissions(dir / "dwcc", std::filesystem::perms::owner_all);
+  auto counts = (p.dir / "nightly-2026-01-12" / "bin").string();
+  wrap_second_nightly(p, [&counts](const std::string& real) {
+    return "#!/bin/sh\ncase \"$(basename \"$1\")\" in hashtable*|ini*|json*) n=" + counts +
+           "/$(basename \"$1\").count; echo x >> \"$n\"; [ \"$(wc -l < \"$n\")\" -le 2 ] && kill -9 $$;; esac\nexec " +
+           real + " \"$@\"\n";
+  });
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);
