@@ -23,17 +23,26 @@ bool says_killed(const std::string& line) {
   return false;
 }
 
+/// "[57/3120] Building CXX object …/Error.cpp.o": ninja's progress.
+bool progress_line(const std::string& line) {
+  return line.size() > 1 && line[0] == '[' && std::isdigit(static_cast<unsigned char>(line[1]));
+}
+
+/// A line of the step's own that says what went wrong ("file:12:3: error:
+/// …", "ninja: error: …", "CMake Error at …"); never our own "$ command"
+/// echo nor a progress line, whose files may be named Error.cpp.
+bool diagnostic(const std::string& line) {
+  if (line.rfind("$ ", 0) == 0 || progress_line(line)) return false;
+  return line.find("error:") != std::string::npos || line.find("Error:") != std::string::npos ||
+         line.find("CMake Error") != std::string::npos;
+}
+
 }  // namespace
 
 std::string failure_line(const std::string& output) {
   std::string failed;
   for (const auto& line : common::split(output, '\n')) {
-    if (line.rfind("$ ", 0) == 0) continue;
-    // "[57/3120] Building CXX object …/Error.cpp.o": progress, not a diagnostic.
-    if (line.size() > 1 && line[0] == '[' && std::isdigit(static_cast<unsigned char>(line[1]))) continue;
-    if (line.find("error:") != std::string::npos || line.find("Error:") != std::string::npos ||
-        line.rfind("CMake Error", 0) == 0)
-      return common::trim(line);
+    if (diagnostic(line)) return common::trim(line);
     if (failed.empty() && line.rfind("FAILED: ", 0) == 0) failed = common::trim(line);
   }
   return !failed.empty() ? failed : common::last_line(output);
@@ -105,13 +114,7 @@ bool ninja_failed_without_a_word(const std::string& step_output) {
   // A diagnostic anywhere says why: a command of ninja's console pool (an
   // ExternalProject's configure) prints before its FAILED line, and ninja's
   // own errors ("ninja: error: … missing and no known rule") are the check-in's.
-  for (const auto& l : lines) {
-    bool progress = l.size() > 1 && l[0] == '[' && std::isdigit(static_cast<unsigned char>(l[1]));
-    if (l.rfind("$ ", 0) == 0 || progress) continue;
-    if (l.find("error:") != std::string::npos || l.find("Error:") != std::string::npos ||
-        l.find("CMake Error") != std::string::npos)
-      return false;
-  }
+  if (std::any_of(lines.begin(), lines.end(), diagnostic)) return false;
   int failed = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].rfind("FAILED: ", 0) != 0) continue;
@@ -119,8 +122,8 @@ bool ninja_failed_without_a_word(const std::string& step_output) {
     // The command follows; what it printed, until ninja's next line of its own.
     for (auto j = i + 2; j < lines.size(); ++j) {
       const auto& l = lines[j];
-      bool ninjas = l.rfind("FAILED: ", 0) == 0 || l.rfind("ninja: ", 0) == 0 || l.rfind("$ ", 0) == 0 ||
-                    (l.size() > 1 && l[0] == '[' && std::isdigit(static_cast<unsigned char>(l[1])));
+      bool ninjas =
+          l.rfind("FAILED: ", 0) == 0 || l.rfind("ninja: ", 0) == 0 || l.rfind("$ ", 0) == 0 || progress_line(l);
       if (ninjas) break;
       if (!common::trim(l).empty()) return false;
     }

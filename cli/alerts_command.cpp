@@ -141,6 +141,8 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   if (!db::try_lock_project(database, project.name))
     throw common::Fatal("a sweep of project '" + project.name + "' is running; bisect after it");
   project = sweep::with_tracked_policy(database, project);  // a promoted policy replaces the project file's
+  auto model = policy::PolicyModel::load(project.policy).take();
+  auto repo = tracker::GitRepo::open(project.repo).take();
   sweep::Progress progress(sweep::stderr_is_terminal(), ctx.quiet);
   std::vector<std::string> failures;
   std::set<db::Id> reported;  // failed jobs whose reason a local worker gave already
@@ -149,7 +151,6 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
                             1, &progress, &failures, &reported, nullptr, {}};
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
-    auto repo = tracker::GitRepo::open(project.repo).take();
     // The analysis reads the tracked first-parent line only: an end off it
     // (a tag on a release branch) would be built and evaluated for hours, then
     // silently left out. Refused before anything is measured.
@@ -166,7 +167,6 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
       throw common::Fatal("--good " + a.good + " must come before --bad " + a.bad + " on the first-parent history");
     // Measure both ends first: the analysis then sees the change between them.
     auto recipe = builder::load_recipe(project.recipe).take();
-    auto model = policy::PolicyModel::load(project.policy).take();
     sweep::PlanInput in;
     in.repo = repo.location().string();
     in.recipe = project.recipe;
@@ -187,9 +187,8 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   // another grid a change spread between samples reads otherwise, and an
   // alert would open or close by which command ran last.
   std::string baseline;
-  auto trained = policy::PolicyModel::load(project.policy).take().metadata().compiler_commit;
-  if (!trained.empty())
-    if (auto sha = tracker::GitRepo::open(project.repo).take().resolve(trained)) baseline = *sha;
+  if (const auto& trained = model.metadata().compiler_commit; !trained.empty())
+    if (auto sha = repo.resolve(trained)) baseline = *sha;
   auto grid = sweep::sweep_checkins(project, project.every, project.since, std::nullopt, baseline);
   auto report = sweep::analyse_drift({project, local, true, grid ? *grid : std::vector<std::string>{}}, database);
   print_drift(report);

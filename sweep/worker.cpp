@@ -181,8 +181,8 @@ class Executor {
   }
 
   /// Builds the check-in (or serves it from the cache) and records it.
-  /// `final_timeout`: the job's last attempt, when a timeout is recorded as
-  /// the check-in's own result.
+  /// `last_attempt`: a timeout or a failure without a word (transient every
+  /// time before) is recorded as the check-in's own result, not cached.
   tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool last_attempt = false) {
     const auto& r = recipe(p);
     const auto& g = repo(p.at("repo").get<std::string>());
@@ -195,10 +195,8 @@ class Executor {
     bool timeout = b.result.outcome == builder::Outcome::Timeout;
     if (last_attempt && (timeout || b.result.unexplained)) {
       b.result.transient = false;  // the check-in's result now, recorded as such (not cached)
-      b.result.message += timeout ? "; the build job's last attempt timed out too: recorded as the check-in's "
-                                    "(`driftwatch jobs retry` on its build job tries again)"
-                                  : "; the build job's last attempt failed so too: recorded as the check-in's "
-                                    "(`driftwatch jobs retry` on its build job tries again)";
+      b.result.message += std::string("; the build job's last attempt ") + (timeout ? "timed out" : "failed so") +
+                          " too: recorded as the check-in's (`driftwatch jobs retry` on its build job tries again)";
       b.result.log_tail += "\n# driftwatch: " + b.result.message + "\n";
     }
     *build_id = record_build(db, g, r, b);
@@ -240,11 +238,9 @@ class Executor {
     if (last_attempt && b.result.unexplained) result["retryable"] = true;
     finish.result_json = result.dump();
     ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
-    // A timeout or a failure without a word may pass on another try; a
-    // build that fails is a result.
-    bool transient = b.result.transient ||
-                     ((b.result.outcome == builder::Outcome::Timeout || b.result.unexplained) && !last_attempt);
-    if (transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);  // says it once
+    // A timeout or a failure without a word may pass on another try (on the
+    // last, build_checkin made it final); a build that fails is a result.
+    if (b.result.transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);  // says it once
     ev.what += ": build " + outcome + (b.result.from_cache ? " (cached)" : "") +
                (b.result.rebuilt_because.empty() ? "" : " (built again: " + b.result.rebuilt_because + ")") +
                (b.result.outcome == builder::Outcome::Ok ? "" : ": " + b.result.message);

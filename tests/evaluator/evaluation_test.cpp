@@ -247,11 +247,16 @@ TEST_CASE("a whole evaluation that failed says whose it may be: the machine's al
   auto script = tmp / "dwcc-failing.sh";
   auto o = options(suite, tmp / "work", 0);
   o.compiler.argv[0] = script.string();
-  SUBCASE("the OOM killer: transient, so a sweep retries the job; on its last attempt a broken compiler") {
-    std::ofstream(script) << "#!/bin/sh\nkill -9 $$\n";
+  // The compiler is `text`, a shell script; the evaluation must fail.
+  auto failing_with = [&](const std::string& text) {
+    std::ofstream(script) << text;
     fs::permissions(script, fs::perms::owner_all);
     auto r = evaluate(o);
     REQUIRE_FALSE(r.ok());
+    return r;
+  };
+  SUBCASE("the OOM killer: transient, so a sweep retries the job; on its last attempt a broken compiler") {
+    auto r = failing_with("#!/bin/sh\nkill -9 $$\n");
     CHECK(r.error().transient);
     CHECK(r.error().message.find("killed by signal 9") != std::string::npos);
     // Never the policy's: the default, which never asks it, was killed. On
@@ -261,11 +266,8 @@ TEST_CASE("a whole evaluation that failed says whose it may be: the machine's al
     CHECK_FALSE(r.error().machine_only);
   }
   SUBCASE("compiles with the policy killed before they ask it anything: the machine's alone") {
-    std::ofstream(script) << "#!/bin/sh\ncase \"$*\" in *interactive-channel*) kill -9 $$;; esac\nexec " << DWCC_BIN
-                          << " \"$@\"\n";
-    fs::permissions(script, fs::perms::owner_all);
-    auto r = evaluate(o);
-    REQUIRE_FALSE(r.ok());
+    auto r = failing_with(std::string("#!/bin/sh\ncase \"$*\" in *interactive-channel*) kill -9 $$;; esac\nexec ") +
+                          DWCC_BIN + " \"$@\"\n");
     CHECK(r.error().transient);
     CHECK(r.error().machine_only);
     INFO(r.error().message);
@@ -274,11 +276,8 @@ TEST_CASE("a whole evaluation that failed says whose it may be: the machine's al
   SUBCASE("compiles with the policy killed after they asked it: the policy may have caused it, so a last attempt "
           "stores it") {
     // As the OOM killer in code generation, after the inliner took the policy's decisions.
-    std::ofstream(script) << "#!/bin/sh\ncase \"$*\" in *interactive-channel*) " << DWCC_BIN
-                          << " \"$@\"; kill -9 $$;; esac\nexec " << DWCC_BIN << " \"$@\"\n";
-    fs::permissions(script, fs::perms::owner_all);
-    auto r = evaluate(o);
-    REQUIRE_FALSE(r.ok());
+    auto r = failing_with(std::string("#!/bin/sh\ncase \"$*\" in *interactive-channel*) ") + DWCC_BIN +
+                          " \"$@\"; kill -9 $$;; esac\nexec " + DWCC_BIN + " \"$@\"\n");
     CHECK(r.error().transient);
     CHECK_FALSE(r.error().machine_only);
     INFO(r.error().message);
@@ -296,11 +295,8 @@ TEST_CASE("a whole evaluation that failed says whose it may be: the machine's al
     CHECK(r.error().message.find("cannot create the channel directory") != std::string::npos);
   }
   SUBCASE("every default hangs: the compiler hangs by itself, not the machine's alone") {
-    std::ofstream(script) << "#!/bin/sh\nsleep 60\n";
-    fs::permissions(script, fs::perms::owner_all);
     o.compiler.timeout = std::chrono::seconds(1);
-    auto r = evaluate(o);
-    REQUIRE_FALSE(r.ok());
+    auto r = failing_with("#!/bin/sh\nsleep 60\n");
     CHECK(r.error().transient);  // the load may pass: tried again
     CHECK_FALSE(r.error().machine_only);
     CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (the machine failed, or it hung or was killed "
@@ -341,21 +337,16 @@ TEST_CASE("a whole evaluation that failed says whose it may be: the machine's al
     CHECK(r.error().machine_only);
   }
   SUBCASE("the compiler fails on its own: the check-in's result") {
-    std::ofstream(script) << "#!/bin/sh\necho 'error: no such pass' >&2\nexit 1\n";
-    fs::permissions(script, fs::perms::owner_all);
-    auto r = evaluate(o);
-    REQUIRE_FALSE(r.ok());
+    auto r = failing_with("#!/bin/sh\necho 'error: no such pass' >&2\nexit 1\n");
     CHECK_FALSE(r.error().transient);
     // Under the default heuristic too: the compiler is broken, not the policy.
     CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (first: ", 0) == 0);
     CHECK(r.error().message.find("error: no such pass") != std::string::npos);
   }
   SUBCASE("the compiler fails on its own and hangs on one module: still the compiler's, never the policy's") {
-    std::ofstream(script) << "#!/bin/sh\ncase \"$1\" in *sort*) sleep 60;; esac\necho 'error: no such pass' >&2\nexit 1\n";
-    fs::permissions(script, fs::perms::owner_all);
     o.compiler.timeout = std::chrono::seconds(2);
-    auto r = evaluate(o);
-    REQUIRE_FALSE(r.ok());
+    auto r = failing_with("#!/bin/sh\ncase \"$1\" in *sort*) sleep 60;; esac\necho 'error: no such pass' >&2\n"
+                          "exit 1\n");
     CHECK(r.error().transient);  // a hang may be the load's: a sweep tries once more
     CHECK_FALSE(r.error().machine_only);
     CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (first: ", 0) == 0);
