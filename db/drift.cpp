@@ -108,9 +108,10 @@ bool open_alert(Database& db, const AlertRow& a) {
     auto r = tx.exec_params(
         std::string("INSERT INTO alerts (fingerprint, policy_id, suite_id, metric, project, kind, details, "
                     "last_good_commit_id, first_bad_commit_id, culprit_commit_id, range_first_commit_id, magnitude, "
-                    "notify_state) SELECT $1, ") +
+                    "notify_state, recipe_id) SELECT $1, ") +
             kPolicyId + ", " + kSuiteId +
-            ", $4, $5, $6, $7::jsonb, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, 0), NULLIF($11, 0), $12, $13 "
+            ", $4, $5, $6, $7::jsonb, NULLIF($8, 0), NULLIF($9, 0), NULLIF($10, 0), NULLIF($11, 0), $12, $13, "
+            "(SELECT id FROM recipes WHERE content_hash = $14) "
             // A policy replaced while the sweep ran (a promotion) gets no new
             // alerts: its old ones were closed with it, and nobody tracks it.
             // A policy the project file names anew is not in the lineage yet
@@ -122,7 +123,7 @@ bool open_alert(Database& db, const AlertRow& a) {
             "ON CONFLICT (fingerprint) DO NOTHING RETURNING id",
         a.fingerprint, a.policy_hash, a.suite_manifest_hash, a.metric, a.project, a.kind, a.details_json,
         a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id, a.range_first_commit_id, a.magnitude,
-        a.notify ? "pending" : "none");
+        a.notify ? "pending" : "none", a.recipe_hash);
     if (!r.empty())
       tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, 'open', 'driftwatch', '')",
                      r[0][0].as<Id>());
@@ -163,8 +164,8 @@ const char* kAlertColumns =
     "  COALESCE(rf.sha, ''), a.magnitude, a.details::text, a.notify_state, a.notify_error, a.notify_attempts, "
     "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), "
     "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), COALESCE(p.content_hash, ''), "
-    "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent "
-    "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN policies p ON p.id = a.policy_id "
+    "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, '') "
+    "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
     "LEFT JOIN commits fb ON fb.id = a.first_bad_commit_id LEFT JOIN commits rf ON rf.id = a.range_first_commit_id ";
 
@@ -198,6 +199,7 @@ AlertView alert_view(const pqxx::row& r) {
   v.suite_manifest_hash = r[25].as<std::string>();
   v.hook_sent = r[26].as<bool>();
   v.webhook_sent = r[27].as<bool>();
+  v.recipe_hash = r[28].as<std::string>();
   return v;
 }
 
@@ -228,18 +230,39 @@ std::optional<AlertView> find_alert(Database& db, const std::string& project, Id
   });
 }
 
+namespace {
+
+/// Resolves the project's ($1) open and acknowledged alerts that `where` (SQL
+/// on alerts, its values from $3 on) holds, with the note $2 in their history.
+std::string resolving_sql(const std::string& where) {
+  return "WITH closed AS (UPDATE alerts SET state = 'resolved', state_by = 'driftwatch', note = $2, updated_at = now() "
+         "  WHERE project = $1 AND state IN ('open', 'acknowledged') AND " +
+         where +
+         " RETURNING id) "
+         "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'resolved', 'driftwatch', $2 FROM closed "
+         "RETURNING alert_id";
+}
+
+}  // namespace
+
 int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, const std::string& name,
                                     const std::string& manifest_hash) {
   return db.impl().guarded("resolving a rebuilt suite's alerts", [&] {
     pqxx::work tx(db.impl().conn);
     auto note = "its suite " + name + " was rebuilt (now " + manifest_hash.substr(0, 12) + "): a new series";
-    auto r = tx.exec_params(
-        "WITH closed AS (UPDATE alerts SET state = 'resolved', state_by = 'driftwatch', note = $4, updated_at = now() "
-        "  WHERE project = $1 AND state IN ('open', 'acknowledged') "
-        "    AND suite_id IN (SELECT id FROM suites WHERE name = $2 AND manifest_hash <> $3) RETURNING id) "
-        "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'resolved', 'driftwatch', $4 FROM closed "
-        "RETURNING alert_id",
-        project, name, manifest_hash, note);
+    auto r = tx.exec_params(resolving_sql("suite_id IN (SELECT id FROM suites WHERE name = $3 AND manifest_hash <> $4)"),
+                            project, note, name, manifest_hash);
+    tx.commit();
+    return static_cast<int>(r.size());
+  });
+}
+
+int resolve_alerts_of_other_recipe(Database& db, const std::string& project, const std::string& recipe_hash) {
+  return db.impl().guarded("resolving another recipe's alerts", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto note = "the project's recipe changed (now " + recipe_hash.substr(0, 12) + "): its builds are a new series";
+    auto r = tx.exec_params(resolving_sql("recipe_id IN (SELECT id FROM recipes WHERE content_hash <> $3)"), project,
+                            note, recipe_hash);
     tx.commit();
     return static_cast<int>(r.size());
   });

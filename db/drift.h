@@ -52,6 +52,7 @@ struct AlertRow {
   std::string project;
   std::string kind;  ///< as sweep::Finding::kind
   std::string policy_hash, suite_manifest_hash;
+  std::string recipe_hash;  ///< the build recipe of the series it was found on
   std::string metric;
   Id last_good_commit_id = 0, first_bad_commit_id = 0, culprit_commit_id = 0, range_first_commit_id = 0;
   double magnitude = 0;
@@ -69,6 +70,7 @@ struct AlertView {
   std::string suite, policy, metric;
   std::string policy_hash;  ///< the content hash of the policy it was found for
   std::string suite_manifest_hash;  ///< and of the suite's manifest (a rebuilt suite is another series)
+  std::string recipe_hash;  ///< and of the recipe (another recipe is another series); empty: not recorded
   std::string culprit_sha, culprit_subject, culprit_author;
   std::int64_t culprit_time = 0;
   std::string last_good_sha, first_bad_sha, range_first_sha;
@@ -102,6 +104,10 @@ bool set_alert_state(Database& db, const std::string& project, Id id, const std:
 /// would fail on them for ever. Returns how many.
 int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, const std::string& name,
                                     const std::string& manifest_hash);
+/// The same for the project's recipe: alerts found on the builds of another
+/// recipe than `recipe_hash` (the compile line changed) are resolved. Alerts
+/// whose recipe was not recorded are left alone. Returns how many.
+int resolve_alerts_of_other_recipe(Database& db, const std::string& project, const std::string& recipe_hash);
 
 struct AlertEvent {
   std::string state, who, note, at;

@@ -33,6 +33,12 @@ bool strictly_inside(const Span& inner, const Span& outer) {
 
 }  // namespace
 
+bool of_series(const db::AlertView& v, const std::string& policy_hash, const std::string& suite_hash,
+               const std::string& recipe_hash) {
+  return v.policy_hash == policy_hash && v.suite_manifest_hash == suite_hash &&
+         (v.recipe_hash.empty() || v.recipe_hash == recipe_hash);
+}
+
 std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const FoundAt& found,
                                      const std::set<std::string>& found_now,
                                      const std::map<std::string, std::size_t>& position) {
@@ -41,7 +47,7 @@ std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, con
   for (const auto& v : open)
     if (v.fingerprint == found.fingerprint) return std::nullopt;
   for (const auto& v : open) {
-    if (v.kind != found.kind || v.policy_hash != found.policy_hash || v.suite_manifest_hash != found.suite_hash ||
+    if (v.kind != found.kind || !of_series(v, found.policy_hash, found.suite_hash, found.recipe_hash) ||
         found_now.count(v.fingerprint))
       continue;
     if (auto range = range_of(v, position); range && strictly_inside(*span, *range)) return v.id;
@@ -50,13 +56,14 @@ std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, con
 }
 
 std::vector<db::Id> superseded_alerts(const std::vector<db::AlertView>& open, const std::string& policy_hash,
-                                      const std::string& suite_hash, const std::vector<FoundAt>& found,
+                                      const std::string& suite_hash, const std::string& recipe_hash,
+                                      const std::vector<FoundAt>& found,
                                       const std::map<std::string, std::size_t>& position) {
   std::set<std::string> current;
   for (const auto& f : found) current.insert(f.fingerprint);
   std::vector<db::Id> out;
   for (const auto& v : open) {
-    if (v.policy_hash != policy_hash || v.suite_manifest_hash != suite_hash || current.count(v.fingerprint)) continue;
+    if (!of_series(v, policy_hash, suite_hash, recipe_hash) || current.count(v.fingerprint)) continue;
     auto range = range_of(v, position);
     if (!range) continue;
     for (const auto& f : found)

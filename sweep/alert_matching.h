@@ -18,9 +18,15 @@ namespace sweep {
 /// Where a finding lies: its culprit, or range_first .. first_bad, or (pinned
 /// to nothing) first_bad alone; with the series and kind it belongs to.
 struct FoundAt {
-  std::string kind, policy_hash, suite_hash, fingerprint;
+  std::string kind, policy_hash, suite_hash, recipe_hash, fingerprint;
   std::string culprit, range_first, first_bad;
 };
+
+/// An alert of the series of `policy_hash`, `suite_hash` and `recipe_hash`; one
+/// whose recipe was not recorded (opened before driftwatch recorded it) is of
+/// every recipe's.
+bool of_series(const db::AlertView& v, const std::string& policy_hash, const std::string& suite_hash,
+               const std::string& recipe_hash);
 
 /// The open alert of the same kind and series, left as a range, whose range
 /// strictly holds the finding's and whose own change this analysis no longer
@@ -30,11 +36,12 @@ std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, con
                                      const std::set<std::string>& found_now,
                                      const std::map<std::string, std::size_t>& position);
 
-/// Open range alerts of the series (policy, suite) that no finding of this
+/// Open range alerts of the series (policy, suite, recipe) that no finding of this
 /// analysis repeats but whose range holds one of them: bisection has pinned
 /// what lay there (perhaps as another kind), so they are superseded.
 std::vector<db::Id> superseded_alerts(const std::vector<db::AlertView>& open, const std::string& policy_hash,
-                                      const std::string& suite_hash, const std::vector<FoundAt>& found,
+                                      const std::string& suite_hash, const std::string& recipe_hash,
+                                      const std::vector<FoundAt>& found,
                                       const std::map<std::string, std::size_t>& position);
 
 }  // namespace sweep

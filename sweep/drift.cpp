@@ -596,6 +596,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   for (const auto& suite_name : p.suites) {
     auto suite = select_suite(o.workers.data_dir, suite_name);
     db::resolve_alerts_of_rebuilt_suite(db, p.name, suite.suite.name, suite.manifest_hash);
+    db::resolve_alerts_of_other_recipe(db, p.name, recipe.content_hash);
     PlanInput plan;
     plan.repo = repo.location().string();
     plan.recipe = p.recipe;
@@ -615,12 +616,14 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
           if (c.sha == f.range_first) ids[c.sha] = record_commit(db, repo, c);
       db::AlertRow a;
       // What changed and where: the same change seen by a later sweep is the same alert.
-      a.fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + f.kind + "|" +
+      a.fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + recipe.content_hash + "|" +
+                      f.kind + "|" +
                       (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
       a.project = p.name;
       a.kind = f.kind;
       a.policy_hash = plan.policy_hash;
       a.suite_manifest_hash = suite.manifest_hash;
+      a.recipe_hash = recipe.content_hash;
       a.metric = f.kind == "size-changed" ? "text_bytes" : f.kind == "modules-failing" ? "modules" : "uplift";
       a.last_good_commit_id = commit_id_of(ids, f.last_good);
       a.first_bad_commit_id = commit_id_of(ids, f.first_bad);
@@ -632,7 +635,8 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       a.details_json = f.details_json();
       a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
       suite_found.push_back(
-          {a.kind, a.policy_hash, a.suite_manifest_hash, a.fingerprint, f.culprit, f.range_first, f.first_bad});
+          {a.kind, a.policy_hash, a.suite_manifest_hash, a.recipe_hash, a.fingerprint, f.culprit, f.range_first,
+           f.first_bad});
       rows.push_back(std::move(a));
     }
     // Every finding first: an alert whose own change is found again is never
@@ -664,7 +668,8 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     // A wide alert whose range bisection has since pinned as other changes
     // (of another kind, or already alerted) is done: said in its history.
     auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});
-    for (auto id : superseded_alerts(open, plan.policy_hash, suite.manifest_hash, suite_found, position))
+    for (auto id :
+         superseded_alerts(open, plan.policy_hash, suite.manifest_hash, recipe.content_hash, suite_found, position))
       db::set_alert_state(db, p.name, id, "resolved", "driftwatch",
                           "superseded: a later sweep pinned the changes in its range (see the newer alerts)");
   }

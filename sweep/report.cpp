@@ -263,13 +263,14 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   // The tracked policy's alerts: an earlier policy's (before a promotion)
   // would mark its changes on this policy's charts and count as its open
   // alerts. `driftwatch alerts` lists every policy's.
-  // The same for a suite rebuilt under its name: the old build's alerts are
-  // about a series the report no longer draws.
+  // The same for a suite rebuilt under its name and for a changed recipe:
+  // the old builds' alerts are about a series the report no longer draws.
   std::set<std::string> charted;
   for (const auto& s : d.suites) charted.insert(s.manifest_hash);
   for (const auto& a : db::list_alerts(db, p.name, {}))
     if ((a.policy_hash.empty() || a.policy_hash == d.policy.content_hash) &&
-        (a.suite_manifest_hash.empty() || charted.count(a.suite_manifest_hash)))
+        (a.suite_manifest_hash.empty() || charted.count(a.suite_manifest_hash)) &&
+        (a.recipe_hash.empty() || a.recipe_hash == recipe.content_hash))
       d.alerts.push_back(alert_of(db, a));
   // Likewise the decisions: a "retrain" about the policy a promotion retired
   // says nothing of the one tracked now.

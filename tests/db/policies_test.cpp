@@ -173,6 +173,37 @@ TEST_CASE("a suite rebuilt under its name resolves the old build's open alerts o
   CHECK(db::resolve_alerts_of_rebuilt_suite(database, "toy", "hold", "S-new") == 0);
 }
 
+TEST_CASE("a changed recipe resolves the project's alerts of the old recipe's builds, and no other's") {
+  auto database = testing::fresh_database();
+  db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  db::upsert_recipe(database, "sample", "R-old", "old body");
+  db::upsert_recipe(database, "sample", "R-new", "new body");
+  auto alert = [&](const std::string& fingerprint, const std::string& project, const std::string& recipe) {
+    auto a = alert_row(fingerprint, project, "root", "S");
+    a.recipe_hash = recipe;
+    REQUIRE(db::open_alert(database, a));
+  };
+  alert("old", "toy", "R-old");
+  alert("new", "toy", "R-new");
+  alert("unrecorded", "toy", "");
+  alert("elsewhere", "other", "R-old");
+  CHECK(db::resolve_alerts_of_other_recipe(database, "toy", "R-new") == 1);
+  auto open = db::list_alerts(database, "toy", {"open"});
+  REQUIRE(open.size() == 2);
+  CHECK(open[0].fingerprint == "unrecorded");
+  CHECK(open[0].recipe_hash.empty());
+  CHECK(open[1].fingerprint == "new");
+  CHECK(open[1].recipe_hash == "R-new");
+  auto resolved = db::list_alerts(database, "toy", {"resolved"});
+  REQUIRE(resolved.size() == 1);
+  CHECK(resolved[0].fingerprint == "old");
+  CHECK(resolved[0].note.find("the project's recipe changed (now R-new)") == 0);
+  CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
+  CHECK(db::resolve_alerts_of_other_recipe(database, "toy", "R-new") == 0);
+}
+
 TEST_CASE("a verdict quoting a compiler's bytes in another encoding than UTF-8 is stored, not refused") {
   auto database = testing::fresh_database();
   auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");

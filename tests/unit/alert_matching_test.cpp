@@ -20,6 +20,7 @@ db::AlertView range_alert(db::Id id, const std::string& kind, int lo, int hi) {
   v.kind = kind;
   v.policy_hash = "P";
   v.suite_manifest_hash = "S";
+  v.recipe_hash = "R";
   v.fingerprint = kind + "|c" + std::to_string(lo) + "..c" + std::to_string(hi);
   v.range_first_sha = "c" + std::to_string(lo);
   v.first_bad_sha = "c" + std::to_string(hi);
@@ -27,7 +28,7 @@ db::AlertView range_alert(db::Id id, const std::string& kind, int lo, int hi) {
 }
 
 FoundAt pinned(const std::string& kind, int at) {
-  return {kind, "P", "S", kind + "|c" + std::to_string(at), "c" + std::to_string(at), "", "c" + std::to_string(at)};
+  return {kind, "P", "S", "R", kind + "|c" + std::to_string(at), "c" + std::to_string(at), "", "c" + std::to_string(at)};
 }
 
 }  // namespace
@@ -41,7 +42,15 @@ TEST_CASE("a finding inside an open range alert of its kind and series narrows t
   auto other = pinned("uplift-dropped", 5);
   other.suite_hash = "S2";
   CHECK_FALSE(sweep::narrowed_alert(open, other, {}, line()));
-  FoundAt same{"uplift-dropped", "P", "S", open[0].fingerprint, "", "c3", "c7"};
+  // Another recipe's builds are another series too; an alert whose recipe
+  // was never recorded (opened before it was) is every recipe's.
+  auto recipe = pinned("uplift-dropped", 5);
+  recipe.recipe_hash = "R2";
+  CHECK_FALSE(sweep::narrowed_alert(open, recipe, {}, line()));
+  auto unrecorded = open;
+  unrecorded[0].recipe_hash.clear();
+  CHECK(sweep::narrowed_alert(unrecorded, recipe, {}, line()) == db::Id{1});
+  FoundAt same{"uplift-dropped", "P", "S", "R", open[0].fingerprint, "", "c3", "c7"};
   CHECK_FALSE(sweep::narrowed_alert(open, same, {}, line()));
   // An alert with a culprit is exact already.
   auto exact = range_alert(3, "modules-flipped", 3, 7);
@@ -73,10 +82,11 @@ TEST_CASE("a range alert whose range now holds only other findings is superseded
   std::vector<db::AlertView> open{range_alert(1, "uplift-dropped", 3, 7), range_alert(2, "size-changed", 0, 2)};
   // Bisection pinned what lay in 3..7 as a size change at 5: the uplift alert is done.
   std::vector<FoundAt> found{pinned("size-changed", 5)};
-  CHECK(sweep::superseded_alerts(open, "P", "S", found, line()) == std::vector<db::Id>{1});
+  CHECK(sweep::superseded_alerts(open, "P", "S", "R", found, line()) == std::vector<db::Id>{1});
   // Still found as the same range: it stays.
-  found.push_back({"uplift-dropped", "P", "S", open[0].fingerprint, "", "c3", "c7"});
-  CHECK(sweep::superseded_alerts(open, "P", "S", found, line()).empty());
-  // Another policy's alerts are never touched.
-  CHECK(sweep::superseded_alerts(open, "P2", "S", {pinned("size-changed", 5)}, line()).empty());
+  found.push_back({"uplift-dropped", "P", "S", "R", open[0].fingerprint, "", "c3", "c7"});
+  CHECK(sweep::superseded_alerts(open, "P", "S", "R", found, line()).empty());
+  // Another policy's or another recipe's alerts are never touched.
+  CHECK(sweep::superseded_alerts(open, "P2", "S", "R", {pinned("size-changed", 5)}, line()).empty());
+  CHECK(sweep::superseded_alerts(open, "P", "S", "R2", {pinned("size-changed", 5)}, line()).empty());
 }
