@@ -79,15 +79,16 @@ namespace {
 
 size_t discard(char*, size_t size, size_t n, void*) { return size * n; }
 
-/// The URL without its query and credentials: webhook URLs often carry a token.
+/// The URL's scheme and host alone: webhooks carry their secret in the
+/// credentials, the query or (Slack, Mattermost, Discord, Teams) the path,
+/// and what is printed ends up in cron mail, CI logs and `alerts show`.
 std::string safe_url(const std::string& url) {
   auto scheme = url.find("://");
   auto start = scheme == std::string::npos ? 0 : scheme + 3;
-  auto at = url.find('@', start);
-  auto slash = url.find('/', start);
-  if (at != std::string::npos && (slash == std::string::npos || at < slash)) start = at + 1;
-  auto end = url.find_first_of("?#", start);
-  return url.substr(0, scheme == std::string::npos ? 0 : scheme + 3) + url.substr(start, end - start);
+  auto end = url.find_first_of("/?#", start);
+  auto authority = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  if (auto at = authority.rfind('@'); at != std::string::npos) authority.erase(0, at + 1);
+  return url.substr(0, start) + authority + (end == std::string::npos ? "" : "/…");
 }
 
 common::Status run_hook(const std::string& command, const std::string& body) {
@@ -104,7 +105,8 @@ common::Status run_hook(const std::string& command, const std::string& body) {
   unlink(path);
   if (!written) return common::Error{"cannot write the alert for the hook"};
   if (!r) return r.error();
-  if (!r->ok()) return common::Error{"alert hook `" + command + "` " + r->describe() + ": " + common::last_line(r->output)};
+  // Not the command itself: hooks often carry a token on their command line.
+  if (!r->ok()) return common::Error{"the alert hook (notify.command) " + r->describe() + ": " + common::last_line(r->output)};
   return common::Ok{};
 }
 

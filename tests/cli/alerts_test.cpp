@@ -460,6 +460,11 @@ TEST_CASE("an alert raised before any channel was configured is delivered once o
   p.sweep_ok();
   REQUIRE(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE state = 'open'") != "0");
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE notify_state <> 'none'") == "0");
+  // With no channel, delivering is refused, not a quiet "0 sent, 0 failed".
+  auto nowhere = p.run({"alerts", "notify", "--config", p.config});
+  CHECK(nowhere.exit_code == 2);
+  CHECK(nowhere.output.find("no channel to deliver alerts to: set notify.command or notify.webhook") !=
+        std::string::npos);
   auto hook_file = (p.dir / "hook.json").string();
   p.set("command = \"\"", "command = \"cat >> " + hook_file + "\"");
   auto n = p.run({"alerts", "notify", "--config", p.config});
@@ -480,14 +485,17 @@ TEST_CASE("a webhook that is down never fails the sweep: the alert waits and is 
   // Appends: a hook that ran twice for one alert would show two copies.
   p.set("command = \"\"", "command = \"cat >> " + hook_file + "\"");
   int port = closed_port();
-  auto down = "http://127.0.0.1:" + std::to_string(port) + "/down?token=s3cret";
+  // Secrets in the credentials, the path (as Slack's) and the query.
+  auto down = "http://user:s3cret@127.0.0.1:" + std::to_string(port) + "/services/T0/s3cret?token=s3cret";
   p.set("webhook = \"\"", "webhook = \"" + down + "\"");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   REQUIRE(s.exit_code == 0);
   CHECK(s.output.find("notifications: 0 sent, 1 failed (retried by the next sweep)") != std::string::npos);
-  CHECK(s.output.find("webhook http://127.0.0.1:" + std::to_string(port) + "/down: ") != std::string::npos);
-  CHECK(s.output.find("s3cret") == std::string::npos);  // a webhook's token is never printed
+  CHECK(s.output.find("webhook http://127.0.0.1:" + std::to_string(port) + "/…: ") != std::string::npos);
+  CHECK(s.output.find("s3cret") == std::string::npos);  // a webhook's token is never printed, nor stored
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE notify_error LIKE '%s3cret%'") == "0");
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE notify_error LIKE '%/…: %'") == "1");
   CHECK(Project::psql(p.dsn, "SELECT notify_state || ' ' || notify_attempts FROM alerts") == "pending 1");
   // The hook ran even though the webhook failed: it got the alert as JSON.
   std::ifstream hook(hook_file);
