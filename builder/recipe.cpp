@@ -180,6 +180,8 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
   Recipe r;
   r.name = root["name"].value_or<std::string>("");
   if (r.name.empty()) return Error{origin + ": missing key 'name'"};
+  if (!common::is_directory_name(r.name))
+    return Error{origin + ": name " + common::quoted(r.name) + " must not be '.' or '..', nor hold a '/' (it names the cache's directories)"};
   r.description = root["description"].value_or<std::string>("");
   if (auto t = root["timeout"].value<std::string>()) {
     auto d = common::parse_duration(*t);

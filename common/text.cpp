@@ -136,6 +136,10 @@ std::string printable(std::string_view text) {
 
 bool has_control_characters(std::string_view s) { return std::any_of(s.begin(), s.end(), control); }
 
+bool is_directory_name(std::string_view s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string_view::npos && !has_control_characters(s);
+}
+
 std::string quoted(std::string_view s) {
   std::string out = "'";
   for (char c : s) {

@@ -38,6 +38,10 @@ std::string printable(std::string_view s);
 /// Whether `s` holds a control character (an escape, a newline) that
 /// printable() would have to replace.
 bool has_control_characters(std::string_view s);
+/// Whether `s` may name one directory: not empty, ".", "..", nor holding a
+/// '/' or a control character. Names from project files and recipes become
+/// directories (the compile cache, worktrees, logs).
+bool is_directory_name(std::string_view s);
 /// `s` in single quotes with control characters escaped (\n, \0, \x1f), so a
 /// hostile name still makes a one-line message.
 std::string quoted(std::string_view s);

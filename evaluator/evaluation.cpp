@@ -8,6 +8,7 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include <fmt/core.h>
@@ -150,10 +151,18 @@ class TaskQueue {
 
 void run_tasks(TaskQueue& queue, int jobs, const std::function<std::optional<Task>(Task)>& run) {
   std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, jobs); ++t)
-    threads.emplace_back([&] {
-      while (auto task = queue.take()) queue.done(run(*task));
-    });
+  for (int t = 0; t < std::max(1, jobs); ++t) {
+    try {
+      threads.emplace_back([&] {
+        while (auto task = queue.take()) queue.done(run(*task));
+      });
+    } catch (const std::system_error&) {
+      // The system gives no more threads: those started do the work. Thrown
+      // on with threads running, it would end the process (std::terminate).
+      if (threads.empty()) throw;
+      break;
+    }
+  }
   for (auto& t : threads) t.join();
 }
 

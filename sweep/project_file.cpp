@@ -7,8 +7,10 @@
 #include <climits>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
+#include "common/text.h"
 #include "tracker/sampling.h"
 
 namespace sweep {
@@ -18,7 +20,7 @@ namespace {
 
 using common::Error;
 
-enum class Type { String, Path, Bool, Int, Fraction, Strings, Number, Every, Date };
+enum class Type { String, Path, Bool, Int, Jobs, Fraction, Strings, Number, Every, Date };
 
 /// The one table of project keys: where each lives, its type, and the field it fills.
 struct Key {
@@ -31,6 +33,21 @@ struct Key {
 template <class T>
 T get(const toml::node& n) {
   return *n.value<T>();
+}
+
+/// A date as the sampling rules read it: a string, or TOML's own date or
+/// date-time (`since = 2026-01-31`, as people write dates in TOML) in UTC.
+/// None for a date-time with an offset other than UTC.
+std::optional<std::string> date_text(const toml::node& n) {
+  if (n.is_string()) return get<std::string>(n);
+  auto day = [](const toml::date& d) { return fmt::format("{:04}-{:02}-{:02}", d.year, d.month, d.day); };
+  if (const auto* d = n.as_date()) return day(d->get());
+  if (const auto* dt = n.as_date_time()) {
+    const auto& v = dt->get();
+    if (v.offset && v.offset->minutes != 0) return std::nullopt;
+    return fmt::format("{}T{:02}:{:02}:{:02}", day(v.date), v.time.hour, v.time.minute, v.time.second);
+  }
+  return std::nullopt;
 }
 
 std::string path_value(const toml::node& n, const fs::path& base) {
@@ -62,13 +79,13 @@ const std::vector<Key>& keys() {
          for (const auto& e : *n.as_array()) p.suites.push_back(name_or_path(e, b));
        }},
       {"sampling", "every", Type::Every, [](auto& p, auto& n, auto&) { p.every = get<std::string>(n); }},
-      {"sampling", "since", Type::Date, [](auto& p, auto& n, auto&) { p.since = get<std::string>(n); }},
-      {"sampling", "until", Type::Date, [](auto& p, auto& n, auto&) { p.until = get<std::string>(n); }},
+      {"sampling", "since", Type::Date, [](auto& p, auto& n, auto&) { p.since = *date_text(n); }},
+      {"sampling", "until", Type::Date, [](auto& p, auto& n, auto&) { p.until = *date_text(n); }},
       {"sampling", "from", Type::String, [](auto& p, auto& n, auto&) { p.from = get<std::string>(n); }},
       {"sampling", "tags", Type::Bool, [](auto& p, auto& n, auto&) { p.tags = get<bool>(n); }},
       {"database", "dsn", Type::String, [](auto& p, auto& n, auto&) { p.dsn = get<std::string>(n); }},
       {"database", "data_dir", Type::Path, [](auto& p, auto& n, auto& b) { p.data_dir = path_value(n, b); }},
-      {"run", "jobs", Type::Int, [](auto& p, auto& n, auto&) { p.jobs = int(get<std::int64_t>(n)); }},
+      {"run", "jobs", Type::Jobs, [](auto& p, auto& n, auto&) { p.jobs = int(get<std::int64_t>(n)); }},
       {"alerts", "min_uplift_change", Type::Fraction,
        [](auto& p, auto& n, auto&) { p.alerts.min_uplift_change = get<double>(n); }},
       {"alerts", "min_total_change", Type::Fraction,
@@ -122,6 +139,7 @@ const char* type_name(Type t) {
     case Type::Path: return "a string";
     case Type::Bool: return "true or false";
     case Type::Int: return "a whole number from 0 to 2147483647";
+    case Type::Jobs: return "a whole number from 0 (one per core) to 1024";
     case Type::Fraction: return "a number between 0 and 1";
     case Type::Strings: return "a list of strings";
     case Type::Number: return "a number";
@@ -139,9 +157,14 @@ bool type_fits(Type t, const toml::node& n) {
     case Type::Path: return n.is_string();
     case Type::Bool: return n.is_boolean();
     case Type::Int: return n.is_integer() && get<std::int64_t>(n) >= 0 && get<std::int64_t>(n) <= INT_MAX;
+    // As -j: more threads than that only fail to start.
+    case Type::Jobs: return n.is_integer() && get<std::int64_t>(n) >= 0 && get<std::int64_t>(n) <= 1024;
     // Checked here, not when the sweep gets to them after starting the database.
     case Type::Every: return n.is_string() && (get<std::string>(n).empty() || tracker::parse_every(get<std::string>(n)));
-    case Type::Date: return n.is_string() && (get<std::string>(n).empty() || tracker::parse_date(get<std::string>(n)));
+    case Type::Date: {
+      auto text = date_text(n);
+      return text && (text->empty() || tracker::parse_date(*text));
+    }
     case Type::Number: return n.is_floating_point() || n.is_integer();
     case Type::Fraction: return (n.is_floating_point() || n.is_integer()) && get<double>(n) >= 0 && get<double>(n) <= 1;
     case Type::Strings: {
@@ -179,6 +202,9 @@ common::Result<Toolchain> parse_toolchain(const toml::node& n, const std::string
 }
 
 common::Status check_values(const ProjectFile& p, const std::string& origin) {
+  if (!common::is_directory_name(p.name))
+    return Error{origin + ": project.name " + common::quoted(p.name) +
+                 " must not be empty, '.' or '..', nor hold a '/' (it names directories)"};
   if (p.repo.empty() && p.toolchains.empty())
     return Error{origin + ": set compiler.repo (a git repository) or list [[toolchains]]"};
   if (p.policy.empty()) return Error{origin + ": missing key 'policy.file' (the frozen policy to track)"};

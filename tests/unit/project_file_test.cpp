@@ -48,11 +48,23 @@ TEST_CASE("relative paths are taken from the project file's directory and names 
   CHECK(p->name == "proj");  // the directory's name when [project] has none
 }
 
+TEST_CASE("dates written as TOML dates read as the same dates written as strings") {
+  auto p = parse_project_file(std::string(kMinimal) + "[sampling]\nsince = 2026-01-31\nuntil = 2026-03-01T06:30:00Z\n",
+                              "driftwatch.toml", "/proj");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->since == "2026-01-31");
+  CHECK(p->until == "2026-03-01T06:30:00");
+  auto local = parse_project_file(std::string(kMinimal) + "[sampling]\nuntil = 2026-03-01T06:30:00\n", "d.toml", "/p");
+  REQUIRE_MESSAGE(local.ok(), local.error().message);
+  CHECK(local->until == "2026-03-01T06:30:00");
+}
+
 TEST_CASE("unknown keys and sections, wrong types and bad values are named with their line") {
   CHECK(error_of(std::string(kMinimal) + "[sampling]\nevry = \"1w\"\n") ==
         "driftwatch.toml:8: unknown key 'sampling.evry'");
   CHECK(error_of(std::string(kMinimal) + "[samplin]\nevery = \"1w\"\n") == "driftwatch.toml:7: unknown section [samplin]");
-  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = \"two\"\n") == "driftwatch.toml:8: run.jobs must be a whole number from 0 to 2147483647");
+  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = \"two\"\n") ==
+        "driftwatch.toml:8: run.jobs must be a whole number from 0 (one per core) to 1024");
   CHECK(error_of(std::string(kMinimal) + "[alerts]\nmin_uplift_change = 1.5\n") ==
         "driftwatch.toml:8: alerts.min_uplift_change must be a number between 0 and 1");
   CHECK(error_of(std::string(kMinimal) + "[sampling]\ntags = \"yes\"\n") ==
@@ -70,7 +82,14 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
         "driftwatch.toml:8: sampling.since must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00");
   CHECK(error_of(std::string(kMinimal) + "[[toolchains]]\ndir = \"/t\"\ndate = \"Jan 5\"\n") ==
         "driftwatch.toml:9: toolchains.date must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00");
-  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = 5000000000\n") == "driftwatch.toml:8: run.jobs must be a whole number from 0 to 2147483647");
+  // The name names directories (Slurm's logs, the worktrees).
+  CHECK(error_of(std::string(kMinimal) + "[project]\nname = \"../x\"\n") ==
+        "driftwatch.toml: project.name '../x' must not be empty, '.' or '..', nor hold a '/' (it names directories)");
+  // As -j: thousands of compile threads only fail to start, midway through a sweep.
+  CHECK(error_of(std::string(kMinimal) + "[run]\njobs = 5000\n") ==
+        "driftwatch.toml:8: run.jobs must be a whole number from 0 (one per core) to 1024");
+  CHECK(error_of(std::string(kMinimal) + "[sampling]\nsince = 2026-01-31T12:00:00+02:00\n") ==
+        "driftwatch.toml:8: sampling.since must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook_format = \"xml\"\n") ==
         "driftwatch.toml: notify.webhook_format must be \"json\" or \"slack\"");
   CHECK(error_of("[compiler]\nrepo = \"c\"\n[policy]\nfile = \"p.policy\"\n[suites]\nnames = [\"\"]\n") ==

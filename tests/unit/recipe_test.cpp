@@ -87,6 +87,14 @@ TEST_CASE("recipe errors name the key and the file") {
   CHECK(bad_timeout.error().message.find("timeout must be a duration") != std::string::npos);
   auto no_name = parse_recipe("[build]\ncommand = 'make'\n", "r.toml");
   CHECK(no_name.error().message == "r.toml: missing key 'name'");
+  // The name names the compile cache's directory: "llvm/opt" would hide its
+  // builds from `cache prune`, "../x" write outside the data directory.
+  for (const char* name : {"llvm/opt", "..", "../x"}) {
+    auto bad = parse_recipe(std::string("name = '") + name + "'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n", "r.toml");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message == std::string("r.toml: name '") + name +
+                                     "' must not be '.' or '..', nor hold a '/' (it names the cache's directories)");
+  }
 }
 
 TEST_CASE("a compile line splits on any whitespace, and quotes no shell would remove are refused") {
