@@ -247,11 +247,13 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   if (!result) retry_unless_last(result.error());
   // Too many compiles failed by the machine to try each again alone: stored,
   // their modules would read as the policy failing at this check-in (a
-  // modules-failing alert, decide's losses). A job tries the whole
-  // evaluation again later; its last attempt stores what it measured.
-  if (result && result->machine_failures_untried > 0 && options.finish)
+  // modules-failing alert, decide's losses, a retrain's verdict). A job
+  // tries the whole evaluation again later, and its last attempt stores what
+  // it measured; `eval` and `retrain` store nothing and say so.
+  if (result && result->machine_failures_untried > 0)
     retry_unless_last({"the machine failed " + std::to_string(result->machine_failures_untried) +
-                           " compiles, too many to try again one by one: the whole evaluation is tried again",
+                           " compiles, too many to try again one by one: " +
+                           (options.finish ? "the whole evaluation is tried again" : "nothing is stored; run it again"),
                        true});
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,

@@ -268,7 +268,21 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
         say(o, "the active policy cannot run on " + h.suite.name + " here (" + e.what() +
                    "): it counts as no uplift, every module a loss");
       }
-      auto c = evaluate_and_store(db, build, h, candidate, eo);
+      std::optional<StoredEvaluation> stored;
+      try {
+        stored = evaluate_and_store(db, build, h, candidate, eo);
+      } catch (const EvaluationFailed& e) {
+        // A verdict, not an error: the candidate is rejected (exit 1), and a
+        // scheduler does not train it again as after a failure.
+        report.state = "rejected";
+        report.reason = "the candidate cannot run on " + h.suite.name + " here: " + e.what();
+        report.seconds = seconds_since(start);
+        db::set_lineage_state(db, report.candidate_id, report.state, "{}", report.reason);
+        std::error_code ec;
+        fs::remove_all(t.work_dir, ec);  // judged: its checkpoints are not needed
+        return report;
+      }
+      auto& c = *stored;
       reports::HeldOutFigures active_figures, candidate_figures;
       if (a) {
         // Both uplifts over the modules both evaluations measured: a module one
