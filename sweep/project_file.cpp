@@ -362,7 +362,7 @@ dsn = ""                    # "" = the embedded PostgreSQL in the data directory
 data_dir = ""               # "" = $DRIFTWATCH_DATA_DIR, else the default
 
 [run]
-jobs = 0                    # parallel compiles; 0 = one per core
+jobs = 0                    # parallel compiles, up to 1024; 0 = one per core
 
 [alerts]
 min_uplift_change = 0.002   # a step of the suite uplift of 0.2 points or more is a change
