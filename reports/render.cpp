@@ -85,6 +85,8 @@ json alert_json(const ReportAlert& a) {
           {"uplift_after", a.uplift_after},
           {"most_affected", a.most_affected},
           {"win_to_loss", a.win_to_loss},
+          {"loss_to_win", a.loss_to_win},
+          {"failing", a.failing},
           {"features_missing", a.features_missing},
           {"features_new", a.features_new},
           {"bisect_evaluations", a.bisect_evaluations},
@@ -258,7 +260,10 @@ std::string html_alerts(const ReportData& d) {
                                                        (a.spread ? " <small>(" + h(kSpreadNote) + ")</small>" : "")
                                                  : html_commit(d, a.first_bad) + " <small>(" + h(kNotPinnedNote) + ")</small>";
     std::string evidence = h(a.sentence);
-    if (!a.most_affected.empty()) evidence += "<br><small>most affected: " + html_list(a.most_affected) + "</small>";
+    // A failing module has no size to move: the modules that moved most are
+    // another matter than the alert's.
+    if (!a.failing.empty()) evidence += "<br><small>failing: " + html_list(a.failing) + "</small>";
+    else if (!a.most_affected.empty()) evidence += "<br><small>most affected: " + html_list(a.most_affected) + "</small>";
     if (!a.win_to_loss.empty()) evidence += "<br><small>win → loss: " + html_list(a.win_to_loss) + "</small>";
     std::string history;
     for (const auto& e : a.events)
@@ -350,16 +355,17 @@ std::string render_markdown(const ReportData& d) {
     if (a.bisect_evaluations > 0)
       out += fmt::format(", bisected in {} evaluation(s) over {} check-in(s)", a.bisect_evaluations, a.range_size);
     out += "\n";
-    if (!a.most_affected.empty()) {
-      out += "- modules moved most:";
-      for (const auto& m : a.most_affected) out += " " + markdown_escape(m) + ";";
+    auto md_list = [&](const char* what, const std::vector<std::string>& modules) {
+      if (modules.empty()) return;
+      out += std::string("- ") + what + ":";
+      for (const auto& m : modules) out += " " + markdown_escape(m) + ";";
       out += "\n";
-    }
-    if (!a.win_to_loss.empty()) {
-      out += "- turned from win to loss:";
-      for (const auto& m : a.win_to_loss) out += " " + markdown_escape(m);
-      out += "\n";
-    }
+    };
+    md_list("failing under the policy", a.failing);
+    if (a.failing.empty()) md_list("modules moved most", a.most_affected);
+    md_list("turned from win to loss", a.win_to_loss);
+    md_list("features missing", a.features_missing);
+    md_list("features new", a.features_new);
     for (const auto& e : a.events)
       out += "- " + markdown_escape(e.at) + " " + markdown_escape(e.state) + " by " + markdown_escape(e.who) +
              (e.note.empty() ? "" : ": " + markdown_escape(e.note)) + "\n";

@@ -75,7 +75,8 @@ struct ReportAlert {
   bool spread = false;  ///< the range is a change made in several smaller steps
   double magnitude = 0;
   double uplift_before = 0, uplift_after = 0;
-  std::vector<std::string> most_affected, win_to_loss, features_missing, features_new;
+  std::vector<std::string> most_affected, win_to_loss, loss_to_win, features_missing, features_new;
+  std::vector<std::string> failing;  ///< modules-failing: the modules the policy's compile fails on
   int bisect_evaluations = 0, range_size = 0;
   std::string created_at, updated_at;
   std::vector<AlertEventEntry> events;

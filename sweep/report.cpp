@@ -119,6 +119,8 @@ reports::ReportAlert alert_of(db::Database& db, const db::AlertView& a) {
   }
   r.most_affected = strings(d, "most_affected");
   r.win_to_loss = strings(d, "win_to_loss");
+  r.loss_to_win = strings(d, "loss_to_win");
+  r.failing = strings(d, "failing");
   r.features_missing = strings(d, "features_missing");
   r.features_new = strings(d, "features_new");
   for (const auto& e : db::alert_events(db, a.id)) r.events.push_back({e.state, e.who, e.note, e.at});

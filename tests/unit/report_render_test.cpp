@@ -154,6 +154,26 @@ TEST_CASE("render_markdown gives the alerts and the decision with evidence and c
   CHECK(md2.find("- uplift +0.50% &lt; +1.00% for 2 check-ins") != std::string::npos);
 }
 
+TEST_CASE("a modules-failing alert names its failing modules in every format, not the modules that moved") {
+  auto d = sample();
+  auto& al = d.alerts.front();
+  al.kind = "modules-failing";
+  al.failing = {"zstd/huf_decompress.c"};
+  al.win_to_loss.clear();
+  auto md = reports::render_markdown(d);
+  CHECK(md.find("- failing under the policy: zstd/huf\\_decompress.c;") != std::string::npos);
+  CHECK(md.find("modules moved most") == std::string::npos);
+  auto html = reports::render_html(d, kAssets);
+  CHECK(html.find("failing: ") != std::string::npos);
+  CHECK(html.find("most affected: ") == std::string::npos);
+  auto json = nlohmann::json::parse(reports::render_json(d));
+  CHECK(json["alerts"][0]["failing"] == nlohmann::json::array({"zstd/huf_decompress.c"}));
+  // Another kind keeps its most affected modules.
+  al.kind = "uplift-dropped";
+  al.failing.clear();
+  CHECK(reports::render_markdown(d).find("- modules moved most: hashtable: ratio") != std::string::npos);
+}
+
 TEST_CASE("an empty report says that nothing was measured") {
   reports::ReportData d;
   d.project = "empty";
