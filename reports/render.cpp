@@ -232,7 +232,7 @@ std::string html_overview(const ReportData& d) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : d.overview) {
     if (!o.measured) {
-      rows.push_back({h(o.suite), "not measured yet", "", "", ""});
+      rows.push_back({h(o.suite), h(o.unmeasured_text()), "", "", ""});
       continue;
     }
     rows.push_back({h(o.suite), html_commit(d, o.baseline.sha) + " " + h(date_of(o.baseline.time)),
@@ -318,7 +318,7 @@ std::string render_markdown(const ReportData& d) {
   out += "| suite | baseline | uplift then | latest | uplift now | change |\n|---|---|---|---|---|---|\n";
   for (const auto& o : d.overview) {
     if (!o.measured) {
-      out += "| " + markdown_escape(o.suite) + " | not measured yet | | | | |\n";
+      out += "| " + markdown_escape(o.suite) + " | " + markdown_escape(o.unmeasured_text()) + " | | | | |\n";
       continue;
     }
     out +=
@@ -419,8 +419,8 @@ std::vector<std::string> summary_lines(const ReportData& d) {
   for (const auto& o : d.overview) {
     if (now.size() > 12) now += "; ", base += "; ";
     if (!o.measured) {
-      now += common::printable(o.suite) + " not measured yet";
-      base += common::printable(o.suite) + " not measured yet";
+      now += common::printable(o.suite) + ": " + o.unmeasured_text();
+      base += common::printable(o.suite) + ": " + o.unmeasured_text();
       continue;
     }
     now += fmt::format("{} on {} at {} {} ({:+.2f} points since the baseline)", common::signed_percent(o.latest_uplift),

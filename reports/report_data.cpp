@@ -26,6 +26,12 @@ std::size_t ReportData::acknowledged_alerts() const {
   return n;
 }
 
+std::string SuiteOverview::unmeasured_text() const {
+  if (!unusable_since.sha.empty()) return "the policy cannot run here since " + unusable_since.sha.substr(0, 12);
+  if (tried > 0) return "no check-in built (" + std::to_string(tried) + " tried)";
+  return "not measured yet";
+}
+
 std::string ReportData::open_alerts_text() const {
   auto ack = acknowledged_alerts();
   return std::to_string(open_alerts()) + " of " + std::to_string(alerts.size()) +

@@ -106,12 +106,19 @@ struct SuiteOverview {
   CommitRef baseline, latest;
   double baseline_uplift = 0, latest_uplift = 0;
   bool measured = false;  ///< false when the suite has no evaluated check-in
-  /// The first check-in after `latest` where the policy could not run at all, if any.
+  /// The first check-in after `latest` (or of all, when none was measured)
+  /// where the policy could not run at all, if any.
   CommitRef unusable_since;
   /// Latest against baseline over the modules both measured, as `decide`
   /// compares them: a module that failed at either is left out of both
   /// sides, so the change can differ from latest_uplift - baseline_uplift.
   double change = 0;
+  int tried = 0;  ///< check-ins of the series, built or not (read when none was measured)
+
+  /// For a suite with no measured check-in, why: the policy cannot run on
+  /// any, none built, or none swept yet. A sweep that tried and failed must
+  /// not read as one that never ran.
+  std::string unmeasured_text() const;
 };
 
 struct ReportData {

@@ -251,6 +251,13 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
         if (pt.position > latest->position && !pt.evaluation_error.empty() && o.unusable_since.sha.empty())
           o.unusable_since = pt.commit;
       any_measured = true;
+    } else {
+      o.tried = static_cast<int>(s.points.size());
+      for (const auto& pt : s.points)
+        if (!pt.evaluation_error.empty()) {
+          o.unusable_since = pt.commit;
+          break;
+        }
     }
     d.overview.push_back(std::move(o));
     d.suites.push_back(std::move(s));

@@ -224,7 +224,13 @@
     section.appendChild(el('h2', {}, 'Suite ' + s.name));
     root.appendChild(section);
     if (!pts.some(function (p) { return p.evaluated; })) {
-      section.appendChild(el('p', { 'class': 'empty' }, 'No evaluated check-in on this suite yet.'));
+      // A sweep that tried and failed must not read as one that never ran.
+      var unusable = pts.filter(function (p) { return p.evaluation_error; });
+      var why = unusable.length ? 'The policy cannot run on this suite since ' + unusable[0].sha.substring(0, 12) + ': ' +
+                                  unusable[0].evaluation_error
+              : pts.length ? 'No check-in of this suite built (' + pts.length + ' tried).'
+              : 'No evaluated check-in on this suite yet.';
+      section.appendChild(el('p', { 'class': 'empty' }, why));
       return;
     }
     var row = el('div', { 'class': 'row' });

@@ -187,7 +187,20 @@ TEST_CASE("an empty report says that nothing was measured") {
   auto lines = reports::summary_lines(d);
   REQUIRE(lines.size() == 5);
   CHECK(lines[0] == "culprits found: 0");
-  CHECK(lines[1] == "uplift now: testdata not measured yet");
+  CHECK(lines[1] == "uplift now: testdata: not measured yet");
+}
+
+TEST_CASE("a suite swept but never measured says why: the policy cannot run, or nothing built") {
+  reports::SuiteOverview o{"holdout", {}, {}, 0, 0, false};
+  o.tried = 3;
+  CHECK(o.unmeasured_text() == "no check-in built (3 tried)");
+  o.unusable_since = {"cccccccccccccccccccc", "Ada", "Drop the ML channel", 0};
+  CHECK(o.unmeasured_text() == "the policy cannot run here since cccccccccccc");
+  auto d = sample();
+  d.overview = {o};
+  CHECK(reports::summary_lines(d)[1] == "uplift now: holdout: the policy cannot run here since cccccccccccc");
+  CHECK(reports::render_markdown(d).find("| holdout | the policy cannot run here since cccccccccccc |") !=
+        std::string::npos);
 }
 
 TEST_CASE("summary_lines names culprits, the uplift against the baseline, open alerts and the decision") {
