@@ -179,11 +179,25 @@ void run_serve(const std::string& policy_file, const std::string& channel, int t
     std::string error;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     auto stats = policy::serve_session(fifos, *runner, deadline, [] { return !g_interrupted.load(); }, error);
-    if (g_interrupted) break;
-    if (!error.empty()) throw common::Fatal(error);
-    if (!stats.connected) throw common::Fatal("no compiler connected within " + std::to_string(timeout_s) + " s");
+    // A compilation served before the signal is still reported.
+    if (g_interrupted && !stats.connected) break;
+    if (once) {
+      if (!error.empty()) throw common::Fatal(error);
+      if (!stats.connected) throw common::Fatal("no compiler connected within " + std::to_string(timeout_s) + " s");
+    } else if (!stats.connected) {
+      // A server left running waits for its compilers as long as it takes;
+      // a channel it cannot open is another matter.
+      if (!error.empty() && std::chrono::steady_clock::now() < deadline) throw common::Fatal(error);
+      continue;
+    } else if (!error.empty()) {
+      // One compile that died or spoke nonsense is its own failure, not the
+      // end of a server the next compiles rely on.
+      fmt::print(stderr, "driftwatch: a compilation failed, serving on: {}\n", error);
+      if (g_interrupted) break;
+      continue;
+    }
     fmt::print(stderr, "served a compilation: {} decisions, features: {}\n", stats.decisions, report.summary());
-  } while (!once);
+  } while (!once && !g_interrupted);
 }
 
 void run_info(const std::string& file, bool json) {
@@ -369,7 +383,8 @@ void attach_policy(CLI::App& sub, Context& ctx) {
   serve->add_option("--policy", *file, "policy file")->required();
   serve->add_option("--channel", *channel, "channel base: the compiler gets -inliner-interactive-channel-base=BASE")
       ->required();
-  serve->add_option("--timeout", *timeout, "seconds to wait for, and to serve, one compilation (default 600)");
+  serve->add_option("--timeout", *timeout,
+                    "seconds to serve one compilation (default 600); with --once, also to wait for it");
   serve->add_flag("--once", *once, "stop after one compilation");
   auto slot = std::make_shared<std::string>();
   serve->add_option("--default-slot", *slot,

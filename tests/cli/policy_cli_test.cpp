@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <csignal>
 #include <thread>
 
 #include "common/text.h"
@@ -129,6 +130,25 @@ TEST_CASE("policy serve answers a compile started by someone else and cleans up"
   CHECK(served.output.find("filled with the training mean") == std::string::npos);
   CHECK_FALSE(std::filesystem::exists(channel + ".in"));
   CHECK_FALSE(std::filesystem::exists(channel + ".out"));
+
+  // Left running (no --once), a server outlives a compile that speaks
+  // nonsense and serves the next one.
+  serve.argv = {DRIFTWATCH_BIN, "policy", "serve", "--policy", policy, "--channel", channel};
+  server = common::Child::start(serve).take();
+  while (!std::filesystem::exists(channel + ".out")) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  common::ProcessSpec nonsense;
+  nonsense.argv = {"/bin/sh", "-c", "exec 4<\"$0.in\" 3>\"$0.out\"; echo 'not a header' >&3", channel};
+  nonsense.timeout = std::chrono::minutes(1);
+  REQUIRE(common::run_process(nonsense).take().ok());
+  compiled = common::run_process(cc).take();
+  INFO(compiled.output);
+  CHECK(compiled.ok());
+  kill(server.pid(), SIGTERM);
+  served = server.wait();
+  INFO(served.output);
+  CHECK(served.exit_code == 0);
+  CHECK(served.output.find("driftwatch: a compilation failed, serving on: ") != std::string::npos);
+  CHECK(served.output.find("served a compilation:") != std::string::npos);
 
   auto bad = run_driftwatch({"policy", "serve", "--policy", policy, "--channel", (f.dir / "no/such/dir/ch").string()});
   CHECK(bad.exit_code == 2);
