@@ -21,22 +21,32 @@ fs::path kept_policy_file(const fs::path& data_dir, const std::string& content_h
   return data_dir / "policies" / (content_hash.substr(0, 16) + ".policy");
 }
 
-TrackedPolicy tracked_policy(db::Database& db, const ProjectFile& p) {
+/// The policy the project tracks, as tracked_policy, without needing its
+/// file: `policy rollback` and `promote` must work when it is what is gone.
+/// The project file's policy may be gone too once the lineage has an active one.
+TrackedPolicy lineage_policy(db::Database& db, const ProjectFile& p) {
+  if (!fs::exists(p.policy))
+    if (auto active = db::active_policy(db, p.name)) return from_row(*active);
   auto model = policy::PolicyModel::load(p.policy).take();
   const auto& meta = model.metadata();
   TrackedPolicy named{p.policy, meta.content_hash, meta.compiler_commit, 0};
   auto in_lineage = db::lineage_of(db, p.name, meta.content_hash);
   if (!in_lineage) return named;
   auto active = db::active_policy(db, p.name);
-  if (!active) return from_row(*in_lineage);
-  if (!fs::exists(active->file))
-    throw common::Fatal("the active policy of project '" + p.name + "' (" + active->content_hash.substr(0, 12) +
-                        ") is recorded at " + active->file + ", which no longer exists");
-  return from_row(*active);
+  return from_row(active ? *active : *in_lineage);
+}
+
+TrackedPolicy tracked_policy(db::Database& db, const ProjectFile& p) {
+  auto tracked = lineage_policy(db, p);
+  if (tracked.lineage_id != 0 && !fs::exists(tracked.file))
+    throw common::Fatal("the active policy of project '" + p.name + "' (" + tracked.content_hash.substr(0, 12) +
+                        ") is recorded at " + tracked.file +
+                        ", which no longer exists (`driftwatch policy rollback` or `promote` another)");
+  return tracked;
 }
 
 TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::path& data_dir) {
-  auto tracked = tracked_policy(db, p);
+  auto tracked = lineage_policy(db, p);
   if (tracked.lineage_id != 0) return tracked;
   auto model = policy::PolicyModel::load(p.policy).take();
   auto kept = kept_policy_file(data_dir, tracked.content_hash);

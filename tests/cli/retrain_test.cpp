@@ -259,8 +259,22 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   INFO(promoted.output);
   CHECK(promoted.exit_code == 0);
   CHECK(p.psql("SELECT id FROM project_policies WHERE state = 'active'") == id);
+  // Its kept file lost: the sweep says so, and rolling back is how out.
+  auto kept = p.psql("SELECT file FROM project_policies WHERE id = " + id);
+  std::string kept_bytes;
+  {
+    std::ifstream in(kept, std::ios::binary);
+    kept_bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  REQUIRE(std::filesystem::remove(kept));
+  auto lost = p.run({"decide", "--config", p.config});
+  CHECK(lost.exit_code == 2);
+  CHECK(common::last_line(lost.output).find("which no longer exists (`driftwatch policy rollback`") !=
+        std::string::npos);
   auto back = p.run({"policy", "rollback", "--config", p.config});
+  INFO(back.output);
   CHECK(back.exit_code == 0);
+  std::ofstream(kept, std::ios::binary) << kept_bytes;
   CHECK(json_of(p.run({"policy", "list", "--config", p.config, "--json"}))[0]["state"] == "active");
   auto none = p.run({"policy", "rollback", "--config", p.config});
   CHECK(none.exit_code == 2);
