@@ -8,9 +8,12 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <fstream>
+#include <ctime>
 #include <optional>
 
 #include "builder/recipe.h"
+#include "common/atomic_file.h"
 #include "db/drift.h"
 #include "db/jobs.h"
 #include "db/policies.h"
@@ -56,6 +59,36 @@ policy::TrainOptions training_settings(const std::string& name) {
 }
 
 namespace {
+
+/// Beside the work directory (which training clears when it cannot resume):
+/// the candidate's creation time, stamped once per candidate.
+fs::path creation_file(const fs::path& work_dir) { return work_dir.string() + ".created"; }
+
+/// The candidate's creation time: the one stamped when its training began,
+/// when it resumes. A fresh stamp would give a candidate killed while it
+/// was judged another content hash on the rerun, and its recorded lineage
+/// row would be left "being evaluated" for ever beside the new one.
+std::string candidate_creation_time(const fs::path& work_dir, bool resumed) {
+  auto file = creation_file(work_dir);
+  if (resumed) {
+    std::ifstream in(file);
+    std::string created;
+    if (std::getline(in, created) && !created.empty()) return created;
+  }
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  fs::create_directories(file.parent_path());
+  common::write_file_atomically(file, std::string(buf) + "\n").take();
+  return buf;
+}
+
+/// The candidate judged: neither its checkpoints nor its stamp are needed.
+void remove_work_dir(const fs::path& work_dir) {
+  std::error_code ec;
+  fs::remove_all(work_dir, ec);
+  fs::remove(creation_file(work_dir), ec);
+}
 
 void say(const RetrainOptions& o, const std::string& line) {
   if (o.log) o.log(line);
@@ -193,6 +226,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   // other settings (a suite rebuilt since) is not read but cleared.
   t.resume_if_same = true;
   report.resumed = policy::can_resume(t);
+  t.metadata.created = candidate_creation_time(t.work_dir, report.resumed);
   say(o, fmt::format("{} a candidate at {} on suite {} ({} modules), warm-started from {}, {} settings",
                      report.resumed ? "resuming" : "training", sha->substr(0, 12), training.suite.name, t.modules.size(),
                      active.content_hash.substr(0, 12), p.retrain.settings));
@@ -278,8 +312,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
         report.reason = "the candidate cannot run on " + h.suite.name + " here: " + e.what();
         report.seconds = seconds_since(start);
         db::set_lineage_state(db, report.candidate_id, report.state, "{}", report.reason);
-        std::error_code ec;
-        fs::remove_all(t.work_dir, ec);  // judged: its checkpoints are not needed
+        remove_work_dir(t.work_dir);
         return report;
       }
       auto& c = *stored;
@@ -337,8 +370,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     report.state = "rejected";
   }
   if (!report.promoted) db::set_lineage_state(db, report.candidate_id, report.state, figures, report.reason);
-  std::error_code ec;
-  fs::remove_all(t.work_dir, ec);  // done: the candidate is kept, its checkpoints are not needed
+  remove_work_dir(t.work_dir);  // done: the candidate is kept
   return report;
 }
 
