@@ -4,6 +4,7 @@
 // check-in that made it. Everything lands in the database.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
@@ -106,6 +107,9 @@ void run(Context& ctx, const DemoArgs& a) {
   // file written below must parse, and name the policy wherever it is read from.
   (void)tracker::parse_every(a.every).take();
   auto policy_file = fs::absolute(a.policy).string();
+  // A suite given as a directory is read from the project file under
+  // <data>/demo: relative to here, it would be looked for there.
+  auto suite = a.suite.find('/') == std::string::npos ? a.suite : fs::absolute(a.suite).lexically_normal().string();
   auto model = policy::PolicyModel::load(policy_file).take();
   fmt::print("policy: {} ({}), trained at {}\n", model.metadata().name, model.metadata().content_hash.substr(0, 12),
              model.metadata().compiler_commit.substr(0, 12));
@@ -116,12 +120,16 @@ void run(Context& ctx, const DemoArgs& a) {
     auto report = tracker::write_sample_history(repo_dir, {a.weeks, tracker::default_sample_start(), {}}).take();
     fmt::print("created the sample compiler's history: {} check-ins in {}\n", report.commits, repo_dir.string());
   } else {
-    fmt::print("using the sample compiler's history in {}\n", repo_dir.string());
+    // Made by an earlier demo, perhaps of another length: said, so a
+    // --weeks that changes nothing does not pass unnoticed.
+    fmt::print("using the sample compiler's history in {} (--weeks makes a new one only where there is none: "
+               "delete it to change its length)\n",
+               repo_dir.string());
   }
   auto database = ctx.database();
   fmt::print("database: {}\n", database.display());
-  phase(2, "the benchmark suite " + a.suite + " (Debian source packages, built once)");
-  ensure_suite(ctx, a.suite, jobs);
+  phase(2, "the benchmark suite " + suite + " (Debian source packages, built once)");
+  ensure_suite(ctx, suite, jobs);
 
   // The demo is a project like any other: its file is kept for `sweep --config`.
   auto project_dir = data / "demo";
@@ -130,7 +138,7 @@ void run(Context& ctx, const DemoArgs& a) {
     text.replace(text.find(from), from.size(), to);
   };
   replace("every = \"1w\"", "every = \"" + a.every + "\"");
-  replace("names = [\"holdout\"]", "names = [\"" + a.suite + "\"]");
+  replace("names = [\"holdout\"]", "names = [" + nlohmann::json(suite).dump() + "]");
   sweep::SweepOptions o;
   o.project = sweep::parse_project_file(text, (project_dir / "driftwatch.toml").string(), project_dir).take();
   common::write_file_atomically(project_dir / "driftwatch.toml", text).take();  // only once it parses
@@ -141,7 +149,7 @@ void run(Context& ctx, const DemoArgs& a) {
   o.progress = &progress;
   phase(3, "the sweep: build and evaluate every sampled check-in, bisect every change");
   fmt::print("\nsweeping the year (every {}) on suite {}, then bisecting every change of the uplift or the sizes:\n\n",
-             a.every, a.suite);
+             a.every, suite);
   auto report = sweep::run_sweep(o);
   // The sweep measured the tracked policy: one promoted by a retrain replaces the project file's.
   print_series(database, data, sweep::with_tracked_policy(database, o.project), report);

@@ -351,11 +351,12 @@ file = {policy}           # the frozen learned policy; its training check-in is 
 names = ["holdout"]         # suites by name (in the data directory) or directory
 
 [sampling]
-every = "1w"                # N (every Nth check-in), Nd, Nw, Nm (the last check-in of each period)
+every = "1w"                # N (every Nth check-in), Nd, Nw, Nm (the last check-in of each period);
+                            # "" = every check-in (with tags = true: only the tagged ones)
 since = ""                  # YYYY-MM-DD, UTC; "" = the whole history
 until = ""
 from = ""                   # first check-in of the range (inclusive)
-tags = false                # tagged check-ins as well
+tags = false                # tagged check-ins as well as every's
 
 [database]
 dsn = ""                    # "" = the embedded PostgreSQL in the data directory
