@@ -56,6 +56,15 @@ HeuristicResult finish(const policy::CompileOutcome& c, const fs::path& object, 
   }
   auto sizes = measure_object(object);
   if (!sizes) {
+    // Written, but not an object: the compiler's (or its recipe's) doing on
+    // every attempt, as a compile that writes nothing is. Taken for the
+    // machine's, it would fail the job every night and store nothing.
+    if (auto what = not_an_object(object)) {
+      r.outcome = kOutcomeCrashed;
+      r.message = "the compiler exited 0 but wrote " + *what + ", not an object file (a compile line asking for -S, "
+                  "-emit-llvm or -flto?)";
+      return r;
+    }
     r.outcome = kOutcomeBadObject;
     r.message = sizes.error().message;
     return r;
@@ -378,14 +387,21 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   // could run here.
   std::vector<int> order(modules.size());
   std::vector<std::uintmax_t> bytes(modules.size());
+  // A suite that lost a module's bitcode, or whose corpus cannot be read, is
+  // the suite's fault, not the check-in's: never stored as its result (each
+  // compile would read as the compiler failing on it).
+  auto suite_broken = [&](const std::string& why) {
+    return common::Error{"suite " + o.suite->name + " (" + o.suite_dir.string() + "): " + why, true, true};
+  };
   for (std::size_t i = 0; i < modules.size(); ++i) {
     order[i] = static_cast<int>(i);
     std::error_code ec;
     bytes[i] = fs::file_size(o.suite_dir / (modules[i].name + ".bc"), ec);
+    if (ec) return suite_broken(modules[i].name + ".bc: " + ec.message() + "; build the suite again");
   }
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
   auto own = corpus_commands(o, result.warnings);
-  if (!own) return own.error();
+  if (!own) return suite_broken(own.error().message);
   std::vector<int> remaining(modules.size(), 2);
   std::vector<policy::CompatReport> reports(modules.size());
   for (std::size_t i = 0; i < modules.size(); ++i) result.modules[i].name = modules[i].name;

@@ -1,5 +1,8 @@
 #include "evaluator/object_size.h"
 
+#include <fstream>
+
+#include <llvm/BinaryFormat/Magic.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/Error.h>
 
@@ -21,6 +24,19 @@ common::Result<ObjectSizes> measure_object(const std::filesystem::path& path) {
     if (section.isText()) sizes.code += size;
   }
   return sizes;
+}
+
+std::optional<std::string> not_an_object(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[64];
+  in.read(head, sizeof head);
+  auto n = in.gcount();
+  if (n <= 0) return std::nullopt;
+  switch (llvm::identify_magic(llvm::StringRef(head, static_cast<std::size_t>(n)))) {
+    case llvm::file_magic::bitcode: return "LLVM bitcode";
+    case llvm::file_magic::unknown: return "no object format (text, assembly?)";
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace evaluator

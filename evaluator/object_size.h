@@ -3,6 +3,8 @@
 // parsing llvm-size's text).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "common/result.h"
 
@@ -15,5 +17,11 @@ struct ObjectSizes {
 
 /// The error names the file and LLVM's reason (not an object, truncated, …).
 common::Result<ObjectSizes> measure_object(const std::filesystem::path& path);
+
+/// What a file that is no object at all holds ("LLVM bitcode", …): the
+/// compiler (or a recipe asking for -S, -emit-llvm, -flto) wrote something
+/// else, a fault of the check-in, not of the machine. None when it is empty,
+/// unreadable, or of an object format (a damaged object is no one's to blame).
+std::optional<std::string> not_an_object(const std::filesystem::path& path);
 
 }  // namespace evaluator

@@ -303,6 +303,16 @@ TEST_CASE("a whole evaluation that failed says whose it may be: the machine's al
                                   "on, every default compile; first: ", 0) == 0);
     CHECK(r.error().message.find(": timeout: ") != std::string::npos);
   }
+  SUBCASE("a module's bitcode gone from the suite: the suite's fault, never stored as the check-in's") {
+    o.compiler.argv[0] = DWCC_BIN;
+    auto bc = o.suite_dir / (suite.suite.modules[0].name + ".bc");
+    REQUIRE(fs::remove(bc));
+    auto r = evaluate(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().machine_only);
+    CHECK(r.error().message.find(suite.suite.modules[0].name + ".bc: ") != std::string::npos);
+    CHECK(r.error().message.find("build the suite again") != std::string::npos);
+  }
   SUBCASE("the compiler's binary is gone (a cache entry removed under it): transient too") {
     auto r = evaluate(o);  // the script was never written
     REQUIRE_FALSE(r.ok());
@@ -342,6 +352,16 @@ TEST_CASE("a whole evaluation that failed says whose it may be: the machine's al
     // Under the default heuristic too: the compiler is broken, not the policy.
     CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (first: ", 0) == 0);
     CHECK(r.error().message.find("error: no such pass") != std::string::npos);
+  }
+  SUBCASE("a compiler that writes something other than an object (a recipe asking for bitcode) is broken") {
+    // Taken for the machine's, it would fail the job on every attempt and store nothing, every night.
+    auto r = failing_with("#!/bin/sh\nin=$1\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                          "cp \"$in\" \"$out\"\n");
+    CHECK_FALSE(r.error().transient);
+    CHECK_FALSE(r.error().machine_only);
+    INFO(r.error().message);
+    CHECK(r.error().message.rfind(std::string(kCompilerBrokenError) + " (first: ", 0) == 0);
+    CHECK(r.error().message.find("wrote LLVM bitcode, not an object file") != std::string::npos);
   }
   SUBCASE("the compiler fails on its own and hangs on one module: still the compiler's, never the policy's") {
     o.compiler.timeout = std::chrono::seconds(2);
