@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -104,6 +107,39 @@ fs::path scratch_dir(const fs::path& data, db::Id eval_id) {
           std::to_string(counter++));
 }
 
+/// Removes this host's scratch directories whose process is gone (a worker
+/// killed mid-evaluation): nothing else would, and a suite's objects each
+/// time fill the disk over weeks. Another host's, or a live process's, are
+/// left alone.
+void remove_orphaned_scratch(const fs::path& data) {
+  std::error_code ec;
+  const auto host = "-" + common::host_name() + "-";
+  for (const auto& e : fs::directory_iterator(data / "eval", ec)) {
+    auto name = e.path().filename().string();  // <evaluation>-<host>-<pid>-<n>
+    auto last = name.rfind('-');
+    auto before = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('-', last - 1);
+    auto first = name.find('-');
+    if (before == std::string::npos || first == std::string::npos ||
+        name.substr(first, before + 1 - first) != host)
+      continue;
+    pid_t pid = 0;
+    auto digits = name.substr(before + 1, last - before - 1);
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), pid).ec != std::errc() || pid <= 0) continue;
+    if (kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+  }
+}
+
+/// The scratch directory of an evaluation an exception leaves (a lost
+/// lease, a full disk, a bug): removed, as on every other way out.
+struct RemoveOnThrow {
+  fs::path dir;
+  int exceptions = std::uncaught_exceptions();
+  ~RemoveOnThrow() {
+    std::error_code ec;
+    if (std::uncaught_exceptions() > exceptions) fs::remove_all(dir, ec);
+  }
+};
+
 std::string finish_json(db::Id eval_id, const evaluator::EvaluationResult& r) {
   return nlohmann::json{{"evaluation_id", eval_id},
                         {"uplift", r.summary.uplift},
@@ -197,7 +233,9 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   o.suite_dir = suite.dir;
   o.compiler = build.compiler;
   o.jobs = options.jobs;
+  remove_orphaned_scratch(options.data_dir);
   o.work_dir = scratch_dir(options.data_dir, eval_id);
+  RemoveOnThrow scratch{o.work_dir};
   o.progress = options.progress;
   std::error_code ec;
   fs::remove_all(o.work_dir, ec);

@@ -6,6 +6,9 @@
 #include <csignal>
 #include <thread>
 
+#include <unistd.h>
+
+#include "common/process.h"
 #include "common/text.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/sweep_project.h"
@@ -38,9 +41,26 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
                           "\"created\"", "\"sroa_savings\"", "\"method\"", "\"train_uplift_geomean\""})
     CHECK_MESSAGE(info.output.find(key) != std::string::npos, key);
 
+  // Scratch left by a killed evaluation on this host is removed by the
+  // next; another host's, or a live process's, is theirs.
+  common::ProcessSpec exits;
+  exits.argv = {"/bin/true"};
+  auto gone = common::Child::start(exits).take();
+  gone.wait();
+  auto scratch = [&](const std::string& host, long pid) {
+    auto d = f.dir / "data" / "eval" / ("7-" + host + "-" + std::to_string(pid) + "-0");
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "m.o") << "object";
+    return d;
+  };
+  auto orphan = scratch(common::host_name(), gone.pid()), elsewhere = scratch("other-host", gone.pid()),
+       live = scratch(common::host_name(), getpid());
   auto e1 = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy", policy});
   INFO(e1.output);
   REQUIRE(e1.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(orphan));
+  CHECK(std::filesystem::exists(elsewhere));
+  CHECK(std::filesystem::exists(live));
   CHECK(e1.output.find("matches or beats the default on") != std::string::npos);
   auto counts = [&] {
     return f.psql("SELECT (SELECT count(*) FROM evaluations) || ' ' || (SELECT count(*) FROM module_results) || ' ' "
