@@ -39,7 +39,8 @@ bool takes_separate_value(std::string_view a) {
       "-I",          "-D",        "-U",        "-iquote",     "-idirafter",
       "-imacros",    "-isysroot", "--sysroot", "-target",     "-Xpreprocessor",
       "-Xassembler", "-Xlinker",  "-arch",     "-MF",         "-MT",
-      "-MQ",         "-o",        "-iprefix",  "-include-pch"};
+      "-MQ",         "-o",        "-iprefix",  "-include-pch", "-MJ",
+      "--serialize-diagnostics"};
   return kPairs.count(a) > 0;
 }
 
@@ -51,7 +52,8 @@ bool drop_flag(std::string_view a) {
       "-c", "-S", "-E", "-M", "-MM", "-MD", "-MMD", "-MP", "-MG", "-emit-llvm", "-fsyntax-only", "-Werror", "-fno-lto"};
   if (kExact.count(a)) return true;
   for (std::string_view p :
-       {"-MF", "-MT", "-MQ", "-Wp,-MD,", "-Wp,-MMD,", "-Werror=", "-flto", "-fembed-bitcode", "-save-temps", "-o"})
+       {"-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics", "-Wp,-MD,", "-Wp,-MMD,", "-Werror=", "-flto",
+        "-fembed-bitcode", "-save-temps", "-o"})
     if (starts_with(a, p)) return true;
   return false;
 }
@@ -190,7 +192,7 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
   for (size_t i = compiler_index(args) + 1; i < args.size(); ++i) {
     const auto& a = args[i];
     if (takes_separate_value(a)) {
-      bool drop = a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ";
+      bool drop = a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ" || a == "-MJ" || a == "--serialize-diagnostics";
       if (!drop) kept.push_back(a);
       if (i + 1 < args.size() && !drop) kept.push_back(args[i + 1]);
       ++i;

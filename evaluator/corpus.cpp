@@ -110,7 +110,17 @@ common::Status check_module_command(const std::string& module, const std::vector
   }
   for (const auto& a : args) {
     bool refused = a == "-o";
-    for (const char* p : {"-load", "-fplugin", "-fpass-plugin", "-plugin", "-add-plugin"}) refused |= a.rfind(p, 0) == 0;
+    // Plugins; files written beside the object (run by two compiles of the
+    // module at once, in driftwatch's directory); the ML inliner's own
+    // options, which driftwatch sets (given twice, LLVM refuses the learned
+    // compile alone: every module would read as the policy failing).
+    for (const char* p : {"-load", "-fplugin", "-fpass-plugin", "-plugin", "-add-plugin", "-split-dwarf-output",
+                          "-opt-record-file", "-stats-file", "-ftime-trace", "-dependency-file",
+                          "-serialize-diagnostic-file", "-header-include-file", "-enable-ml-inliner",
+                          "-inliner-interactive", "-ml-inliner", "-training-log"})
+      refused |= a.rfind(p, 0) == 0;
+    // driftwatch's own placeholders would put its paths there.
+    refused |= a.find("{input}") != std::string::npos || a.find("{output}") != std::string::npos;
     if (refused)
       return Error{"module " + module + ": its command line has " + common::quoted(a) + ", which driftwatch does not run"};
   }

@@ -170,6 +170,18 @@ TEST_CASE("a ThinLTO corpus, and a module line driftwatch would not run, are ref
   CHECK(plugin.output == "driftwatch: corpus " + corpus.string() +
                              ": module a: its command line has '-load', which driftwatch does not run\n");
   CHECK_FALSE(fs::exists(p.dir / "data/suites/plugin"));
+  // The ML inliner's own options (driftwatch sets them: given twice, only
+  // the learned compile would fail), files written beside the object, and
+  // driftwatch's placeholders.
+  for (std::string bad : {"-enable-ml-inliner=release", "-opt-record-file=a.yaml", "-split-dwarf-output", "{output}"}) {
+    std::string line = std::string("-cc1\0-O2\0-mllvm\0", 16) + bad;
+    std::ofstream(corpus / "a.cmd") << line;
+    auto refused = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "flags"});
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.output == "driftwatch: corpus " + corpus.string() + ": module a: its command line has '" + bad +
+                                "', which driftwatch does not run\n");
+  }
+  CHECK_FALSE(fs::exists(p.dir / "data/suites/flags"));
 
   std::ofstream(corpus / "a.cmd") << std::string("-O2\0-x\0ir", 9);
   auto no_cc1 = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "nocc1"});

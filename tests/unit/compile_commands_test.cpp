@@ -55,8 +55,10 @@ TEST_CASE("the language comes from -x or the extension or a C++ driver") {
 }
 
 TEST_CASE("a compile becomes a bitcode compile: outputs and deps and LTO and -Werror out but the -O level kept") {
+  // -MJ and --serialize-diagnostics would overwrite the build's own files.
   auto c = cmd({"ccache", "/usr/bin/gcc", "-O2", "-Werror", "-Werror=format-security", "-MD", "-MF", "a.d", "-MT",
-                "a.o", "-Wp,-MMD,a.d", "-flto=thin", "-DX=1", "-I", "inc", "-c", "src/a.c", "-o", "a.o"});
+                "a.o", "-Wp,-MMD,a.d", "-flto=thin", "-MJ", "a.json", "--serialize-diagnostics", "a.dia", "-DX=1",
+                "-I", "inc", "-c", "src/a.c", "-o", "a.o"});
   auto inv = rewrite_for_bitcode(c, "/out/a.c.bc");
   REQUIRE(inv.ok());
   CHECK(inv->language == Language::C);
