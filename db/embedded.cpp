@@ -256,7 +256,17 @@ void EmbeddedCluster::start() const {
   if (!fs::exists(data_dir())) init_locked();
   bool changed = make_private_locked();
   if (!status().running) {
+    // A data directory shared over NFS: pg_ctl checks the server's pid on
+    // this host only, so a server another host runs looks stale here, and a
+    // second one on the same files would corrupt them.
+    auto host_file = root_ / "server.host";
+    auto host = read_first_line(host_file);
+    if (fs::exists(data_dir() / "postmaster.pid") && !host.empty() && host != common::host_name())
+      throw Fatal("the embedded PostgreSQL in " + data_dir().string() + " was started on host " + host +
+                  ": use it from there (or give --db / DRIFTWATCH_DB its address); if that host's server is gone, "
+                  "remove " + (data_dir() / "postmaster.pid").string());
     start_locked();
+    common::write_file_atomically(host_file, common::host_name() + "\n").take();
   } else if (changed) {  // a server an older version started with trust
     auto r = run_as_server({(postgres_bin_dir(data_dir()) / "pg_ctl").string(), "reload", "-D", data_dir().string()});
     if (!r.ok()) throw Fatal("pg_ctl reload failed (" + r.describe() + "): " + common::last_line(r.output));

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/process.h"
 #include "common/text.h"
 #include "db/migrations.h"
 #include "tests/support/temp_dir.h"
@@ -62,6 +63,29 @@ TEST_CASE("db start, migrate twice, status and stop work with no configuration")
   CHECK(stop.exit_code == 0);
   status = run_driftwatch({data_dir_flag(dir), "db", "status"});
   CHECK(status.output.find("stopped") != std::string::npos);
+}
+
+TEST_CASE("a data directory whose server another host started is not started a second time on the same files") {
+  TempDir dir;
+  StopOnExit guard{dir};
+  REQUIRE(run_driftwatch({data_dir_flag(dir), "db", "start"}).exit_code == 0);
+  auto root = dir / "data" / "postgres";
+  std::ifstream recorded(root / "server.host");
+  std::string host;
+  std::getline(recorded, host);
+  CHECK(host == common::host_name());
+  REQUIRE(run_driftwatch({data_dir_flag(dir), "db", "stop"}).exit_code == 0);
+  // As another host's running server leaves it, seen over NFS: a pid this host does not have.
+  std::ofstream(root / "server.host") << "build-17\n";
+  std::ofstream(root / "data" / "postmaster.pid") << "4194000\n" << (root / "data").string() << "\n";
+  auto refused = run_driftwatch({data_dir_flag(dir), "db", "start"});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("was started on host build-17: use it from there") != std::string::npos);
+  CHECK(refused.output.find("remove " + (root / "data" / "postmaster.pid").string()) != std::string::npos);
+  std::filesystem::remove(root / "data" / "postmaster.pid");
+  auto started = run_driftwatch({data_dir_flag(dir), "db", "start"});
+  INFO(started.output);
+  CHECK(started.exit_code == 0);
 }
 
 TEST_CASE("two processes starting the embedded database at once end with one server") {
