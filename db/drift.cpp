@@ -105,6 +105,13 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
 bool open_alert(Database& db, const AlertRow& a) {
   return db.impl().guarded("opening an alert", [&] {
     pqxx::work tx(db.impl().conn);
+    // Opened before alerts had a recipe, and found again: it is this alert.
+    if (!a.legacy_fingerprint.empty())
+      tx.exec_params(
+          "UPDATE alerts SET fingerprint = $1, recipe_id = (SELECT id FROM recipes WHERE content_hash = $2) "
+          "WHERE fingerprint = $3 AND recipe_id IS NULL AND project = $4 "
+          "  AND NOT EXISTS (SELECT 1 FROM alerts WHERE fingerprint = $1)",
+          a.fingerprint, a.recipe_hash, a.legacy_fingerprint, a.project);
     auto r = tx.exec_params(
         std::string("INSERT INTO alerts (fingerprint, policy_id, suite_id, metric, project, kind, details, "
                     "last_good_commit_id, first_bad_commit_id, culprit_commit_id, range_first_commit_id, magnitude, "
@@ -139,13 +146,14 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
     auto r = tx.exec_params(
         "UPDATE alerts SET fingerprint = $2, details = $3::jsonb, last_good_commit_id = NULLIF($4, 0), "
         "first_bad_commit_id = NULLIF($5, 0), culprit_commit_id = NULLIF($6, 0), range_first_commit_id = NULLIF($7, 0), "
-        "magnitude = $8, updated_at = now(), "
+        "magnitude = $8, updated_at = now(), recipe_id = COALESCE(recipe_id, (SELECT id FROM recipes WHERE "
+        "content_hash = $9)), "
         // Told again with the narrower pin, where it is delivered at all.
         "notify_state = CASE WHEN notify_state = 'none' THEN 'none' WHEN state = 'ignored' THEN notify_state "
         "ELSE 'pending' END, hook_sent = false, "
         "webhook_sent = false WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM alerts WHERE fingerprint = $2)",
         id, a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
-        a.range_first_commit_id, a.magnitude);
+        a.range_first_commit_id, a.magnitude, a.recipe_hash);
     if (r.affected_rows() == 0) return false;
     tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) SELECT id, state, 'driftwatch', $2 "
                    "FROM alerts WHERE id = $1",
@@ -257,12 +265,19 @@ int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, co
   });
 }
 
-int resolve_alerts_of_other_recipe(Database& db, const std::string& project, const std::string& recipe_hash) {
-  return db.impl().guarded("resolving another recipe's alerts", [&] {
+int follow_recipe(Database& db, const std::string& project, const std::string& recipe_hash) {
+  return db.impl().guarded("following the project's recipe", [&] {
     pqxx::work tx(db.impl().conn);
-    auto note = "the project's recipe changed (now " + recipe_hash.substr(0, 12) + "): its builds are a new series";
+    const std::string changed = "the project's recipe changed";
+    auto note = changed + " (now " + recipe_hash.substr(0, 12) + "): its builds are a new series";
     auto r = tx.exec_params(resolving_sql("recipe_id IN (SELECT id FROM recipes WHERE content_hash <> $3)"), project,
                             note, recipe_hash);
+    tx.exec_params(
+        "WITH reopened AS (UPDATE alerts SET state = 'open', state_by = 'driftwatch', note = $2, updated_at = now() "
+        "  WHERE project = $1 AND state = 'resolved' AND state_by = 'driftwatch' AND starts_with(note, $4) "
+        "    AND recipe_id IN (SELECT id FROM recipes WHERE content_hash = $3) RETURNING id) "
+        "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'open', 'driftwatch', $2 FROM reopened",
+        project, "its recipe is the project's again", recipe_hash, changed);
     tx.commit();
     return static_cast<int>(r.size());
   });

@@ -53,6 +53,9 @@ struct AlertRow {
   std::string kind;  ///< as sweep::Finding::kind
   std::string policy_hash, suite_manifest_hash;
   std::string recipe_hash;  ///< the build recipe of the series it was found on
+  /// Its fingerprint as driftwatch wrote it before alerts had a recipe: an
+  /// alert of that fingerprint and no recipe is this one, given its recipe.
+  std::string legacy_fingerprint;
   std::string metric;
   Id last_good_commit_id = 0, first_bad_commit_id = 0, culprit_commit_id = 0, range_first_commit_id = 0;
   double magnitude = 0;
@@ -60,8 +63,9 @@ struct AlertRow {
   bool notify = false;  ///< a hook or webhook is configured
 };
 
-/// Opens the alert unless its fingerprint exists or its policy is not the
-/// project's active one (replaced while the sweep ran); true when it is new.
+/// Opens the alert unless its fingerprint (or, with no recipe recorded, its
+/// legacy fingerprint) exists or its policy is not the project's active one
+/// (replaced while the sweep ran); true when it is new.
 bool open_alert(Database& db, const AlertRow& alert);
 
 struct AlertView {
@@ -105,9 +109,12 @@ bool set_alert_state(Database& db, const std::string& project, Id id, const std:
 int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, const std::string& name,
                                     const std::string& manifest_hash);
 /// The same for the project's recipe: alerts found on the builds of another
-/// recipe than `recipe_hash` (the compile line changed) are resolved. Alerts
-/// whose recipe was not recorded are left alone. Returns how many.
-int resolve_alerts_of_other_recipe(Database& db, const std::string& project, const std::string& recipe_hash);
+/// recipe than `recipe_hash` (the compile line changed) are resolved, and
+/// those this resolved whose recipe is `recipe_hash` again (changed back) are
+/// reopened: their fingerprints are found again, and would stay resolved.
+/// Alerts whose recipe was not recorded are left alone. Returns how many
+/// were resolved.
+int follow_recipe(Database& db, const std::string& project, const std::string& recipe_hash);
 
 struct AlertEvent {
   std::string state, who, note, at;

@@ -596,7 +596,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   for (const auto& suite_name : p.suites) {
     auto suite = select_suite(o.workers.data_dir, suite_name);
     db::resolve_alerts_of_rebuilt_suite(db, p.name, suite.suite.name, suite.manifest_hash);
-    db::resolve_alerts_of_other_recipe(db, p.name, recipe.content_hash);
+    db::follow_recipe(db, p.name, recipe.content_hash);
     PlanInput plan;
     plan.repo = repo.location().string();
     plan.recipe = p.recipe;
@@ -616,9 +616,9 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
           if (c.sha == f.range_first) ids[c.sha] = record_commit(db, repo, c);
       db::AlertRow a;
       // What changed and where: the same change seen by a later sweep is the same alert.
-      a.fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + recipe.content_hash + "|" +
-                      f.kind + "|" +
-                      (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
+      auto where = f.kind + "|" + (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
+      a.fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + recipe.content_hash + "|" + where;
+      a.legacy_fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + where;
       a.project = p.name;
       a.kind = f.kind;
       a.policy_hash = plan.policy_hash;

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "db/drift.h"
@@ -173,7 +174,7 @@ TEST_CASE("a suite rebuilt under its name resolves the old build's open alerts o
   CHECK(db::resolve_alerts_of_rebuilt_suite(database, "toy", "hold", "S-new") == 0);
 }
 
-TEST_CASE("a changed recipe resolves the project's alerts of the old recipe's builds, and no other's") {
+TEST_CASE("a changed recipe resolves the project's alerts of the old recipe's builds, and changed back reopens them") {
   auto database = testing::fresh_database();
   db::add_to_lineage(database, row("root", 0, "active"), "{}");
   std::vector<db::Id> ids;
@@ -189,7 +190,7 @@ TEST_CASE("a changed recipe resolves the project's alerts of the old recipe's bu
   alert("new", "toy", "R-new");
   alert("unrecorded", "toy", "");
   alert("elsewhere", "other", "R-old");
-  CHECK(db::resolve_alerts_of_other_recipe(database, "toy", "R-new") == 1);
+  CHECK(db::follow_recipe(database, "toy", "R-new") == 1);
   auto open = db::list_alerts(database, "toy", {"open"});
   REQUIRE(open.size() == 2);
   CHECK(open[0].fingerprint == "unrecorded");
@@ -201,7 +202,44 @@ TEST_CASE("a changed recipe resolves the project's alerts of the old recipe's bu
   CHECK(resolved[0].fingerprint == "old");
   CHECK(resolved[0].note.find("the project's recipe changed (now R-new)") == 0);
   CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
-  CHECK(db::resolve_alerts_of_other_recipe(database, "toy", "R-new") == 0);
+  CHECK(db::follow_recipe(database, "toy", "R-new") == 0);
+  // Back to the old recipe: its alerts are found again under the same
+  // fingerprints, so they are reopened, and the new recipe's resolved.
+  CHECK(db::follow_recipe(database, "toy", "R-old") == 1);
+  std::set<std::string> now_open;
+  for (const auto& a : db::list_alerts(database, "toy", {"open"})) now_open.insert(a.fingerprint);
+  CHECK(now_open == std::set<std::string>{"old", "unrecorded"});
+  // One a person resolved stays resolved.
+  auto old_id = db::list_alerts(database, "toy", {"open"});
+  for (const auto& a : old_id)
+    if (a.fingerprint == "old") REQUIRE(db::set_alert_state(database, "toy", a.id, "resolved", "ada", "fixed"));
+  db::follow_recipe(database, "toy", "R-new");
+  db::follow_recipe(database, "toy", "R-old");
+  for (const auto& a : db::list_alerts(database, "toy", {"resolved"})) CHECK(a.fingerprint != "unrecorded");
+  CHECK(db::list_alerts(database, "toy", {"open"}).size() == 1);
+}
+
+TEST_CASE("an alert opened before alerts had a recipe is the same alert when a sweep finds its change again") {
+  auto database = testing::fresh_database();
+  db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  db::upsert_recipe(database, "sample", "R", "body");
+  REQUIRE(db::open_alert(database, alert_row("toy|root|S|uplift-dropped|c5", "toy", "root", "S")));  // no recipe
+  auto again = alert_row("toy|root|S|R|uplift-dropped|c5", "toy", "root", "S");
+  again.recipe_hash = "R";
+  again.legacy_fingerprint = "toy|root|S|uplift-dropped|c5";
+  CHECK_FALSE(db::open_alert(database, again));  // not new: not delivered again
+  auto all = db::list_alerts(database, "toy", {});
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].fingerprint == again.fingerprint);
+  CHECK(all[0].recipe_hash == "R");
+  // Another project's alert of the same legacy form is not taken.
+  auto other = again;
+  other.project = "other";
+  other.fingerprint = "other|root|S|R|uplift-dropped|c5";
+  other.legacy_fingerprint = "toy|root|S|uplift-dropped|c5";
+  CHECK(db::open_alert(database, other));
 }
 
 TEST_CASE("a verdict quoting a compiler's bytes in another encoding than UTF-8 is stored, not refused") {
