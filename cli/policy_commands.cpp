@@ -177,17 +177,20 @@ void run_serve(const std::string& policy_file, const std::string& channel, int t
       options.default_slot = policy::DefaultDecisionSlot::CalleeBasicBlockCount;
     auto runner = policy::make_policy_runner(model, &report, options);
     std::string error;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    auto stats = policy::serve_session(fifos, *runner, deadline, [] { return !g_interrupted.load(); }, error);
+    // --once: the timeout covers waiting and serving. Left running, it waits
+    // for as long as it takes, and serves each compile for the timeout.
+    auto deadline = once ? std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s)
+                         : std::chrono::steady_clock::time_point::max();
+    auto stats = policy::serve_session(
+        fifos, *runner, deadline, [] { return !g_interrupted.load(); }, error,
+        once ? std::nullopt : std::optional<std::chrono::steady_clock::duration>(std::chrono::seconds(timeout_s)));
     // A compilation served before the signal is still reported.
     if (g_interrupted && !stats.connected) break;
     if (once) {
       if (!error.empty()) throw common::Fatal(error);
       if (!stats.connected) throw common::Fatal("no compiler connected within " + std::to_string(timeout_s) + " s");
-    } else if (!stats.connected) {
-      // A server left running waits for its compilers as long as it takes;
-      // a channel it cannot open is another matter.
-      if (!error.empty() && std::chrono::steady_clock::now() < deadline) throw common::Fatal(error);
+    } else if (!stats.opened) {
+      if (!error.empty()) throw common::Fatal(error);  // a channel the server cannot open is the server's
       continue;
     } else if (!error.empty()) {
       // One compile that died or spoke nonsense is its own failure, not the
@@ -196,6 +199,7 @@ void run_serve(const std::string& policy_file, const std::string& channel, int t
       if (g_interrupted) break;
       continue;
     }
+    if (!stats.connected) continue;  // opened and closed without a word: nothing to report
     fmt::print(stderr, "served a compilation: {} decisions, features: {}\n", stats.decisions, report.summary());
   } while (!once && !g_interrupted);
 }
@@ -263,7 +267,7 @@ struct LineageArgs {
 void run_list(Context& ctx, const LineageArgs& a) {
   auto project = a.project.load(ctx);
   auto database = ctx.database();
-  sweep::ensure_lineage(database, project, ctx.data_dir());
+  sweep::ensure_lineage(database, project, ctx.data_dir(), true);
   auto rows = db::list_lineage(database, project.name);
   if (a.json) {
     auto out = nlohmann::json::array();

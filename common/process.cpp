@@ -283,4 +283,9 @@ std::string host_name() {
   return host;
 }
 
+bool process_gone_here(const std::string& host, long pid) {
+  if (host != host_name() || pid <= 0 || pid == getpid()) return false;
+  return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
 }  // namespace common

@@ -83,4 +83,9 @@ Result<ProcessResult> run_process(const ProcessSpec& spec);
 /// from another's that share the database or a data directory.
 std::string host_name();
 
+/// Whether process `pid` of machine `host` is known to be gone: it is this
+/// machine's and no such process runs (not this one). Another machine's, or
+/// one that runs (perhaps under another user), is not known to be gone.
+bool process_gone_here(const std::string& host, long pid);
+
 }  // namespace common

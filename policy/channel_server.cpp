@@ -186,7 +186,8 @@ ChannelFifos::~ChannelFifos() {
 }
 
 SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::time_point deadline,
-                           const std::function<bool()>& peer_alive, std::string& error) {
+                           const std::function<bool()>& peer_alive, std::string& error,
+                           std::optional<Clock::duration> serve_for) {
   SessionStats stats;
   auto in_path = fifos.base().string() + ".in", out_path = fifos.base().string() + ".out";
   // The compiler opens BASE.in for reading first: ours for writing only
@@ -196,6 +197,8 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
     int fd = open(in_path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd >= 0) {
       to_compiler = Fd(fd);
+      stats.opened = true;
+      if (serve_for) deadline = Clock::now() + *serve_for;
       break;
     }
     if (errno != ENXIO && errno != EINTR) {

@@ -40,6 +40,7 @@ enum class CompileFailure {
 std::string compiler_failure_line(const std::string& output);
 
 struct SessionStats {
+  bool opened = false;         ///< a compiler opened the channel (BASE.in)
   bool connected = false;      ///< the compiler opened both FIFOs and sent its header
   bool refused = false;        ///< the runner's begin() refused the header
   std::size_t decisions = 0;
@@ -76,9 +77,12 @@ class ChannelFifos {
 
 /// Serves one session on existing FIFOs. `peer_alive` is polled while
 /// waiting; returning false ends the session (the compiler died).
-/// `deadline` bounds the whole session.
+/// `deadline` bounds the whole session; with `serve_for`, only the wait for
+/// a compiler, and serving it gets `serve_for` from when it opens the channel
+/// (a server left running may wait long, then serve a long compile).
 SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, std::chrono::steady_clock::time_point deadline,
-                           const std::function<bool()>& peer_alive, std::string& error);
+                           const std::function<bool()>& peer_alive, std::string& error,
+                           std::optional<std::chrono::steady_clock::duration> serve_for = std::nullopt);
 
 /// Starts `compiler` (whose argv must already carry the channel flags for
 /// `base`), serves it and waits for it. The timeout covers everything.

@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <charconv>
-#include <csignal>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -113,19 +111,15 @@ fs::path scratch_dir(const fs::path& data, db::Id eval_id) {
 /// left alone.
 void remove_orphaned_scratch(const fs::path& data) {
   std::error_code ec;
-  const auto host = "-" + common::host_name() + "-";
   for (const auto& e : fs::directory_iterator(data / "eval", ec)) {
-    auto name = e.path().filename().string();  // <evaluation>-<host>-<pid>-<n>
-    auto last = name.rfind('-');
+    auto name = e.path().filename().string();  // <evaluation>-<host>-<pid>-<n>; a host may hold '-'
+    auto first = name.find('-'), last = name.rfind('-');
     auto before = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('-', last - 1);
-    auto first = name.find('-');
-    if (before == std::string::npos || first == std::string::npos ||
-        name.substr(first, before + 1 - first) != host)
-      continue;
-    pid_t pid = 0;
+    if (first == std::string::npos || before == std::string::npos || before <= first) continue;
+    long pid = 0;
     auto digits = name.substr(before + 1, last - before - 1);
-    if (std::from_chars(digits.data(), digits.data() + digits.size(), pid).ec != std::errc() || pid <= 0) continue;
-    if (kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), pid).ec != std::errc()) continue;
+    if (common::process_gone_here(name.substr(first + 1, before - first - 1), pid)) fs::remove_all(e.path(), ec);
   }
 }
 

@@ -35,9 +35,7 @@ std::string worker_owner_name(int index) {
 bool owner_is_dead_here(const std::string& owner) {
   auto parts = common::split(owner, ':');
   if (parts.size() != 3) return false;
-  if (parts[0] != common::host_name()) return false;
-  pid_t pid = static_cast<pid_t>(std::atoll(parts[1].c_str()));
-  return pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
+  return common::process_gone_here(parts[0], std::atol(parts[1].c_str()));
 }
 
 namespace {
