@@ -22,10 +22,10 @@ fs::path kept_policy_file(const fs::path& data_dir, const std::string& content_h
 }
 
 /// The policy the project tracks, as tracked_policy, without needing its
-/// file: `policy rollback` and `promote` must work when it is what is gone.
-/// The project file's policy may be gone too once the lineage has an active one.
-TrackedPolicy lineage_policy(db::Database& db, const ProjectFile& p) {
-  if (!fs::exists(p.policy))
+/// file: `policy rollback` and `promote` must work when it is what is gone,
+/// and (`file_may_be_gone`) when the project file's policy is.
+TrackedPolicy lineage_policy(db::Database& db, const ProjectFile& p, bool file_may_be_gone) {
+  if (file_may_be_gone && !fs::exists(p.policy))
     if (auto active = db::active_policy(db, p.name)) return from_row(*active);
   auto model = policy::PolicyModel::load(p.policy).take();
   const auto& meta = model.metadata();
@@ -37,7 +37,7 @@ TrackedPolicy lineage_policy(db::Database& db, const ProjectFile& p) {
 }
 
 TrackedPolicy tracked_policy(db::Database& db, const ProjectFile& p) {
-  auto tracked = lineage_policy(db, p);
+  auto tracked = lineage_policy(db, p, false);
   if (tracked.lineage_id != 0 && !fs::exists(tracked.file))
     throw common::Fatal("the active policy of project '" + p.name + "' (" + tracked.content_hash.substr(0, 12) +
                         ") is recorded at " + tracked.file +
@@ -45,8 +45,9 @@ TrackedPolicy tracked_policy(db::Database& db, const ProjectFile& p) {
   return tracked;
 }
 
-TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::path& data_dir) {
-  auto tracked = lineage_policy(db, p);
+TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::path& data_dir,
+                             bool file_may_be_gone) {
+  auto tracked = lineage_policy(db, p, file_may_be_gone);
   if (tracked.lineage_id != 0) return tracked;
   auto model = policy::PolicyModel::load(p.policy).take();
   auto kept = kept_policy_file(data_dir, tracked.content_hash);
@@ -80,7 +81,7 @@ ProjectFile with_tracked_policy(db::Database& db, ProjectFile project) {
 namespace sweep {
 
 db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs::path& data_dir, db::Id id) {
-  auto active = ensure_lineage(db, p, data_dir);
+  auto active = ensure_lineage(db, p, data_dir, true);
   auto row = db::find_lineage(db, p.name, id);
   if (!row)
     throw common::Fatal("project '" + p.name + "' has no policy " + std::to_string(id) +
@@ -105,7 +106,7 @@ db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs:
 }
 
 db::LineageRow roll_back(db::Database& db, const ProjectFile& p, const fs::path& data_dir) {
-  auto active = ensure_lineage(db, p, data_dir);
+  auto active = ensure_lineage(db, p, data_dir, true);
   auto row = db::find_lineage(db, p.name, active.lineage_id);
   if (!row || row->parent_id == 0)
     throw common::Fatal("the active policy of project '" + p.name + "' has no parent to roll back to");

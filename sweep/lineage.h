@@ -26,7 +26,11 @@ TrackedPolicy tracked_policy(db::Database& db, const ProjectFile& project);
 
 /// The same, recording the project file's policy as the lineage's active
 /// root (a copy kept under the data directory) when the lineage lacks it.
-TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& project, const std::filesystem::path& data_dir);
+/// `file_may_be_gone`: for the lineage's own commands (list, promote,
+/// rollback), which must work when the project file's policy is gone and the
+/// lineage has an active one; everything else is told the file is missing.
+TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& project, const std::filesystem::path& data_dir,
+                             bool file_may_be_gone = false);
 
 /// Where driftwatch keeps a policy file of a lineage: <data>/policies/<hash>.policy.
 std::filesystem::path kept_policy_file(const std::filesystem::path& data_dir, const std::string& content_hash);
