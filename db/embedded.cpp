@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -249,6 +250,24 @@ void EmbeddedCluster::start_locked() const {
   }
 }
 
+bool started_elsewhere(bool pid_file, const std::string& started_on, const std::string& this_host, bool network_fs) {
+  return pid_file && network_fs && !started_on.empty() && started_on != this_host;
+}
+
+namespace {
+
+bool on_network_filesystem(const fs::path& dir) {
+  struct statfs s {};
+  if (statfs(dir.c_str(), &s) != 0) return false;
+  // linux/magic.h: NFS, SMB, CIFS, SMB2, Ceph, FUSE (sshfs, GlusterFS), AFS, 9p, Lustre, GFS2, OCFS2.
+  for (unsigned long magic : {0x6969ul, 0x517Bul, 0xFF534D42ul, 0xFE534D42ul, 0x00C36400ul, 0x65735546ul,
+                              0x5346414Ful, 0x01021997ul, 0x0BD00BD0ul, 0x01161970ul, 0x7461636Ful})
+    if (static_cast<unsigned long>(s.f_type) == magic) return true;
+  return false;
+}
+
+}  // namespace
+
 void EmbeddedCluster::start() const {
   common::ensure_writable_dir(root_.parent_path(), "data directory");
   auto lock = common::FileLock::acquire(root_.string() + ".lock").take();
@@ -261,7 +280,8 @@ void EmbeddedCluster::start() const {
     // second one on the same files would corrupt them.
     auto host_file = root_ / "server.host";
     auto host = read_first_line(host_file);
-    if (fs::exists(data_dir() / "postmaster.pid") && !host.empty() && host != common::host_name())
+    if (started_elsewhere(fs::exists(data_dir() / "postmaster.pid"), host, common::host_name(),
+                          on_network_filesystem(data_dir())))
       throw Fatal("the embedded PostgreSQL in " + data_dir().string() + " was started on host " + host +
                   ": use it from there (or give --db / DRIFTWATCH_DB its address); if that host's server is gone, "
                   "remove " + (data_dir() / "postmaster.pid").string());

@@ -23,6 +23,14 @@ struct EmbeddedStatus {
   std::string server_version;  ///< "15"
 };
 
+/// Whether a server another host may run holds the cluster's files: its
+/// postmaster.pid is there, the host that last started it is another, and
+/// the files are on a network filesystem (pg_ctl and PostgreSQL see only this
+/// host's pids, so they would take it for stale and start a second server on
+/// the same files). On a local disk a pid file is this machine's to judge,
+/// whatever its host was called (a container's name changes every run).
+bool started_elsewhere(bool pid_file, const std::string& started_on, const std::string& this_host, bool network_fs);
+
 class EmbeddedCluster {
  public:
   /// `root` is `<data dir>/postgres`: data/, the socket and server.log live there.

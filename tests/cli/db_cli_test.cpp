@@ -65,7 +65,9 @@ TEST_CASE("db start, migrate twice, status and stop work with no configuration")
   CHECK(status.output.find("stopped") != std::string::npos);
 }
 
-TEST_CASE("a data directory whose server another host started is not started a second time on the same files") {
+TEST_CASE("on a local disk, a server's pid file left under another host name is stale, not a reason to refuse") {
+  // A container named anew each run, its server killed with it: on a local
+  // disk no other host can run it, so PostgreSQL judges the pid file as ever.
   TempDir dir;
   StopOnExit guard{dir};
   REQUIRE(run_driftwatch({data_dir_flag(dir), "db", "start"}).exit_code == 0);
@@ -75,14 +77,8 @@ TEST_CASE("a data directory whose server another host started is not started a s
   std::getline(recorded, host);
   CHECK(host == common::host_name());
   REQUIRE(run_driftwatch({data_dir_flag(dir), "db", "stop"}).exit_code == 0);
-  // As another host's running server leaves it, seen over NFS: a pid this host does not have.
-  std::ofstream(root / "server.host") << "build-17\n";
+  std::ofstream(root / "server.host") << "container-1f3a\n";
   std::ofstream(root / "data" / "postmaster.pid") << "4194000\n" << (root / "data").string() << "\n";
-  auto refused = run_driftwatch({data_dir_flag(dir), "db", "start"});
-  CHECK(refused.exit_code == 2);
-  CHECK(refused.output.find("was started on host build-17: use it from there") != std::string::npos);
-  CHECK(refused.output.find("remove " + (root / "data" / "postmaster.pid").string()) != std::string::npos);
-  std::filesystem::remove(root / "data" / "postmaster.pid");
   auto started = run_driftwatch({data_dir_flag(dir), "db", "start"});
   INFO(started.output);
   CHECK(started.exit_code == 0);

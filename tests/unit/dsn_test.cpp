@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "db/database.h"
+#include "db/embedded.h"
 
 TEST_CASE("a URI DSN is parsed and its password never displayed") {
   auto t = db::parse_dsn("postgresql://alice:hunter2@db.example.org:6543/drift");
@@ -49,4 +50,17 @@ TEST_CASE("a DSN libpq cannot parse never has its password echoed") {
     CHECK(t.error().message.find("a b") == std::string::npos);
     CHECK(t.error().message.find("cr3t") == std::string::npos);
   }
+}
+
+TEST_CASE("an embedded server is taken for another host's only on a network filesystem, by its recorded host") {
+  // Over NFS, PostgreSQL would take another host's running server for a stale
+  // pid and start a second one on the same files.
+  CHECK(db::started_elsewhere(true, "build-17", "build-3", true));
+  // Not where this host started it, nor where no server left its pid file.
+  CHECK_FALSE(db::started_elsewhere(true, "build-3", "build-3", true));
+  CHECK_FALSE(db::started_elsewhere(false, "build-17", "build-3", true));
+  // A server started before driftwatch recorded hosts: nothing to go by.
+  CHECK_FALSE(db::started_elsewhere(true, "", "build-3", true));
+  // On a local disk the pid is this machine's to judge, whatever the name.
+  CHECK_FALSE(db::started_elsewhere(true, "container-1f3a", "container-9c2b", false));
 }
