@@ -174,13 +174,23 @@ TEST_CASE("a suite rebuilt under its name resolves the old build's open alerts o
   CHECK(db::resolve_alerts_of_rebuilt_suite(database, "toy", "hold", "S-new") == 0);
 }
 
-TEST_CASE("a changed recipe resolves the project's alerts of the old recipe's builds, and changed back reopens them") {
+namespace {
+
+/// A database whose project "toy" tracks policy "root" on suite "hold" (S),
+/// built by the recipes of `recipe_hashes`.
+db::Database with_recipes(const std::vector<std::string>& recipe_hashes) {
   auto database = testing::fresh_database();
   db::add_to_lineage(database, row("root", 0, "active"), "{}");
   std::vector<db::Id> ids;
   db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
-  db::upsert_recipe(database, "sample", "R-old", "old body");
-  db::upsert_recipe(database, "sample", "R-new", "new body");
+  for (const auto& hash : recipe_hashes) db::upsert_recipe(database, "sample", hash, "body of " + hash);
+  return database;
+}
+
+}  // namespace
+
+TEST_CASE("a changed recipe resolves the project's alerts of the old recipe's builds, and changed back reopens them") {
+  auto database = with_recipes({"R-old", "R-new"});
   auto alert = [&](const std::string& fingerprint, const std::string& project, const std::string& recipe) {
     auto a = alert_row(fingerprint, project, "root", "S");
     a.recipe_hash = recipe;
@@ -220,11 +230,7 @@ TEST_CASE("a changed recipe resolves the project's alerts of the old recipe's bu
 }
 
 TEST_CASE("an alert opened before alerts had a recipe is the same alert when a sweep finds its change again") {
-  auto database = testing::fresh_database();
-  db::add_to_lineage(database, row("root", 0, "active"), "{}");
-  std::vector<db::Id> ids;
-  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
-  db::upsert_recipe(database, "sample", "R", "body");
+  auto database = with_recipes({"R"});
   REQUIRE(db::open_alert(database, alert_row("toy|root|S|uplift-dropped|c5", "toy", "root", "S")));  // no recipe
   auto again = alert_row("toy|root|S|R|uplift-dropped|c5", "toy", "root", "S");
   again.recipe_hash = "R";
