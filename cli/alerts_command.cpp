@@ -123,7 +123,7 @@ void run_move(Context& ctx, const AlertArgs& a, const std::string& state) {
 void run_notify(Context& ctx, const AlertArgs& a) {
   auto project = a.project.load(ctx);
   // Delivering to nothing would read as "0 sent, 0 failed": all is well.
-  if (project.notify.command.empty() && project.notify.webhook.empty())
+  if (!project.notify.configured())
     throw common::Fatal("no channel to deliver alerts to: set notify.command or notify.webhook in the project file");
   auto database = ctx.database();
   auto d = sweep::deliver_pending_alerts(project, database);

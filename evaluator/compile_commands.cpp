@@ -192,7 +192,7 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
   for (size_t i = compiler_index(args) + 1; i < args.size(); ++i) {
     const auto& a = args[i];
     if (takes_separate_value(a)) {
-      bool drop = a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ" || a == "-MJ" || a == "--serialize-diagnostics";
+      bool drop = drop_flag(a);
       if (!drop) kept.push_back(a);
       if (i + 1 < args.size() && !drop) kept.push_back(args[i + 1]);
       ++i;

@@ -633,7 +633,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
                     : f.kind == "modules-failing" ? f.newly_failing
                                                   : f.change.uplift_delta;
       a.details_json = f.details_json();
-      a.notify = !p.notify.command.empty() || !p.notify.webhook.empty();
+      a.notify = p.notify.configured();
       suite_found.push_back(
           {a.kind, a.policy_hash, a.suite_manifest_hash, a.recipe_hash, a.fingerprint, f.culprit, f.range_first,
            f.first_bad});

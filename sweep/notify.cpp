@@ -139,7 +139,7 @@ common::Status post_json(const std::string& url, const std::string& body, double
 
 Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
   Delivery out;
-  if (p.notify.command.empty() && p.notify.webhook.empty()) return out;
+  if (!p.notify.configured()) return out;
   // An alert raised before a channel was configured is still someone's to act on.
   db::adopt_unnotified_alerts(db, p.name);
   for (const auto& listed : db::undelivered_alerts(db, p.name)) {

@@ -32,6 +32,7 @@ struct NotifySettings {
   std::string command;                 ///< run with the alert as JSON on stdin
   std::string webhook;                 ///< http:// URL that receives a JSON POST
   std::string webhook_format = "json"; ///< json | slack (Slack and Mattermost)
+  bool configured() const { return !command.empty() || !webhook.empty(); }
 };
 
 /// [retrain]: how a candidate is trained and judged.
