@@ -45,10 +45,7 @@ struct TrainArgs {
 std::string creation_time() {
   const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
   if (!epoch || !*epoch) return "";  // the model fills in "now"
-  auto t = static_cast<std::time_t>(std::strtoll(epoch, nullptr, 10));
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
+  return common::iso_utc(std::strtoll(epoch, nullptr, 10));
 }
 
 void print_training_progress(const policy::TrainProgress& p) {

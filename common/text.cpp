@@ -1,6 +1,7 @@
 #include "common/text.h"
 
 #include <cstdint>
+#include <ctime>
 
 #include <algorithm>
 #include <cctype>
@@ -78,6 +79,15 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
     total += number * unit;
   }
   return std::chrono::seconds(total);
+}
+
+std::string iso_utc(std::int64_t seconds) {
+  auto t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 std::string format_seconds(double s) {

@@ -1,6 +1,7 @@
 #pragma once
 // Small text helpers shared by every part.
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,8 @@ inline constexpr long kMaxDurationSeconds = 36525L * 86400;
 /// "90s", "20m", "2h", "1h30m", "30d" or a bare number of seconds, at most
 /// kMaxDurationSeconds.
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
+/// Seconds since the epoch as "2026-01-31T12:00:00Z": a policy file's creation time.
+std::string iso_utc(std::int64_t seconds);
 /// Seconds as "1.2 s", "3 min 4 s", "1 h 2 min".
 std::string format_seconds(double seconds);
 /// A fraction as a signed percentage with two decimals: 0.0123 -> "+1.23%".

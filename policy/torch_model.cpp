@@ -99,12 +99,7 @@ common::Result<PolicyMetadata> from_json(const std::string& text) {
   return m;
 }
 
-std::string now_iso() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
+std::string now_iso() { return common::iso_utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())); }
 
 /// Reads "<word> <n>\n" then n bytes.
 bool read_section(std::istream& in, const char* word, std::string& out) {

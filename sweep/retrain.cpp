@@ -9,11 +9,11 @@
 #include <cmath>
 #include <exception>
 #include <fstream>
-#include <ctime>
 #include <optional>
 
 #include "builder/recipe.h"
 #include "common/atomic_file.h"
+#include "common/text.h"
 #include "db/drift.h"
 #include "db/jobs.h"
 #include "db/policies.h"
@@ -75,12 +75,10 @@ std::string candidate_creation_time(const fs::path& work_dir, bool resumed) {
     std::string created;
     if (std::getline(in, created) && !created.empty()) return created;
   }
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  auto now = common::iso_utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
   fs::create_directories(file.parent_path());
-  common::write_file_atomically(file, std::string(buf) + "\n").take();
-  return buf;
+  common::write_file_atomically(file, now + "\n").take();
+  return now;
 }
 
 /// The candidate judged: neither its checkpoints nor its stamp are needed.
