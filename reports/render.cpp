@@ -355,10 +355,10 @@ std::string render_markdown(const ReportData& d) {
     if (a.bisect_evaluations > 0)
       out += fmt::format(", bisected in {} evaluation(s) over {} check-in(s)", a.bisect_evaluations, a.range_size);
     out += "\n";
-    auto md_list = [&](const char* what, const std::vector<std::string>& modules) {
-      if (modules.empty()) return;
+    auto md_list = [&](const char* what, const std::vector<std::string>& items) {
+      if (items.empty()) return;
       out += std::string("- ") + what + ":";
-      for (const auto& m : modules) out += " " + markdown_escape(m) + ";";
+      for (const auto& m : items) out += " " + markdown_escape(m) + ";";
       out += "\n";
     };
     md_list("failing under the policy", a.failing);

@@ -230,6 +230,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
         d.build_failures.push_back({s.name, pt.commit, pt.build_outcome});
     for (auto& f : feature_changes(s.name, loaded, s)) d.feature_changes.push_back(std::move(f));
     reports::SuiteOverview o{s.name, {}, {}, 0, 0, false, {}};
+    int last_measured = -1;  // position of the latest measured check-in
     if (auto b = reports::baseline_index(s, d.policy.trained_at)) {
       const auto& base = s.points[*b];
       trained_in_series = trained_in_series || base.commit.sha == d.policy.trained_at;
@@ -247,18 +248,18 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
       } else {
         o.change = latest->uplift - base.uplift;
       }
-      for (const auto& pt : s.points)
-        if (pt.position > latest->position && !pt.evaluation_error.empty() && o.unusable_since.sha.empty())
-          o.unusable_since = pt.commit;
+      last_measured = latest->position;
       any_measured = true;
     } else {
       o.tried = static_cast<int>(s.points.size());
-      for (const auto& pt : s.points)
-        if (!pt.evaluation_error.empty()) {
-          o.unusable_since = pt.commit;
-          break;
-        }
     }
+    // Where the policy stopped running: the first such check-in after the
+    // latest measured one, or of all when none was measured.
+    for (const auto& pt : s.points)
+      if (pt.position > last_measured && !pt.evaluation_error.empty()) {
+        o.unusable_since = pt.commit;
+        break;
+      }
     d.overview.push_back(std::move(o));
     d.suites.push_back(std::move(s));
   }
