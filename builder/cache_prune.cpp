@@ -113,14 +113,17 @@ PruneOutcome prune_cache(const fs::path& data_dir, const PruneLimits& limits, bo
   for (auto i : chosen) prune[i] = true;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
-    if (prune[i] && (dry_run || remove_entry(e.entry))) {
+    common::Result<bool> removed = false;
+    if (prune[i]) removed = dry_run ? common::Result<bool>(true) : remove_entry(e.entry);
+    if (removed && *removed) {
       ++out.removed;
       out.freed += e.bytes;
-    } else {
-      if (prune[i]) ++out.in_use;
-      ++out.kept;
-      out.kept_bytes += e.bytes;
+      continue;
     }
+    if (!removed) out.failures.push_back(removed.error().message);
+    else if (prune[i]) ++out.in_use;
+    ++out.kept;
+    out.kept_bytes += e.bytes;
   }
   return out;
 }

@@ -46,6 +46,9 @@ std::vector<CacheEntry> list_cache(const std::filesystem::path& data_dir);
 struct PruneOutcome {
   int removed = 0, in_use = 0, kept = 0;
   std::uintmax_t freed = 0, kept_bytes = 0;
+  /// One line each for the chosen entries whose removal failed (counted in
+  /// `kept`: their files are still there).
+  std::vector<std::string> failures;
 };
 
 /// Removes what entries_to_prune chose, skipping entries in use; with

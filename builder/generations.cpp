@@ -121,22 +121,23 @@ void collect_generations(const fs::path& entry) {
   }
 }
 
-bool remove_entry(const fs::path& entry) {
+common::Result<bool> remove_entry(const fs::path& entry) {
   auto gen = current_generation(entry);
-  if (!gen) return false;
+  if (!gen) return false;  // removed or replaced since it was listed
   int fd = open_dir(*gen);
-  if (fd < 0) return false;
-  bool removed = false;
+  if (fd < 0) return common::Error{"cannot open " + gen->string() + ": " + std::strerror(errno)};
+  common::Result<bool> out = false;
   // Held by a reader or a build in progress: theirs, as collect_generations leaves it.
   if (flock(fd, LOCK_EX | LOCK_NB) == 0 && current_generation(entry) == gen) {
     std::error_code ec;
     // Unpublished first: a reader that resolves it now finds no build.
     if (*gen != entry) fs::remove(entry, ec);
-    fs::remove_all(*gen, ec);
-    removed = !ec;
+    if (ec) out = common::Error{"cannot remove " + entry.string() + ": " + ec.message()};
+    else if (fs::remove_all(*gen, ec); ec) out = common::Error{"cannot remove " + gen->string() + ": " + ec.message()};
+    else out = true;
   }
   close(fd);
-  return removed;
+  return out;
 }
 
 BuildResult in_generation(BuildResult r, const fs::path& generation) {

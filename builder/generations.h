@@ -55,8 +55,10 @@ void collect_generations(const std::filesystem::path& entry);
 std::optional<std::filesystem::path> current_generation(const std::filesystem::path& entry);
 
 /// Unpublishes `entry` and removes its current generation, unless a reader or
-/// a build holds it; true when removed (`cache prune`).
-bool remove_entry(const std::filesystem::path& entry);
+/// a build holds it (`cache prune`): true when removed, false when in use, an
+/// error naming the file when the removal failed (the entry may then be gone
+/// from the cache while its files stay: the disk is not freed).
+common::Result<bool> remove_entry(const std::filesystem::path& entry);
 
 /// `r` (a result read through `entry`) with its artifacts and compile command
 /// in `generation`, so what runs does not move when `entry` is republished.

@@ -40,6 +40,9 @@ void prune(Context& ctx, const PruneArgs& a) {
   fmt::print("{} {} cached build(s), {}; kept {} ({}){}\n", a.dry_run ? "would remove" : "removed", out.removed,
              size_text(out.freed), out.kept, size_text(out.kept_bytes),
              out.in_use > 0 ? fmt::format("; {} in use left alone", out.in_use) : "");
+  // The disk was not freed as asked: a cron job must not take it for done.
+  for (const auto& failure : out.failures) fmt::print(stderr, "driftwatch: cache prune: {}\n", failure);
+  if (!out.failures.empty()) ctx.exit_code = 2;
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Real builds of the sample compiler across a scripted eight-week history.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +37,26 @@ GitRepo eight_weeks(const testing::TempDir& dir) {
   write_sample_history(dir / "repo", o).take();
   return GitRepo::open(dir / "repo").take();
 }
+
+/// Makes a file immutable (as `chattr +i`) for its lifetime: not even root
+/// can remove it, so a removal fails as on a read-only or broken disk.
+class Immutable {
+ public:
+  explicit Immutable(const fs::path& file) : fd_(open(file.c_str(), O_RDONLY)) { REQUIRE(set(true)); }
+  ~Immutable() {
+    set(false);
+    close(fd_);
+  }
+
+ private:
+  bool set(bool on) {
+    int flags = 0;
+    if (fd_ < 0 || ioctl(fd_, FS_IOC_GETFLAGS, &flags) != 0) return false;
+    flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+    return ioctl(fd_, FS_IOC_SETFLAGS, &flags) == 0;
+  }
+  int fd_;
+};
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -324,6 +347,21 @@ TEST_CASE("cache prune removes the oldest builds beyond its limit, never one in 
   CHECK(again.result.outcome == builder::Outcome::Ok);
   CHECK_FALSE(again.result.from_cache);
   CHECK(build_checkin(repo, recipe, commits[1], options).take().result.from_cache);
+
+  // A removal that fails is said, with the file, and not counted as removed
+  // nor as in use: `cache prune` would otherwise report it freed and exit 0.
+  auto generation = builder::current_generation(entries[0].entry);
+  REQUIRE(generation);
+  {
+    Immutable stuck(*generation / "result.json");
+    auto failed = builder::prune_cache(options.data_dir, none_fit, false);
+    CHECK(failed.removed == 1);
+    CHECK(failed.in_use == 0);
+    CHECK(failed.kept == 1);
+    REQUIRE(failed.failures.size() == 1);
+    CHECK(failed.failures[0].find(generation->string()) != std::string::npos);
+  }
+  CHECK(builder::list_cache(options.data_dir).empty());
 }
 
 TEST_CASE("a changed [compile] section is used for a cached build") {
