@@ -173,7 +173,17 @@ common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation
   // Answer "inline" so the compile is valid whatever the slot turns out to be.
   auto runner = make_logging_runner(make_constant_runner(1), log);
   auto r = compile_with_runner(cc, ll, work_dir / "default-slot-probe.o", *runner, work_dir, /*include_default=*/true);
-  if (!r.ok) return common::Error{"cannot probe the compiler's ML channel: " + r.error, machine_failure(r)};
+  if (!r.ok) {
+    // A tiny module answered "inline" everywhere cannot exhaust memory or
+    // time: killed (the OOM killer taking the biggest process, an operator),
+    // not started or failed for the disk, it is the machine's, however often
+    // it comes back. Stored, it would read as the policy unable to run at
+    // this check-in: an alert and a retraining. A hang or a broken channel
+    // may be the compiler's channel itself, and is judged on the last attempt.
+    bool machine_only = r.failure == CompileFailure::NotStarted || r.failure == CompileFailure::Machine ||
+                        killed_by_sigkill(r.error);
+    return common::Error{"cannot probe the compiler's ML channel: " + r.error, machine_failure(r), machine_only};
+  }
   int fixed = -1, buggy = -1;
   for (size_t i = 0; i < log.feature_names.size(); ++i) {
     if (log.feature_names[i] == "inlining_default") fixed = static_cast<int>(i);

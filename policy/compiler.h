@@ -67,6 +67,8 @@ CompileOutcome compile_with_runner(const CompilerInvocation& cc, const std::file
 /// Finds where this compiler build puts the default decision under
 /// -inliner-interactive-include-default (LLVM 19's bug or the fixed slot), by
 /// compiling a probe module whose default decision is known to be "inline".
+/// A probe killed, not started or failed for the disk is the machine's
+/// (common::Error::machine_only); a hang or a broken channel may be the compiler's.
 common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc,
                                                         const std::filesystem::path& work_dir);
 

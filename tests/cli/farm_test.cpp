@@ -456,6 +456,32 @@ TEST_CASE("an evaluation the machine fails on every attempt fails its job and st
                "FROM evaluations") == "2 0");
 }
 
+TEST_CASE("a default-decision probe killed on every attempt fails its job and stores nothing, never 'the policy "
+          "cannot run'") {
+  Project p;
+  make_toolchains(p);
+  // A policy with a margin: its evaluation first probes, with a tiny module,
+  // where the compiler sends its default decision.
+  p.set(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy",
+        std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy");
+  // The second nightly's probe is SIGKILLed every time (an OOM killer taking
+  // the biggest process under load); its other compiles are sound. Stored,
+  // it would read as the policy unable to run there: an alert, a retraining.
+  wrap_second_nightly(p, [](const std::string& real) {
+    return "#!/bin/sh\ncase \"$*\" in *default-slot-probe.ll*) kill -9 $$;; esac\nexec " + real + " \"$@\"\n";
+  });
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 1);
+  CHECK(s.output.find("cannot probe the compiler's ML channel") != std::string::npos);
+  CHECK(s.output.find("the machine's failure on every attempt: nothing is stored") != std::string::npos);
+  CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE kind = 'eval' AND payload->>'label' = "
+               "'nightly 2026-01-12'") == "failed 3");
+  CHECK(p.psql("SELECT count(*) FILTER (WHERE status = 'done') || ' ' || count(*) FILTER (WHERE status = 'failed') "
+               "FROM evaluations") == "1 0");
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "0");
+}
+
 TEST_CASE("an evaluation whose learned compiles are killed after asking the policy on every attempt is stored as the "
           "check-in's result") {
   Project p;
