@@ -103,6 +103,13 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  failed_hosts = CASE WHEN " RETRY_CONDITION " THEN '{}' ELSE jobs.failed_hosts END, "
                       "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
                       "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now(), "
+                      // Same key, same content; but paths (the policy file moved to the
+                      // farm's shared mount, the suite's directory) are today's: a job
+                      // run again with yesterday's would fail as it did.
+                      "  payload = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
+                      "    THEN jobs.payload ELSE EXCLUDED.payload END, "
+                      "  max_attempts = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
+                      "    THEN jobs.max_attempts ELSE EXCLUDED.max_attempts END, "
                       // A job this sweep runs (again) is this sweep's: `jobs cancel --sweep` reaches it.
                       "  sweep_id = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
                       "    THEN jobs.sweep_id ELSE COALESCE(EXCLUDED.sweep_id, jobs.sweep_id) END "
@@ -242,20 +249,30 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
 }
 
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash,
-                                    const std::string& policy_hash, const std::string& repo) {
+                                    const std::string& policy_hash, const std::string& repo,
+                                    const std::vector<std::string>& suite_hashes) {
   return db.impl().guarded("requeueing failed jobs", [&] {
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
-    // Jobs planned under another recipe or policy than today's, or at a path
-    // the repository has left, are left as they are: a worker would refuse
-    // them on every sweep from now on.
+    // Jobs planned under another recipe, policy or suite than today's, or at
+    // a path the repository has left, are left as they are: a worker would
+    // refuse them on every sweep from now on.
+    std::string suites = "{";
+    for (const auto& h : suite_hashes) {
+      suites += suites.size() > 1 ? ",\"" : "\"";
+      for (char c : h) suites += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
+      suites += '"';
+    }
+    suites += "}";
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND (state = 'failed' OR " LOST_EVALUATION ") "
              "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
              "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "
-             "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) RETURNING id",
-             project, recipe_hash, policy_hash, repo))
+             "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) "
+             "AND (cardinality($5::text[]) = 0 OR kind <> 'eval' OR payload->>'suite_hash' IS NULL "
+             "     OR payload->>'suite_hash' = ANY($5::text[])) RETURNING id",
+             project, recipe_hash, policy_hash, repo, suites))
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', updated_at = now() "

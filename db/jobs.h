@@ -95,10 +95,12 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
 /// Puts the project's failed jobs back in the queue (the next sweep retries
 /// transient failures), and its done evaluation jobs whose evaluation was
 /// since run again and interrupted; returns their ids. Jobs planned under
-/// another recipe hash, (evaluations) policy hash or repository path (a
-/// checkout since moved) than these stay as they are ("" matches any).
+/// another recipe hash, (evaluations) policy hash or suite manifest (a suite
+/// since rebuilt) or repository path (a checkout since moved) than these
+/// stay as they are ("" and no suites match any).
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash = "",
-                                    const std::string& policy_hash = "", const std::string& repo = "");
+                                    const std::string& policy_hash = "", const std::string& repo = "",
+                                    const std::vector<std::string>& suite_hashes = {});
 /// Puts back jobs that `owner`'s process held when it died or lost the
 /// database. `give_back_attempt`: the claim is not counted (the database
 /// went away, not the job's doing); a worker that died may have died of its

@@ -159,14 +159,45 @@ TEST_CASE("a sweep takes back failed jobs planned under its recipe, policy and p
       {{"build", "b-old", "{\"recipe_hash\": \"r1\", \"repo\": \"/new\"}", 0, -1, 1},
        {"build", "b-new", "{\"recipe_hash\": \"r2\", \"repo\": \"/new\"}", 0, -1, 1},
        {"eval", "e-old", "{\"recipe_hash\": \"r2\", \"policy_hash\": \"p1\", \"repo\": \"/new\"}", 0, -1, 1},
-       {"build", "b-moved", "{\"recipe_hash\": \"r2\", \"repo\": \"/old\"}", 0, -1, 1}});
-  CHECK(db::cancel_jobs(d, {"p", {db::kJobQueued}, std::nullopt, 10}, std::nullopt, "failed by a test").size() == 4);
-  // The recipe is now r2, the policy p2 and the checkout at /new: only the
-  // build planned under r2 at /new is worth another try (/old is gone).
-  CHECK(db::requeue_failed_jobs(d, "p", "r2", "p2", "/new") == std::vector<db::Id>{ids[1]});
+       {"build", "b-moved", "{\"recipe_hash\": \"r2\", \"repo\": \"/old\"}", 0, -1, 1},
+       {"eval", "e-rebuilt", "{\"recipe_hash\": \"r2\", \"policy_hash\": \"p2\", \"suite_hash\": \"s1\"}", 0, -1, 1},
+       {"eval", "e-now", "{\"recipe_hash\": \"r2\", \"policy_hash\": \"p2\", \"suite_hash\": \"s2\"}", 0, -1, 1}});
+  CHECK(db::cancel_jobs(d, {"p", {db::kJobQueued}, std::nullopt, 10}, std::nullopt, "failed by a test").size() == 6);
+  // The recipe is now r2, the policy p2, the checkout at /new and the suite
+  // rebuilt as s2: only the build planned under r2 at /new and the
+  // evaluation of s2 are worth another try (/old and s1 are gone).
+  CHECK(db::requeue_failed_jobs(d, "p", "r2", "p2", "/new", {"s2", "s\"3"}) == std::vector<db::Id>{ids[1], ids[5]});
   CHECK(db::job_state(d, ids[0])->state == "failed");
   CHECK(db::job_state(d, ids[2])->state == "failed");
   CHECK(db::job_state(d, ids[3])->state == "failed");
+  CHECK(db::job_state(d, ids[4])->state == "failed");
+}
+
+TEST_CASE("a job planned again takes the new plan's payload unless it is done") {
+  auto d = testing::fresh_database();
+  auto sweep = db::begin_sweep(d, "p");
+  auto ids = db::enqueue_jobs(d, "p", sweep,
+                              {{"eval", "e-failed", "{\"policy\": \"/home/a/p.policy\"}", 0, -1, 1},
+                               {"eval", "e-done", "{\"policy\": \"/home/a/p.policy\"}", 0, -1, 1}});
+  CHECK(db::cancel_jobs(d, {"p", {}, std::nullopt, 10}, ids[0], "policy not found").size() == 1);
+  auto claimed = db::claim_job(d, "p", "w:1:0", {}, 3600);
+  REQUIRE(claimed);
+  REQUIRE(claimed->id == ids[1]);
+  db::finish_job(d, {ids[1], "w:1:0", "{}"}, db::kJobDone);
+  // The policy file moved to the farm's shared mount; the keys are the same.
+  auto again = db::enqueue_jobs(d, "p", sweep,
+                                {{"eval", "e-failed", "{\"policy\": \"/shared/p.policy\"}", 0, -1, 3},
+                                 {"eval", "e-done", "{\"policy\": \"/shared/p.policy\"}", 0, -1, 3}});
+  REQUIRE(again == ids);
+  auto rows = db::list_jobs(d, {"p", {}, std::nullopt, 10});
+  REQUIRE(rows.size() == 2);
+  for (const auto& r : rows) {
+    INFO(r.id);
+    bool failed_one = r.id == ids[0];
+    CHECK(r.state == (failed_one ? "queued" : "done"));
+    CHECK(r.payload_json.find(failed_one ? "/shared/" : "/home/a/") != std::string::npos);
+    CHECK(r.max_attempts == (failed_one ? 3 : 1));
+  }
 }
 
 TEST_CASE("a running job whose lease expired counts as queued: its worker is gone, it waits to be taken over") {
