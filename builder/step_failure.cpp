@@ -11,16 +11,28 @@ namespace builder {
 
 namespace {
 
-/// "Killed" as a word: "Killed", "[Killed]", "command: Killed", "1234 Killed  cc1plus".
+/// "Killed" as the kill reports of sh, make, gcc and clang write it:
+/// "Killed", "[Killed]", "command: Killed", "1234 Killed  cc1plus". Never in
+/// a path or an identifier ("lib/Killed.cpp.o", "'Killed'", "-DKilled"): a
+/// check-in's own failure read as the machine's is retried every night and
+/// never recorded.
 bool says_killed(const std::string& line) {
   static const std::string word = "Killed";
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
   for (auto at = line.find(word); at != std::string::npos; at = line.find(word, at + 1)) {
-    bool starts = at == 0 || !std::isalnum(static_cast<unsigned char>(line[at - 1]));
+    bool starts = at == 0 || space(line[at - 1]) || line[at - 1] == '[';
     auto end = at + word.size();
-    bool ends = end == line.size() || !std::isalnum(static_cast<unsigned char>(line[end]));
+    bool ends = end == line.size() || space(line[end]) || line[end] == ']';
     if (starts && ends) return true;
   }
   return false;
+}
+
+/// "   12 |   bool Killed = true;", "      |        ^": a compiler quoting
+/// the check-in's source under a diagnostic.
+bool source_excerpt(const std::string& line) {
+  auto at = line.find_first_not_of(" \t0123456789");
+  return at != std::string::npos && line[at] == '|' && at > 0;
 }
 
 /// "[57/3120] Building CXX object …/Error.cpp.o": ninja's progress.
@@ -103,6 +115,7 @@ std::optional<std::string> missing_tool_line(const common::ProcessResult& p, con
 std::optional<std::string> machine_failure(const std::string& step_output) {
   for (const auto& line : common::split(step_output, '\n')) {
     if (line.rfind("$ ", 0) == 0) continue;  // our own echo of the command
+    if (progress_line(line) || source_excerpt(line)) continue;  // file names and quoted code
     if (says_killed(line) || line.find(kStepNotStarted) != std::string::npos) return common::trim(line);
     if (auto m = common::machine_failure_line(line)) return m;
   }

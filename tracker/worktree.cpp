@@ -153,7 +153,13 @@ common::Result<Entry> materialize(git_repository* repo, const fs::path& path, co
       }
       done += n;
     }
-    close(fd);
+    // NFS reports a write that failed (a quota reached) only here: a short
+    // source file built would be a compile error recorded as the check-in's.
+    if (close(fd) != 0) {
+      int e = errno;
+      fs::remove(tmp, ec);
+      return Error{"cannot write " + path.string() + ": " + strerror(e)};
+    }
   }
   if (fs::is_directory(fs::symlink_status(path))) fs::remove_all(path, ec);  // a directory became a file
   fs::rename(tmp, path, ec);

@@ -36,6 +36,11 @@ TEST_CASE("the check-in's own failures, and our echo of the command, are not the
   CHECK_FALSE(machine_failure("error: use of undeclared identifier 'isKilled'\n"));
   CHECK_FALSE(machine_failure("test/Killedness.cpp:1: error: expected ';'\n"));  // a word inside a name
   CHECK_FALSE(machine_failure("$ kill -KILL $$ # Killed\n"));
+  // A file, a macro or a variable of the check-in's own named Killed, and the
+  // compiler quoting its source: the check-in's failure all the same.
+  CHECK_FALSE(machine_failure("[3/9] Building CXX object lib/Killed.cpp.o\nFAILED: lib/Killed.cpp.o\n"
+                              "c++ -DKilled -c lib/Killed.cpp\nlib/Killed.cpp:3:8: error: use of 'Killed'\n"
+                              "    3 |   bool Killed = true;\n      |        ^\n"));
   CHECK_FALSE(machine_failure(""));
 }
 
