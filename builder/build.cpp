@@ -195,7 +195,13 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     r.log_tail = common::tail_lines(read_file(log), kLogTailLines);
     r.log = log;
     auto written = write_result(scratch, r);
-    if (written && !r.transient) written = publish_generation(paths.cache_entry, scratch);
+    // A rebuild that fails (`--rebuild`, another machine's system compiler)
+    // leaves the build that succeeded in the cache, as the database keeps it:
+    // published, it would fail every later evaluation of the check-in here.
+    auto prior = r.outcome == Outcome::Ok || r.transient ? std::nullopt : read_cached(paths.cache_entry);
+    bool keep_prior = prior && prior->outcome == Outcome::Ok;
+    if (keep_prior) r.message += " (not cached: the cache keeps this check-in's earlier build, which succeeded)";
+    if (written && !r.transient && !keep_prior) written = publish_generation(paths.cache_entry, scratch);
     if (!written) {
       // As when an artifact cannot be copied: nothing is cached, the next run builds again.
       r.outcome = Outcome::MissingArtifact;
@@ -205,7 +211,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
       return r;
     }
     // Not cached when transient: the unpublished generation keeps the log until the next try.
-    if (r.transient) return r;
+    if (r.transient || keep_prior) return r;
     r.log = paths.cache_entry / "build.log";
     for (auto& [name, path] : r.artifacts) path = paths.cache_entry / "artifacts" / path.filename();
     return r;

@@ -527,6 +527,30 @@ TEST_CASE("an empty artifact is recorded as missing-artifact, not cached as a co
   CHECK(b.result.message.find("is empty") != std::string::npos);
 }
 
+TEST_CASE("a rebuild that fails leaves the check-in's build that succeeded in the cache") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  // Fails once `broken` exists: a machine whose system compiler changed.
+  auto broken = dir / "broken";
+  auto recipe = builder::parse_recipe("name = 'flaky'\n[build]\ncommand = 'if test -e " + broken.string() +
+                                          "; then echo \"x.c:1:1: error: unknown type\"; exit 1; fi; mkdir -p "
+                                          "{build}/bin && echo compiler > {build}/bin/x'\n"
+                                          "[artifacts]\ncompiler = 'bin/x'\n",
+                                      "f.toml")
+                    .take();
+  auto commit = repo.commit("main").take();
+  auto first = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
+  REQUIRE(first.result.outcome == builder::Outcome::Ok);
+  std::ofstream(broken) << "";
+  auto rebuilt = build_checkin(repo, recipe, commit, {dir / "data", 1, true}).take();
+  CHECK(rebuilt.result.outcome == builder::Outcome::BuildFailed);
+  CHECK(rebuilt.result.message.find("the cache keeps this check-in's earlier build") != std::string::npos);
+  auto cached = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
+  CHECK(cached.result.from_cache);
+  CHECK(cached.result.outcome == builder::Outcome::Ok);
+  CHECK(read(cached.result.artifacts.at("compiler")) == "compiler\n");
+}
+
 TEST_CASE("a configure step that fails is recorded as configure-failed") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
