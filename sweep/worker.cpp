@@ -270,9 +270,14 @@ class Executor {
       // A cache hit where the build job's machine shares this data
       // directory; built again here when it does not (said, and timed).
       auto b = build_checkin(db, p, &build_id);
+      // Its build job succeeded (on another machine, or before a cache prune):
+      // this machine cannot build it, which is no fault of the check-in's.
       if (b.result.outcome != builder::Outcome::Ok)
-        throw common::Fatal("the build of " + b.commit.short_sha() + " is no longer in the cache (" +
-                            std::string(builder::outcome_name(b.result.outcome)) + ")");
+        throw common::Fatal(
+            "the build of " + b.commit.short_sha() + " succeeded on its build job's machine but " +
+            (b.result.from_cache ? "this machine's cache holds a failed one" : "failed when built again here") +
+            " (" + std::string(builder::outcome_name(b.result.outcome)) + ": " + b.result.message +
+            "): share the data directory, or give this machine what the build needs");
       if (!b.result.from_cache) {
         ev.build = b.result.seconds;
         ev.what += b.result.rebuilt_because.empty()
