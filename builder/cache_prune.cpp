@@ -1,5 +1,9 @@
 #include "builder/cache_prune.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -103,7 +107,48 @@ std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
   return out;
 }
 
-PruneOutcome prune_cache(const fs::path& data_dir, const PruneLimits& limits, bool dry_run) {
+namespace {
+
+/// A build (or a reader) holds the generation's lock.
+bool held(const fs::path& generation) {
+  int fd = open(generation.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool free = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  close(fd);  // releases the lock taken to look
+  return !free;
+}
+
+/// Generations under `recipe_dir` whose entry names none: `<sha>.gen-*`
+/// beside no `<sha>` (unpublished builds), with their bytes.
+void count_unfinished(const fs::path& recipe_dir, bool dry_run, PruneOutcome& out) {
+  std::error_code ec;
+  std::vector<fs::path> names;
+  for (const auto& e : fs::directory_iterator(recipe_dir, ec)) names.push_back(e.path());
+  for (const auto& gen : names) {
+    auto name = gen.filename().string();
+    auto at = name.find(".gen-");
+    if (at == std::string::npos || !fs::is_directory(fs::symlink_status(gen, ec))) continue;
+    auto entry = recipe_dir / name.substr(0, at);
+    if (current_generation(entry)) continue;  // the entry's, listed with it (or being published)
+    if (held(gen)) continue;  // a build in progress
+    auto bytes = bytes_under(gen);
+    if (!dry_run) collect_generations(entry);  // which checks the lock again, as it removes
+    if (!dry_run && fs::exists(gen, ec)) continue;
+    ++out.unfinished;
+    out.unfinished_bytes += bytes;
+  }
+}
+
+}  // namespace
+
+common::Result<PruneOutcome> prune_cache(const fs::path& data_dir, const PruneLimits& limits, bool dry_run) {
+  std::error_code ec;
+  std::vector<fs::path> recipe_dirs;
+  for (const auto& d : fs::directory_iterator(data_dir / "cache", ec))
+    if (d.is_directory(ec)) recipe_dirs.push_back(d.path());
+  if (ec)
+    return common::Error{"cannot read the build cache " + (data_dir / "cache").string() + ": " + ec.message() +
+                         " (is this the data directory the builds use?)"};
   auto entries = list_cache(data_dir);
   auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                  .count();
@@ -125,6 +170,7 @@ PruneOutcome prune_cache(const fs::path& data_dir, const PruneLimits& limits, bo
     ++out.kept;
     out.kept_bytes += e.bytes;
   }
+  for (const auto& dir : recipe_dirs) count_unfinished(dir, dry_run, out);
   return out;
 }
 

@@ -49,10 +49,18 @@ struct PruneOutcome {
   /// One line each for the chosen entries whose removal failed (counted in
   /// `kept`: their files are still there).
   std::vector<std::string> failures;
+  /// Generations no entry names: builds that timed out, failed for the
+  /// machine or were killed, kept for their log until the check-in is built
+  /// again. Removed (counted) whatever the limits, unless a build holds one.
+  int unfinished = 0;
+  std::uintmax_t unfinished_bytes = 0;
 };
 
-/// Removes what entries_to_prune chose, skipping entries in use; with
-/// `dry_run`, only counts.
-PruneOutcome prune_cache(const std::filesystem::path& data_dir, const PruneLimits& limits, bool dry_run);
+/// Removes what entries_to_prune chose, skipping entries in use, and the
+/// unfinished builds no build holds; with `dry_run`, only counts. An error
+/// when `<data_dir>/cache` cannot be read: a cron job pointed at another data
+/// directory than the builds' must not report "removed 0" for ever.
+common::Result<PruneOutcome> prune_cache(const std::filesystem::path& data_dir, const PruneLimits& limits,
+                                         bool dry_run);
 
 }  // namespace builder

@@ -36,10 +36,13 @@ void prune(Context& ctx, const PruneArgs& a) {
   }
   if (!limits.max_bytes && !limits.max_age)
     throw common::Fatal("cache prune: give --max-size or --older-than (or both); nothing was removed");
-  auto out = builder::prune_cache(ctx.data_dir(), limits, a.dry_run);
-  fmt::print("{} {} cached build(s), {}; kept {} ({}){}\n", a.dry_run ? "would remove" : "removed", out.removed,
-             size_text(out.freed), out.kept, size_text(out.kept_bytes),
-             out.in_use > 0 ? fmt::format("; {} in use left alone", out.in_use) : "");
+  auto out = builder::prune_cache(ctx.data_dir(), limits, a.dry_run).take();
+  fmt::print("{} {} cached build(s), {}{}; kept {} ({}){}\n", a.dry_run ? "would remove" : "removed", out.removed,
+             size_text(out.freed),
+             out.unfinished > 0
+                 ? fmt::format(", and {} unfinished build(s), {}", out.unfinished, size_text(out.unfinished_bytes))
+                 : "",
+             out.kept, size_text(out.kept_bytes), out.in_use > 0 ? fmt::format("; {} in use left alone", out.in_use) : "");
   // The disk was not freed as asked: a cron job must not take it for done.
   for (const auto& failure : out.failures) fmt::print(stderr, "driftwatch: cache prune: {}\n", failure);
   if (!out.failures.empty()) ctx.exit_code = 2;

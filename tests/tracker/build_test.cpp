@@ -331,10 +331,10 @@ TEST_CASE("cache prune removes the oldest builds beyond its limit, never one in 
   auto pinned = builder::pin_entry(entries[1].entry).take();
   builder::PruneLimits none_fit;
   none_fit.max_bytes = 1;
-  auto dry = builder::prune_cache(options.data_dir, none_fit, true);
+  auto dry = builder::prune_cache(options.data_dir, none_fit, true).take();
   CHECK(dry.removed == 2);
   CHECK(builder::list_cache(options.data_dir).size() == 2);  // a dry run removes nothing
-  auto out = builder::prune_cache(options.data_dir, none_fit, false);
+  auto out = builder::prune_cache(options.data_dir, none_fit, false).take();
   CHECK(out.removed == 1);
   CHECK(out.in_use == 1);
   CHECK(out.freed == entries[0].bytes);
@@ -354,7 +354,7 @@ TEST_CASE("cache prune removes the oldest builds beyond its limit, never one in 
   REQUIRE(generation);
   {
     Immutable stuck(*generation / "result.json");
-    auto failed = builder::prune_cache(options.data_dir, none_fit, false);
+    auto failed = builder::prune_cache(options.data_dir, none_fit, false).take();
     CHECK(failed.removed == 1);
     CHECK(failed.in_use == 0);
     CHECK(failed.kept == 1);
@@ -362,6 +362,35 @@ TEST_CASE("cache prune removes the oldest builds beyond its limit, never one in 
     CHECK(failed.failures[0].find(generation->string()) != std::string::npos);
   }
   CHECK(builder::list_cache(options.data_dir).empty());
+}
+
+TEST_CASE("cache prune removes unfinished builds no build holds, and refuses a data directory without a cache") {
+  testing::TempDir dir;
+  builder::PruneLimits all_fit;
+  all_fit.max_bytes = builder::kMaxSize;
+  auto missing = builder::prune_cache(dir / "elsewhere", all_fit, false);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find((dir / "elsewhere" / "cache").string()) != std::string::npos);
+
+  // What a build that timed out leaves: a generation no entry names.
+  auto recipe_dir = dir / "data" / "cache" / "r-0123456789ab";
+  auto unfinished = recipe_dir / "0123abcd.gen-x1";
+  fs::create_directories(unfinished / "artifacts");
+  std::ofstream(unfinished / "artifacts" / "half-a-compiler") << std::string(1000, 'x');
+  // One a build still holds is left alone.
+  auto held = builder::new_generation(recipe_dir / "4567cdef").take();
+  std::ofstream(held->dir() / "build.log") << std::string(500, 'y');
+
+  auto dry = builder::prune_cache(dir / "data", all_fit, true).take();
+  CHECK(dry.unfinished == 1);
+  CHECK(dry.unfinished_bytes == 1000);
+  CHECK(fs::exists(unfinished));
+  auto out = builder::prune_cache(dir / "data", all_fit, false).take();
+  CHECK(out.removed == 0);
+  CHECK(out.unfinished == 1);
+  CHECK(out.unfinished_bytes == 1000);
+  CHECK_FALSE(fs::exists(unfinished));
+  CHECK(fs::exists(held->dir() / "build.log"));
 }
 
 TEST_CASE("a changed [compile] section is used for a cached build") {
