@@ -163,15 +163,19 @@ Verdict verdict_against(const Level& value, const Level& old_level) {
 
 Verdict midpoint_verdict(const Level& value, const Level& old_level, const Level& new_level,
                          const DriftThresholds& t) {
-  if (std::abs(new_level.uplift - old_level.uplift) >= std::max(t.min_uplift_change, 1e-12))
-    return classify(value.uplift, old_level.uplift, new_level.uplift);
-  // Each total's move in units of its threshold: the larger one decides.
+  // Each figure's move in units of its threshold: the uplift decides when it
+  // crossed its own, else the figure that moved most.
+  auto uplift = std::abs(new_level.uplift - old_level.uplift) / std::max(t.min_uplift_change, 1e-12);
   auto moved = [&](std::int64_t before, std::int64_t after) {
     return std::abs(relative(before, after)) / std::max(t.min_total_change, 1e-12);
   };
-  bool by_default =
-      moved(old_level.total_default, new_level.total_default) >= moved(old_level.total_learned, new_level.total_learned);
-  if (by_default)
+  auto by_default = moved(old_level.total_default, new_level.total_default);
+  auto by_learned = moved(old_level.total_learned, new_level.total_learned);
+  // Nothing to be nearer to: every check-in would read as the new side.
+  if (verdict_against(new_level, old_level) == Verdict::Old) return Verdict::Skip;
+  if (uplift >= 1 || (uplift >= by_default && uplift >= by_learned))
+    return classify(value.uplift, old_level.uplift, new_level.uplift);
+  if (by_default >= by_learned)
     return classify(double(value.total_default), double(old_level.total_default), double(new_level.total_default));
   return classify(double(value.total_learned), double(old_level.total_learned), double(new_level.total_learned));
 }

@@ -130,8 +130,8 @@ Verdict verdict_against(const Level& value, const Level& old_level);
 
 /// Bisection's verdict for a check-in between the levels on either side of
 /// a change: Old while it is nearer the old level than the new one in the
-/// figure that moved most (the uplift when it moved, else the total that
-/// moved more against its threshold), as asv's `find` judges. Unlike "any
+/// figure that moved most against its threshold (the uplift when it crossed
+/// its own), as asv's `find` judges; Skip when the two levels are the same. Unlike "any
 /// difference from the old level", a small unrelated change earlier in the
 /// range does not send the search to it: one search pins the step.
 Verdict midpoint_verdict(const Level& value, const Level& old_level, const Level& new_level,

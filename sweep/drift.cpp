@@ -120,6 +120,11 @@ class SuiteAnalysis {
       bool narrowed = false;
       for (const auto& c : changes()) {
         if (unknown_between(c.first, c.second).empty() || !bisected_.insert(c).second) continue;
+        // A spread change found over fewer modules than its ends share can
+        // leave the ends' own levels equal: no check-in between is nearer
+        // either, and bisecting would spend builds to learn nothing. Left a range.
+        auto ends = compared(c.first, c.second);
+        if (reports::verdict_against(ends.after, ends.before) == reports::Verdict::Old) continue;
         bisect(c.first, c.second, midpoint_verdict(c.first, c.second), report);
         narrowed = true;
         break;  // the series changed: detect again

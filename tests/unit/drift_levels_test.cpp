@@ -225,6 +225,13 @@ TEST_CASE("bisecting a change, a check-in is new once it is nearer the new level
   Level before{0.05, 10000, 9500}, after{0.05, 10200, 9595};
   CHECK(reports::midpoint_verdict({0.05, 10050, 9590}, before, after, t) == reports::Verdict::Old);
   CHECK(reports::midpoint_verdict({0.05, 10150, 9500}, before, after, t) == reports::Verdict::New);
+  // The uplift moved below its threshold and neither total moved: the uplift
+  // still decides (it once fell to the totals, which called everything new).
+  Level flat{0.050, 1000, 950}, barely{0.0495, 1000, 950};
+  CHECK(reports::midpoint_verdict(flat, flat, barely, t) == reports::Verdict::Old);
+  CHECK(reports::midpoint_verdict(barely, flat, barely, t) == reports::Verdict::New);
+  // Nothing moved at all: nothing to be nearer to.
+  CHECK(reports::midpoint_verdict(flat, flat, flat, t) == reports::Verdict::Skip);
 }
 
 TEST_CASE("a step inside two samples carries of their change only its move over the modules both samples measured") {
