@@ -193,7 +193,12 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   if (const auto& trained = model.metadata().compiler_commit; !trained.empty())
     if (auto sha = repo.resolve(trained)) baseline = *sha;
   auto grid = sweep::sweep_checkins(project, project.every, project.since, std::nullopt, baseline);
-  auto report = sweep::analyse_drift({project, local, true, grid ? *grid : std::vector<std::string>{}}, database);
+  sweep::DriftOptions drift{project, local, true, grid ? *grid : std::vector<std::string>{}};
+  if (!a.good.empty()) {
+    drift.bisect_from = repo.resolve(a.good).take();
+    drift.bisect_to = repo.resolve(a.bad).take();
+  }
+  auto report = sweep::analyse_drift(drift, database);
   print_drift(report);
   // A job that failed (an end, or a check-in bisection measured) leaves the
   // answer short: said, and the exit status says it too. Those no worker of

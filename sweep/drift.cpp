@@ -119,7 +119,9 @@ class SuiteAnalysis {
     for (int pass = 0; pass < kMaxPasses && !done; ++pass) {
       bool narrowed = false;
       for (const auto& c : changes()) {
-        if (unknown_between(c.first, c.second).empty() || !bisected_.insert(c).second) continue;
+        if (!asked_for(c.first, c.second) || unknown_between(c.first, c.second).empty() ||
+            !bisected_.insert(c).second)
+          continue;
         // A spread change found over fewer modules than its ends share can
         // leave the ends' own levels equal: no check-in between is nearer
         // either, and bisecting would spend builds to learn nothing. Left a range.
@@ -131,13 +133,16 @@ class SuiteAnalysis {
       }
       for (const auto& c : failing_steps()) {
         if (narrowed) break;
-        if (unknown_between(c.before, c.after).empty() || !bisected_.insert({c.before, c.after}).second) continue;
+        if (!asked_for(c.before, c.after) || unknown_between(c.before, c.after).empty() ||
+            !bisected_.insert({c.before, c.after}).second)
+          continue;
         bisect(c.before, c.after, failing_verdict(c.before), report);
         narrowed = true;
       }
       for (const auto& s : unusable_starts()) {
         if (narrowed) break;
-        if (!s.last_done || unknown_between(*s.last_done, s.first_failed).empty() ||
+        if (!s.last_done || !asked_for(*s.last_done, s.first_failed) ||
+            unknown_between(*s.last_done, s.first_failed).empty() ||
             !bisected_.insert({*s.last_done, s.first_failed}).second)
           continue;
         bisect(*s.last_done, s.first_failed, usable_verdict(), report);
@@ -251,6 +256,13 @@ class SuiteAnalysis {
   bool settled(std::size_t pos) const {
     auto it = points_.find(pos);
     return it != points_.end() && (it->second.evaluated || !it->second.evaluation_error.empty());
+  }
+
+  /// Whether bisecting from a to b was asked for (DriftOptions::bisect_from/to).
+  bool asked_for(std::size_t a, std::size_t b) const {
+    if (o_.bisect_from.empty()) return true;
+    auto from = position_.find(o_.bisect_from), to = position_.find(o_.bisect_to);
+    return from != position_.end() && to != position_.end() && a >= from->second && b <= to->second;
   }
 
   /// Positions strictly between a and b that are neither measured nor known broken.

@@ -85,6 +85,10 @@ struct DriftOptions {
   /// The sweep bisection works for (0: none, `bisect` alone): its jobs carry
   /// it, so `jobs cancel --sweep S` reaches them too.
   db::Id sweep_id = 0;
+  /// `bisect --good A --bad B`: only changes between these two check-ins
+  /// (full shas) are bisected; a project kept at `bisect = false` for its
+  /// cost asked for one range, not every one. Empty: every change.
+  std::string bisect_from, bisect_to;
 };
 
 /// Analyses every suite of the project (repository check-ins only).

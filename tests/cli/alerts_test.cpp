@@ -665,6 +665,33 @@ TEST_CASE("with bisection off, an alert names the range it lies in, from a check
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE notify_state <> 'sent' AND state <> 'ignored'") == "0");
 }
 
+TEST_CASE("bisect --good --bad pins the change between them only, and leaves the project's other ranges alone") {
+  Project p;
+  p.set("bisect = true", "bisect = false");  // bisecting every range costs too many builds here
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto ranges = p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NULL");
+  REQUIRE(std::stoi(ranges) >= 2);
+  // The earliest range: its last good and first bad samples.
+  auto ends = common::split(
+      p.psql("SELECT a.id || ' ' || g.sha || ' ' || b.sha FROM alerts a JOIN commits g ON g.id = a.last_good_commit_id "
+             "JOIN commits b ON b.id = a.first_bad_commit_id ORDER BY b.committed_at LIMIT 1"),
+      ' ');
+  REQUIRE(ends.size() == 3);
+  auto last_job = p.psql("SELECT max(id) FROM jobs");
+  auto b = p.run({"bisect", "--config", p.config, "--good", ends[1], "--bad", ends[2]});
+  INFO(b.output);
+  CHECK(b.exit_code == 0);
+  CHECK(p.psql("SELECT culprit_commit_id IS NOT NULL FROM alerts WHERE id = " + ends[0]) == "t");
+  // Every other range is as the sweep left it, and nothing outside the two ends was measured.
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NULL") == std::to_string(std::stoi(ranges) - 1));
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE id > " + last_job) != "0");
+  CHECK(p.psql("SELECT count(*) FROM jobs j JOIN commits c ON c.sha = j.payload->>'sha' WHERE j.id > " + last_job +
+               " AND (c.committed_at < (SELECT committed_at FROM commits WHERE sha = '" + ends[1] +
+               "') OR c.committed_at > (SELECT committed_at FROM commits WHERE sha = '" + ends[2] + "'))") == "0");
+}
+
 TEST_CASE("bisect refuses ends it would measure and then leave out: off the tracked line, or in the wrong order") {
   Project p;
   // A check-in of the side branch: built and evaluated, it would be dropped
