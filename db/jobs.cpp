@@ -248,22 +248,25 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
   });
 }
 
-std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash,
-                                    const std::string& policy_hash, const std::string& repo,
-                                    const std::vector<std::string>& suite_hashes) {
+namespace {
+
+/// A text[] literal: {"a","b"}, each element quoted.
+std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (const auto& item : items) {
+    out += out.size() > 1 ? ",\"" : "\"";
+    for (char c : item) out += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
+    out += '"';
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& f) {
   return db.impl().guarded("requeueing failed jobs", [&] {
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
-    // Jobs planned under another recipe, policy or suite than today's, or at
-    // a path the repository has left, are left as they are: a worker would
-    // refuse them on every sweep from now on.
-    std::string suites = "{";
-    for (const auto& h : suite_hashes) {
-      suites += suites.size() > 1 ? ",\"" : "\"";
-      for (char c : h) suites += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
-      suites += '"';
-    }
-    suites += "}";
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND (state = 'failed' OR " LOST_EVALUATION ") "
@@ -271,8 +274,10 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
              "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "
              "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) "
              "AND (cardinality($5::text[]) = 0 OR kind <> 'eval' OR payload->>'suite_hash' IS NULL "
-             "     OR payload->>'suite_hash' = ANY($5::text[])) RETURNING id",
-             project, recipe_hash, policy_hash, repo, suites))
+             "     OR payload->>'suite_hash' = ANY($5::text[])) "
+             "AND (NOT $6 OR payload->>'toolchain' IS NULL OR payload->>'toolchain' = ANY($7::text[])) RETURNING id",
+             project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes), f.toolchains.has_value(),
+             text_array(f.toolchains.value_or(std::vector<std::string>{}))))
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', updated_at = now() "

@@ -92,15 +92,22 @@ void finish_job(Database& db, const JobFinish& finish, const std::string& state,
 /// Throws LeaseLost when the job is no longer `owner`'s.
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
                      double backoff_seconds);
+/// What a sweep plans today: failed jobs planned otherwise are left as they
+/// are, since a worker would refuse them on every sweep from now on.
+struct RequeueFilter {
+  std::string recipe_hash;  ///< "" matches any
+  std::string policy_hash;  ///< evaluations; "" matches any
+  std::string repo;         ///< a checkout since moved; "" matches any
+  std::vector<std::string> suite_hashes;  ///< evaluations: a suite since rebuilt; empty matches any
+  /// The project's toolchain directories: a nightly's entry since removed
+  /// (its directory never published, or pruned) is not tried again.
+  /// nullopt matches any.
+  std::optional<std::vector<std::string>> toolchains;
+};
 /// Puts the project's failed jobs back in the queue (the next sweep retries
 /// transient failures), and its done evaluation jobs whose evaluation was
-/// since run again and interrupted; returns their ids. Jobs planned under
-/// another recipe hash, (evaluations) policy hash or suite manifest (a suite
-/// since rebuilt) or repository path (a checkout since moved) than these
-/// stay as they are ("" and no suites match any).
-std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const std::string& recipe_hash = "",
-                                    const std::string& policy_hash = "", const std::string& repo = "",
-                                    const std::vector<std::string>& suite_hashes = {});
+/// since run again and interrupted; returns their ids.
+std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& filter = {});
 /// Puts back jobs that `owner`'s process held when it died or lost the
 /// database. `give_back_attempt`: the claim is not counted (the database
 /// went away, not the job's doing); a worker that died may have died of its

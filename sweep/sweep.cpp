@@ -341,9 +341,10 @@ SweepReport run_sweep(const SweepOptions& o) {
     in.checkins.push_back(std::move(t));
   }
 
-  std::vector<std::string> suite_hashes;
-  for (const auto& s : in.suites) suite_hashes.push_back(s.manifest_hash);
-  auto retried = db::requeue_failed_jobs(lock_db, p.name, in.recipe_hash, in.policy_hash, in.repo, suite_hashes);
+  db::RequeueFilter today{in.recipe_hash, in.policy_hash, in.repo, {}, std::vector<std::string>{}};
+  for (const auto& s : in.suites) today.suite_hashes.push_back(s.manifest_hash);
+  for (const auto& t : p.toolchains) today.toolchains->push_back(t.dir.string());
+  auto retried = db::requeue_failed_jobs(lock_db, p.name, today);
   if (in.checkins.empty() && retried.empty()) {
     report.nothing_new = true;
     say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")" + tip_note);

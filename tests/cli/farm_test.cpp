@@ -507,6 +507,25 @@ TEST_CASE("an evaluation whose learned compiles are killed after asking the poli
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status IN ('interrupted', 'running')") == "0");
 }
 
+TEST_CASE("a toolchain whose directory never came fails each sweep until its entry is removed, then no more") {
+  Project p;
+  make_toolchains(p);
+  auto entry = "[[toolchains]]\ndir = \"" + (p.dir / "nightly-never-published").string() +
+               "\"\nlabel = \"nightly 2026-01-19\"\ndate = \"2026-01-19\"\n";
+  std::ofstream(p.config, std::ios::app) << entry;
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 1);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'failed'") == "1");
+  // The nightly was never published: its entry goes, and the failed job with it.
+  p.set(entry, "");
+  auto again = p.sweep(p.dsn, {"--new"});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'failed'") == "1");
+}
+
 TEST_CASE("sweep --new measures a toolchain added since the last sweep, and only that one") {
   Project p;
   make_toolchains(p);

@@ -120,7 +120,7 @@ TEST_CASE("work two projects planned alike is one job that either project's work
   CHECK(db::running_job_owners(d, "q") == std::vector<std::string>{"w:1:0"});
   // A failure of the shared job is q's to requeue too.
   db::finish_job(d, {eval->id, "w:1:0", "{}"}, db::kJobFailed, "boom");
-  CHECK(db::requeue_failed_jobs(d, "q", "", "") == std::vector<db::Id>{first[1]});
+  CHECK(db::requeue_failed_jobs(d, "q") == std::vector<db::Id>{first[1]});
   CHECK(db::list_jobs(d, {"r", {}, std::nullopt, 10}).empty());  // a third project planned none of it
 }
 
@@ -166,11 +166,25 @@ TEST_CASE("a sweep takes back failed jobs planned under its recipe, policy and p
   // The recipe is now r2, the policy p2, the checkout at /new and the suite
   // rebuilt as s2: only the build planned under r2 at /new and the
   // evaluation of s2 are worth another try (/old and s1 are gone).
-  CHECK(db::requeue_failed_jobs(d, "p", "r2", "p2", "/new", {"s2", "s\"3"}) == std::vector<db::Id>{ids[1], ids[5]});
+  CHECK(db::requeue_failed_jobs(d, "p", {"r2", "p2", "/new", {"s2", "s\"3"}, std::nullopt}) == std::vector<db::Id>{ids[1], ids[5]});
   CHECK(db::job_state(d, ids[0])->state == "failed");
   CHECK(db::job_state(d, ids[2])->state == "failed");
   CHECK(db::job_state(d, ids[3])->state == "failed");
   CHECK(db::job_state(d, ids[4])->state == "failed");
+}
+
+TEST_CASE("a sweep takes back failed toolchain jobs only of toolchains its project still lists") {
+  auto d = testing::fresh_database();
+  auto sweep = db::begin_sweep(d, "p");
+  auto ids = db::enqueue_jobs(d, "p", sweep,
+                              {{"build", "t-kept", "{\"toolchain\": \"/nightly/kept\"}", 0, -1, 1},
+                               {"build", "t-gone", "{\"toolchain\": \"/nightly/gone\"}", 0, -1, 1},
+                               {"build", "b-repo", "{\"repo\": \"/src\"}", 0, -1, 1}});
+  CHECK(db::cancel_jobs(d, {"p", {}, std::nullopt, 10}, std::nullopt, "failed by a test").size() == 3);
+  db::RequeueFilter today;
+  today.toolchains = std::vector<std::string>{"/nightly/kept"};
+  CHECK(db::requeue_failed_jobs(d, "p", today) == std::vector<db::Id>{ids[0], ids[2]});
+  CHECK(db::job_state(d, ids[1])->state == "failed");
 }
 
 TEST_CASE("a job planned again takes the new plan's payload unless it is done") {
