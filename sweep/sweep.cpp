@@ -163,7 +163,7 @@ class SlurmFollower {
   ~SlurmFollower() {
     if (array_) array_->cancel();  // every job is finished, or the sweep is going away
   }
-  void operator()(const db::JobCounts& counts) {
+  void operator()(const db::JobCounts& counts, const std::vector<db::Id>& ids) {
     if (array_) {
       auto active = array_->active();
       if (!active) {
@@ -192,7 +192,10 @@ class SlurmFollower {
               array_->id(), o_.stall.count(), reason.empty() ? "" : " (pending: " + reason + ")"));
         return;
       }
-      if (counts.finished() == finished_at_submit_)
+      // Judged on the jobs it was submitted for: bisection's next step waits
+      // for new ones, none finished, after an array that did its work and
+      // left on idle.
+      if (ids == ids_at_submit_ && counts.finished() == finished_at_submit_)
         throw common::Fatal(fmt::format("the Slurm workers of array {} ended without finishing a job; their output "
                                         "is in {}",
                                         array_->id(), spec_.log_dir.string()));
@@ -201,6 +204,7 @@ class SlurmFollower {
     }
     array_ = SlurmArray::submit(spec_, o_.dsn).take();
     finished_at_submit_ = counts.finished();
+    ids_at_submit_ = ids;
     watch_.restart(StallWatch::Clock::now());
     say(o_, fmt::format("submitted {} worker(s) as Slurm array {}{} (output in {})", spec_.tasks, array_->id(),
                         spec_.partition.empty() ? "" : " on partition " + spec_.partition, spec_.log_dir.string()));
@@ -212,6 +216,7 @@ class SlurmFollower {
   std::optional<SlurmArray> array_;
   StallWatch watch_;
   int finished_at_submit_ = -1;
+  std::vector<db::Id> ids_at_submit_;
   std::string last_line_;
   std::optional<StallWatch::Clock::time_point> squeue_failing_since_;
 };
@@ -377,9 +382,9 @@ SweepReport run_sweep(const SweepOptions& o) {
     local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : 1;
     if (o.engine == Engine::Slurm) {
       slurm.emplace(o, local.jobs);
-      local.remote = [&slurm](const db::JobCounts& c) { (*slurm)(c); };
+      local.remote = [&slurm](const db::JobCounts& c, const std::vector<db::Id>& ids) { (*slurm)(c, ids); };
     } else {
-      local.remote = [&o, watch = StallWatch(o.stall)](const db::JobCounts& c) mutable {
+      local.remote = [&o, watch = StallWatch(o.stall)](const db::JobCounts& c, const std::vector<db::Id>&) mutable {
         if (watch.stalled(StallWatch::Clock::now(), c.running, c.finished()))
           throw common::Fatal(fmt::format(
               "no worker has run a job of this sweep for {} s; start workers on the job table (driftwatch worker, "

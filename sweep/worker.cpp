@@ -449,7 +449,7 @@ void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
     }
     if (counts.finished() == counts.total()) return;
     // The rest runs on remote workers, or waits for jobs that do (or for a retry's backoff).
-    if (l.remote) l.remote(counts);
+    if (l.remote) l.remote(counts, ids);
     if (l.workers == 0) {
       auto wait = fmt::format("waiting for workers: {} queued, {} running, {} of {} finished", counts.queued,
                               counts.running, counts.finished(), counts.total());

@@ -75,9 +75,10 @@ struct LocalWorkers {
   std::vector<std::string>* failures = nullptr;  ///< failed jobs: "what: why"
   std::set<db::Id>* failed_ids = nullptr;        ///< the jobs of `failures`
   JobTime* time = nullptr;                       ///< summed over the jobs run here
-  /// Called at each poll while jobs remain, with their counts: keeps remote
-  /// workers going (a Slurm array). Throws common::Fatal when they cannot be.
-  std::function<void(const db::JobCounts&)> remote;
+  /// Called at each poll while jobs remain, with the jobs waited for and
+  /// their counts: keeps remote workers going (a Slurm array). Throws
+  /// common::Fatal when they cannot be.
+  std::function<void(const db::JobCounts&, const std::vector<db::Id>& ids)> remote;
 };
 
 /// Runs local workers until every job of `ids` has finished (some may run on

@@ -204,6 +204,35 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
   CHECK(r.output.find("build ok") == std::string::npos);
 }
 
+TEST_CASE("sweep --engine slurm bisects after its first array left on idle: a new array, not 'ended without a job'") {
+  SlurmCluster slurm;
+  if (!started(slurm)) return;
+  Project p;
+  p.make_small();
+  p.set("bisect = false", "bisect = true");
+  // Workers that leave as soon as nothing is runnable: the first array is
+  // gone before bisection plans its steps, as one left on idle (30 s) is
+  // after a long analysis.
+  auto wrappers = p.dir / "bin";
+  std::filesystem::create_directories(wrappers);
+  std::ofstream(wrappers / "sbatch") << "#!/bin/sh\nfor a; do script=$a; done\n"
+                                     << "sed -i 's/--idle-exit [0-9.]*/--idle-exit 0/' \"$script\"\n"
+                                     << "exec /usr/bin/sbatch \"$@\"\n";
+  std::filesystem::permissions(wrappers / "sbatch", std::filesystem::perms::owner_all);
+  auto env = slurm.env();
+  env.emplace_back("PATH", wrappers.string() + ":" + std::getenv("PATH"));
+  auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "2",
+                                  "--stall-timeout", "300"},
+                                 p.dsn),
+                          env);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("ended without finishing a job") == std::string::npos);
+  // Bisection measured check-ins between the two samples, on later arrays.
+  CHECK(std::stoi(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'")) > 2);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NOT NULL") != "0");
+}
+
 TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why, and loses no job") {
   SlurmCluster slurm;
   if (!started(slurm)) return;
