@@ -3,14 +3,22 @@
 namespace tracker {
 
 common::Result<std::vector<CommitInfo>> select_commits(const GitRepo& repo, const RangeOptions& o) {
-  std::string to = o.to.value_or(o.branch.empty() ? "HEAD" : o.branch);
-  if (!o.branch.empty() && !repo.resolve(o.branch)) return common::Error{"unknown branch '" + o.branch + "' in " + repo.location().string()};
+  // The line a sweep would walk (GitRepo::tracked: a branch before a tag of
+  // its name, no detached HEAD), so that this preview lists its check-ins.
+  std::string line = "HEAD";
+  if (!o.branch.empty() || !o.to) {
+    auto tracked = repo.tracked(o.branch);
+    if (!tracked) return tracked.error();
+    line = *tracked;
+  }
+  std::string to = o.to.value_or(line);
+  if (!o.branch.empty() && !repo.resolve(line)) return common::Error{"unknown branch '" + o.branch + "' in " + repo.location().string()};
   if (o.to && !o.branch.empty()) {
     // The range ends at --to on the branch's line, never on another line.
     auto to_sha = repo.resolve(*o.to);
     if (!to_sha) return to_sha.error();
-    auto line = repo.first_parent_history(o.branch, *o.to);
-    if (!line) return common::Error{"--to " + *o.to + " is not on the first-parent line of branch '" + o.branch + "'"};
+    if (!repo.first_parent_history(line, *o.to))
+      return common::Error{"--to " + *o.to + " is not on the first-parent line of branch '" + o.branch + "'"};
   }
   auto history = repo.first_parent_history(to, o.from, o.since);
   if (!history) return history.error();

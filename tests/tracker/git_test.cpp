@@ -220,6 +220,10 @@ TEST_CASE("a tracked branch is the branch even where a tag has its name, which r
   CHECK(tip == repo.resolve("refs/heads/main").take());
   CHECK(tip != repo.resolve("refs/tags/main").take());
   CHECK(repo.first_parent_history(repo.tracked("main").take()).take().back().sha == tip);
+  // `driftwatch commits`, the sweep's preview, walks the same line.
+  RangeOptions o;
+  o.branch = "main";
+  CHECK(select_commits(repo, o).take().back().sha == tip);
 }
 
 TEST_CASE("one check-in with a wrong clock inside the range does not cut off everything older") {
