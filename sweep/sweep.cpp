@@ -52,6 +52,9 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   }
   // With --new too the whole range is sampled, then cut after the last swept
   // check-in: nightly sweeps keep the grid one sweep of the range would have.
+  // A walk leaves a damaged tag out; sampling by tags would then leave its check-in out.
+  if (p.tags)
+    if (auto tags = repo->tags(); !tags) return tags.error();
   auto history = repo->first_parent_history(tip, from, since_time);
   if (!history) return history.error();
   auto swept = std::find_if(history->begin(), history->end(), [&](const auto& c) { return c.sha == after_sha; });

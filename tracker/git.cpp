@@ -47,7 +47,10 @@ CommitInfo info_of(const git_commit* c) {
 /// commit sha → tag names, for tags that peel to a commit. A tag that names
 /// a tree or a blob is no check-in's; one that names nothing (a damaged ref)
 /// is an error: skipped, its check-in would silently drop out of sampling.
-common::Result<std::map<std::string, std::vector<std::string>>> tags_by_commit(git_repository* repo) {
+/// `strict`: a tag that cannot be read is an error (what samples by tags
+/// needs: its check-in would be left out); else it is left out of the names
+/// a walk shows, so that one damaged ref never stops a sweep that ignores tags.
+common::Result<std::map<std::string, std::vector<std::string>>> tags_by_commit(git_repository* repo, bool strict) {
   std::map<std::string, std::vector<std::string>> out;
   git_strarray names{};
   if (git_tag_list(&names, repo) != 0) return common::Error{"cannot list the tags: " + git_error_text()};
@@ -56,11 +59,14 @@ common::Result<std::map<std::string, std::vector<std::string>>> tags_by_commit(g
     std::string name = names.strings[i], ref = "refs/tags/" + name;
     auto unreadable = [&name] { return common::Error{"cannot read tag " + name + ": " + git_error_text()}; };
     git_object* target = nullptr;
-    if (git_revparse_single(&target, repo, ref.c_str()) != 0) return unreadable();
+    if (git_revparse_single(&target, repo, ref.c_str()) != 0) {
+      if (strict) return unreadable();
+      continue;
+    }
     git_object* commit = nullptr;
     int peeled = git_object_peel(&commit, target, GIT_OBJECT_COMMIT);
     git_object_free(target);
-    if (peeled == GIT_ENOTFOUND) return unreadable();  // an annotated tag whose object is gone
+    if (peeled == GIT_ENOTFOUND && strict) return unreadable();  // an annotated tag whose object is gone
     if (peeled != 0) continue;  // a tag of a tree or a blob
     out[oid_hex(*git_object_id(commit))].push_back(names.strings[i]);
     git_object_free(commit);
@@ -135,14 +141,14 @@ common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
   if (git_commit_lookup(&c, impl_->repo.get(), &oid) != 0) return common::Error{git_error_text()};
   CommitPtr owner(c);
   auto info = info_of(c);
-  auto tags = tags_by_commit(impl_->repo.get());
+  auto tags = tags_by_commit(impl_->repo.get(), false);
   if (!tags) return tags.error();
   if (auto it = tags->find(info.sha); it != tags->end()) info.tags = it->second;
   return info;
 }
 
 common::Result<std::map<std::string, std::vector<std::string>>> GitRepo::tags() const {
-  return tags_by_commit(impl_->repo.get());
+  return tags_by_commit(impl_->repo.get(), true);
 }
 
 common::Result<std::string> GitRepo::tracked(const std::string& branch) const {
@@ -272,7 +278,7 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
   if (from_sha && !reached_from)
     return common::Error{"'" + *from + "' is not on the first-parent history of '" + to + "'" +
                          (since ? " within --since" : "")};
-  auto tags = tags_by_commit(repo);
+  auto tags = tags_by_commit(repo, false);
   if (!tags) return tags.error();
   std::vector<CommitInfo> out(newest_first.rbegin(), newest_first.rend());
   for (auto& c : out)

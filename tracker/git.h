@@ -34,7 +34,8 @@ class GitRepo {
   /// First-parent history ending at `to` (inclusive), oldest first, like
   /// `git log --first-parent --reverse`. It starts at `from` (inclusive) when
   /// given, which must lie on that history, and stops at the first check-in
-  /// older than `since`. Tags are filled in. A shallow clone's walk that
+  /// older than `since`. Tags are filled in (one that cannot be read is left
+  /// out: tags() says why). A shallow clone's walk that
   /// reaches the clone's boundary is an error naming it (never a short history).
   common::Result<std::vector<CommitInfo>> first_parent_history(const std::string& to,
                                                                const std::optional<std::string>& from = {},

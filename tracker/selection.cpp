@@ -20,6 +20,9 @@ common::Result<std::vector<CommitInfo>> select_commits(const GitRepo& repo, cons
     if (!repo.first_parent_history(line, *o.to))
       return common::Error{"--to " + *o.to + " is not on the first-parent line of branch '" + o.branch + "'"};
   }
+  // A walk leaves a damaged tag out; sampling by tags would then leave its check-in out.
+  if (o.sampling.tags)
+    if (auto tags = repo.tags(); !tags) return tags.error();
   auto history = repo.first_parent_history(to, o.from, o.since);
   if (!history) return history.error();
   std::vector<CommitInfo> in_window;

@@ -279,4 +279,11 @@ TEST_CASE("a tag that names a missing object is an error, not a check-in left ou
   auto sampled = select_commits(repo, o);
   REQUIRE_FALSE(sampled.ok());
   CHECK(sampled.error().message.find("cannot read tag v3") != std::string::npos);
+  // Without tag sampling the damaged ref stops nothing: the walk and a
+  // check-in's lookup (every farm worker's) go on, showing the tags they can read.
+  o.sampling.tags = false;
+  CHECK(select_commits(repo, o).ok());
+  auto walked = repo.first_parent_history("main");
+  REQUIRE(walked.ok());
+  CHECK(repo.commit(walked->back().sha).ok());
 }
