@@ -110,12 +110,22 @@ ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
     later.erase(it);
   }
   for (const auto& [name, m] : later) out.only_after.push_back(name);
-  auto level = [](const std::vector<evaluator::ModuleSizes>& v) {
-    auto s = evaluator::summarize(v, 0);
-    return Level{s.uplift, s.total_default, s.total_learned};
+  // The geometric mean over the modules it holds on both sides: a module
+  // with no .text on one side (a tie, 0 and 0) that gains some on the other
+  // would add a ratio to one mean only, and move the uplift with no module
+  // getting worse. The totals take every module.
+  std::vector<evaluator::ModuleSizes> a_ratio, b_ratio;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].in_geomean() && b[i].in_geomean()) {
+      a_ratio.push_back(a[i]);
+      b_ratio.push_back(b[i]);
+    }
+  auto level = [](const std::vector<evaluator::ModuleSizes>& all, const std::vector<evaluator::ModuleSizes>& ratio) {
+    auto totals = evaluator::summarize(all, 0);
+    return Level{evaluator::summarize(ratio, 0).uplift, totals.total_default, totals.total_learned};
   };
-  out.before = level(a);
-  out.after = level(b);
+  out.before = level(a, a_ratio);
+  out.after = level(b, b_ratio);
   return out;
 }
 

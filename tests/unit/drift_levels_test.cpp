@@ -75,6 +75,21 @@ TEST_CASE("compared levels cover the modules both sides measured, so a module th
   CHECK(reports::level_changes({moved.before, moved.after}, {0.002, 0.002}).size() == 1);
 }
 
+TEST_CASE("a module of no .text on one side that gains some, a tie on both, moves no uplift") {
+  std::vector<evaluator::ModuleSizes> before = {{"a", 100, 90}, {"data-only", 0, 0}};
+  std::vector<evaluator::ModuleSizes> after = {{"a", 100, 90}, {"data-only", 40, 40}};
+  auto c = reports::compare_levels(before, after);
+  // Each side alone would read 10% then 5.1%: a drop with no module worse.
+  CHECK(c.before.uplift == doctest::Approx(0.10));
+  CHECK(c.after.uplift == c.before.uplift);
+  CHECK(c.after.total_default == 140);  // the totals still take it
+  CHECK(reports::level_changes({c.before, c.after}, {0.002, 1}).empty());
+  // It grows under the policy alone: a loss, which the totals show.
+  after[1].learned_bytes = 60;
+  auto lost = reports::compare_levels(before, after);
+  CHECK(reports::level_changes({lost.before, lost.after}, {0.002, 0.002}).size() == 1);
+}
+
 TEST_CASE("a module that fails at one sample and comes back changed still shows its change") {
   // m grew 30% between a and c; at b it failed to compile (absent).
   std::vector<evaluator::ModuleSizes> a{{"m", 1000, 900}, {"n", 1000, 1000}};
