@@ -51,8 +51,10 @@ common::Result<std::vector<ChangePoint>> e_divisive(const std::vector<std::vecto
 double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b);
 
 /// LNT's test between the samples of `window` points before and from each
-/// index; of a run of adjacent significant indices the one with the lowest
-/// p-value is the change; levels are the windows' medians. Error on a zero
+/// index with samples; of a run of adjacent significant indices the one with
+/// the lowest p-value is the change; levels are the windows' medians.
+/// `alpha` is the false-alarm rate of the whole series: each index is tested
+/// at alpha over the number of indices (Bonferroni). Error on a zero
 /// window, alpha outside (0, 1), a negative min_magnitude or a non-finite sample.
 common::Result<std::vector<ChangePoint>> windowed_mann_whitney(const std::vector<std::vector<double>>& samples,
                                                                std::size_t window, double alpha, double min_magnitude);

@@ -50,6 +50,12 @@ Segment make_segment(const std::vector<double>& means, std::size_t begin, std::s
   Segment s{begin, end, EnergySplitter(part), {}};
   std::vector<std::size_t> order(part.size());
   std::iota(order.begin(), order.end(), 0);
+  // A constant segment has nothing to split. Its energy statistic is not
+  // exactly 0 when the value is not exact in binary (1.234): rounding left
+  // over in the identity order beats every permutation, and 60 equal points
+  // read as 15 "significant" changes.
+  auto [lo, hi] = std::minmax_element(part.begin(), part.end());
+  if (part.empty() || *lo == *hi) return s;
   s.best = s.splitter.best(order, min_segment);
   return s;
 }
@@ -121,7 +127,9 @@ common::Result<std::vector<ChangePoint>> e_divisive(const std::vector<std::vecto
     double weakest_move = INFINITY;
     for (std::size_t b = 1; b + 1 < bounds.size(); ++b) {
       double move = std::abs(mean_of(means, bounds[b], bounds[b + 1]) - mean_of(means, bounds[b - 1], bounds[b]));
-      if (move < options.min_magnitude && move < weakest_move) weakest = b, weakest_move = move;
+      // A move within rounding of 0 is no change, whatever min_magnitude says.
+      bool none = move <= 1e-12 * std::max(1.0, std::abs(mean_of(means, bounds[b], bounds[b + 1])));
+      if ((move < options.min_magnitude || none) && move < weakest_move) weakest = b, weakest_move = move;
     }
     if (weakest == 0) break;
     bounds.erase(bounds.begin() + weakest);

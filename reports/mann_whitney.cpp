@@ -70,11 +70,16 @@ common::Result<std::vector<ChangePoint>> windowed_mann_whitney(const std::vector
 
   std::vector<ChangePoint> changes;
   bool in_run = false;
+  // Every position is a test: at alpha each, a flat noisy year of 365 points
+  // raised about three false changes. `alpha` is the whole series' (Bonferroni).
+  const double per_position = samples.size() >= 2 * window ? alpha / double(samples.size() - 2 * window + 1) : alpha;
   for (std::size_t i = window; i + window <= samples.size(); ++i) {
+    // A level starts on a point with samples, never on a broken build's.
+    if (samples[i].empty()) continue;  // a run goes on across it
     auto before = pooled(samples, i - window, i), after = pooled(samples, i, i + window);
     double p = mann_whitney_p(before, after);
     ChangePoint c{i, 0, 0, 0, p};
-    bool significant = p <= alpha;
+    bool significant = p <= per_position;
     if (significant) {
       c.before = median(before), c.after = median(after), c.magnitude = c.after - c.before;
       significant = c.magnitude != 0 && std::abs(c.magnitude) >= min_magnitude;
