@@ -44,6 +44,12 @@ struct Job {
   int max_attempts = 3;
   std::optional<Id> depends_on;
   std::vector<std::string> failed_hosts;  ///< machines on which earlier attempts failed
+  /// Earlier attempts that failed in a way the input may have caused
+  /// (retry_job_later's `ambiguous`), not only the machine.
+  int ambiguous_failures = 0;
+  /// This attempt's failure, if it may be the input's, is the input's result:
+  /// the last attempt, after as many such failures as attempts before it.
+  bool final_attempt() const { return attempts >= max_attempts && ambiguous_failures >= attempts - 1; }
 };
 
 /// How a worker hands back a job: in the transaction that stores its results.
@@ -91,7 +97,7 @@ void finish_job(Database& db, const JobFinish& finish, const std::string& state,
 /// and `owner`'s machine among the job's failed hosts.
 /// Throws LeaseLost when the job is no longer `owner`'s.
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
-                     double backoff_seconds);
+                     double backoff_seconds, bool ambiguous = false);
 /// What a sweep plans today: failed jobs planned otherwise are left as they
 /// are, since a worker would refuse them on every sweep from now on.
 struct RequeueFilter {

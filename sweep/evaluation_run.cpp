@@ -243,8 +243,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     if (!e.transient || (options.last_attempt && !e.machine_only)) return;
     db::interrupt_evaluation(database, eval_id);
     fs::remove_all(o.work_dir, ec);
-    throw common::Fatal("evaluating " + suite.suite.name + ": " + e.message +
-                        (options.last_attempt ? " (the machine's failure on every attempt: nothing is stored)" : ""));
+    throw AttemptFailed("evaluating " + suite.suite.name + ": " + e.message, !e.machine_only);
   };
   policy::PolicyRunnerOptions runner_options;
   if (model.metadata().margin > 0) {  // it defers to the default decision: find where this compiler sends it

@@ -33,10 +33,11 @@ struct EvaluationRunOptions {
   /// compiler on the same suite with the same policy (sweep/reuse_key.h)
   /// instead of compiling; false compiles anyway.
   bool reuse = true;
-  /// The job's last attempt: a failure that looked like the machine's (a
-  /// timeout, a broken channel) but came back every time is the check-in's
-  /// result after all (EvaluationFailed), not another failed attempt;
-  /// one only the machine can cause (common::Error::machine_only) never is.
+  /// The job's last attempt, after as many that failed so (db::Job::
+  /// final_attempt): a failure that looked like the machine's (a timeout, a
+  /// broken channel) but came back every time is the check-in's result after
+  /// all (EvaluationFailed), not another failed attempt; one only the machine
+  /// can cause (common::Error::machine_only) never is.
   bool last_attempt = false;
   /// A database lost while storing is reconnected to (for up to a minute) and
   /// the results stored there. Only for a caller that holds no session state
@@ -55,6 +56,16 @@ struct EvaluationRunOptions {
 class EvaluationFailed : public common::Fatal {
  public:
   using common::Fatal::Fatal;
+};
+
+/// An attempt that failed in a way the machine may have caused: tried again.
+/// `ambiguous`: the policy or the compiler may have caused it as well (a
+/// hang, a kill), so that every attempt failing so makes it the check-in's
+/// result (db::retry_job_later); otherwise only the machine can have.
+class AttemptFailed : public common::Fatal {
+ public:
+  AttemptFailed(const std::string& message, bool ambiguous) : common::Fatal(message), ambiguous(ambiguous) {}
+  bool ambiguous;
 };
 
 /// Evaluates, stores (idempotently: a rerun replaces the rows) and returns the

@@ -114,6 +114,13 @@ class Executor {
         throw;
       } catch (const db::LeaseLost&) {
         throw;
+      } catch (const AttemptFailed& e) {
+        std::string why = common::trim(e.what());
+        if (job.attempts >= job.max_attempts)
+          why += e.ambiguous                    ? " (an earlier attempt failed by the machine alone: nothing is stored)"
+                 : job.ambiguous_failures == 0 ? " (the machine's failure on every attempt: nothing is stored)"
+                                               : " (the machine's failure on the last attempt: nothing is stored)";
+        fail_or_retry(db, job, why, ev, e.ambiguous);
       } catch (const std::exception& e) {
         // A failure of this attempt, not of the worker: tried again later, or failed for good.
         fail_or_retry(db, job, common::trim(e.what()), ev);
@@ -130,12 +137,15 @@ class Executor {
  private:
   /// An attempt that failed: back to the queue after a backoff that doubles
   /// with each attempt, or failed with its reason after the last one.
-  void fail_or_retry(db::Database& db, const db::Job& job, const std::string& why, JobEvent& ev) {
+  /// `ambiguous`: the job's input may have caused the failure as well as
+  /// the machine (db::Job::final_attempt).
+  void fail_or_retry(db::Database& db, const db::Job& job, const std::string& why, JobEvent& ev,
+                     bool ambiguous = false) {
     if (job.attempts < job.max_attempts) {
       double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), 600.0);
       db::retry_job_later(db, job.id, o_.owner,
                           fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, host_of(o_.owner), why),
-                          backoff);
+                          backoff, ambiguous);
       ev.state = db::kJobQueued;
       ev.what += fmt::format(": attempt {} of {} failed, retried in {}: {}", job.attempts, job.max_attempts,
                              common::format_seconds(backoff), why);
@@ -225,7 +235,7 @@ class Executor {
     // A check-in whose build hangs (a generator step that never ends) is a
     // result once every attempt timed out: otherwise each night's sweep put
     // it back and spent three timeouts on it, and bisection never skipped it.
-    bool last_attempt = job.attempts >= job.max_attempts;
+    bool last_attempt = job.final_attempt();
     auto b = build_checkin(db, p, &build_id, last_attempt);
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ev.build = b.result.from_cache ? 0 : b.result.seconds;
@@ -238,7 +248,9 @@ class Executor {
     ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
     // A timeout or a failure without a word may pass on another try (on the
     // last, build_checkin made it final); a build that fails is a result.
-    if (b.result.transient) return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev);  // says it once
+    if (b.result.transient)  // says it once
+      return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev,
+                           b.result.outcome == builder::Outcome::Timeout || b.result.unexplained);
     ev.what += ": build " + outcome + (b.result.from_cache ? " (cached)" : "") +
                (b.result.rebuilt_because.empty() ? "" : " (built again: " + b.result.rebuilt_because + ")") +
                (b.result.outcome == builder::Outcome::Ok ? "" : ": " + b.result.message);
@@ -300,7 +312,7 @@ class Executor {
     ro.data_dir = o_.data_dir;
     ro.jobs = o_.jobs;
     ro.finish = &finish;
-    ro.last_attempt = job.attempts >= job.max_attempts;
+    ro.last_attempt = job.final_attempt();
     if (o_.on_module) {
       auto what = ev.what;
       ro.progress = [this, what](int done, int total, const evaluator::ModuleResult&) { o_.on_module(what, done, total); };

@@ -607,6 +607,26 @@ TEST_CASE("a check-in whose build times out on every attempt is recorded as such
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE depends_on = " + id + " AND state = 'queued'") == "1");
 }
 
+TEST_CASE("a build whose last attempt times out after two lost to a full disk is the machine's: failed, not recorded") {
+  Project p;
+  // Each check-in's first two builds fail for a full disk; the third hangs.
+  // (Counted by the check-in's sources: the build directory is shared.)
+  auto counts = (p.dir / "counts").string();
+  std::filesystem::create_directories(counts);
+  use_recipe_building_by(p, "disk-then-hang",
+                         "n=" + counts + "/$(find {source} -type f | sort | xargs cat | md5sum | cut -c1-12); "
+                         "echo x >> $n; if [ $(wc -l < $n) -le 2 ]; then "
+                         "echo 'ld: final link failed: No space left on device'; exit 1; fi; sleep 30");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 1);
+  auto sampled = p.psql("SELECT count(*) FROM jobs WHERE kind = 'build'");
+  REQUIRE(std::stoi(sampled) >= 1);
+  // Failed, to be tried again by the next sweep; no timeout stands as any check-in's result.
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE kind = 'build' AND state = 'failed' AND attempts = 3") == sampled);
+  CHECK(p.psql("SELECT count(*) FROM builds WHERE outcome = 'timeout'") == "0");
+}
+
 TEST_CASE("a check-in whose build fails without a word under ninja on every attempt is recorded then, never cached") {
   Project p;
   // Every build's compile is SIGKILLed with nothing to say so, as clang is
