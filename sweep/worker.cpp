@@ -191,7 +191,8 @@ class Executor {
   /// Builds the check-in (or serves it from the cache) and records it.
   /// `last_attempt`: a timeout or a failure without a word (transient every
   /// time before) is recorded as the check-in's own result, not cached.
-  tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool last_attempt = false) {
+  tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool last_attempt = false,
+                                      bool failed_here_before = false) {
     const auto& r = recipe(p);
     const auto& g = repo(p.at("repo").get<std::string>());
     auto sha = p.at("sha").get<std::string>();
@@ -199,7 +200,16 @@ class Executor {
     if (!commit)
       throw common::Fatal("check-in " + sha.substr(0, 12) + " is no longer in " + g.location().string() +
                           " (history rewritten?)");
-    auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, builder::capped_jobs(r, o_.jobs), false, o_.log}).take();
+    // A retry on a machine where the build failed before runs half as many
+    // jobs: a link the OOM killer took at -j N may fit at N/2, where the
+    // same -j would fail the same way on every attempt.
+    int jobs = builder::capped_jobs(r, o_.jobs);
+    if (failed_here_before && jobs > 1) {
+      jobs /= 2;
+      if (o_.log) o_.log("build " + sha.substr(0, 12) + ": failed on this machine before, built again at -j " +
+                         std::to_string(jobs));
+    }
+    auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, jobs, false, o_.log}).take();
     bool timeout = b.result.outcome == builder::Outcome::Timeout;
     if (last_attempt && (timeout || b.result.unexplained)) {
       b.result.transient = false;  // the check-in's result now, recorded as such (not cached)
@@ -236,7 +246,10 @@ class Executor {
     // result once every attempt timed out: otherwise each night's sweep put
     // it back and spent three timeouts on it, and bisection never skipped it.
     bool last_attempt = job.final_attempt();
-    auto b = build_checkin(db, p, &build_id, last_attempt);
+    auto here = host_of(o_.owner);
+    bool failed_here_before =
+        std::find(job.failed_hosts.begin(), job.failed_hosts.end(), here) != job.failed_hosts.end();
+    auto b = build_checkin(db, p, &build_id, last_attempt, failed_here_before);
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ev.build = b.result.from_cache ? 0 : b.result.seconds;
     ev.checkout = b.result.from_cache ? 0 : std::max(0.0, total - b.result.seconds);

@@ -627,6 +627,30 @@ TEST_CASE("a build whose last attempt times out after two lost to a full disk is
   CHECK(p.psql("SELECT count(*) FROM builds WHERE outcome = 'timeout'") == "0");
 }
 
+TEST_CASE("a build the OOM killer takes is tried again on that machine at half the jobs, and then builds") {
+  Project p;
+  p.make_small();
+  // The sample compiler's recipe, but its build is killed whenever it runs
+  // more than one job at once, as a parallel link is on a small machine.
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string ninja = "command = \"ninja -C {build} -j {jobs}\"";
+  auto at = text.find(ninja);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, ninja.size(),
+               "command = \"if [ {jobs} -gt 1 ]; then echo 'c++: fatal error: Killed signal terminated program "
+               "cc1plus'; exit 1; fi; ninja -C {build} -j {jobs}\"");
+  auto recipe = (p.dir / "small-machine.toml").string();
+  std::ofstream(recipe) << text;
+  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM builds WHERE outcome = 'ok'") == p.psql("SELECT count(*) FROM jobs WHERE kind = 'build'"));
+  CHECK(p.psql("SELECT min(attempts) || ' ' || max(attempts) FROM jobs WHERE kind = 'build'") == "2 2");
+  CHECK(s.output.find("failed on this machine before, built again at -j 1") != std::string::npos);
+}
+
 TEST_CASE("a check-in whose build fails without a word under ninja on every attempt is recorded then, never cached") {
   Project p;
   // Every build's compile is SIGKILLed with nothing to say so, as clang is
