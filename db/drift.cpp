@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/text.h"
+#include "db/alert_transitions.h"
 #include "db/connection_impl.h"
 
 namespace db {
@@ -238,21 +239,6 @@ std::optional<AlertView> find_alert(Database& db, const std::string& project, Id
   });
 }
 
-namespace {
-
-/// Resolves the project's ($1) open and acknowledged alerts that `where` (SQL
-/// on alerts, its values from $3 on) holds, with the note $2 in their history.
-std::string resolving_sql(const std::string& where) {
-  return "WITH closed AS (UPDATE alerts SET state = 'resolved', state_by = 'driftwatch', note = $2, updated_at = now() "
-         "  WHERE project = $1 AND state IN ('open', 'acknowledged') AND " +
-         where +
-         " RETURNING id) "
-         "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'resolved', 'driftwatch', $2 FROM closed "
-         "RETURNING alert_id";
-}
-
-}  // namespace
-
 int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, const std::string& name,
                                     const std::string& manifest_hash) {
   return db.impl().guarded("resolving a rebuilt suite's alerts", [&] {
@@ -272,12 +258,8 @@ int follow_recipe(Database& db, const std::string& project, const std::string& r
     auto note = changed + " (now " + recipe_hash.substr(0, 12) + "): its builds are a new series";
     auto r = tx.exec_params(resolving_sql("recipe_id IN (SELECT id FROM recipes WHERE content_hash <> $3)"), project,
                             note, recipe_hash);
-    tx.exec_params(
-        "WITH reopened AS (UPDATE alerts SET state = 'open', state_by = 'driftwatch', note = $2, updated_at = now() "
-        "  WHERE project = $1 AND state = 'resolved' AND state_by = 'driftwatch' AND starts_with(note, $4) "
-        "    AND recipe_id IN (SELECT id FROM recipes WHERE content_hash = $3) RETURNING id) "
-        "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'open', 'driftwatch', $2 FROM reopened",
-        project, "its recipe is the project's again", recipe_hash, changed);
+    tx.exec_params(reopening_sql("recipe_id IN (SELECT id FROM recipes WHERE content_hash = $4)"), project,
+                   "its recipe is the project's again", changed, recipe_hash);
     tx.commit();
     return static_cast<int>(r.size());
   });

@@ -1,5 +1,6 @@
 #include "db/policies.h"
 
+#include "db/alert_transitions.h"
 #include "db/connection_impl.h"
 
 namespace db {
@@ -56,18 +57,10 @@ constexpr const char* kReplacedNote = "its policy was replaced";
 /// when it was replaced before (a rollback) open again, its drift as it was.
 void hand_over_alerts(pqxx::work& tx, const std::string& project, Id replaced, Id active, const std::string& why) {
   std::string note = std::string(kReplacedNote) + " (" + why + ")";
-  tx.exec_params(
-      "WITH closed AS (UPDATE alerts SET state = 'resolved', state_by = 'driftwatch', note = $3, updated_at = now() "
-      "  WHERE project = $1 AND state IN ('open', 'acknowledged') "
-      "    AND policy_id = (SELECT policy_id FROM project_policies WHERE id = $2) RETURNING id) "
-      "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'resolved', 'driftwatch', $3 FROM closed",
-      project, replaced, note);
-  tx.exec_params(
-      "WITH reopened AS (UPDATE alerts SET state = 'open', state_by = 'driftwatch', note = $3, updated_at = now() "
-      "  WHERE project = $1 AND state = 'resolved' AND state_by = 'driftwatch' AND starts_with(note, $4) "
-      "    AND policy_id = (SELECT policy_id FROM project_policies WHERE id = $2) RETURNING id) "
-      "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, 'open', 'driftwatch', $3 FROM reopened",
-      project, active, "its policy is tracked again (" + why + ")", std::string(kReplacedNote));
+  tx.exec_params(resolving_sql("policy_id = (SELECT policy_id FROM project_policies WHERE id = $3)"), project, note,
+                 replaced);
+  tx.exec_params(reopening_sql("policy_id = (SELECT policy_id FROM project_policies WHERE id = $4)"), project,
+                 "its policy is tracked again (" + why + ")", std::string(kReplacedNote), active);
 }
 
 }  // namespace
