@@ -151,18 +151,26 @@ TEST_CASE("a job a later sweep runs again is that sweep's, so cancelling the swe
   CHECK(db::list_jobs(d, {"", {}, first, 10})[0].id == ids[0]);
 }
 
+namespace {
+
+/// Project p's jobs `specs`, planned by one sweep and all failed (cancelled).
+std::vector<db::Id> all_failed(db::Database& d, const std::vector<db::JobSpec>& specs) {
+  auto ids = db::enqueue_jobs(d, "p", db::begin_sweep(d, "p"), specs);
+  REQUIRE(db::cancel_jobs(d, {"p", {}, std::nullopt, 0}, std::nullopt, "failed by a test").size() == specs.size());
+  return ids;
+}
+
+}  // namespace
+
 TEST_CASE("a sweep takes back failed jobs planned under its recipe, policy and path, not those of an earlier one") {
   auto d = testing::fresh_database();
-  auto sweep = db::begin_sweep(d, "p");
-  auto ids = db::enqueue_jobs(
-      d, "p", sweep,
-      {{"build", "b-old", "{\"recipe_hash\": \"r1\", \"repo\": \"/new\"}", 0, -1, 1},
+  auto ids = all_failed(
+      d, {{"build", "b-old", "{\"recipe_hash\": \"r1\", \"repo\": \"/new\"}", 0, -1, 1},
        {"build", "b-new", "{\"recipe_hash\": \"r2\", \"repo\": \"/new\"}", 0, -1, 1},
        {"eval", "e-old", "{\"recipe_hash\": \"r2\", \"policy_hash\": \"p1\", \"repo\": \"/new\"}", 0, -1, 1},
        {"build", "b-moved", "{\"recipe_hash\": \"r2\", \"repo\": \"/old\"}", 0, -1, 1},
        {"eval", "e-rebuilt", "{\"recipe_hash\": \"r2\", \"policy_hash\": \"p2\", \"suite_hash\": \"s1\"}", 0, -1, 1},
        {"eval", "e-now", "{\"recipe_hash\": \"r2\", \"policy_hash\": \"p2\", \"suite_hash\": \"s2\"}", 0, -1, 1}});
-  CHECK(db::cancel_jobs(d, {"p", {db::kJobQueued}, std::nullopt, 10}, std::nullopt, "failed by a test").size() == 6);
   // The recipe is now r2, the policy p2, the checkout at /new and the suite
   // rebuilt as s2: only the build planned under r2 at /new and the
   // evaluation of s2 are worth another try (/old and s1 are gone).
@@ -175,12 +183,9 @@ TEST_CASE("a sweep takes back failed jobs planned under its recipe, policy and p
 
 TEST_CASE("a sweep takes back failed toolchain jobs only of toolchains its project still lists") {
   auto d = testing::fresh_database();
-  auto sweep = db::begin_sweep(d, "p");
-  auto ids = db::enqueue_jobs(d, "p", sweep,
-                              {{"build", "t-kept", "{\"toolchain\": \"/nightly/kept\"}", 0, -1, 1},
-                               {"build", "t-gone", "{\"toolchain\": \"/nightly/gone\"}", 0, -1, 1},
-                               {"build", "b-repo", "{\"repo\": \"/src\"}", 0, -1, 1}});
-  CHECK(db::cancel_jobs(d, {"p", {}, std::nullopt, 10}, std::nullopt, "failed by a test").size() == 3);
+  auto ids = all_failed(d, {{"build", "t-kept", "{\"toolchain\": \"/nightly/kept\"}", 0, -1, 1},
+                            {"build", "t-gone", "{\"toolchain\": \"/nightly/gone\"}", 0, -1, 1},
+                            {"build", "b-repo", "{\"repo\": \"/src\"}", 0, -1, 1}});
   db::RequeueFilter today;
   today.toolchains = std::vector<std::string>{"/nightly/kept"};
   CHECK(db::requeue_failed_jobs(d, "p", today) == std::vector<db::Id>{ids[0], ids[2]});
