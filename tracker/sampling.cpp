@@ -69,12 +69,6 @@ std::vector<size_t> sample(const std::vector<CommitInfo>& history, const Samplin
       auto newest = period_of(history.back().time, *rule.every->unit, rule.every->count);
       bool over = rule.now && period_of(*rule.now, *rule.every->unit, rule.every->count) > newest;
       if (rule.open_end && !over) last_of_period.erase(newest);
-      // Nor any period the clock is still in: the newest check-in dated
-      // before midnight (pushed after one dated after it) must not make
-      // today's last check-in so far a sample.
-      if (rule.open_end && rule.now)
-        last_of_period.erase(last_of_period.lower_bound(period_of(*rule.now, *rule.every->unit, rule.every->count)),
-                             last_of_period.end());
       for (const auto& [period, i] : last_of_period) picked.insert(i);
     }
     if (rule.tags)

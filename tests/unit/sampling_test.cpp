@@ -96,22 +96,6 @@ TEST_CASE("on a quiet branch the newest check-in's week ends by the clock, and a
   CHECK(shas(h, sample(h, r)) == std::vector<std::string>{"c3", "c8"});
 }
 
-TEST_CASE("a newest check-in dated before midnight does not make a nightly sweep take today's check-in so far") {
-  auto h = daily(10);  // one a day at noon, c0 .. c9 (2026-01-10)
-  h[8].time = h[9].time - 6 * 3600;  // c8 at 01-10 06:00, pushed first
-  h[9].time = h[8].time - 12 * 3600;  // c9 committed the evening before (01-09 18:00), pushed after it
-  SamplingRule r;
-  r.every = Every{1, PeriodUnit::Day};
-  r.open_end = true;
-  r.now = h[8].time + 6 * 3600;  // noon on 01-10: that day goes on
-  auto picked = shas(h, sample(h, r));
-  CHECK(std::find(picked.begin(), picked.end(), "c8") == picked.end());
-  CHECK(std::find(picked.begin(), picked.end(), "c9") != picked.end());  // 01-09 is over: its last check-in
-  r.now = *r.now + 86400;  // the next noon: 01-10 is over and yields c8
-  picked = shas(h, sample(h, r));
-  CHECK(std::find(picked.begin(), picked.end(), "c8") != picked.end());
-}
-
 TEST_CASE("a check-in dated in the future does not make a nightly sweep take the newest mid-week") {
   auto h = daily(10);  // c4..c9: the week of Mon 01-05, still going on
   h[2].time += 90 * 86400;  // a committer clock three months ahead
