@@ -101,7 +101,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  state = CASE WHEN " RETRY_CONDITION " THEN 'queued' ELSE jobs.state END, "
                       "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
                       "  failed_hosts = CASE WHEN " RETRY_CONDITION " THEN '{}' ELSE jobs.failed_hosts END, "
-                      "  ambiguous_failures = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.ambiguous_failures END, "
+                      "  machine_failures = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.machine_failures END, "
                       "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
                       "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now(), "
                       // Same key, same content; but paths (the policy file moved to the
@@ -135,7 +135,7 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
       pqxx::work tx(db.impl().conn);
       auto r = tx.exec_params(
           "SELECT j.id, j.kind, j.payload::text, j.attempts, j.max_attempts, COALESCE(j.depends_on, 0), "
-          "  array_to_string(j.failed_hosts, ','), j.ambiguous_failures "
+          "  array_to_string(j.failed_hosts, ','), j.machine_failures "
           "FROM jobs j "
           // A job is shared by the projects that planned the same work: its
           // row names the first one, and any of them may take it.
@@ -166,7 +166,7 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
       job.max_attempts = r[0][4].as<int>();
       if (auto dep = r[0][5].as<Id>(); dep != 0) job.depends_on = dep;
       if (auto hosts = r[0][6].as<std::string>(); !hosts.empty()) job.failed_hosts = common::split(hosts, ',');
-      job.ambiguous_failures = r[0][7].as<int>();
+      job.machine_failures = r[0][7].as<int>();
       if (job.attempts > job.max_attempts) {
         // Its workers kept dying (or kept losing the lease): stop handing it out.
         tx.exec_params(
@@ -234,17 +234,17 @@ void finish_job(Database& db, const JobFinish& f, const std::string& state, cons
 }
 
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
-                     double backoff_seconds, bool ambiguous) {
+                     double backoff_seconds, bool machine_only) {
   db.impl().guarded("putting a job back in the queue", [&] {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
         "UPDATE jobs SET state = 'queued', error = $3, lease_owner = NULL, "
-        "ambiguous_failures = ambiguous_failures + CASE WHEN $5 THEN 1 ELSE 0 END, "
+        "machine_failures = machine_failures + CASE WHEN $5 THEN 1 ELSE 0 END, "
         "lease_expires_at = now() + make_interval(secs => $4), updated_at = now(), "
         "failed_hosts = CASE WHEN split_part($2, ':', 1) = ANY (failed_hosts) THEN failed_hosts "
         "  ELSE array_append(failed_hosts, split_part($2, ':', 1)) END "
         "WHERE id = $1 AND lease_owner = $2 AND state = 'running'",
-        job_id, owner, common::valid_utf8(error), backoff_seconds, ambiguous);
+        job_id, owner, common::valid_utf8(error), backoff_seconds, machine_only);
     if (r.affected_rows() != 1)
       throw LeaseLost("job " + std::to_string(job_id) + " is no longer " + owner + "'s");
     tx.commit();
@@ -271,7 +271,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', ambiguous_failures = 0, updated_at = now() "
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND (state = 'failed' OR " LOST_EVALUATION ") "
              "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
              "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "
@@ -283,7 +283,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
              text_array(f.toolchains.value_or(std::vector<std::string>{}))))
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', ambiguous_failures = 0, updated_at = now() "
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on "
              "AND d.state = 'queued') RETURNING id",
              project))
@@ -448,7 +448,7 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
   return db.impl().guarded("retrying a job", [&]() -> common::Result<std::vector<Id>> {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
-        "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', ambiguous_failures = 0, lease_owner = NULL, "
+        "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, lease_owner = NULL, "
         "lease_expires_at = NULL, finished_at = NULL, updated_at = now() WHERE id = $1 AND (state IN ('failed', 'skipped') "
         // A build every attempt of which timed out (or failed without a
         // word) is done (the next sweep leaves it), but people may try it again.
@@ -464,7 +464,7 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
     }
     std::vector<Id> ids = {job_id};
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', ambiguous_failures = 0, finished_at = NULL, "
+             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, finished_at = NULL, "
              "updated_at = now() "
              "WHERE depends_on = $1 AND state = 'skipped' RETURNING id",
              job_id))

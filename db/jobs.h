@@ -44,12 +44,13 @@ struct Job {
   int max_attempts = 3;
   std::optional<Id> depends_on;
   std::vector<std::string> failed_hosts;  ///< machines on which earlier attempts failed
-  /// Earlier attempts that failed in a way the input may have caused
-  /// (retry_job_later's `ambiguous`), not only the machine.
-  int ambiguous_failures = 0;
-  /// This attempt's failure, if it may be the input's, is the input's result:
-  /// the last attempt, after as many such failures as attempts before it.
-  bool final_attempt() const { return attempts >= max_attempts && ambiguous_failures >= attempts - 1; }
+  /// Earlier attempts that nothing but the machine can have failed
+  /// (retry_job_later's `machine_only`).
+  int machine_failures = 0;
+  /// This attempt's failure, if the input may have caused it (a timeout, a
+  /// hang), is the input's result: the last attempt, after none that only
+  /// the machine failed.
+  bool final_attempt() const { return attempts >= max_attempts && machine_failures == 0; }
 };
 
 /// How a worker hands back a job: in the transaction that stores its results.
@@ -97,7 +98,7 @@ void finish_job(Database& db, const JobFinish& finish, const std::string& state,
 /// and `owner`'s machine among the job's failed hosts.
 /// Throws LeaseLost when the job is no longer `owner`'s.
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
-                     double backoff_seconds, bool ambiguous = false);
+                     double backoff_seconds, bool machine_only = false);
 /// What a sweep plans today: failed jobs planned otherwise are left as they
 /// are, since a worker would refuse them on every sweep from now on.
 struct RequeueFilter {

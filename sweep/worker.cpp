@@ -117,10 +117,10 @@ class Executor {
       } catch (const AttemptFailed& e) {
         std::string why = common::trim(e.what());
         if (job.attempts >= job.max_attempts)
-          why += e.ambiguous                    ? " (an earlier attempt failed by the machine alone: nothing is stored)"
-                 : job.ambiguous_failures == 0 ? " (the machine's failure on every attempt: nothing is stored)"
-                                               : " (the machine's failure on the last attempt: nothing is stored)";
-        fail_or_retry(db, job, why, ev, e.ambiguous);
+          why += e.ambiguous                               ? " (an earlier attempt failed by the machine alone: nothing is stored)"
+                 : job.machine_failures == job.attempts - 1 ? " (the machine's failure on every attempt: nothing is stored)"
+                                                            : " (the machine's failure on the last attempt: nothing is stored)";
+        fail_or_retry(db, job, why, ev, !e.ambiguous);
       } catch (const std::exception& e) {
         // A failure of this attempt, not of the worker: tried again later, or failed for good.
         fail_or_retry(db, job, common::trim(e.what()), ev);
@@ -137,15 +137,16 @@ class Executor {
  private:
   /// An attempt that failed: back to the queue after a backoff that doubles
   /// with each attempt, or failed with its reason after the last one.
-  /// `ambiguous`: the job's input may have caused the failure as well as
-  /// the machine (db::Job::final_attempt).
+  /// `machine_only`: nothing but the machine (or the set-up: a missing
+  /// policy file, a suite rebuilt) can have caused it, so that a timeout on
+  /// a later attempt is not the input's result (db::Job::final_attempt).
   void fail_or_retry(db::Database& db, const db::Job& job, const std::string& why, JobEvent& ev,
-                     bool ambiguous = false) {
+                     bool machine_only = true) {
     if (job.attempts < job.max_attempts) {
       double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), 600.0);
       db::retry_job_later(db, job.id, o_.owner,
                           fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, host_of(o_.owner), why),
-                          backoff, ambiguous);
+                          backoff, machine_only);
       ev.state = db::kJobQueued;
       ev.what += fmt::format(": attempt {} of {} failed, retried in {}: {}", job.attempts, job.max_attempts,
                              common::format_seconds(backoff), why);
@@ -261,9 +262,15 @@ class Executor {
     ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
     // A timeout or a failure without a word may pass on another try (on the
     // last, build_checkin made it final); a build that fails is a result.
-    if (b.result.transient)  // says it once
-      return fail_or_retry(db, job, "build " + outcome + ": " + b.result.message, ev,
-                           b.result.outcome == builder::Outcome::Timeout || b.result.unexplained);
+    if (b.result.transient) {  // says it once
+      bool maybe_own = b.result.outcome == builder::Outcome::Timeout || b.result.unexplained;
+      return fail_or_retry(db, job,
+                           "build " + outcome + ": " + b.result.message +
+                               (maybe_own && job.attempts >= job.max_attempts
+                                    ? " (an earlier attempt failed by the machine alone: not recorded as the check-in's)"
+                                    : ""),
+                           ev, !maybe_own);
+    }
     ev.what += ": build " + outcome + (b.result.from_cache ? " (cached)" : "") +
                (b.result.rebuilt_because.empty() ? "" : " (built again: " + b.result.rebuilt_because + ")") +
                (b.result.outcome == builder::Outcome::Ok ? "" : ": " + b.result.message);
