@@ -210,7 +210,10 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
       r.transient = true;
       return r;
     }
-    // Not cached when transient: the unpublished generation keeps the log until the next try.
+    // Not cached when transient: the unpublished generation keeps the log
+    // until the next try. A failed rebuild names no artifact: those its
+    // generation holds go with it, the cache's are another build's.
+    if (keep_prior) r.artifacts.clear();
     if (r.transient || keep_prior) return r;
     r.log = paths.cache_entry / "build.log";
     for (auto& [name, path] : r.artifacts) path = paths.cache_entry / "artifacts" / path.filename();

@@ -118,6 +118,19 @@ bool held(const fs::path& generation) {
   return !free;
 }
 
+constexpr std::chrono::hours kUnfinishedAfter{24};
+
+/// The generation or its log changed within `age`.
+bool touched_within(const fs::path& generation, std::chrono::hours age) {
+  auto now = fs::file_time_type::clock::now();
+  std::error_code ec;
+  for (const auto& p : {generation, generation / "build.log"}) {
+    auto t = fs::last_write_time(p, ec);
+    if (!ec && now - t < age) return true;
+  }
+  return false;
+}
+
 /// Generations under `recipe_dir` whose entry names none: `<sha>.gen-*`
 /// beside no `<sha>` (unpublished builds), with their bytes.
 void count_unfinished(const fs::path& recipe_dir, bool dry_run, PruneOutcome& out) {
@@ -131,9 +144,16 @@ void count_unfinished(const fs::path& recipe_dir, bool dry_run, PruneOutcome& ou
     auto entry = recipe_dir / name.substr(0, at);
     if (current_generation(entry)) continue;  // the entry's, listed with it (or being published)
     if (held(gen)) continue;  // a build in progress
+    // Another machine's build in progress on a shared data directory holds
+    // a lock NFS does not show here: only one untouched for a day is taken
+    // for unfinished (a build that takes longer writes its log meanwhile).
+    if (touched_within(gen, kUnfinishedAfter)) continue;
     auto bytes = bytes_under(gen);
     if (!dry_run) collect_generations(entry);  // which checks the lock again, as it removes
-    if (!dry_run && fs::exists(gen, ec)) continue;
+    if (!dry_run && fs::exists(gen, ec)) {
+      if (!held(gen)) out.failures.push_back("cannot remove the unfinished build " + gen.string());
+      continue;
+    }
     ++out.unfinished;
     out.unfinished_bytes += bytes;
   }

@@ -51,7 +51,9 @@ struct PruneOutcome {
   std::vector<std::string> failures;
   /// Generations no entry names: builds that timed out, failed for the
   /// machine or were killed, kept for their log until the check-in is built
-  /// again. Removed (counted) whatever the limits, unless a build holds one.
+  /// again. Removed (counted) whatever the limits, unless a build holds one
+  /// or it changed within a day (another machine's build on NFS, whose lock
+  /// is not seen here).
   int unfinished = 0;
   std::uintmax_t unfinished_bytes = 0;
 };
