@@ -122,9 +122,10 @@ class SuiteAnalysis {
         if (!asked_for(c.first, c.second) || unknown_between(c.first, c.second).empty() ||
             !bisected_.insert(c).second)
           continue;
-        // A spread change found over fewer modules than its ends share can
-        // leave the ends' own levels equal: no check-in between is nearer
-        // either, and bisecting would spend builds to learn nothing. Left a range.
+        // Ends whose own levels are equal (a spread change whose parts cancel
+        // out there, one step up and a drift back down) have no check-in
+        // between nearer either: bisecting would spend builds to call every
+        // one new. The alert stays a range over them.
         auto ends = compared(c.first, c.second);
         if (reports::verdict_against(ends.after, ends.before) == reports::Verdict::Old) continue;
         bisect(c.first, c.second, midpoint_verdict(c.first, c.second), report);
