@@ -37,8 +37,17 @@ common::Result<TensorSpec> parse_spec(const nlohmann::json& j, const std::string
     return common::Error{"malformed ML channel header: bad field in " + where};
   }
   if (type_size(s.type) == 0) return common::Error{"ML channel header: unsupported tensor type '" + s.type + "' of " + s.name};
-  for (auto d : s.shape)
+  // LLVM's largest tensors (IR2Vec embeddings, eviction's [1,33]) hold
+  // hundreds of elements. A shape far beyond that is a corrupt header: read
+  // as given, its byte count wraps round or asks for terabytes.
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 24;
+  std::int64_t elements = 1;
+  for (auto d : s.shape) {
     if (d <= 0) return common::Error{"ML channel header: bad shape of " + s.name};
+    if (d > kMaxElements || elements * d > kMaxElements)
+      return common::Error{"ML channel header: the shape of " + s.name + " holds more than 2^24 elements"};
+    elements *= d;
+  }
   return s;
 }
 

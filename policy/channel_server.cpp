@@ -48,7 +48,7 @@ class StreamReader {
   StreamReader(int fd, Clock::time_point deadline, const std::function<bool()>& alive)
       : fd_(fd), deadline_(deadline), alive_(alive) {}
 
-  enum class Status { Ok, Eof, TimedOut, PeerDied, Failed };
+  enum class Status { Ok, Eof, TimedOut, PeerDied, Failed, TooLong };
 
   Status line(std::string& out) {
     for (;;) {
@@ -58,9 +58,13 @@ class StreamReader {
         pos_ = nl + 1;
         return Status::Ok;
       }
+      // A header of a few hundred features is some tens of KiB: a line that
+      // never ends is no header, and must not fill memory until the deadline.
+      if (buf_.size() - pos_ > kMaxLine) return Status::TooLong;
       if (auto s = fill(); s != Status::Ok) return s;
     }
   }
+  static constexpr std::size_t kMaxLine = std::size_t{1} << 20;
 
   Status bytes(std::size_t n, std::string& out) {
     while (buf_.size() - pos_ < n)
@@ -127,6 +131,7 @@ const char* describe(StreamReader::Status s) {
     case StreamReader::Status::TimedOut: return "timed out waiting for the compiler";
     case StreamReader::Status::PeerDied: return "the compiler died mid-stream";
     case StreamReader::Status::Failed: return "reading the ML channel failed";
+    case StreamReader::Status::TooLong: return "the compiler sent a header line of more than 1 MiB: no ML channel header";
     default: return "the compiler closed the ML channel mid-observation";
   }
 }
@@ -222,12 +227,14 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
   auto s = reader.line(line);
   if (s != StreamReader::Status::Ok) {
     if (s != StreamReader::Status::PeerDied && s != StreamReader::Status::Eof) error = describe(s);
+    stats.malformed = s == StreamReader::Status::TooLong;
     return stats;
   }
   stats.connected = true;
   auto header = parse_header(line);
   if (!header) {
     error = header.error().message;
+    stats.malformed = true;
     return stats;
   }
   stats.header = *header;
@@ -248,11 +255,13 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
     if (s == StreamReader::Status::Eof || s == StreamReader::Status::PeerDied) return stats;  // compilation over
     if (s != StreamReader::Status::Ok) {
       error = describe(s);
+      stats.malformed = s == StreamReader::Status::TooLong;
       return stats;
     }
     auto event = parse_event(line);
     if (!event) {
       error = event.error().message;
+      stats.malformed = true;
       return stats;
     }
     if (event->kind == StreamEvent::Context) {
@@ -266,6 +275,7 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
     if (bytes.back() != '\n') {
       error = "malformed ML channel stream: observation " + std::to_string(event->index) +
               " does not end where the header's tensor sizes say";
+      stats.malformed = true;
       return stats;
     }
     auto features = decode_observation(*header, std::string_view(bytes).substr(0, obs_bytes));
@@ -362,7 +372,7 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
     out.process = child->wait();
   }
   if (out.process.timed_out) out.failure = CompileFailure::TimedOut;
-  else if (out.session.refused) out.failure = CompileFailure::Refused;
+  else if (out.session.refused || out.session.malformed) out.failure = CompileFailure::Refused;
   else if (!out.error.empty()) out.failure = CompileFailure::Channel;
   else if (!out.process.ok())
     out.failure = common::machine_failure_line(out.process.output) ? CompileFailure::Machine

@@ -27,8 +27,8 @@ enum class CompileFailure {
   CompilerFailed,  ///< the compiler exited non-zero or died of a signal
   NotStarted,      ///< fork, a pipe or exec failed: the machine's doing (a binary removed, no memory)
   TimedOut,
-  Refused,  ///< the runner refused the compiler's header (e.g. another feature set)
-  Channel,  ///< the ML channel broke: FIFOs, a malformed stream, the runner threw
+  Refused,  ///< the runner refused the compiler's header (another feature set), or driftwatch cannot read it
+  Channel,  ///< the ML channel broke: FIFOs, a stream cut short, the runner threw
   /// The compiler failed for the machine's reason, as its output says (a
   /// full disk, no memory: common::machine_failure_line), not the code's.
   Machine,
@@ -43,6 +43,10 @@ struct SessionStats {
   bool opened = false;         ///< a compiler opened the channel (BASE.in)
   bool connected = false;      ///< the compiler opened both FIFOs and sent its header
   bool refused = false;        ///< the runner's begin() refused the header
+  /// The compiler's header or stream is not one driftwatch reads (a tensor
+  /// type or shape it does not know, a line of no JSON): so on every compile
+  /// with this build, the compiler's protocol, never the machine's failure.
+  bool malformed = false;
   std::size_t decisions = 0;
   double advise_seconds = 0;   ///< time spent inside the runner
   std::optional<ChannelHeader> header;

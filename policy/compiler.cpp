@@ -18,27 +18,29 @@ std::string unique_channel_name() {
 }
 
 // A static callee with one call site and four blocks: every -Oz default
-// heuristic inlines it, and its true callee_basic_block_count is 4, so the
-// slot holding the default decision cannot be mistaken.
+// heuristic inlines it, and its true callee_basic_block_count stays above 1
+// (its branches call different external functions, which no simplification
+// folds into a select), so the slot holding the default decision cannot be
+// mistaken. No target triple: the compiler's own, whatever it was built for.
 const char* kProbeModule = R"(
-target triple = "x86_64-unknown-linux-gnu"
-define internal i32 @leaf(i32 %x) {
+declare void @on_big(i32)
+declare void @on_small()
+define internal void @leaf(i32 %x) {
 entry:
   %c = icmp sgt i32 %x, 10
   br i1 %c, label %big, label %small
 big:
-  %a = mul i32 %x, 3
+  call void @on_big(i32 %x)
   br label %done
 small:
-  %b = add i32 %x, 7
+  call void @on_small()
   br label %done
 done:
-  %r = phi i32 [ %a, %big ], [ %b, %small ]
-  ret i32 %r
+  ret void
 }
-define i32 @probe(i32 %x) {
-  %r = call i32 @leaf(i32 %x)
-  ret i32 %r
+define void @probe(i32 %x) {
+  call void @leaf(i32 %x)
+  ret void
 }
 )";
 
@@ -165,6 +167,28 @@ bool write_probe(const fs::path& work_dir, const fs::path& ll) {
 
 }  // namespace
 
+common::Result<DefaultDecisionSlot> slot_from_log(const DecisionLog& log) {
+  int fixed = -1, buggy = -1;
+  for (size_t i = 0; i < log.feature_names.size(); ++i) {
+    if (log.feature_names[i] == "inlining_default") fixed = static_cast<int>(i);
+    if (log.feature_names[i] == "callee_basic_block_count") buggy = static_cast<int>(i);
+  }
+  if (fixed < 0 || log.features.empty())
+    return common::Error{"the compiler's ML inliner sent no default decision for the probe module"};
+  bool fixed_says_inline = false, buggy_is_binary = true, buggy_says_inline = false;
+  for (const auto& row : log.features) {
+    fixed_says_inline = fixed_says_inline || row[fixed] == 1;
+    if (buggy < 0) continue;
+    buggy_is_binary = buggy_is_binary && (row[buggy] == 0 || row[buggy] == 1);
+    buggy_says_inline = buggy_says_inline || row[buggy] == 1;
+  }
+  if (fixed_says_inline) return DefaultDecisionSlot::InliningDefault;
+  // LLVM 19's slot holds the decision "inline" the probe's callee is sure
+  // of, where its real block count is above 1.
+  if (buggy >= 0 && buggy_is_binary && buggy_says_inline) return DefaultDecisionSlot::CalleeBasicBlockCount;
+  return common::Error{"cannot tell where the compiler puts its default inlining decision"};
+}
+
 common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc, const fs::path& work_dir) {
   auto ll = work_dir / "default-slot-probe.ll";
   if (!write_probe(work_dir, ll))
@@ -184,21 +208,7 @@ common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation
                         killed_by_sigkill(r.error);
     return common::Error{"cannot probe the compiler's ML channel: " + r.error, machine_failure(r), machine_only};
   }
-  int fixed = -1, buggy = -1;
-  for (size_t i = 0; i < log.feature_names.size(); ++i) {
-    if (log.feature_names[i] == "inlining_default") fixed = static_cast<int>(i);
-    if (log.feature_names[i] == "callee_basic_block_count") buggy = static_cast<int>(i);
-  }
-  if (fixed < 0 || log.features.empty())
-    return common::Error{"the compiler's ML inliner sent no default decision for the probe module"};
-  bool fixed_says_inline = false, buggy_is_binary = true;
-  for (const auto& row : log.features) {
-    fixed_says_inline = fixed_says_inline || row[fixed] == 1;
-    if (buggy >= 0) buggy_is_binary = buggy_is_binary && (row[buggy] == 0 || row[buggy] == 1);
-  }
-  if (fixed_says_inline) return DefaultDecisionSlot::InliningDefault;
-  if (buggy >= 0 && buggy_is_binary) return DefaultDecisionSlot::CalleeBasicBlockCount;
-  return common::Error{"cannot tell where the compiler puts its default inlining decision"};
+  return slot_from_log(log);
 }
 
 CompileOutcome compile_probe_by_default(const CompilerInvocation& cc, const fs::path& work_dir) {

@@ -21,14 +21,21 @@ class PolicyRunner : public Runner {
     binding_ = bind_features(meta.features, header, unusable);
     if (report_) *report_ = binding_.report;
     if (!binding_.report.usable()) {
-      auto lost = binding_.report.missing.size() + binding_.report.corrupted.size();
-      std::string names;
-      for (std::size_t i = 0; i < binding_.report.missing.size() && i < 8; ++i)
-        names += (i ? ", " : "") + binding_.report.missing[i];
+      const auto& r = binding_.report;
+      auto lost = r.missing.size() + r.corrupted.size();
+      // Named, at most eight of each: those it does not send, and those it
+      // sends in a form the policy cannot use (another shape, a vector).
+      auto list = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (std::size_t i = 0; i < v.size() && i < 8; ++i) out += (i ? ", " : "") + v[i];
+        return out + (v.size() > 8 ? ", …" : "");
+      };
+      std::string which;
+      if (!r.missing.empty()) which += "missing: " + list(r.missing);
+      if (!r.corrupted.empty()) which += (which.empty() ? "" : "; ") + std::string("unusable: ") + list(r.corrupted);
       return common::Error{"policy " + meta.name + " was trained on another feature set: the compiler sends " +
                            std::to_string(meta.features.size() - lost) + " of its " +
-                           std::to_string(meta.features.size()) + " features (missing: " + names +
-                           (binding_.report.missing.size() > 8 ? ", …" : "") + ")"};
+                           std::to_string(meta.features.size()) + " features (" + which + ")"};
     }
     // A gate tests raw values against thresholds: it has no training mean to
     // fill a feature it tests with, and 0 would pass or fail that test at

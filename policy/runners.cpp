@@ -53,14 +53,22 @@ class LoggingRunner : public Runner {
   LoggingRunner(std::unique_ptr<Runner> inner, DecisionLog& log) : inner_(std::move(inner)), log_(log) {}
   common::Status begin(const ChannelHeader& h) override {
     log_.feature_names.clear();
-    for (const auto& f : h.features) log_.feature_names.push_back(f.name);
+    scalars_.clear();
+    // Scalars only: a policy binds one number per feature, so a vector (an
+    // IR2Vec embedding of newer LLVMs) would be learned from its first
+    // element, then never served (feature_binding refuses vectors).
+    for (std::size_t i = 0; i < h.features.size(); ++i)
+      if (h.features[i].element_count() == 1) {
+        log_.feature_names.push_back(h.features[i].name);
+        scalars_.push_back(i);
+      }
     return inner_->begin(h);
   }
   double advise(const Observation& o) override {
     double d = inner_->advise(o);
     std::vector<double> row;
-    row.reserve(o.features.size());
-    for (const auto& f : o.features) row.push_back(f.empty() ? 0.0 : f[0]);
+    row.reserve(scalars_.size());
+    for (auto i : scalars_) row.push_back(i < o.features.size() && !o.features[i].empty() ? o.features[i][0] : 0.0);
     log_.features.push_back(std::move(row));
     log_.decisions.push_back(d);
     return d;
@@ -70,6 +78,7 @@ class LoggingRunner : public Runner {
  private:
   std::unique_ptr<Runner> inner_;
   DecisionLog& log_;
+  std::vector<std::size_t> scalars_;  ///< the header's features of one element, in order
 };
 
 class DepartureCounter : public Runner {

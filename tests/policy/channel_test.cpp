@@ -173,6 +173,9 @@ TEST_CASE("a garbage stream is a clear error and the compiler is stopped") {
   auto r = compile_with_channel(spec, base, *runner, std::chrono::seconds(20));
   CHECK(r.error.find("malformed ML channel header") == 0);
   CHECK(r.process.signal != 0);  // stopped by us, not waited for 60 s
+  // So on every compile with this compiler: its protocol, not the machine's
+  // failure to try again on every attempt.
+  CHECK(r.failure == CompileFailure::Refused);
 }
 
 TEST_CASE("a channel path that cannot be created is refused naming it") {

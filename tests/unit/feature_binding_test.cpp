@@ -4,6 +4,8 @@
 
 #include "policy/channel_protocol.h"
 #include "policy/feature_binding.h"
+#include "policy/compiler.h"
+#include "policy/runner.h"
 
 using namespace policy;
 
@@ -71,6 +73,14 @@ TEST_CASE("the channel header and events parse and garbage is named") {
   CHECK(parse_header(R"({"features":[{"name":"a","type":"complex","shape":[1]}],"advice":{"name":"d","type":"int64_t","shape":[1]}})")
             .error()
             .message.find("unsupported tensor type 'complex'") != std::string::npos);
+  // A shape whose byte count would wrap round, or ask for terabytes.
+  for (const char* shape : {"[4294967296,4294967296]", "[16777217]", "[4096,4097]"})
+    CHECK(parse_header(std::string(R"({"features":[{"name":"a","type":"float","shape":)") + shape +
+                       R"(}],"advice":{"name":"d","type":"int64_t","shape":[1]}})")
+              .error()
+              .message.find("holds more than 2^24 elements") != std::string::npos);
+  CHECK(parse_header(R"({"features":[{"name":"e","type":"float","shape":[1,300]}],"advice":{"name":"d","type":"int64_t","shape":[1]}})")
+            .ok());  // an IR2Vec embedding
 }
 
 TEST_CASE("observations decode from little-endian bytes and advice encodes to the tensor type") {
@@ -116,4 +126,41 @@ TEST_CASE("merged reports: a feature missing, corrupted or ignored in any compil
   CHECK(m2.missing == std::vector<std::string>{"c"});
   CHECK(m2.corrupted.empty());
   CHECK(m2.bound == 2);
+}
+
+TEST_CASE("a training log keeps the scalar features only: a vector one could not be served") {
+  auto h = parse_header(
+               R"({"features":[{"name":"cost_estimate","type":"int64_t","shape":[1]},)"
+               R"({"name":"callee_embedding","type":"float","shape":[300]},)"
+               R"({"name":"callee_users","type":"int64_t","shape":[1]}],)"
+               R"("advice":{"name":"inlining_decision","type":"int64_t","shape":[1]}})")
+               .take();
+  DecisionLog log;
+  auto logger = make_logging_runner(make_constant_runner(1), log);
+  REQUIRE(logger->begin(h).ok());
+  std::vector<std::vector<double>> features = {{25}, std::vector<double>(300, 0.5), {2}};
+  std::string context = "m";
+  CHECK(logger->advise({h, features, 0, context}) == 1);
+  CHECK(log.feature_names == std::vector<std::string>{"cost_estimate", "callee_users"});
+  REQUIRE(log.features.size() == 1);
+  CHECK(log.features[0] == std::vector<double>{25, 2});
+  // Bound as a policy trained on it binds: nothing unusable.
+  CHECK(bind_features(log.feature_names, h).report.corrupted.empty());
+}
+
+TEST_CASE("where the compiler puts its default decision is read from the probe's log, never guessed") {
+  DecisionLog log;
+  log.feature_names = {"callee_basic_block_count", "cost_estimate", "inlining_default"};
+  auto slot = [&](double bb, double fixed) {
+    log.features = {{bb, 5, fixed}};
+    return slot_from_log(log);
+  };
+  CHECK(slot(4, 1).take() == DefaultDecisionSlot::InliningDefault);  // fixed upstream
+  CHECK(slot(1, 0).take() == DefaultDecisionSlot::CalleeBasicBlockCount);  // LLVM 19's bug
+  // The probe's callee has more than one block: a compiler that writes the
+  // decision nowhere shows that count, or nothing that says "inline".
+  CHECK_FALSE(slot(4, 0).ok());
+  CHECK_FALSE(slot(0, 0).ok());
+  log.feature_names = {"cost_estimate"};
+  CHECK_FALSE(slot(1, 1).ok());
 }
