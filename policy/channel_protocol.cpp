@@ -109,6 +109,11 @@ common::Result<ChannelHeader> parse_header(std::string_view line) {
   }
   auto advice = parse_spec(j["advice"], "advice");
   if (!advice) return advice.error();
+  // Every runner answers one decision an observation; an advice tensor of
+  // more would be filled with it element by element, meaning something else.
+  if (advice->element_count() != 1)
+    return common::Error{"ML channel header: advice '" + advice->name + "' of " +
+                         std::to_string(advice->element_count()) + " elements: driftwatch answers one decision"};
   h.advice = *advice;
   return h;
 }

@@ -81,6 +81,9 @@ TEST_CASE("the channel header and events parse and garbage is named") {
               .message.find("holds more than 2^24 elements") != std::string::npos);
   CHECK(parse_header(R"({"features":[{"name":"e","type":"float","shape":[1,300]}],"advice":{"name":"d","type":"int64_t","shape":[1]}})")
             .ok());  // an IR2Vec embedding
+  CHECK(parse_header(R"({"features":[],"advice":{"name":"d","type":"int64_t","shape":[2]}})")
+            .error()
+            .message.find("advice 'd' of 2 elements") != std::string::npos);
 }
 
 TEST_CASE("observations decode from little-endian bytes and advice encodes to the tensor type") {
