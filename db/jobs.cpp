@@ -109,8 +109,10 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       // run again with yesterday's would fail as it did.
                       "  payload = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
                       "    THEN jobs.payload ELSE EXCLUDED.payload END, "
-                      "  max_attempts = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
-                      "    THEN jobs.max_attempts ELSE EXCLUDED.max_attempts END, "
+                      // Never below the attempts a queued or running job has made.
+                      "  max_attempts = CASE WHEN " RETRY_CONDITION " THEN EXCLUDED.max_attempts "
+                      "    WHEN jobs.state IN ('done', 'skipped') THEN jobs.max_attempts "
+                      "    ELSE GREATEST(EXCLUDED.max_attempts, jobs.attempts) END, "
                       // A job this sweep runs (again) is this sweep's: `jobs cancel --sweep` reaches it.
                       "  sweep_id = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
                       "    THEN jobs.sweep_id ELSE COALESCE(EXCLUDED.sweep_id, jobs.sweep_id) END "

@@ -192,6 +192,22 @@ TEST_CASE("a sweep takes back failed toolchain jobs only of toolchains its proje
   CHECK(db::job_state(d, ids[1])->state == "failed");
 }
 
+TEST_CASE("a job planned again with fewer attempts keeps those it has made") {
+  auto d = testing::fresh_database();
+  auto sweep = db::begin_sweep(d, "p");
+  auto ids = db::enqueue_jobs(d, "p", sweep, {{"build", "b", "{}", 0, -1, 3}});
+  for (int i = 0; i < 2; ++i) {
+    auto job = db::claim_job(d, "p", "w:1:0", {}, 3600);
+    REQUIRE(job);
+    db::retry_job_later(d, job->id, "w:1:0", "a full disk", 0, true);
+  }
+  REQUIRE(db::enqueue_jobs(d, "p", sweep, {{"build", "b", "{}", 0, -1, 1}}) == ids);
+  auto rows = db::list_jobs(d, {"p", {}, std::nullopt, 10});
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].attempts == 2);
+  CHECK(rows[0].max_attempts == 2);  // not 1: its next claim would read as a worker that died each time
+}
+
 TEST_CASE("a job planned again takes the new plan's payload unless it is done") {
   auto d = testing::fresh_database();
   auto sweep = db::begin_sweep(d, "p");
