@@ -200,6 +200,12 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   }
   auto report = sweep::analyse_drift(drift, database);
   print_drift(report);
+  // Asked for one range and given no work: said, so that a change whose
+  // samples lie across A or B is not taken for no change at all.
+  if (!a.good.empty() && report.bisect_evaluations == 0 && report.bisect_unevaluated == 0)
+    fmt::print("nothing left to bisect between {} and {}: each change inside is pinned or has no check-in left to "
+               "measure (a change whose samples lie across either end needs ends that span them)\n",
+               a.good, a.bad);
   // A job that failed (an end, or a check-in bisection measured) leaves the
   // answer short: said, and the exit status says it too. Those no worker of
   // this command reported (given up when claimed, run by an outside worker,

@@ -690,6 +690,12 @@ TEST_CASE("bisect --good --bad pins the change between them only, and leaves the
   CHECK(p.psql("SELECT count(*) FROM jobs j JOIN commits c ON c.sha = j.payload->>'sha' WHERE j.id > " + last_job +
                " AND (c.committed_at < (SELECT committed_at FROM commits WHERE sha = '" + ends[1] +
                "') OR c.committed_at > (SELECT committed_at FROM commits WHERE sha = '" + ends[2] + "'))") == "0");
+  // Asked again, there is nothing left to do there: said, not silence.
+  auto again = p.run({"bisect", "--config", p.config, "--good", ends[1], "--bad", ends[2]});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(again.output.find("nothing left to bisect between " + ends[1] + " and " + ends[2]) != std::string::npos);
+  CHECK(b.output.find("nothing left to bisect") == std::string::npos);
 }
 
 TEST_CASE("bisect refuses ends it would measure and then leave out: off the tracked line, or in the wrong order") {
