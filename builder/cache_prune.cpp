@@ -1,9 +1,5 @@
 #include "builder/cache_prune.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -109,15 +105,6 @@ std::vector<CacheEntry> list_cache(const fs::path& data_dir) {
 
 namespace {
 
-/// A build (or a reader) holds the generation's lock.
-bool held(const fs::path& generation) {
-  int fd = open(generation.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool free = flock(fd, LOCK_EX | LOCK_NB) == 0;
-  close(fd);  // releases the lock taken to look
-  return !free;
-}
-
 constexpr std::chrono::hours kUnfinishedAfter{24};
 
 /// The generation or its log changed within `age`.
@@ -143,7 +130,7 @@ void count_unfinished(const fs::path& recipe_dir, bool dry_run, PruneOutcome& ou
     if (at == std::string::npos || !fs::is_directory(fs::symlink_status(gen, ec))) continue;
     auto entry = recipe_dir / name.substr(0, at);
     if (current_generation(entry)) continue;  // the entry's, listed with it (or being published)
-    if (held(gen)) continue;  // a build in progress
+    if (generation_in_use(gen)) continue;  // a build in progress
     // Another machine's build in progress on a shared data directory holds
     // a lock NFS does not show here: only one untouched for a day is taken
     // for unfinished (a build that takes longer writes its log meanwhile).
@@ -151,7 +138,7 @@ void count_unfinished(const fs::path& recipe_dir, bool dry_run, PruneOutcome& ou
     auto bytes = bytes_under(gen);
     if (!dry_run) collect_generations(entry);  // which checks the lock again, as it removes
     if (!dry_run && fs::exists(gen, ec)) {
-      if (!held(gen)) out.failures.push_back("cannot remove the unfinished build " + gen.string());
+      if (!generation_in_use(gen)) out.failures.push_back("cannot remove the unfinished build " + gen.string());
       continue;
     }
     ++out.unfinished;

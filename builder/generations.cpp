@@ -121,6 +121,14 @@ void collect_generations(const fs::path& entry) {
   }
 }
 
+bool generation_in_use(const fs::path& generation) {
+  int fd = open_dir(generation);
+  if (fd < 0) return false;
+  bool free = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  close(fd);  // releases the lock taken to look
+  return !free;
+}
+
 common::Result<bool> remove_entry(const fs::path& entry) {
   auto gen = current_generation(entry);
   if (!gen) return false;  // removed or replaced since it was listed

@@ -47,6 +47,10 @@ common::Result<std::shared_ptr<CachePin>> new_generation(const std::filesystem::
 /// generations nobody holds.
 common::Status publish_generation(const std::filesystem::path& entry, const std::filesystem::path& generation);
 
+/// A reader or a build holds `generation`'s lock now (on this machine: NFS
+/// does not show another's).
+bool generation_in_use(const std::filesystem::path& generation);
+
 /// Removes `entry`'s generations that are neither current nor locked.
 void collect_generations(const std::filesystem::path& entry);
 

@@ -64,15 +64,16 @@ CompileOutcome compile_with_runner(const CompilerInvocation& cc, const std::file
                                    const std::filesystem::path& output, Runner& runner,
                                    const std::filesystem::path& channel_dir, bool include_default = false);
 
+/// detect_default_slot's reading of the probe's log, pure: the fixed slot
+/// when it says "inline", LLVM 19's (callee_basic_block_count) when only it
+/// does and holds nothing but 0 and 1; else an error.
+common::Result<DefaultDecisionSlot> slot_from_log(const DecisionLog& log);
+
 /// Finds where this compiler build puts the default decision under
 /// -inliner-interactive-include-default (LLVM 19's bug or the fixed slot), by
 /// compiling a probe module whose default decision is known to be "inline".
 /// A probe killed, not started or failed for the disk is the machine's
 /// (common::Error::machine_only); a hang or a broken channel may be the compiler's.
-/// detect_default_slot's reading of the probe's log, pure: the fixed slot
-/// when it says "inline", LLVM 19's (callee_basic_block_count) when only it
-/// does and holds nothing but 0 and 1; else an error.
-common::Result<DefaultDecisionSlot> slot_from_log(const DecisionLog& log);
 common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc,
                                                         const std::filesystem::path& work_dir);
 
