@@ -1,6 +1,7 @@
 // driftwatch train | policy serve | policy info | policy list|show|promote|rollback
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -150,6 +151,15 @@ void run_train(Context& ctx, const TrainArgs& a) {
 
 std::atomic<bool> g_interrupted{false};
 
+// A compiler left without an answer waits on the channel for ever, and the
+// next session would take it for a new compile: stop it, and say so.
+std::string stop_stranded_compiler(const policy::ChannelFifos& fifos) {
+  auto stopped = fifos.stop_peers();
+  if (stopped.empty()) return "";
+  return fmt::format(" (stopped the compiler, pid {}, which would wait on the channel for ever)",
+                     fmt::join(stopped, ", "));
+}
+
 void run_serve(const std::string& policy_file, const std::string& channel, int timeout_s, bool once,
                const std::string& default_slot) {
   auto model = policy::PolicyModel::load(policy_file).take();
@@ -183,6 +193,7 @@ void run_serve(const std::string& policy_file, const std::string& channel, int t
         once ? std::nullopt : std::optional<std::chrono::steady_clock::duration>(std::chrono::seconds(timeout_s)));
     // A compilation served before the signal is still reported.
     if (g_interrupted && !stats.connected) break;
+    if (stats.opened && !error.empty()) error += stop_stranded_compiler(fifos);
     if (once) {
       if (!error.empty()) throw common::Fatal(error);
       if (!stats.connected) throw common::Fatal("no compiler connected within " + std::to_string(timeout_s) + " s");

@@ -288,4 +288,26 @@ bool process_gone_here(const std::string& host, long pid) {
   return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
+std::vector<long> processes_holding(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::vector<long> holders;
+  std::error_code ec;
+  auto target = fs::absolute(path, ec).lexically_normal();
+  for (fs::directory_iterator proc("/proc", ec), end; !ec && proc != end; proc.increment(ec)) {
+    const auto name = proc->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    long pid = std::stol(name);
+    if (pid == getpid()) continue;
+    std::error_code fd_ec;  // a process that exits while it is read, or one we may not read, is skipped
+    for (fs::directory_iterator fd(proc->path() / "fd", fd_ec), fd_end; !fd_ec && fd != fd_end; fd.increment(fd_ec)) {
+      std::error_code link_ec;
+      if (fs::read_symlink(fd->path(), link_ec) == target && !link_ec) {
+        holders.push_back(pid);
+        break;
+      }
+    }
+  }
+  return holders;
+}
+
 }  // namespace common

@@ -88,4 +88,9 @@ std::string host_name();
 /// one that runs (perhaps under another user), is not known to be gone.
 bool process_gone_here(const std::string& host, long pid);
 
+/// This machine's processes (not this one) with `path` open, read from
+/// /proc/PID/fd: the peers of a FIFO, which the FIFO itself cannot name.
+/// Processes of other users, or of another PID namespace, are not seen.
+std::vector<long> processes_holding(const std::filesystem::path& path);
+
 }  // namespace common

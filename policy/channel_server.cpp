@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <thread>
 
+#include "common/process.h"
 #include "common/text.h"
 
 namespace policy {
@@ -188,6 +190,20 @@ ChannelFifos::~ChannelFifos() {
   if (base_.empty()) return;
   unlink((base_.string() + ".in").c_str());
   unlink((base_.string() + ".out").c_str());
+}
+
+std::vector<long> ChannelFifos::stop_peers() const {
+  auto peers = common::processes_holding(base_.string() + ".in");
+  for (long pid : common::processes_holding(base_.string() + ".out"))
+    if (std::find(peers.begin(), peers.end(), pid) == peers.end()) peers.push_back(pid);
+  for (long pid : peers) kill(static_cast<pid_t>(pid), SIGTERM);
+  auto until = Clock::now() + std::chrono::seconds(5);
+  auto running = [&] {
+    return std::any_of(peers.begin(), peers.end(), [](long pid) { return kill(static_cast<pid_t>(pid), 0) == 0; });
+  };
+  while (running() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (long pid : peers) kill(static_cast<pid_t>(pid), SIGKILL);
+  return peers;
 }
 
 SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::time_point deadline,

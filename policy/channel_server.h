@@ -73,6 +73,12 @@ class ChannelFifos {
   ChannelFifos(ChannelFifos&& o) noexcept : base_(std::move(o.base_)) { o.base_.clear(); }
   ~ChannelFifos();
   const std::filesystem::path& base() const { return base_; }
+  /// Stops the processes that hold BASE.in or BASE.out: a compiler this
+  /// server will not answer (refused, timed out, spoke nonsense) would
+  /// otherwise wait on the channel for ever (LLVM 19 reads the advice in a
+  /// loop that spins on end of file). SIGTERM, then SIGKILL after 5 s.
+  /// Returns their pids.
+  std::vector<long> stop_peers() const;
 
  private:
   explicit ChannelFifos(std::filesystem::path base) : base_(std::move(base)) {}

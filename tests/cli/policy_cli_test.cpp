@@ -175,6 +175,36 @@ TEST_CASE("policy serve answers a compile started by someone else and cleans up"
   CHECK(served.output.find("driftwatch: a compilation failed, serving on: ") != std::string::npos);
   CHECK(served.output.find("served a compilation:") != std::string::npos);
 
+  // A compile the policy refuses, which then waits for an answer as LLVM 19
+  // does (its read loop spins at end of file), is stopped rather than left
+  // spinning until its build's timeout, and the server serves on. The
+  // shipped gate needs the compiler's default decision, not sent here.
+  serve.argv = {DRIFTWATCH_BIN, "policy", "serve", "--policy",
+                std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy",
+                "--channel", channel};
+  auto refusing = common::Child::start(serve).take();
+  while (!std::filesystem::exists(channel + ".out")) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  common::ProcessSpec waiting;
+  waiting.argv = {"/bin/sh", "-c",
+                  "exec 4<\"$0.in\" 3>\"$0.out\"; "
+                  "echo '{\"features\":[{\"name\":\"cost_estimate\",\"port\":0,\"shape\":[1],\"type\":\"int64_t\"}],"
+                  "\"advice\":{\"name\":\"inlining_decision\",\"port\":0,\"shape\":[1],\"type\":\"int64_t\"}}' >&3; "
+                  "while :; do read -r answer <&4; done",
+                  channel};
+  waiting.timeout = std::chrono::seconds(30);
+  auto refused = common::run_process(waiting).take();
+  CHECK_FALSE(refused.timed_out);
+  CHECK(refused.signal == SIGTERM);
+  kill(refusing.pid(), SIGTERM);
+  auto refusal = refusing.wait();
+  INFO(refusal.output);
+  CHECK(refusal.exit_code == 0);
+  CHECK(refusal.output.find("driftwatch: a compilation failed, serving on: policy sample-compiler-v1.0 ") !=
+        std::string::npos);
+  CHECK(refusal.output.find("(stopped the compiler, pid ") != std::string::npos);
+  // It did not take the stopped compiler's leftovers for another compile.
+  CHECK(refusal.output.find("malformed ML channel") == std::string::npos);
+
   auto bad = run_driftwatch({"policy", "serve", "--policy", policy, "--channel", (f.dir / "no/such/dir/ch").string()});
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("cannot create ML channel FIFO") != std::string::npos);
