@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/hash.h"
+#include "common/read_file.h"
 #include "common/text.h"
 
 namespace builder {
@@ -270,15 +271,15 @@ common::Result<Recipe> load_recipe(const std::string& file_or_name) {
     for (const auto& [path, text] : embedded::recipe_files())
       if (path == file_or_name + ".toml") return parse_recipe(std::string(text), std::string(path) + " (built in)");
   }
-  std::ifstream in(file_or_name);
-  if (!in) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file_or_name, ec)) {
     std::string names;
     for (const auto& n : shipped_recipes()) names += (names.empty() ? "" : ", ") + n;
     return Error{"cannot read recipe " + file_or_name + " (not a file, nor a shipped recipe: " + names + ")"};
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_recipe(ss.str(), file_or_name);
+  auto text = common::read_file(file_or_name);
+  if (!text) return Error{"cannot read recipe: " + text.error().message};
+  return parse_recipe(*text, file_or_name);
 }
 
 common::Result<RenderedRecipe> render(const Recipe& r, const Placeholders& p) {

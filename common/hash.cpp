@@ -4,8 +4,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
+
+#include "common/read_file.h"
 
 namespace common {
 namespace {
@@ -37,11 +38,9 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 Result<std::string> sha256_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read " + path.string() + ": " + strerror(errno)};
   Sha256 h;
-  char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) h.update(buf, in.gcount());
+  if (auto s = read_file_chunks(path, [&](const char* data, std::size_t n) { h.update(data, n); }); !s)
+    return s.error();
   return h.hex();
 }
 

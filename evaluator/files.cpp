@@ -12,19 +12,14 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/read_file.h"
 
 namespace evaluator {
 
 using common::Error;
 namespace fs = std::filesystem;
 
-common::Result<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read " + path.string() + ": " + std::strerror(errno)};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+common::Result<std::string> read_file(const fs::path& path) { return common::read_file(path); }
 
 common::Status write_file(const fs::path& path, std::string_view bytes) {
   std::error_code ec;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/read_file.h"
 #include "common/text.h"
 #include "tracker/sampling.h"
 
@@ -306,14 +307,11 @@ common::Result<ProjectFile> load_project_file(const fs::path& path) {
     return Error{path.string() + " is a directory, not a project file" +
                  (fs::exists(path / "driftwatch.toml", ec) ? " (give " + (path / "driftwatch.toml").string() + ")"
                                                            : "")};
-  std::ifstream in(path);
-  if (!in)
-    return Error{"cannot read the project file " + path.string() +
-                 (fs::exists(path) ? "" : " (no such file; `driftwatch init` writes one)")};
-  std::stringstream text;
-  text << in.rdbuf();
+  auto text = common::read_file(path);
+  if (!text && fs::exists(path, ec)) return Error{"the project file: " + text.error().message};
+  if (!text) return Error{"cannot read the project file " + path.string() + " (no such file; `driftwatch init` writes one)"};
   auto abs = fs::absolute(path);
-  auto p = parse_project_file(text.str(), path.string(), abs.parent_path());
+  auto p = parse_project_file(*text, path.string(), abs.parent_path());
   if (p) p->path = abs;
   return p;
 }
