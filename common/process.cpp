@@ -132,17 +132,30 @@ Result<Child> Child::start(const ProcessSpec& spec) {
     out_fd = p[1];
   }
   int err_pipe[2], go_pipe[2];
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    Error e{std::string("pipe: ") + strerror(errno)};
+    for (int fd : {read_fd, out_fd})
+      if (fd >= 0) close(fd);
+    return e;
+  }
   if (pipe2(go_pipe, O_CLOEXEC) != 0) {
+    Error e{std::string("pipe: ") + strerror(errno)};
     for (int fd : {err_pipe[0], err_pipe[1], read_fd, out_fd})
       if (fd >= 0) close(fd);
-    return Error{std::string("pipe: ") + strerror(errno)};
+    return e;
   }
   auto env = merged_environment(spec);
 
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) return Error{std::string("fork: ") + strerror(errno)};
+  if (pid < 0) {
+    // A fork refused under memory pressure is retried: each try must give
+    // its descriptors back, or a long-running worker runs out of them.
+    Error e{std::string("fork: ") + strerror(errno)};
+    for (int fd : {err_pipe[0], err_pipe[1], go_pipe[0], go_pipe[1], read_fd, out_fd})
+      if (fd >= 0) close(fd);
+    return e;
+  }
   if (pid == 0) child_exec(spec, out_fd, err_pipe[1], go_pipe[0], env, parent);
 
   setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
@@ -183,6 +196,7 @@ Child& Child::operator=(Child&& o) noexcept {
   started_ = o.started_;
   timeout_ = o.timeout_;
   output_ = std::move(o.output_);
+  output_left_out_ = o.output_left_out_;
   done_ = std::move(o.done_);
   return *this;
 }
@@ -191,6 +205,20 @@ Child::~Child() {
   if (pid_ > 0 && !done_) kill_group();
   if (out_fd_ >= 0) close(out_fd_);
   if (pid_fd_ >= 0) close(pid_fd_);
+}
+
+// A compiler that prints without end (an assertion in a loop, -debug on its
+// command line) must not take the sweep's memory with it: the first and the
+// last lines tell what happened (the command and its progress; the error,
+// the stack dump), so the middle is left out beyond these sizes.
+constexpr std::size_t kOutputHead = 1 << 20, kOutputTail = 4 << 20;
+
+void Child::keep_output(std::string_view bytes) {
+  output_.append(bytes);
+  if (output_.size() <= kOutputHead + 2 * kOutputTail) return;
+  std::size_t drop = output_.size() - kOutputHead - kOutputTail;
+  output_.erase(kOutputHead, drop);
+  output_left_out_ += drop;
 }
 
 void Child::drain_output(int timeout_ms) {
@@ -207,7 +235,7 @@ void Child::drain_output(int timeout_ms) {
   for (;;) {
     ssize_t n = read(out_fd_, buf, sizeof buf);
     if (n > 0) {
-      output_.append(buf, n);
+      keep_output(std::string_view(buf, static_cast<std::size_t>(n)));
       continue;
     }
     if (n == 0) {  // every writer closed: nothing more will come
@@ -228,6 +256,13 @@ ProcessResult Child::finish(int status) {
   } else {
     r.exit_code = WEXITSTATUS(status);
   }
+  if (output_.size() > kOutputHead + kOutputTail) {
+    std::size_t drop = output_.size() - kOutputHead - kOutputTail;
+    output_.erase(kOutputHead, drop);
+    output_left_out_ += drop;
+  }
+  if (output_left_out_ > 0)
+    output_.insert(kOutputHead, "\n[driftwatch: " + std::to_string(output_left_out_) + " bytes of output left out]\n");
   r.output = std::move(output_);
   done_ = r;
   return r;

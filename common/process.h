@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,7 @@ struct ProcessResult {
   int signal = 0;       ///< the signal that killed it, 0 if it exited
   bool timed_out = false;
   double seconds = 0;   ///< wall time
-  std::string output;   ///< captured stdout+stderr (when no log_file)
+  std::string output;   ///< captured stdout+stderr (when no log_file); past 9 MiB its first 1 and last 4 MiB
 
   bool ok() const { return !timed_out && signal == 0 && exit_code == 0; }
   /// "exit status 2", "killed by signal 11 (Segmentation fault)", "timed out after 30 s".
@@ -60,6 +61,8 @@ class Child {
   Child() = default;
   /// Reads what the child printed; waits up to timeout_ms for output or its exit.
   void drain_output(int timeout_ms);
+  /// Appends to output_, keeping its head and tail when it grows too large.
+  void keep_output(std::string_view bytes);
   ProcessResult finish(int status);
 
   int pid_ = -1;
@@ -68,6 +71,7 @@ class Child {
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::milliseconds> timeout_;
   std::string output_;
+  std::size_t output_left_out_ = 0;
   std::optional<ProcessResult> done_;
 };
 

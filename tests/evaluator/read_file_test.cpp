@@ -1,10 +1,12 @@
-// Files read whole for hashes and manifests: a read that fails part way is an
-// error naming the file, not a short content taken for the file's.
+// Files read whole for hashes and manifests, and children's output: a read
+// that fails part way is an error naming the file, and output is bounded.
 #include <doctest/doctest.h>
 
 #include <fstream>
 
 #include "common/hash.h"
+#include "common/process.h"
+#include "common/text.h"
 #include "common/read_file.h"
 #include "evaluator/files.h"
 #include "tests/support/temp_dir.h"
@@ -29,4 +31,17 @@ TEST_CASE("a file whose read fails gives an error naming it, not the hash of wha
   REQUIRE_FALSE(read);
   CHECK(read.error().message == "cannot read " + sub.string() + ": Is a directory");
   CHECK_FALSE(common::read_file(dir / "missing"));
+}
+
+TEST_CASE("a child that prints without end keeps the head and tail of its output, not all of it") {
+  common::ProcessSpec spec;
+  // 40 MiB of one long line, then the line that tells what went wrong.
+  spec.argv = {"/bin/sh", "-c", "echo started; head -c 41943040 /dev/zero | tr '\\0' x; echo; echo 'LLVM ERROR: at the end'"};
+  spec.timeout = std::chrono::minutes(1);
+  auto r = common::run_process(spec).take();
+  REQUIRE(r.ok());
+  CHECK(r.output.size() < 6u * 1024 * 1024);
+  CHECK(r.output.rfind("started\n", 0) == 0);
+  CHECK(common::last_line(r.output) == "LLVM ERROR: at the end");
+  CHECK(r.output.find("bytes of output left out]") != std::string::npos);
 }
