@@ -192,8 +192,11 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   std::string baseline;
   if (const auto& trained = model.metadata().compiler_commit; !trained.empty())
     if (auto sha = repo.resolve(trained)) baseline = *sha;
-  auto grid = sweep::sweep_checkins(project, project.every, project.since, std::nullopt, baseline);
-  sweep::DriftOptions drift{project, local, true, grid ? *grid : std::vector<std::string>{}};
+  // A grid that cannot be sampled (a `from` that no longer resolves, a
+  // damaged tag) stops bisect as it stops the sweep: with no grid every
+  // measured check-in would count as a sample, and alerts read otherwise.
+  auto grid = sweep::sweep_checkins(project, project.every, project.since, std::nullopt, baseline).take();
+  sweep::DriftOptions drift{project, local, true, grid};
   if (!a.good.empty()) {
     drift.bisect_from = repo.resolve(a.good).take();
     drift.bisect_to = repo.resolve(a.bad).take();

@@ -711,6 +711,16 @@ TEST_CASE("bisect refuses ends it would measure and then leave out: off the trac
   CHECK(reversed.exit_code == 2);
   CHECK(reversed.output.find("--good main must come before --bad v1.0") != std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM jobs") == "0");  // nothing was measured
+  // A sampling window that no longer resolves stops bisect as it stops the
+  // sweep: without the grid, bisection's own check-ins would count as samples.
+  p.set("from = \"\"", "from = \"no-such-rev\"");
+  auto sweep = p.run({"sweep", "--config", p.config});
+  auto analysis = p.run({"bisect", "--config", p.config});
+  INFO(analysis.output);
+  CHECK(sweep.exit_code == 2);
+  CHECK(analysis.exit_code == 2);
+  CHECK(common::last_line(analysis.output) == common::last_line(sweep.output));
+  CHECK(common::last_line(analysis.output).find("no-such-rev") != std::string::npos);
 }
 
 TEST_CASE("a suite with fewer than two evaluated check-ins is named, not hidden behind the other suites' no change") {
