@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "cli/commands.h"
+#include "cli/finite.h"
 #include "common/text.h"
 #include "db/jobs.h"
 #include "sweep/job_listing.h"
@@ -129,14 +130,15 @@ void attach_worker(CLI::App& sub, Context& ctx) {
   sub.add_option("--project", a->project, "claim only this project's jobs (default: every project)");
   sub.add_option("--kinds", a->kinds, "job kinds to claim, comma-separated (default build,eval)");
   sub.add_option("-j,--jobs", a->jobs, "parallel compiles within a job (default: one per core)")->check(CLI::Range(0, 1024));
-  sub.add_option("--max-jobs", a->max_jobs, "exit after this many jobs (default: no limit)")->check(CLI::NonNegativeNumber);
+  sub.add_option("--max-jobs", a->max_jobs, "exit after this many jobs (default: no limit)")
+      ->check(CLI::Range(0, 100000000));
   sub.add_option("--idle-exit", a->idle_exit, "exit after this many seconds without runnable work (default: never)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::Finite)->check(CLI::Range(0.0, 1e9));
   sub.add_option("--lease", a->lease, "lease in seconds, renewed every third of it (default 120)")
       ->check(CLI::Range(3, 86400));
   sub.add_option("--retry-backoff", a->retry_backoff,
                  "seconds before a failed job's second attempt, doubled for each further one (default 10)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::Finite)->check(CLI::Range(0.0, 1e9));
   sub.footer(
       "A worker needs the database (--db or DRIFTWATCH_DB) and read access to the project's repository, policy "
       "and suites at the paths the sweep planned them with (see docs/farm.md). Killed at any moment, it loses "

@@ -15,6 +15,7 @@
 
 #include "cli/build_selection.h"
 #include "cli/commands.h"
+#include "cli/finite.h"
 #include "cli/project.h"
 #include "db/policies.h"
 #include "sweep/lineage.h"
@@ -163,6 +164,11 @@ std::string stop_stranded_compiler(const policy::ChannelFifos& fifos) {
 void run_serve(const std::string& policy_file, const std::string& channel, int timeout_s, bool once,
                const std::string& default_slot) {
   auto model = policy::PolicyModel::load(policy_file).take();
+  // Said now, not as a refusal of every compile that connects.
+  if (model.metadata().margin > 0 && default_slot.empty())
+    throw common::Fatal("policy " + model.metadata().name +
+                        " defers to the compiler's default decision: give --default-slot (callee_basic_block_count "
+                        "for LLVM 19, inlining_default for later LLVMs)");
   policy::use_one_thread();
   signal(SIGINT, [](int) { g_interrupted = true; });
   signal(SIGTERM, [](int) { g_interrupted = true; });
@@ -335,32 +341,32 @@ void attach_train(CLI::App& sub, Context& ctx) {
   sub.add_option("--search-trials", o.search_trials, "greedy search: flips tried per module, at most")
       ->check(CLI::Range(0, 100000))->capture_default_str();
   sub.add_option("--search-budget", o.search_budget, "greedy search: trials x decisions per module, at most")
-      ->check(CLI::Range(0.0, 1e9))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(0.0, 1e9))->capture_default_str();
   sub.add_option("--search-min-gain", o.search_min_gain,
                  "greedy search: bytes of .text a flip must save to be kept (1: any shrink)")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   sub.add_option("--imitation-epochs", o.imitation_epochs, "epochs of imitation of the searched decisions")
       ->check(CLI::Range(0, 100000))->capture_default_str();
   sub.add_option("--flip-weight", o.flip_weight, "imitation weight of a flip the search kept")
-      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(0.0, 1e6))->capture_default_str();
   sub.add_option("--verified-weight", o.verified_weight, "imitation weight of an answer whose flip the search rejected")
-      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(0.0, 1e6))->capture_default_str();
   sub.add_option("--learning-rate", o.learning_rate, "Adam learning rate of cloning and imitation")
-      ->check(CLI::Range(1e-7, 1.0))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(1e-7, 1.0))->capture_default_str();
   sub.add_option("--weight-decay", o.weight_decay, "Adam's L2 penalty on the weights in imitation")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   sub.add_option("--residual-margin", o.residual_margin,
                  "> 0: learn only where to depart from the compiler's default, trained and served with the "
                  "default's side at this margin (logit units)")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(0.0, 100.0))->capture_default_str();
   sub.add_option("--hidden", o.metadata.hidden,
                  "the network's hidden layer widths, e.g. --hidden 16,16 (--hidden 0: linear)")
       ->delimiter(',')->check(CLI::Range(0, 4096))->capture_default_str();
   sub.add_option("--iterations", o.iterations, "REINFORCE iterations")->check(CLI::Range(0, 10000))->capture_default_str();
   sub.add_option("--rl-learning-rate", o.rl_learning_rate, "Adam learning rate of REINFORCE")
-      ->check(CLI::Range(1e-7, 1.0))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(1e-7, 1.0))->capture_default_str();
   sub.add_option("--loss-penalty", o.loss_penalty, "REINFORCE: reward taken from a module made larger than the default")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   sub.add_option("--eval-every", o.eval_every, "greedy evaluation (and best-policy choice) every N iterations")
       ->check(CLI::Range(1, 10000))->capture_default_str();
   auto* gate = sub.add_flag("--gate", a->gate,
@@ -379,7 +385,7 @@ void attach_train(CLI::App& sub, Context& ctx) {
       ->delimiter(',')->check(CLI::Range(0, 1000))->capture_default_str();
   sub.add_option("--no-worse-bar", o.no_worse_bar,
                  "the share of validation modules a margin or gate must leave no larger")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(cli::Finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   sub.add_option("--warm-start", a->warm_start, "start from this policy instead of cloning the default");
   sub.add_flag("--resume", o.resume, "continue an interrupted run from its checkpoint (same options)");
   sub.callback([&ctx, a] { run_train(ctx, *a); });
@@ -396,7 +402,8 @@ void attach_policy(CLI::App& sub, Context& ctx) {
   serve->add_option("--channel", *channel, "channel base: the compiler gets -inliner-interactive-channel-base=BASE")
       ->required();
   serve->add_option("--timeout", *timeout,
-                    "seconds to serve one compilation (default 600); with --once, also to wait for it");
+                    "seconds to serve one compilation (default 600); with --once, also to wait for it")
+      ->check(CLI::Range(1, 7 * 86400));
   serve->add_flag("--once", *once, "stop after one compilation");
   auto slot = std::make_shared<std::string>();
   serve->add_option("--default-slot", *slot,

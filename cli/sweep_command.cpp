@@ -138,7 +138,7 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
   sub.add_option("--stall-timeout", a->stall_timeout,
                  "--engine slurm or external: fail when no job has run or finished for this many seconds, naming "
                  "why Slurm's tasks wait (default 3600; 0 waits however long); the jobs stay queued")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 100000000));
   sub.footer(
       "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "
       "the next sweep); 2 bad input or a database that stayed away; 3 another sweep of the project is running. "

@@ -65,7 +65,8 @@ class PolicyRunner : public Runner {
                              "not send it (run it with -inliner-interactive-include-default)"};
       if (!options_.default_slot)
         return common::Error{"policy " + meta.name +
-                             " defers to the compiler's default decision, and where this compiler puts it is unknown"};
+                             " defers to the compiler's default decision, and where this compiler puts it is unknown "
+                             "(policy serve: --default-slot)"};
       default_index_ = header.find(slot_feature_name(*options_.default_slot));
       if (default_index_ < 0)
         return common::Error{std::string("the compiler sends no ") + slot_feature_name(*options_.default_slot)};

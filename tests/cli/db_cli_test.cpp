@@ -163,6 +163,20 @@ TEST_CASE("unknown subcommands and options get one line and exit 2") {
   r = run_driftwatch({"build", "--recipe", "sample-compiler", "--commit", "main", "-j", "-3", "--dry-run"});
   check_one_line_error(r);
   CHECK(r.output.find("-3") != std::string::npos);
+  // "nan" passed range checks (NaN compares false both ways): a worker that
+  // never left on idle, a bar no rule could meet.
+  r = run_driftwatch({"worker", "--idle-exit", "nan"});
+  check_one_line_error(r);
+  CHECK(r.output.find("--idle-exit: nan is not a finite number") != std::string::npos);
+  r = run_driftwatch({"train", "--out", "p.policy", "--gate", "--no-worse-bar", "NaN"});
+  check_one_line_error(r);
+  CHECK(r.output.find("--no-worse-bar: NaN is not a finite number") != std::string::npos);
+  r = run_driftwatch({"worker", "--retry-backoff", "1e999"});
+  check_one_line_error(r);
+  CHECK(r.output.find("--retry-backoff: 1e999 is not a finite number") != std::string::npos);
+  r = run_driftwatch({"sweep", "--stall-timeout", "nan"});
+  check_one_line_error(r);
+  CHECK(r.output.find("--stall-timeout") != std::string::npos);
 }
 
 TEST_CASE("a bad flag is named even when the database cannot be reached: it is checked first") {

@@ -181,7 +181,7 @@ TEST_CASE("policy serve answers a compile started by someone else and cleans up"
   // shipped gate needs the compiler's default decision, not sent here.
   serve.argv = {DRIFTWATCH_BIN, "policy", "serve", "--policy",
                 std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy",
-                "--channel", channel};
+                "--channel", channel, "--default-slot", "callee_basic_block_count"};
   auto refusing = common::Child::start(serve).take();
   while (!std::filesystem::exists(channel + ".out")) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   common::ProcessSpec waiting;
@@ -205,6 +205,18 @@ TEST_CASE("policy serve answers a compile started by someone else and cleans up"
   // It did not take the stopped compiler's leftovers for another compile.
   CHECK(refusal.output.find("malformed ML channel") == std::string::npos);
 
+  // Options that could only fail every compile are refused at the start.
+  auto no_slot = run_driftwatch({"policy", "serve", "--policy",
+                                 std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/policies/sample-compiler-v1.0.policy",
+                                 "--channel", channel});
+  CHECK(no_slot.exit_code == 2);
+  CHECK(common::last_line(no_slot.output) ==
+        "driftwatch: policy sample-compiler-v1.0 defers to the compiler's default decision: give --default-slot "
+        "(callee_basic_block_count for LLVM 19, inlining_default for later LLVMs)");
+  auto no_time = run_driftwatch({"policy", "serve", "--policy", policy, "--channel", channel, "--timeout", "0"});
+  CHECK(no_time.exit_code != 0);
+  CHECK(no_time.output.find("--timeout") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(channel + ".in"));
   auto bad = run_driftwatch({"policy", "serve", "--policy", policy, "--channel", (f.dir / "no/such/dir/ch").string()});
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("cannot create ML channel FIFO") != std::string::npos);
