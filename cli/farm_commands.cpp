@@ -115,6 +115,9 @@ void run_cancel(Context& ctx, const JobsArgs& a) {
     one = a.id;
     auto st = db::job_state(database, a.id);
     if (!st) throw common::Fatal("no job " + std::to_string(a.id));
+    // Cancelling nothing and saying "cancelled 0" would read as done.
+    if (!a.project.empty() && !db::job_of_project(database, a.id, a.project))
+      throw common::Fatal("job " + std::to_string(a.id) + " is not of project " + a.project);
     if (st->state != db::kJobQueued && st->state != db::kJobRunning)
       throw common::Fatal("job " + std::to_string(a.id) + " is " + st->state + "; only queued or running jobs are cancelled");
   }

@@ -337,6 +337,13 @@ std::optional<JobState> job_state(Database& db, Id job_id) {
   });
 }
 
+bool job_of_project(Database& db, Id job_id, const std::string& project) {
+  return db.impl().guarded("reading a job", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    return !tx.exec_params("SELECT 1 FROM jobs WHERE id = $1 AND " OF_PROJECT("jobs", "$2"), job_id, project).empty();
+  });
+}
+
 namespace {
 
 /// Rows of (state, count) as JobCounts.

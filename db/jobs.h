@@ -129,6 +129,8 @@ struct JobState {
   int attempts = 0;
 };
 std::optional<JobState> job_state(Database& db, Id job_id);
+/// Whether the job is `project`'s (its own, or shared with it).
+bool job_of_project(Database& db, Id job_id, const std::string& project);
 
 /// A row of `driftwatch jobs`: times are the database's, so the lease left is
 /// right whatever the clock of the machine that reads it.

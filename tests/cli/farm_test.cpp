@@ -319,6 +319,11 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(wrong.output.find("is done; only failed or skipped jobs (and builds recorded after failing every attempt by a "
                          "timeout or without a word) are retried") !=
         std::string::npos);
+  // A job of another project is named, not "cancelled 0 job(s)" with exit 0.
+  auto elsewhere = p.run({"jobs", "cancel", bad, "--project", "someone-else"});
+  CHECK(elsewhere.exit_code == 2);
+  CHECK(common::last_line(elsewhere.output) == "driftwatch: job " + bad + " is not of project someone-else");
+  CHECK(p.psql("SELECT state FROM jobs WHERE id = " + bad) == "queued");
   auto cancel = p.run({"jobs", "cancel", "--all-queued", "--by", "ops"});
   CHECK(cancel.exit_code == 0);
   CHECK(cancel.output.find("cancelled 1 job(s) (cancelled by ops)") != std::string::npos);
