@@ -1,6 +1,7 @@
 #include "evaluator/files.h"
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "common/atomic_file.h"
 #include "common/read_file.h"
@@ -31,13 +33,24 @@ common::Result<ScratchDir> ScratchDir::create(const fs::path& parent, const std:
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec) return Error{"cannot create " + parent.string() + ": " + ec.message()};
-  // Leftovers of an interrupted build of the same name (the caller holds its lock).
+  // Leftovers of an interrupted build of the same name (the caller holds its
+  // lock). An old directory moved aside by a commit that was interrupted
+  // before the new one took its place is the only copy left: put it back.
   const std::string tmp = ".tmp-" + stem + "-", old = ".old-" + stem + "-" + tmp;
+  std::vector<fs::path> leftovers;
   for (const auto& e : fs::directory_iterator(parent, ec)) {
     auto name = e.path().filename().string();
     if ((name.starts_with(tmp) && name.size() == tmp.size() + 6) ||
         (name.starts_with(old) && name.size() == old.size() + 6))
-      fs::remove_all(e.path(), ec);
+      leftovers.push_back(e.path());
+  }
+  for (const auto& path : leftovers) {
+    std::error_code rename_ec;
+    if (path.filename().string().starts_with(old) && !fs::exists(parent / stem, ec)) {
+      fs::rename(path, parent / stem, rename_ec);
+      if (!rename_ec) continue;
+    }
+    fs::remove_all(path, ec);
   }
   std::string tmpl = (parent / (".tmp-" + stem + "-XXXXXX")).string();
   if (!mkdtemp(tmpl.data()))
@@ -54,7 +67,16 @@ ScratchDir::~ScratchDir() {
 
 common::Status ScratchDir::commit(const fs::path& target) {
   std::error_code ec;
-  // rename(2) cannot replace a non-empty directory: move the old one aside first.
+  // rename(2) cannot replace a non-empty directory. Swapped in one step, a
+  // reader sees the old directory or the new one, and an interruption loses
+  // neither; the scratch path then holds the old one, removed below.
+  if (fs::exists(target) && renameat2(AT_FDCWD, path_.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(path_, ec);
+    path_.clear();
+    return common::Ok{};
+  }
+  // A file system without the swap: move the old one aside first (create()
+  // puts it back if the new one never took its place).
   fs::path old;
   if (fs::exists(target)) {
     old = target.parent_path() / (".old-" + target.filename().string() + "-" + path_.filename().string());

@@ -1,5 +1,5 @@
-// Files read whole for hashes and manifests, and children's output: a read
-// that fails part way is an error naming the file, and output is bounded.
+// Files and directories read and written whole: a read that fails part way
+// is an error naming the file, output is bounded, a suite is replaced whole.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -44,4 +44,32 @@ TEST_CASE("a child that prints without end keeps the head and tail of its output
   CHECK(r.output.rfind("started\n", 0) == 0);
   CHECK(common::last_line(r.output) == "LLVM ERROR: at the end");
   CHECK(r.output.find("bytes of output left out]") != std::string::npos);
+}
+
+TEST_CASE("a suite replaced by a new build is swapped whole, and one left aside by an interruption is put back") {
+  testing::TempDir dir;
+  auto suites = dir / "suites";
+  {
+    auto first = evaluator::ScratchDir::create(suites, "holdout").take();
+    std::ofstream(first.path() / "suite.json") << "first";
+    REQUIRE(first.commit(suites / "holdout"));
+  }
+  {
+    auto second = evaluator::ScratchDir::create(suites, "holdout").take();
+    std::ofstream(second.path() / "suite.json") << "second";
+    REQUIRE(second.commit(suites / "holdout"));
+  }
+  CHECK(common::read_file(suites / "holdout/suite.json").take() == "second");
+  CHECK(std::distance(std::filesystem::directory_iterator(suites), {}) == 1);  // nothing left beside it
+
+  // A commit killed between moving the old suite aside and moving the new one
+  // in (where the file system cannot swap) leaves no suite: the next build
+  // of that name starts by putting the old one back, not by deleting it.
+  std::filesystem::rename(suites / "holdout", suites / ".old-holdout-.tmp-holdout-Ab12Cd");
+  {
+    auto third = evaluator::ScratchDir::create(suites, "holdout").take();
+    CHECK(common::read_file(suites / "holdout/suite.json").take() == "second");
+  }
+  CHECK(common::read_file(suites / "holdout/suite.json").take() == "second");
+  CHECK(std::distance(std::filesystem::directory_iterator(suites), {}) == 1);
 }
