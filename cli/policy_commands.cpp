@@ -133,7 +133,14 @@ void run_train(Context& ctx, const TrainArgs& a) {
   auto result = policy::train(o).take();
   result.model.save(a.out).take();
   const auto& meta = result.model.metadata();
-  db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training);
+  // The session opened before training sat idle for its hours: a server
+  // restarted or an idle timeout since must not read as a failed training.
+  try {
+    db::upsert_policy(database, meta.name, meta.content_hash, meta.compiler_commit, meta.training);
+  } catch (const db::ConnectionLost&) {
+    auto again = ctx.database();
+    db::upsert_policy(again, meta.name, meta.content_hash, meta.compiler_commit, meta.training);
+  }
   fmt::print("wrote {} ({}): {} features, trained on {} modules ({} skipped)\n", a.out, meta.content_hash.substr(0, 12),
              meta.features.size(), result.modules, result.skipped);
   if (auto fit = policy::gate_fit_from_training(meta.training)) {
