@@ -19,6 +19,10 @@ SelectedSuite select_suite(const std::filesystem::path& data_dir, const std::str
     throw common::Fatal("no suite '" + name_or_dir + "' (not a suite directory, nor a suite in " +
                         evaluator::suites_root(data_dir).string() + "; see `driftwatch suite list`)");
   }
+  // Its modules and its identity are read under one hold of the suite's
+  // lock: a rebuild committed between the two would pair the old module
+  // list with the new suite's identity, and that would pass every later check.
+  auto reading = evaluator::hold_suite(s.dir).take();
   s.suite = evaluator::load_suite(s.dir).take();
   s.manifest_hash = suite_identity(s.dir, s.suite);
   return s;
