@@ -104,6 +104,18 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   std::vector<std::string> out;
   for (auto i : picked)
     if (i >= first_new) out.push_back(window[i].sha);
+  // A policy trained before the range's `from` or `since`: drift is still
+  // measured from its training check-in, so it leads the grid. Without it,
+  // `decide` had no baseline and judged the head alone, retraining a policy
+  // for being what it always was.
+  if (!baseline.empty() && (from || since_time) && !window.empty() &&
+      std::none_of(history->begin(), history->end(), [&](const auto& c) { return c.sha == baseline; })) {
+    auto whole = repo->first_parent_history(tip, std::nullopt, std::nullopt);
+    if (!whole) return whole.error();
+    auto at = std::find_if(whole->begin(), whole->end(), [&](const auto& c) { return c.sha == baseline; });
+    auto start = std::find_if(whole->begin(), whole->end(), [&](const auto& c) { return c.sha == window.front().sha; });
+    if (at < start && !after) out.insert(out.begin(), baseline);
+  }
   return out;
 }
 

@@ -337,3 +337,26 @@ TEST_CASE("decide judges a policy trained off the tracked line from the first ev
   }
   CHECK(fraction_seen);
 }
+
+TEST_CASE("a policy trained before the project's since is measured at its training check-in, and decide judges from it") {
+  Project p;
+  p.make_small();
+  // The frozen policy, as if trained at this history's first check-in
+  // (2025-12-01), a month before the range the project samples.
+  auto first = git(p, {"rev-list", "--max-parents=0", "main"});
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto early = (p.dir / "trained-early.policy").string();
+  std::ofstream(early, std::ios::binary) << testing::edited_policy(text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", first);
+  p.set(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", early);
+  p.set("since = \"\"", "since = \"2026-01-01\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON "
+               "c.id = b.commit_id WHERE c.sha = '" + first + "' AND e.status = 'done'") == "1");
+  auto dj = json_of(p.run({"decide", "--config", p.config, "--json"}));
+  CHECK(dj["baseline_in_history"] == true);
+  REQUIRE(dj["suites"].size() == 1);
+  CHECK(dj["suites"][0]["baseline_measured"] == true);
+}
