@@ -112,14 +112,21 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   // uplift, which can then read above the baseline's while it fell.
   // Only a baseline below the floor itself: one above it that the head fell
   // under is what the rule is for, whatever the modules both measured say.
-  if (o.fired && s.baseline_measured && s.baseline_is_training && s.points.front().uplift < r.min_uplift) {
-    const auto& vs = s.points.back().vs_baseline;
-    double base = vs ? vs->first : s.points.front().uplift, head = vs ? vs->second : o.measured;
-    if (head >= base) {
-      o.fired = false;
-      o.detail += ", but no lower than the baseline's " + common::signed_percent(base) +
-                  (vs ? " (" + common::signed_percent(head) + " over the modules both measured)" : std::string());
-    }
+  if (!o.fired || !s.baseline_measured || !s.baseline_is_training) return o;
+  const auto& vs = s.points.back().vs_baseline;
+  double base = vs ? vs->first : s.points.front().uplift, head = vs ? vs->second : o.measured;
+  std::string both = vs ? " (" + common::signed_percent(head) + " over the modules both measured)" : std::string();
+  if (s.points.front().uplift < r.min_uplift && head >= base) {
+    o.fired = false;
+    o.detail += ", but no lower than the baseline's " + common::signed_percent(base) + both;
+  } else if (double fall = s.points.front().uplift - o.measured; fall < r.min_drop) {
+    // A policy that ties the default at its training check-in (uplift 0, the
+    // floor 0) would be retrained for a module a few bytes larger: a fall
+    // smaller than a change the alerts call a change is noise here too.
+    o.fired = false;
+    o.detail += ", but only " + num(100 * fall) + " points below the baseline's " +
+                common::signed_percent(s.points.front().uplift) + " (less than min_uplift_change, " +
+                num(100 * r.min_drop) + ")";
   }
   return o;
 }

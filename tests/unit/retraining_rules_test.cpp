@@ -147,6 +147,17 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   auto unmeasured = series({-0.0033});
   unmeasured.baseline_measured = false;  // the first point is not the baseline: the floor alone judges
   CHECK(reports::decide(unmeasured, r).retrain);
+  // A policy that tied the default at its training check-in (uplift 0, at
+  // the floor) and is now a few bytes behind: less than min_uplift_change
+  // below its baseline, noise, not a retraining.
+  r.min_drop = 0.002;
+  auto tied = rule(reports::decide(series({0.0, -0.00001}), r), "uplift_floor");
+  CHECK_FALSE(tied.fired);
+  CHECK(tied.detail == "uplift -0.00% at the head, below +0.00%, but only 0.001 points below the baseline's +0.00% "
+                       "(less than min_uplift_change, 0.2)");
+  CHECK(rule(reports::decide(series({0.0, -0.0021}), r), "uplift_floor").fired);
+  CHECK(rule(reports::decide(series({0.001, -0.0011}), r), "uplift_floor").fired);
+  CHECK(rule(reports::decide(lost, r), "uplift_floor").fired);
 }
 
 TEST_CASE("no_worse fires when the share of modules no worse than the default falls below its floor") {
