@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace sweep {
 
 namespace {
@@ -22,6 +24,11 @@ CompatFeatures compat_features(const std::string& compat_json) {
   out.lost = strings(j, "missing");
   for (const auto& c : strings(j, "corrupted")) out.lost.push_back(c + " (unusable)");
   out.added = strings(j, "ignored");
+  // Binding is by name: the order a compiler sends its features in is no change.
+  for (auto* v : {&out.lost, &out.added}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 namespace sweep {
 
+/// Both lists sorted, each name once.
 struct CompatFeatures {
   /// Policy features the compiler no longer sends, then those it sends
   /// unusable (reshaped, or LLVM 19's include-default bug) as "name (unusable)".

@@ -73,8 +73,10 @@ std::string Finding::sentence() const {
   if (kind == "policy-unusable")
     return "the policy cannot run on " + suite + " from " + where + ": " + evaluation_error;
   if (kind == "feature-set-changed")
-    what = fmt::format("the compiler's features changed on {} ({} missing, {} new)", suite, features_missing.size(),
-                       features_new.size());
+    what = features_missing.empty() && features_new.empty()
+               ? "the compiler's features changed on " + suite + " (none newly missing or newly sent)"
+               : fmt::format("the compiler's features changed on {} ({} newly missing, {} newly sent)", suite,
+                             features_missing.size(), features_new.size());
   else if (kind == "uplift-dropped" || kind == "uplift-rose")
     what = "uplift on " + suite + " " +
            reports::uplift_change_text(kind == "uplift-dropped", spread, change.uplift_delta, before.uplift,
@@ -483,8 +485,12 @@ class SuiteAnalysis {
       if (before.lost == after.lost && before.added == after.added) continue;
       auto f = finding_between(ev[i - 1], ev[i], false);
       f.kind = "feature-set-changed";
-      f.features_missing = after.lost;
-      f.features_new = after.added;
+      // What this change did: features a policy has ignored since its
+      // training are not news at every later change.
+      std::set_difference(after.lost.begin(), after.lost.end(), before.lost.begin(), before.lost.end(),
+                          std::back_inserter(f.features_missing));
+      std::set_difference(after.added.begin(), after.added.end(), before.added.begin(), before.added.end(),
+                          std::back_inserter(f.features_new));
       out.push_back(std::move(f));
     }
     // Modules the policy's compile newly fails on: each is compared at its

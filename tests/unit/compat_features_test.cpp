@@ -4,7 +4,7 @@
 
 #include "sweep/compat_features.h"
 
-TEST_CASE("features lost are the missing ones, then the unusable ones, and the added ones are the ignored ones") {
+TEST_CASE("features lost are the missing and the unusable ones, and the added ones are the ignored ones") {
   auto f = sweep::compat_features(
       R"({"state":"known","bound":3,"missing":["callee_users"],"corrupted":["sroa_savings"],"ignored":["callee_embedding"]})");
   CHECK(f.lost == std::vector<std::string>{"callee_users", "sroa_savings (unusable)"});
@@ -27,4 +27,12 @@ TEST_CASE("a report's entry that is not a feature name is passed over, the names
   auto f = sweep::compat_features(R"({"missing":[1,"a"]})");
   CHECK(f.added.empty());
   CHECK(f.lost == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("the order a compiler sends its features in is no change of its feature set") {
+  auto a = sweep::compat_features(R"({"missing":["b","a"],"ignored":["y","x","x"]})");
+  auto b = sweep::compat_features(R"({"missing":["a","b"],"ignored":["x","y"]})");
+  CHECK(a.lost == b.lost);
+  CHECK(a.added == b.added);
+  CHECK(a.added == std::vector<std::string>{"x", "y"});
 }
