@@ -265,6 +265,43 @@ int follow_recipe(Database& db, const std::string& project, const std::string& r
   });
 }
 
+int follow_policy(Database& db, const std::string& project, const std::string& policy_hash) {
+  return db.impl().guarded("following the project's policy", [&] {
+    pqxx::work tx(db.impl().conn);
+    // The lineage's own words (db/policies.cpp): a rollback reopens these too.
+    const std::string replaced = "its policy was replaced";
+    auto note = replaced + " (the project's is now " + policy_hash.substr(0, 12) + ")";
+    auto r = tx.exec_params(resolving_sql("policy_id IN (SELECT id FROM policies WHERE content_hash <> $3)"), project,
+                            note, policy_hash);
+    tx.exec_params(reopening_sql("policy_id IN (SELECT id FROM policies WHERE content_hash = $4)"), project,
+                   "its policy is the project's again", replaced, policy_hash);
+    tx.commit();
+    return static_cast<int>(r.size());
+  });
+}
+
+int follow_suites(Database& db, const std::string& project,
+                  const std::vector<std::pair<std::string, std::string>>& suites) {
+  // Suite names are directory names: no unit separator in them.
+  std::string names, hashes;
+  for (const auto& [name, hash] : suites) {
+    names += (names.empty() ? "" : "\x1f") + name;
+    hashes += (hashes.empty() ? "" : "\x1f") + hash;
+  }
+  return db.impl().guarded("following the project's suites", [&] {
+    pqxx::work tx(db.impl().conn);
+    const std::string dropped = "its suite is no longer the project's";
+    auto r = tx.exec_params(
+        resolving_sql("suite_id IN (SELECT id FROM suites WHERE name <> ALL (string_to_array($3, E'\\x1f')))"),
+        project, dropped, names);
+    tx.exec_params(reopening_sql("suite_id IN (SELECT id FROM suites WHERE (name, manifest_hash) IN (SELECT * FROM "
+                                 "unnest(string_to_array($4, E'\\x1f'), string_to_array($5, E'\\x1f'))))"),
+                   project, "its suite is the project's again", dropped, names, hashes);
+    tx.commit();
+    return static_cast<int>(r.size());
+  });
+}
+
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state,
                      const std::string& who_text, const std::string& note_text) {
   // People's words from a command line: any bytes, stored as valid UTF-8.

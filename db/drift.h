@@ -115,6 +115,15 @@ int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, co
 /// Alerts whose recipe was not recorded are left alone. Returns how many
 /// were resolved.
 int follow_recipe(Database& db, const std::string& project, const std::string& recipe_hash);
+/// The same for the project's policy (its file replaced by hand, with no
+/// lineage to hand its alerts over): alerts of another policy than
+/// `policy_hash` are resolved, those of `policy_hash` resolved so are reopened.
+int follow_policy(Database& db, const std::string& project, const std::string& policy_hash);
+/// The same for the project's suites, as (name, manifest hash): alerts of a
+/// suite whose name the project no longer lists are resolved, and those of
+/// a listed suite (that build of it) resolved so are reopened.
+int follow_suites(Database& db, const std::string& project,
+                  const std::vector<std::pair<std::string, std::string>>& suites);
 
 struct AlertEvent {
   std::string state, who, note, at;

@@ -617,8 +617,20 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   auto model = policy::PolicyModel::load(p.policy).take();
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
+  // Alerts of a series the project stopped tracking (a policy file replaced
+  // by hand, a suite taken off its list) would stay open for ever: nothing
+  // revisits them, the report leaves them out and `alerts --exit-code` fails.
+  db::follow_policy(db, p.name, model.metadata().content_hash);
+  std::vector<SelectedSuite> selected;
+  std::vector<std::pair<std::string, std::string>> tracked_suites;
   for (const auto& suite_name : p.suites) {
-    auto suite = select_suite(o.workers.data_dir, suite_name);
+    selected.push_back(select_suite(o.workers.data_dir, suite_name));
+    tracked_suites.emplace_back(selected.back().suite.name, selected.back().manifest_hash);
+  }
+  db::follow_suites(db, p.name, tracked_suites);
+  for (std::size_t si = 0; si < p.suites.size(); ++si) {
+    const auto& suite_name = p.suites[si];
+    const auto& suite = selected[si];
     db::resolve_alerts_of_rebuilt_suite(db, p.name, suite.suite.name, suite.manifest_hash);
     db::follow_recipe(db, p.name, recipe.content_hash);
     PlanInput plan;

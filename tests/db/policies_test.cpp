@@ -257,3 +257,52 @@ TEST_CASE("a verdict quoting a compiler's bytes in another encoding than UTF-8 i
   CHECK(db::find_lineage(database, "toy", c)->state == "rejected");
   CHECK(db::find_lineage(database, "toy", c)->reason.rfind("could not be judged: LLVM ERROR: caf", 0) == 0);
 }
+
+TEST_CASE("a policy file replaced by hand resolves the old policy's alerts, and put back reopens them") {
+  auto database = testing::fresh_database();
+  db::upsert_policy(database, "a", "A", "c-a", "{}");
+  db::upsert_policy(database, "b", "B", "c-b", "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  REQUIRE(db::open_alert(database, alert_row("of-a", "toy", "A", "S")));
+  REQUIRE(db::open_alert(database, alert_row("of-b", "toy", "B", "S")));
+  REQUIRE(db::open_alert(database, alert_row("elsewhere", "other", "A", "S")));
+  CHECK(db::follow_policy(database, "toy", "B") == 1);
+  auto open = db::list_alerts(database, "toy", {"open"});
+  REQUIRE(open.size() == 1);
+  CHECK(open[0].fingerprint == "of-b");
+  auto resolved = db::list_alerts(database, "toy", {"resolved"});
+  REQUIRE(resolved.size() == 1);
+  CHECK(resolved[0].note == "its policy was replaced (the project's is now B)");
+  CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
+  CHECK(db::follow_policy(database, "toy", "B") == 0);
+  // The old file put back: its alerts are the project's again.
+  CHECK(db::follow_policy(database, "toy", "A") == 1);
+  open = db::list_alerts(database, "toy", {"open"});
+  REQUIRE(open.size() == 1);
+  CHECK(open[0].fingerprint == "of-a");
+}
+
+TEST_CASE("a suite taken off the project's list resolves its alerts, and put back reopens that build's") {
+  auto database = testing::fresh_database();
+  db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  db::upsert_suite(database, "extra", "X", "{}", {}, &ids);
+  db::upsert_suite(database, "extra", "X2", "{}", {}, &ids);
+  REQUIRE(db::open_alert(database, alert_row("hold", "toy", "root", "S")));
+  REQUIRE(db::open_alert(database, alert_row("extra", "toy", "root", "X")));
+  REQUIRE(db::open_alert(database, alert_row("elsewhere", "other", "root", "X")));
+  CHECK(db::follow_suites(database, "toy", {{"hold", "S"}}) == 1);
+  auto open = db::list_alerts(database, "toy", {"open"});
+  REQUIRE(open.size() == 1);
+  CHECK(open[0].fingerprint == "hold");
+  CHECK(db::list_alerts(database, "toy", {"resolved"})[0].note == "its suite is no longer the project's");
+  CHECK(db::list_alerts(database, "other", {"open"}).size() == 1);
+  // Listed again, but rebuilt since: that series is gone, its alert stays resolved.
+  CHECK(db::follow_suites(database, "toy", {{"hold", "S"}, {"extra", "X2"}}) == 0);
+  CHECK(db::list_alerts(database, "toy", {"open"}).size() == 1);
+  // Listed again as it was: reopened.
+  db::follow_suites(database, "toy", {{"hold", "S"}, {"extra", "X"}});
+  CHECK(db::list_alerts(database, "toy", {"open"}).size() == 2);
+}
