@@ -628,6 +628,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     tracked_suites.emplace_back(selected.back().suite.name, selected.back().manifest_hash);
   }
   db::follow_suites(db, p.name, tracked_suites);
+  std::set<std::string> compiler_wide;  // changes of the compiler itself, found by an earlier suite
   for (std::size_t si = 0; si < p.suites.size(); ++si) {
     const auto& suite_name = p.suites[si];
     const auto& suite = selected[si];
@@ -642,6 +643,14 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     plan.suites = {{suite_name, suite.manifest_hash}};
     SuiteAnalysis analysis(o, db, history, position, repository_id, plan, suite.suite.name);
     auto findings = analysis.run(report);
+    // A build that broke and the features the compiler sends are the
+    // compiler's, whatever the suite: one change, one alert (under the first
+    // suite that finds it), not one notification per suite.
+    std::erase_if(findings, [&](const Finding& f) {
+      if (f.kind != "build-broken" && f.kind != "feature-set-changed") return false;
+      auto where = f.kind + "|" + (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
+      return !compiler_wide.insert(where).second;
+    });
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;
     std::vector<db::AlertRow> rows;

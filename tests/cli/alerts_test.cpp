@@ -739,3 +739,41 @@ TEST_CASE("a suite with fewer than two evaluated check-ins is named, not hidden 
         std::string::npos);
   CHECK(analysis.output.find("suite testdata:") == std::string::npos);
 }
+
+TEST_CASE("a build that broke and stayed broken is one alert, not one per suite") {
+  testing::TempDir scratch;
+  Project p(history_8w_with(scratch / "history-stays-broken.toml", R"(
+[[checkin]]
+week = 8
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Support] Move the pipeline's entry point"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
+with = "dwcc::runPipelineNow(*M, *TM, Level);"
+
+[[checkin]]
+week = 9
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Docs] Say where the pipeline starts"
+[[checkin.edit]]
+file = "docs/Pipeline.md"
+write = "# The pipeline\n\nIt starts in main.\n"
+)"));
+  auto built = p.run({"suite", "build", "--from-compile-commands", (p.dir / "compile_commands.json").string(), "--name",
+                      "second"});
+  REQUIRE_MESSAGE(built.exit_code == 0, built.output);
+  p.set("names = [\"testdata\"]", "names = [\"testdata\", \"second\"]");
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("bisect = true", "bisect = false");
+  p.set("broken_builds = 3", "broken_builds = 1");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'build-broken'") == "1");
+  // Found again by the next analysis, under either suite: still the one alert.
+  auto again = p.run({"bisect", "--config", p.config});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'build-broken'") == "1");
+}
