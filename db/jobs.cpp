@@ -9,6 +9,10 @@ namespace db {
 
 // The job row TABLE was planned by PROJECT (its own row names only the
 // first project that planned it; job_projects names them all).
+// A job queued again from nothing: every trace of its attempts gone, so its
+// next failures are counted afresh (jobs retry, a requeued sweep, a rebuild).
+#define QUEUED_AFRESH "state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0"
+
 #define OF_PROJECT(table, project) \
   "(" table ".project = " project " OR EXISTS (SELECT 1 FROM job_projects jp WHERE jp.job_id = " table \
   ".id AND jp.project = " project "))"
@@ -273,7 +277,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, updated_at = now() "
+             "UPDATE jobs SET " QUEUED_AFRESH ", updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND (state = 'failed' OR " LOST_EVALUATION ") "
              "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
              "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "
@@ -285,7 +289,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
              text_array(f.toolchains.value_or(std::vector<std::string>{}))))
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, updated_at = now() "
+             "UPDATE jobs SET " QUEUED_AFRESH ", updated_at = now() "
              "WHERE " OF_PROJECT("jobs", "$1") " AND state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on "
              "AND d.state = 'queued') RETURNING id",
              project))
@@ -457,7 +461,7 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
   return db.impl().guarded("retrying a job", [&]() -> common::Result<std::vector<Id>> {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
-        "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, lease_owner = NULL, "
+        "UPDATE jobs SET " QUEUED_AFRESH ", lease_owner = NULL, "
         "lease_expires_at = NULL, finished_at = NULL, updated_at = now() WHERE id = $1 AND (state IN ('failed', 'skipped') "
         // A build every attempt of which timed out (or failed without a
         // word) is done (the next sweep leaves it), but people may try it again.
@@ -473,7 +477,7 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
     }
     std::vector<Id> ids = {job_id};
     for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, finished_at = NULL, "
+             "UPDATE jobs SET " QUEUED_AFRESH ", finished_at = NULL, "
              "updated_at = now() "
              "WHERE depends_on = $1 AND state = 'skipped' RETURNING id",
              job_id))
