@@ -1,10 +1,9 @@
 #include "sweep/lineage.h"
 
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/read_file.h"
 #include "common/data_dir.h"
 #include "policy/model.h"
 
@@ -53,9 +52,9 @@ TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::p
   auto kept = kept_policy_file(data_dir, tracked.content_hash);
   common::ensure_writable_dir(kept.parent_path(), "policy directory");
   if (!fs::exists(kept)) {  // the file's own bytes: its content hash stays what it is
-    std::ifstream in(p.policy, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), {});
-    common::write_file_atomically(kept, bytes).take();
+    // Read with every read checked: a short read kept as the lineage's copy
+    // would be the only file a rollback can go back to.
+    common::write_file_atomically(kept, common::read_file(p.policy).take()).take();
   }
   const auto& meta = model.metadata();
   db::LineageRow row;
