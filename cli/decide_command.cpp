@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -27,9 +29,14 @@ struct RetrainArgs {
 };
 
 void print_decision(const sweep::DecideReport& r) {
+  // In the history but measured on no suite: it lies before the project's range.
+  bool unmeasured = r.baseline_in_history && !r.series.empty() &&
+                    std::none_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_is_training; });
   fmt::print("decision {}: {} — policy {} ({}), baseline {}{}\n", r.decision_id, r.retrain ? "RETRAIN" : "keep",
              r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.baseline.substr(0, 12),
-             r.baseline_in_history ? "" : " (not in the history: from the first evaluated check-in)");
+             !r.baseline_in_history ? " (not in the history: from the first evaluated check-in)"
+             : unmeasured           ? " (not measured, outside the project's range: from the first evaluated check-in)"
+                                    : "");
   if (!r.first.empty()) fmt::print("evidence: {}..{}\n", r.first.substr(0, 12), r.last.substr(0, 12));
   for (const auto& s : r.suites) {
     fmt::print("suite {}:\n", s.suite);

@@ -127,10 +127,14 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     // From the baseline on; without one in the history (a policy trained on
     // another branch), from the first evaluated check-in, which is then the
     // baseline every rule measures from, as the header and the report say.
+    // So too for one trained before the project's range (`from`, `since`):
+    // sweeps do not measure it there, as that would bisect and alert on
+    // history the project left out.
     auto base = baseline_pos;
-    if (!base && !points.empty()) base = points.begin()->first;
+    if (!points.empty() && (!base || (!points.count(*base) && *base < points.begin()->first)))
+      base = points.begin()->first;
     series.baseline_measured = base && points.count(*base);
-    series.baseline_is_training = series.baseline_measured && baseline_pos.has_value();
+    series.baseline_is_training = series.baseline_measured && baseline_pos && *base == *baseline_pos;
     for (const auto& [pos, pt] : points) {
       if (base && pos < *base) continue;
       auto r = retrain_point(pt);

@@ -104,18 +104,6 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   std::vector<std::string> out;
   for (auto i : picked)
     if (i >= first_new) out.push_back(window[i].sha);
-  // A policy trained before the range's `from` or `since`: drift is still
-  // measured from its training check-in, so it leads the grid. Without it,
-  // `decide` had no baseline and judged the head alone, retraining a policy
-  // for being what it always was.
-  if (!baseline.empty() && (from || since_time) && !window.empty() &&
-      std::none_of(history->begin(), history->end(), [&](const auto& c) { return c.sha == baseline; })) {
-    auto whole = repo->first_parent_history(tip, std::nullopt, std::nullopt);
-    if (!whole) return whole.error();
-    auto at = std::find_if(whole->begin(), whole->end(), [&](const auto& c) { return c.sha == baseline; });
-    auto start = std::find_if(whole->begin(), whole->end(), [&](const auto& c) { return c.sha == window.front().sha; });
-    if (at < start && !after) out.insert(out.begin(), baseline);
-  }
   return out;
 }
 
@@ -297,6 +285,12 @@ SweepReport run_sweep(const SweepOptions& o) {
     if (after) grid = sweep_checkins(p, every, since, std::nullopt, baseline).take();
     else
       for (const auto& c : in.checkins) grid.push_back(c.sha);
+    // Measuring it anyway would bisect and alert on history the project
+    // left out; said instead, with how to include it.
+    if (!baseline.empty() && !grid.empty() && std::find(grid.begin(), grid.end(), baseline) == grid.end())
+      say(o, "warning: the policy's training check-in " + baseline.substr(0, 12) +
+                 " lies outside the project's range (from, since, until): drift and decide judge from the first "
+                 "swept check-in; widen the range to measure from it");
     // Drift is judged on the project's grid, as `decide` and `bisect` judge
     // it: a one-off --every or --since measures more (or other) check-ins,
     // which the analysis uses as it uses bisection's, but does not change
