@@ -119,7 +119,11 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   if (s.points.front().uplift < r.min_uplift && head >= base) {
     o.fired = false;
     o.detail += ", but no lower than the baseline's " + common::signed_percent(base) + both;
-  } else if (double fall = s.points.front().uplift - o.measured; fall < r.min_drop) {
+  } else if (double fall = std::max(s.points.front().uplift - o.measured, vs ? base - head : -1.0);
+             fall < r.min_drop) {
+    // The larger of the fall of each side's own uplift and of the fall over
+    // the modules both measured: modules failing at the head hide a fall from
+    // one or the other, whichever side of the default they were on.
     // A policy that ties the default at its training check-in (uplift 0, the
     // floor 0) would be retrained for a module a few bytes larger: a fall
     // smaller than a change the alerts call a change is noise here too.

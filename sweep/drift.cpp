@@ -73,10 +73,8 @@ std::string Finding::sentence() const {
   if (kind == "policy-unusable")
     return "the policy cannot run on " + suite + " from " + where + ": " + evaluation_error;
   if (kind == "feature-set-changed")
-    what = features_missing.empty() && features_new.empty()
-               ? "the compiler's features changed on " + suite + " (none newly missing or newly sent)"
-               : fmt::format("the compiler's features changed on {} ({} newly missing, {} newly sent)", suite,
-                             features_missing.size(), features_new.size());
+    what = fmt::format("the compiler's features changed on {} ({} newly missing, {} newly sent)", suite,
+                       features_missing.size(), features_new.size());
   else if (kind == "uplift-dropped" || kind == "uplift-rose")
     what = "uplift on " + suite + " " +
            reports::uplift_change_text(kind == "uplift-dropped", spread, change.uplift_delta, before.uplift,
@@ -491,6 +489,8 @@ class SuiteAnalysis {
                           std::back_inserter(f.features_missing));
       std::set_difference(after.added.begin(), after.added.end(), before.added.begin(), before.added.end(),
                           std::back_inserter(f.features_new));
+      // Features back, or gone from those the policy ignores: nothing to act on.
+      if (f.features_missing.empty() && f.features_new.empty()) continue;
       out.push_back(std::move(f));
     }
     // Modules the policy's compile newly fails on: each is compared at its
@@ -645,12 +645,15 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     auto findings = analysis.run(report);
     // A build that broke and the features the compiler sends are the
     // compiler's, whatever the suite: one change, one alert (under the first
-    // suite that finds it), not one notification per suite.
-    std::erase_if(findings, [&](const Finding& f) {
-      if (f.kind != "build-broken" && f.kind != "feature-set-changed") return false;
+    // suite that finds it), not one notification per suite. Only the opening
+    // is left out: every finding still narrows and supersedes this suite's
+    // older alerts.
+    std::vector<bool> found_by_earlier_suite;
+    for (const auto& f : findings) {
+      bool wide = f.kind == "build-broken" || f.kind == "feature-set-changed";
       auto where = f.kind + "|" + (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
-      return !compiler_wide.insert(where).second;
-    });
+      found_by_earlier_suite.push_back(wide && !compiler_wide.insert(where).second);
+    }
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;
     std::vector<db::AlertRow> rows;
@@ -706,6 +709,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
         report.findings.push_back(std::move(f));
         continue;
       }
+      if (found_by_earlier_suite[k]) continue;
       f.new_alert = db::open_alert(db, a);
       if (f.new_alert) ++report.alerts_opened;
       report.findings.push_back(std::move(f));

@@ -158,6 +158,11 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   CHECK(rule(reports::decide(series({0.0, -0.0021}), r), "uplift_floor").fired);
   CHECK(rule(reports::decide(series({0.001, -0.0011}), r), "uplift_floor").fired);
   CHECK(rule(reports::decide(lost, r), "uplift_floor").fired);
+  // Modules it lost on failing at the head raise its own uplift there: over
+  // the modules both measured it fell 0.4 points, and the rule fires.
+  auto masked = series({0.0, -0.001});
+  masked.points[1].vs_baseline = std::pair{0.003, -0.001};
+  CHECK(rule(reports::decide(masked, r), "uplift_floor").fired);
 }
 
 TEST_CASE("no_worse fires when the share of modules no worse than the default falls below its floor") {
