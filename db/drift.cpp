@@ -268,6 +268,14 @@ int follow_recipe(Database& db, const std::string& project, const std::string& r
 int follow_policy(Database& db, const std::string& project, const std::string& policy_hash) {
   return db.impl().guarded("following the project's policy", [&] {
     pqxx::work tx(db.impl().conn);
+    // A policy the lineage replaced while the sweep ran (a promotion, a
+    // rollback): the lineage handed its alerts over already, and following
+    // it here would hand them back (as open_alert opens none of its).
+    auto superseded = tx.exec_params(
+        "SELECT 1 FROM project_policies pp JOIN policies po ON po.id = pp.policy_id WHERE pp.project = $1 "
+        "  AND po.content_hash = $2 GROUP BY po.id HAVING bool_and(pp.state <> 'active')",
+        project, policy_hash);
+    if (!superseded.empty()) return 0;
     // The lineage's own words (db/policies.cpp): a rollback reopens these too.
     const std::string replaced = "its policy was replaced";
     auto note = replaced + " (the project's is now " + policy_hash.substr(0, 12) + ")";

@@ -283,6 +283,28 @@ TEST_CASE("a policy file replaced by hand resolves the old policy's alerts, and 
   CHECK(open[0].fingerprint == "of-a");
 }
 
+TEST_CASE("a sweep that ends after its policy was replaced in the lineage leaves the alerts where the lineage put them") {
+  auto database = testing::fresh_database();
+  auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  auto next = db::add_to_lineage(database, row("next", root, "candidate"), "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  REQUIRE(db::open_alert(database, alert_row("of-root", "toy", "root", "S")));
+  // The sweep started tracking root; a promotion made next active meanwhile,
+  // and another sweep found next's first change.
+  REQUIRE(db::promote(database, "toy", next, root, "better on holdout"));
+  REQUIRE(db::open_alert(database, alert_row("of-next", "toy", "next", "S")));
+  auto open_now = [&] {
+    std::set<std::string> out;
+    for (const auto& a : db::list_alerts(database, "toy", {"open"})) out.insert(a.fingerprint);
+    return out;
+  };
+  auto handed_over = open_now();
+  CHECK(handed_over == std::set<std::string>{"of-next"});
+  CHECK(db::follow_policy(database, "toy", "root") == 0);
+  CHECK(open_now() == handed_over);
+}
+
 TEST_CASE("a suite taken off the project's list resolves its alerts, and put back reopens that build's") {
   auto database = testing::fresh_database();
   db::add_to_lineage(database, row("root", 0, "active"), "{}");
