@@ -19,13 +19,21 @@ SelectedSuite select_suite(const std::filesystem::path& data_dir, const std::str
     throw common::Fatal("no suite '" + name_or_dir + "' (not a suite directory, nor a suite in " +
                         evaluator::suites_root(data_dir).string() + "; see `driftwatch suite list`)");
   }
-  // Its modules and its identity are read under one hold of the suite's
-  // lock: a rebuild committed between the two would pair the old module
-  // list with the new suite's identity, and that would pass every later check.
-  auto reading = evaluator::hold_suite(s.dir).take();
-  s.suite = evaluator::load_suite(s.dir).take();
-  s.manifest_hash = suite_identity(s.dir, s.suite);
-  return s;
+  // A rebuild committed between reading the modules and the identity would
+  // pair the old module list with the new identity, which every later check
+  // would pass. The manifest is compared before and after instead of taking
+  // the suite's lock: a rebuild holds that for its whole build, and readers
+  // (report, decide) may have no right to lock it.
+  auto manifest = s.dir / evaluator::kSuiteManifestFile;
+  for (int attempt = 0;; ++attempt) {
+    auto before = common::sha256_file(manifest).take();
+    s.suite = evaluator::load_suite(s.dir).take();
+    s.manifest_hash = suite_identity(s.dir, s.suite);
+    if (common::sha256_file(manifest).take() == before) return s;
+    if (attempt == 4)
+      throw common::Fatal("suite " + name_or_dir + " kept changing while it was read (" + s.dir.string() +
+                          " is being rebuilt?): run again once its build is done");
+  }
 }
 
 std::vector<policy::TrainModule> training_modules(const SelectedSuite& suite,
