@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -326,8 +327,11 @@ bool process_gone_here(const std::string& host, long pid) {
 std::vector<long> processes_holding(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   std::vector<long> holders;
+  // By the file itself (device and inode), not its name: /proc names the
+  // path the kernel resolved, which differs under a symlinked directory.
+  struct stat target;
+  if (stat(path.c_str(), &target) != 0) return holders;
   std::error_code ec;
-  auto target = fs::absolute(path, ec).lexically_normal();
   for (fs::directory_iterator proc("/proc", ec), end; !ec && proc != end; proc.increment(ec)) {
     const auto name = proc->path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
@@ -335,8 +339,8 @@ std::vector<long> processes_holding(const std::filesystem::path& path) {
     if (pid == getpid()) continue;
     std::error_code fd_ec;  // a process that exits while it is read, or one we may not read, is skipped
     for (fs::directory_iterator fd(proc->path() / "fd", fd_ec), fd_end; !fd_ec && fd != fd_end; fd.increment(fd_ec)) {
-      std::error_code link_ec;
-      if (fs::read_symlink(fd->path(), link_ec) == target && !link_ec) {
+      struct stat held;
+      if (stat(fd->path().c_str(), &held) == 0 && held.st_dev == target.st_dev && held.st_ino == target.st_ino) {
         holders.push_back(pid);
         break;
       }

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -196,13 +197,22 @@ std::vector<long> ChannelFifos::stop_peers() const {
   auto peers = common::processes_holding(base_.string() + ".in");
   for (long pid : common::processes_holding(base_.string() + ".out"))
     if (std::find(peers.begin(), peers.end(), pid) == peers.end()) peers.push_back(pid);
-  for (long pid : peers) kill(static_cast<pid_t>(pid), SIGTERM);
+  // Signalled through pidfds taken now: a peer that exits meanwhile cannot
+  // hand its pid to another process, which would then be killed.
+  std::vector<int> fds;
+  for (long pid : peers)
+    if (int fd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0)); fd >= 0) {
+      syscall(SYS_pidfd_send_signal, fd, SIGTERM, nullptr, 0);
+      fds.push_back(fd);
+    }
   auto until = Clock::now() + std::chrono::seconds(5);
-  auto running = [&] {
-    return std::any_of(peers.begin(), peers.end(), [](long pid) { return kill(static_cast<pid_t>(pid), 0) == 0; });
-  };
-  while (running() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  for (long pid : peers) kill(static_cast<pid_t>(pid), SIGKILL);
+  for (int fd : fds) {
+    pollfd exited{fd, POLLIN, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (poll(&exited, 1, static_cast<int>(std::max<long long>(left, 0))) <= 0)
+      syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+    close(fd);
+  }
   return peers;
 }
 
