@@ -286,6 +286,19 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
                            " compiles, too many to try again one by one: " +
                            (options.finish ? "the whole evaluation is tried again" : "nothing is stored; run it again"),
                        true});
+  // A compile that failed outside the compiler even when tried again alone
+  // (driftwatch could not write or read its object: a full disk) says
+  // nothing of this check-in: stored, the module would be missing from it
+  // for good. Never the last attempt's result: the job fails, and is tried
+  // afresh by the next sweep.
+  if (result)
+    for (const auto& m : result->modules)
+      for (const auto* h : {&m.by_default, &m.learned})
+        if (h->failed_outside_compiler())
+          retry_unless_last({"a compile of " + m.name + " failed outside the compiler (" + h->outcome + ": " +
+                                 h->message + "): " +
+                                 (options.finish ? "the whole evaluation is tried again" : "nothing is stored; run it again"),
+                             true, true});
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
                                  "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
