@@ -222,3 +222,16 @@ TEST_CASE("share_agreeing_defaults is a recipe's yes or no, off unless it says s
   CHECK(parse_recipe(base + "share_agreeing_defaults = 'yes'\n", "c.toml").error().message ==
         "c.toml: 'compile.share_agreeing_defaults' must be true or false");
 }
+
+TEST_CASE("a compile line carrying the ML inliner's own options is refused, naming the word") {
+  auto err = [](const std::string& compile) {
+    auto r = parse_recipe(std::string(kRecipe) + "[compile]\n" + compile, "ml.toml");
+    return r ? std::string("parsed") : r.error().message;
+  };
+  CHECK(err("command = '{compiler} {input} -o {output} -Oz -enable-ml-inliner=release'\n") ==
+        "ml.toml: compile.command has '-enable-ml-inliner=release': driftwatch sets the ML inliner's options itself; "
+        "take it out");
+  CHECK(err("command = '{compiler} {input} -o {output} -Oz'\ncc1 = 'clang -mllvm -inliner-interactive-channel-base=/x'\n")
+            .rfind("ml.toml: compile.cc1 has '-inliner-interactive-channel-base=/x'", 0) == 0);
+  CHECK(err("command = '{compiler} {input} -o {output} -Oz'\n") == "parsed");
+}
