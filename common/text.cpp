@@ -181,6 +181,13 @@ std::string shell_quote(std::string_view s) {
   return out + "'";
 }
 
+bool says_out_of_memory(std::string_view line) {
+  for (const char* m : {"Cannot allocate memory", "virtual memory exhausted", "LLVM ERROR: out of memory",
+                        "out of memory allocating", "instance of 'std::bad_alloc'"})
+    if (line.find(m) != std::string_view::npos) return true;
+  return false;
+}
+
 std::optional<std::string> machine_failure_line(std::string_view output) {
   static const char* const kMachine[] = {"No space left on device",   "Disk quota exceeded",
                                          "Read-only file system",     "Input/output error",

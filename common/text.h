@@ -32,6 +32,10 @@ std::string signed_percent(double fraction);
 /// does. Such a failure says nothing about the check-in and is not kept as
 /// its result.
 std::optional<std::string> machine_failure_line(std::string_view output);
+/// Whether a line (or a one-line error) says memory ran out: the machine's
+/// doing under load, or a compiler input that asks for too much (a policy
+/// that inlines without end): ambiguous, unlike a full disk.
+bool says_out_of_memory(std::string_view line);
 /// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so text from
 /// git (any bytes) can be stored in PostgreSQL, which refuses invalid UTF-8.
 std::string valid_utf8(std::string_view s);

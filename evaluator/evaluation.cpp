@@ -182,7 +182,7 @@ bool HeuristicResult::failed_outside_compiler() const {
 }
 
 bool HeuristicResult::machine_failure() const {
-  if (outcome == kOutcomeCrashed) return policy::killed_by_sigkill(message);
+  if (outcome == kOutcomeCrashed) return policy::ran_out_of_memory(message);
   return std::any_of(std::begin(kMachineOutcomes), std::end(kMachineOutcomes),
                      [&](const char* o) { return outcome == o; });
 }

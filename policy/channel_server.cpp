@@ -1,5 +1,7 @@
 #include "policy/channel_server.h"
 
+#include "policy/compiler.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -401,8 +403,7 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   else if (out.session.refused || out.session.malformed) out.failure = CompileFailure::Refused;
   else if (!out.error.empty()) out.failure = CompileFailure::Channel;
   else if (!out.process.ok())
-    out.failure = common::machine_failure_line(out.process.output) ? CompileFailure::Machine
-                                                                    : CompileFailure::CompilerFailed;
+    out.failure = failure_of(out.process.output);
   return out;
 }
 

@@ -30,7 +30,8 @@ enum class CompileFailure {
   Refused,  ///< the runner refused the compiler's header (another feature set), or driftwatch cannot read it
   Channel,  ///< the ML channel broke: FIFOs, a stream cut short, the runner threw
   /// The compiler failed for the machine's reason, as its output says (a
-  /// full disk, no memory: common::machine_failure_line), not the code's.
+  /// full disk: common::machine_failure_line), not the code's. Memory
+  /// exhaustion is not: the input may ask for it (policy::ran_out_of_memory).
   Machine,
 };
 

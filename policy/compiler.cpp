@@ -73,10 +73,17 @@ CompilerInvocation CompilerInvocation::with_module_args(const std::vector<std::s
 
 bool killed_by_sigkill(const std::string& error) { return error.find(kSigkillMarker) != std::string::npos; }
 
+bool ran_out_of_memory(const std::string& error) { return killed_by_sigkill(error) || common::says_out_of_memory(error); }
+
+CompileFailure failure_of(const std::string& output) {
+  auto machine = common::machine_failure_line(output);
+  return machine && !common::says_out_of_memory(*machine) ? CompileFailure::Machine : CompileFailure::CompilerFailed;
+}
+
 bool machine_failure(const CompileOutcome& c) {
   return !c.ok && (c.failure == CompileFailure::TimedOut || c.failure == CompileFailure::Channel ||
                    c.failure == CompileFailure::NotStarted || c.failure == CompileFailure::Machine ||
-                   killed_by_sigkill(c.error));
+                   ran_out_of_memory(c.error));
 }
 
 namespace {
@@ -131,9 +138,7 @@ CompileOutcome compile_default(const CompilerInvocation& cc, const fs::path& inp
   if (!out.ok) {
     auto msg = compiler_failure_line(r->output);
     out.error = "compiler " + r->describe() + (msg.empty() ? "" : ": " + msg);
-    out.failure = r->timed_out                                ? CompileFailure::TimedOut
-                  : common::machine_failure_line(r->output) ? CompileFailure::Machine
-                                                            : CompileFailure::CompilerFailed;
+    out.failure = r->timed_out ? CompileFailure::TimedOut : failure_of(r->output);
   }
   require_object(out, output);
   return out;

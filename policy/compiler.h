@@ -47,6 +47,13 @@ struct CompileOutcome {
 inline constexpr const char* kSigkillMarker = "killed by signal 9 ";
 /// A compile's one-line error says the OOM killer (or someone) SIGKILLed it.
 bool killed_by_sigkill(const std::string& error);
+/// Killed, or out of memory by its own words: the load, or the input (a
+/// policy that inlines without end). Tried again alone; back, it is the
+/// compile's own failure (the policy's loss), never left out as the machine's.
+bool ran_out_of_memory(const std::string& error);
+/// A compile's failure from its output: the machine's (a full disk), or the
+/// compiler's own, memory exhaustion included (ran_out_of_memory says it).
+CompileFailure failure_of(const std::string& output);
 
 /// The machine failed the compile (a timeout, a broken channel, SIGKILL),
 /// not the compiler on its input: another attempt may succeed.

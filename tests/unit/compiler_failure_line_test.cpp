@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include "evaluator/evaluation.h"
 #include "policy/channel_server.h"
+#include "policy/compiler.h"
 
 TEST_CASE("a failed compiler's message is LLVM's own error line, else its last line") {
   CHECK(policy::compiler_failure_line("LLVM ERROR: Inline asm not supported by this streamer\n"
@@ -32,4 +34,24 @@ TEST_CASE("a failed compiler's message is LLVM's own error line, else its last l
         "1.\tRunning pass 'Inliner' on module 'a.bc'.");
   CHECK(policy::compiler_failure_line("dwcc: X.cpp:12: void f(): Assertion `x > 0' failed.\nStack dump:\n #0 0x1\n") ==
         "dwcc: X.cpp:12: void f(): Assertion `x > 0' failed.");
+}
+
+TEST_CASE("a compile out of memory is tried again, then the compile's own failure, while a full disk stays the machine's") {
+  auto oom = std::string("LLVM ERROR: out of memory\nAllocation failed\n");
+  CHECK(policy::failure_of(oom) == policy::CompileFailure::CompilerFailed);
+  CHECK(policy::failure_of("terminate called after throwing an instance of 'std::bad_alloc'\n") ==
+        policy::CompileFailure::CompilerFailed);
+  CHECK(policy::ran_out_of_memory("compiler exit status 1: LLVM ERROR: out of memory"));
+  CHECK(policy::ran_out_of_memory("compiler killed by signal 9 (Killed)"));
+  CHECK(policy::failure_of("error: unable to open output file 'x.o': 'No space left on device'\n") ==
+        policy::CompileFailure::Machine);
+  CHECK_FALSE(policy::ran_out_of_memory("compiler exit status 1: error: unable to open output file: No space left"));
+  CHECK(policy::failure_of("x.c:1:1: error: expected expression\n") == policy::CompileFailure::CompilerFailed);
+  // In an evaluation: a crash out of memory is tried once more alone (a
+  // machine failure then), and counts as the policy's failure if it is back.
+  evaluator::HeuristicResult h;
+  h.outcome = evaluator::kOutcomeCrashed;
+  h.message = "compiler exit status 1: LLVM ERROR: out of memory";
+  CHECK(h.machine_failure());
+  CHECK_FALSE(h.failed_outside_compiler());
 }
