@@ -125,6 +125,18 @@ message = "[Docs] Release notes: the driver's options"
 file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe driver keeps its own options.\n"
 )";
+/// Week 8: a check-in that breaks the build (a renamed entry point).
+const std::string kBreakEntryPoint = R"(
+[[checkin]]
+week = 8
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Support] Move the pipeline's entry point"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
+with = "dwcc::runPipelineNow(*M, *TM, Level);"
+)";
+
 
 /// The 8-week history plus a ninth week whose driver stops passing the ML
 /// inliner's option on, then a tenth week of docs.
@@ -184,16 +196,7 @@ TEST_CASE("bisection across check-ins that do not build says how many it tried w
   testing::TempDir scratch;
   // The build breaks, stays broken a check-in, then the check-in that fixes
   // it also drops the ML options: bisection meets the broken ones first.
-  Project p(history_8w_with(scratch / "history-broken-then-lost.toml", R"(
-[[checkin]]
-week = 8
-author = "Priya Raman <priya.raman@example.org>"
-message = "[Support] Move the pipeline's entry point"
-[[checkin.edit]]
-file = "src/main.cpp"
-replace = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
-with = "dwcc::runPipelineNow(*M, *TM, Level);"
-
+  Project p(history_8w_with(scratch / "history-broken-then-lost.toml", kBreakEntryPoint + R"(
 [[checkin]]
 week = 8
 hours = 1
@@ -742,16 +745,7 @@ TEST_CASE("a suite with fewer than two evaluated check-ins is named, not hidden 
 
 TEST_CASE("a build that broke and stayed broken is one alert, not one per suite") {
   testing::TempDir scratch;
-  Project p(history_8w_with(scratch / "history-stays-broken.toml", R"(
-[[checkin]]
-week = 8
-author = "Priya Raman <priya.raman@example.org>"
-message = "[Support] Move the pipeline's entry point"
-[[checkin.edit]]
-file = "src/main.cpp"
-replace = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
-with = "dwcc::runPipelineNow(*M, *TM, Level);"
-
+  Project p(history_8w_with(scratch / "history-stays-broken.toml", kBreakEntryPoint + R"(
 [[checkin]]
 week = 9
 author = "Alex Chen <alex.chen@example.org>"

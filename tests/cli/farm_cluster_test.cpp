@@ -254,8 +254,15 @@ TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'queued'") == p.psql("SELECT count(*) FROM jobs"));
   CHECK(p.psql("SELECT count(*) FROM jobs") != "0");
 
-  // The node back: the next sweep finishes the same jobs.
+  // The node back: the next sweep finishes the same jobs. Slurm takes a
+  // moment to lift the drain (the node is idle again in sinfo), and a sweep
+  // that starts before that waits on a pending array: given a minute, not 5 s.
   REQUIRE(run({"scontrol", "update", "NodeName=" + slurm.host, "State=RESUME"}, slurm.env()).ok());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline &&
+         common::trim(run({"sinfo", "-h", "-o", "%T"}, slurm.env(), std::chrono::seconds(10)).output) != "idle")
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  sweep.back() = "60";
   auto again = run_driftwatch(sweep, slurm.env());
   INFO(again.output);
   CHECK(again.exit_code == 0);
