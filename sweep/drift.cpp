@@ -597,6 +597,12 @@ class SuiteAnalysis {
   std::set<std::pair<std::size_t, std::size_t>> bisected_;
 };
 
+/// What changed and where (the culprit, else the range): the same change
+/// seen by a later sweep, or by another suite, has the same key.
+std::string change_key(const Finding& f) {
+  return f.kind + "|" + (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
+}
+
 db::Id commit_id_of(const std::map<std::string, db::Id>& ids, const std::string& sha) {
   auto it = ids.find(sha);
   return it == ids.end() ? 0 : it->second;
@@ -651,8 +657,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     std::vector<bool> found_by_earlier_suite;
     for (const auto& f : findings) {
       bool wide = f.kind == "build-broken" || f.kind == "feature-set-changed";
-      auto where = f.kind + "|" + (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
-      found_by_earlier_suite.push_back(wide && !compiler_wide.insert(where).second);
+      found_by_earlier_suite.push_back(wide && !compiler_wide.insert(change_key(f)).second);
     }
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;
@@ -663,8 +668,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
         for (const auto& c : history)
           if (c.sha == f.range_first) ids[c.sha] = record_commit(db, repo, c);
       db::AlertRow a;
-      // What changed and where: the same change seen by a later sweep is the same alert.
-      auto where = f.kind + "|" + (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
+      auto where = change_key(f);
       a.fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + recipe.content_hash + "|" + where;
       a.legacy_fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + where;
       a.project = p.name;
