@@ -251,17 +251,33 @@ int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, co
   });
 }
 
+namespace {
+
+/// The project's alerts found on another `table` row (recipes, policies)
+/// than the one of `hash` are resolved with `note`, whose start is
+/// `prefix`; those of `hash` that driftwatch resolved so are reopened.
+/// Returns how many were resolved.
+int follow_hash(pqxx::work& tx, const std::string& project, const std::string& column, const std::string& table,
+                const std::string& hash, const std::string& prefix, const std::string& note,
+                const std::string& reopened_note) {
+  auto r = tx.exec_params(resolving_sql(column + " IN (SELECT id FROM " + table + " WHERE content_hash <> $3)"), project,
+                          note, hash);
+  tx.exec_params(reopening_sql(column + " IN (SELECT id FROM " + table + " WHERE content_hash = $4)"), project,
+                 reopened_note, prefix, hash);
+  return static_cast<int>(r.size());
+}
+
+}  // namespace
+
 int follow_recipe(Database& db, const std::string& project, const std::string& recipe_hash) {
   return db.impl().guarded("following the project's recipe", [&] {
     pqxx::work tx(db.impl().conn);
     const std::string changed = "the project's recipe changed";
-    auto note = changed + " (now " + recipe_hash.substr(0, 12) + "): its builds are a new series";
-    auto r = tx.exec_params(resolving_sql("recipe_id IN (SELECT id FROM recipes WHERE content_hash <> $3)"), project,
-                            note, recipe_hash);
-    tx.exec_params(reopening_sql("recipe_id IN (SELECT id FROM recipes WHERE content_hash = $4)"), project,
-                   "its recipe is the project's again", changed, recipe_hash);
+    int resolved = follow_hash(tx, project, "recipe_id", "recipes", recipe_hash, changed,
+                               changed + " (now " + recipe_hash.substr(0, 12) + "): its builds are a new series",
+                               "its recipe is the project's again");
     tx.commit();
-    return static_cast<int>(r.size());
+    return resolved;
   });
 }
 
@@ -278,13 +294,11 @@ int follow_policy(Database& db, const std::string& project, const std::string& p
     if (!superseded.empty()) return 0;
     // The lineage's own words (db/policies.cpp): a rollback reopens these too.
     const std::string replaced = "its policy was replaced";
-    auto note = replaced + " (the project's is now " + policy_hash.substr(0, 12) + ")";
-    auto r = tx.exec_params(resolving_sql("policy_id IN (SELECT id FROM policies WHERE content_hash <> $3)"), project,
-                            note, policy_hash);
-    tx.exec_params(reopening_sql("policy_id IN (SELECT id FROM policies WHERE content_hash = $4)"), project,
-                   "its policy is the project's again", replaced, policy_hash);
+    int resolved = follow_hash(tx, project, "policy_id", "policies", policy_hash, replaced,
+                               replaced + " (the project's is now " + policy_hash.substr(0, 12) + ")",
+                               "its policy is the project's again");
     tx.commit();
-    return static_cast<int>(r.size());
+    return resolved;
   });
 }
 
