@@ -214,12 +214,17 @@ Child::~Child() {
 // the stack dump), so the middle is left out beyond these sizes.
 constexpr std::size_t kOutputHead = 1 << 20, kOutputTail = 4 << 20;
 
-void Child::keep_output(std::string_view bytes) {
-  output_.append(bytes);
-  if (output_.size() <= kOutputHead + 2 * kOutputTail) return;
+void Child::leave_out_middle() {
+  if (output_.size() <= kOutputHead + kOutputTail) return;
   std::size_t drop = output_.size() - kOutputHead - kOutputTail;
   output_.erase(kOutputHead, drop);
   output_left_out_ += drop;
+}
+
+void Child::keep_output(std::string_view bytes) {
+  output_.append(bytes);
+  // Cut in steps of a tail's size, not on every read.
+  if (output_.size() > kOutputHead + 2 * kOutputTail) leave_out_middle();
 }
 
 void Child::drain_output(int timeout_ms) {
@@ -257,11 +262,7 @@ ProcessResult Child::finish(int status) {
   } else {
     r.exit_code = WEXITSTATUS(status);
   }
-  if (output_.size() > kOutputHead + kOutputTail) {
-    std::size_t drop = output_.size() - kOutputHead - kOutputTail;
-    output_.erase(kOutputHead, drop);
-    output_left_out_ += drop;
-  }
+  leave_out_middle();
   if (output_left_out_ > 0)
     output_.insert(kOutputHead, "\n[driftwatch: " + std::to_string(output_left_out_) + " bytes of output left out]\n");
   r.output = std::move(output_);

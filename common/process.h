@@ -63,6 +63,8 @@ class Child {
   void drain_output(int timeout_ms);
   /// Appends to output_, keeping its head and tail when it grows too large.
   void keep_output(std::string_view bytes);
+  /// Cuts output_ to its first kOutputHead and last kOutputTail bytes.
+  void leave_out_middle();
   ProcessResult finish(int status);
 
   int pid_ = -1;
