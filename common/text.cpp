@@ -189,14 +189,13 @@ bool says_out_of_memory(std::string_view line) {
 }
 
 std::optional<std::string> machine_failure_line(std::string_view output) {
-  static const char* const kMachine[] = {"No space left on device",   "Disk quota exceeded",
-                                         "Read-only file system",     "Input/output error",
-                                         "Cannot allocate memory",    "virtual memory exhausted",
-                                         "LLVM ERROR: out of memory", "out of memory allocating",
-                                         "instance of 'std::bad_alloc'", "Resource temporarily unavailable",
+  // Besides memory (says_out_of_memory): the disk, processes, files.
+  static const char* const kMachine[] = {"No space left on device", "Disk quota exceeded", "Read-only file system",
+                                         "Input/output error", "Resource temporarily unavailable",
                                          "Too many open files"};
   for (const auto& line : split(output, '\n')) {
     if (line.rfind("$ ", 0) == 0) continue;  // driftwatch's own echo of a command
+    if (says_out_of_memory(line)) return trim(line);
     for (const char* m : kMachine)
       if (line.find(m) != std::string::npos) return trim(line);
   }
