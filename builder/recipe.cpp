@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/hash.h"
+#include "common/ml_inliner_options.h"
 #include "common/read_file.h"
 #include "common/text.h"
 
@@ -236,13 +237,10 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     if (!cc1) return cc1.error();
     r.cc1 = *cc1;
     if (r.compile.empty()) return Error{origin + ": missing key 'compile.command'"};
-    // driftwatch sets the ML inliner's options itself: given here too, LLVM
-    // refuses the learned compile (an option given twice) and every
-    // evaluation would read as the policy failing; and a default compile
-    // with a model built in would not be the default heuristic.
+    // Given here too, every evaluation would read as the policy failing.
     for (const auto* line : {&r.compile, &r.cc1})
       for (const auto& w : *line)
-        for (const char* own : {"-enable-ml-inliner", "-inliner-interactive", "-ml-inliner", "-training-log"})
+        for (const char* own : common::kMlInlinerOptionPrefixes)
           if (w.rfind(own, 0) == 0)
             return Error{origin + ": " + (line == &r.compile ? "compile.command" : "compile.cc1") + " has " +
                          common::quoted(w) + ": driftwatch sets the ML inliner's options itself; take it out"};

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "common/read_file.h"
+#include "common/ml_inliner_options.h"
 #include "common/text.h"
 #include "evaluator/files.h"
 
@@ -111,14 +113,13 @@ common::Status check_module_command(const std::string& module, const std::vector
   for (const auto& a : args) {
     bool refused = a == "-o";
     // Plugins; files written beside the object (run by two compiles of the
-    // module at once, in driftwatch's directory); the ML inliner's own
-    // options, which driftwatch sets (given twice, LLVM refuses the learned
-    // compile alone: every module would read as the policy failing).
+    // module at once, in driftwatch's directory).
     for (const char* p : {"-load", "-fplugin", "-fpass-plugin", "-plugin", "-add-plugin", "-split-dwarf-output",
                           "-opt-record-file", "-stats-file", "-ftime-trace", "-dependency-file",
-                          "-serialize-diagnostic-file", "-header-include-file", "-enable-ml-inliner",
-                          "-inliner-interactive", "-ml-inliner", "-training-log"})
+                          "-serialize-diagnostic-file", "-header-include-file"})
       refused |= a.rfind(p, 0) == 0;
+    // The ML inliner's own options, which driftwatch sets.
+    for (const char* p : common::kMlInlinerOptionPrefixes) refused |= a.rfind(p, 0) == 0;
     // driftwatch's own placeholders would put its paths there.
     refused |= a.find("{input}") != std::string::npos || a.find("{output}") != std::string::npos;
     if (refused)
@@ -131,7 +132,7 @@ common::Result<CorpusDescription> read_corpus(const fs::path& dir) {
   auto file = dir / kCorpusDescriptionFile;
   if (!fs::is_directory(dir)) return Error{"corpus " + dir.string() + " is not a directory"};
   if (!fs::exists(file)) return Error{"corpus " + dir.string() + " has no " + kCorpusDescriptionFile};
-  auto text = read_file(file);
+  auto text = common::read_file(file);
   if (!text) return text.error();
   auto d = parse_corpus_description(*text, file.string());
   if (!d) return d.error();
@@ -153,7 +154,7 @@ common::Status write_corpus_description(const fs::path& dir, const CorpusDescrip
 common::Result<std::vector<std::string>> read_module_command(const fs::path& dir, const CorpusDescription& d,
                                                              const std::string& module) {
   if (d.global_command_override) return *d.global_command_override;
-  auto bytes = read_file(module_file(dir, module, ".cmd"));
+  auto bytes = common::read_file(module_file(dir, module, ".cmd"));
   if (!bytes) return Error{"module " + module + ": " + bytes.error().message};
   return parse_cmd(*bytes);
 }
