@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "common/read_file.h"
 #include "common/process.h"
 #include "common/text.h"
 #include "evaluator/files.h"
@@ -127,14 +128,14 @@ common::Status DebianSources::prepare() {
   for (const auto& [tool, package] : {Tool{"apt-get", "apt"}, Tool{"dpkg-source", "dpkg-dev"}})
     if (!on_path(tool)) return Error{std::string(tool) + " not found: install " + package + " (scripts/setup does)"};
   std::vector<AptSourcesFile> files;
-  if (auto t = read_file("/etc/apt/sources.list"); t.ok()) files.push_back({"sources.list", *t});
+  if (auto t = common::read_file("/etc/apt/sources.list"); t.ok()) files.push_back({"sources.list", *t});
   std::error_code ec;
   std::vector<fs::path> parts;
   for (const auto& e : fs::directory_iterator("/etc/apt/sources.list.d", ec)) parts.push_back(e.path());
   std::sort(parts.begin(), parts.end());
   for (const auto& p : parts)
     if (p.extension() == ".sources" || p.extension() == ".list")
-      if (auto t = read_file(p); t.ok()) files.push_back({p.filename().string(), *t});
+      if (auto t = common::read_file(p); t.ok()) files.push_back({p.filename().string(), *t});
   auto sources = deb_src_entries(files);
   if (!sources) return sources.error();
   release_ = sources->release;
@@ -143,7 +144,7 @@ common::Status DebianSources::prepare() {
     if (ec) return Error{"cannot create " + d.string() + ": " + ec.message()};
   }
   auto list = apt_ / "sources.list.d" / "driftwatch-src.sources";
-  auto current = read_file(list);
+  auto current = common::read_file(list);
   bool changed = !current.ok() || *current != sources->deb822;
   if (changed) {
     if (auto s = write_file(apt_ / "sources.list", "# driftwatch: entries are in sources.list.d\n"); !s) return s;
@@ -207,7 +208,7 @@ common::Result<FetchedSource> DebianSources::fetch(const std::string& package, c
   for (const auto& e : fs::directory_iterator(dest, ec)) {
     if (e.is_directory()) out.source_dir = e.path();
     if (e.path().extension() == ".dsc") {
-      auto dsc = read_file(e.path());
+      auto dsc = common::read_file(e.path());
       if (!dsc) return dsc.error();
       for (const auto& line : common::split(*dsc, '\n'))
         if (line.starts_with("Version:") && out.version.empty()) out.version = common::trim(line.substr(8));

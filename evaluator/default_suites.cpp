@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/process.h"
+#include "common/read_file.h"
 #include "common/text.h"
 #include "evaluator/corpus.h"
 #include "evaluator/debian_source.h"
@@ -35,7 +36,7 @@ constexpr const char* kStampFile = "package.json";
 constexpr const char* kBuildSubdir = "_dw_build";  // inside the tree, so generated sources get tree-relative names
 
 std::optional<PackageStamp> read_stamp(const fs::path& dir) {
-  auto text = read_file(dir / kStampFile);
+  auto text = common::read_file(dir / kStampFile);
   if (!text) return std::nullopt;
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
@@ -133,7 +134,7 @@ class PackageBuilder {
  private:
   common::Result<std::vector<CompileCommand>> load_commands(const fs::path& dir) {
     auto file = dir / "compile_commands.json";
-    auto text = read_file(file);
+    auto text = common::read_file(file);
     if (!text) return text.error();
     return parse_compile_commands(*text, file.string());
   }
@@ -154,7 +155,7 @@ class PackageBuilder {
     auto r = common::run_process(spec);
     if (!r) return r.error();
     if (r->ok()) return common::Ok{};
-    auto text = read_file(log);
+    auto text = common::read_file(log);
     return Error{fmt::format("package {}: `{}` failed ({}): {} (log: {})", dir.filename().string(), filled,
                              r->describe(), text ? first_error(*text) : "", log.string())};
   }

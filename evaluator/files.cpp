@@ -9,19 +9,14 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "common/atomic_file.h"
-#include "common/read_file.h"
 
 namespace evaluator {
 
 using common::Error;
 namespace fs = std::filesystem;
-
-common::Result<std::string> read_file(const fs::path& path) { return common::read_file(path); }
 
 common::Status write_file(const fs::path& path, std::string_view bytes) {
   std::error_code ec;

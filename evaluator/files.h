@@ -1,7 +1,7 @@
 #pragma once
-// Whole-file reads and writes for the evaluator's on-disk formats, and the
-// scratch-directory-then-rename discipline that keeps half-built suites and
-// packages out of sight.
+// Whole-file writes for the evaluator's on-disk formats (reads are
+// common/read_file.h's), and the scratch-directory-then-rename discipline
+// that keeps half-built suites and packages out of sight.
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -10,7 +10,6 @@
 
 namespace evaluator {
 
-common::Result<std::string> read_file(const std::filesystem::path& path);
 /// Creates the parent directories, then common::write_file_atomically: checked,
 /// fsynced, renamed; readers never see half a file, a failure leaves no scratch.
 common::Status write_file(const std::filesystem::path& path, std::string_view bytes);

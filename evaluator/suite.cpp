@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/read_file.h"
 #include "common/hash.h"
 #include "common/text.h"
 #include "evaluator/corpus.h"
@@ -289,7 +290,7 @@ std::string describe_modules(const Suite& s) {
 common::Result<Suite> read_suite_manifest(const fs::path& dir) {
   auto file = dir / kSuiteManifestFile;
   if (!fs::exists(file)) return Error{dir.string() + " is not a suite (no " + kSuiteManifestFile + ")"};
-  auto text = read_file(file);
+  auto text = common::read_file(file);
   if (!text) return text.error();
   return parse_suite_manifest(*text, file.string());
 }

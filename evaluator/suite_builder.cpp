@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/read_file.h"
 #include "common/hash.h"
 #include "evaluator/corpus.h"
 #include "evaluator/files.h"
@@ -99,7 +100,7 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
                                                                    const CompileCommandsSuiteOptions& o,
                                                                    const fs::path& suites_dir) {
   if (auto s = check_suite_name(o.name); !s) return s.error();
-  auto text = read_file(compile_commands);
+  auto text = common::read_file(compile_commands);
   if (!text) return text.error();
   auto commands = parse_compile_commands(*text, compile_commands.string());
   if (!commands) return commands.error();

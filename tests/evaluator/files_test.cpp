@@ -27,7 +27,7 @@ TEST_CASE("a file whose read fails gives an error naming it, not the hash of wha
   auto hashed = common::sha256_file(sub);
   REQUIRE_FALSE(hashed);
   CHECK(hashed.error().message == "cannot read " + sub.string() + ": Is a directory");
-  auto read = evaluator::read_file(sub);
+  auto read = common::read_file(sub);
   REQUIRE_FALSE(read);
   CHECK(read.error().message == "cannot read " + sub.string() + ": Is a directory");
   CHECK_FALSE(common::read_file(dir / "missing"));

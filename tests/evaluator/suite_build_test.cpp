@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/read_file.h"
 #include "common/process.h"
 #include "evaluator/corpus.h"
 #include "evaluator/files.h"
@@ -78,7 +79,7 @@ TEST_CASE("a suite from compile_commands.json: bitcode per TU and failures repor
   CHECK(r.suite.modules[1].name == "main.c");
   for (const auto& m : r.suite.modules) {
     CHECK(fs::file_size(module_file(r.dir, m.name, ".bc")) > 0);
-    auto cmd = parse_cmd(read_file(module_file(r.dir, m.name, ".cmd")).take());
+    auto cmd = parse_cmd(common::read_file(module_file(r.dir, m.name, ".cmd")).take());
     REQUIRE_FALSE(cmd.empty());
     CHECK(cmd.front() == "-cc1");
     CHECK(std::find(cmd.begin(), cmd.end(), "-emit-obj") != cmd.end());
@@ -152,8 +153,8 @@ TEST_CASE("an ml-compiler-opt corpus imports unchanged and an unusable one is re
   for (size_t i = 0; i < 3; ++i) CHECK(imported.suite.modules[i].sha256 == r.suite.modules[i].sha256);
   CHECK(imported.suite.origin.kind == "imported-corpus");
   CHECK(load_suite(imported.dir).ok());
-  CHECK(read_file(module_file(imported.dir, "main.c", ".cmd")).take() ==
-        read_file(module_file(r.dir, "main.c", ".cmd")).take());
+  CHECK(common::read_file(module_file(imported.dir, "main.c", ".cmd")).take() ==
+        common::read_file(module_file(r.dir, "main.c", ".cmd")).take());
 
   fs::remove(module_file(r.dir, "util.c", ".cmd"));
   auto missing = import_corpus(r.dir, "broken", tmp / "suites");
@@ -252,12 +253,12 @@ TEST_CASE("the evaluator's files (manifests, corpus descriptions) are written at
   d.modules = {"a"};
   REQUIRE(write_corpus_description(disk, d).ok());
   auto file = disk / kCorpusDescriptionFile;
-  auto old = read_file(file).take();
+  auto old = common::read_file(file).take();
   for (int i = 0; i < 20000; ++i) d.modules.push_back("module-" + std::to_string(i));
   auto r = write_corpus_description(disk, d);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message == "cannot write " + file.string() + ": " + std::strerror(ENOSPC));
-  CHECK(read_file(file).take() == old);
+  CHECK(common::read_file(file).take() == old);
   std::vector<std::string> left;
   std::string listing;
   for (const auto& entry : fs::directory_iterator(disk)) left.push_back(entry.path().filename()), listing += " " + left.back();
