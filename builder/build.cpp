@@ -11,6 +11,7 @@
 #include "builder/step_failure.h"
 #include "common/hash.h"
 #include "common/atomic_file.h"
+#include "common/json_text.h"
 #include "common/process.h"
 #include "common/text.h"
 
@@ -97,7 +98,8 @@ common::Status write_result(const fs::path& entry, const BuildResult& r) {
   // When, to the microsecond: cache pruning goes oldest first, and a file
   // system's mtimes may tell apart no two builds finished in one second.
   j["built_at"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  return common::write_file_atomically(entry / "result.json", j.dump(2) + "\n");
+  // The log tail and the message are a build's bytes, in any encoding.
+  return common::write_file_atomically(entry / "result.json", common::json_text(j, 2) + "\n");
 }
 
 }  // namespace

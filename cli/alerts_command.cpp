@@ -1,29 +1,30 @@
 // driftwatch alerts and bisect: the alerts drift analysis opened, for people
 // and for cron; and bisection by hand.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "builder/recipe.h"
 #include "cli/commands.h"
 #include "cli/drift_output.h"
 #include "cli/project.h"
+#include "common/json_text.h"
 #include "common/text.h"
 #include "db/drift.h"
 #include "db/jobs.h"
+#include "policy/model.h"
 #include "sweep/compiler_build.h"
 #include "sweep/drift.h"
+#include "sweep/lineage.h"
 #include "sweep/notify.h"
 #include "sweep/plan.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
 #include "sweep/worker.h"
-#include "builder/recipe.h"
-#include "policy/model.h"
-#include "sweep/lineage.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
 
@@ -60,7 +61,7 @@ void run_list(Context& ctx, const AlertArgs& a) {
   if (a.json) {
     auto out = json::array();
     for (const auto& al : alerts) out.push_back(json::parse(sweep::alert_json(al)));
-    fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
+    fmt::print("{}\n", common::json_text(out, 2));
   } else if (alerts.empty()) {
     fmt::print("no {}alerts for project {}\n", a.all ? "" : "open or acknowledged ", project.name);
   } else {
@@ -81,7 +82,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
     j["events"] = json::array();
     for (const auto& e : db::alert_events(database, a.id))
       j["events"].push_back({{"state", e.state}, {"who", e.who}, {"note", e.note}, {"at", e.at}});
-    fmt::print("{}\n", j.dump(2, ' ', false, json::error_handler_t::replace));
+    fmt::print("{}\n", common::json_text(j, 2));
     return;
   }
   fmt::print("alert {} ({}), {}\n{}\n", al->id, al->kind, al->state, printable(sweep::alert_sentence(*al)));

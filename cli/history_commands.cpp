@@ -1,10 +1,12 @@
 // driftwatch sample-history | commits
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "common/json_text.h"
 #include "common/text.h"
 #include "tracker/sample_history.h"
 #include "tracker/selection.h"
@@ -43,7 +45,7 @@ void run_commits(const RangeArgs& a, bool json) {
                      {"parents", c.parents},
                      {"tags", c.tags}});
     // Commit text is any bytes: invalid UTF-8 becomes U+FFFD rather than an exception.
-    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", common::json_text(out, 2));
     return;
   }
   for (const auto& c : commits) {

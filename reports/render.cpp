@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/json_text.h"
 #include "common/text.h"
 #include "reports/drift.h"
 
@@ -159,7 +160,7 @@ json report_json(const ReportData& d) {
           {"feature_changes", features}};
 }
 
-std::string dump(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j, int indent) { return common::json_text(j, indent); }
 
 // ---- Markdown ----
 

@@ -1,16 +1,17 @@
 #include "sweep/drift.h"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
 #include "builder/recipe.h"
+#include "common/json_text.h"
 #include "db/drift.h"
 #include "db/jobs.h"
 #include "policy/model.h"
@@ -33,34 +34,34 @@ std::string Finding::details_json() const {
   auto level = [](const reports::Level& l) {
     return json{{"uplift", l.uplift}, {"total_default", l.total_default}, {"total_learned", l.total_learned}};
   };
-  return json{{"suite", suite},
-              {"kind", kind},
-              {"before", level(before)},
-              {"after", level(after)},
-              {"uplift_delta", change.uplift_delta},
-              {"default_delta", change.default_delta},
-              {"learned_delta", change.learned_delta},
-              {"last_good", last_good},
-              {"first_bad", first_bad},
-              {"culprit", culprit},
-              {"range_first", range_first},
-              {"subject", subject},
-              {"author", author},
-              {"time", time},
-              {"win_to_loss", win_to_loss},
-              {"loss_to_win", loss_to_win},
-              {"most_affected", most_affected},
-              {"features_missing", features_missing},
-              {"features_new", features_new},
-              {"newly_failing", newly_failing},
-              {"failing", failing},
-              {"evaluation_error", evaluation_error},
-              {"not_compared", not_compared},
-              {"carried_forward", carried},
-              {"range_size", range_size},
-              {"spread", spread},
-              {"bisect_evaluations", evaluations}}
-      .dump();
+  // evaluation_error quotes a compiler's words, in any encoding.
+  return common::json_text(json{{"suite", suite},
+                                {"kind", kind},
+                                {"before", level(before)},
+                                {"after", level(after)},
+                                {"uplift_delta", change.uplift_delta},
+                                {"default_delta", change.default_delta},
+                                {"learned_delta", change.learned_delta},
+                                {"last_good", last_good},
+                                {"first_bad", first_bad},
+                                {"culprit", culprit},
+                                {"range_first", range_first},
+                                {"subject", subject},
+                                {"author", author},
+                                {"time", time},
+                                {"win_to_loss", win_to_loss},
+                                {"loss_to_win", loss_to_win},
+                                {"most_affected", most_affected},
+                                {"features_missing", features_missing},
+                                {"features_new", features_new},
+                                {"newly_failing", newly_failing},
+                                {"failing", failing},
+                                {"evaluation_error", evaluation_error},
+                                {"not_compared", not_compared},
+                                {"carried_forward", carried},
+                                {"range_size", range_size},
+                                {"spread", spread},
+                                {"bisect_evaluations", evaluations}});
 }
 
 std::string Finding::sentence() const {

@@ -8,8 +8,9 @@
 #include <exception>
 #include <optional>
 
-#include "common/process.h"
 #include "common/hash.h"
+#include "common/json_text.h"
+#include "common/process.h"
 #include "db/store.h"
 #include "evaluator/metrics.h"
 #include "evaluator/suite_builder.h"
@@ -168,7 +169,7 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
   record.evaluation_id = eval_id;
   record.results = std::move(source->results);
   record.measurements = std::move(source->measurements);
-  record.summary_json = out.json.dump();
+  record.summary_json = common::json_text(out.json);
   record.compat_json = source->compat_json;
   if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
   store(database, record, options);
@@ -301,7 +302,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
                              true, true});
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
-                                 "{\"error\": " + nlohmann::json(result.error().message).dump() + "}");
+                                 "{\"error\": " + common::json_text(result.error().message) + "}");
     bool compiler_broken = result.error().message.rfind(evaluator::kCompilerBrokenError, 0) == 0;
     db::fail_evaluation(database, eval_id, result.error().message, options.finish, compiler_broken);
     fs::remove_all(o.work_dir, ec);
@@ -322,7 +323,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   // another failure of the machine in any module keeps them from taking it
   // (db::find_reusable_evaluation).
   if (!key.key.empty()) out.json["reuse_key"] = key.key;
-  record.summary_json = out.json.dump();
+  record.summary_json = common::json_text(out.json);
   record.compat_json = out.result.compat.to_json();
   if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
   store(database, record, options);

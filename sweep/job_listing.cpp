@@ -1,8 +1,10 @@
 #include "sweep/job_listing.h"
 
 #include <fmt/core.h>
+
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "common/text.h"
 
 namespace sweep {
@@ -88,7 +90,7 @@ std::string render_jobs_json(const std::vector<db::JobRow>& jobs, const db::JobC
                 {"sweep_id", j.sweep_id ? json(*j.sweep_id) : json(nullptr)}};
     out["jobs"].push_back(row);
   }
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return common::json_text(out, 2) + "\n";
 }
 
 }  // namespace sweep

@@ -21,23 +21,25 @@ using json = nlohmann::json;
 
 std::string alert_json(const db::AlertView& a) {
   auto details = json::parse(a.details_json.empty() ? "{}" : a.details_json, nullptr, false);
-  return json{{"id", a.id},
-              {"project", a.project},
-              {"kind", a.kind},
-              {"state", a.state},
-              {"suite", a.suite},
-              {"policy", a.policy},
-              {"culprit", {{"sha", a.culprit_sha}, {"subject", a.culprit_subject}, {"author", a.culprit_author},
-                           {"date", a.culprit_time ? tracker::format_date(a.culprit_time) : ""}}},
-              {"last_good", a.last_good_sha},
-              {"first_bad", a.first_bad_sha},
-              {"range_first", a.range_first_sha},
-              {"magnitude", a.magnitude},
-              {"summary", alert_sentence(a)},
-              {"details", details.is_discarded() ? json::object() : details},
-              {"note", a.note},
-              {"created_at", a.created_at}}
-      .dump(-1, ' ', false, json::error_handler_t::replace);
+  return common::json_text(json{{"id", a.id},
+                                {"project", a.project},
+                                {"kind", a.kind},
+                                {"state", a.state},
+                                {"suite", a.suite},
+                                {"policy", a.policy},
+                                {"culprit",
+                                 {{"sha", a.culprit_sha},
+                                  {"subject", a.culprit_subject},
+                                  {"author", a.culprit_author},
+                                  {"date", a.culprit_time ? tracker::format_date(a.culprit_time) : ""}}},
+                                {"last_good", a.last_good_sha},
+                                {"first_bad", a.first_bad_sha},
+                                {"range_first", a.range_first_sha},
+                                {"magnitude", a.magnitude},
+                                {"summary", alert_sentence(a)},
+                                {"details", details.is_discarded() ? json::object() : details},
+                                {"note", a.note},
+                                {"created_at", a.created_at}});
 }
 
 std::string alert_sentence(const db::AlertView& a) {
@@ -165,8 +167,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     }
     if (!p.notify.webhook.empty() && !a.webhook_sent) {
       auto payload = p.notify.webhook_format == "slack"
-                         ? json{{"text", "driftwatch: " + slack_escape(alert_sentence(a))}}.dump(
-                               -1, ' ', false, json::error_handler_t::replace)
+                         ? common::json_text(json{{"text", "driftwatch: " + slack_escape(alert_sentence(a))}})
                          : body;
       if (auto s = post_json(p.notify.webhook, payload, 10); s) d.webhook = true;
       else failed(s.error().message);

@@ -1,5 +1,6 @@
 #include "sweep/worker.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,11 +10,10 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
+#include "common/json_text.h"
 #include "common/process.h"
 #include "common/text.h"
 #include "db/jobs.h"
@@ -258,7 +258,7 @@ class Executor {
     json result{{"build_id", build_id}, {"outcome", outcome}, {"message", b.result.message}};
     // Recorded only because every attempt failed so: people may try it again.
     if (last_attempt && b.result.unexplained) result["retryable"] = true;
-    finish.result_json = result.dump();
+    finish.result_json = common::json_text(result);
     ev.what = b.commit.short_sha() + " " + tracker::format_date(b.commit.time);
     // A timeout or a failure without a word may pass on another try (on the
     // last, build_checkin made it final); a build that fails is a result.
@@ -288,7 +288,7 @@ class Executor {
                                                       : "the check-in did not build (" + dep_result.value("outcome", "") + ")";
       ev.state = db::kJobSkipped;
       ev.what += ": skipped, " + why;
-      finish.result_json = json{{"skipped", why}}.dump();
+      finish.result_json = common::json_text(json{{"skipped", why}});
       db::finish_job(db, finish, db::kJobSkipped);
       return;
     }
@@ -351,7 +351,7 @@ class Executor {
       // The policy cannot run on this build at all (its features are gone):
       // a result of this check-in, stored with the evaluation; not retried.
       // Anything else (a database or disk error) fails this attempt only.
-      finish.result_json = json{{"error", e.what()}}.dump();
+      finish.result_json = common::json_text(json{{"error", e.what()}});
       ev.what += std::string(": evaluation failed: ") + e.what();
       db::finish_job(db, finish, db::kJobDone);
     }

@@ -579,6 +579,29 @@ TEST_CASE("an evaluation where the machine failed too many compiles to retry one
                "FROM evaluations") == "2 0");
 }
 
+TEST_CASE("a compiler failing a module in words that are not UTF-8 is stored as its result, not retried for ever") {
+  Project p;
+  make_toolchains(p);
+  // The second nightly fails one module under both heuristics with a
+  // message holding a Latin-1 byte (a path or an identifier of old code).
+  // Its evaluation's record once threw on the byte: the job failed on every
+  // attempt and every night, and the check-in was never measured.
+  wrap_second_nightly(p, [](const std::string& real) {
+    return "#!/bin/sh\ncase \"$(basename \"$1\")\" in hashtable*) printf 'LLVM ERROR: cannot select caf\\351\\n' >&2; "
+           "exit 1;; esac\nexec " + real + " \"$@\"\n";
+  });
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE kind = 'eval' AND payload->>'label' = "
+               "'nightly 2026-01-12'") == "done 1");
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
+  // The byte is stored as U+FFFD, in the module's row and in the evaluation's summary.
+  CHECK(p.psql("SELECT DISTINCT message FROM module_results WHERE outcome <> 'ok'") ==
+        "compiler exit status 1: LLVM ERROR: cannot select caf\xef\xbf\xbd");
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE summary::text LIKE '%caf\xef\xbf\xbd%'") == "1");
+}
+
 TEST_CASE("a check-in whose build times out on every attempt is recorded as such, and the next sweep does not build it again") {
   Project p;
   // The sample compiler's recipe, but its build never ends (a generator

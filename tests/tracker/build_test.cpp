@@ -609,6 +609,24 @@ TEST_CASE("a configure step that fails is recorded as configure-failed") {
   CHECK(b.result.message == "configure exit status 3: CMake Error: no compiler");
 }
 
+TEST_CASE("a build failing in words that are not UTF-8 is cached as the check-in's failure, the bytes replaced") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  // GCC quoting a Latin-1 source line: the log's bytes once made writing the
+  // cache entry throw, so the failure was never recorded and built again.
+  auto recipe = builder::parse_recipe("name = 'latin1'\n[build]\ncommand = 'printf \"error: caf\\\\351\\\\n\"; exit 2'\n"
+                                      "[artifacts]\ncompiler = 'bin/x'\n",
+                                      "b.toml")
+                    .take();
+  auto first = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false});
+  REQUIRE(first);
+  CHECK(first->result.outcome == builder::Outcome::BuildFailed);
+  auto again = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false}).take();
+  CHECK(again.result.from_cache);
+  CHECK(again.result.outcome == builder::Outcome::BuildFailed);
+  CHECK(again.result.message == "build exit status 2: error: caf\xef\xbf\xbd");
+}
+
 TEST_CASE("data directories holding a space, a quote or $(…) build the sample compiler and run nothing") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
