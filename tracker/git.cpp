@@ -115,6 +115,10 @@ const fs::path& GitRepo::location() const { return impl_->location; }
 common::Result<std::string> GitRepo::resolve(const std::string& rev) const {
   git_object* obj = nullptr;
   int rc = rev.empty() ? GIT_ENOTFOUND : git_revparse_single(&obj, impl_->repo.get(), (rev + "^{commit}").c_str());
+  // libgit2 calls a prefix shorter than 4 digits ambiguous whatever it matches.
+  if (rc == GIT_EAMBIGUOUS && rev.size() < GIT_OID_MINPREFIXLEN)
+    return common::Error{"unknown revision '" + rev + "' in " + impl_->location.string() +
+                         " (an abbreviated id needs at least " + std::to_string(GIT_OID_MINPREFIXLEN) + " digits)"};
   if (rc == GIT_EAMBIGUOUS)
     return common::Error{"revision '" + rev + "' is ambiguous in " + impl_->location.string() +
                          ": more than one object starts so; give more digits"};
@@ -178,13 +182,24 @@ namespace {
 /// The commits a shallow clone's history is cut at (`shallow` in the git
 /// directory). From libgit2 1.7 on they read as root commits, so only this
 /// list tells the clone's edge from the history's first commit.
+/// Read from the common git directory: a worktree made by `git worktree add`
+/// has a private one without the list (and libgit2 1.5 then calls the clone
+/// not shallow), so the edge is this list, not git_repository_is_shallow.
 std::set<std::string> shallow_edge(git_repository* repo) {
   std::set<std::string> out;
-  if (git_repository_is_shallow(repo) != 1) return out;
-  std::ifstream in(std::filesystem::path(git_repository_path(repo)) / "shallow");
+  std::ifstream in(std::filesystem::path(git_repository_commondir(repo)) / "shallow");
   for (std::string line; std::getline(in, line);)
     if (line.size() >= 40) out.insert(line.substr(0, 40));
   return out;
+}
+
+/// Why `oid` could not be read, said before anything else asks libgit2 (which
+/// clears its last error): a missing object names its commit and its child.
+common::Error unreadable_commit(const fs::path& location, const git_oid& oid, const std::string& child) {
+  return common::Error{location.string() + ": cannot read commit " + oid_hex(oid).substr(0, 12) +
+                       (child.empty() ? "" : " (first parent of " + child.substr(0, 12) + ")") + ": " +
+                       git_error_text() + " (a missing object: a damaged pack, or a --reference/--shared clone "
+                       "whose source moved or was pruned)"};
 }
 
 }  // namespace
@@ -195,19 +210,20 @@ common::Result<std::string> GitRepo::root_commit(const std::string& to) const {
   auto* repo = impl_->repo.get();
   git_oid oid;
   git_oid_fromstr(&oid, sha->c_str());
+  auto edge = shallow_edge(repo);
   for (;;) {
     git_commit* c = nullptr;
     if (git_commit_lookup(&c, repo, &oid) != 0) {
-      if (git_repository_is_shallow(repo) == 1) return std::string();  // past the edge (libgit2 before 1.7)
-      return common::Error{impl_->location.string() + ": cannot read commit " + oid_hex(oid).substr(0, 12) +
-                           " walking to the first commit: " + git_error_text()};
+      auto error = unreadable_commit(impl_->location, oid, "");
+      if (!edge.empty()) return std::string();  // past the edge (libgit2 before 1.7)
+      return error;
     }
     CommitPtr owner(c);
     if (git_commit_parentcount(c) == 0) break;
     git_oid_cpy(&oid, git_commit_parent_id(c, 0));
   }
   auto hex = oid_hex(oid);
-  return shallow_edge(repo).count(hex) ? std::string() : hex;
+  return edge.count(hex) ? std::string() : hex;
 }
 
 common::Result<std::vector<CommitInfo>> GitRepo::cloned_history(const std::string& to) const {
@@ -233,9 +249,12 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
   bool reached_from = false;
   // A commit whose clock was wrong (dated before `since` in the middle of the
   // range) must not end the walk and drop everything older: it ends only
-  // after a run of check-ins older than `since`.
-  constexpr int kOlderRunToStop = 64;
+  // after a long run of check-ins older than `since` (an old branch merged
+  // fast-forward, a rebase that kept its authors' dates, can bring hundreds),
+  // and never before a known `from`.
+  constexpr int kOlderRunToStop = 1000;
   int older_run = 0;
+  std::string child;  // the commit whose first parent is being read
   auto edge = shallow_edge(repo);
   // The walk reached the clone's edge with history left to walk: the range
   // is held (nullopt, stop) unless it needed what lies beyond.
@@ -248,17 +267,18 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
   for (;;) {
     git_commit* c = nullptr;
     if (git_commit_lookup(&c, repo, &oid) != 0) {
-      if (!newest_first.empty() && git_repository_is_shallow(repo) == 1) {
+      auto error = unreadable_commit(impl_->location, oid, child);
+      if (!newest_first.empty() && !edge.empty()) {
         if (auto e = past_edge()) return *e;
         break;
       }
-      return common::Error{git_error_text()};
+      return error;
     }
     CommitPtr owner(c);
     auto info = info_of(c);
     bool older = since && info.time < *since;
     older_run = older ? older_run + 1 : 0;
-    if (older_run >= kOlderRunToStop) break;
+    if (older_run >= kOlderRunToStop && !from_sha) break;
     if (!older) {
       newest_first.push_back(std::move(info));
       if (from_sha && newest_first.back().sha == *from_sha) {
@@ -273,6 +293,7 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
         if (auto e = past_edge()) return *e;
       break;
     }
+    child = oid_hex(oid);
     git_oid_cpy(&oid, git_commit_parent_id(c, 0));
   }
   if (from_sha && !reached_from)

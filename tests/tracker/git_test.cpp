@@ -85,6 +85,9 @@ TEST_CASE("bad repositories, revisions and ranges are refused with the reason") 
 
   auto repo = GitRepo::open(testing::write_toy_history(dir.path())).take();
   CHECK(repo.resolve("no-such-branch").error().message.find("unknown revision 'no-such-branch'") == 0);
+  // libgit2 calls any prefix under 4 digits ambiguous: it is too short, not ambiguous.
+  CHECK(repo.resolve("c1").error().message.find("unknown revision 'c1' in ") == 0);
+  CHECK(repo.resolve("c1").error().message.find("needs at least 4 digits") != std::string::npos);
   // An object that exists but is no check-in (a tree's or a blob's id) says so.
   CHECK(repo.resolve("main^{tree}").error().message.find(" is a tree, not a commit") != std::string::npos);
   RangeOptions o;
@@ -246,6 +249,53 @@ TEST_CASE("one check-in with a wrong clock inside the range does not cut off eve
   auto h = repo.first_parent_history("main", std::nullopt, parse_date("2025-12-08").take()).take();
   CHECK(subjects(h) == std::vector<std::string>{"Change the threshold", "Add a pass and drop the old notes",
                                                 "Docs only", "Merge branch 'side'", "Late one", "Later one"});
+  // A hundred back-dated check-ins in a row (a rebase that kept its authors'
+  // dates) neither, with or without a `from` before them.
+  for (int i = 0; i < 100; ++i) commit("Rebased " + std::to_string(i), "2025-06-01T12:00:00Z");
+  commit("Latest", "2026-02-05T12:00:00Z");
+  auto reopened = GitRepo::open(path).take();
+  auto since = parse_date("2025-12-08").take();
+  auto after = subjects(reopened.first_parent_history("main", std::nullopt, since).take());
+  CHECK(after.front() == "Change the threshold");
+  CHECK(after.back() == "Latest");
+  CHECK(after.size() == 7);
+  auto from = reopened.first_parent_history("main", std::string("main~103"), since);
+  REQUIRE(from.ok());
+  CHECK(subjects(*from).front() == "Late one");
+}
+
+TEST_CASE("a missing object inside the history names its commit and its child, not an unknown libgit2 error") {
+  testing::TempDir dir;
+  auto path = testing::write_toy_history(dir.path());
+  git({"clone", "-q", "--no-local", "--branch", "main", "file://" + path.string(), (dir / "clone").string()});
+  auto clone = dir / "clone";
+  auto parent = git_out(clone, {"rev-parse", "main~2"}), child = git_out(clone, {"rev-parse", "main~1"});
+  // Unpack, then lose one commit (a --reference clone whose source was pruned).
+  common::ProcessSpec unpack;
+  unpack.argv = {"sh", "-c", "cd '" + clone.string() + "' && mv .git/objects/pack .git/objects/pack.old && mkdir .git/objects/pack && "
+                 "for p in .git/objects/pack.old/*.pack; do git unpack-objects -q < \"$p\"; done && rm -rf .git/objects/pack.old"};
+  REQUIRE(common::run_process(unpack).take().ok());
+  std::filesystem::remove(clone / ".git" / "objects" / parent.substr(0, 2) / parent.substr(2));
+  auto h = GitRepo::open(clone).take().first_parent_history("main");
+  REQUIRE_FALSE(h.ok());
+  INFO(h.error().message);
+  CHECK(h.error().message.find(clone.string() + ": cannot read commit " + parent.substr(0, 12) + " (first parent of " +
+                               child.substr(0, 12) + "): ") == 0);
+  CHECK(h.error().message.find("unknown libgit2 error") == std::string::npos);
+}
+
+TEST_CASE("a worktree of a shallow clone walks as the clone does, to its edge") {
+  testing::TempDir dir;
+  auto origin = testing::write_toy_history(dir.path());
+  git({"clone", "-q", "--depth", "2", "--branch", "main", "file://" + origin.string(), (dir / "shallow").string()});
+  git({"-C", (dir / "shallow").string(), "worktree", "add", "-q", "--detach", (dir / "wt").string()});
+  auto repo = GitRepo::open(dir / "wt").take();
+  auto h = repo.first_parent_history("HEAD");
+  REQUIRE_FALSE(h.ok());
+  INFO(h.error().message);
+  CHECK(h.error().message.find(" is a shallow clone: its history stops at ") != std::string::npos);
+  CHECK(repo.cloned_history("HEAD").take().size() == 2);
+  CHECK(repo.root_commit("HEAD").take().empty());
 }
 
 TEST_CASE("a check-in's submodules are named by the checkout, which writes the repository's own files only") {
