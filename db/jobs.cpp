@@ -80,16 +80,19 @@ std::optional<std::string> last_swept_head(Database& db, const std::string& proj
 }
 
 // A failed job is tried again; a skipped one (its build did not give a
-// compiler) only when its build is tried again; a done evaluation job whose
+// compiler) only once its build is tried again, or has given one since (a
+// build two projects share, retried and rebuilt by the other's sweep: its
+// evaluations of this project were left skipped for good); a done evaluation job whose
 // evaluation row is no longer done or failed (a retrain or an `eval` ran it
 // again and was interrupted) too, or its check-in would drop out of the series.
 #define LOST_EVALUATION                                                                            \
   "(jobs.state = 'done' AND jobs.kind = 'eval' AND jobs.result ? 'evaluation_id' AND NOT EXISTS ("  \
   "SELECT 1 FROM evaluations ev WHERE ev.id = (jobs.result->>'evaluation_id')::bigint "            \
   "AND ev.status IN ('done', 'failed', 'running')))"
-#define RETRY_CONDITION                                                                    \
-  "(jobs.state = 'failed' OR (jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d " \
-  "WHERE d.id = jobs.depends_on AND d.state = 'queued')) OR " LOST_EVALUATION ")"
+#define BUILD_TRIED_AGAIN                                                                  \
+  "(jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on AND " \
+  "(d.state IN ('queued', 'running') OR (d.state = 'done' AND d.result->>'outcome' = 'ok'))))"
+#define RETRY_CONDITION "(jobs.state = 'failed' OR " BUILD_TRIED_AGAIN " OR " LOST_EVALUATION ")"
 
 std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_id, const std::vector<JobSpec>& jobs) {
   return db.impl().guarded("enqueueing jobs", [&] {
@@ -290,8 +293,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
       ids.push_back(row[0].as<Id>());
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET " QUEUED_AFRESH ", updated_at = now() "
-             "WHERE " OF_PROJECT("jobs", "$1") " AND state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on "
-             "AND d.state = 'queued') RETURNING id",
+             "WHERE " OF_PROJECT("jobs", "$1") " AND " BUILD_TRIED_AGAIN " RETURNING id",
              project))
       ids.push_back(row[0].as<Id>());
     tx.commit();
@@ -300,6 +302,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
 }
 
 #undef LOST_EVALUATION
+#undef BUILD_TRIED_AGAIN
 
 int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt) {
   return db.impl().guarded("requeueing jobs", [&] {

@@ -99,6 +99,48 @@ TEST_CASE("a build job two projects share is taken by either project's workers f
   CHECK(db::claim_job(d, "p", "w:2:0", {}, 60)->id == first[1]);
 }
 
+TEST_CASE("an evaluation skipped for a shared build that failed is taken back once the other project's sweep rebuilt it") {
+  auto d = testing::fresh_database();
+  auto first = plan(d);
+  auto sweep = db::begin_sweep(d, "q");
+  auto second = db::enqueue_jobs(d, "q", sweep, {{"build", "b1", "{\"sha\": \"aaa\"}", 0, -1, 2}, {"eval", "e2", "{}", 0, 0, 3}});
+  REQUIRE(second[0] == first[0]);
+  // The shared build fails: both projects' evaluations are skipped.
+  auto build = db::claim_job(d, "p", "w:1:0", {}, 60);
+  REQUIRE(build);
+  db::finish_job(d, {build->id, "w:1:0", "{}"}, db::kJobFailed, "boom");
+  for (auto project : {"p", "q"}) {
+    auto eval = db::claim_job(d, project, "w:1:0", {}, 60);
+    REQUIRE(eval);
+    db::finish_job(d, {eval->id, "w:1:0", "{\"skipped\": \"its build job failed\"}"}, db::kJobSkipped);
+  }
+  // p's next sweep takes back the build and p's evaluation, and builds it.
+  CHECK(db::requeue_failed_jobs(d, "p") == std::vector<db::Id>{first[0], first[1]});
+  build = db::claim_job(d, "p", "w:1:0", {"build"}, 60);
+  REQUIRE(build);
+  db::finish_job(d, {build->id, "w:1:0", "{\"build_id\": 1, \"outcome\": \"ok\"}"}, db::kJobDone);
+  // q's evaluation of that check-in was left skipped for good: q's next
+  // sweep (or its plan of the same job) takes it back now that a compiler is there.
+  CHECK(db::requeue_failed_jobs(d, "q") == std::vector<db::Id>{second[1]});
+  CHECK(db::job_state(d, second[1])->state == "queued");
+  auto taken_back = db::claim_job(d, "q", "w:1:0", {}, 60);
+  REQUIRE(taken_back);
+  CHECK(taken_back->id == second[1]);
+  db::finish_job(d, {taken_back->id, "w:1:0", "{}"}, db::kJobDone);
+  // A build that was done and failed to build leaves its evaluation skipped.
+  auto third = db::enqueue_jobs(d, "q", sweep, {{"build", "b2", "{}", 0, -1, 2}, {"eval", "e3", "{}", 0, 0, 3}});
+  auto broken = db::claim_job(d, "q", "w:1:0", {"build"}, 60);
+  REQUIRE(broken);
+  REQUIRE(broken->id == third[0]);
+  db::finish_job(d, {broken->id, "w:1:0", "{\"build_id\": 2, \"outcome\": \"build-failed\"}"}, db::kJobDone);
+  auto skipped = db::claim_job(d, "q", "w:1:0", {"eval"}, 60);
+  REQUIRE(skipped);
+  db::finish_job(d, {skipped->id, "w:1:0", "{}"}, db::kJobSkipped);
+  CHECK(db::requeue_failed_jobs(d, "q").empty());
+  CHECK(db::enqueue_jobs(d, "q", sweep, {{"build", "b2", "{}", 0, -1, 2}, {"eval", "e3", "{}", 0, 0, 3}}) == third);
+  CHECK(db::job_state(d, third[1])->state == "skipped");
+}
+
 TEST_CASE("work two projects planned alike is one job that either project's workers run and list") {
   auto d = testing::fresh_database();
   auto first = plan(d);  // p's sweep planned it, and was killed before a worker of p took anything
