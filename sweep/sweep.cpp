@@ -195,10 +195,21 @@ class SlurmFollower {
               array_->id(), o_.stall.count(), reason.empty() ? "" : " (pending: " + reason + ")"));
         return;
       }
+      // Jobs of ours that other workers hold under live leases (another
+      // project's sweep shares them, a task of an earlier array still runs):
+      // a new array would find nothing to take and leave. Wait for them to
+      // finish or their leases to lapse; then one more array is submitted.
+      if (counts.running > 0) {
+        auto waiting = fmt::format("waiting for {} job(s) other workers hold", counts.running);
+        if (waiting != last_line_) say(o_, waiting);
+        last_line_ = waiting;
+        waited_on_others_ = true;
+        return;
+      }
       // Judged on the jobs it was submitted for: bisection's next step waits
       // for new ones, none finished, after an array that did its work and
       // left on idle.
-      if (ids == ids_at_submit_ && counts.finished() == finished_at_submit_)
+      if (!waited_on_others_ && ids == ids_at_submit_ && counts.finished() == finished_at_submit_)
         throw common::Fatal(fmt::format("the Slurm workers of array {} ended without finishing a job; their output "
                                         "is in {}",
                                         array_->id(), spec_.log_dir.string()));
@@ -206,6 +217,7 @@ class SlurmFollower {
         for (const auto& l : common::split(acct, '\n')) say(o_, "sacct: " + l);
     }
     array_ = SlurmArray::submit(spec_, o_.dsn).take();
+    waited_on_others_ = false;
     finished_at_submit_ = counts.finished();
     ids_at_submit_ = ids;
     watch_.restart(StallWatch::Clock::now());
@@ -222,6 +234,7 @@ class SlurmFollower {
   std::vector<db::Id> ids_at_submit_;
   std::string last_line_;
   std::optional<StallWatch::Clock::time_point> squeue_failing_since_;
+  bool waited_on_others_ = false;  ///< since the last array ended: it may have left for want of jobs, not failed
 };
 
 }  // namespace

@@ -233,6 +233,42 @@ TEST_CASE("sweep --engine slurm bisects after its first array left on idle: a ne
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NOT NULL") != "0");
 }
 
+TEST_CASE("sweep --engine slurm waits for a job another worker holds instead of failing as 'ended without a job'") {
+  SlurmCluster slurm;
+  if (!started(slurm)) return;
+  Project p;
+  p.use_prebuilt_toolchains(DWCC_BIN);
+  // Before the first array starts, a worker elsewhere (another project's
+  // sweep sharing the job, a task of an earlier array) holds the last
+  // evaluation for 25 s. The array's tasks do the rest and leave on idle;
+  // the sweep once failed then, with the job still running elsewhere.
+  auto wrappers = p.dir / "bin";
+  auto marked = (p.dir / "marked").string();
+  std::filesystem::create_directories(wrappers);
+  std::ofstream(wrappers / "sbatch")
+      << "#!/bin/sh\nfor a; do script=$a; done\n"
+      << "sed -i 's/--idle-exit [0-9.]*/--idle-exit 0/' \"$script\"\n"
+      << "if [ ! -e " << marked << " ]; then touch " << marked << "; psql -X -q " << common::shell_quote(p.dsn)
+      << " -c \"UPDATE jobs SET state = 'running', lease_owner = 'elsewhere:1:0', attempts = 1, "
+         "lease_expires_at = now() + interval '25 seconds' WHERE id = (SELECT max(id) FROM jobs WHERE kind = 'eval')\" "
+         "|| exit 1; fi\n"
+      << "exec /usr/bin/sbatch \"$@\"\n";
+  std::filesystem::permissions(wrappers / "sbatch", std::filesystem::perms::owner_all);
+  auto env = slurm.env();
+  env.emplace_back("PATH", wrappers.string() + ":" + std::getenv("PATH"));
+  auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "1",
+                                  "--stall-timeout", "300"},
+                                 p.dsn),
+                          env);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("waiting for 1 job(s) other workers hold") != std::string::npos);
+  CHECK(r.output.find("ended without finishing a job") == std::string::npos);
+  // The job whose holder's lease lapsed was taken over by a later array.
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
+}
+
 TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why, and loses no job") {
   SlurmCluster slurm;
   if (!started(slurm)) return;
