@@ -1,6 +1,7 @@
 #include "sweep/slurm.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/core.h>
 
@@ -81,7 +82,18 @@ common::Result<SlurmArray> SlurmArray::submit(const SlurmSpec& spec, const std::
   auto script = spec.log_dir / "workers.sbatch";
   if (auto st = common::write_file_atomically(script, slurm_batch_script(spec)); !st) return st.error();
   ::chmod(script.c_str(), 0755);
-  auto out = run_slurm({"sbatch", "--parsable", script.string()}, {{"DRIFTWATCH_DB", dsn}});
+  // sbatch passes its environment on to the tasks (--export=ALL). Children
+  // are denied libpq's PG* variables, but the tasks connect as the sweep
+  // does: a password, host or sslmode the sweep took from PGPASSWORD,
+  // PGHOST or PGSSLMODE rather than from its DSN must reach them too.
+  std::vector<std::pair<std::string, std::string>> env = {{"DRIFTWATCH_DB", dsn}};
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos && kv.starts_with("PG"))
+      env.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  auto out = run_slurm({"sbatch", "--parsable", script.string()}, env);
   if (!out) return out.error();
   SlurmArray a;
   a.id_ = common::trim(common::split(common::trim(*out), ';')[0]);  // "id;cluster" on multi-cluster setups

@@ -233,7 +233,7 @@ TEST_CASE("sweep --engine slurm bisects after its first array left on idle: a ne
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NOT NULL") != "0");
 }
 
-TEST_CASE("sweep --engine slurm waits for a job another worker holds instead of failing as 'ended without a job'") {
+TEST_CASE("sweep --engine slurm waits for a job another worker holds, not 'ended without a job', and its tasks get libpq's environment") {
   SlurmCluster slurm;
   if (!started(slurm)) return;
   Project p;
@@ -252,10 +252,14 @@ TEST_CASE("sweep --engine slurm waits for a job another worker holds instead of 
       << " -c \"UPDATE jobs SET state = 'running', lease_owner = 'elsewhere:1:0', attempts = 1, "
          "lease_expires_at = now() + interval '25 seconds' WHERE id = (SELECT max(id) FROM jobs WHERE kind = 'eval')\" "
          "|| exit 1; fi\n"
+      << "env | grep '^PG' > " << (p.dir / "sbatch-env").string() << "\n"
       << "exec /usr/bin/sbatch \"$@\"\n";
   std::filesystem::permissions(wrappers / "sbatch", std::filesystem::perms::owner_all);
   auto env = slurm.env();
   env.emplace_back("PATH", wrappers.string() + ":" + std::getenv("PATH"));
+  // What the sweep's libpq takes from the environment, its tasks need too
+  // (sbatch hands its environment on); other children never see it.
+  env.emplace_back("PGCONNECT_TIMEOUT", "17");
   auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "1",
                                   "--stall-timeout", "300"},
                                  p.dsn),
@@ -267,6 +271,7 @@ TEST_CASE("sweep --engine slurm waits for a job another worker holds instead of 
   // The job whose holder's lease lapsed was taken over by a later array.
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
+  CHECK(read(p.dir / "sbatch-env") == "PGCONNECT_TIMEOUT=17\n");
 }
 
 TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why, and loses no job") {
