@@ -13,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/json_text.h"
 #include "common/process.h"
+#include "common/shared_libraries.h"
 #include "common/text.h"
 
 namespace builder {
@@ -37,6 +38,31 @@ void append_log(const fs::path& log, const std::string& text) {
 
 /// Where a running step's process group is recorded (leftover_step.h).
 fs::path step_file(const BuildPaths& paths) { return step_file_of(paths.build); }
+
+/// Why the cached copy `artifact` would not run the check-in's own code, or
+/// nullopt. Only the listed artifacts are cached: a compiler built against
+/// the tree's own shared libraries (BUILD_SHARED_LIBS, LLVM_LINK_LLVM_DYLIB)
+/// would load, through an absolute rpath, whatever the tree builds next, or
+/// through $ORIGIN find none (or the system's library of the same name).
+std::optional<std::string> loads_from_work_tree(const fs::path& artifact, const std::vector<fs::path>& trees) {
+  auto libraries = common::shared_libraries(artifact);
+  if (!libraries) return std::nullopt;  // no dynamic program (a script), or ldd missing: nothing to say
+  std::error_code ec;
+  for (const auto& lib : *libraries) {
+    if (lib.path.empty())
+      return "needs " + lib.name + ", which its cached copy cannot find (a library of the build tree, found "
+             "through $ORIGIN?): link the compiler statically (LLVM: no BUILD_SHARED_LIBS or LLVM_LINK_LLVM_DYLIB)";
+    auto real = fs::weakly_canonical(lib.path, ec);
+    for (const auto& tree : trees) {
+      auto rel = real.lexically_relative(fs::weakly_canonical(tree, ec));
+      if (!rel.empty() && *rel.begin() != "..")
+        return "loads " + lib.name + " from the work tree (" + lib.path.string() + "): its cached copy would "
+               "load whatever the tree builds next; link the compiler statically (LLVM: no BUILD_SHARED_LIBS or "
+               "LLVM_LINK_LLVM_DYLIB)";
+    }
+  }
+  return std::nullopt;
+}
 
 common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
                                const std::map<std::string, std::string>& env, const fs::path& log,
@@ -332,6 +358,8 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
       return finish(Outcome::MissingArtifact, "cannot copy artifact " + name + ": " +
                                                   (ec ? ec.message() : synced.error().message) + " (not cached)");
     }
+    if (auto why = loads_from_work_tree(dest, {paths.source, paths.build}))
+      return finish(Outcome::MissingArtifact, "artifact " + name + " " + *why);
     r.artifacts[name] = dest;
   }
   if (!recipe.compile.empty()) {

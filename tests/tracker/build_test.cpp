@@ -559,6 +559,31 @@ TEST_CASE("an artifact the configure step made (a wrapper) stays for the next ch
   CHECK(b.result.outcome == builder::Outcome::Ok);
 }
 
+TEST_CASE("a compiler linked against the work tree's own shared library is refused, not cached to load another check-in's") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  // A library and a program of the build tree, found through an absolute
+  // rpath into the tree, or through $ORIGIN beside the program (which the
+  // cache copies alone).
+  int n = 0;
+  for (const auto& [rpath, said] : std::vector<std::pair<std::string, std::string>>{
+           {"{build}/lib", "loads libdwtree.so from the work tree ("},
+           {"\\$ORIGIN/../lib", "needs libdwtree.so, which its cached copy cannot find"}}) {
+    auto recipe = builder::parse_recipe(
+                      "name = 'shared-" + std::to_string(++n) + "'\n[build]\ncommand = '''mkdir -p {build}/lib {build}/bin && "
+                      "echo 'int f(void) { return 1; }' > {build}/f.c && echo 'int f(void); int main(void) { return f(); }' "
+                      "> {build}/m.c && cc -shared -fPIC -o {build}/lib/libdwtree.so {build}/f.c && cc -o {build}/bin/x "
+                      "{build}/m.c -L{build}/lib -ldwtree -Wl,-rpath," + rpath + "'''\n[artifacts]\ncompiler = 'bin/x'\n",
+                      "s.toml")
+                      .take();
+    auto b = build_checkin(repo, recipe, repo.commit("main").take(), {dir / "data", 1, false}).take();
+    INFO(b.result.message);
+    CHECK(b.result.outcome == builder::Outcome::MissingArtifact);
+    CHECK(b.result.message.find("artifact compiler " + said) == 0);
+    CHECK(b.result.message.find("link the compiler statically") != std::string::npos);
+  }
+}
+
 TEST_CASE("an empty artifact is recorded as missing-artifact, not cached as a compiler") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
