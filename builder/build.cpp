@@ -74,6 +74,7 @@ common::ProcessResult run_step(const std::string& command, const fs::path& cwd,
   spec.env.assign(env.begin(), env.end());
   spec.log_file = log;
   spec.timeout = budget;
+  spec.own_session = true;  // ninja puts each command in a process group of its own
   auto child = common::Child::start(spec);
   if (!child) {  // /bin/sh itself could not run: the machine's failure (step_failure reads this line)
     append_log(log, std::string(kStepNotStarted) + ": " + child.error().message + "\n");

@@ -17,26 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The processes of group `pgid`, from /proc.
-std::vector<pid_t> group_members(pid_t pgid) {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    auto name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), {});
-    auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
-    if (close == std::string::npos) continue;
-    std::istringstream fields(stat.substr(close + 1));
-    char state = 0;
-    long ppid = 0, group = 0;
-    // A zombie is dead already, waiting for whoever adopted it to reap it.
-    if (fields >> state >> ppid >> group && group == pgid && state != 'Z') out.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return out;
-}
-
 bool works_in(pid_t pid, const std::vector<fs::path>& dirs) {
   std::error_code ec;
   auto cwd = fs::read_symlink(fs::path("/proc") / std::to_string(pid) / "cwd", ec);
@@ -50,8 +30,8 @@ bool works_in(pid_t pid, const std::vector<fs::path>& dirs) {
 
 }  // namespace
 
-void record_step(const fs::path& file, pid_t pgid) {
-  (void)common::write_file_atomically(file, common::host_name() + " " + std::to_string(pgid) + "\n");
+void record_step(const fs::path& file, pid_t sid) {
+  (void)common::write_file_atomically(file, common::host_name() + " " + std::to_string(sid) + "\n");
 }
 
 void forget_step(const fs::path& file) {
@@ -67,16 +47,14 @@ int end_leftover_step(const fs::path& file, const std::vector<fs::path>& dirs) {
     forget_step(file);
     return 0;
   }
-  auto members = group_members(static_cast<pid_t>(pgid));
+  // The step ran in a session of its own (its id is the recorded one): that
+  // holds the commands ninja started in process groups of their own too.
+  auto members = common::session_members(static_cast<pid_t>(pgid));
   bool ours = false;
   for (auto pid : members) ours |= works_in(pid, dirs);
-  if (ours) {
-    kill(static_cast<pid_t>(-pgid), SIGKILL);
-    for (int i = 0; i < 100 && !group_members(static_cast<pid_t>(pgid)).empty(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  int ended = ours ? common::kill_session(static_cast<pid_t>(pgid)) : 0;
   forget_step(file);
-  return ours ? static_cast<int>(members.size()) : 0;
+  return ended;
 }
 
 }  // namespace builder

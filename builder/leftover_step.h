@@ -16,13 +16,14 @@ inline std::filesystem::path step_file_of(const std::filesystem::path& build_dir
   return build_dir.parent_path() / "step.pgid";
 }
 
-/// Records the step's process group (and this host) in `file`.
-void record_step(const std::filesystem::path& file, pid_t pgid);
-/// The step ended and its group with it: forgets it.
+/// Records the step's session (its shell's pid, common::ProcessSpec::own_session;
+/// and this host) in `file`.
+void record_step(const std::filesystem::path& file, pid_t sid);
+/// The step ended: forgets it.
 void forget_step(const std::filesystem::path& file);
-/// Kills what is left of a step recorded in `file` on this host: its process
-/// group, if a process of it still works in one of `dirs` (so a group id a
-/// later, unrelated program took is left alone). Returns the processes found.
+/// Kills what is left of a step recorded in `file` on this host: its
+/// session, if a process of it still works in one of `dirs` (so a session id
+/// a later, unrelated program took is left alone). Returns the processes found.
 int end_leftover_step(const std::filesystem::path& file, const std::vector<std::filesystem::path>& dirs);
 
 }  // namespace builder

@@ -13,7 +13,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <sstream>
+#include <thread>
 
 #include "common/text.h"
 
@@ -79,7 +83,7 @@ std::vector<std::string> merged_environment(const ProcessSpec& spec) {
 
 [[noreturn]] void child_exec(const ProcessSpec& spec, int out_fd, int err_pipe, int go_pipe,
                              std::vector<std::string>& env, pid_t parent) {
-  setpgid(0, 0);
+  if (!spec.own_session || setsid() < 0) setpgid(0, 0);
   // Our children live in their own process groups, so a SIGKILLed driftwatch
   // would leave them running (a ninja still writing into a work tree that the
   // rerun builds in). Die with the thread that started us instead.
@@ -159,7 +163,9 @@ Result<Child> Child::start(const ProcessSpec& spec) {
   }
   if (pid == 0) child_exec(spec, out_fd, err_pipe[1], go_pipe[0], env, parent);
 
-  setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
+  // Also done in the child; whichever runs first wins the race. Not for a
+  // session: a group leader could no longer make one (setsid fails).
+  if (!spec.own_session) setpgid(pid, pid);
   register_group(pid);
   close(go_pipe[0]);
   (void)!write(go_pipe[1], "g", 1);
@@ -183,6 +189,7 @@ Result<Child> Child::start(const ProcessSpec& spec) {
   c.out_fd_ = read_fd;
   c.started_ = std::chrono::steady_clock::now();
   c.timeout_ = spec.timeout;
+  c.own_session_ = spec.own_session;
   c.pid_fd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // -1 on old kernels: we poll instead
   if (read_fd >= 0) fcntl(read_fd, F_SETFL, O_NONBLOCK);
   return c;
@@ -199,6 +206,7 @@ Child& Child::operator=(Child&& o) noexcept {
   output_ = std::move(o.output_);
   output_left_out_ = o.output_left_out_;
   done_ = std::move(o.done_);
+  own_session_ = o.own_session_;
   return *this;
 }
 
@@ -296,15 +304,16 @@ ProcessResult Child::kill_group() {
   if (done_) return *done_;
   kill(-pid_, SIGTERM);
   int status = 0;
-  for (int i = 0; i < 100; ++i) {  // up to 2 s for a clean exit
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      kill(-pid_, SIGKILL);  // grandchildren that ignored SIGTERM
-      return finish(status);
-    }
-    drain_output(20);
+  bool exited = false;
+  for (int i = 0; i < 100 && !exited; ++i) {  // up to 2 s for a clean exit
+    exited = waitpid(pid_, &status, WNOHANG) == pid_;
+    if (!exited) drain_output(20);
   }
-  kill(-pid_, SIGKILL);
-  waitpid(pid_, &status, 0);
+  kill(-pid_, SIGKILL);  // grandchildren that ignored SIGTERM
+  if (!exited) waitpid(pid_, &status, 0);
+  // Those in process groups of their own (a ninja's commands), which a
+  // killed ninja could not stop.
+  if (own_session_) kill_session(pid_);
   return finish(status);
 }
 
@@ -348,6 +357,36 @@ std::vector<long> processes_holding(const std::filesystem::path& path) {
     }
   }
   return holders;
+}
+
+std::vector<pid_t> session_members(pid_t sid) {
+  namespace fs = std::filesystem;
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (fs::directory_iterator proc("/proc", ec), end; !ec && proc != end; proc.increment(ec)) {
+    const auto name = proc->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    std::ifstream in(proc->path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    char state = 0;
+    long ppid = 0, group = 0, session = 0;
+    // A zombie is dead already, waiting for whoever adopted it to reap it.
+    if (fields >> state >> ppid >> group >> session && session == sid && state != 'Z')
+      out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+int kill_session(pid_t sid) {
+  if (sid <= 1) return 0;
+  auto members = session_members(sid);
+  for (auto p : members) kill(p, SIGKILL);
+  for (int i = 0; i < 100 && !members.empty() && !session_members(sid).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return static_cast<int>(members.size());
 }
 
 }  // namespace common

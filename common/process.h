@@ -1,6 +1,8 @@
 #pragma once
 // Running subprocesses (compilers, build tools, pg_ctl) with timeouts that
 // kill the whole process group, so a hanging build never hangs a sweep.
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -25,6 +27,11 @@ struct ProcessSpec {
   std::optional<std::chrono::milliseconds> timeout;
   /// Standard input comes from this file; /dev/null otherwise.
   std::optional<std::filesystem::path> stdin_file;
+  /// A session of its own rather than a process group (its id is the
+  /// child's pid either way). A build step's ninja starts every command in a
+  /// process group of its own, out of reach of the step's group; a session
+  /// holds them all, and a kill of the child ends the whole session.
+  bool own_session = false;
 };
 
 struct ProcessResult {
@@ -75,6 +82,7 @@ class Child {
   std::string output_;
   std::size_t output_left_out_ = 0;
   std::optional<ProcessResult> done_;
+  bool own_session_ = false;
 };
 
 /// On SIGINT, SIGTERM or SIGHUP: kill every running child's process group
@@ -98,5 +106,12 @@ bool process_gone_here(const std::string& host, long pid);
 /// /proc/PID/fd: the peers of a FIFO, which the FIFO itself cannot name.
 /// Processes of other users, or of another PID namespace, are not seen.
 std::vector<long> processes_holding(const std::filesystem::path& path);
+
+/// This machine's live processes (zombies left out) of session `sid`, from /proc.
+std::vector<pid_t> session_members(pid_t sid);
+
+/// SIGKILL to every process of session `sid` (a child started with
+/// own_session) and up to 5 s for them to go; how many there were.
+int kill_session(pid_t sid);
 
 }  // namespace common

@@ -163,12 +163,14 @@ TEST_CASE("building the weeks: incremental, failures recorded, the walk goes on,
         "the cached build was damaged: artifact compiler is missing");
 }
 
-TEST_CASE("a build that runs past the recipe's timeout is killed with its whole process group") {
+TEST_CASE("a build that runs past the recipe's timeout is killed with its whole session, commands in groups of their own too") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
-  auto pid_file = dir / "background.pid";
-  auto text = "name = 'sleepy'\ntimeout = '2s'\n[build]\ncommand = 'sleep 30 & echo $! > " + pid_file.string() +
-              "; sleep 30; echo never'\n[artifacts]\ncompiler = 'bin/dwcc'\n";
+  auto pid_file = dir / "background.pid", own_group = dir / "own-group.pid";
+  // The second background process leaves the group, as ninja's commands do.
+  auto text = "name = 'sleepy'\ntimeout = '2s'\n[build]\ncommand = '''sleep 30 & echo $! > " + pid_file.string() +
+              "; perl -e 'setpgrp(0, 0); sleep 30' & echo $! > " + own_group.string() +
+              "; sleep 30; echo never'''\n[artifacts]\ncompiler = 'bin/dwcc'\n";
   auto recipe = builder::parse_recipe(text, "sleepy.toml").take();
   auto commit = repo.commit("main").take();
   auto b = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
@@ -178,6 +180,9 @@ TEST_CASE("a build that runs past the recipe's timeout is killed with its whole 
   pid_t background = std::stoi(read(pid_file));
   REQUIRE(background > 0);
   CHECK(gone_within(background, std::chrono::seconds(5)));
+  pid_t escaped = std::stoi(read(own_group));
+  REQUIRE(escaped > 0);
+  CHECK(gone_within(escaped, std::chrono::seconds(5)));
 }
 
 TEST_CASE("a build that timed out is not cached: the next run builds again") {
@@ -434,15 +439,18 @@ TEST_CASE("a changed [compile] section is used for a cached build") {
   CHECK(build_checkin(repo, recipe, commit, options).take().result.compile.back() == "-Oz");
 }
 
-TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell) is ended before the next build there") {
+TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell, its commands in groups of their own) is ended before the next build there") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
   auto commit = repo.commit("main").take();
-  // First run: starts a grandchild that would write `late` 3 s on, and
-  // waits. Any later run: fails at once.
+  // First run: starts grandchildren that would write `late` and `late2` 3 s
+  // on, and waits; the second in a process group of its own, as ninja starts
+  // every command. Any later run: fails at once.
   auto recipe = builder::parse_recipe(
-                    "name = 'orphan'\n[build]\ncommand = \"if [ -e {build}/first ]; then exit 3; fi; "
-                    "touch {build}/first; sh -c 'sleep 3; touch {build}/late'\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                    "name = 'orphan'\n[build]\ncommand = \"\"\"if [ -e {build}/first ]; then exit 3; fi; "
+                    "touch {build}/first; sh -c 'sleep 3; touch {build}/late' & "
+                    "perl -e 'setpgrp(0, 0); sleep 3; open(my $f, \">\", \"{build}/late2\")'; wait\"\"\"\n"
+                    "[artifacts]\ncompiler = 'bin/x'\n",
                     "orphan.toml")
                     .take();
   CheckinBuildOptions options{dir / "data", 1, false};
@@ -467,6 +475,7 @@ TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell)
   CHECK(second.result.outcome == builder::Outcome::BuildFailed);
   std::this_thread::sleep_for(std::chrono::seconds(4));
   CHECK_FALSE(fs::exists(build_dir / "late"));
+  CHECK_FALSE(fs::exists(build_dir / "late2"));
   CHECK_FALSE(fs::exists(build_dir.parent_path() / "step.pgid"));
 }
 
