@@ -28,16 +28,6 @@ namespace sweep {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string worker_owner_name(int index) {
-  return common::host_name() + ":" + std::to_string(getpid()) + ":" + std::to_string(index);
-}
-
-bool owner_is_dead_here(const std::string& owner) {
-  auto parts = common::split(owner, ':');
-  if (parts.size() != 3) return false;
-  return common::process_gone_here(parts[0], std::atol(parts[1].c_str()));
-}
-
 namespace {
 
 /// The machine of a worker named host:pid:index (the job queue's own rule).

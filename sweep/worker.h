@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "db/jobs.h"
+#include "sweep/worker_name.h"
 
 namespace sweep {
 
@@ -92,10 +93,5 @@ void run_until_finished(const LocalWorkers& local, db::Database& db, const std::
 std::vector<std::string> failures_not_seen_here(db::Database& db, const std::string& project,
                                                 const std::vector<db::Id>& ids, const std::set<db::Id>& reported);
 
-/// "host:pid:index": the host and pid let a later sweep on the same host
-/// hand back the jobs of a worker that died.
-std::string worker_owner_name(int index);
-/// True when `owner` names a process of this host that no longer runs.
-bool owner_is_dead_here(const std::string& owner);
 
 }  // namespace sweep

@@ -1,0 +1,14 @@
+#pragma once
+// The name a farm worker holds its leases under.
+#include <string>
+
+namespace sweep {
+
+/// "host:pid:index:token": the host and pid let a later sweep on the same
+/// host hand back the jobs of a worker that died; the token (random, one per
+/// process) tells apart workers of containers that share both.
+std::string worker_owner_name(int index);
+/// True when `owner` names a process of this host that no longer runs.
+bool owner_is_dead_here(const std::string& owner);
+
+}  // namespace sweep
