@@ -2,7 +2,9 @@
 // the queue they share, for people and for monitoring.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -32,7 +34,15 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
       throw common::Fatal("--kinds: unknown job kind '" + kind + "' (build, eval)");
     o.kinds.push_back(kind);
   }
-  ctx.database();  // starts the embedded server if needed, migrates
+  auto database = ctx.database();  // starts the embedded server if needed, migrates
+  // Not refused: workers may start before a new project's first sweep. But a
+  // typo would wait for ever, claiming nothing, and say nothing.
+  if (!a.project.empty()) {
+    auto known = db::known_projects(database);
+    if (std::find(known.begin(), known.end(), a.project) == known.end())
+      fmt::print("worker: project {} has no sweep or job in this database yet ({}); waiting for its first sweep\n",
+                 a.project, known.empty() ? "none has" : "known: " + fmt::format("{}", fmt::join(known, ", ")));
+  }
   o.target = ctx.target();
   o.project = a.project;
   o.owner = sweep::worker_owner_name(0);
@@ -79,6 +89,16 @@ void run_list(Context& ctx, const JobsArgs& a) {
   if (a.sweep_id) f.sweep_id = a.sweep_id;
   f.limit = a.limit > 0 ? a.limit + 1 : 0;  // one more: whether any were left out
   auto database = ctx.database();
+  // As for a typo in --state: `jobs --json` would report no failed job.
+  if (!a.project.empty()) {
+    auto known = db::known_projects(database);
+    if (std::find(known.begin(), known.end(), a.project) == known.end())
+      throw common::Fatal("jobs --project: no sweep or job of project '" + a.project + "' in this database (" +
+                          (known.empty() ? std::string("none has any") : "known: " + fmt::format("{}", fmt::join(known, ", "))) + ")");
+  }
+  if (a.sweep_id && !db::sweep_exists(database, a.sweep_id, a.project))
+    throw common::Fatal(fmt::format("jobs --sweep: no sweep {}{}", a.sweep_id,
+                                    a.project.empty() ? "" : " of project " + a.project));
   auto rows = db::list_jobs(database, f);
   bool truncated = a.limit > 0 && static_cast<int>(rows.size()) > a.limit;
   if (truncated) rows.resize(static_cast<std::size_t>(a.limit));

@@ -59,6 +59,16 @@ void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std
   });
 }
 
+std::vector<std::string> known_projects(Database& db) {
+  return db.impl().guarded("listing the projects", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<std::string> out;
+    for (const auto& row : tx.exec("SELECT project FROM sweeps UNION SELECT project FROM job_projects ORDER BY 1"))
+      out.push_back(row[0].as<std::string>());
+    return out;
+  });
+}
+
 bool sweep_exists(Database& db, Id sweep_id, const std::string& project) {
   return db.impl().guarded("looking for a sweep", [&] {
     pqxx::read_transaction tx(db.impl().conn);

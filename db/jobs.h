@@ -68,6 +68,9 @@ bool try_lock_project(Database& db, const std::string& project);
 /// share a work directory and a candidate file.
 bool try_lock_retrain(Database& db, const std::string& project);
 
+/// Every project the database has a sweep or a job of, by name.
+std::vector<std::string> known_projects(Database& db);
+
 Id begin_sweep(Database& db, const std::string& project);
 void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std::string& head_sha, int planned,
                   const std::string& message);

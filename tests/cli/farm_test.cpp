@@ -309,6 +309,20 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(typo.exit_code == 2);
   CHECK(typo.output.find("jobs --state: unknown state 'faild' (queued, running, done, failed, skipped)") !=
         std::string::npos);
+  // So is a project or a sweep the database never had: not an empty queue.
+  auto unknown = p.run({"jobs", "--json", "--project", "toyy"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(common::last_line(unknown.output).find("driftwatch: jobs --project: no sweep or job of project 'toyy' in this "
+                                               "database (known: ") == 0);
+  CHECK(p.run({"jobs", "--json", "--project", "toy"}).exit_code == 0);
+  auto no_sweep = p.run({"jobs", "--sweep", "999999"});
+  CHECK(no_sweep.exit_code == 2);
+  CHECK(common::last_line(no_sweep.output) == "driftwatch: jobs --sweep: no sweep 999999");
+  // A worker may start before its project's first sweep, but says so.
+  auto early = p.run({"worker", "--project", "toyy", "--idle-exit", "0"});
+  CHECK(early.exit_code == 0);
+  CHECK(early.output.find("worker: project toyy has no sweep or job in this database yet (known: ") !=
+        std::string::npos);
 
   // People: retry puts it back in the queue; cancel takes it out again, saying who.
   auto retry = p.run({"jobs", "retry", bad});
