@@ -93,6 +93,41 @@ std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const Compare
   return out;
 }
 
+std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing,
+                                     int threshold) {
+  std::vector<FoundStep> out;
+  auto step = [&](std::size_t before, std::size_t after, std::size_t count, bool spread) {
+    LevelChange c;
+    c.index = after;
+    c.uplift_delta = static_cast<double>(count);
+    c.uplift_moved = true;
+    out.push_back({before, after, c, spread});
+  };
+  std::size_t n = sample.size();
+  std::vector<std::vector<std::string>> named(n);  // by the step ending at each index, when one was found
+  for (std::size_t i = 1; i < n; ++i) {
+    auto now = newly_failing(i - 1, i);
+    if (static_cast<int>(now.size()) >= threshold) {
+      step(i - 1, i, now.size(), false);
+      named[i] = std::move(now);
+    }
+  }
+  std::optional<std::size_t> last;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!sample[i]) continue;
+    if (last && i > *last + 1) {
+      std::set<std::string> left;
+      for (auto& m : newly_failing(*last, i)) left.insert(m);
+      for (auto j = *last + 1; j <= i; ++j)
+        for (const auto& m : named[j]) left.erase(m);
+      if (static_cast<int>(left.size()) >= threshold) step(*last, i, left.size(), true);
+    }
+    last = i;
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.after < y.after; });
+  return out;
+}
+
 ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
                               const std::vector<evaluator::ModuleSizes>& after) {
   std::map<std::string, const evaluator::ModuleSizes*> later;

@@ -72,6 +72,17 @@ using CompareLevelsWithin =
 std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const CompareLevels& levels,
                                   const DriftThresholds& thresholds, const CompareLevelsWithin& within = {});
 
+/// The modules the policy's compile fails on at `after` and did not at `before` (indices of evaluated check-ins).
+using NewlyFailing = std::function<std::vector<std::string>(std::size_t before, std::size_t after)>;
+/// Where the policy's compile began to fail on modules, as find_steps finds
+/// level changes: between consecutive evaluated check-ins where at least
+/// `threshold` modules newly fail, and between consecutive samples where the
+/// modules newly failing from one to the other, less those the steps inside
+/// name, still reach it (a change bisection measured in parts). By module,
+/// not by count: modules that failed and came back between the samples are
+/// no failure left, and so no part of one. A step's uplift_delta is its count.
+std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing, int threshold);
+
 /// Said of an alert pinned to a range, not one check-in: those between were
 /// never tried (no bisection for that kind, or it was off), or did not build.
 inline constexpr const char* kRangeNote = "no check-in between was evaluated";

@@ -297,17 +297,12 @@ class SuiteAnalysis {
     auto ev = evaluated();
     std::vector<bool> sample;
     for (auto pos : ev) sample.push_back(is_sample(pos));
-    // The modules newly failing from one to the other in place of the
-    // uplift's move, with the alert's count as its threshold: the same
-    // detection as the sizes'. Which modules, not how many: a check-in that
-    // fixes three and breaks three others is three new failures.
-    auto levels = [&](std::size_t a, std::size_t b) {
-      return std::pair{reports::Level{}, reports::Level{double(newly_failing(ev[a], ev[b]).size()), 0, 0}};
-    };
+    // Which modules, not how many: a check-in that fixes three and breaks
+    // three others is three new failures.
+    auto newly = [&](std::size_t a, std::size_t b) { return newly_failing(ev[a], ev[b]); };
     std::vector<Step> out;
-    for (const auto& s : reports::find_steps(sample, levels, {double(failing_threshold()), 1e300})) {
-      if (s.change.uplift_delta >= failing_threshold()) out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
-    }
+    for (const auto& s : reports::failing_steps(sample, newly, failing_threshold()))
+      out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
     return out;
   }
 

@@ -2,7 +2,10 @@
 // and the kind of a change. Pure: no database.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <set>
 
 #include "reports/drift.h"
 
@@ -270,4 +273,35 @@ TEST_CASE("a step inside two samples carries of their change only its move over 
   REQUIRE(unmatched.size() == 2);
   CHECK(unmatched[1].spread);
   CHECK(unmatched[1].change.uplift_delta == doctest::Approx(0.0056));
+}
+
+TEST_CASE("modules newly failing in parts between two samples are found by module, not by count") {
+  // Six evaluated check-ins, samples at 0 and 5 (bisection measured the
+  // rest): A, B and C fail at 1 and come back at 2; X, Y and Z fail one at a
+  // time at 3, 4 and 5. Threshold 3.
+  std::vector<std::set<std::string>> failing = {{}, {"A", "B", "C"}, {}, {"X"}, {"X", "Y"}, {"X", "Y", "Z"}};
+  std::vector<bool> sample = {true, false, false, false, false, true};
+  auto newly = [&](std::size_t a, std::size_t b) {
+    std::vector<std::string> out;
+    std::set_difference(failing[b].begin(), failing[b].end(), failing[a].begin(), failing[a].end(),
+                        std::back_inserter(out));
+    return out;
+  };
+  auto steps = reports::failing_steps(sample, newly, 3);
+  REQUIRE(steps.size() == 2);
+  // A, B and C at check-in 1, exactly.
+  CHECK(steps[0].before == 0);
+  CHECK(steps[0].after == 1);
+  CHECK_FALSE(steps[0].spread);
+  // X, Y and Z over the range, none of whose steps names them: once their
+  // count (3) less the inside step's count (3) left nothing, and no alert.
+  CHECK(steps[1].before == 0);
+  CHECK(steps[1].after == 5);
+  CHECK(steps[1].spread);
+  CHECK(steps[1].change.uplift_delta == 3);
+  // Modules the inside steps name are not counted again.
+  failing = {{}, {"A", "B", "C"}, {"A", "B", "C"}, {"A", "B", "C", "X"}, {"A", "B", "C", "X"}, {"A", "B", "C", "X"}};
+  steps = reports::failing_steps(sample, newly, 3);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].after == 1);
 }
