@@ -17,8 +17,12 @@ common::Result<std::vector<CommitInfo>> select_commits(const GitRepo& repo, cons
     // The range ends at --to on the branch's line, never on another line.
     auto to_sha = repo.resolve(*o.to);
     if (!to_sha) return to_sha.error();
-    if (!repo.first_parent_history(line, *o.to))
+    // Only a walk that ended without finding it says --to is off the line; a
+    // shallow clone's edge or a missing object says its own reason.
+    if (auto walk = repo.first_parent_history(line, *o.to); !walk) {
+      if (walk.error().message.rfind("'" + *o.to + "' is not on the first-parent history", 0) != 0) return walk.error();
       return common::Error{"--to " + *o.to + " is not on the first-parent line of branch '" + o.branch + "'"};
+    }
   }
   // A walk leaves a damaged tag out; sampling by tags would then leave its check-in out.
   if (o.sampling.tags)

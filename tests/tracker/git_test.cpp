@@ -269,7 +269,8 @@ TEST_CASE("a missing object inside the history names its commit and its child, n
   auto path = testing::write_toy_history(dir.path());
   git({"clone", "-q", "--no-local", "--branch", "main", "file://" + path.string(), (dir / "clone").string()});
   auto clone = dir / "clone";
-  auto parent = git_out(clone, {"rev-parse", "main~2"}), child = git_out(clone, {"rev-parse", "main~1"});
+  auto parent = git_out(clone, {"rev-parse", "main~2"}), child = git_out(clone, {"rev-parse", "main~1"}),
+       first = git_out(clone, {"rev-parse", "main~3"});
   // Unpack, then lose one commit (a --reference clone whose source was pruned).
   common::ProcessSpec unpack;
   unpack.argv = {"sh", "-c", "cd '" + clone.string() + "' && mv .git/objects/pack .git/objects/pack.old && mkdir .git/objects/pack && "
@@ -282,6 +283,13 @@ TEST_CASE("a missing object inside the history names its commit and its child, n
   CHECK(h.error().message.find(clone.string() + ": cannot read commit " + parent.substr(0, 12) + " (first parent of " +
                                child.substr(0, 12) + "): ") == 0);
   CHECK(h.error().message.find("unknown libgit2 error") == std::string::npos);
+  // --branch with a --to beyond it says so too, not that --to is off the branch's line.
+  RangeOptions o;
+  o.branch = "main";
+  o.to = first;
+  auto beyond = select_commits(GitRepo::open(clone).take(), o);
+  REQUIRE_FALSE(beyond.ok());
+  CHECK(beyond.error().message.find(": cannot read commit " + parent.substr(0, 12)) != std::string::npos);
 }
 
 TEST_CASE("a worktree of a shallow clone walks as the clone does, to its edge") {
