@@ -11,7 +11,8 @@ namespace db {
 // first project that planned it; job_projects names them all).
 // A job queued again from nothing: every trace of its attempts gone, so its
 // next failures are counted afresh (jobs retry, a requeued sweep, a rebuild).
-#define QUEUED_AFRESH "state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0"
+#define QUEUED_AFRESH \
+  "state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, given_back = 0"
 
 #define OF_PROJECT(table, project) \
   "(" table ".project = " project " OR EXISTS (SELECT 1 FROM job_projects jp WHERE jp.job_id = " table \
@@ -119,6 +120,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
                       "  failed_hosts = CASE WHEN " RETRY_CONDITION " THEN '{}' ELSE jobs.failed_hosts END, "
                       "  machine_failures = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.machine_failures END, "
+                      "  given_back = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.given_back END, "
                       "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
                       "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now(), "
                       // Same key, same content; but paths (the policy file moved to the
@@ -319,11 +321,14 @@ int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attem
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
         // Given back, a lost connection never makes the next claim the job's
-        // last attempt, where a timeout becomes the check-in's result.
-        "UPDATE jobs SET state = 'queued', attempts = CASE WHEN $2 THEN GREATEST(attempts - 1, 0) ELSE attempts END, "
+        // last attempt, where a timeout becomes the check-in's result; but
+        // only so many times (a connection cut on every run).
+        "UPDATE jobs SET state = 'queued', "
+        "attempts = CASE WHEN $2 AND given_back < $3 THEN GREATEST(attempts - 1, 0) ELSE attempts END, "
+        "given_back = given_back + CASE WHEN $2 THEN 1 ELSE 0 END, "
         "lease_owner = NULL, lease_expires_at = NULL, updated_at = now() "
         "WHERE state = 'running' AND lease_owner = $1",
-        owner, give_back_attempt);
+        owner, give_back_attempt, kMaxGiveBacks);
     tx.commit();
     return static_cast<int>(r.affected_rows());
   });

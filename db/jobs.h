@@ -118,10 +118,15 @@ struct RequeueFilter {
 /// transient failures), and its done evaluation jobs whose evaluation was
 /// since run again and interrupted; returns their ids.
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& filter = {});
+/// How many times a job's attempt is given back for a lost connection
+/// (requeue_jobs_of) before one more counts: a connection cut on every run
+/// would otherwise run the job for ever.
+inline constexpr int kMaxGiveBacks = 5;
 /// Puts back jobs that `owner`'s process held when it died or lost the
 /// database. `give_back_attempt`: the claim is not counted (the database
-/// went away, not the job's doing); a worker that died may have died of its
-/// job, and an attempt given back each time would let it run for ever.
+/// went away, not the job's doing), up to kMaxGiveBacks times; a worker that
+/// died may have died of its job, and an attempt given back each time would
+/// let it run for ever.
 int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt);
 /// The running jobs' owners of a project, for finding dead local workers.
 std::vector<std::string> running_job_owners(Database& db, const std::string& project);

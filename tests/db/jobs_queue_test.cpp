@@ -31,7 +31,7 @@ TEST_CASE("a failed attempt waits for its backoff, and the last one fails the jo
   CHECK_THROWS_AS(db::retry_job_later(d, ids[1], "w:1:0", "x", 0), db::LeaseLost);
 }
 
-TEST_CASE("a job handed back after its worker lost the database spends no attempt, one whose worker died does") {
+TEST_CASE("a job handed back after its worker lost the database spends no attempt (a few times), one whose worker died does") {
   auto d = testing::fresh_database();
   auto ids = plan(d);  // the build has 2 attempts
   for (int i = 0; i < 3; ++i) {
@@ -43,6 +43,21 @@ TEST_CASE("a job handed back after its worker lost the database spends no attemp
   }
   CHECK(db::job_state(d, ids[0])->state == "queued");
   CHECK(db::job_state(d, ids[0])->attempts == 0);
+  // A connection lost on every run (a server's idle timeout shorter than the
+  // job) is the job's lot: past kMaxGiveBacks the attempts count again, and
+  // the job ends failed rather than running for ever.
+  for (int i = 3; i < db::kMaxGiveBacks + 1; ++i) {
+    REQUIRE(db::claim_job(d, "p", "w:1:0", {}, 60));
+    CHECK(db::requeue_jobs_of(d, "w:1:0", true) == 1);
+  }
+  CHECK(db::job_state(d, ids[0])->attempts == 1);
+  REQUIRE(db::claim_job(d, "p", "w:1:0", {}, 60));
+  CHECK(db::requeue_jobs_of(d, "w:1:0", true) == 1);
+  CHECK(db::job_state(d, ids[0])->attempts == 2);
+  CHECK_FALSE(db::claim_job(d, "p", "w:1:0", {"build"}, 60));
+  CHECK(db::job_state(d, ids[0])->state == "failed");
+  // Taken back by a person (or the next sweep), it starts afresh.
+  db::retry_job_now(d, ids[0]).take();
   // A worker that died may have died of the job: its claims count, and the
   // job is given up after its attempts rather than run for ever.
   for (int i = 0; i < 2; ++i) {
