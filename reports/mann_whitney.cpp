@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
+#include <optional>
 #include <numeric>
 #include <string>
 
@@ -69,7 +70,11 @@ common::Result<std::vector<ChangePoint>> windowed_mann_whitney(const std::vector
       if (!std::isfinite(x)) return common::Error{"sample at point " + std::to_string(i) + " is not finite"};
 
   std::vector<ChangePoint> changes;
-  bool in_run = false;
+  // The position significant last: a run of them is one step. Near a step
+  // the p-values hover about the per-position level, so a run ends only
+  // after `window` positions in a row that are not significant (as far as
+  // one step's windows reach); else one step came out as two or three.
+  std::optional<std::size_t> last_significant;
   // Every position is a test: at alpha each, a flat noisy year of 365 points
   // raised about three false changes. `alpha` is the whole series' (Bonferroni).
   const double per_position = samples.size() >= 2 * window ? alpha / double(samples.size() - 2 * window + 1) : alpha;
@@ -84,17 +89,14 @@ common::Result<std::vector<ChangePoint>> windowed_mann_whitney(const std::vector
       c.before = median(before), c.after = median(after), c.magnitude = c.after - c.before;
       significant = c.magnitude != 0 && std::abs(c.magnitude) >= min_magnitude;
     }
-    if (!significant) {
-      in_run = false;
-      continue;
-    }
+    if (!significant) continue;
     // Within a run, the boundary that separates the windows best is the step.
-    if (!in_run)
+    if (!last_significant || i - *last_significant >= window)
       changes.push_back(c);
     else if (auto& last = changes.back();
              p < last.p_value || (p == last.p_value && std::abs(c.magnitude) > std::abs(last.magnitude)))
       last = c;
-    in_run = true;
+    last_significant = i;
   }
   return changes;
 }
