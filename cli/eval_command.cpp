@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/build_selection.h"
 #include "sweep/evaluation_run.h"
+#include "common/json_text.h"
 #include "common/text.h"
 #include "db/store.h"
 #include "evaluator/evaluation.h"
@@ -105,7 +106,7 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   o.reconnect = true;  // it holds no lock a lost session would take with it
   if (!ctx.quiet) o.progress = print_module_done;
   auto stored = sweep::evaluate_and_store(database, build, suite, model, o);
-  if (a.json) fmt::print("{}\n", stored.json.dump(2));
+  if (a.json) fmt::print("{}\n", common::json_text(stored.json, 2));  // module messages: a compiler's bytes
   else print_table(stored.result, build, suite, model.metadata(), stored.reused_from);
 }
 

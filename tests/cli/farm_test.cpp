@@ -614,6 +614,12 @@ TEST_CASE("a compiler failing a module in words that are not UTF-8 is stored as 
   CHECK(p.psql("SELECT DISTINCT message FROM module_results WHERE outcome <> 'ok'") ==
         "compiler exit status 1: LLVM ERROR: cannot select caf\xef\xbf\xbd");
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE summary::text LIKE '%caf\xef\xbf\xbd%'") == "1");
+  // And `eval --json` prints such a result (it threw once it was stored).
+  auto e = p.run({"eval", "--build", (p.dir / "nightly-2026-01-12").string(), "--suite", "testdata", "--policy",
+                  std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", "--json"});
+  INFO(e.output);
+  CHECK(e.exit_code == 0);
+  CHECK(e.output.find("caf\xef\xbf\xbd") != std::string::npos);
 }
 
 TEST_CASE("a check-in whose build times out on every attempt is recorded as such, and the next sweep does not build it again") {
