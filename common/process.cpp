@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -206,7 +207,7 @@ Child& Child::operator=(Child&& o) noexcept {
   output_ = std::move(o.output_);
   output_left_out_ = o.output_left_out_;
   done_ = std::move(o.done_);
-  own_session_ = o.own_session_;
+  std::swap(own_session_, o.own_session_);
   return *this;
 }
 
@@ -381,12 +382,22 @@ std::vector<pid_t> session_members(pid_t sid) {
 }
 
 int kill_session(pid_t sid) {
-  if (sid <= 1) return 0;
-  auto members = session_members(sid);
-  for (auto p : members) kill(p, SIGKILL);
-  for (int i = 0; i < 100 && !members.empty() && !session_members(sid).empty(); ++i)
+  // Never our own (a recorded id that driftwatch's session reuses).
+  if (sid <= 1 || sid == getsid(0)) return 0;
+  std::set<pid_t> killed;
+  // Each look kills what it finds: a member may fork after the last one
+  // (ccache starting the compiler, the driver starting ld).
+  for (int i = 0; i < 100; ++i) {
+    auto members = session_members(sid);
+    if (members.empty()) break;
+    for (auto p : members)
+      if (p != getpid()) {
+        kill(p, SIGKILL);
+        killed.insert(p);
+      }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  return static_cast<int>(members.size());
+  }
+  return static_cast<int>(killed.size());
 }
 
 }  // namespace common

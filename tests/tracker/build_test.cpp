@@ -449,7 +449,8 @@ TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell,
   auto recipe = builder::parse_recipe(
                     "name = 'orphan'\n[build]\ncommand = \"\"\"if [ -e {build}/first ]; then exit 3; fi; "
                     "touch {build}/first; sh -c 'sleep 3; touch {build}/late' & "
-                    "perl -e 'setpgrp(0, 0); sleep 3; open(my $f, \">\", \"{build}/late2\")'; wait\"\"\"\n"
+                    "perl -e 'setpgrp(0, 0); open(my $g, \">\", \"{build}/grouped\"); close($g); sleep 3; "
+                    "open(my $f, \">\", \"{build}/late2\")'; wait\"\"\"\n"
                     "[artifacts]\ncompiler = 'bin/x'\n",
                     "orphan.toml")
                     .take();
@@ -464,9 +465,10 @@ TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell,
   // Killed once the step runs and driftwatch has recorded it (it does so
   // right after starting the shell, which under load may run first).
   auto recorded = build_dir.parent_path() / "step.pgid";
-  for (int i = 0; i < 200 && !(fs::exists(build_dir / "first") && fs::exists(recorded)); ++i)
+  // (and once the grandchild has left the step's group: else the test would pass with nothing to find).
+  for (int i = 0; i < 200 && !(fs::exists(build_dir / "grouped") && fs::exists(recorded)); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  REQUIRE(fs::exists(build_dir / "first"));
+  REQUIRE(fs::exists(build_dir / "grouped"));
   REQUIRE(fs::exists(recorded));
   kill(killed, SIGKILL);
   waitpid(killed, nullptr, 0);
