@@ -7,7 +7,7 @@
 #include "common/text.h"
 #include "sweep/worker_name.h"
 
-TEST_CASE("a worker's name holds its host, pid and index, and a token of its process for containers that share both") {
+TEST_CASE("a worker's name holds its host, pid and index, and a token of its process and PID namespace for containers that share both") {
   auto first = sweep::worker_owner_name(0), second = sweep::worker_owner_name(1);
   auto a = common::split(first, ':'), b = common::split(second, ':');
   REQUIRE(a.size() == 4);
@@ -16,9 +16,20 @@ TEST_CASE("a worker's name holds its host, pid and index, and a token of its pro
   CHECK(a[1] == std::to_string(getpid()));
   CHECK(a[2] == "0");
   CHECK(b[2] == "1");
-  CHECK(a[3] == b[3]);  // one token per process
-  CHECK(a[3].size() == 8);
-  CHECK(a[3].find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a[3] == b[3]);  // one token per process: its PID namespace and a random part
+  auto dash = a[3].find('-');
+  REQUIRE(dash != std::string::npos);
+  auto ns = a[3].substr(0, dash), random = a[3].substr(dash + 1);
+  CHECK_FALSE(ns.empty());
+  CHECK(ns.find_first_not_of("0123456789") == std::string::npos);
+  CHECK(random.size() == 8);
+  CHECK(random.find_first_not_of("0123456789abcdef") == std::string::npos);
   // Its own process runs: a sweep on this host takes none of its jobs back.
   CHECK_FALSE(sweep::owner_is_dead_here(first));
+  // A pid that runs nowhere here: dead when of this PID namespace; of
+  // another container's, nothing can be said here.
+  std::string gone = common::host_name() + ":999999999:0:";
+  CHECK(sweep::owner_is_dead_here(gone + ns + "-00000000"));
+  CHECK_FALSE(sweep::owner_is_dead_here(gone + "1" + ns + "-00000000"));
+  CHECK(sweep::owner_is_dead_here(common::host_name() + ":999999999:0"));  // a name from before the token
 }
