@@ -201,8 +201,8 @@ class SlurmFollower {
       // finish or their leases to lapse; then one more array is submitted.
       if (counts.running > 0) {
         auto waiting = fmt::format("waiting for {} job(s) other workers hold", counts.running);
-        if (waiting != last_line_) say(o_, waiting);
-        last_line_ = waiting;
+        if (waiting != last_waiting_) say(o_, waiting);
+        last_waiting_ = waiting;
         waited_on_others_ = true;
         return;
       }
@@ -218,6 +218,7 @@ class SlurmFollower {
     }
     array_ = SlurmArray::submit(spec_, o_.dsn).take();
     waited_on_others_ = false;
+    last_waiting_.clear();
     finished_at_submit_ = counts.finished();
     ids_at_submit_ = ids;
     watch_.restart(StallWatch::Clock::now());
@@ -234,7 +235,8 @@ class SlurmFollower {
   std::vector<db::Id> ids_at_submit_;
   std::string last_line_;
   std::optional<StallWatch::Clock::time_point> squeue_failing_since_;
-  bool waited_on_others_ = false;  ///< since the last array ended: it may have left for want of jobs, not failed
+  bool waited_on_others_ = false;
+  std::string last_waiting_;  ///< said apart from last_line_: the two alternate on every poll while it waits  ///< since the last array ended: it may have left for want of jobs, not failed
 };
 
 }  // namespace
