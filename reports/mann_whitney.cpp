@@ -91,7 +91,8 @@ common::Result<std::vector<ChangePoint>> windowed_mann_whitney(const std::vector
     }
     if (!significant) continue;
     // Within a run, the boundary that separates the windows best is the step.
-    if (!last_significant || i - *last_significant >= window)
+    // A move the other way is another change (a regression reverted soon after).
+    if (!last_significant || i - *last_significant >= window || (c.magnitude > 0) != (changes.back().magnitude > 0))
       changes.push_back(c);
     else if (auto& last = changes.back();
              p < last.p_value || (p == last.p_value && std::abs(c.magnitude) > std::abs(last.magnitude)))

@@ -265,6 +265,17 @@ TEST_CASE("windowed mann-whitney: one change per step, none on a flat series") {
   CHECK(windowed_mann_whitney(std::vector<std::vector<double>>(30, {1, 1}), 5, 0.001, 0).take().empty());
 }
 
+TEST_CASE("windowed mann-whitney: a regression reverted a few check-ins later is two changes, not one") {
+  auto series = noisy({0}, 30, 3, 0.1, 1);
+  for (auto part : {noisy({5}, 6, 3, 0.1, 2), noisy({0}, 30, 3, 0.1, 3)}) series.insert(series.end(), part.begin(), part.end());
+  auto changes = windowed_mann_whitney(series, 5, 0.01, 0).take();
+  REQUIRE(changes.size() == 2);
+  CHECK(changes[0].index == 30);
+  CHECK(changes[0].magnitude > 4);
+  CHECK(changes[1].index == 36);
+  CHECK(changes[1].magnitude < -4);
+}
+
 TEST_CASE("windowed mann-whitney: a step whose p-values hover about the level near it is one change, not two") {
   // One 3-sigma step in 100 single-sample points, window 10, alpha 0.05:
   // near the step the per-position p-values cross the Bonferroni level more
