@@ -335,6 +335,23 @@ bool process_gone_here(const std::string& host, long pid) {
   return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
+namespace {
+
+/// This machine's processes, by /proc's numeric entries (those we may see).
+std::vector<long> running_pids() {
+  namespace fs = std::filesystem;
+  std::vector<long> out;
+  std::error_code ec;
+  for (fs::directory_iterator proc("/proc", ec), end; !ec && proc != end; proc.increment(ec)) {
+    const auto name = proc->path().filename().string();
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      out.push_back(std::stol(name));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<long> processes_holding(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   std::vector<long> holders;
@@ -342,14 +359,11 @@ std::vector<long> processes_holding(const std::filesystem::path& path) {
   // path the kernel resolved, which differs under a symlinked directory.
   struct stat target;
   if (stat(path.c_str(), &target) != 0) return holders;
-  std::error_code ec;
-  for (fs::directory_iterator proc("/proc", ec), end; !ec && proc != end; proc.increment(ec)) {
-    const auto name = proc->path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    long pid = std::stol(name);
+  for (long pid : running_pids()) {
     if (pid == getpid()) continue;
     std::error_code fd_ec;  // a process that exits while it is read, or one we may not read, is skipped
-    for (fs::directory_iterator fd(proc->path() / "fd", fd_ec), fd_end; !fd_ec && fd != fd_end; fd.increment(fd_ec)) {
+    auto fds = fs::path("/proc") / std::to_string(pid) / "fd";
+    for (fs::directory_iterator fd(fds, fd_ec), fd_end; !fd_ec && fd != fd_end; fd.increment(fd_ec)) {
       struct stat held;
       if (stat(fd->path().c_str(), &held) == 0 && held.st_dev == target.st_dev && held.st_ino == target.st_ino) {
         holders.push_back(pid);
@@ -361,13 +375,9 @@ std::vector<long> processes_holding(const std::filesystem::path& path) {
 }
 
 std::vector<pid_t> session_members(pid_t sid) {
-  namespace fs = std::filesystem;
   std::vector<pid_t> out;
-  std::error_code ec;
-  for (fs::directory_iterator proc("/proc", ec), end; !ec && proc != end; proc.increment(ec)) {
-    const auto name = proc->path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    std::ifstream in(proc->path() / "stat");
+  for (long pid : running_pids()) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
     std::string stat((std::istreambuf_iterator<char>(in)), {});
     auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
     if (close == std::string::npos) continue;
@@ -376,7 +386,7 @@ std::vector<pid_t> session_members(pid_t sid) {
     long ppid = 0, group = 0, session = 0;
     // A zombie is dead already, waiting for whoever adopted it to reap it.
     if (fields >> state >> ppid >> group >> session && session == sid && state != 'Z')
-      out.push_back(static_cast<pid_t>(std::stol(name)));
+      out.push_back(static_cast<pid_t>(pid));
   }
   return out;
 }
