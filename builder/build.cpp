@@ -12,6 +12,7 @@
 #include "common/hash.h"
 #include "common/atomic_file.h"
 #include "common/json_text.h"
+#include "common/paths.h"
 #include "common/process.h"
 #include "common/shared_libraries.h"
 #include "common/text.h"
@@ -47,19 +48,15 @@ fs::path step_file(const BuildPaths& paths) { return step_file_of(paths.build); 
 std::optional<std::string> loads_from_work_tree(const fs::path& artifact, const std::vector<fs::path>& trees) {
   auto libraries = common::shared_libraries(artifact);
   if (!libraries) return std::nullopt;  // no dynamic program (a script), or ldd missing: nothing to say
-  std::error_code ec;
   for (const auto& lib : *libraries) {
     if (lib.path.empty())
       return "needs " + lib.name + ", which its cached copy cannot find (a library of the build tree, found "
              "through $ORIGIN?): link the compiler statically (LLVM: no BUILD_SHARED_LIBS or LLVM_LINK_LLVM_DYLIB)";
-    auto real = fs::weakly_canonical(lib.path, ec);
-    for (const auto& tree : trees) {
-      auto rel = real.lexically_relative(fs::weakly_canonical(tree, ec));
-      if (!rel.empty() && *rel.begin() != "..")
-        return "loads " + lib.name + " from the work tree (" + lib.path.string() + "): its cached copy would "
-               "load whatever the tree builds next; link the compiler statically (LLVM: no BUILD_SHARED_LIBS or "
-               "LLVM_LINK_LLVM_DYLIB)";
-    }
+    std::error_code ec;
+    if (common::lies_within(fs::weakly_canonical(lib.path, ec), trees))
+      return "loads " + lib.name + " from the work tree (" + lib.path.string() + "): its cached copy would "
+             "load whatever the tree builds next; link the compiler statically (LLVM: no BUILD_SHARED_LIBS or "
+             "LLVM_LINK_LLVM_DYLIB)";
   }
   return std::nullopt;
 }

@@ -1,15 +1,11 @@
 #include "builder/leftover_step.h"
 
-#include <signal.h>
-
-#include <chrono>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "common/paths.h"
 #include "common/process.h"
 
 namespace builder {
@@ -20,12 +16,7 @@ namespace {
 bool works_in(pid_t pid, const std::vector<fs::path>& dirs) {
   std::error_code ec;
   auto cwd = fs::read_symlink(fs::path("/proc") / std::to_string(pid) / "cwd", ec);
-  if (ec) return false;
-  for (const auto& d : dirs) {
-    auto rel = cwd.lexically_relative(fs::weakly_canonical(d, ec));
-    if (!rel.empty() && *rel.begin() != "..") return true;
-  }
-  return false;
+  return !ec && common::lies_within(cwd, dirs);
 }
 
 }  // namespace
@@ -42,17 +33,17 @@ void forget_step(const fs::path& file) {
 int end_leftover_step(const fs::path& file, const std::vector<fs::path>& dirs) {
   std::ifstream in(file);
   std::string host;
-  long pgid = 0;
-  if (!(in >> host >> pgid) || host != common::host_name() || pgid <= 1) {
+  long sid = 0;
+  if (!(in >> host >> sid) || host != common::host_name() || sid <= 1) {
     forget_step(file);
     return 0;
   }
   // The step ran in a session of its own (its id is the recorded one): that
   // holds the commands ninja started in process groups of their own too.
-  auto members = common::session_members(static_cast<pid_t>(pgid));
+  auto members = common::session_members(static_cast<pid_t>(sid));
   bool ours = false;
   for (auto pid : members) ours |= works_in(pid, dirs);
-  int ended = ours ? common::kill_session(static_cast<pid_t>(pgid)) : 0;
+  int ended = ours ? common::kill_session(static_cast<pid_t>(sid)) : 0;
   forget_step(file);
   return ended;
 }
