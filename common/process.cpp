@@ -64,10 +64,13 @@ void kill_children_on_signals() {
 }
 namespace {
 
+/// libpq reads PG* (PGPASSWORD, PGHOST, …).
+bool is_libpq_variable(std::string_view name) { return name.starts_with("PG"); }
+
 /// The database's address and password are driftwatch's alone: recipe shells,
 /// package builds and compilers never need them, and their logs and crash
-/// reports must not carry them. libpq reads PG* (PGPASSWORD, PGHOST, …).
-bool withheld_from_children(const std::string& name) { return name == "DRIFTWATCH_DB" || name.starts_with("PG"); }
+/// reports must not carry them.
+bool withheld_from_children(const std::string& name) { return name == "DRIFTWATCH_DB" || is_libpq_variable(name); }
 
 std::vector<std::string> merged_environment(const ProcessSpec& spec) {
   std::map<std::string, std::string> env;
@@ -333,6 +336,17 @@ std::string host_name() {
 bool process_gone_here(const std::string& host, long pid) {
   if (host != host_name() || pid <= 0 || pid == getpid()) return false;
   return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+std::vector<std::pair<std::string, std::string>> libpq_environment() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos && is_libpq_variable(kv.substr(0, eq)))
+      out.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return out;
 }
 
 namespace {

@@ -107,6 +107,11 @@ bool process_gone_here(const std::string& host, long pid);
 /// Processes of other users, or of another PID namespace, are not seen.
 std::vector<long> processes_holding(const std::filesystem::path& path);
 
+/// libpq's variables (PG*: PGPASSWORD, PGHOST, …) as this process has them,
+/// which children never inherit: for one that connects as driftwatch does
+/// (sbatch, whose tasks are workers), to pass on in ProcessSpec::env.
+std::vector<std::pair<std::string, std::string>> libpq_environment();
+
 /// This machine's live processes (zombies left out) of session `sid`, from /proc.
 std::vector<pid_t> session_members(pid_t sid);
 

@@ -1,7 +1,6 @@
 #include "sweep/slurm.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/core.h>
 
@@ -86,13 +85,8 @@ common::Result<SlurmArray> SlurmArray::submit(const SlurmSpec& spec, const std::
   // are denied libpq's PG* variables, but the tasks connect as the sweep
   // does: a password, host or sslmode the sweep took from PGPASSWORD,
   // PGHOST or PGSSLMODE rather than from its DSN must reach them too.
-  std::vector<std::pair<std::string, std::string>> env = {{"DRIFTWATCH_DB", dsn}};
-  for (char** e = environ; *e; ++e) {
-    std::string_view kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string_view::npos && kv.starts_with("PG"))
-      env.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
+  auto env = common::libpq_environment();
+  env.emplace_back("DRIFTWATCH_DB", dsn);
   auto out = run_slurm({"sbatch", "--parsable", script.string()}, env);
   if (!out) return out.error();
   SlurmArray a;
