@@ -299,46 +299,73 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     append_log(log, "# the build directory was configured differently: starting it afresh\n");
     clear_directory(paths.build);
   }
-  if (rendered->configure.empty()) std::ofstream(stamp) << key << "\n";
-  bool need_configure = !rendered->configure.empty() && (rendered->configure_marker.empty() || !same_configuration ||
-                                                         !fs::exists(rendered->configure_marker));
-  // An artifact left by an earlier check-in's build would be taken for this
-  // one's when this build no longer makes it (a renamed target) yet exits 0:
-  // the old compiler, cached and measured under this check-in's name. The
-  // build makes it again (a relink when nothing else changed).
-  auto remove_artifacts = [&](const auto& stale) {
-    for (const auto& [name, path] : rendered->artifacts) {
-      auto rel = path.lexically_relative(paths.build);
-      if (rel.empty() || *rel.begin() == "..") continue;
-      std::error_code missing;  // not there (yet): nothing to remove
-      if (auto at = fs::last_write_time(path, missing); !missing && stale(at)) fs::remove(path, ec);
-    }
+  // Whether this build starts from an earlier check-in's build directory.
+  bool incremental = !fs::is_empty(paths.build, ec);
+  struct Failure {
+    Outcome outcome;
+    std::string message;
   };
-  if (need_configure) {
-    r.configured = true;
-    fs::remove(stamp, ec);
-    // Every artifact there now predates this configure, whose stamp will be
-    // newer than all of them: the rule below would keep them as its own. One
-    // configure makes (a wrapper) it makes again.
-    remove_artifacts([](fs::file_time_type) { return true; });
-    auto from = log_size();
-    auto c = run_step(rendered->configure, paths.source, step_env, log, remaining(), step_file(paths));
-    if (c.timed_out) return finish(Outcome::Timeout, timed_out("configure"));
-    if (!c.ok()) {
-      // A half-configured build directory would skip configure next time.
-      if (!rendered->configure_marker.empty()) fs::remove(rendered->configure_marker, ec);
-      return finish(Outcome::ConfigureFailed, failed("configure", c, from));
+  // Configures (when needed) and builds in paths.build: the failure, if any.
+  auto configure_and_build = [&]() -> std::optional<Failure> {
+    if (rendered->configure.empty()) std::ofstream(stamp) << key << "\n";
+    bool need_configure = !rendered->configure.empty() && (rendered->configure_marker.empty() || !same_configuration ||
+                                                           !fs::exists(rendered->configure_marker));
+    // An artifact left by an earlier check-in's build would be taken for this
+    // one's when this build no longer makes it (a renamed target) yet exits 0:
+    // the old compiler, cached and measured under this check-in's name. The
+    // build makes it again (a relink when nothing else changed).
+    auto remove_artifacts = [&](const auto& stale) {
+      for (const auto& [name, path] : rendered->artifacts) {
+        auto rel = path.lexically_relative(paths.build);
+        if (rel.empty() || *rel.begin() == "..") continue;
+        std::error_code missing;  // not there (yet): nothing to remove
+        if (auto at = fs::last_write_time(path, missing); !missing && stale(at)) fs::remove(path, ec);
+      }
+    };
+    if (need_configure) {
+      r.configured = true;
+      fs::remove(stamp, ec);
+      // Every artifact there now predates this configure, whose stamp will be
+      // newer than all of them: the rule below would keep them as its own. One
+      // configure makes (a wrapper) it makes again.
+      remove_artifacts([](fs::file_time_type) { return true; });
+      auto from = log_size();
+      auto c = run_step(rendered->configure, paths.source, step_env, log, remaining(), step_file(paths));
+      if (c.timed_out) return Failure{Outcome::Timeout, timed_out("configure")};
+      if (!c.ok()) {
+        // A half-configured build directory would skip configure next time.
+        if (!rendered->configure_marker.empty()) fs::remove(rendered->configure_marker, ec);
+        return Failure{Outcome::ConfigureFailed, failed("configure", c, from)};
+      }
+      std::ofstream(stamp) << key << "\n";
     }
-    std::ofstream(stamp) << key << "\n";
+    // One the configure step made (a wrapper script; older than configure's
+    // stamp) is left: configure does not run again to make it.
+    auto configured_at = rendered->configure.empty() ? fs::file_time_type::min() : fs::last_write_time(stamp, ec);
+    remove_artifacts([&](fs::file_time_type at) { return at > configured_at; });
+    auto build_from = log_size();
+    auto b = run_step(rendered->build, paths.source, step_env, log, remaining(), step_file(paths));
+    if (b.timed_out) return Failure{Outcome::Timeout, timed_out("build")};
+    if (!b.ok()) return Failure{Outcome::BuildFailed, failed("build", b, build_from)};
+    return std::nullopt;
+  };
+  auto failure = configure_and_build();
+  // An incremental build can fail for the earlier check-in's sake (a stale
+  // object or dependency file, a cached setting a renamed file no longer
+  // matches), and that failure would be cached as this check-in's for good.
+  // A failure only counts once a build from an empty directory fails too;
+  // ccache makes that build mostly hits. Timeouts and killed steps are not
+  // cached anyway.
+  if (failure && incremental && !r.transient && failure->outcome != Outcome::Timeout) {
+    append_log(log,
+               "# that build started from an earlier check-in's build directory: building afresh, so that "
+               "only a failure of this check-in's own is recorded\n");
+    clear_directory(paths.build);
+    same_configuration = false;
+    r.unexplained = false;
+    failure = configure_and_build();
   }
-  // One the configure step made (a wrapper script; older than configure's
-  // stamp) is left: configure does not run again to make it.
-  auto configured_at = rendered->configure.empty() ? fs::file_time_type::min() : fs::last_write_time(stamp, ec);
-  remove_artifacts([&](fs::file_time_type at) { return at > configured_at; });
-  auto build_from = log_size();
-  auto b = run_step(rendered->build, paths.source, step_env, log, remaining(), step_file(paths));
-  if (b.timed_out) return finish(Outcome::Timeout, timed_out("build"));
-  if (!b.ok()) return finish(Outcome::BuildFailed, failed("build", b, build_from));
+  if (failure) return finish(failure->outcome, std::move(failure->message));
 
   for (const auto& [name, path] : rendered->artifacts) {
     if (!fs::is_regular_file(path)) return finish(Outcome::MissingArtifact, "artifact " + name + " (" + path.string() + ") was not built");

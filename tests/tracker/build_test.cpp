@@ -120,6 +120,8 @@ TEST_CASE("building the weeks: incremental, failures recorded, the walk goes on,
   CHECK(broken.result.message.find("runPipeline") != std::string::npos);
   CHECK(broken.result.log_tail.find("error") != std::string::npos);
   CHECK(broken.result.artifacts.empty());
+  // It failed from an empty build directory too before it was taken for the check-in's failure.
+  CHECK(read(broken.result.log).find("building afresh") != std::string::npos);
 
   // The first build configures; the others reuse the work tree.
   CHECK(builds[0].result.configured);
@@ -511,6 +513,30 @@ TEST_CASE("a recipe whose build command changed starts its build directory afres
     CHECK(build_checkin(repo, incremental, commits[2], options).take().result.outcome == builder::Outcome::BuildFailed);
     CHECK(build_checkin(repo, incremental, commits[3], options).take().result.outcome == builder::Outcome::Ok);
   }
+}
+
+TEST_CASE(
+    "a build that fails on what an earlier check-in's build left is built afresh, and only its own failure is cached") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  REQUIRE(commits.size() >= 3);
+  CheckinBuildOptions options{dir / "data", 1, false};
+  // Every build leaves an object the next one chokes on (a stale dependency
+  // file after a header moved, say); an empty build directory builds.
+  auto chokes = builder::parse_recipe(
+                    "name = 'stale'\n[build]\ncommand = \"if [ -e {build}/stale.o ]; then echo 'error: stale.o is "
+                    "not this tree' >&2; exit 1; fi; mkdir -p {build}/bin; echo x > {build}/bin/x; touch "
+                    "{build}/stale.o\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                    "stale.toml")
+                    .take();
+  REQUIRE(build_checkin(repo, chokes, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+  auto b = build_checkin(repo, chokes, commits[1], options).take();
+  INFO(b.result.message);
+  CHECK(b.result.outcome == builder::Outcome::Ok);
+  auto log = read(b.result.log);
+  CHECK(log.find("stale.o is not this tree") != std::string::npos);  // the first try is kept in the log
+  CHECK(log.find("building afresh") != std::string::npos);
 }
 
 TEST_CASE("a recipe whose artifact is never produced is recorded as missing-artifact") {
