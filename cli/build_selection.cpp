@@ -11,7 +11,9 @@ void BuildSelector::attach(CLI::App& sub) {
                  "the recipe's artifacts (a toolchain's install prefix)")
       ->required();
   sub.add_option("--repo", repo, "the compiler's git repository (with a check-in for --build)");
-  sub.add_option("--recipe", recipe, "recipe file or shipped name (default: sample-compiler)");
+  sub.add_option("--recipe", recipe,
+                 "recipe file or shipped name (default: sample-compiler; a cache entry compiles as the recipe that "
+                 "built it, and one that compiles otherwise is refused)");
   sub.add_option("-j,--jobs", jobs, "parallel jobs (default: one per core)")->check(CLI::Range(0, 1024));
 }
 

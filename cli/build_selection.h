@@ -15,7 +15,7 @@ namespace cli {
 struct BuildSelector {
   std::string build;  ///< a git rev of --repo, a cache entry or a toolchain directory
   std::string repo;
-  std::string recipe = "sample-compiler";
+  std::string recipe;  ///< "": not given (see sweep::BuildRequest)
   int jobs = 0;
   void attach(CLI::App& sub);
 };

@@ -59,6 +59,7 @@ common::Result<SelectedBuild> select_toolchain(const fs::path& dir, const builde
 SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Database* database,
                            const std::function<void(const std::string&)>& log) {
   SelectedBuild out;
+  const std::string recipe_name = s.recipe.empty() ? kDefaultRecipe : s.recipe;
   if (fs::is_directory(s.build) && fs::exists(fs::path(s.build) / "result.json")) {
     auto pin = builder::pin_entry(s.build).take();
     std::string damaged;
@@ -71,6 +72,20 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
       throw common::Fatal("artifact directory " + s.build + " holds a failed build (" +
                           std::string(builder::outcome_name(cached->outcome)) + ")");
     auto in_pin = builder::in_generation(*cached, pin->dir());
+    // The entry compiles as the recipe that built it said. A --recipe that
+    // says otherwise would be silently ignored: refuse it instead.
+    if (!s.recipe.empty()) {
+      auto recipe = builder::load_recipe(s.recipe).take();
+      auto as_given = in_pin;
+      builder::use_compile_of(recipe, as_given).take();
+      if (as_given.compile != in_pin.compile || as_given.cc1 != in_pin.cc1 ||
+          as_given.ml_flag_prefix != in_pin.ml_flag_prefix)
+        throw common::Fatal("artifact directory " + s.build +
+                            " compiles as the recipe that built it, not as --recipe " + s.recipe +
+                            " (another [compile] section): evaluate it as a check-in, with --repo, "
+                            "--build <sha> and --recipe " +
+                            s.recipe);
+    }
     out.compiler = invocation(in_pin, nullptr);
     out.artifacts = in_pin.artifacts;
     out.pin = pin;
@@ -95,14 +110,14 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
     return out;
   }
   if (s.repo.empty() && fs::is_directory(s.build)) {
-    auto recipe = builder::load_recipe(s.recipe).take();
+    auto recipe = builder::load_recipe(recipe_name).take();
     auto tc = select_toolchain(s.build, recipe).take();
     if (database) tc.build_id = record_toolchain(*database, recipe, tc.artifact_dir, tc.label, 0);
     return tc;
   }
   if (s.repo.empty())
     throw common::Fatal("--build " + s.build + " is not a directory; give --repo to build it as a check-in");
-  auto recipe = builder::load_recipe(s.recipe).take();
+  auto recipe = builder::load_recipe(recipe_name).take();
   auto repo = tracker::GitRepo::open(s.repo).take();
   auto resolved = repo.commit(s.build);
   // A directory given as --build along with --repo: say what it lacks, not only that no revision is so named.

@@ -17,10 +17,13 @@
 
 namespace sweep {
 
+/// The recipe of a --build given without --recipe: the sample history's.
+inline constexpr const char* kDefaultRecipe = "sample-compiler";
+
 struct BuildRequest {
   std::string build;  ///< a git rev of `repo`, a cache entry, or a toolchain directory
   std::string repo;
-  std::string recipe = "sample-compiler";
+  std::string recipe;  ///< "": not given (kDefaultRecipe; a cache entry's own)
   int jobs = 1;
 };
 

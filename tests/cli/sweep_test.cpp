@@ -441,6 +441,16 @@ TEST_CASE("eval of a cache entry that builds of two recipes share is refused, no
   text.replace(at, from.size(), to);
   auto recipe = (p.dir / "at-os.toml").string();
   std::ofstream(recipe) << text;
+  // Named with the entry, that recipe would be ignored for the entry's own line: refused.
+  auto as_os = p.run({"eval", "--build", entry, "--recipe", recipe, "--suite", "testdata", "--policy", policy});
+  INFO(as_os.output);
+  CHECK(as_os.exit_code == 2);
+  CHECK(common::last_line(as_os.output).find("compiles as the recipe that built it, not as --recipe") !=
+        std::string::npos);
+  auto as_built =
+      p.run({"eval", "--build", entry, "--recipe", "sample-compiler", "--suite", "testdata", "--policy", policy});
+  INFO(as_built.output);
+  CHECK(as_built.exit_code == 0);
   p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
   p.sweep_ok();
   REQUIRE(p.psql("SELECT count(DISTINCT recipe_id) FROM builds WHERE artifact_dir = '" + artifacts + "'") == "2");
