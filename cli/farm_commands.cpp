@@ -1,20 +1,25 @@
 // driftwatch worker and jobs: workers anywhere that reaches the database, and
 // the queue they share, for people and for monitoring.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 
 #include "cli/commands.h"
 #include "cli/finite.h"
+#include "common/process.h"
 #include "common/text.h"
 #include "db/jobs.h"
-#include "sweep/job_listing.h"
 #include "sweep/compiler_build.h"
+#include "sweep/job_listing.h"
 #include "sweep/worker.h"
+
+extern char** environ;
 
 namespace cli {
 
@@ -24,9 +29,48 @@ struct WorkerArgs {
   std::string project, kinds = "build,eval";
   int jobs = 0, max_jobs = 0, lease = 120;
   double idle_exit = -1, retry_backoff = 10;
+  std::string hand_back_of;  ///< set by a worker's signal handler (below), not by people
+  int after_signal = 0;
 };
 
+/// What a worker that got SIGTERM, SIGINT or SIGHUP becomes once its
+/// children are killed (common::exec_after_signals): it puts the job it held
+/// back in the queue without counting the attempt (capped, as for a lost
+/// connection), then dies of the signal as before. Slurm's time limit and
+/// preemption, scancel, `systemctl stop` and a pod's eviction are not the
+/// job's doing; without this the job waited for the lease to expire and the
+/// claim counted, so three preemptions failed it.
+void hand_back(Context& ctx, const WorkerArgs& a) {
+  auto database = ctx.database();
+  int n = db::requeue_jobs_of(database, a.hand_back_of, true);
+  fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, the attempt not counted\n",
+             a.hand_back_of, a.after_signal, n);
+  std::fflush(stdout);
+  sigset_t pending;
+  sigemptyset(&pending);
+  sigaddset(&pending, a.after_signal);
+  signal(a.after_signal, SIG_DFL);
+  sigprocmask(SIG_UNBLOCK, &pending, nullptr);  // blocked in the handler that exec'd this process
+  raise(a.after_signal);
+}
+
+/// Prepares the hand-back above, in the worker's own environment (its
+/// --db, if given, as DRIFTWATCH_DB: a password stays out of the argv).
+void hand_back_on_signals(const Context& ctx, const std::string& owner) {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return;  // no /proc: the lease expires instead
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (!std::string_view(*e).starts_with("DRIFTWATCH_DB=")) env.emplace_back(*e);
+  if (ctx.dsn) env.push_back("DRIFTWATCH_DB=" + *ctx.dsn);
+  common::exec_after_signals({self.string(), "--quiet", "--data-dir", ctx.data_dir().string(), "worker",
+                              "--hand-back-of", owner, "--after-signal"},
+                             env);
+}
+
 void run_worker(Context& ctx, const WorkerArgs& a) {
+  if (!a.hand_back_of.empty()) return hand_back(ctx, a);
   sweep::WorkerOptions o;
   for (const auto& k : common::split(a.kinds, ',')) {  // before the database: a typo is named, not a connection
     auto kind = common::trim(k);
@@ -46,6 +90,7 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
   o.target = ctx.target();
   o.project = a.project;
   o.owner = sweep::worker_owner_name(0);
+  hand_back_on_signals(ctx, o.owner);
   o.data_dir = ctx.data_dir();
   o.jobs = sweep::jobs_or_cores(a.jobs);
   o.lease_seconds = a.lease;
@@ -162,10 +207,14 @@ void attach_worker(CLI::App& sub, Context& ctx) {
   sub.add_option("--retry-backoff", a->retry_backoff,
                  "seconds before a failed job's second attempt, doubled for each further one (default 10)")
       ->check(cli::Finite)->check(CLI::Range(0.0, 1e9));
+  sub.add_option("--hand-back-of", a->hand_back_of)->group("");  // hidden: see hand_back()
+  sub.add_option("--after-signal", a->after_signal)->group("")->check(CLI::Range(1, 64));
   sub.footer(
       "A worker needs the database (--db or DRIFTWATCH_DB) and read access to the project's repository, policy "
       "and suites at the paths the sweep planned them with (see docs/farm.md). Killed at any moment, it loses "
-      "nothing: its lease expires and another worker takes the job.");
+      "nothing: its lease expires and another worker takes the job. Stopped by SIGTERM, SIGINT or SIGHUP "
+      "(scancel, a Slurm time limit or preemption, systemctl stop), it puts its job back at once, the attempt "
+      "not counted.");
   sub.callback([&ctx, a] { run_worker(ctx, *a); });
 }
 

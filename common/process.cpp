@@ -47,14 +47,40 @@ void unregister_group(pid_t pgid) {
   }
 }
 
+// What the handler execs instead of dying (exec_after_signals): made
+// beforehand, since a handler may not allocate. The last word of the argv
+// is g_signal_text, which the handler fills in.
+std::atomic<char**> g_exec_argv{nullptr};
+std::atomic<char**> g_exec_env{nullptr};
+char g_signal_text[4];
+
 extern "C" void kill_groups_and_die(int sig) {
   for (auto& g : g_groups)
     if (pid_t p = g.load(); p > 0) kill(-p, SIGKILL);
+  if (char** argv = g_exec_argv.load(); argv && sig > 0 && sig < 100) {
+    g_signal_text[0] = static_cast<char>('0' + sig / 10);
+    g_signal_text[1] = static_cast<char>('0' + sig % 10);
+    g_signal_text[2] = 0;
+    execve(argv[0], argv, g_exec_env.load());  // returns only when it failed
+  }
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
 }  // namespace
+
+void exec_after_signals(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  // Kept for the life of the process: the handler may run at any moment.
+  auto words = [](const std::vector<std::string>& from, bool signal_slot) {
+    auto** out = new char*[from.size() + 2]();
+    std::size_t i = 0;
+    for (const auto& w : from) out[i++] = strdup(w.c_str());
+    if (signal_slot) out[i++] = g_signal_text;
+    return out;
+  };
+  g_exec_env.store(words(env, false));
+  g_exec_argv.store(words(argv, true));
+}
 
 void kill_children_on_signals() {
   struct sigaction sa {};

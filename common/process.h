@@ -89,6 +89,12 @@ class Child {
 /// (ninja and its compilers, apt, compiles), then die of the signal. Nothing
 /// half-done is stored: a rerun continues where the jobs stood.
 void kill_children_on_signals();
+/// Makes kill_children_on_signals' handler, once the children's groups are
+/// killed, replace this process with `argv` (argv[0] a path; the signal's
+/// number appended as the last word) in environment `env`, rather than die:
+/// a worker's last word to the database, which a handler cannot say itself.
+/// Should the exec fail, the process dies of the signal as before.
+void exec_after_signals(const std::vector<std::string>& argv, const std::vector<std::string>& env);
 
 /// start() + wait().
 Result<ProcessResult> run_process(const ProcessSpec& spec);

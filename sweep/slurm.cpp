@@ -23,7 +23,8 @@ std::string slurm_batch_script(const SlurmSpec& s) {
   out += fmt::format("#SBATCH --cpus-per-task={}\n", std::max(1, s.jobs));
   out += "#SBATCH --output=" + (s.log_dir / "worker-%A_%a.out").string() + "\n";
   if (!s.partition.empty()) out += "#SBATCH --partition=" + s.partition + "\n";
-  // SIGTERM from scancel or preemption ends the worker at once; its lease expires.
+  // SIGTERM from scancel, the time limit or preemption ends the worker at
+  // once; it puts its job back in the queue first (cli/farm_commands.cpp).
   out += "exec " + common::shell_quote(s.driftwatch) + " --data-dir " + common::shell_quote(s.data_dir.string()) +
          " worker --project " + common::shell_quote(s.project) + fmt::format(" -j {} --idle-exit {}\n", std::max(1, s.jobs),
                                                                            s.idle_exit);

@@ -161,6 +161,37 @@ TEST_CASE("three standalone workers, one SIGKILLed mid-job: its lease expires, a
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE attempts <> 1") == "1");
 }
 
+TEST_CASE(
+    "a standalone worker stopped by SIGTERM mid-job (scancel, a time limit, preemption) puts the job back at once, its "
+    "attempt not counted") {
+  Project p;
+  p.make_small();
+  auto sweep = start_external_sweep(p, p.config);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
+  // A lease far longer than the test: only the hand-back can free the job.
+  auto worker = start_worker(p, {"--lease", "600"});
+  REQUIRE(
+      wait_for(p, "SELECT count(*) FROM jobs WHERE state = 'running' AND started_at < now() - interval '1 second'", 1));
+  auto job = p.psql("SELECT id FROM jobs WHERE state = 'running'");
+  kill(worker.pid(), SIGTERM);
+  auto stopped = finish(worker, 60);
+  INFO(stopped.output);
+  CHECK(stopped.signal == SIGTERM);  // it still dies of the signal, as Slurm and systemd expect
+  CHECK(stopped.output.find("stopped by signal 15: 1 job(s) it held put back in the queue") != std::string::npos);
+  CHECK(
+      p.psql(
+          "SELECT state || ' ' || attempts || ' ' || given_back || ' ' || (lease_owner IS NULL) FROM jobs WHERE id = " +
+          job) == "queued 0 1 true");
+
+  auto next = start_worker(p);
+  auto r = finish(sweep);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  next.kill_group();
+  check_whole(p);
+  CHECK(p.psql("SELECT attempts FROM jobs WHERE id = " + job) == "1");
+}
+
 TEST_CASE("PostgreSQL restarted while driftwatch eval compiles: it reconnects and stores what it measured") {
   Project p;
   // A toolchain whose compiler takes two seconds a compile: the restart falls inside the evaluation.
