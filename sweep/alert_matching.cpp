@@ -33,6 +33,21 @@ bool strictly_inside(const Span& inner, const Span& outer) {
 
 }  // namespace
 
+std::string alert_fingerprint(const std::string& project, const std::string& policy_hash, const std::string& suite_hash,
+                              const std::string& recipe_hash, const std::string& where) {
+  return project + "|" + policy_hash + "|" + suite_hash + "|" + recipe_hash + "|" + where;
+}
+
+bool alerted_under_another_suite(const std::vector<db::AlertView>& alerts, const std::string& project,
+                                 const FoundAt& found, const std::string& where) {
+  for (const auto& v : alerts)
+    if (v.kind == found.kind && v.policy_hash == found.policy_hash && v.recipe_hash == found.recipe_hash &&
+        v.suite_manifest_hash != found.suite_hash &&
+        v.fingerprint == alert_fingerprint(project, v.policy_hash, v.suite_manifest_hash, v.recipe_hash, where))
+      return true;
+  return false;
+}
+
 bool of_series(const db::AlertView& v, const std::string& policy_hash, const std::string& suite_hash,
                const std::string& recipe_hash) {
   return v.policy_hash == policy_hash && v.suite_manifest_hash == suite_hash &&

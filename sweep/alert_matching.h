@@ -22,6 +22,19 @@ struct FoundAt {
   std::string culprit, range_first, first_bad;
 };
 
+/// An alert's identity: the same change (`where`: its pin or range) of the
+/// same series is the same alert, whenever and however often it is found.
+std::string alert_fingerprint(const std::string& project, const std::string& policy_hash, const std::string& suite_hash,
+                              const std::string& recipe_hash, const std::string& where);
+
+/// Whether the change `where` of a compiler-wide finding (a build that broke,
+/// the features the compiler sends: the same whatever the suite) already has
+/// an alert of its kind, policy and recipe under another suite, in any state.
+/// It was opened under the first suite of the list that found it: a list
+/// reordered, or without that suite, must not open it again.
+bool alerted_under_another_suite(const std::vector<db::AlertView>& alerts, const std::string& project,
+                                 const FoundAt& found, const std::string& where);
+
 /// An alert of the series of `policy_hash`, `suite_hash` and `recipe_hash`; one
 /// whose recipe was not recorded (opened before driftwatch recorded it) is of
 /// every recipe's.

@@ -593,6 +593,9 @@ class SuiteAnalysis {
   std::set<std::pair<std::size_t, std::size_t>> bisected_;
 };
 
+/// A change of the compiler itself, whatever the suite that finds it.
+bool compiler_wide(const std::string& kind) { return kind == "build-broken" || kind == "feature-set-changed"; }
+
 /// What changed and where (the culprit, else the range): the same change
 /// seen by a later sweep, or by another suite, has the same key.
 std::string change_key(const Finding& f) {
@@ -630,7 +633,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     tracked_suites.emplace_back(selected.back().suite.name, selected.back().manifest_hash);
   }
   db::follow_suites(db, p.name, tracked_suites);
-  std::set<std::string> compiler_wide;  // changes of the compiler itself, found by an earlier suite
+  std::set<std::string> wide_changes;  // changes of the compiler itself, found by an earlier suite
   for (std::size_t si = 0; si < p.suites.size(); ++si) {
     const auto& suite_name = p.suites[si];
     const auto& suite = selected[si];
@@ -652,8 +655,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     // older alerts.
     std::vector<bool> found_by_earlier_suite;
     for (const auto& f : findings) {
-      bool wide = f.kind == "build-broken" || f.kind == "feature-set-changed";
-      found_by_earlier_suite.push_back(wide && !compiler_wide.insert(change_key(f)).second);
+      found_by_earlier_suite.push_back(compiler_wide(f.kind) && !wide_changes.insert(change_key(f)).second);
     }
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;
@@ -665,7 +667,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
           if (c.sha == f.range_first) ids[c.sha] = record_commit(db, repo, c);
       db::AlertRow a;
       auto where = change_key(f);
-      a.fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + recipe.content_hash + "|" + where;
+      a.fingerprint = alert_fingerprint(p.name, plan.policy_hash, suite.manifest_hash, recipe.content_hash, where);
       a.legacy_fingerprint = p.name + "|" + plan.policy_hash + "|" + suite.manifest_hash + "|" + where;
       a.project = p.name;
       a.kind = f.kind;
@@ -710,6 +712,12 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
         continue;
       }
       if (found_by_earlier_suite[k]) continue;
+      if (compiler_wide(f.kind) &&
+          alerted_under_another_suite(db::list_alerts(db, p.name, {}), p.name, suite_found[k], change_key(f))) {
+        f.new_alert = false;  // reported, as this run's first suite to find it; alerted before
+        report.findings.push_back(std::move(f));
+        continue;
+      }
       f.new_alert = db::open_alert(db, a);
       if (f.new_alert) ++report.alerts_opened;
       report.findings.push_back(std::move(f));

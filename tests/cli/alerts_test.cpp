@@ -770,4 +770,16 @@ write = "# The pipeline\n\nIt starts in main.\n"
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'build-broken'") == "1");
+  // The suites reordered, then the one it was opened under dropped: still the one alert.
+  p.set("names = [\"testdata\", \"second\"]", "names = [\"second\", \"testdata\"]");
+  auto reordered = p.run({"bisect", "--config", p.config});
+  INFO(reordered.output);
+  CHECK(reordered.exit_code == 0);
+  CHECK(reordered.output.find("the build broke at") != std::string::npos);  // still reported
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'build-broken'") == "1");
+  p.set("names = [\"second\", \"testdata\"]", "names = [\"second\"]");
+  auto dropped = p.run({"bisect", "--config", p.config});
+  INFO(dropped.output);
+  CHECK(dropped.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'build-broken'") == "1");
 }

@@ -90,3 +90,33 @@ TEST_CASE("a range alert whose range now holds only other findings is superseded
   CHECK(sweep::superseded_alerts(open, "P2", "S", "R", {pinned("size-changed", 5)}, line()).empty());
   CHECK(sweep::superseded_alerts(open, "P", "S", "R2", {pinned("size-changed", 5)}, line()).empty());
 }
+
+TEST_CASE("a compiler-wide change alerted under one suite is found as alerted under another, in any state") {
+  db::AlertView v;
+  v.kind = "build-broken";
+  v.policy_hash = "P";
+  v.suite_manifest_hash = "S1";
+  v.recipe_hash = "R";
+  v.state = "resolved";
+  v.fingerprint = sweep::alert_fingerprint("proj", "P", "S1", "R", "c4");
+  FoundAt under_s2{"build-broken", "P", "S2", "R", sweep::alert_fingerprint("proj", "P", "S2", "R", "c4"),
+                   "c4",           "",  "c4"};
+  CHECK(sweep::alerted_under_another_suite({v}, "proj", under_s2, "c4"));
+  // Another change, kind, policy or recipe is another alert.
+  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", under_s2, "c5"));
+  auto other = under_s2;
+  other.kind = "feature-set-changed";
+  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", other, "c4"));
+  other = under_s2;
+  other.policy_hash = "Q";
+  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", other, "c4"));
+  other = under_s2;
+  other.recipe_hash = "R2";
+  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", other, "c4"));
+  // Its own suite's alert is not "another suite's": narrowing and opening handle that.
+  auto same = under_s2;
+  same.suite_hash = "S1";
+  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", same, "c4"));
+  // Another project's alert of the same shape is not this project's.
+  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "other", under_s2, "c4"));
+}
