@@ -53,7 +53,7 @@ class StreamReader {
   StreamReader(int fd, Clock::time_point deadline, const std::function<bool()>& alive)
       : fd_(fd), deadline_(deadline), alive_(alive) {}
 
-  enum class Status { Ok, Eof, TimedOut, PeerDied, Failed, TooLong };
+  enum class Status { Ok, Eof, TimedOut, PeerDied, Failed, TooLong, Short };
 
   Status line(std::string& out) {
     for (;;) {
@@ -71,27 +71,40 @@ class StreamReader {
   }
   static constexpr std::size_t kMaxLine = std::size_t{1} << 20;
 
+  /// The compiler writes each observation whole and then waits for the
+  /// answer: one whose bytes stop coming for this long sent fewer than its
+  /// header's tensor sizes say (Short), and would wait on us to the deadline.
+  static constexpr auto kStalledObservation = std::chrono::seconds(10);
+
   Status bytes(std::size_t n, std::string& out) {
-    while (buf_.size() - pos_ < n)
-      if (auto s = fill(); s != Status::Ok) return s;
+    while (buf_.size() - pos_ < n) {
+      auto stalled = Clock::now() + kStalledObservation;
+      auto s = fill(std::min(deadline_, stalled));
+      if (s == Status::TimedOut && Clock::now() < deadline_) return Status::Short;
+      if (s != Status::Ok) return s;
+    }
     out.assign(buf_, pos_, n);
     pos_ += n;
     return Status::Ok;
   }
 
+  std::size_t buffered() const { return buf_.size() - pos_; }
+
   bool received_anything() const { return !buf_.empty() || consumed_ > 0; }
 
  private:
-  Status fill() {
+  Status fill() { return fill(deadline_); }
+
+  Status fill(Clock::time_point until) {
     if (pos_ > 65536) {  // keep the buffer small on long streams
       buf_.erase(0, pos_);
       consumed_ += pos_;
       pos_ = 0;
     }
     for (;;) {
-      if (Clock::now() >= deadline_) return Status::TimedOut;
+      if (Clock::now() >= until) return Status::TimedOut;
       pollfd p{fd_, POLLIN, 0};
-      int r = poll(&p, 1, ms_until(deadline_));
+      int r = poll(&p, 1, ms_until(until));
       if (r < 0 && errno != EINTR) return Status::Failed;
       if (r <= 0) {
         if (!alive_()) return drain_after_death();
@@ -137,23 +150,35 @@ const char* describe(StreamReader::Status s) {
     case StreamReader::Status::PeerDied: return "the compiler died mid-stream";
     case StreamReader::Status::Failed: return "reading the ML channel failed";
     case StreamReader::Status::TooLong: return "the compiler sent a header line of more than 1 MiB: no ML channel header";
+    case StreamReader::Status::Short: return "malformed ML channel stream: an observation shorter than the header says";
     default: return "the compiler closed the ML channel mid-observation";
   }
 }
 
-bool write_all(int fd, const std::string& bytes) {
+enum class Written { Ok, Failed, NotRead };
+
+/// A compiler reads each answer before it asks again, so the pipe holds one
+/// at most: a pipe that stays full is a compiler that stopped reading its
+/// advice (blocked writing, it would wait on us for ever, and we on it).
+constexpr int kFullPipeMs = 5000;
+
+Written write_all(int fd, const std::string& bytes, Clock::time_point deadline) {
   std::size_t done = 0;
+  auto full_until = Clock::now() + std::chrono::milliseconds(kFullPipeMs);
   while (done < bytes.size()) {
     ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      auto now = Clock::now();
+      if (now >= full_until || now >= deadline) return Written::NotRead;
       pollfd p{fd, POLLOUT, 0};
-      poll(&p, 1, 50);
+      poll(&p, 1, ms_until(std::min(full_until, deadline)));
       continue;
     }
-    if (n <= 0) return false;
+    if (n <= 0) return Written::Failed;
     done += n;
   }
-  return true;
+  return Written::Ok;
 }
 
 }  // namespace
@@ -236,6 +261,7 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
     }
     if (errno != ENXIO && errno != EINTR) {
       error = "cannot open " + in_path + ": " + strerror(errno);
+      stats.host_failed = true;
       return stats;
     }
     if (!peer_alive()) return stats;  // died before opening: the process result tells why
@@ -248,6 +274,7 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
   Fd from_compiler(open(out_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (from_compiler.get() < 0) {
     error = "cannot open " + out_path + ": " + strerror(errno);
+    stats.host_failed = true;
     return stats;
   }
   StreamReader reader(from_compiler.get(), deadline, peer_alive);
@@ -298,6 +325,13 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
     }
     if ((s = reader.bytes(obs_bytes + 1, bytes)) != StreamReader::Status::Ok) {
       error = describe(s);
+      if (s == StreamReader::Status::Short) {
+        // The compiler's protocol (its tensor sizes and its header disagree), on every compile: not retried.
+        error = "malformed ML channel stream: observation " + std::to_string(event->index) + " stopped after " +
+                std::to_string(reader.buffered()) + " of the " + std::to_string(obs_bytes + 1) +
+                " bytes the header's tensor sizes say, and the compiler waits for an answer";
+        stats.malformed = true;
+      }
       return stats;
     }
     if (bytes.back() != '\n') {
@@ -316,7 +350,14 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
       return stats;
     }
     stats.advise_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-    if (!write_all(to_compiler.get(), encode_advice(header->advice, decision))) {
+    auto written = write_all(to_compiler.get(), encode_advice(header->advice, decision), deadline);
+    if (written == Written::NotRead) {
+      error = "malformed ML channel use: the compiler stopped reading the policy's advice (its pipe is full after " +
+              std::to_string(stats.decisions) + " answers)";
+      stats.malformed = true;
+      return stats;
+    }
+    if (written == Written::Failed) {
       if (peer_alive()) error = std::string("cannot answer the compiler: ") + strerror(errno);
       return stats;
     }
@@ -377,8 +418,10 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   ChannelOutcome out;
   auto fifos = ChannelFifos::create(base);
   if (!fifos) {
+    // A file system without FIFOs, a full disk, a path in the way: every
+    // compile on this machine fails so, whatever the check-in or the policy.
     out.error = fifos.error().message;
-    out.failure = CompileFailure::Channel;
+    out.failure = CompileFailure::Machine;
     return out;
   }
   auto deadline = Clock::now() + timeout;
@@ -401,6 +444,7 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   }
   if (out.process.timed_out) out.failure = CompileFailure::TimedOut;
   else if (out.session.refused || out.session.malformed) out.failure = CompileFailure::Refused;
+  else if (out.session.host_failed) out.failure = CompileFailure::Machine;
   else if (!out.error.empty()) out.failure = CompileFailure::Channel;
   else if (!out.process.ok())
     out.failure = failure_of(out.process.output);

@@ -48,6 +48,9 @@ struct SessionStats {
   /// type or shape it does not know, a line of no JSON): so on every compile
   /// with this build, the compiler's protocol, never the machine's failure.
   bool malformed = false;
+  /// Our side of the channel could not be opened (permissions, a file system
+  /// without FIFOs): the machine's failure, whatever the compiler.
+  bool host_failed = false;
   std::size_t decisions = 0;
   double advise_seconds = 0;   ///< time spent inside the runner
   std::optional<ChannelHeader> header;

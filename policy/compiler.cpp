@@ -197,7 +197,8 @@ common::Result<DefaultDecisionSlot> slot_from_log(const DecisionLog& log) {
 common::Result<DefaultDecisionSlot> detect_default_slot(const CompilerInvocation& cc, const fs::path& work_dir) {
   auto ll = work_dir / "default-slot-probe.ll";
   if (!write_probe(work_dir, ll))
-    return common::Error{"cannot write the ML channel's probe module " + ll.string(), /*transient=*/true};
+    return common::Error{"cannot write the ML channel's probe module " + ll.string(), /*transient=*/true,
+                         /*machine_only=*/true};  // a full disk: never stored as the policy unable to run
   DecisionLog log;
   // Answer "inline" so the compile is valid whatever the slot turns out to be.
   auto runner = make_logging_runner(make_constant_runner(1), log);

@@ -178,12 +178,65 @@ TEST_CASE("a garbage stream is a clear error and the compiler is stopped") {
   CHECK(r.failure == CompileFailure::Refused);
 }
 
+TEST_CASE("a compiler that stops reading its advice is refused within seconds, not waited on for ever") {
+  testing::TempDir dir;
+  auto base = dir / "unread";
+  // Opens the FIFOs in LLVM's order, sends a header and 20000 questions, and
+  // never reads an answer: once the answers fill the pipe, a write without a
+  // deadline blocked driftwatch (and so the compiler, writing) for good.
+  std::string fake =
+      "open(my $in, '<', \"$ARGV[0].in\") or die; open(my $out, '>', \"$ARGV[0].out\") or die; "
+      "$out->autoflush(1); print $out '{\"features\":[{\"name\":\"sroa_savings\",\"port\":0,\"shape\":[1],"
+      "\"type\":\"int64_t\"}],\"advice\":{\"name\":\"inlining_decision\",\"port\":0,\"shape\":[1],"
+      "\"type\":\"int64_t\"}}' . \"\\n\"; "
+      "for my $i (0 .. 20000) { print $out '{\"observation\":' . $i . '}' . \"\\n\" . pack('q', 1) . \"\\n\"; } "
+      "sleep 120;";
+  CompilerInvocation cc;
+  cc.argv = {"perl", "-e", fake, base.string(), "{input}", "{output}"};
+  auto runner = make_constant_runner(0);
+  auto fifos = ChannelFifos::create(base).take();
+  auto r = compile_with_channel(cc.spec(dir / "in", dir / "out"), base, *runner, std::chrono::seconds(100));
+  INFO(r.error);
+  CHECK(r.error.find("the compiler stopped reading the policy's advice") != std::string::npos);
+  CHECK(r.session.decisions > 1000);  // it was answered until the pipe filled
+  CHECK(r.failure == CompileFailure::Refused);  // the compiler's protocol, on every attempt: not retried
+  CHECK_FALSE(r.process.timed_out);
+  CHECK(r.process.signal != 0);  // stopped by us, long before the deadline
+}
+
+TEST_CASE("an observation shorter than the header says is refused as the compiler's protocol, not waited on to the timeout") {
+  testing::TempDir dir;
+  auto base = dir / "short";
+  // One int64 feature: 8 bytes and a newline per observation; it sends 4 and waits for the answer.
+  std::string fake =
+      "open(my $in, '<', \"$ARGV[0].in\") or die; open(my $out, '>', \"$ARGV[0].out\") or die; "
+      "$out->autoflush(1); print $out '{\"features\":[{\"name\":\"sroa_savings\",\"port\":0,\"shape\":[1],"
+      "\"type\":\"int64_t\"}],\"advice\":{\"name\":\"inlining_decision\",\"port\":0,\"shape\":[1],"
+      "\"type\":\"int64_t\"}}' . \"\\n\"; "
+      "print $out '{\"observation\":0}' . \"\\n\" . pack('l', 1); my $answer; read($in, $answer, 8); sleep 120;";
+  CompilerInvocation cc;
+  cc.argv = {"perl", "-e", fake, base.string(), "{input}", "{output}"};
+  auto runner = make_constant_runner(0);
+  auto fifos = ChannelFifos::create(base).take();
+  auto r = compile_with_channel(cc.spec(dir / "in", dir / "out"), base, *runner, std::chrono::seconds(100));
+  INFO(r.error);
+  CHECK(r.error == "malformed ML channel stream: observation 0 stopped after 4 of the 9 bytes the header's tensor "
+                   "sizes say, and the compiler waits for an answer");
+  CHECK(r.failure == CompileFailure::Refused);  // on every compile with this compiler: not the machine's
+  CHECK_FALSE(r.process.timed_out);
+  CHECK(r.process.signal != 0);  // stopped by us, long before the deadline
+}
+
 TEST_CASE("a channel path that cannot be created is refused naming it") {
   testing::TempDir dir;
   auto runner = make_constant_runner(0);
   auto r = compile_with_runner(dwcc(), dir / "x.bc", dir / "x.o", *runner, dir / "no/such/dir");
   CHECK_FALSE(r.ok);
   CHECK(r.error.find("cannot create ML channel FIFO " + (dir / "no/such/dir").string()) == 0);
+  // The machine's (a file system without FIFOs fails every compile so): never
+  // stored as the policy unable to run at a check-in.
+  CHECK(r.failure == CompileFailure::Machine);
+  CHECK(machine_failure(r));
 }
 
 TEST_CASE("a compiler that exits non-zero is reported with its message") {
