@@ -359,8 +359,15 @@ std::string host_name() {
   return host;
 }
 
-bool process_gone_here(const std::string& host, long pid) {
-  if (host != host_name() || pid <= 0 || pid == getpid()) return false;
+std::string pid_namespace() {
+  std::error_code ec;
+  auto link = std::filesystem::read_symlink("/proc/self/ns/pid", ec).string();  // "pid:[4026531836]"
+  auto open = link.find('['), close = link.find(']');
+  return ec || open == std::string::npos || close == std::string::npos ? "" : link.substr(open + 1, close - open - 1);
+}
+
+bool process_gone_here(const std::string& host, const std::string& pid_ns, long pid) {
+  if (host != host_name() || pid_ns != pid_namespace() || pid <= 0 || pid == getpid()) return false;
   return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 

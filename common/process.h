@@ -103,10 +103,16 @@ Result<ProcessResult> run_process(const ProcessSpec& spec);
 /// from another's that share the database or a data directory.
 std::string host_name();
 
-/// Whether process `pid` of machine `host` is known to be gone: it is this
-/// machine's and no such process runs (not this one). Another machine's, or
-/// one that runs (perhaps under another user), is not known to be gone.
-bool process_gone_here(const std::string& host, long pid);
+/// This process's PID namespace ("4026531836"; "" when unreadable): pids
+/// name processes only within it, and containers that share a host name
+/// (hostNetwork pods, a compose file's `hostname:`) each have their own.
+std::string pid_namespace();
+
+/// Whether process `pid` of machine `host` and PID namespace `pid_ns` is
+/// known to be gone: it is this machine's and namespace's, and no such
+/// process runs (not this one). Another machine's or container's, or one
+/// that runs (perhaps under another user), is not known to be gone.
+bool process_gone_here(const std::string& host, const std::string& pid_ns, long pid);
 
 /// This machine's processes (not this one) with `path` open, read from
 /// /proc/PID/fd: the peers of a FIFO, which the FIFO itself cannot name.

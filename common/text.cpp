@@ -182,8 +182,7 @@ std::string shell_quote(std::string_view s) {
 }
 
 bool says_out_of_memory(std::string_view line) {
-  for (const char* m : {"Cannot allocate memory", "virtual memory exhausted", "LLVM ERROR: out of memory",
-                        "out of memory allocating", "instance of 'std::bad_alloc'"})
+  for (const char* m : kOutOfMemoryPhrases)
     if (line.find(m) != std::string_view::npos) return true;
   return false;
 }

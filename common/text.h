@@ -36,6 +36,10 @@ std::optional<std::string> machine_failure_line(std::string_view output);
 /// doing under load, or a compiler input that asks for too much (a policy
 /// that inlines without end): ambiguous, unlike a full disk.
 bool says_out_of_memory(std::string_view line);
+/// The phrases says_out_of_memory looks for.
+inline constexpr const char* kOutOfMemoryPhrases[] = {"Cannot allocate memory", "virtual memory exhausted",
+                                                      "LLVM ERROR: out of memory", "out of memory allocating",
+                                                      "instance of 'std::bad_alloc'"};
 /// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so text from
 /// git (any bytes) can be stored in PostgreSQL, which refuses invalid UTF-8.
 std::string valid_utf8(std::string_view s);

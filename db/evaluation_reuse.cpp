@@ -10,6 +10,8 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
   return db.impl().guarded("looking for an evaluation of an identical compiler", [&] {
     // One snapshot: a rerun of the source replacing its rows meanwhile is not seen half-way.
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(db.impl().conn);
+    std::string markers;  // no unit separator in a compiler's crash phrases
+    for (const auto& m : machine.crash_markers) markers += (markers.empty() ? "" : "\x1f") + m;
     auto found = tx.exec_params(
         "SELECT e.id, c.sha, e.summary::text, coalesce(e.compat_report::text, '{}') FROM evaluations e "
         "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
@@ -19,9 +21,10 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
         // timeout under load, a compile SIGKILLed by the OOM killer, a broken
         // FIFO, driftwatch's own failure) are never copied to another check-in.
         "AND NOT EXISTS (SELECT 1 FROM module_results r WHERE r.evaluation_id = e.id "
-        "  AND (r.outcome = ANY (string_to_array($5, ',')) OR (r.outcome = $6 AND strpos(r.message, $7) > 0))) "
+        "  AND (r.outcome = ANY (string_to_array($5, ',')) OR (r.outcome = $6 AND EXISTS (SELECT 1 FROM "
+        "    unnest(string_to_array($7, E'\\x1f')) m WHERE strpos(r.message, m) > 0)))) "
         "ORDER BY (e.summary ? 'reused_from'), e.id LIMIT 1",
-        policy_id, suite_id, key, except, machine.outcomes, machine.crashed, machine.killed_marker);
+        policy_id, suite_id, key, except, machine.outcomes, machine.crashed, markers);
     std::optional<ReusableEvaluation> out;
     if (found.empty()) return out;
     out.emplace();

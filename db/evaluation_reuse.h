@@ -27,8 +27,9 @@ struct ReusableEvaluation {
 /// owns the rule; the query only applies it).
 struct MachineFailureRule {
   std::string outcomes;        ///< comma-separated: outcomes that always are
-  std::string crashed;         ///< the crash outcome, which is when its message holds `killed_marker`
-  std::string killed_marker;
+  std::string crashed;  ///< the crash outcome, which is when its message holds one of `crash_markers`
+  /// What a crash of the machine's says: the SIGKILL marker, running out of memory.
+  std::vector<std::string> crash_markers;
 };
 std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
                                                            const std::string& key, Id except,

@@ -11,6 +11,7 @@
 #include "common/hash.h"
 #include "common/json_text.h"
 #include "common/process.h"
+#include "common/text.h"
 #include "db/store.h"
 #include "evaluator/metrics.h"
 #include "evaluator/suite_builder.h"
@@ -102,25 +103,31 @@ std::vector<db::MeasurementRow> measurements_of(const evaluator::ModuleResult& m
 fs::path scratch_dir(const fs::path& data, db::Id eval_id) {
   static std::atomic<int> counter{0};
   return data / "eval" /
-         (std::to_string(eval_id) + "-" + common::host_name() + "-" + std::to_string(getpid()) + "-" +
-          std::to_string(counter++));
+         (std::to_string(eval_id) + "-" + common::host_name() + "-" + common::pid_namespace() + "-" +
+          std::to_string(getpid()) + "-" + std::to_string(counter++));
 }
 
 /// Removes this host's scratch directories whose process is gone (a worker
 /// killed mid-evaluation): nothing else would, and a suite's objects each
-/// time fill the disk over weeks. Another host's, or a live process's, are
-/// left alone.
+/// time fill the disk over weeks. Another host's or container's (one host
+/// name, another PID namespace: its pid means nothing here), or a live
+/// process's, are left alone.
 void remove_orphaned_scratch(const fs::path& data) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(data / "eval", ec)) {
-    auto name = e.path().filename().string();  // <evaluation>-<host>-<pid>-<n>; a host may hold '-'
-    auto first = name.find('-'), last = name.rfind('-');
-    auto before = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('-', last - 1);
-    if (first == std::string::npos || before == std::string::npos || before <= first) continue;
+    // <evaluation>-<host>-<pid namespace>-<pid>-<n>; a host may hold '-'
+    auto name = e.path().filename().string();
+    std::vector<std::size_t> dashes;  // the last three, from the right
+    for (auto at = name.rfind('-'); at != std::string::npos && at > 0 && dashes.size() < 3; at = name.rfind('-', at - 1))
+      dashes.push_back(at);
+    auto first = name.find('-');
+    if (dashes.size() < 3 || first == std::string::npos || dashes[2] <= first) continue;
     long pid = 0;
-    auto digits = name.substr(before + 1, last - before - 1);
+    auto digits = name.substr(dashes[1] + 1, dashes[0] - dashes[1] - 1);
     if (std::from_chars(digits.data(), digits.data() + digits.size(), pid).ec != std::errc()) continue;
-    if (common::process_gone_here(name.substr(first + 1, before - first - 1), pid)) fs::remove_all(e.path(), ec);
+    auto host = name.substr(first + 1, dashes[2] - first - 1);
+    auto ns = name.substr(dashes[2] + 1, dashes[1] - dashes[2] - 1);
+    if (common::process_gone_here(host, ns, pid)) fs::remove_all(e.path(), ec);
   }
 }
 
@@ -152,8 +159,11 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
   auto start = std::chrono::steady_clock::now();
   std::string machine_outcomes;
   for (const char* o : evaluator::kMachineOutcomes) machine_outcomes += (machine_outcomes.empty() ? "" : ",") + std::string(o);
+  // As HeuristicResult::machine_failure reads a crash: killed, or out of memory.
+  std::vector<std::string> crash_markers = {policy::kSigkillMarker};
+  for (const char* phrase : common::kOutOfMemoryPhrases) crash_markers.push_back(phrase);
   auto source = db::find_reusable_evaluation(database, policy_id, suite_id, key.key, eval_id,
-                                             {machine_outcomes, evaluator::kOutcomeCrashed, policy::kSigkillMarker});
+                                             {machine_outcomes, evaluator::kOutcomeCrashed, crash_markers});
   if (!source) return std::nullopt;
   StoredEvaluation out{result_from_rows(suite.suite, bench_ids, *source), {}, eval_id, {}};
   out.reused_from = "reused from " + source->commit.substr(0, 12) + "'s evaluation " +

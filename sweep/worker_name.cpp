@@ -13,19 +13,6 @@
 
 namespace sweep {
 
-namespace {
-
-/// This process's PID namespace ("4026531836"; "" when unreadable): pids
-/// name processes only within it.
-std::string pid_namespace() {
-  std::error_code ec;
-  auto link = std::filesystem::read_symlink("/proc/self/ns/pid", ec).string();  // "pid:[4026531836]"
-  auto open = link.find('['), close = link.find(']');
-  return ec || open == std::string::npos || close == std::string::npos ? "" : link.substr(open + 1, close - open - 1);
-}
-
-}  // namespace
-
 std::string worker_owner_name(int index) {
   // Containers often share a host name (hostNetwork pods, a compose file's
   // `hostname:`) and run driftwatch as pid 1: without a token of its own,
@@ -33,7 +20,7 @@ std::string worker_owner_name(int index) {
   // namespace in it tells whether the pid can be looked up here at all.
   static const std::string token = [] {
     std::random_device random;
-    return pid_namespace() + "-" + fmt::format("{:08x}", static_cast<std::uint32_t>(random()));
+    return common::pid_namespace() + "-" + fmt::format("{:08x}", static_cast<std::uint32_t>(random()));
   }();
   return common::host_name() + ":" + std::to_string(getpid()) + ":" + std::to_string(index) + ":" + token;
 }
@@ -42,12 +29,10 @@ bool owner_is_dead_here(const std::string& owner) {
   auto parts = common::split(owner, ':');
   if (parts.size() < 3) return false;
   // A worker of another container on this host name: its pid means nothing
-  // here, and taking its jobs back would cut a live worker's lease.
-  if (parts.size() >= 4) {
-    auto ns = parts[3].substr(0, parts[3].find('-'));
-    if (ns != pid_namespace()) return false;
-  }
-  return common::process_gone_here(parts[0], std::atol(parts[1].c_str()));
+  // here, and taking its jobs back would cut a live worker's lease. (An
+  // owner named before names held the namespace is taken for this one's.)
+  auto ns = parts.size() >= 4 ? parts[3].substr(0, parts[3].find('-')) : common::pid_namespace();
+  return common::process_gone_here(parts[0], ns, std::atol(parts[1].c_str()));
 }
 
 }  // namespace sweep

@@ -112,6 +112,7 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
            {"channel-error", "the ML channel closed", false},
            {"internal-error", "cannot create the object directory", false},
            {"compiler-crashed", "compiler killed by signal 9 (Killed)", false},
+           {"compiler-crashed", "compiler exit status 1: LLVM ERROR: out of memory", false},
            {"compiler-crashed", "compiler exit status 1: LLVM ERROR: unsupported relocation", true}}) {
     p.psql("UPDATE module_results SET outcome = '" + outcome + "', message = '" + message +
            "' WHERE evaluation_id = " + source_row);
