@@ -96,6 +96,14 @@ common::Result<std::map<std::string, std::string>> string_table(const toml::tabl
   const auto* t = root[key].as_table();
   if (!t) return out;
   for (const auto& [k, v] : *t) {
+    // TOML puts every key below a [table] in it: `timeout = "8h"` written
+    // after [env] would be an environment variable, and the recipe's timeout
+    // silently the default.
+    static const std::set<std::string> scalar_top_level = {"name",     "description", "timeout",
+                                                           "launcher", "jobs",        "ccache_remote_storage"};
+    if (scalar_top_level.count(std::string(k.str())))
+      return Error{origin + ": " + key + "." + std::string(k.str()) + " is a top-level key of the recipe under [" +
+                   key + "]: write top-level keys above the first [table]"};
     auto s = v.value<std::string>();
     if (!s) return Error{origin + ": " + key + "." + std::string(k.str()) + " must be a string"};
     out[std::string(k.str())] = *s;

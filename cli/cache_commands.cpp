@@ -1,5 +1,8 @@
 // driftwatch cache prune
 #include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
 #include <fmt/core.h>
 
 #include "builder/cache_prune.h"
@@ -22,8 +25,20 @@ std::string size_text(std::uintmax_t bytes) {
   return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
+/// Whether `text` is a bare number: in a command that deletes, "30" as 30
+/// seconds (or 50 as 50 bytes) would remove nearly the whole cache.
+bool without_unit(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
 void prune(Context& ctx, const PruneArgs& a) {
   builder::PruneLimits limits;
+  if (without_unit(a.max_size))
+    throw common::Fatal("--max-size " + a.max_size + " has no unit: write " + a.max_size +
+                        "G, say (K, M, G or T); nothing was removed");
+  if (without_unit(a.older_than))
+    throw common::Fatal("--older-than " + a.older_than + " has no unit: write " + a.older_than +
+                        "d, say (d, h, m or s); nothing was removed");
   if (!a.max_size.empty()) {
     auto size = builder::parse_size(a.max_size);
     if (!size) throw common::Fatal("--max-size " + size.error().message);

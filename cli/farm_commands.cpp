@@ -154,6 +154,9 @@ void run_list(Context& ctx, const JobsArgs& a) {
 
 void run_retry(Context& ctx, const JobsArgs& a) {
   auto database = ctx.database();
+  // As cancel: a mistyped id must not queue another project's job again.
+  if (!a.project.empty() && db::job_state(database, a.id) && !db::job_of_project(database, a.id, a.project))
+    throw common::Fatal("job " + std::to_string(a.id) + " is not of project " + a.project);
   auto ids = db::retry_job_now(database, a.id).take();
   fmt::print("job {} is queued again{}\n", a.id,
              ids.size() > 1 ? fmt::format(", with {} evaluation(s) that waited for it", ids.size() - 1) : "");

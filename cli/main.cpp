@@ -3,7 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 
 #include "cli/commands.h"
@@ -97,5 +100,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(e.what());
   }
+  // What stdio still buffers is written at exit, where a failure (a full
+  // disk under `alerts --json > file`) would go unsaid with status 0.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    return fail(std::string("cannot write the output: ") + std::strerror(errno));
   return ctx.exit_code;
 }

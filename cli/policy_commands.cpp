@@ -91,6 +91,9 @@ void check_output_file(const fs::path& out) {
 void run_train(Context& ctx, const TrainArgs& a) {
   if (a.gate && !a.warm_start.empty()) throw common::Fatal("--gate fits three thresholds afresh: it takes no --warm-start");
   check_output_file(a.out);
+  // A mistyped or corrupt policy to start from is refused now, not after the
+  // compiler (hours of LLVM) is built.
+  if (!a.warm_start.empty()) (void)policy::PolicyModel::load(a.warm_start).take();
   // Loading refuses such a name (it is printed in terminals): refused before training, not after.
   if (common::has_control_characters(a.name))
     throw common::Fatal("--name holds control characters; give a printable name");

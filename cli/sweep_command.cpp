@@ -26,6 +26,7 @@ struct InitArgs {
 
 void run_init(const InitArgs& a) {
   auto dir = fs::absolute(a.dir).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // "proj/": the project's name is proj
   auto file = dir / "driftwatch.toml";
   if (fs::exists(file) && !a.force)
     throw common::Fatal(file.string() + " exists; not overwritten (use --force to replace it)");

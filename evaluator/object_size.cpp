@@ -39,4 +39,12 @@ std::optional<std::string> not_an_object(const std::filesystem::path& path) {
   }
 }
 
+bool is_llvm_bitcode(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[8];
+  in.read(head, sizeof head);
+  auto n = in.gcount();
+  return n > 0 && llvm::identify_magic(llvm::StringRef(head, static_cast<std::size_t>(n))) == llvm::file_magic::bitcode;
+}
+
 }  // namespace evaluator

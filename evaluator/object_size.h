@@ -24,4 +24,9 @@ common::Result<ObjectSizes> measure_object(const std::filesystem::path& path);
 /// unreadable, or of an object format (a damaged object is no one's to blame).
 std::optional<std::string> not_an_object(const std::filesystem::path& path);
 
+/// Whether the file holds LLVM bitcode (raw or in its wrapper): an imported
+/// corpus's module that does not (a Git LFS pointer, a truncated copy) would
+/// make every check-in read as a compiler that compiles nothing.
+bool is_llvm_bitcode(const std::filesystem::path& path);
+
 }  // namespace evaluator

@@ -9,6 +9,7 @@
 #include "common/hash.h"
 #include "evaluator/corpus.h"
 #include "evaluator/files.h"
+#include "evaluator/object_size.h"
 
 namespace evaluator {
 
@@ -166,6 +167,9 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
       fs::create_directories(to.parent_path(), ec);
       fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
       if (ec) return Error{"module " + m + ": cannot copy " + from.string() + ": " + ec.message()};
+      if (std::string(ext) != ".cmd" && !is_llvm_bitcode(to))
+        return Error{"module " + m + ": " + from.string() +
+                     " is not LLVM bitcode (a Git LFS pointer of a clone made without git-lfs?); nothing was imported"};
     }
     auto sha = common::sha256_file(module_file(scratch->path(), m, ".bc"));
     if (!sha) return Error{"module " + m + ": " + sha.error().message};

@@ -267,7 +267,8 @@ common::Result<ProjectFile> parse_project_file(const std::string& text, const st
     return Error{fmt::format("{}:{}: {}", origin, e.source().begin.line, e.description())};
   }
   ProjectFile p;
-  p.name = base_dir.filename().string();
+  // The directory's name ("proj/" has an empty filename: the parent's is "proj").
+  p.name = (base_dir.has_filename() ? base_dir : base_dir.parent_path()).filename().string();
   for (const auto& [section_key, section] : root) {
     std::string sname(section_key.str());
     if (sname == "toolchains") {
@@ -296,7 +297,8 @@ common::Result<ProjectFile> parse_project_file(const std::string& text, const st
       found->set(p, value, base_dir);
     }
   }
-  if (p.name.empty()) p.name = "driftwatch";
+  // An empty name is refused (check_values), never one shared default: two
+  // projects of one name share a database's sweeps, alerts and lineage.
   if (auto s = check_values(p, origin); !s) return s.error();
   return p;
 }

@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <map>
 #include <set>
 
 namespace tracker {
@@ -14,11 +15,34 @@ std::string where(const std::string& origin, const toml::node& n) {
   return origin + ":" + std::to_string(src.begin.line);
 }
 
+/// Each key of `t` of the type `types` gives it: a wrong one (`hours = "12"`,
+/// `tag = true`) would otherwise be read as absent, and the history written
+/// without it.
+common::Status check_types(const toml::table& t, const std::map<std::string, toml::node_type>& types,
+                           const std::string& table, const std::string& origin) {
+  for (const auto& [k, v] : t) {
+    auto it = types.find(std::string(k.str()));
+    if (it == types.end() || v.type() == it->second) continue;
+    const char* what = it->second == toml::node_type::integer ? "a whole number"
+                       : it->second == toml::node_type::boolean ? "true or false"
+                       : it->second == toml::node_type::array   ? "a list of tables"
+                                                                : "a string";
+    return Error{where(origin, v) + ": " + std::string(k.str()) + " in " + table + " must be " + what};
+  }
+  return common::Ok{};
+}
+
 common::Result<Edit> parse_edit(const toml::table& t, const std::string& origin) {
   static const std::set<std::string> known = {"file", "replace", "with", "write", "delete"};
   for (const auto& [k, v] : t)
     if (!known.count(std::string(k.str())))
       return Error{where(origin, v) + ": unknown key '" + std::string(k.str()) + "' in [[checkin.edit]]"};
+  using T = toml::node_type;
+  if (auto s = check_types(t, {{"file", T::string}, {"replace", T::string}, {"with", T::string}, {"write", T::string},
+                               {"delete", T::boolean}},
+                           "[[checkin.edit]]", origin);
+      !s)
+    return s.error();
   Edit e;
   auto file = t["file"].value<std::string>();
   if (!file || file->empty()) return Error{where(origin, t) + ": [[checkin.edit]] needs file = \"path\""};
@@ -38,6 +62,12 @@ common::Result<Checkin> parse_checkin(const toml::table& t, const std::string& o
   for (const auto& [k, v] : t)
     if (!known.count(std::string(k.str())))
       return Error{where(origin, v) + ": unknown key '" + std::string(k.str()) + "' in [[checkin]]"};
+  using T = toml::node_type;
+  if (auto s = check_types(t, {{"week", T::integer}, {"hours", T::integer}, {"author", T::string}, {"message", T::string},
+                               {"branch", T::string}, {"merge", T::string}, {"tag", T::string}, {"edit", T::array}},
+                           "[[checkin]]", origin);
+      !s)
+    return s.error();
   Checkin c;
   auto week = t["week"].value<int64_t>();
   if (!week || *week < 0) return Error{where(origin, t) + ": [[checkin]] needs week = N (N ≥ 0)"};

@@ -188,3 +188,28 @@ TEST_CASE("a ThinLTO corpus, and a module line driftwatch would not run, are ref
   CHECK(no_cc1.exit_code == 2);
   CHECK(no_cc1.output.find("module a: its command line does not start with -cc1 (-O2 -x ir)") != std::string::npos);
 }
+
+TEST_CASE("a corpus module that is not bitcode (a Git LFS pointer) is refused on import, not blamed on every check-in") {
+  Project p;
+  auto corpus = p.dir / "lfs";
+  fs::create_directories(corpus);
+  std::ofstream(corpus / "a.bc") << "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 12345\n";
+  std::ofstream(corpus / "a.cmd") << std::string("-cc1\0-Oz", 8);
+  std::ofstream(corpus / "corpus_description.json") << R"({"has_thinlto": false, "modules": ["a"]})";
+  auto r = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "lfs"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.output == "driftwatch: module a: " + (corpus / "a.bc").string() +
+                        " is not LLVM bitcode (a Git LFS pointer of a clone made without git-lfs?); nothing was "
+                        "imported\n");
+  CHECK_FALSE(fs::exists(p.dir / "data/suites/lfs"));
+  // Options an import would ignore are refused, not ignored.
+  auto described = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "lfs", "--description", "x"});
+  CHECK(described.exit_code == 2);
+  CHECK(described.output.find("--description is not taken with --import-corpus") != std::string::npos);
+  auto rebuilt = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "lfs", "--rebuild"});
+  CHECK(rebuilt.exit_code == 2);
+  CHECK(rebuilt.output.find("--rebuild is for the default suites") != std::string::npos);
+  auto named = p.run({"suite", "build", "smoke", "--name", "mine"});
+  CHECK(named.exit_code == 2);
+  CHECK(named.output.find("--name and --description name a suite built with") != std::string::npos);
+}

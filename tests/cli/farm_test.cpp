@@ -355,8 +355,12 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(early.output.find("worker: project toyy has no sweep or job in this database yet (known: ") !=
         std::string::npos);
 
-  // People: retry puts it back in the queue; cancel takes it out again, saying who.
-  auto retry = p.run({"jobs", "retry", bad});
+  // People: retry puts it back in the queue (not given as another project's); cancel takes it out again, saying who.
+  auto not_mine = p.run({"jobs", "retry", bad, "--project", "someone-else"});
+  CHECK(not_mine.exit_code == 2);
+  CHECK(common::last_line(not_mine.output) == "driftwatch: job " + bad + " is not of project someone-else");
+  CHECK(p.psql("SELECT state FROM jobs WHERE id = " + bad) == "failed");
+  auto retry = p.run({"jobs", "retry", bad, "--project", "toy"});
   CHECK(retry.exit_code == 0);
   CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE id = " + bad) == "queued 0");
   auto wrong = p.run({"jobs", "retry", p.psql("SELECT min(id) FROM jobs")});

@@ -42,26 +42,28 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
     CHECK_MESSAGE(info.output.find(key) != std::string::npos, key);
 
   // Scratch left by a killed evaluation on this host is removed by the
-  // next; another host's, or a live process's, is theirs.
+  // next; another host's or container's (another PID namespace), or a live
+  // process's, is theirs.
   // Above the kernel's pid_max: no process has it, now or later.
   long gone = 0;
   std::ifstream("/proc/sys/kernel/pid_max") >> gone;
   REQUIRE(gone > 0);
   ++gone;
-  auto scratch = [&](const std::string& host, long pid) {
-    auto d = f.dir / "data" / "eval" / ("7-" + host + "-" + std::to_string(pid) + "-0");
+  auto scratch = [&](const std::string& host, long pid, const std::string& ns = common::pid_namespace()) {
+    auto d = f.dir / "data" / "eval" / ("7-" + host + "-" + ns + "-" + std::to_string(pid) + "-0");
     std::filesystem::create_directories(d);
     std::ofstream(d / "m.o") << "object";
     return d;
   };
   auto orphan = scratch(common::host_name(), gone), elsewhere = scratch("other-host", gone),
-       live = scratch(common::host_name(), getpid());
+       live = scratch(common::host_name(), getpid()), container = scratch(common::host_name(), gone, common::pid_namespace() + "1");
   auto e1 = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy", policy});
   INFO(e1.output);
   REQUIRE(e1.exit_code == 0);
   CHECK_FALSE(std::filesystem::exists(orphan));
   CHECK(std::filesystem::exists(elsewhere));
   CHECK(std::filesystem::exists(live));
+  CHECK(std::filesystem::exists(container));
   CHECK(e1.output.find("matches or beats the default on") != std::string::npos);
   auto counts = [&] {
     return f.psql("SELECT (SELECT count(*) FROM evaluations) || ' ' || (SELECT count(*) FROM module_results) || ' ' "
@@ -92,6 +94,11 @@ TEST_CASE("eval and train refuse a corrupt policy, and eval a suite whose module
   CHECK(common::last_line(r.output).find("truncated") != std::string::npos);
   CHECK(r.output.find("collecting") == std::string::npos);
   CHECK_FALSE(fs::exists(f.dir / "child.policy"));
+  // Before the compiler is even looked for (building it can take hours).
+  r = f.run({"train", "--repo", f.repo, "--build", "no-such-revision", "--suite", "testdata", "--warm-start",
+             (f.dir / "bad.policy").string(), "--out", (f.dir / "child.policy").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(common::last_line(r.output).find("truncated") != std::string::npos);
   // Where the policy would be written is checked before anything is trained.
   r = f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out",
              (f.dir / "no/such/dir/p.policy").string()});

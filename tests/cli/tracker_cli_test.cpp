@@ -191,4 +191,34 @@ TEST_CASE("init writes the repository and policy it was given as absolute paths,
   auto missing = common::run_process(init).take();
   check_one_line_error(missing, "repository " + (dir / "no-such-checkout").string() + " does not exist");
   CHECK_FALSE(std::filesystem::exists(dir / "other"));  // nothing half-made
+
+  // "proj2/", as tab completion writes it: named proj2, not "" (nor a name every such project shares).
+  init.argv = {DRIFTWATCH_BIN, "init", "proj2/", "--repo", "my \"repo\""};
+  auto slashed = common::run_process(init).take();
+  INFO(slashed.output);
+  REQUIRE(slashed.exit_code == 0);
+  std::ifstream in2(dir / "proj2" / "driftwatch.toml");
+  std::string text2((std::istreambuf_iterator<char>(in2)), {});
+  CHECK(text2.find("name = \"proj2\"") != std::string::npos);
+}
+
+TEST_CASE("output that cannot be written (a full disk) fails the command, not only the bytes") {
+  TempDir dir;
+  auto repo = dir / "repo";
+  REQUIRE(run_driftwatch({"sample-history", repo.string(), "--history", history_8w()}).exit_code == 0);
+  common::ProcessSpec full;
+  // A short listing, held in stdio's buffer until exit: the write fails there.
+  full.argv = {"/bin/sh", "-c", "exec \"$0\" commits --repo \"$1\" --every 1000 > /dev/full", DRIFTWATCH_BIN,
+               repo.string()};
+  auto r = common::run_process(full).take();
+  check_one_line_error(r, "cannot write the output: No space left on device");
+}
+
+TEST_CASE("cache prune refuses a bare number, which would read as seconds or bytes and remove nearly everything") {
+  TempDir dir;
+  auto data = (dir / "data").string();
+  check_one_line_error(run_driftwatch({"--data-dir", data, "cache", "prune", "--older-than", "30"}),
+                       "--older-than 30 has no unit: write 30d, say (d, h, m or s); nothing was removed");
+  check_one_line_error(run_driftwatch({"--data-dir", data, "cache", "prune", "--max-size", "50"}),
+                       "--max-size 50 has no unit: write 50G, say (K, M, G or T); nothing was removed");
 }

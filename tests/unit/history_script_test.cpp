@@ -55,6 +55,18 @@ TEST_CASE("bad history scripts name the problem") {
   CHECK(syntax.error().message.rfind("h.toml:1:", 0) == 0);
 }
 
+TEST_CASE("a history key of the wrong type is refused, not written as if absent") {
+  auto with = [](const std::string& extra) {
+    return parse_history("tree = 'c'\n[[checkin]]\nweek = 0\nauthor = 'A <a>'\nmessage = 'm'\n" + extra, "h.toml");
+  };
+  CHECK(with("hours = '12'\n").error().message == "h.toml:6: hours in [[checkin]] must be a whole number");
+  CHECK(with("tag = true\n").error().message == "h.toml:6: tag in [[checkin]] must be a string");
+  CHECK(with("branch = 7\n").error().message == "h.toml:6: branch in [[checkin]] must be a string");
+  CHECK(with("[[checkin.edit]]\nfile = 'x'\ndelete = 'no'\n").error().message ==
+        "h.toml:8: delete in [[checkin.edit]] must be true or false");
+  CHECK(with("hours = 12\ntag = 'v2'\n").ok());
+}
+
 TEST_CASE("edits replace text that occurs exactly once") {
   FileMap files = {{"a.h", "int x = 1; int y = 2;"}, {"old.txt", "bye"}};
   REQUIRE(apply_edits(files, {{"a.h", std::string("x = 1"), std::string("x = 3"), {}, false},

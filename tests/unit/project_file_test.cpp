@@ -46,6 +46,17 @@ TEST_CASE("relative paths are taken from the project file's directory and names 
   CHECK(p->policy == "/proj/p.policy");
   CHECK(p->suites == std::vector<std::string>{"holdout", "/proj/mine"});
   CHECK(p->name == "proj");  // the directory's name when [project] has none
+  auto slashed = parse_project_file(kMinimal, "driftwatch.toml", "/work/proj/");
+  REQUIRE(slashed.ok());
+  CHECK(slashed->name == "proj");  // not "" (nor a default every such project would share)
+}
+
+TEST_CASE("an empty project name is refused, not replaced by a name other projects would share") {
+  CHECK(error_of("[project]\nname = \"\"\n" + std::string(kMinimal)).find("project.name '' must not be empty") !=
+        std::string::npos);
+  auto at_root = parse_project_file(kMinimal, "driftwatch.toml", "/");
+  REQUIRE_FALSE(at_root.ok());
+  CHECK(at_root.error().message.find("must not be empty") != std::string::npos);
 }
 
 TEST_CASE("dates written as TOML dates read as the same dates written as strings") {
