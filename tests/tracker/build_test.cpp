@@ -447,10 +447,11 @@ TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell,
   auto commit = repo.commit("main").take();
   // First run: starts grandchildren that would write `late` and `late2` 3 s
   // on, and waits; the second in a process group of its own, as ninja starts
-  // every command. Any later run: fails at once.
+  // every command. Any later run: fails at once (also from an empty build
+  // directory: the mark is outside it).
   auto recipe = builder::parse_recipe(
-                    "name = 'orphan'\n[build]\ncommand = \"\"\"if [ -e {build}/first ]; then exit 3; fi; "
-                    "touch {build}/first; sh -c 'sleep 3; touch {build}/late' & "
+                    "name = 'orphan'\n[build]\ncommand = \"\"\"if [ -e {data}/first ]; then exit 3; fi; "
+                    "touch {data}/first; sh -c 'sleep 3; touch {build}/late' & "
                     "perl -e 'setpgrp(0, 0); open(my $g, \">\", \"{build}/grouped\"); close($g); sleep 3; "
                     "open(my $f, \">\", \"{build}/late2\")'; wait\"\"\"\n"
                     "[artifacts]\ncompiler = 'bin/x'\n",
