@@ -149,8 +149,9 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
         "first_bad_commit_id = NULLIF($5, 0), culprit_commit_id = NULLIF($6, 0), range_first_commit_id = NULLIF($7, 0), "
         "magnitude = $8, updated_at = now(), recipe_id = COALESCE(recipe_id, (SELECT id FROM recipes WHERE "
         "content_hash = $9)), "
-        // Told again with the narrower pin, where it is delivered at all.
-        "notify_state = CASE WHEN notify_state = 'none' THEN 'none' WHEN state = 'ignored' THEN notify_state "
+        // Told again with the narrower pin, where it is delivered at all, unless a person dismissed it.
+        "notify_state = CASE WHEN notify_state = 'none' THEN 'none' WHEN state IN ('ignored', 'resolved') THEN "
+        "notify_state "
         "ELSE 'pending' END, hook_sent = false, "
         "webhook_sent = false WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM alerts WHERE fingerprint = $2)",
         id, a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
@@ -244,7 +245,8 @@ int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, co
   return db.impl().guarded("resolving a rebuilt suite's alerts", [&] {
     pqxx::work tx(db.impl().conn);
     auto note = "its suite " + name + " was rebuilt (now " + manifest_hash.substr(0, 12) + "): a new series";
-    auto r = tx.exec_params(resolving_sql("suite_id IN (SELECT id FROM suites WHERE name = $3 AND manifest_hash <> $4)"),
+    auto r = tx.exec_params(resolving_sql(kOfOneSuite + " AND suite_id IN (SELECT id FROM suites WHERE name = $3 AND "
+                                                        "manifest_hash <> $4)"),
                             project, note, name, manifest_hash);
     tx.commit();
     return static_cast<int>(r.size());
@@ -259,9 +261,10 @@ namespace {
 /// Returns how many were resolved.
 int follow_hash(pqxx::work& tx, const std::string& project, const std::string& column, const std::string& table,
                 const std::string& hash, const std::string& prefix, const std::string& note,
-                const std::string& reopened_note) {
-  auto r = tx.exec_params(resolving_sql(column + " IN (SELECT id FROM " + table + " WHERE content_hash <> $3)"), project,
-                          note, hash);
+                const std::string& reopened_note, const std::string& of_one = "TRUE") {
+  auto r = tx.exec_params(
+      resolving_sql(of_one + " AND " + column + " IN (SELECT id FROM " + table + " WHERE content_hash <> $3)"), project,
+      note, hash);
   tx.exec_params(reopening_sql(column + " IN (SELECT id FROM " + table + " WHERE content_hash = $4)"), project,
                  reopened_note, prefix, hash);
   return static_cast<int>(r.size());
@@ -296,7 +299,7 @@ int follow_policy(Database& db, const std::string& project, const std::string& p
     const std::string replaced = "its policy was replaced";
     int resolved = follow_hash(tx, project, "policy_id", "policies", policy_hash, replaced,
                                replaced + " (the project's is now " + policy_hash.substr(0, 12) + ")",
-                               "its policy is the project's again");
+                               "its policy is the project's again", kOfOnePolicy);
     tx.commit();
     return resolved;
   });
@@ -314,7 +317,8 @@ int follow_suites(Database& db, const std::string& project,
     pqxx::work tx(db.impl().conn);
     const std::string dropped = "its suite is no longer the project's";
     auto r = tx.exec_params(
-        resolving_sql("suite_id IN (SELECT id FROM suites WHERE name <> ALL (string_to_array($3, E'\\x1f')))"),
+        resolving_sql(kOfOneSuite + " AND suite_id IN (SELECT id FROM suites WHERE name <> ALL (string_to_array($3, "
+                                    "E'\\x1f')))"),
         project, dropped, names);
     tx.exec_params(reopening_sql("suite_id IN (SELECT id FROM suites WHERE (name, manifest_hash) IN (SELECT * FROM "
                                  "unnest(string_to_array($4, E'\\x1f'), string_to_array($5, E'\\x1f'))))"),
@@ -411,8 +415,8 @@ void mark_delivery(Database& db, Id id, const Delivered& d) {
     tx.exec_params(
         "UPDATE alerts SET notify_state = CASE WHEN $2 THEN 'sent' ELSE notify_state END, "
         "hook_sent = hook_sent OR $3, webhook_sent = webhook_sent OR $4, "
-        "notify_attempts = notify_attempts + 1, notify_error = $5 WHERE id = $1",
-        id, d.error.empty(), d.hook, d.webhook, d.error);
+        "notify_attempts = notify_attempts + 1, notify_error = $5 WHERE id = $1 AND fingerprint = $6",
+        id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint);
     tx.commit();
   });
 }

@@ -149,6 +149,9 @@ void release_delivery(Database& db, Id id);
 struct Delivered {
   bool hook = false, webhook = false;
   std::string error;
+  /// The alert's fingerprint as delivered: a sweep that narrowed it while it
+  /// was being delivered made it due again, and that stays so.
+  std::string fingerprint;
 };
 void mark_delivery(Database& db, Id id, const Delivered& d);
 

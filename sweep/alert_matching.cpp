@@ -27,6 +27,13 @@ std::optional<Span> range_of(const db::AlertView& v, const std::map<std::string,
   return Span{*lo, *hi};
 }
 
+/// An alert pinned to nothing, only to where it was first seen (the policy
+/// unable to run from the first check-in measured): a later sweep that
+/// measured earlier check-ins pins the same change, of the same first_bad.
+bool pinned_to_nothing(const db::AlertView& v) {
+  return v.culprit_sha.empty() && v.range_first_sha.empty() && !v.first_bad_sha.empty();
+}
+
 bool strictly_inside(const Span& inner, const Span& outer) {
   return outer.first <= inner.first && inner.second <= outer.second && inner != outer;
 }
@@ -38,13 +45,16 @@ std::string alert_fingerprint(const std::string& project, const std::string& pol
   return project + "|" + policy_hash + "|" + suite_hash + "|" + recipe_hash + "|" + where;
 }
 
-bool alerted_under_another_suite(const std::vector<db::AlertView>& alerts, const std::string& project,
-                                 const FoundAt& found, const std::string& where) {
-  for (const auto& v : alerts)
-    if (v.kind == found.kind && v.policy_hash == found.policy_hash && v.recipe_hash == found.recipe_hash &&
-        v.suite_manifest_hash != found.suite_hash &&
-        v.fingerprint == alert_fingerprint(project, v.policy_hash, v.suite_manifest_hash, v.recipe_hash, where))
+bool alerted_in_another_series(const std::vector<db::AlertView>& alerts, const std::string& project,
+                               const FoundAt& found, const std::string& where) {
+  bool any_policy = found.kind == "build-broken";
+  for (const auto& v : alerts) {
+    bool same_policy = v.policy_hash == found.policy_hash;
+    if (v.kind != found.kind || v.recipe_hash != found.recipe_hash || (!same_policy && !any_policy)) continue;
+    if (same_policy && v.suite_manifest_hash == found.suite_hash) continue;  // its own series: opened or narrowed there
+    if (v.fingerprint == alert_fingerprint(project, v.policy_hash, v.suite_manifest_hash, v.recipe_hash, where))
       return true;
+  }
   return false;
 }
 
@@ -66,6 +76,8 @@ std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, con
         found_now.count(v.fingerprint))
       continue;
     if (auto range = range_of(v, position); range && strictly_inside(*span, *range)) return v.id;
+    if (pinned_to_nothing(v) && v.first_bad_sha == found.first_bad && (!found.culprit.empty() || !found.range_first.empty()))
+      return v.id;
   }
   return std::nullopt;
 }

@@ -27,13 +27,15 @@ struct FoundAt {
 std::string alert_fingerprint(const std::string& project, const std::string& policy_hash, const std::string& suite_hash,
                               const std::string& recipe_hash, const std::string& where);
 
-/// Whether the change `where` of a compiler-wide finding (a build that broke,
-/// the features the compiler sends: the same whatever the suite) already has
-/// an alert of its kind, policy and recipe under another suite, in any state.
-/// It was opened under the first suite of the list that found it: a list
-/// reordered, or without that suite, must not open it again.
-bool alerted_under_another_suite(const std::vector<db::AlertView>& alerts, const std::string& project,
-                                 const FoundAt& found, const std::string& where);
+/// Whether the change `where` of a compiler-wide finding already has an
+/// alert of its kind and recipe in another series, in any state: under
+/// another suite (for a broken build or a changed feature set, the same
+/// whatever the suite), or of another policy (for a broken build, which no
+/// policy changes). It was opened under the first suite, and the policy, that
+/// found it: a suite list reordered, a suite dropped or rebuilt, a policy
+/// promoted must not open it again (db keeps such alerts open through those).
+bool alerted_in_another_series(const std::vector<db::AlertView>& alerts, const std::string& project,
+                               const FoundAt& found, const std::string& where);
 
 /// An alert of the series of `policy_hash`, `suite_hash` and `recipe_hash`; one
 /// whose recipe was not recorded (opened before driftwatch recorded it) is of
@@ -41,8 +43,8 @@ bool alerted_under_another_suite(const std::vector<db::AlertView>& alerts, const
 bool of_series(const db::AlertView& v, const std::string& policy_hash, const std::string& suite_hash,
                const std::string& recipe_hash);
 
-/// The open alert of the same kind and series, left as a range, whose range
-/// strictly holds the finding's and whose own change this analysis no longer
+/// The open alert of the same kind and series, left as a range (or pinned to
+/// nothing, with the finding's first_bad), whose range strictly holds the finding's and whose own change this analysis no longer
 /// finds (its fingerprint is not in `found_now`: a range that holds another,
 /// separate change is still its own); none when the finding is already alerted.
 std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const FoundAt& found,

@@ -696,13 +696,17 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     for (std::size_t k = 0; k < findings.size(); ++k) {
       auto& f = findings[k];
       const auto& a = rows[k];
-      // An ignored range is narrowed too and stays ignored: the same change,
-      // pinned, is not a new alert to the user who dismissed it.
-      auto open = db::list_alerts(db, p.name, {"open", "acknowledged", "ignored"});
+      // An ignored range is narrowed too and stays ignored, and so does one a
+      // person resolved: the same change, pinned, is not a new alert to the
+      // user who dismissed it. (One driftwatch resolved, superseded or of a
+      // series that ended, is not the change's any more.)
+      auto open = db::list_alerts(db, p.name, {"open", "acknowledged", "ignored", "resolved"});
+      std::erase_if(open, [](const db::AlertView& v) { return v.state == "resolved" && v.state_by == "driftwatch"; });
       if (auto id = narrowed_alert(open, suite_found[k], found_now, position)) {
-        bool ignored = std::any_of(open.begin(), open.end(),
-                                   [&](const db::AlertView& v) { return v.id == *id && v.state == "ignored"; });
-        if (!db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence()) && !ignored) {
+        bool dismissed = std::any_of(open.begin(), open.end(), [&](const db::AlertView& v) {
+          return v.id == *id && (v.state == "ignored" || v.state == "resolved");
+        });
+        if (!db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence()) && !dismissed) {
           // The narrower alert exists already (opened by `bisect`): the wide one is done.
           db::set_alert_state(db, p.name, *id, "resolved", "driftwatch",
                               "superseded by the alert of the same change, pinned: " + f.sentence());
@@ -713,7 +717,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       }
       if (found_by_earlier_suite[k]) continue;
       if (compiler_wide(f.kind) &&
-          alerted_under_another_suite(db::list_alerts(db, p.name, {}), p.name, suite_found[k], change_key(f))) {
+          alerted_in_another_series(db::list_alerts(db, p.name, {}), p.name, suite_found[k], change_key(f))) {
         f.new_alert = false;  // reported, as this run's first suite to find it; alerted before
         report.findings.push_back(std::move(f));
         continue;

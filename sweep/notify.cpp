@@ -99,13 +99,17 @@ common::Status run_hook(const std::string& command, const std::string& body) {
   if (fd < 0) return common::Error{"cannot create a scratch file for the alert hook"};
   bool written = write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size());
   close(fd);
+  // A hook given a truncated alert would page someone with it, and again on every retry.
+  if (!written) {
+    unlink(path);
+    return common::Error{"cannot write the alert for the hook (is /tmp full?): the hook was not run"};
+  }
   common::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", command};
   spec.stdin_file = path;
   spec.timeout = std::chrono::seconds(30);
   auto r = common::run_process(spec);
   unlink(path);
-  if (!written) return common::Error{"cannot write the alert for the hook"};
   if (!r) return r.error();
   // Not the command itself: hooks often carry a token on their command line.
   if (!r->ok()) return common::Error{"the alert hook (notify.command) " + r->describe() + ": " + common::last_line(r->output)};
@@ -160,6 +164,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     const auto& a = *claimed;
     auto body = alert_json(a);
     db::Delivered d;
+    d.fingerprint = a.fingerprint;
     auto failed = [&d](const std::string& why) { d.error += (d.error.empty() ? "" : "; ") + why; };
     if (!p.notify.command.empty() && !a.hook_sent) {
       if (auto s = run_hook(p.notify.command, body); s) d.hook = true;

@@ -668,6 +668,30 @@ TEST_CASE("with bisection off, an alert names the range it lies in, from a check
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE notify_state <> 'sent' AND state <> 'ignored'") == "0");
 }
 
+TEST_CASE("a range alert a person resolved stays resolved once bisection pins it: not opened again as a new alert") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("bisect = true", "bisect = false");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto ranges = p.psql("SELECT count(*) FROM alerts");
+  auto resolved = p.psql("SELECT min(id) FROM alerts WHERE culprit_commit_id IS NULL");
+  REQUIRE(!resolved.empty());
+  REQUIRE(p.run({"alerts", "--config", p.config, "resolve", resolved, "--note", "fixed upstream"}).exit_code == 0);
+  p.set("bisect = false", "bisect = true");
+  auto pinned = p.sweep(p.dsn);
+  INFO(pinned.output);
+  REQUIRE(pinned.exit_code == 0);
+  INFO(p.psql("SELECT string_agg(id || ' ' || kind || ' ' || state || ' ' || state_by, '; ') FROM alerts"));
+  CHECK(p.psql("SELECT count(*) FROM alerts") == ranges);
+  CHECK(p.psql("SELECT state || ' ' || state_by || ' ' || (culprit_commit_id IS NOT NULL) FROM alerts WHERE id = " +
+               resolved) != "resolved driftwatch true");
+  CHECK(p.psql("SELECT state || ' ' || (culprit_commit_id IS NOT NULL) FROM alerts WHERE id = " + resolved) ==
+        "resolved true");
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "0");
+}
+
 TEST_CASE("bisect --good --bad pins the change between them only, and leaves the project's other ranges alone") {
   Project p;
   p.set("bisect = true", "bisect = false");  // bisecting every range costs too many builds here
@@ -782,4 +806,5 @@ write = "# The pipeline\n\nIt starts in main.\n"
   INFO(dropped.output);
   CHECK(dropped.exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'build-broken'") == "1");
+  CHECK(p.psql("SELECT state FROM alerts WHERE kind = 'build-broken'") == "open");  // the compiler's, not the suite's
 }

@@ -91,7 +91,7 @@ TEST_CASE("a range alert whose range now holds only other findings is superseded
   CHECK(sweep::superseded_alerts(open, "P", "S", "R2", {pinned("size-changed", 5)}, line()).empty());
 }
 
-TEST_CASE("a compiler-wide change alerted under one suite is found as alerted under another, in any state") {
+TEST_CASE("a compiler-wide change alerted under one suite, or a broken build under one policy, is found alerted in the other series, in any state") {
   db::AlertView v;
   v.kind = "build-broken";
   v.policy_hash = "P";
@@ -101,22 +101,53 @@ TEST_CASE("a compiler-wide change alerted under one suite is found as alerted un
   v.fingerprint = sweep::alert_fingerprint("proj", "P", "S1", "R", "c4");
   FoundAt under_s2{"build-broken", "P", "S2", "R", sweep::alert_fingerprint("proj", "P", "S2", "R", "c4"),
                    "c4",           "",  "c4"};
-  CHECK(sweep::alerted_under_another_suite({v}, "proj", under_s2, "c4"));
-  // Another change, kind, policy or recipe is another alert.
-  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", under_s2, "c5"));
+  CHECK(sweep::alerted_in_another_series({v}, "proj", under_s2, "c4"));
+  // Another change, kind or recipe is another alert.
+  CHECK_FALSE(sweep::alerted_in_another_series({v}, "proj", under_s2, "c5"));
   auto other = under_s2;
   other.kind = "feature-set-changed";
-  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", other, "c4"));
+  CHECK_FALSE(sweep::alerted_in_another_series({v}, "proj", other, "c4"));
+  // A broken build is no policy's: alerted under the one replaced, it is alerted.
   other = under_s2;
   other.policy_hash = "Q";
-  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", other, "c4"));
+  CHECK(sweep::alerted_in_another_series({v}, "proj", other, "c4"));
+  other.suite_hash = "S1";
+  CHECK(sweep::alerted_in_another_series({v}, "proj", other, "c4"));
+  // A changed feature set is read by a policy: another policy's alert is not its.
+  auto features = v;
+  features.kind = "feature-set-changed";
+  features.fingerprint = sweep::alert_fingerprint("proj", "P", "S1", "R", "c4");
+  other.kind = "feature-set-changed";
+  CHECK_FALSE(sweep::alerted_in_another_series({features}, "proj", other, "c4"));
+  other.policy_hash = "P";
+  other.suite_hash = "S2";
+  CHECK(sweep::alerted_in_another_series({features}, "proj", other, "c4"));
   other = under_s2;
   other.recipe_hash = "R2";
-  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", other, "c4"));
+  CHECK_FALSE(sweep::alerted_in_another_series({v}, "proj", other, "c4"));
   // Its own suite's alert is not "another suite's": narrowing and opening handle that.
   auto same = under_s2;
   same.suite_hash = "S1";
-  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "proj", same, "c4"));
+  CHECK_FALSE(sweep::alerted_in_another_series({v}, "proj", same, "c4"));
   // Another project's alert of the same shape is not this project's.
-  CHECK_FALSE(sweep::alerted_under_another_suite({v}, "other", under_s2, "c4"));
+  CHECK_FALSE(sweep::alerted_in_another_series({v}, "other", under_s2, "c4"));
+}
+
+TEST_CASE("an alert pinned to nothing (the policy unusable from the first check-in measured) is narrowed by the same change, pinned later") {
+  db::AlertView v;
+  v.id = 4;
+  v.kind = "policy-unusable";
+  v.policy_hash = "P";
+  v.suite_manifest_hash = "S";
+  v.recipe_hash = "R";
+  v.fingerprint = "policy-unusable|from c5";
+  v.first_bad_sha = "c5";
+  // Earlier check-ins measured since: pinned, or left as a range, ending at c5.
+  CHECK(sweep::narrowed_alert({v}, pinned("policy-unusable", 5), {}, line()) == db::Id{4});
+  FoundAt range{"policy-unusable", "P", "S", "R", "policy-unusable|c2..c5", "", "c2", "c5"};
+  CHECK(sweep::narrowed_alert({v}, range, {}, line()) == db::Id{4});
+  // Another first_bad is another change; the same not-pinned finding is the alert itself.
+  CHECK_FALSE(sweep::narrowed_alert({v}, pinned("policy-unusable", 6), {}, line()));
+  FoundAt again{"policy-unusable", "P", "S", "R", v.fingerprint, "", "", "c5"};
+  CHECK_FALSE(sweep::narrowed_alert({v}, again, {}, line()));
 }
