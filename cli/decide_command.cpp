@@ -29,13 +29,17 @@ struct RetrainArgs {
 };
 
 void print_decision(const sweep::DecideReport& r) {
-  // In the history but measured on no suite: it lies before the project's range.
+  // In the history but measured on no suite: before the project's range
+  // (the rules then measure from the first evaluated check-in), or inside it
+  // with its build or evaluation failed or not swept yet (then not measured).
   bool unmeasured = r.baseline_in_history && !r.series.empty() &&
                     std::none_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_is_training; });
+  bool from_first = std::all_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_measured; });
   fmt::print("decision {}: {} — policy {} ({}), baseline {}{}\n", r.decision_id, r.retrain ? "RETRAIN" : "keep",
              r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.baseline.substr(0, 12),
              !r.baseline_in_history ? " (not in the history: from the first evaluated check-in)"
-             : unmeasured           ? " (not measured, outside the project's range: from the first evaluated check-in)"
+             : unmeasured && from_first ? " (not measured, outside the project's range: from the first evaluated check-in)"
+             : unmeasured ? " (not evaluated: its build or evaluation failed, or it is not swept yet)"
                                     : "");
   if (!r.first.empty()) fmt::print("evidence: {}..{}\n", r.first.substr(0, 12), r.last.substr(0, 12));
   for (const auto& s : r.suites) {

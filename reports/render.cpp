@@ -114,7 +114,8 @@ json report_json(const ReportData& d) {
                         {"baseline_uplift", o.baseline_uplift},
                         {"latest_uplift", o.latest_uplift},
                         {"change", o.change},
-                        {"unusable_since", o.unusable_since.sha.empty() ? json(nullptr) : commit_json(o.unusable_since)}});
+                        {"unusable_since", o.unusable_since.sha.empty() ? json(nullptr) : commit_json(o.unusable_since)},
+                        {"unmeasured", o.measured ? "" : o.unmeasured_text()}});
   json suites = json::array();
   for (const auto& s : d.suites) {
     json points = json::array();

@@ -250,7 +250,9 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
       }
       last_measured = latest->position;
       any_measured = true;
-    } else {
+    } else if (std::none_of(loaded.begin(), loaded.end(), [](const auto& p) { return p.build_outcome == "ok"; })) {
+      // Built check-ins not evaluated on this suite (a suite just added, a
+      // policy just promoted) are not swept yet, whatever failed elsewhere.
       o.tried = static_cast<int>(s.points.size());
     }
     // Where the policy stopped running: the first such check-in after the
@@ -267,6 +269,12 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     d.baseline_note = "nothing measured yet";
   else if (trained_in_series)
     d.baseline_note = "the check-in the policy was trained at (" + d.policy.trained_at.substr(0, 12) + ")";
+  else if (d.policy.trained_at.empty())
+    d.baseline_note = "the first swept check-in: the policy names no check-in it was trained at";
+  else if (position.count(d.policy.trained_at))
+    d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
+                      d.policy.trained_at.substr(0, 12) +
+                      ") has no evaluation here (outside the project's range, or its build or evaluation failed)";
   else
     d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
                       d.policy.trained_at.substr(0, 12) + ") is not in the swept first-parent history";

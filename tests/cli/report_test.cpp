@@ -215,3 +215,29 @@ TEST_CASE("report --serve answers a real HTTP GET on 127.0.0.1") {
   CHECK(http_get(port, "/../driftwatch.toml").find("HTTP/1.1 404") == 0);
   child.kill_group();
 }
+
+TEST_CASE("report: a suite added since the last sweep is 'not measured yet', not 'no check-in built', whatever failed") {
+  Project p;
+  p.set("every = \"2w\"", "every = \"1\"");  // every check-in, the broken rename's too
+  p.set("bisect = true", "bisect = false");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  REQUIRE(p.psql("SELECT count(*) FROM builds WHERE outcome <> 'ok'") != "0");
+  auto built = p.run({"suite", "build", "--from-compile-commands", (p.dir / "compile_commands.json").string(), "--name",
+                      "second"});
+  REQUIRE_MESSAGE(built.exit_code == 0, built.output);
+  p.set("names = [\"testdata\"]", "names = [\"testdata\", \"second\"]");
+  auto out = p.dir / "report";
+  auto r = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "json,md"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto j = json::parse(read(out / "report.json"));
+  REQUIRE(j["overview"].size() == 2);
+  CHECK(j["overview"][0]["measured"] == true);
+  CHECK(j["overview"][0]["unmeasured"] == "");
+  CHECK(j["overview"][1]["suite"] == "second");
+  CHECK(j["overview"][1]["measured"] == false);
+  CHECK(j["overview"][1]["unmeasured"] == "not measured yet");
+  CHECK(read(out / "report.md").find("no check-in built") == std::string::npos);
+}
