@@ -1,9 +1,9 @@
 // driftwatch cache prune
-#include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
-#include <fmt/core.h>
 
 #include "builder/cache_prune.h"
 #include "cli/commands.h"

@@ -38,9 +38,10 @@ void print_decision(const sweep::DecideReport& r) {
   fmt::print("decision {}: {} — policy {} ({}), baseline {}{}\n", r.decision_id, r.retrain ? "RETRAIN" : "keep",
              r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.baseline.substr(0, 12),
              !r.baseline_in_history ? " (not in the history: from the first evaluated check-in)"
-             : unmeasured && from_first ? " (not measured, outside the project's range: from the first evaluated check-in)"
+             : unmeasured && from_first
+                 ? " (not measured, outside the project's range: from the first evaluated check-in)"
              : unmeasured ? " (not evaluated: its build or evaluation failed, or it is not swept yet)"
-                                    : "");
+                          : "");
   if (!r.first.empty()) fmt::print("evidence: {}..{}\n", r.first.substr(0, 12), r.last.substr(0, 12));
   for (const auto& s : r.suites) {
     fmt::print("suite {}:\n", s.suite);

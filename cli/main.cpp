@@ -1,8 +1,8 @@
 // driftwatch: a compiler-version stability regression tracker for learned
 // compiler heuristics. main() only dispatches; see ARCHITECTURE.md.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>

@@ -218,14 +218,17 @@ void attach_suite(CLI::App& group, Context& ctx) {
                           "--from-compile-commands/--import-corpus");
     // An option that would be silently ignored is refused: the user meant something by it.
     if (!custom && (!a->name.empty() || !a->description.empty()))
-      throw common::Fatal("--name and --description name a suite built with --from-compile-commands or "
-                          "--import-corpus; the default suites keep their own");
+      throw common::Fatal(
+          "--name and --description name a suite built with --from-compile-commands or "
+          "--import-corpus; the default suites keep their own");
     if (custom && a->rebuild)
-      throw common::Fatal("--rebuild is for the default suites: a suite from --from-compile-commands or "
-                          "--import-corpus is built anew every time");
+      throw common::Fatal(
+          "--rebuild is for the default suites: a suite from --from-compile-commands or "
+          "--import-corpus is built anew every time");
     if (!a->corpus.empty() && !a->description.empty())
-      throw common::Fatal("--description is not taken with --import-corpus: an imported suite is described by the "
-                          "corpus it came from");
+      throw common::Fatal(
+          "--description is not taken with --import-corpus: an imported suite is described by the "
+          "corpus it came from");
     if (custom)
       build_custom(ctx, *a);
     else

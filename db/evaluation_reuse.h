@@ -27,7 +27,7 @@ struct ReusableEvaluation {
 /// owns the rule; the query only applies it).
 struct MachineFailureRule {
   std::string outcomes;        ///< comma-separated: outcomes that always are
-  std::string crashed;  ///< the crash outcome, which is when its message holds one of `crash_markers`
+  std::string crashed;         ///< the crash outcome, which is when its message holds one of `crash_markers`
   /// What a crash of the machine's says: the SIGKILL marker, running out of memory.
   std::vector<std::string> crash_markers;
 };

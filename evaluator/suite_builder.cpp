@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "common/read_file.h"
 #include "common/hash.h"
+#include "common/read_file.h"
 #include "evaluator/corpus.h"
 #include "evaluator/files.h"
 #include "evaluator/object_size.h"

@@ -150,7 +150,8 @@ const char* describe(StreamReader::Status s) {
     case StreamReader::Status::PeerDied: return "the compiler died mid-stream";
     case StreamReader::Status::Failed: return "reading the ML channel failed";
     case StreamReader::Status::TooLong: return "the compiler sent a header line of more than 1 MiB: no ML channel header";
-    case StreamReader::Status::Short: return "malformed ML channel stream: an observation shorter than the header says";
+    case StreamReader::Status::Short:
+      return "malformed ML channel stream: an observation shorter than the header says";
     default: return "the compiler closed the ML channel mid-observation";
   }
 }
@@ -444,7 +445,8 @@ ChannelOutcome compile_with_channel(const common::ProcessSpec& compiler, const f
   }
   if (out.process.timed_out) out.failure = CompileFailure::TimedOut;
   else if (out.session.refused || out.session.malformed) out.failure = CompileFailure::Refused;
-  else if (out.session.host_failed) out.failure = CompileFailure::Machine;
+  else if (out.session.host_failed)
+    out.failure = CompileFailure::Machine;
   else if (!out.error.empty()) out.failure = CompileFailure::Channel;
   else if (!out.process.ok())
     out.failure = failure_of(out.process.output);

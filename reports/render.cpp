@@ -107,15 +107,16 @@ json report_json(const ReportData& d) {
                        {"note", l.note}});
   json overview = json::array();
   for (const auto& o : d.overview)
-    overview.push_back({{"suite", o.suite},
-                        {"measured", o.measured},
-                        {"baseline", commit_json(o.baseline)},
-                        {"latest", commit_json(o.latest)},
-                        {"baseline_uplift", o.baseline_uplift},
-                        {"latest_uplift", o.latest_uplift},
-                        {"change", o.change},
-                        {"unusable_since", o.unusable_since.sha.empty() ? json(nullptr) : commit_json(o.unusable_since)},
-                        {"unmeasured", o.measured ? "" : o.unmeasured_text()}});
+    overview.push_back(
+        {{"suite", o.suite},
+         {"measured", o.measured},
+         {"baseline", commit_json(o.baseline)},
+         {"latest", commit_json(o.latest)},
+         {"baseline_uplift", o.baseline_uplift},
+         {"latest_uplift", o.latest_uplift},
+         {"change", o.change},
+         {"unusable_since", o.unusable_since.sha.empty() ? json(nullptr) : commit_json(o.unusable_since)},
+         {"unmeasured", o.measured ? "" : o.unmeasured_text()}});
   json suites = json::array();
   for (const auto& s : d.suites) {
     json points = json::array();

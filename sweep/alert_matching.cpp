@@ -76,7 +76,8 @@ std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, con
         found_now.count(v.fingerprint))
       continue;
     if (auto range = range_of(v, position); range && strictly_inside(*span, *range)) return v.id;
-    if (pinned_to_nothing(v) && v.first_bad_sha == found.first_bad && (!found.culprit.empty() || !found.range_first.empty()))
+    if (pinned_to_nothing(v) && v.first_bad_sha == found.first_bad &&
+        (!found.culprit.empty() || !found.range_first.empty()))
       return v.id;
   }
   return std::nullopt;

@@ -44,9 +44,9 @@ bool of_series(const db::AlertView& v, const std::string& policy_hash, const std
                const std::string& recipe_hash);
 
 /// The open alert of the same kind and series, left as a range (or pinned to
-/// nothing, with the finding's first_bad), whose range strictly holds the finding's and whose own change this analysis no longer
-/// finds (its fingerprint is not in `found_now`: a range that holds another,
-/// separate change is still its own); none when the finding is already alerted.
+/// nothing, with the finding's first_bad), whose range strictly holds the finding's and whose own change this analysis
+/// no longer finds (its fingerprint is not in `found_now`: a range that holds another, separate change is still its
+/// own); none when the finding is already alerted.
 std::optional<db::Id> narrowed_alert(const std::vector<db::AlertView>& open, const FoundAt& found,
                                      const std::set<std::string>& found_now,
                                      const std::map<std::string, std::size_t>& position);

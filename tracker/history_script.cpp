@@ -23,7 +23,7 @@ common::Status check_types(const toml::table& t, const std::map<std::string, tom
   for (const auto& [k, v] : t) {
     auto it = types.find(std::string(k.str()));
     if (it == types.end() || v.type() == it->second) continue;
-    const char* what = it->second == toml::node_type::integer ? "a whole number"
+    const char* what = it->second == toml::node_type::integer   ? "a whole number"
                        : it->second == toml::node_type::boolean ? "true or false"
                        : it->second == toml::node_type::array   ? "a list of tables"
                                                                 : "a string";
@@ -38,8 +38,12 @@ common::Result<Edit> parse_edit(const toml::table& t, const std::string& origin)
     if (!known.count(std::string(k.str())))
       return Error{where(origin, v) + ": unknown key '" + std::string(k.str()) + "' in [[checkin.edit]]"};
   using T = toml::node_type;
-  if (auto s = check_types(t, {{"file", T::string}, {"replace", T::string}, {"with", T::string}, {"write", T::string},
-                               {"delete", T::boolean}},
+  if (auto s = check_types(t,
+                           {{"file", T::string},
+                            {"replace", T::string},
+                            {"with", T::string},
+                            {"write", T::string},
+                            {"delete", T::boolean}},
                            "[[checkin.edit]]", origin);
       !s)
     return s.error();
@@ -63,8 +67,15 @@ common::Result<Checkin> parse_checkin(const toml::table& t, const std::string& o
     if (!known.count(std::string(k.str())))
       return Error{where(origin, v) + ": unknown key '" + std::string(k.str()) + "' in [[checkin]]"};
   using T = toml::node_type;
-  if (auto s = check_types(t, {{"week", T::integer}, {"hours", T::integer}, {"author", T::string}, {"message", T::string},
-                               {"branch", T::string}, {"merge", T::string}, {"tag", T::string}, {"edit", T::array}},
+  if (auto s = check_types(t,
+                           {{"week", T::integer},
+                            {"hours", T::integer},
+                            {"author", T::string},
+                            {"message", T::string},
+                            {"branch", T::string},
+                            {"merge", T::string},
+                            {"tag", T::string},
+                            {"edit", T::array}},
                            "[[checkin]]", origin);
       !s)
     return s.error();

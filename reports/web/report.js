@@ -227,12 +227,14 @@
       // A sweep that tried and failed must not read as one that never ran.
       var unusable = pts.filter(function (p) { return p.evaluation_error; });
       // Why, as the overview says it (a failed build elsewhere is not "none built").
-      var overview = (data.overview || []).filter(function (o) { return o.suite === s.name; })[0];
+      var overview = (data.overview || []).filter(function(o) {
+        return o.suite === s.name;
+      })[0];
       var said = overview && overview.unmeasured;
-      var why = unusable.length ? 'The policy cannot run on this suite since ' + unusable[0].sha.substring(0, 12) + ': ' +
-                                  unusable[0].evaluation_error
-              : said ? said.charAt(0).toUpperCase() + said.slice(1) + '.'
-              : 'No evaluated check-in on this suite yet.';
+      var why = unusable.length ? 'The policy cannot run on this suite since ' + unusable[0].sha.substring(0, 12) +
+              ': ' + unusable[0].evaluation_error :
+          said ? said.charAt(0).toUpperCase() + said.slice(1) + '.' :
+                 'No evaluated check-in on this suite yet.';
       section.appendChild(el('p', { 'class': 'empty' }, why));
       return;
     }

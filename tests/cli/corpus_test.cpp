@@ -189,7 +189,8 @@ TEST_CASE("a ThinLTO corpus, and a module line driftwatch would not run, are ref
   CHECK(no_cc1.output.find("module a: its command line does not start with -cc1 (-O2 -x ir)") != std::string::npos);
 }
 
-TEST_CASE("a corpus module that is not bitcode (a Git LFS pointer) is refused on import, not blamed on every check-in") {
+TEST_CASE(
+    "a corpus module that is not bitcode (a Git LFS pointer) is refused on import, not blamed on every check-in") {
   Project p;
   auto corpus = p.dir / "lfs";
   fs::create_directories(corpus);

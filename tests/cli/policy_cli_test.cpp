@@ -56,7 +56,8 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
     return d;
   };
   auto orphan = scratch(common::host_name(), gone), elsewhere = scratch("other-host", gone),
-       live = scratch(common::host_name(), getpid()), container = scratch(common::host_name(), gone, common::pid_namespace() + "1");
+       live = scratch(common::host_name(), getpid()),
+       container = scratch(common::host_name(), gone, common::pid_namespace() + "1");
   auto e1 = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy", policy});
   INFO(e1.output);
   REQUIRE(e1.exit_code == 0);

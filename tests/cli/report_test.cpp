@@ -216,7 +216,8 @@ TEST_CASE("report --serve answers a real HTTP GET on 127.0.0.1") {
   child.kill_group();
 }
 
-TEST_CASE("report: a suite added since the last sweep is 'not measured yet', not 'no check-in built', whatever failed") {
+TEST_CASE(
+    "report: a suite added since the last sweep is 'not measured yet', not 'no check-in built', whatever failed") {
   Project p;
   p.set("every = \"2w\"", "every = \"1\"");  // every check-in, the broken rename's too
   p.set("bisect = true", "bisect = false");
@@ -224,8 +225,8 @@ TEST_CASE("report: a suite added since the last sweep is 'not measured yet', not
   INFO(s.output);
   REQUIRE(s.exit_code == 0);
   REQUIRE(p.psql("SELECT count(*) FROM builds WHERE outcome <> 'ok'") != "0");
-  auto built = p.run({"suite", "build", "--from-compile-commands", (p.dir / "compile_commands.json").string(), "--name",
-                      "second"});
+  auto built = p.run(
+      {"suite", "build", "--from-compile-commands", (p.dir / "compile_commands.json").string(), "--name", "second"});
   REQUIRE_MESSAGE(built.exit_code == 0, built.output);
   p.set("names = [\"testdata\"]", "names = [\"testdata\", \"second\"]");
   auto out = p.dir / "report";

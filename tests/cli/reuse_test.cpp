@@ -107,8 +107,7 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   // crash the compiler makes on its own is its result, and is taken.
   auto source_row = "(SELECT e.id FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON "
                     "c.id = b.commit_id WHERE c.sha = '" + import + "') AND outcome <> 'ok'";
-  for (const auto& [outcome, message, taken] :
-       std::vector<std::tuple<std::string, std::string, bool>>{
+  for (const auto& [outcome, message, taken] : std::vector<std::tuple<std::string, std::string, bool>>{
            {"channel-error", "the ML channel closed", false},
            {"internal-error", "cannot create the object directory", false},
            {"compiler-crashed", "compiler killed by signal 9 (Killed)", false},

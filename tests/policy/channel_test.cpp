@@ -198,13 +198,14 @@ TEST_CASE("a compiler that stops reading its advice is refused within seconds, n
   auto r = compile_with_channel(cc.spec(dir / "in", dir / "out"), base, *runner, std::chrono::seconds(100));
   INFO(r.error);
   CHECK(r.error.find("the compiler stopped reading the policy's advice") != std::string::npos);
-  CHECK(r.session.decisions > 1000);  // it was answered until the pipe filled
+  CHECK(r.session.decisions > 1000);            // it was answered until the pipe filled
   CHECK(r.failure == CompileFailure::Refused);  // the compiler's protocol, on every attempt: not retried
   CHECK_FALSE(r.process.timed_out);
   CHECK(r.process.signal != 0);  // stopped by us, long before the deadline
 }
 
-TEST_CASE("an observation shorter than the header says is refused as the compiler's protocol, not waited on to the timeout") {
+TEST_CASE(
+    "an observation shorter than the header says is refused as the compiler's protocol, not waited on to the timeout") {
   testing::TempDir dir;
   auto base = dir / "short";
   // One int64 feature: 8 bytes and a newline per observation; it sends 4 and waits for the answer.
@@ -220,8 +221,9 @@ TEST_CASE("an observation shorter than the header says is refused as the compile
   auto fifos = ChannelFifos::create(base).take();
   auto r = compile_with_channel(cc.spec(dir / "in", dir / "out"), base, *runner, std::chrono::seconds(100));
   INFO(r.error);
-  CHECK(r.error == "malformed ML channel stream: observation 0 stopped after 4 of the 9 bytes the header's tensor "
-                   "sizes say, and the compiler waits for an answer");
+  CHECK(r.error ==
+        "malformed ML channel stream: observation 0 stopped after 4 of the 9 bytes the header's tensor "
+        "sizes say, and the compiler waits for an answer");
   CHECK(r.failure == CompileFailure::Refused);  // on every compile with this compiler: not the machine's
   CHECK_FALSE(r.process.timed_out);
   CHECK(r.process.signal != 0);  // stopped by us, long before the deadline

@@ -91,7 +91,9 @@ TEST_CASE("a range alert whose range now holds only other findings is superseded
   CHECK(sweep::superseded_alerts(open, "P", "S", "R2", {pinned("size-changed", 5)}, line()).empty());
 }
 
-TEST_CASE("a compiler-wide change alerted under one suite, or a broken build under one policy, is found alerted in the other series, in any state") {
+TEST_CASE(
+    "a compiler-wide change alerted under one suite, or a broken build under one policy, is found alerted in the other "
+    "series, in any state") {
   db::AlertView v;
   v.kind = "build-broken";
   v.policy_hash = "P";
@@ -133,7 +135,9 @@ TEST_CASE("a compiler-wide change alerted under one suite, or a broken build und
   CHECK_FALSE(sweep::alerted_in_another_series({v}, "other", under_s2, "c4"));
 }
 
-TEST_CASE("an alert pinned to nothing (the policy unusable from the first check-in measured) is narrowed by the same change, pinned later") {
+TEST_CASE(
+    "an alert pinned to nothing (the policy unusable from the first check-in measured) is narrowed by the same change, "
+    "pinned later") {
   db::AlertView v;
   v.id = 4;
   v.kind = "policy-unusable";

@@ -130,14 +130,15 @@ TEST_CASE("a recipe key of the wrong type is refused, never dropped") {
 }
 
 TEST_CASE("a top-level key written below [env] or [artifacts] is refused, not taken for a variable or an artifact") {
-  auto env = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n[env]\nCC = 'clang'\n"
-                          "timeout = '8h'\n",
-                          "r.toml");
+  auto env = parse_recipe(
+      "name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n[env]\nCC = 'clang'\n"
+      "timeout = '8h'\n",
+      "r.toml");
   REQUIRE_FALSE(env.ok());
-  CHECK(env.error().message ==
-        "r.toml: env.timeout is a top-level key of the recipe under [env]: write top-level keys above the first [table]");
-  auto artifacts =
-      parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\njobs = '4'\n", "r.toml");
+  CHECK(
+      env.error().message ==
+      "r.toml: env.timeout is a top-level key of the recipe under [env]: write top-level keys above the first [table]");
+  auto artifacts = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\njobs = '4'\n", "r.toml");
   REQUIRE_FALSE(artifacts.ok());
   CHECK(artifacts.error().message.find("artifacts.jobs is a top-level key") != std::string::npos);
 }
