@@ -43,9 +43,12 @@ struct AlertArgs {
 using common::printable;
 
 std::string who(const std::string& by) {
-  if (!by.empty()) return by;
   const char* user = std::getenv("USER");
-  return user ? user : "unknown";
+  std::string name = !by.empty() ? by : user ? user : "unknown";
+  // "driftwatch" marks driftwatch's own moves (a series that ended, an alert
+  // superseded), which it may undo: a person working as the service's user
+  // (`sudo -u driftwatch`) must not read as driftwatch.
+  return name == "driftwatch" ? "driftwatch (by hand)" : name;
 }
 
 void set_exit_code(Context& ctx, db::Database& database, const std::string& project) {
@@ -83,6 +86,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
     for (const auto& e : db::alert_events(database, a.id))
       j["events"].push_back({{"state", e.state}, {"who", e.who}, {"note", e.note}, {"at", e.at}});
     fmt::print("{}\n", common::json_text(j, 2));
+    if (a.exit_code) set_exit_code(ctx, database, project.name);
     return;
   }
   fmt::print("alert {} ({}), {}\n{}\n", al->id, al->kind, al->state, printable(sweep::alert_sentence(*al)));
@@ -103,6 +107,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
   fmt::print("delivery: {}{}\n", al->notify_state, al->notify_error.empty() ? "" : " (" + printable(al->notify_error) + ")");
   for (const auto& e : db::alert_events(database, a.id))
     fmt::print("  {} {} by {}{}\n", e.at, e.state, printable(e.who), e.note.empty() ? "" : ": " + printable(e.note));
+  if (a.exit_code) set_exit_code(ctx, database, project.name);
 }
 
 void run_move(Context& ctx, const AlertArgs& a, const std::string& state) {
@@ -130,6 +135,7 @@ void run_notify(Context& ctx, const AlertArgs& a) {
   auto d = sweep::deliver_pending_alerts(project, database);
   fmt::print("notifications: {} sent, {} failed\n", d.sent, d.failed);
   if (d.failed > 0) ctx.exit_code = 1;
+  if (a.exit_code) set_exit_code(ctx, database, project.name);
 }
 
 struct BisectArgs {

@@ -41,10 +41,15 @@ struct WorkerArgs {
 /// job's doing; without this the job waited for the lease to expire and the
 /// claim counted, so three preemptions failed it.
 void hand_back(Context& ctx, const WorkerArgs& a) {
-  auto database = ctx.database();
-  int n = db::requeue_jobs_of(database, a.hand_back_of, true);
-  fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, the attempt not counted\n",
-             a.hand_back_of, a.after_signal, n);
+  try {
+    auto database = ctx.database();
+    int n = db::requeue_jobs_of(database, a.hand_back_of, true);
+    fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, the attempt not counted\n",
+               a.hand_back_of, a.after_signal, n);
+  } catch (const std::exception& e) {  // the database away: the lease expires instead
+    fmt::print("worker {} stopped by signal {}: could not put its job back ({}); its lease expires\n", a.hand_back_of,
+               a.after_signal, common::printable(e.what()));
+  }
   std::fflush(stdout);
   sigset_t pending;
   sigemptyset(&pending);

@@ -86,6 +86,9 @@ void kill_children_on_signals() {
   struct sigaction sa {};
   sa.sa_handler = kill_groups_and_die;
   sigemptyset(&sa.sa_mask);
+  // One handler at a time: two signals at once (SIGTERM and SIGHUP from a
+  // stopping service) must not both write the signal's number for the exec.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sa.sa_mask, sig);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 namespace {

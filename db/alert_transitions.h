@@ -7,15 +7,6 @@
 
 namespace db {
 
-/// SQL on alerts: those of one suite's series, not those of the compiler
-/// itself (a build that broke, the features it sends), which a suite dropped
-/// or rebuilt leaves open; sweeps do not open them again under another suite
-/// (sweep/alert_matching.h).
-inline const std::string kOfOneSuite = "kind NOT IN ('build-broken', 'feature-set-changed')";
-/// Those of one policy's series: not a build that broke, which a policy
-/// replaced leaves open.
-inline const std::string kOfOnePolicy = "kind <> 'build-broken'";
-
 /// Resolves the project's ($1) open and acknowledged alerts that `where` (SQL
 /// on alerts, its values from $3 on) holds, with the note $2 in their
 /// history; returns the ids.

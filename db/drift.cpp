@@ -146,8 +146,7 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
     // Another alert may already carry the narrower fingerprint: then this one stays as it is.
     auto r = tx.exec_params(
         "UPDATE alerts SET fingerprint = $2, details = $3::jsonb, last_good_commit_id = NULLIF($4, 0), "
-        "first_bad_commit_id = NULLIF($5, 0), culprit_commit_id = NULLIF($6, 0), range_first_commit_id = NULLIF($7, "
-        "0), "
+        "first_bad_commit_id = NULLIF($5, 0), culprit_commit_id = NULLIF($6, 0), range_first_commit_id = NULLIF($7, 0), "
         "magnitude = $8, updated_at = now(), recipe_id = COALESCE(recipe_id, (SELECT id FROM recipes WHERE "
         "content_hash = $9)), "
         // Told again with the narrower pin, where it is delivered at all, unless a person dismissed it.
@@ -246,8 +245,7 @@ int resolve_alerts_of_rebuilt_suite(Database& db, const std::string& project, co
   return db.impl().guarded("resolving a rebuilt suite's alerts", [&] {
     pqxx::work tx(db.impl().conn);
     auto note = "its suite " + name + " was rebuilt (now " + manifest_hash.substr(0, 12) + "): a new series";
-    auto r = tx.exec_params(resolving_sql(kOfOneSuite + " AND suite_id IN (SELECT id FROM suites WHERE name = $3 AND "
-                                                        "manifest_hash <> $4)"),
+    auto r = tx.exec_params(resolving_sql("suite_id IN (SELECT id FROM suites WHERE name = $3 AND manifest_hash <> $4)"),
                             project, note, name, manifest_hash);
     tx.commit();
     return static_cast<int>(r.size());
@@ -262,10 +260,9 @@ namespace {
 /// Returns how many were resolved.
 int follow_hash(pqxx::work& tx, const std::string& project, const std::string& column, const std::string& table,
                 const std::string& hash, const std::string& prefix, const std::string& note,
-                const std::string& reopened_note, const std::string& of_one = "TRUE") {
-  auto r = tx.exec_params(
-      resolving_sql(of_one + " AND " + column + " IN (SELECT id FROM " + table + " WHERE content_hash <> $3)"), project,
-      note, hash);
+                const std::string& reopened_note) {
+  auto r = tx.exec_params(resolving_sql(column + " IN (SELECT id FROM " + table + " WHERE content_hash <> $3)"), project,
+                          note, hash);
   tx.exec_params(reopening_sql(column + " IN (SELECT id FROM " + table + " WHERE content_hash = $4)"), project,
                  reopened_note, prefix, hash);
   return static_cast<int>(r.size());
@@ -300,7 +297,7 @@ int follow_policy(Database& db, const std::string& project, const std::string& p
     const std::string replaced = "its policy was replaced";
     int resolved = follow_hash(tx, project, "policy_id", "policies", policy_hash, replaced,
                                replaced + " (the project's is now " + policy_hash.substr(0, 12) + ")",
-                               "its policy is the project's again", kOfOnePolicy);
+                               "its policy is the project's again");
     tx.commit();
     return resolved;
   });
@@ -318,8 +315,7 @@ int follow_suites(Database& db, const std::string& project,
     pqxx::work tx(db.impl().conn);
     const std::string dropped = "its suite is no longer the project's";
     auto r = tx.exec_params(
-        resolving_sql(kOfOneSuite + " AND suite_id IN (SELECT id FROM suites WHERE name <> ALL (string_to_array($3, "
-                                    "E'\\x1f')))"),
+        resolving_sql("suite_id IN (SELECT id FROM suites WHERE name <> ALL (string_to_array($3, E'\\x1f')))"),
         project, dropped, names);
     tx.exec_params(reopening_sql("suite_id IN (SELECT id FROM suites WHERE (name, manifest_hash) IN (SELECT * FROM "
                                  "unnest(string_to_array($4, E'\\x1f'), string_to_array($5, E'\\x1f'))))"),

@@ -57,9 +57,8 @@ constexpr const char* kReplacedNote = "its policy was replaced";
 /// when it was replaced before (a rollback) open again, its drift as it was.
 void hand_over_alerts(pqxx::work& tx, const std::string& project, Id replaced, Id active, const std::string& why) {
   std::string note = std::string(kReplacedNote) + " (" + why + ")";
-  tx.exec_params(
-      resolving_sql(kOfOnePolicy + " AND policy_id = (SELECT policy_id FROM project_policies WHERE id = $3)"), project,
-      note, replaced);
+  tx.exec_params(resolving_sql("policy_id = (SELECT policy_id FROM project_policies WHERE id = $3)"), project, note,
+                 replaced);
   tx.exec_params(reopening_sql("policy_id = (SELECT policy_id FROM project_policies WHERE id = $4)"), project,
                  "its policy is tracked again (" + why + ")", std::string(kReplacedNote), active);
 }

@@ -73,7 +73,8 @@ class StreamReader {
 
   /// The compiler writes each observation whole and then waits for the
   /// answer: one whose bytes stop coming for this long sent fewer than its
-  /// header's tensor sizes say (Short), and would wait on us to the deadline.
+  /// header's tensor sizes say, or froze (Short); either would otherwise
+  /// keep us waiting to the compile's deadline.
   static constexpr auto kStalledObservation = std::chrono::seconds(10);
 
   Status bytes(std::size_t n, std::string& out) {
@@ -327,11 +328,13 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
     if ((s = reader.bytes(obs_bytes + 1, bytes)) != StreamReader::Status::Ok) {
       error = describe(s);
       if (s == StreamReader::Status::Short) {
-        // The compiler's protocol (its tensor sizes and its header disagree), on every compile: not retried.
-        error = "malformed ML channel stream: observation " + std::to_string(event->index) + " stopped after " +
+        // The header's tensor sizes and the compiler's bytes disagree, or the
+        // compiler froze mid-write (a suspended job): a channel failure,
+        // tried again, said in seconds rather than at the compile's timeout.
+        error = "ML channel stream: observation " + std::to_string(event->index) + " stopped after " +
                 std::to_string(reader.buffered()) + " of the " + std::to_string(obs_bytes + 1) +
-                " bytes the header's tensor sizes say, and the compiler waits for an answer";
-        stats.malformed = true;
+                " bytes the header's tensor sizes say, and the compiler sent no more for " +
+                std::to_string(StreamReader::kStalledObservation.count()) + " s";
       }
       return stats;
     }

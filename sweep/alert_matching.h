@@ -33,7 +33,7 @@ std::string alert_fingerprint(const std::string& project, const std::string& pol
 /// whatever the suite), or of another policy (for a broken build, which no
 /// policy changes). It was opened under the first suite, and the policy, that
 /// found it: a suite list reordered, a suite dropped or rebuilt, a policy
-/// promoted must not open it again (db keeps such alerts open through those).
+/// promoted must not open it again (their end resolved it, or a person did).
 bool alerted_in_another_series(const std::vector<db::AlertView>& alerts, const std::string& project,
                                const FoundAt& found, const std::string& where);
 

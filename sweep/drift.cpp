@@ -706,8 +706,14 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
         bool dismissed = std::any_of(open.begin(), open.end(), [&](const db::AlertView& v) {
           return v.id == *id && (v.state == "ignored" || v.state == "resolved");
         });
-        if (!db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence()) && !dismissed) {
-          // The narrower alert exists already (opened by `bisect`): the wide one is done.
+        // A compiler-wide change pinned already under another suite (one
+        // listed before this one) is that alert's: this one is done, not a
+        // second alert of the same pin.
+        bool pinned_elsewhere = compiler_wide(f.kind) && alerted_in_another_series(db::list_alerts(db, p.name, {}),
+                                                                                   p.name, suite_found[k], change_key(f));
+        if ((pinned_elsewhere || !db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) &&
+            !dismissed) {
+          // The narrower alert exists already (opened by `bisect`, or under another suite): the wide one is done.
           db::set_alert_state(db, p.name, *id, "resolved", "driftwatch",
                               "superseded by the alert of the same change, pinned: " + f.sentence());
         }

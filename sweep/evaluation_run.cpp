@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -107,28 +108,43 @@ fs::path scratch_dir(const fs::path& data, db::Id eval_id) {
           std::to_string(getpid()) + "-" + std::to_string(counter++));
 }
 
-/// Removes this host's scratch directories whose process is gone (a worker
-/// killed mid-evaluation): nothing else would, and a suite's objects each
-/// time fill the disk over weeks. Another host's or container's (one host
-/// name, another PID namespace: its pid means nothing here), or a live
-/// process's, are left alone.
+/// Whether nothing under `dir` was written for `idle`: a live evaluation
+/// writes objects all the time (no compile runs for hours).
+bool idle_for(const fs::path& dir, std::chrono::hours idle) {
+  std::error_code ec;
+  auto newest = fs::last_write_time(dir, ec);
+  if (ec) return false;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (auto t = fs::last_write_time(it->path(), ec); !ec) newest = std::max(newest, t);
+  return !ec && fs::file_time_type::clock::now() - newest > idle;
+}
+
+/// Removes the scratch directories of evaluations that ended without
+/// removing them (a worker killed mid-evaluation): nothing else would, and a
+/// suite's objects each time fill the disk over weeks. This host's and PID
+/// namespace's whose process is gone go at once; any other (another host's
+/// or container's, a restarted container's, one named before names held the
+/// namespace) once nothing in it was written for a day. A live process's
+/// stays.
 void remove_orphaned_scratch(const fs::path& data) {
+  constexpr std::chrono::hours kIdle{24};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(data / "eval", ec)) {
     // <evaluation>-<host>-<pid namespace>-<pid>-<n>; a host may hold '-'
     auto name = e.path().filename().string();
     std::vector<std::size_t> dashes;  // the last three, from the right
-    for (auto at = name.rfind('-'); at != std::string::npos && at > 0 && dashes.size() < 3;
-         at = name.rfind('-', at - 1))
+    for (auto at = name.rfind('-'); at != std::string::npos && at > 0 && dashes.size() < 3; at = name.rfind('-', at - 1))
       dashes.push_back(at);
     auto first = name.find('-');
-    if (dashes.size() < 3 || first == std::string::npos || dashes[2] <= first) continue;
-    long pid = 0;
-    auto digits = name.substr(dashes[1] + 1, dashes[0] - dashes[1] - 1);
-    if (std::from_chars(digits.data(), digits.data() + digits.size(), pid).ec != std::errc()) continue;
-    auto host = name.substr(first + 1, dashes[2] - first - 1);
-    auto ns = name.substr(dashes[2] + 1, dashes[1] - dashes[2] - 1);
-    if (common::process_gone_here(host, ns, pid)) fs::remove_all(e.path(), ec);
+    bool gone = false;
+    if (dashes.size() == 3 && first != std::string::npos && dashes[2] > first) {
+      long pid = 0;
+      auto digits = name.substr(dashes[1] + 1, dashes[0] - dashes[1] - 1);
+      if (std::from_chars(digits.data(), digits.data() + digits.size(), pid).ec == std::errc())
+        gone = common::process_gone_here(name.substr(first + 1, dashes[2] - first - 1),
+                                         name.substr(dashes[2] + 1, dashes[1] - dashes[2] - 1), pid);
+    }
+    if (gone || idle_for(e.path(), kIdle)) fs::remove_all(e.path(), ec);
   }
 }
 

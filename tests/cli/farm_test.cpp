@@ -477,6 +477,10 @@ TEST_CASE("an external sweep that no worker serves fails after --stall-timeout, 
   auto local = run_driftwatch(p.args({"sweep", "--config", p.config, "--stall-timeout", "3"}, p.dsn));
   CHECK(local.exit_code == 2);
   CHECK(local.output.find("--stall-timeout needs --engine slurm or external") != std::string::npos);
+  // Nor are workers this process would never start.
+  auto workers = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "external", "--workers", "4"}, p.dsn));
+  CHECK(workers.exit_code == 2);
+  CHECK(workers.output.find("--workers starts local threads or Slurm tasks") != std::string::npos);
 }
 
 TEST_CASE("an evaluation the machine fails on every attempt fails its job and stores nothing, and the next sweep "

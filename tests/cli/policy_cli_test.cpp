@@ -65,6 +65,16 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
   CHECK(std::filesystem::exists(elsewhere));
   CHECK(std::filesystem::exists(live));
   CHECK(std::filesystem::exists(container));
+  // Another container's, or a restarted one's, nothing written in for two
+  // days: an orphan all the same (none of its compiles runs that long).
+  auto stale = scratch(common::host_name(), gone, common::pid_namespace() + "2");
+  auto two_days_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(48);
+  std::filesystem::last_write_time(stale / "m.o", two_days_ago);
+  std::filesystem::last_write_time(stale, two_days_ago);
+  auto e1b = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy", policy});
+  REQUIRE(e1b.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(container));
   CHECK(e1.output.find("matches or beats the default on") != std::string::npos);
   auto counts = [&] {
     return f.psql("SELECT (SELECT count(*) FROM evaluations) || ' ' || (SELECT count(*) FROM module_results) || ' ' "

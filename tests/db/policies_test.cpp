@@ -329,44 +329,6 @@ TEST_CASE("a suite taken off the project's list resolves its alerts, and put bac
   CHECK(db::list_alerts(database, "toy", {"open"}).size() == 2);
 }
 
-TEST_CASE("a broken build's alert stays open through a promotion, a policy file replaced, a suite dropped or rebuilt") {
-  auto database = testing::fresh_database();
-  auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");
-  auto a = db::add_to_lineage(database, row("a", root, "candidate"), "{}");
-  std::vector<db::Id> ids;
-  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
-  auto open = [&](const std::string& fingerprint, const std::string& kind, const std::string& policy) {
-    auto r = alert_row(fingerprint, "toy", policy, "S");
-    r.kind = kind;
-    REQUIRE(db::open_alert(database, r));
-  };
-  open("broken", "build-broken", "root");           // the compiler's, whatever the policy and suite
-  open("features", "feature-set-changed", "root");  // the compiler's whatever the suite; read by a policy
-  open("uplift", "uplift-dropped", "root");         // the series'
-  auto state_of = [&](const std::string& fingerprint) {
-    for (const auto& v : db::list_alerts(database, "toy", {}))
-      if (v.fingerprint == fingerprint) return v.state;
-    return std::string("none");
-  };
-  REQUIRE(db::promote(database, "toy", a, root, "it won"));
-  CHECK(state_of("broken") == "open");
-  CHECK(state_of("features") == "resolved");
-  CHECK(state_of("uplift") == "resolved");
-  CHECK(db::follow_policy(database, "toy", "a") == 0);
-  CHECK(state_of("broken") == "open");
-
-  // A suite's end, on the promoted policy's alerts.
-  open("features-a", "feature-set-changed", "a");
-  open("uplift-a", "uplift-dropped", "a");
-  db::resolve_alerts_of_rebuilt_suite(database, "toy", "hold", "S-rebuilt");
-  CHECK(state_of("broken") == "open");
-  CHECK(state_of("features-a") == "open");
-  CHECK(state_of("uplift-a") == "resolved");
-  db::follow_suites(database, "toy", {});
-  CHECK(state_of("broken") == "open");
-  CHECK(state_of("features-a") == "open");
-}
-
 TEST_CASE("an alert narrowed while it was being delivered stays due with its narrower pin") {
   auto database = testing::fresh_database();
   db::upsert_policy(database, "a", "A", "c-a", "{}");
