@@ -83,8 +83,9 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
     throw common::Fatal("--partition needs --engine slurm");
   o.partition = a.partition;
   if (a.workers != 1 && o.engine == sweep::Engine::External)
-    throw common::Fatal("--workers starts local threads or Slurm tasks: with --engine external, start `driftwatch "
-                        "worker` processes where the jobs should run");
+    throw common::Fatal(
+        "--workers starts local threads or Slurm tasks: with --engine external, start `driftwatch "
+        "worker` processes where the jobs should run");
   if (a.stall_timeout >= 0 && o.engine == sweep::Engine::Local)
     throw common::Fatal("--stall-timeout needs --engine slurm or external (local workers do not stall)");
   if (a.stall_timeout >= 0) o.stall = std::chrono::seconds(a.stall_timeout);

@@ -709,8 +709,9 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
         // A compiler-wide change pinned already under another suite (one
         // listed before this one) is that alert's: this one is done, not a
         // second alert of the same pin.
-        bool pinned_elsewhere = compiler_wide(f.kind) && alerted_in_another_series(db::list_alerts(db, p.name, {}),
-                                                                                   p.name, suite_found[k], change_key(f));
+        bool pinned_elsewhere =
+            compiler_wide(f.kind) &&
+            alerted_in_another_series(db::list_alerts(db, p.name, {}), p.name, suite_found[k], change_key(f));
         if ((pinned_elsewhere || !db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) &&
             !dismissed) {
           // The narrower alert exists already (opened by `bisect`, or under another suite): the wide one is done.

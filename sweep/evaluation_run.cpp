@@ -133,7 +133,8 @@ void remove_orphaned_scratch(const fs::path& data) {
     // <evaluation>-<host>-<pid namespace>-<pid>-<n>; a host may hold '-'
     auto name = e.path().filename().string();
     std::vector<std::size_t> dashes;  // the last three, from the right
-    for (auto at = name.rfind('-'); at != std::string::npos && at > 0 && dashes.size() < 3; at = name.rfind('-', at - 1))
+    for (auto at = name.rfind('-'); at != std::string::npos && at > 0 && dashes.size() < 3;
+         at = name.rfind('-', at - 1))
       dashes.push_back(at);
     auto first = name.find('-');
     bool gone = false;

@@ -478,7 +478,8 @@ TEST_CASE("an external sweep that no worker serves fails after --stall-timeout, 
   CHECK(local.exit_code == 2);
   CHECK(local.output.find("--stall-timeout needs --engine slurm or external") != std::string::npos);
   // Nor are workers this process would never start.
-  auto workers = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "external", "--workers", "4"}, p.dsn));
+  auto workers =
+      run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "external", "--workers", "4"}, p.dsn));
   CHECK(workers.exit_code == 2);
   CHECK(workers.output.find("--workers starts local threads or Slurm tasks") != std::string::npos);
 }

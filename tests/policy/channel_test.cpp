@@ -204,7 +204,8 @@ TEST_CASE("a compiler that stops reading its advice is refused within seconds, n
   CHECK(r.process.signal != 0);  // stopped by us, long before the deadline
 }
 
-TEST_CASE("an observation shorter than the header says ends the compile in seconds, not at the timeout, and is tried again") {
+TEST_CASE(
+    "an observation shorter than the header says ends the compile in seconds, not at the timeout, and is tried again") {
   testing::TempDir dir;
   auto base = dir / "short";
   // One int64 feature: 8 bytes and a newline per observation; it sends 4 and waits for the answer.
@@ -220,8 +221,9 @@ TEST_CASE("an observation shorter than the header says ends the compile in secon
   auto fifos = ChannelFifos::create(base).take();
   auto r = compile_with_channel(cc.spec(dir / "in", dir / "out"), base, *runner, std::chrono::seconds(100));
   INFO(r.error);
-  CHECK(r.error == "ML channel stream: observation 0 stopped after 4 of the 9 bytes the header's tensor sizes say, "
-                   "and the compiler sent no more for 10 s");
+  CHECK(r.error ==
+        "ML channel stream: observation 0 stopped after 4 of the 9 bytes the header's tensor sizes say, "
+        "and the compiler sent no more for 10 s");
   // A compiler frozen mid-write (a suspended job) looks the same: tried
   // again, never stored as the policy's failure at once.
   CHECK(r.failure == CompileFailure::Channel);
