@@ -50,6 +50,24 @@ bool no_fifos_left(const fs::path& dir) {
   return true;
 }
 
+/// A fake compiler in perl that opens the FIFOs at `base` in LLVM's order
+/// ($in, $out), sends a header of one int64 feature, then runs `then`;
+/// served by a constant runner for at most 100 s.
+ChannelOutcome serve_fake_compiler(const fs::path& base, const std::string& then) {
+  std::string fake =
+      "open(my $in, '<', \"$ARGV[0].in\") or die; open(my $out, '>', \"$ARGV[0].out\") or die; "
+      "$out->autoflush(1); print $out '{\"features\":[{\"name\":\"sroa_savings\",\"port\":0,\"shape\":[1],"
+      "\"type\":\"int64_t\"}],\"advice\":{\"name\":\"inlining_decision\",\"port\":0,\"shape\":[1],"
+      "\"type\":\"int64_t\"}}' . \"\\n\"; " +
+      then;
+  CompilerInvocation cc;
+  cc.argv = {"perl", "-e", fake, base.string(), "{input}", "{output}"};
+  auto runner = make_constant_runner(0);
+  auto fifos = ChannelFifos::create(base).take();
+  return compile_with_channel(cc.spec(base.parent_path() / "in", base.parent_path() / "out"), base, *runner,
+                              std::chrono::seconds(100));
+}
+
 }  // namespace
 
 TEST_CASE("echoing the default decision reproduces the default heuristic byte for byte") {
@@ -184,18 +202,10 @@ TEST_CASE("a compiler that stops reading its advice is refused within seconds, n
   // Opens the FIFOs in LLVM's order, sends a header and 20000 questions, and
   // never reads an answer: once the answers fill the pipe, a write without a
   // deadline blocked driftwatch (and so the compiler, writing) for good.
-  std::string fake =
-      "open(my $in, '<', \"$ARGV[0].in\") or die; open(my $out, '>', \"$ARGV[0].out\") or die; "
-      "$out->autoflush(1); print $out '{\"features\":[{\"name\":\"sroa_savings\",\"port\":0,\"shape\":[1],"
-      "\"type\":\"int64_t\"}],\"advice\":{\"name\":\"inlining_decision\",\"port\":0,\"shape\":[1],"
-      "\"type\":\"int64_t\"}}' . \"\\n\"; "
+  auto r = serve_fake_compiler(
+      base,
       "for my $i (0 .. 20000) { print $out '{\"observation\":' . $i . '}' . \"\\n\" . pack('q', 1) . \"\\n\"; } "
-      "sleep 120;";
-  CompilerInvocation cc;
-  cc.argv = {"perl", "-e", fake, base.string(), "{input}", "{output}"};
-  auto runner = make_constant_runner(0);
-  auto fifos = ChannelFifos::create(base).take();
-  auto r = compile_with_channel(cc.spec(dir / "in", dir / "out"), base, *runner, std::chrono::seconds(100));
+      "sleep 120;");
   INFO(r.error);
   CHECK(r.error.find("the compiler stopped reading the policy's advice") != std::string::npos);
   CHECK(r.session.decisions > 1000);            // it was answered until the pipe filled
@@ -209,17 +219,8 @@ TEST_CASE(
   testing::TempDir dir;
   auto base = dir / "short";
   // One int64 feature: 8 bytes and a newline per observation; it sends 4 and waits for the answer.
-  std::string fake =
-      "open(my $in, '<', \"$ARGV[0].in\") or die; open(my $out, '>', \"$ARGV[0].out\") or die; "
-      "$out->autoflush(1); print $out '{\"features\":[{\"name\":\"sroa_savings\",\"port\":0,\"shape\":[1],"
-      "\"type\":\"int64_t\"}],\"advice\":{\"name\":\"inlining_decision\",\"port\":0,\"shape\":[1],"
-      "\"type\":\"int64_t\"}}' . \"\\n\"; "
-      "print $out '{\"observation\":0}' . \"\\n\" . pack('l', 1); my $answer; read($in, $answer, 8); sleep 120;";
-  CompilerInvocation cc;
-  cc.argv = {"perl", "-e", fake, base.string(), "{input}", "{output}"};
-  auto runner = make_constant_runner(0);
-  auto fifos = ChannelFifos::create(base).take();
-  auto r = compile_with_channel(cc.spec(dir / "in", dir / "out"), base, *runner, std::chrono::seconds(100));
+  auto r = serve_fake_compiler(
+      base, "print $out '{\"observation\":0}' . \"\\n\" . pack('l', 1); my $answer; read($in, $answer, 8); sleep 120;");
   INFO(r.error);
   CHECK(r.error ==
         "ML channel stream: observation 0 stopped after 4 of the 9 bytes the header's tensor sizes say, "
