@@ -700,19 +700,20 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       // person resolved: the same change, pinned, is not a new alert to the
       // user who dismissed it. (One driftwatch resolved, superseded or of a
       // series that ended, is not the change's any more.)
-      auto open = db::list_alerts(db, p.name, {"open", "acknowledged", "ignored", "resolved"});
+      // Read once a finding: the one before may have opened or narrowed one.
+      auto open = db::list_alerts(db, p.name, {});
+      // A compiler-wide change alerted already under another suite (one
+      // listed before this one), or a broken build under another policy.
+      bool alerted_elsewhere =
+          compiler_wide(f.kind) && alerted_in_another_series(open, p.name, suite_found[k], change_key(f));
       std::erase_if(open, [](const db::AlertView& v) { return v.state == "resolved" && v.state_by == "driftwatch"; });
       if (auto id = narrowed_alert(open, suite_found[k], found_now, position)) {
         bool dismissed = std::any_of(open.begin(), open.end(), [&](const db::AlertView& v) {
           return v.id == *id && (v.state == "ignored" || v.state == "resolved");
         });
-        // A compiler-wide change pinned already under another suite (one
-        // listed before this one) is that alert's: this one is done, not a
-        // second alert of the same pin.
-        bool pinned_elsewhere =
-            compiler_wide(f.kind) &&
-            alerted_in_another_series(db::list_alerts(db, p.name, {}), p.name, suite_found[k], change_key(f));
-        if ((pinned_elsewhere || !db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) &&
+        // Pinned already in another series, the change is that alert's: this
+        // one is done, not a second alert of the same pin.
+        if ((alerted_elsewhere || !db::narrow_alert(db, *id, a, "narrowed by a later sweep: " + f.sentence())) &&
             !dismissed) {
           // The narrower alert exists already (opened by `bisect`, or under another suite): the wide one is done.
           db::set_alert_state(db, p.name, *id, "resolved", "driftwatch",
@@ -723,8 +724,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
         continue;
       }
       if (found_by_earlier_suite[k]) continue;
-      if (compiler_wide(f.kind) &&
-          alerted_in_another_series(db::list_alerts(db, p.name, {}), p.name, suite_found[k], change_key(f))) {
+      if (alerted_elsewhere) {
         f.new_alert = false;  // reported, as this run's first suite to find it; alerted before
         report.findings.push_back(std::move(f));
         continue;
