@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/finite.h"
@@ -32,6 +33,15 @@ struct WorkerArgs {
   std::string hand_back_of;  ///< set by a worker's signal handler (below), not by people
   int after_signal = 0;
 };
+
+/// The database's projects ("a, b"; "" when none) when `project` is given
+/// and none of them; nullopt when it is one (or not given).
+std::optional<std::string> projects_if_unknown(db::Database& database, const std::string& project) {
+  if (project.empty()) return std::nullopt;
+  auto known = db::known_projects(database);
+  if (std::find(known.begin(), known.end(), project) != known.end()) return std::nullopt;
+  return fmt::format("{}", fmt::join(known, ", "));
+}
 
 /// What a worker that got SIGTERM, SIGINT or SIGHUP becomes once its
 /// children are killed (common::exec_after_signals): it puts the job it held
@@ -86,12 +96,9 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
   auto database = ctx.database();  // starts the embedded server if needed, migrates
   // Not refused: workers may start before a new project's first sweep. But a
   // typo would wait for ever, claiming nothing, and say nothing.
-  if (!a.project.empty()) {
-    auto known = db::known_projects(database);
-    if (std::find(known.begin(), known.end(), a.project) == known.end())
-      fmt::print("worker: project {} has no sweep or job in this database yet ({}); waiting for its first sweep\n",
-                 a.project, known.empty() ? "none has" : "known: " + fmt::format("{}", fmt::join(known, ", ")));
-  }
+  if (auto others = projects_if_unknown(database, a.project))
+    fmt::print("worker: project {} has no sweep or job in this database yet ({}); waiting for its first sweep\n",
+               a.project, others->empty() ? "none has" : "known: " + *others);
   o.target = ctx.target();
   o.project = a.project;
   o.owner = sweep::worker_owner_name(0);
@@ -140,12 +147,9 @@ void run_list(Context& ctx, const JobsArgs& a) {
   f.limit = a.limit > 0 ? a.limit + 1 : 0;  // one more: whether any were left out
   auto database = ctx.database();
   // As for a typo in --state: `jobs --json` would report no failed job.
-  if (!a.project.empty()) {
-    auto known = db::known_projects(database);
-    if (std::find(known.begin(), known.end(), a.project) == known.end())
-      throw common::Fatal("jobs --project: no sweep or job of project '" + a.project + "' in this database (" +
-                          (known.empty() ? std::string("none has any") : "known: " + fmt::format("{}", fmt::join(known, ", "))) + ")");
-  }
+  if (auto others = projects_if_unknown(database, a.project))
+    throw common::Fatal("jobs --project: no sweep or job of project '" + a.project + "' in this database (" +
+                        (others->empty() ? std::string("none has any") : "known: " + *others) + ")");
   if (a.sweep_id && !db::sweep_exists(database, a.sweep_id, a.project))
     throw common::Fatal(fmt::format("jobs --sweep: no sweep {}{}", a.sweep_id,
                                     a.project.empty() ? "" : " of project " + a.project));
