@@ -151,8 +151,7 @@ const char* describe(StreamReader::Status s) {
     case StreamReader::Status::PeerDied: return "the compiler died mid-stream";
     case StreamReader::Status::Failed: return "reading the ML channel failed";
     case StreamReader::Status::TooLong: return "the compiler sent a header line of more than 1 MiB: no ML channel header";
-    case StreamReader::Status::Short:
-      return "malformed ML channel stream: an observation shorter than the header says";
+    case StreamReader::Status::Short: return "the compiler stopped mid-observation";
     default: return "the compiler closed the ML channel mid-observation";
   }
 }
