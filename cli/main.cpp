@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "cli/commands.h"
+#include "cli/decimal.h"
 #include "common/process.h"
 #include "common/text.h"
 
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
                  "or /var/lib/driftwatch as root)");
   app.add_flag("-q,--quiet", ctx.quiet, "no progress output");
   for (const auto& c : kCommands) c.attach(*app.add_subcommand(c.name, c.help), ctx);
+  cli::require_decimal_integers(app);
 
   try {
     // CLI11 would only say "a subcommand is required"; name the word instead.

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -47,7 +49,13 @@ struct TrainArgs {
 std::string creation_time() {
   const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
   if (!epoch || !*epoch) return "";  // the model fills in "now"
-  return common::iso_utc(std::strtoll(epoch, nullptr, 10));
+  // A typo would otherwise stamp every policy 1970-01-01 without a word.
+  char* end = nullptr;
+  errno = 0;
+  long long seconds = std::strtoll(epoch, &end, 10);
+  if (*end != '\0' || errno == ERANGE || seconds < 0 || !std::isdigit(static_cast<unsigned char>(*epoch)))
+    throw common::Fatal(std::string("SOURCE_DATE_EPOCH=") + epoch + " is not a number of seconds since 1970");
+  return common::iso_utc(seconds);
 }
 
 void print_training_progress(const policy::TrainProgress& p) {
@@ -91,6 +99,7 @@ void check_output_file(const fs::path& out) {
 void run_train(Context& ctx, const TrainArgs& a) {
   if (a.gate && !a.warm_start.empty()) throw common::Fatal("--gate fits three thresholds afresh: it takes no --warm-start");
   check_output_file(a.out);
+  const std::string created = creation_time();
   // A mistyped or corrupt policy to start from is refused now, not after the
   // compiler (hours of LLVM) is built.
   if (!a.warm_start.empty()) (void)policy::PolicyModel::load(a.warm_start).take();
@@ -129,7 +138,7 @@ void run_train(Context& ctx, const TrainArgs& a) {
   o.metadata.compiler_repo = build.repo;
   o.metadata.compiler_commit = build.commit;
   o.metadata.corpus = corpus;
-  o.metadata.created = creation_time();
+  o.metadata.created = created;
   if (!ctx.quiet) o.progress = print_training_progress;
   fmt::print(stderr, "training on suite {} ({} modules) with compiler {}, seed {}\n", suite.suite.name,
              o.modules.size(), build.label, o.seed);

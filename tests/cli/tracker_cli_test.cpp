@@ -124,6 +124,32 @@ TEST_CASE("build --dry-run shows the exact commands of the llvm-project recipe")
   CHECK_FALSE(std::filesystem::exists(dir / "data/cache"));  // nothing built
 }
 
+TEST_CASE("integer options are read as decimal: 010 is ten, 0x10 and a negative seed are refused") {
+  TempDir dir;
+  auto repo = (dir / "repo").string();
+  REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_8w()}).exit_code == 0);
+  auto data = "--data-dir=" + (dir / "data").string();
+  // CLI11 reads integers in base 0: this was "-j 8".
+  auto r = run_driftwatch({data, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "main", "--dry-run",
+                           "-j", "010"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find(" -j 10") != std::string::npos);
+  r = run_driftwatch({data, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "main", "--dry-run",
+                      "-j", "0x10"});
+  check_one_line_error(r, "--jobs: 0x10 is not a whole decimal number");
+  // An unsigned seed wrapped to 18446744073709551615.
+  r = run_driftwatch({data, "train", "--out", (dir / "p.policy").string(), "--seed", "-1"});
+  check_one_line_error(r, "--seed: -1 is negative");
+  r = run_driftwatch({data, "train", "--out", (dir / "p.policy").string(), "--seed", "1e3"});
+  check_one_line_error(r, "--seed: 1e3 is not a whole decimal number");
+  // A mistyped SOURCE_DATE_EPOCH stamped the policy 1970-01-01.
+  r = run_driftwatch({data, "train", "--repo", repo, "--recipe", "sample-compiler", "--build", "main", "--suite",
+                      "no-such-suite", "--out", (dir / "p.policy").string()},
+                     {{"SOURCE_DATE_EPOCH", "2026-12-05"}});
+  check_one_line_error(r, "SOURCE_DATE_EPOCH=2026-12-05 is not a number of seconds");
+}
+
 TEST_CASE("build records the outcome in the database and a rebuild is served from the cache") {
   TempDir dir;
   auto repo = (dir / "repo").string();
