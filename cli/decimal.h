@@ -3,7 +3,6 @@
 // is 16, and an unsigned `--seed -1` wraps to 18446744073709551615. People
 // type decimal; anything else is refused with the option's name.
 #include <CLI/CLI.hpp>
-
 #include <cctype>
 #include <string>
 

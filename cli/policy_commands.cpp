@@ -1,35 +1,34 @@
 // driftwatch train | policy serve | policy info | policy list|show|promote|rollback
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/build_selection.h"
 #include "cli/commands.h"
 #include "cli/finite.h"
 #include "cli/project.h"
-#include "db/policies.h"
-#include "sweep/lineage.h"
-#include "sweep/suite_selection.h"
 #include "common/file_lock.h"
 #include "common/text.h"
+#include "db/policies.h"
 #include "db/store.h"
 #include "evaluator/object_size.h"
 #include "policy/channel_server.h"
 #include "policy/model.h"
 #include "policy/policy_runner.h"
 #include "policy/train.h"
+#include "sweep/lineage.h"
+#include "sweep/suite_selection.h"
 
 namespace cli {
 namespace fs = std::filesystem;

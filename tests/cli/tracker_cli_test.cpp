@@ -130,13 +130,13 @@ TEST_CASE("integer options are read as decimal: 010 is ten, 0x10 and a negative 
   REQUIRE(run_driftwatch({"sample-history", repo, "--history", history_8w()}).exit_code == 0);
   auto data = "--data-dir=" + (dir / "data").string();
   // CLI11 reads integers in base 0: this was "-j 8".
-  auto r = run_driftwatch({data, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "main", "--dry-run",
-                           "-j", "010"});
+  auto r = run_driftwatch(
+      {data, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "main", "--dry-run", "-j", "010"});
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find(" -j 10") != std::string::npos);
-  r = run_driftwatch({data, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "main", "--dry-run",
-                      "-j", "0x10"});
+  r = run_driftwatch(
+      {data, "build", "--repo", repo, "--recipe", "sample-compiler", "--commit", "main", "--dry-run", "-j", "0x10"});
   check_one_line_error(r, "--jobs: 0x10 is not a whole decimal number");
   // An unsigned seed wrapped to 18446744073709551615.
   r = run_driftwatch({data, "train", "--out", (dir / "p.policy").string(), "--seed", "-1"});
