@@ -251,8 +251,12 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     append_log(log, rendered.error().message + "\n");
     return finish(Outcome::ConfigureFailed, rendered.error().message);
   }
+  // The recipe's timeout is a budget for one try: the fresh build below gets
+  // its own, or a check-in whose incremental build failed late would end as a
+  // timeout (never cached, retried each night) instead of its real failure.
+  auto tries_from = start;
   auto remaining = [&] {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(recipe.timeout - (Clock::now() - start));
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(recipe.timeout - (Clock::now() - tries_from));
     return std::max(left, std::chrono::milliseconds(1));
   };
   auto timed_out = [&](const char* step) {
@@ -363,6 +367,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     clear_directory(paths.build);
     same_configuration = false;
     r.unexplained = false;
+    tries_from = Clock::now();
     failure = configure_and_build();
   }
   if (failure) return finish(failure->outcome, std::move(failure->message));

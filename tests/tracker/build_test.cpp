@@ -540,6 +540,28 @@ TEST_CASE(
   CHECK(log.find("building afresh") != std::string::npos);
 }
 
+TEST_CASE("the fresh build after a failed incremental one has the recipe's whole timeout of its own") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commits = select_commits(repo, {}).take();
+  REQUIRE(commits.size() >= 2);
+  CheckinBuildOptions options{dir / "data", 1, false};
+  // Each try takes 4 s of a 6 s timeout: the incremental one fails late on
+  // the last build's object, the fresh one builds. Sharing one budget, the
+  // fresh build was killed after 2 s and the check-in read as a timeout.
+  auto slow = builder::parse_recipe(
+                  "name = 'slow'\ntimeout = '6s'\n[build]\ncommand = \"sleep 4; if [ -e {build}/stale.o ]; then echo "
+                  "'error: stale.o is not this tree' >&2; exit 1; fi; mkdir -p {build}/bin; echo x > {build}/bin/x; "
+                  "touch {build}/stale.o\"\n[artifacts]\ncompiler = 'bin/x'\n",
+                  "slow.toml")
+                  .take();
+  REQUIRE(build_checkin(repo, slow, commits[0], options).take().result.outcome == builder::Outcome::Ok);
+  auto b = build_checkin(repo, slow, commits[1], options).take();
+  INFO(b.result.message);
+  CHECK(b.result.outcome == builder::Outcome::Ok);
+  CHECK(read(b.result.log).find("building afresh") != std::string::npos);
+}
+
 TEST_CASE("a recipe whose artifact is never produced is recorded as missing-artifact") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
