@@ -29,9 +29,9 @@ struct RetrainArgs {
 };
 
 void print_decision(const sweep::DecideReport& r) {
-  // In the history but measured on no suite: before the project's range
-  // (the rules then measure from the first evaluated check-in), or inside it
-  // with its build or evaluation failed or not swept yet (then not measured).
+  // In the history but measured on no suite (before the project's range, or
+  // its build or evaluation failed): the rules measure from the first
+  // check-in evaluated after it, as the report does; with none, not at all.
   bool unmeasured = r.baseline_in_history && !r.series.empty() &&
                     std::none_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_is_training; });
   bool from_first = std::all_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_measured; });
@@ -39,8 +39,10 @@ void print_decision(const sweep::DecideReport& r) {
              r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.baseline.substr(0, 12),
              !r.baseline_in_history ? " (not in the history: from the first evaluated check-in)"
              : unmeasured && from_first
-                 ? " (not measured, outside the project's range: from the first evaluated check-in)"
-             : unmeasured ? " (not evaluated: its build or evaluation failed, or it is not swept yet)"
+                 ? " (not evaluated: before the project's range, or its build or evaluation failed; from the first "
+                   "check-in evaluated after it)"
+             : unmeasured ? " (not evaluated, nor any check-in after it on some suite: not swept yet, or its build or "
+                            "evaluation failed)"
                           : "");
   if (!r.first.empty()) fmt::print("evidence: {}..{}\n", r.first.substr(0, 12), r.last.substr(0, 12));
   for (const auto& s : r.suites) {

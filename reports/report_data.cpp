@@ -1,5 +1,8 @@
 #include "reports/report_data.h"
 
+#include <algorithm>
+#include <climits>
+
 namespace reports {
 
 std::size_t SuiteSeries::evaluated() const {
@@ -46,15 +49,22 @@ std::string commit_link(const std::string& url_template, const std::string& sha)
   return out;
 }
 
-std::optional<std::size_t> baseline_index(const SuiteSeries& series, const std::string& trained_at) {
-  std::optional<std::size_t> first;
-  for (std::size_t i = 0; i < series.points.size(); ++i) {
-    const auto& p = series.points[i];
-    if (!p.evaluated) continue;
-    if (!trained_at.empty() && p.commit.sha == trained_at) return i;
-    if (!first) first = i;
-  }
-  return first;
+std::optional<int> baseline_position(const std::vector<int>& evaluated, std::optional<int> trained_position) {
+  auto at = std::lower_bound(evaluated.begin(), evaluated.end(), trained_position.value_or(INT_MIN));
+  if (at == evaluated.end()) return std::nullopt;
+  return *at;
+}
+
+std::optional<std::size_t> baseline_index(const SuiteSeries& series, std::optional<int> trained_position) {
+  std::vector<int> evaluated;
+  for (const auto& p : series.points)
+    if (p.evaluated) evaluated.push_back(p.position);
+  std::sort(evaluated.begin(), evaluated.end());
+  auto base = baseline_position(evaluated, trained_position);
+  if (!base) return std::nullopt;
+  for (std::size_t i = 0; i < series.points.size(); ++i)
+    if (series.points[i].evaluated && series.points[i].position == *base) return i;
+  return std::nullopt;
 }
 
 }  // namespace reports

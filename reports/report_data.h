@@ -145,8 +145,14 @@ struct ReportData {
 /// "https://…/commit/{sha}" with the sha filled in; "" when no template.
 std::string commit_link(const std::string& url_template, const std::string& sha);
 
-/// The baseline of a series: the policy's training check-in when it was
-/// evaluated, else the first evaluated check-in; none when nothing was evaluated.
-std::optional<std::size_t> baseline_index(const SuiteSeries& series, const std::string& trained_at);
+/// The baseline, as `report` and `decide` both read it, from the history
+/// positions of the evaluated check-ins (ascending): the first at or after
+/// the policy's training check-in (that one when it was evaluated; the next
+/// when it lies before the project's range, or its build or evaluation
+/// failed). None when nothing was evaluated since it; the first evaluated
+/// one when the policy names no check-in of the history (nullopt).
+std::optional<int> baseline_position(const std::vector<int>& evaluated, std::optional<int> trained_position);
+/// The same for a report's series: the index of its baseline point.
+std::optional<std::size_t> baseline_index(const SuiteSeries& series, std::optional<int> trained_position);
 
 }  // namespace reports

@@ -39,7 +39,7 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   if (!r.fraction_on) return o;
   auto later = after_baseline(s);
   if (!s.baseline_measured) {
-    o.detail = "the baseline (the policy's training check-in, else the first evaluated one) was not measured on this suite";
+    o.detail = "no baseline: neither the policy's training check-in nor any check-in after it was evaluated on this suite";
     return o;
   }
   double base = s.points.front().uplift;

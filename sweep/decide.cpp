@@ -9,6 +9,7 @@
 #include "db/drift.h"
 #include "db/policies.h"
 #include "reports/drift.h"
+#include "reports/report_data.h"
 #include "sweep/compat_features.h"
 #include "sweep/lineage.h"
 #include "sweep/recording.h"
@@ -130,9 +131,13 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     // So too for one trained before the project's range (`from`, `since`):
     // sweeps do not measure it there, as that would bisect and alert on
     // history the project left out.
-    auto base = baseline_pos;
-    if (!points.empty() && (!base || (!points.count(*base) && *base < points.begin()->first)))
-      base = points.begin()->first;
+    // After it when it has no evaluation (its build or evaluation failed), as
+    // the report reads it (reports::baseline_position).
+    std::vector<int> evaluated;
+    for (const auto& [pos, pt] : points) evaluated.push_back(int(pos));
+    auto first = reports::baseline_position(
+        evaluated, baseline_pos ? std::optional<int>(int(*baseline_pos)) : std::nullopt);
+    auto base = first ? std::optional<std::size_t>(std::size_t(*first)) : baseline_pos;
     series.baseline_measured = base && points.count(*base);
     series.baseline_is_training = series.baseline_measured && baseline_pos && *base == *baseline_pos;
     for (const auto& [pos, pt] : points) {

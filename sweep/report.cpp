@@ -220,6 +220,10 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   auto recipe = builder::load_recipe(p.recipe).take();
   std::set<std::string> failed;
   bool trained_in_series = false, any_measured = false;
+  // Where the training check-in is not in the history (another branch), every
+  // series starts from its first evaluated check-in, as in `decide`.
+  std::optional<int> trained_position;
+  if (auto it = position.find(d.policy.trained_at); it != position.end()) trained_position = int(it->second);
   for (const auto& name : p.suites) {
     auto suite = select_suite(data_dir, name);
     auto loaded =
@@ -231,7 +235,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     for (auto& f : feature_changes(s.name, loaded, s)) d.feature_changes.push_back(std::move(f));
     reports::SuiteOverview o{s.name, {}, {}, 0, 0, false, {}};
     int last_measured = -1;  // position of the latest measured check-in
-    if (auto b = reports::baseline_index(s, d.policy.trained_at)) {
+    if (auto b = reports::baseline_index(s, trained_position)) {
       const auto& base = s.points[*b];
       trained_in_series = trained_in_series || base.commit.sha == d.policy.trained_at;
       const reports::ReportPoint* latest = nullptr;
@@ -272,9 +276,9 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   else if (d.policy.trained_at.empty())
     d.baseline_note = "the first swept check-in: the policy names no check-in it was trained at";
   else if (position.count(d.policy.trained_at))
-    d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
+    d.baseline_note = "the first check-in evaluated after the one the policy was trained at (" +
                       d.policy.trained_at.substr(0, 12) +
-                      ") has no evaluation here (outside the project's range, or its build or evaluation failed)";
+                      "), which has no evaluation here (before the project's range, or its build or evaluation failed)";
   else
     d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
                       d.policy.trained_at.substr(0, 12) + ") is not in the swept first-parent history";

@@ -228,10 +228,23 @@ TEST_CASE("commit links and the baseline") {
   CHECK(reports::commit_link("https://x/{sha}/y/{sha}", "ab") == "https://x/ab/y/ab");
   CHECK(reports::commit_link("", "ab").empty());
   auto d = sample();
-  CHECK(reports::baseline_index(d.suites[0], "bbbbbbbbbbbbbbbbbbbb") == 1u);  // the training check-in, evaluated
-  CHECK(reports::baseline_index(d.suites[0], "cccccccccccccccccccc") == 0u);  // not evaluated: the first one
-  CHECK(reports::baseline_index(d.suites[0], "") == 0u);
-  CHECK_FALSE(reports::baseline_index(reports::SuiteSeries{}, ""));
+  auto& points = d.suites[0].points;  // a, b evaluated; c's build failed
+  for (std::size_t i = 0; i < points.size(); ++i) points[i].position = int(2 * i + 2);  // 2, 4, 6
+  CHECK(reports::baseline_index(d.suites[0], 4) == 1u);             // the training check-in, evaluated
+  CHECK(reports::baseline_index(d.suites[0], 0) == 0u);             // trained before the range: its first
+  CHECK(reports::baseline_index(d.suites[0], std::nullopt) == 0u);  // no training check-in in the history
+  points[1].evaluated = false;
+  // Its evaluation failed: the next one evaluated, never one before it
+  // (the report once took a, `decide` b: two baselines for one series).
+  points[2].evaluated = true;
+  CHECK(reports::baseline_index(d.suites[0], 4) == 2u);
+  CHECK(reports::baseline_index(d.suites[0], 3) == 2u);
+  CHECK_FALSE(reports::baseline_index(d.suites[0], 7));  // nothing evaluated since: none, as `decide` says
+  CHECK_FALSE(reports::baseline_index(reports::SuiteSeries{}, std::nullopt));
+  CHECK(reports::baseline_position({1, 5, 9}, 5) == 5);
+  CHECK(reports::baseline_position({1, 5, 9}, 6) == 9);
+  CHECK(reports::baseline_position({1, 5, 9}, std::nullopt) == 1);
+  CHECK_FALSE(reports::baseline_position({}, std::nullopt));
 }
 
 TEST_CASE("where the policy stopped running, the overview says so beside the last uplift, in points of change") {
