@@ -39,7 +39,8 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   if (!r.fraction_on) return o;
   auto later = after_baseline(s);
   if (!s.baseline_measured) {
-    o.detail = "no baseline: neither the policy's training check-in nor any check-in after it was evaluated on this suite";
+    o.detail =
+        "no baseline: neither the policy's training check-in nor any check-in after it was evaluated on this suite";
     return o;
   }
   double base = s.points.front().uplift;

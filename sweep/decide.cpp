@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "builder/recipe.h"
 #include "db/drift.h"
@@ -135,8 +135,8 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     // the report reads it (reports::baseline_position).
     std::vector<int> evaluated;
     for (const auto& [pos, pt] : points) evaluated.push_back(int(pos));
-    auto first = reports::baseline_position(
-        evaluated, baseline_pos ? std::optional<int>(int(*baseline_pos)) : std::nullopt);
+    auto first =
+        reports::baseline_position(evaluated, baseline_pos ? std::optional<int>(int(*baseline_pos)) : std::nullopt);
     auto base = first ? std::optional<std::size_t>(std::size_t(*first)) : baseline_pos;
     series.baseline_measured = base && points.count(*base);
     series.baseline_is_training = series.baseline_measured && baseline_pos && *base == *baseline_pos;

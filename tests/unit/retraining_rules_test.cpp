@@ -100,7 +100,8 @@ TEST_CASE("uplift_fraction cannot say without a measured, positive baseline or w
   s.baseline_measured = false;
   o = rule(reports::decide(s, r), "uplift_fraction");
   CHECK_FALSE(o.fired);
-  CHECK(o.detail.find("no baseline: neither the policy's training check-in nor any check-in after it") != std::string::npos);
+  CHECK(o.detail.find("no baseline: neither the policy's training check-in nor any check-in after it") !=
+        std::string::npos);
 }
 
 TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at it") {
