@@ -240,6 +240,27 @@ TEST_CASE("a compiler that rejects the ML flags (renamed) fails the evaluation w
   CHECK(r.error().message.find("enable-ml-inliner") != std::string::npos);  // LLVM: "Did you mean ...?"
 }
 
+TEST_CASE("a compiler whose ML mode crashes before the channel header fails the evaluation for good, saying why") {
+  // The default compiles; every learned compile aborts before it opens the
+  // channel (a model it cannot load). Not the machine's: another attempt
+  // fails so too, so the job must not retry it night after night.
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  auto script = tmp / "dwcc-ml-aborts.sh";
+  std::ofstream(script) << "#!/bin/sh\nfor a; do case \"$a\" in -enable-ml-inliner=*) echo 'LLVM ERROR: cannot load "
+                           "the inlining model' >&2; kill -ABRT $$;; esac; done\nexec "
+                        << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  o.compiler.argv[0] = script.string();
+  auto r = evaluate(o);
+  REQUIRE_FALSE(r.ok());
+  INFO(r.error().message);
+  CHECK(r.error().message.find("the compiler never consulted the policy") != std::string::npos);
+  CHECK(r.error().message.find("LLVM ERROR: cannot load the inlining model") != std::string::npos);
+  CHECK_FALSE(r.error().transient);
+}
+
 TEST_CASE("a whole evaluation that failed says whose it may be: the machine's alone, the policy's, or the "
           "compiler's") {
   testing::TempDir tmp;
