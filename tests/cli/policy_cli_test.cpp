@@ -267,6 +267,9 @@ TEST_CASE("the demo sweeps the sampled check-ins and evaluates the policy at eac
   CHECK(d.output.find("  retraining: " + verdict + " (") != std::string::npos);
   CHECK(d.output.find("driftwatch retrain --config " + (f.dir / "data/demo/driftwatch.toml").string()) !=
         std::string::npos);
+  // Only the held-out suite is built: the command names the training suite
+  // first, or it would stop at once saying it is not built.
+  CHECK(d.output.find(": driftwatch suite build train") != std::string::npos);
   CHECK(fs::exists(f.dir / "data/demo/report/report.json"));
 }
 
