@@ -264,7 +264,8 @@ void attach_bisect(CLI::App& sub, Context& ctx) {
   a->project.attach(sub);
   sub.add_option("--good", a->good, "a check-in before the change (with --bad)");
   sub.add_option("--bad", a->bad, "a check-in after the change");
-  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else one per core)")->check(CLI::Range(0, 1024));
+  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else one per core)")
+      ->check(CLI::Range(0, 1024));
   sub.footer("Without --good/--bad, bisects every change between the project's evaluated check-ins.");
   sub.callback([&ctx, a] { run_bisect(ctx, *a); });
 }

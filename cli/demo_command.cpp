@@ -177,11 +177,11 @@ void run(Context& ctx, const DemoArgs& a) {
   // training (and validation) suites, and would stop at once without them.
   std::string unbuilt;
   for (const auto& s : {o.project.retrain.training_suite, o.project.retrain.validation_suite})
-    if (!s.empty() && !fs::exists(evaluator::suites_root(data) / s / evaluator::kSuiteManifestFile))
-      unbuilt += " " + s;
+    if (!s.empty() && !fs::exists(evaluator::suites_root(data) / s / evaluator::kSuiteManifestFile)) unbuilt += " " + s;
   fmt::print("\n{}: {}driftwatch retrain --config {}\n",
              decision.retrain ? "next step" : "the rules say keep; to retrain anyway",
-             unbuilt.empty() ? "" : "driftwatch suite build" + unbuilt + " && ", (project_dir / "driftwatch.toml").string());
+             unbuilt.empty() ? "" : "driftwatch suite build" + unbuilt + " && ",
+             (project_dir / "driftwatch.toml").string());
   if (failed) {
     fmt::print("\n{} job(s) failed (listed above): the figures leave their check-ins out\n",
                std::max<long>(report.jobs.failed, static_cast<long>(report.failures.size())));
