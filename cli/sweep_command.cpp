@@ -33,16 +33,33 @@ void run_init(const InitArgs& a) {
   // The file reads relative paths from its own directory: paths given here
   // are taken from the current one, so they are written absolute.
   auto repo = a.repo.empty() ? std::string("../llvm-project") : fs::absolute(a.repo).lexically_normal().string();
-  if (!a.repo.empty()) (void)tracker::GitRepo::open(repo).take();
+  // An llvm-project checkout gets its recipe and a year of history: the
+  // sample compiler's recipe cannot build it, and a weekly grid over all of
+  // LLVM's history (from 2001) would build hundreds of check-ins that no
+  // LLVM 19 bitcode suite can be read by.
+  std::string recipe = "sample-compiler", since;
+  if (!a.repo.empty()) {
+    auto git = tracker::GitRepo::open(repo).take();
+    auto tip = git.tracked("");
+    auto llvm = tip ? git.has_file(*tip, "llvm/CMakeLists.txt") : common::Result<bool>(false);
+    if (llvm && *llvm) {
+      recipe = "llvm-project";
+      if (auto newest = git.commit(*tip)) since = tracker::format_date(newest->time - 365 * 86400);
+    }
+  }
   auto policy = fs::absolute(a.policy).lexically_normal().string();
   if (!fs::is_regular_file(policy)) throw common::Fatal("--policy " + a.policy + ": no such file");
   (void)policy::PolicyModel::load(policy).take();  // a truncated or foreign file is refused now, not at the first sweep
   common::ensure_writable_dir(dir, "project directory");
   auto name = a.name.empty() ? dir.filename().string() : a.name;
-  auto text = sweep::project_file_template(name, repo, policy);
+  auto text = sweep::project_file_template(name, repo, policy, recipe, since);
   // The template must always be a valid project file: check before writing.
   sweep::parse_project_file(text, file.string(), dir).take();
   common::write_file_atomically(file, text).take();
+  if (recipe == "llvm-project")
+    fmt::print("{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} (a year before its newest "
+               "check-in)\n",
+               repo, since.empty() ? "its first check-in" : since);
   fmt::print("wrote {}: edit [compiler] repo and [suites], then run `driftwatch sweep`\n", file.string());
 }
 

@@ -331,7 +331,8 @@ std::string toml_quoted(const std::string& s) {
 }
 }  // namespace
 
-std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy) {
+std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy,
+                                  const std::string& recipe, const std::string& since) {
   return fmt::format(R"(# driftwatch project: what to track, and how.
 # Every command reads this file (--config FILE, else ./driftwatch.toml).
 # Relative paths are relative to this file.
@@ -342,7 +343,7 @@ name = {name}             # names the project's sweeps and its lock
 [compiler]
 repo = {repo}             # the compiler's git repository (read only)
 branch = ""                 # "" = HEAD; the first-parent line of this branch is swept
-recipe = "sample-compiler"  # a shipped recipe (sample-compiler, llvm-project) or a recipe file
+recipe = {recipe}  # a shipped recipe (sample-compiler, llvm-project) or a recipe file
 
 [policy]
 file = {policy}           # the frozen learned policy; its training check-in is the baseline
@@ -353,7 +354,7 @@ names = ["holdout"]         # suites by name (in the data directory) or director
 [sampling]
 every = "1w"                # N (every Nth check-in), Nd, Nw, Nm (the last check-in of each period);
                             # "" = every check-in (with tags = true: only the tagged ones)
-since = ""                  # YYYY-MM-DD, UTC; "" = the whole history
+since = {since}                  # YYYY-MM-DD, UTC; "" = the whole history
 until = ""
 from = ""                   # first check-in of the range (inclusive)
 tags = false                # tagged check-ins as well as every's
@@ -411,7 +412,8 @@ settings = "shipped"        # shipped (a gate is refitted as a gate; a network a
 # date = "2026-01-05"
 )",
                      fmt::arg("name", toml_quoted(name)), fmt::arg("repo", toml_quoted(repo)),
-                     fmt::arg("policy", toml_quoted(policy)));
+                     fmt::arg("policy", toml_quoted(policy)), fmt::arg("recipe", toml_quoted(recipe)),
+                     fmt::arg("since", toml_quoted(since)));
 }
 
 }  // namespace sweep

@@ -81,7 +81,9 @@ common::Result<ProjectFile> parse_project_file(const std::string& text, const st
                                                const std::filesystem::path& base_dir);
 /// Reads and parses a project file; a missing file is named.
 common::Result<ProjectFile> load_project_file(const std::filesystem::path& path);
-/// The commented file `driftwatch init` writes, with these values filled in.
-std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy);
+/// The commented file `driftwatch init` writes, with these values filled in
+/// (since: "YYYY-MM-DD", or "" for the whole history).
+std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy,
+                                  const std::string& recipe = "sample-compiler", const std::string& since = "");
 
 }  // namespace sweep

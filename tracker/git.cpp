@@ -151,6 +151,24 @@ common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
   return info;
 }
 
+common::Result<bool> GitRepo::has_file(const std::string& rev, const std::string& path) const {
+  auto sha = resolve(rev);
+  if (!sha) return sha.error();
+  git_oid oid;
+  git_oid_fromstr(&oid, sha->c_str());
+  git_commit* c = nullptr;
+  if (git_commit_lookup(&c, impl_->repo.get(), &oid) != 0) return common::Error{git_error_text()};
+  CommitPtr owner(c);
+  git_tree* t = nullptr;
+  if (git_commit_tree(&t, c) != 0) return common::Error{git_error_text()};
+  TreePtr tree(t);
+  git_tree_entry* e = nullptr;
+  if (git_tree_entry_bypath(&e, t, path.c_str()) != 0) return false;
+  bool blob = git_tree_entry_type(e) == GIT_OBJECT_BLOB;
+  git_tree_entry_free(e);
+  return blob;
+}
+
 common::Result<std::map<std::string, std::vector<std::string>>> GitRepo::tags() const {
   return tags_by_commit(impl_->repo.get(), true);
 }

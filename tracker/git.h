@@ -25,6 +25,10 @@ class GitRepo {
   /// Full sha of the commit a rev names ("main", "v1.0", "HEAD~3", a short sha).
   common::Result<std::string> resolve(const std::string& rev) const;
   common::Result<CommitInfo> commit(const std::string& rev) const;
+  /// Whether the tree of the commit `rev` names holds a file at `path`
+  /// ("llvm/CMakeLists.txt"): read from the object store, so a bare clone
+  /// or an unchecked-out work tree answers as well.
+  common::Result<bool> has_file(const std::string& rev, const std::string& path) const;
 
   /// The ref a project tracks: `branch`, or HEAD when it is empty. A detached
   /// HEAD is refused then (a bisect or a checkout of a tag in progress would

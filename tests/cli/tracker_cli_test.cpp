@@ -212,6 +212,8 @@ TEST_CASE("init writes the repository and policy it was given as absolute paths,
   std::ifstream in(dir / "proj" / "driftwatch.toml");
   std::string text((std::istreambuf_iterator<char>(in)), {});
   CHECK(text.find("repo = \"" + dir.path().string() + "/my \\\"repo\\\"\"") != std::string::npos);
+  CHECK(text.find("recipe = \"sample-compiler\"") != std::string::npos);  // not an llvm-project checkout
+  CHECK(text.find("since = \"\"") != std::string::npos);
 
   init.argv = {DRIFTWATCH_BIN, "init", "other", "--repo", "no-such-checkout"};
   auto missing = common::run_process(init).take();
@@ -226,6 +228,39 @@ TEST_CASE("init writes the repository and policy it was given as absolute paths,
   std::ifstream in2(dir / "proj2" / "driftwatch.toml");
   std::string text2((std::istreambuf_iterator<char>(in2)), {});
   CHECK(text2.find("name = \"proj2\"") != std::string::npos);
+}
+
+TEST_CASE("init on an llvm-project checkout writes its recipe and samples the last year, not all of LLVM") {
+  TempDir dir;
+  // The 8-week history, then a check-in that makes it look like llvm-project.
+  std::ifstream in(history_8w());
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string tree = "tree = \"../../samples/compiler\"";
+  REQUIRE(text.find(tree) != std::string::npos);
+  text.replace(text.find(tree), tree.size(), "tree = \"" + std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/compiler\"");
+  std::ofstream(dir / "history.toml") << text << R"(
+[[checkin]]
+week = 9
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[CMake] Move the compiler under llvm/"
+
+[[checkin.edit]]
+file = "llvm/CMakeLists.txt"
+write = "project(LLVM)\n"
+)";
+  auto repo = dir / "llvm-project";
+  REQUIRE(run_driftwatch({"sample-history", repo.string(), "--history", (dir / "history.toml").string()}).exit_code == 0);
+  // What libgit2 reads is the commit's tree: a work tree with nothing checked out answers too.
+  std::filesystem::remove_all(repo / "llvm");
+  auto r = run_driftwatch({"init", (dir / "proj").string(), "--repo", repo.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("is an llvm-project checkout") != std::string::npos);
+  std::ifstream file(dir / "proj" / "driftwatch.toml");
+  std::string written((std::istreambuf_iterator<char>(file)), {});
+  CHECK(written.find("recipe = \"llvm-project\"") != std::string::npos);
+  // A year before its newest check-in (week 9 of a history that starts on 2025-12-01: 2026-02-02).
+  CHECK(written.find("since = \"2025-02-02\"") != std::string::npos);
 }
 
 TEST_CASE("output that cannot be written (a full disk) fails the command, not only the bytes") {
