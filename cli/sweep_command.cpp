@@ -57,9 +57,10 @@ void run_init(const InitArgs& a) {
   sweep::parse_project_file(text, file.string(), dir).take();
   common::write_file_atomically(file, text).take();
   if (recipe == "llvm-project")
-    fmt::print("{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} (a year before its newest "
-               "check-in)\n",
-               repo, since.empty() ? "its first check-in" : since);
+    fmt::print(
+        "{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} (a year before its newest "
+        "check-in)\n",
+        repo, since.empty() ? "its first check-in" : since);
   fmt::print("wrote {}: edit [compiler] repo and [suites], then run `driftwatch sweep`\n", file.string());
 }
 

@@ -249,7 +249,8 @@ file = "llvm/CMakeLists.txt"
 write = "project(LLVM)\n"
 )";
   auto repo = dir / "llvm-project";
-  REQUIRE(run_driftwatch({"sample-history", repo.string(), "--history", (dir / "history.toml").string()}).exit_code == 0);
+  REQUIRE(run_driftwatch({"sample-history", repo.string(), "--history", (dir / "history.toml").string()}).exit_code ==
+          0);
   // What libgit2 reads is the commit's tree: a work tree with nothing checked out answers too.
   std::filesystem::remove_all(repo / "llvm");
   auto r = run_driftwatch({"init", (dir / "proj").string(), "--repo", repo.string()});
