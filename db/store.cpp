@@ -218,10 +218,18 @@ Id begin_evaluation(Database& db, Id build_id, Id policy_id, Id suite_id, const 
                     "INSERT INTO evaluations (build_id, policy_id, suite_id) VALUES ($1, $2, $3) "
                     "ON CONFLICT (build_id, policy_id, suite_id) DO UPDATE SET "
                     // A stored evaluation measured again keeps its figures and
-                    // status until the new ones replace them in store_evaluation.
-                    "status = CASE WHEN evaluations.status = 'done' THEN 'done' ELSE 'running' END, "
-                    "started_at = CASE WHEN evaluations.status = 'done' THEN evaluations.started_at ELSE now() END, "
-                    "finished_at = CASE WHEN evaluations.status = 'done' THEN evaluations.finished_at END RETURNING id",
+                    // status until the new ones replace them in store_evaluation
+                    // (or fail_evaluation). So does one stored failed (the
+                    // check-in's result: the policy cannot run there): reset to
+                    // running, a re-run cut short (a retrain at this build, an
+                    // `eval`) would leave it interrupted, its error and its place
+                    // in the series lost, and its job done, never queued again.
+                    "status = CASE WHEN evaluations.status IN ('done', 'failed') THEN evaluations.status "
+                    "ELSE 'running' END, "
+                    "started_at = CASE WHEN evaluations.status IN ('done', 'failed') THEN evaluations.started_at "
+                    "ELSE now() END, "
+                    "finished_at = CASE WHEN evaluations.status IN ('done', 'failed') THEN evaluations.finished_at END "
+                    "RETURNING id",
                     build_id, policy_id, suite_id)[0]
                   .as<Id>();
     // Taken before the row commits, so nobody ever sees it running unheld.
@@ -365,10 +373,11 @@ void fail_evaluation(Database& db, Id evaluation_id, const std::string& message,
       pqxx::work tx(db.impl().conn);
       if (lease) detail::check_lease_in(tx, *lease);
       // Only the run that holds it: a row another run stored done stays done.
+      // One stored failed and run again takes the new run's reason.
       tx.exec_params(
           "UPDATE evaluations SET status = 'failed', finished_at = now(), "
           "summary = jsonb_build_object('error', $2::text, 'compiler_broken', $3::boolean) "
-          "WHERE id = $1 AND status = 'running'",
+          "WHERE id = $1 AND status IN ('running', 'failed')",
           evaluation_id, common::valid_utf8(message), compiler_broken);
       tx.commit();
     });

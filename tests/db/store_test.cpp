@@ -367,23 +367,38 @@ TEST_CASE("a running evaluation is interrupted once no connection holds it: its 
 
 // (A stored one stays done when run again and given up: "measuring a stored
 // evaluation again and giving up keeps it done, with its figures".)
-TEST_CASE("a failed evaluation releases its hold: run again on another connection that dies, it is interrupted") {
+TEST_CASE("a failed evaluation run again by a process that dies stays failed, with its reason: the check-in's result") {
   std::string name;
   auto observer = testing::fresh_database(true, &name);
   auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
   auto runner = db::Database::connect(target).take();
   auto e = make_evaluation(runner, 1);
-  db::fail_evaluation(runner, e.id, "no module compiled");
-  // Reset to running by a rerun on another connection that then dies.
+  db::fail_evaluation(runner, e.id, "the compiler never consulted the policy");
+  // Run again (a retrain's look at this build, an `eval`) on another
+  // connection that dies: it was reset to running, then found interrupted,
+  // and the check-in left the series (its policy-unusable evidence with it).
   {
     auto rerun = db::Database::connect(target).take();
     CHECK(make_evaluation(rerun, 1).id == e.id);
+    CHECK(db::evaluation_status(observer, e.id) == "failed");
   }
-  int marked = record_interrupted_once_noticed(observer);
-  CHECK(marked == 1);  // the first connection, still open, no longer holds it
+  CHECK(record_interrupted_once_noticed(observer) == 0);
+  CHECK(db::evaluation_status(observer, e.id) == "failed");
+  auto series = db::load_series(observer, e.repo, "h1", "ph", "mh");
+  REQUIRE(series.size() == 1);
+  CHECK(series[0].evaluation_error == "the compiler never consulted the policy");
+  // A re-run that fails too gives its own reason; one that stores, its figures.
+  auto again = db::Database::connect(target).take();
+  CHECK(make_evaluation(again, 1).id == e.id);
+  db::fail_evaluation(again, e.id, "the compiler compiles no module even without the policy");
+  CHECK(db::load_series(observer, e.repo, "h1", "ph", "mh")[0].evaluation_error ==
+        "the compiler compiles no module even without the policy");
+  CHECK(make_evaluation(again, 1).id == e.id);
+  db::store_evaluation(again, {e.id, {}, rows_for(e), "{}", "{}"});
+  CHECK(db::evaluation_status(observer, e.id) == "done");
 }
 
-TEST_CASE("a done evaluation job whose evaluation was run again and interrupted is queued again by the next plan") {
+TEST_CASE("a done evaluation job whose failed evaluation is run again by a process that dies stays done, not lost") {
   std::string name;
   auto observer = testing::fresh_database(true, &name);
   auto target = db::EmbeddedCluster(testing::test_cluster_dir() + "/postgres").target(name);
@@ -403,12 +418,10 @@ TEST_CASE("a done evaluation job whose evaluation was run again and interrupted 
     CHECK(db::job_state(observer, ids[0])->state == "done");
     make_evaluation(runner, 1);  // run again (a retrain at this build) by a process that dies
   }
-  for (int i = 0; i < 100 && db::evaluation_status(observer, id) != "interrupted"; ++i) {
-    db::record_interrupted_evaluations(observer);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  REQUIRE(db::evaluation_status(observer, id) == "interrupted");
-  // A nightly --new that plans nothing at this check-in takes it back too.
-  CHECK(db::requeue_failed_jobs(observer, "p") == std::vector<db::Id>{ids[0]});
-  CHECK(db::job_state(observer, ids[0])->state == "queued");
+  // It was found interrupted, and the check-in's result was gone with it.
+  CHECK(record_interrupted_once_noticed(observer) == 0);
+  CHECK(db::evaluation_status(observer, id) == "failed");
+  // Nothing to measure again: a nightly --new leaves the job done.
+  CHECK(db::requeue_failed_jobs(observer, "p").empty());
+  CHECK(db::job_state(observer, ids[0])->state == "done");
 }
