@@ -290,24 +290,25 @@ std::string text_array(const std::vector<std::string>& items) {
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& f) {
   return db.impl().guarded("requeueing failed jobs", [&] {
     pqxx::work tx(db.impl().conn);
+    // What the sweep plans tonight: a job of another recipe, policy, checkout,
+    // suite or toolchain would be refused by its worker, fail, and fail the
+    // sweep. Skipped evaluations whose build is tried again are held to it too.
+    const char* planned =
+        "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
+        "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "
+        "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) "
+        "AND (cardinality($5::text[]) = 0 OR kind <> 'eval' OR payload->>'suite_hash' IS NULL "
+        "     OR payload->>'suite_hash' = ANY($5::text[])) "
+        "AND (NOT $6 OR payload->>'toolchain' IS NULL OR payload->>'toolchain' = ANY($7::text[])) RETURNING id";
     std::vector<Id> ids;
-    for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET " QUEUED_AFRESH ", updated_at = now() "
-             "WHERE " OF_PROJECT("jobs", "$1") " AND (state = 'failed' OR " LOST_EVALUATION ") "
-             "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
-             "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "
-             "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) "
-             "AND (cardinality($5::text[]) = 0 OR kind <> 'eval' OR payload->>'suite_hash' IS NULL "
-             "     OR payload->>'suite_hash' = ANY($5::text[])) "
-             "AND (NOT $6 OR payload->>'toolchain' IS NULL OR payload->>'toolchain' = ANY($7::text[])) RETURNING id",
-             project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes), f.toolchains.has_value(),
-             text_array(f.toolchains.value_or(std::vector<std::string>{}))))
-      ids.push_back(row[0].as<Id>());
-    for (const auto& row : tx.exec_params(
-             "UPDATE jobs SET " QUEUED_AFRESH ", updated_at = now() "
-             "WHERE " OF_PROJECT("jobs", "$1") " AND " BUILD_TRIED_AGAIN " RETURNING id",
-             project))
-      ids.push_back(row[0].as<Id>());
+    for (const char* which : {"(state = 'failed' OR " LOST_EVALUATION ") ", BUILD_TRIED_AGAIN " "})
+      for (const auto& row :
+           tx.exec_params(std::string("UPDATE jobs SET " QUEUED_AFRESH ", updated_at = now() WHERE " OF_PROJECT(
+                              "jobs", "$1") " AND ") +
+                              which + planned,
+                          project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
+                          f.toolchains.has_value(), text_array(f.toolchains.value_or(std::vector<std::string>{}))))
+        ids.push_back(row[0].as<Id>());
     tx.commit();
     return ids;
   });

@@ -238,6 +238,31 @@ TEST_CASE("a sweep takes back failed jobs planned under its recipe, policy and p
   CHECK(db::job_state(d, ids[4])->state == "failed");
 }
 
+TEST_CASE("a build taken back brings back its skipped evaluations only of the suites and policy the sweep plans") {
+  auto d = testing::fresh_database();
+  auto ids = db::enqueue_jobs(
+      d, "p", db::begin_sweep(d, "p"),
+      {{"build", "b1", "{\"recipe_hash\": \"r1\"}", 0, -1, 1},
+       {"eval", "e-old-suite", "{\"recipe_hash\": \"r1\", \"policy_hash\": \"p1\", \"suite_hash\": \"s1\"}", 0, 0, 1},
+       {"eval", "e-now", "{\"recipe_hash\": \"r1\", \"policy_hash\": \"p1\", \"suite_hash\": \"s2\"}", 0, 0, 1},
+       {"eval", "e-old-policy", "{\"recipe_hash\": \"r1\", \"policy_hash\": \"p0\", \"suite_hash\": \"s2\"}", 0, 0, 1}});
+  auto build = db::claim_job(d, "p", "w:1:0", {"build"}, 60);
+  REQUIRE(build);
+  db::finish_job(d, {build->id, "w:1:0", "{}"}, db::kJobFailed, "the machine failed it");
+  for (int i = 0; i < 3; ++i) {
+    auto e = db::claim_job(d, "p", "w:1:0", {"eval"}, 60);
+    REQUIRE(e);
+    db::finish_job(d, {e->id, "w:1:0", "{}"}, db::kJobSkipped);
+  }
+  // The suite was rebuilt (s2) and the policy is p1: the evaluation of s1
+  // and the one of p0 would be refused by their workers, fail, and fail
+  // tonight's sweep, which never planned them.
+  CHECK(db::requeue_failed_jobs(d, "p", {"r1", "p1", "", {"s2"}, std::nullopt}) ==
+        std::vector<db::Id>{ids[0], ids[2]});
+  CHECK(db::job_state(d, ids[1])->state == "skipped");
+  CHECK(db::job_state(d, ids[3])->state == "skipped");
+}
+
 TEST_CASE("a sweep takes back failed toolchain jobs only of toolchains its project still lists") {
   auto d = testing::fresh_database();
   auto ids = all_failed(d, {{"build", "t-kept", "{\"toolchain\": \"/nightly/kept\"}", 0, -1, 1},
