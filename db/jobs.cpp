@@ -303,8 +303,8 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
     std::vector<Id> ids;
     for (const char* which : {"(state = 'failed' OR " LOST_EVALUATION ") ", BUILD_TRIED_AGAIN " "})
       for (const auto& row :
-           tx.exec_params(std::string("UPDATE jobs SET " QUEUED_AFRESH ", updated_at = now() WHERE " OF_PROJECT(
-                              "jobs", "$1") " AND ") +
+           tx.exec_params(std::string("UPDATE jobs SET " QUEUED_AFRESH
+                                      ", updated_at = now() WHERE " OF_PROJECT("jobs", "$1") " AND ") +
                               which + planned,
                           project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
                           f.toolchains.has_value(), text_array(f.toolchains.value_or(std::vector<std::string>{}))))

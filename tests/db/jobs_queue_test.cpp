@@ -245,7 +245,8 @@ TEST_CASE("a build taken back brings back its skipped evaluations only of the su
       {{"build", "b1", "{\"recipe_hash\": \"r1\"}", 0, -1, 1},
        {"eval", "e-old-suite", "{\"recipe_hash\": \"r1\", \"policy_hash\": \"p1\", \"suite_hash\": \"s1\"}", 0, 0, 1},
        {"eval", "e-now", "{\"recipe_hash\": \"r1\", \"policy_hash\": \"p1\", \"suite_hash\": \"s2\"}", 0, 0, 1},
-       {"eval", "e-old-policy", "{\"recipe_hash\": \"r1\", \"policy_hash\": \"p0\", \"suite_hash\": \"s2\"}", 0, 0, 1}});
+       {"eval", "e-old-policy", "{\"recipe_hash\": \"r1\", \"policy_hash\": \"p0\", \"suite_hash\": \"s2\"}", 0, 0,
+        1}});
   auto build = db::claim_job(d, "p", "w:1:0", {"build"}, 60);
   REQUIRE(build);
   db::finish_job(d, {build->id, "w:1:0", "{}"}, db::kJobFailed, "the machine failed it");
@@ -257,8 +258,7 @@ TEST_CASE("a build taken back brings back its skipped evaluations only of the su
   // The suite was rebuilt (s2) and the policy is p1: the evaluation of s1
   // and the one of p0 would be refused by their workers, fail, and fail
   // tonight's sweep, which never planned them.
-  CHECK(db::requeue_failed_jobs(d, "p", {"r1", "p1", "", {"s2"}, std::nullopt}) ==
-        std::vector<db::Id>{ids[0], ids[2]});
+  CHECK(db::requeue_failed_jobs(d, "p", {"r1", "p1", "", {"s2"}, std::nullopt}) == std::vector<db::Id>{ids[0], ids[2]});
   CHECK(db::job_state(d, ids[1])->state == "skipped");
   CHECK(db::job_state(d, ids[3])->state == "skipped");
 }
