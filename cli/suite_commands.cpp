@@ -21,6 +21,7 @@ using evaluator::Suite;
 struct SuiteBuildArgs {
   std::vector<std::string> names;
   std::string compile_commands, corpus, name, description;
+  std::string opt_level = "Oz";  ///< --from-compile-commands: the front end's level; "keep": each TU's own
   int jobs = 0;
   bool rebuild = false;
 };
@@ -54,11 +55,16 @@ void build_custom(Context& ctx, const SuiteBuildArgs& a) {
     evaluator::CompileCommandsSuiteOptions o;
     o.name = a.name;
     o.description = a.description;
+    // An inlining-for-size policy is used on code built for size: a TU the
+    // project built at -O2 would keep -O2's front-end attributes (no minsize)
+    // under the evaluation's -Oz pipeline, as the default suites do not.
+    o.extract.opt_level = a.opt_level == "keep" ? "" : "-" + a.opt_level;
     o.extract.jobs = sweep::jobs_or_cores(a.jobs);
     if (!ctx.quiet) o.extract.progress = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
     r = evaluator::build_suite_from_compile_commands(a.compile_commands, o, root).take();
-    fmt::print("suite {}: {} from {} TUs; {}\n", r.suite.name, evaluator::describe_modules(r.suite),
-               r.extract.plan.modules.size(), evaluator::summarize(r.extract));
+    fmt::print("suite {}: {} from {} TUs at {}; {}\n", r.suite.name, evaluator::describe_modules(r.suite),
+               r.extract.plan.modules.size(), a.opt_level == "keep" ? "each TU's own -O level" : "-" + a.opt_level,
+               evaluator::summarize(r.extract));
     print_failures(r.extract.failures);
   } else {
     r = evaluator::import_corpus(a.corpus, a.name, root).take();
@@ -207,9 +213,14 @@ void attach_suite(CLI::App& group, Context& ctx) {
   cc->excludes(imp);
   build->add_option("--name", a->name, "name of the suite built with --from-compile-commands or --import-corpus");
   build->add_option("--description", a->description, "one line describing the suite");
+  auto* opt_level = build->add_option("--opt-level", a->opt_level,
+                   "--from-compile-commands: the -O level every TU's front end runs at: Oz (default: functions carry "
+                   "minsize, as in code built for size), Os, O1, O2, O3, or keep (each TU's own; -Oz for -O0)")
+      ->check(CLI::IsMember({"Oz", "Os", "O1", "O2", "O3", "keep"}))
+      ->capture_default_str();
   build->add_option("-j,--jobs", a->jobs, "parallel compiles (default: one per core)")->check(CLI::Range(1, 1024));
   build->add_flag("--rebuild", a->rebuild, "build again even if the suite and its packages are cached");
-  build->callback([&ctx, a] {
+  build->callback([&ctx, a, opt_level] {
     bool custom = !a->compile_commands.empty() || !a->corpus.empty();
     if (custom && !a->names.empty())
       throw common::Fatal("give either default suite names or --from-compile-commands/--import-corpus, not both");
@@ -225,6 +236,10 @@ void attach_suite(CLI::App& group, Context& ctx) {
       throw common::Fatal(
           "--rebuild is for the default suites: a suite from --from-compile-commands or "
           "--import-corpus is built anew every time");
+    if (opt_level->count() > 0 && a->compile_commands.empty())
+      throw common::Fatal(
+          "--opt-level is for --from-compile-commands: an imported corpus keeps its own command lines, and the "
+          "default suites their table's level");
     if (!a->corpus.empty() && !a->description.empty())
       throw common::Fatal(
           "--description is not taken with --import-corpus: an imported suite is described by the "

@@ -45,11 +45,15 @@ bool takes_separate_value(std::string_view a) {
 }
 
 // Flags the bitcode compile must not see: outputs, dependency files, modes
-// other than compiling, LTO (the corpus is pre-LTO bitcode already), and
-// -Werror (a newer clang's warnings must not fail a TU that built before).
+// other than compiling, LTO (the corpus is pre-LTO bitcode already),
+// -Werror (a newer clang's warnings must not fail a TU that built before),
+// and what turns inlining off.
 bool drop_flag(std::string_view a) {
+  // -fno-inline*: every function noinline, so the inliner never asks the
+  // policy; a debug configuration's setting, not the code's.
   static const std::set<std::string_view> kExact = {
-      "-c", "-S", "-E", "-M", "-MM", "-MD", "-MMD", "-MP", "-MG", "-emit-llvm", "-fsyntax-only", "-Werror", "-fno-lto"};
+      "-c", "-S", "-E", "-M", "-MM", "-MD", "-MMD", "-MP", "-MG", "-emit-llvm", "-fsyntax-only", "-Werror", "-fno-lto",
+      "-fno-inline", "-fno-inline-functions", "-fno-inline-small-functions", "-fno-inline-functions-called-once"};
   if (kExact.count(a)) return true;
   for (std::string_view p :
        {"-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics", "-Wp,-MD,", "-Wp,-MMD,", "-Werror=", "-flto",
@@ -62,6 +66,17 @@ bool is_input(const CompileCommand& c, const std::string& arg) {
   if (arg == c.file) return true;
   if (arg.empty() || arg[0] == '-') return false;
   return (fs::path(c.directory) / arg).lexically_normal() == fs::path(c.file).lexically_normal();
+}
+
+// Another input of a command that compiles (and links) several sources at
+// once (`cc -o prog a.c main.c`, as a hand-written database records a
+// Makefile's): each entry's bitcode is its own file's, and -o with several
+// inputs is an error.
+bool is_other_input(const CompileCommand& c, const std::string& arg) {
+  if (arg.empty() || arg[0] == '-' || is_input(c, arg)) return false;
+  static const std::set<std::string> kInputs = {".c",  ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm", ".s",
+                                                ".S",  ".cu", ".o",   ".a",   ".so",  ".lo", ".i", ".ii"};
+  return kInputs.count(fs::path(arg).extension().string()) > 0;
 }
 
 // The double-quoted words of one `clang -###` line.
@@ -118,9 +133,19 @@ common::Result<std::vector<std::string>> shell_split(std::string_view s) {
   return out;
 }
 
-common::Result<std::vector<CompileCommand>> parse_compile_commands(std::string_view text, const std::string& origin) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_array()) return Error{origin + ": not a JSON array of compile commands"};
+common::Result<std::vector<CompileCommand>> parse_compile_commands(std::string_view text, const std::string& origin,
+                                                                   const std::filesystem::path& base_dir) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: …": the position is the help.
+    std::string what = e.what();
+    if (auto close = what.find("] "); what.starts_with("[json.exception") && close != std::string::npos)
+      what = what.substr(close + 2);
+    return Error{origin + ": not valid JSON: " + what};
+  }
+  if (!j.is_array()) return Error{origin + ": not a JSON array of compile commands"};
   std::vector<CompileCommand> out;
   for (size_t i = 0; i < j.size(); ++i) {
     const auto& e = j[i];
@@ -130,6 +155,10 @@ common::Result<std::vector<CompileCommand>> parse_compile_commands(std::string_v
     if (!e.contains("file") || !e["file"].is_string()) return Error{where + ": missing 'file'"};
     CompileCommand c;
     c.directory = e["directory"].get<std::string>();
+    // The format wants it absolute; a relative one is read from the file's
+    // own directory, not from wherever driftwatch happens to run.
+    if (fs::path(c.directory).is_relative() && !base_dir.empty())
+      c.directory = (base_dir / c.directory).lexically_normal().string();
     fs::path file = e["file"].get<std::string>();
     c.file = (file.is_absolute() ? file : fs::path(c.directory) / file).lexically_normal().string();
     if (e.contains("arguments") && e["arguments"].is_array()) {
@@ -155,6 +184,78 @@ std::string format_compile_commands(const std::vector<CompileCommand>& commands)
   for (const auto& c : commands)
     j.push_back({{"directory", c.directory}, {"file", c.file}, {"arguments", c.arguments}});
   return j.dump(2) + "\n";
+}
+
+namespace {
+std::string normal_arch(std::string arch) {
+  if (arch == "amd64") return "x86_64";
+  if (arch == "arm64") return "aarch64";
+  if (arch == "i486" || arch == "i586" || arch == "i686") return "i386";
+  return arch;
+}
+}  // namespace
+
+std::string host_arch() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#elif defined(__i386__)
+  return "i386";
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+  return "powerpc64le";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "riscv64";
+#elif defined(__s390x__)
+  return "s390x";
+#else
+  return "";
+#endif
+}
+
+std::string command_target_arch(const CompileCommand& c) {
+  const auto& args = c.arguments;
+  auto first = compiler_index(args);
+  std::string arch;
+  for (size_t i = first + 1; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if ((a == "-target" || a == "--target") && i + 1 < args.size()) arch = args[++i];
+    else if (starts_with(a, "--target=")) arch = a.substr(9);
+    else if (a == "-m32") arch = "i386";
+    else if (a == "-m64") arch = host_arch() == "i386" ? "x86_64" : "";
+    else if (takes_separate_value(a)) ++i;
+  }
+  if (!arch.empty()) return normal_arch(arch.substr(0, arch.find('-')));
+  // A cross compiler names its triple: aarch64-linux-gnu-gcc, arm-none-eabi-g++-12.
+  if (first >= args.size()) return "";
+  auto name = basename(args[first]);
+  for (const char* driver : {"-gcc", "-g++", "-cc", "-c++", "-clang", "-clang++"}) {
+    auto at = name.rfind(driver);
+    if (at == std::string::npos || at == 0) continue;
+    auto rest = name.substr(at + std::string_view(driver).size());
+    if (!rest.empty() && (rest[0] != '-' || rest.find_first_not_of("-0123456789.") != std::string::npos)) continue;
+    auto triple = name.substr(0, at);
+    if (triple.find('-') == std::string::npos) continue;  // "x-gcc" is no triple
+    return normal_arch(triple.substr(0, triple.find('-')));
+  }
+  return "";
+}
+
+std::vector<std::string> unknown_arguments(std::string_view output) {
+  // clang: "error: unknown argument: '-fipa-pta'" and
+  // "error: unknown argument '-fconserve-stack'; did you mean '-fno-…'?"
+  std::vector<std::string> out;
+  for (std::string_view marker : {"unknown argument: '", "unknown argument '"}) {
+    for (auto at = output.find(marker); at != std::string_view::npos; at = output.find(marker, at + 1)) {
+      auto from = at + marker.size();
+      auto end = output.find('\'', from);
+      if (end == std::string_view::npos) break;
+      std::string flag(output.substr(from, end - from));
+      if (!flag.empty() && flag[0] == '-' && std::find(out.begin(), out.end(), flag) == out.end())
+        out.push_back(flag);
+    }
+  }
+  return out;
 }
 
 std::optional<Language> command_language(const CompileCommand& c) {
@@ -191,6 +292,17 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
   const auto& args = c.arguments;
   for (size_t i = compiler_index(args) + 1; i < args.size(); ++i) {
     const auto& a = args[i];
+    // A precompiled header was made by another compiler, or at the -O level
+    // replaced here ("__OPTIMIZE__ predefined macro was disabled in PCH
+    // file"): read the header itself, which CMake also passes with -include.
+    if (a == "-include-pch") {
+      ++i;
+      continue;
+    }
+    if (a == "-Xclang" && i + 1 < args.size() && args[i + 1] == "-include-pch") {
+      i += (i + 3 < args.size() && args[i + 2] == "-Xclang") ? 3 : 1;
+      continue;
+    }
     if (takes_separate_value(a)) {
       bool drop = drop_flag(a);
       if (!drop) kept.push_back(a);
@@ -198,7 +310,7 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
       ++i;
     } else if (starts_with(a, "-O")) {
       opt = a;  // the last one wins, as in the compiler
-    } else if (drop_flag(a)) {
+    } else if (drop_flag(a) || is_other_input(c, a)) {
       continue;
     } else {
       saw_input = saw_input || is_input(c, a);
@@ -215,8 +327,14 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
   inv.bitcode_argv.insert(inv.bitcode_argv.end(), kept.begin(), kept.end());
   inv.bitcode_argv.push_back(inv.opt_level);
   // -w: warnings of a newer clang are noise here; errors still fail the TU.
-  for (const char* a : {"-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c", "-w", "-o"})
-    inv.bitcode_argv.push_back(a);
+  for (const char* a : {"-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c", "-w"}) inv.bitcode_argv.push_back(a);
+  // C that GCC compiles with a warning, clang 16 on refuses by default
+  // (-w does not lower these): old code must not drop out of a suite.
+  if (*lang == Language::C)
+    for (const char* a : {"-Wno-error=implicit-function-declaration", "-Wno-error=implicit-int",
+                          "-Wno-error=int-conversion", "-Wno-error=incompatible-function-pointer-types"})
+      inv.bitcode_argv.push_back(a);
+  inv.bitcode_argv.push_back("-o");
   inv.bitcode_argv.push_back(bc_path);
   auto obj =
       bc_path.size() > 3 && bc_path.ends_with(".bc") ? bc_path.substr(0, bc_path.size() - 3) + ".o" : bc_path + ".o";

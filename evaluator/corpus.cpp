@@ -1,5 +1,7 @@
 #include "evaluator/corpus.h"
 
+#include <set>
+
 #include <cctype>
 #include <nlohmann/json.hpp>
 
@@ -96,6 +98,24 @@ std::string format_cmd(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (i) out += '\0';
     out += args[i];
+  }
+  return out;
+}
+
+std::vector<std::string> without_build_outputs(const std::vector<std::string>& args, std::vector<std::string>* removed) {
+  static const std::set<std::string_view> kWithValue = {"-dependency-file", "-MT", "-MQ", "-split-dwarf-file",
+                                                        "-split-dwarf-output"};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    auto name = std::string_view(a).substr(0, a.find('='));
+    bool joined = name.size() < a.size() && kWithValue.count(name);
+    if (kWithValue.count(a) || joined || a == "-sys-header-deps") {
+      if (removed) removed->push_back(std::string(name));
+      if (kWithValue.count(a)) ++i;  // and its value
+      continue;
+    }
+    out.push_back(a);
   }
   return out;
 }

@@ -40,6 +40,14 @@ std::vector<std::string> parse_cmd(std::string_view bytes);
 /// NUL-separated, no trailing NUL (as clang's .llvmcmd section).
 std::string format_cmd(const std::vector<std::string>& args);
 
+/// A corpus module's -cc1 line without the files its build wrote beside the
+/// object: -dependency-file, -MT, -sys-header-deps (any Ninja or Make build),
+/// -split-dwarf-file/-output (ml-compiler-opt deletes them too). Two
+/// evaluation compiles would write them at once, in driftwatch's directory.
+/// `removed` (if given) gets the options taken out.
+std::vector<std::string> without_build_outputs(const std::vector<std::string>& cc1_args,
+                                               std::vector<std::string>* removed = nullptr);
+
 /// <dir>/<module><ext>, e.g. ext ".bc", ".cmd", ".thinlto.bc".
 std::filesystem::path module_file(const std::filesystem::path& dir, const std::string& module, std::string_view ext);
 

@@ -10,7 +10,9 @@
 
 #include "common/hash.h"
 #include "common/process.h"
+#include "common/read_file.h"
 #include "common/text.h"
+#include "evaluator/compile_commands.h"
 #include "evaluator/corpus.h"
 #include "evaluator/files.h"
 
@@ -21,8 +23,41 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// CMake's compiler checks (CMakeFiles/CMakeScratch, CMakeTmp, CompilerIdC)
+// and its precompiled-header sources; not the sources a unity build writes
+// (CMakeFiles/<target>.dir/Unity/unity_0_c.c), which hold the project's code.
 bool is_probe(const std::string& file) {
-  return file.find("/CMakeFiles/") != std::string::npos || file.starts_with("/usr/share/cmake");
+  if (file.starts_with("/usr/share/cmake")) return true;
+  auto at = file.find("/CMakeFiles/");
+  if (at == std::string::npos) return false;
+  bool unity = file.find(".dir/Unity/unity_", at) != std::string::npos;
+  return !unity;
+}
+
+// A response file (@flags.rsp) read into the command, so that its -O level
+// is seen and its -MF, -o and the like are dropped like any other (clang
+// would write the project's own dependency file). One that cannot be read is
+// left to clang, which says so.
+CompileCommand with_response_files(const CompileCommand& c) {
+  CompileCommand out = c;
+  out.arguments.clear();
+  for (const auto& a : c.arguments) {
+    if (a.size() > 1 && a[0] == '@') {
+      fs::path file = a.substr(1);
+      auto text = common::read_file(file.is_absolute() ? file : fs::path(c.directory) / file);
+      auto words = text ? shell_split(*text) : common::Result<std::vector<std::string>>(common::Error{""});
+      if (words) {
+        out.arguments.insert(out.arguments.end(), words->begin(), words->end());
+        continue;
+      }
+    }
+    out.arguments.push_back(a);
+  }
+  return out;
+}
+
+void erase_all(std::vector<std::string>& argv, const std::vector<std::string>& flags) {
+  for (const auto& f : flags) argv.erase(std::remove(argv.begin(), argv.end(), f), argv.end());
 }
 
 fs::path common_dir(const std::vector<fs::path>& files) {
@@ -65,7 +100,7 @@ common::Result<ExtractedModule> extract_one(const CompileCommand& c, const Plann
   auto cmd = module_file(dir, p.name, ".cmd");
   std::error_code ec;
   fs::create_directories(bc.parent_path(), ec);
-  auto inv = rewrite_for_bitcode(c, bc.string(), o.tools, o.opt_level);
+  auto inv = rewrite_for_bitcode(with_response_files(c), bc.string(), o.tools, o.opt_level);
   if (!inv) return inv.error();
   auto failed = [&](const common::ProcessResult& r, const char* what) {
     auto text = first_lines(r.output, 4);
@@ -73,6 +108,19 @@ common::Result<ExtractedModule> extract_one(const CompileCommand& c, const Plann
   };
   auto compiled = run(inv->bitcode_argv, c.directory, o.timeout);
   if (!compiled) return compiled.error();
+  // A GCC build's flags clang does not know (-fipa-pta, -fconserve-stack)
+  // would empty the suite of a project that sets one in its CFLAGS: they
+  // tune GCC, not the code, so the TU is compiled once more without them.
+  std::vector<std::string> dropped;
+  if (!compiled->ok() && !compiled->timed_out) {
+    dropped = unknown_arguments(compiled->output);
+    if (!dropped.empty()) {
+      erase_all(inv->bitcode_argv, dropped);
+      erase_all(inv->probe_argv, dropped);
+      compiled = run(inv->bitcode_argv, c.directory, o.timeout);
+      if (!compiled) return compiled.error();
+    }
+  }
   if (!compiled->ok()) return failed(*compiled, "clang:");
   auto probe = run(inv->probe_argv, c.directory, o.timeout);
   if (!probe) return probe.error();
@@ -87,7 +135,7 @@ common::Result<ExtractedModule> extract_one(const CompileCommand& c, const Plann
   if (has_optnone(ir->output)) return Error{"the bitcode has optnone functions (compiled as -O0?)"};
   auto sha = common::sha256_file(bc);
   if (!sha) return sha.error();
-  return ExtractedModule{p.name, p.source, *sha, inv->language, inv->opt_level_defaulted};
+  return ExtractedModule{p.name, p.source, *sha, inv->language, inv->opt_level_defaulted, dropped};
 }
 
 }  // namespace
@@ -118,10 +166,15 @@ ExtractPlan plan_extraction(const std::vector<CompileCommand>& commands, const E
   std::vector<fs::path> files;
   for (size_t i = 0; i < commands.size(); ++i) {
     const auto& c = commands[i];
+    auto arch = command_target_arch(c);
     if (is_probe(c.file)) {
       ++plan.probes;
     } else if (!command_language(c)) {
       ++plan.not_c_family;
+    } else if (!arch.empty() && arch != host_arch()) {
+      // Another target's code (the other side of its #ifs), which a compiler
+      // built for this host's target (LLVM_TARGETS_TO_BUILD=X86) cannot compile.
+      ++plan.other_target;
     } else {
       candidates.push_back(i);
       files.push_back(fs::path(c.file).lexically_normal());
@@ -199,20 +252,41 @@ ExtractReport extract_bitcode(const std::vector<CompileCommand>& commands, const
   return report;
 }
 
+std::string skipped_text(const ExtractPlan& plan) {
+  std::string s;
+  auto add = [&](int n, const char* what) {
+    if (n > 0) s += fmt::format("; {} {}", n, what);
+  };
+  add(plan.duplicates, "duplicate compiles skipped");
+  add(plan.not_c_family, "non-C/C++ compiles skipped");
+  add(plan.probes, "build-system probes skipped");
+  add(plan.other_target, "compiles for another target skipped");
+  add(plan.outside_root, "sources outside the tree skipped");
+  add(plan.excluded, "excluded");
+  return s;
+}
+
 std::string summarize(const ExtractReport& r) {
   auto s = fmt::format("{} modules in {}", r.modules.size(), common::format_seconds(r.seconds));
   auto add = [&](int n, const char* what) {
     if (n > 0) s += fmt::format("; {} {}", n, what);
   };
   add(static_cast<int>(r.failures.size()), r.failures.size() == 1 ? "TU failed" : "TUs failed");
-  add(r.plan.duplicates, "duplicate compiles skipped");
-  add(r.plan.not_c_family, "non-C/C++ compiles skipped");
-  add(r.plan.probes, "build-system probes skipped");
-  add(r.plan.outside_root, "sources outside the tree skipped");
-  add(r.plan.excluded, "excluded");
+  s += skipped_text(r.plan);
   int defaulted = static_cast<int>(
       std::count_if(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.opt_level_defaulted; }));
   add(defaulted, "without an -O level (or -O0) compiled at -Oz");
+  std::set<std::string> dropped;
+  int tus = 0;
+  for (const auto& m : r.modules) {
+    dropped.insert(m.dropped_flags.begin(), m.dropped_flags.end());
+    tus += m.dropped_flags.empty() ? 0 : 1;
+  }
+  if (!dropped.empty()) {
+    std::string flags;
+    for (const auto& f : dropped) flags += (flags.empty() ? "" : " ") + f;
+    s += fmt::format("; {} compiled without flags clang-19 does not know ({})", tus, flags);
+  }
   return s;
 }
 

@@ -43,7 +43,11 @@ struct ExtractPlan {
   int probes = 0;        ///< build-system compiler probes (CMakeFiles/…)
   int outside_root = 0;
   int excluded = 0;
+  int other_target = 0;  ///< cross-compiles (aarch64-linux-gnu-gcc, --target=…): not code for this host's compilers
 };
+/// "; 2 duplicate compiles skipped; 1 build-system probes skipped…": what the
+/// plan left out, "" when nothing.
+std::string skipped_text(const ExtractPlan& plan);
 
 /// Path globs: '*' and '?' stay within a directory, "**" crosses directories
 /// ("src/**" is everything under src/, "**/test/*.c" any test/ directory).
@@ -55,6 +59,8 @@ struct ExtractedModule {
   std::string name, source, sha256;
   Language language = Language::C;
   bool opt_level_defaulted = false;
+  /// Flags clang-19 does not know (GCC's -fipa-pta, say), dropped after it refused them.
+  std::vector<std::string> dropped_flags;
 };
 
 struct TuFailure {

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "common/hash.h"
 #include "common/read_file.h"
+#include "common/text.h"
 #include "evaluator/corpus.h"
 #include "evaluator/files.h"
 #include "evaluator/object_size.h"
@@ -103,7 +105,8 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
   if (auto s = check_suite_name(o.name); !s) return s.error();
   auto text = common::read_file(compile_commands);
   if (!text) return text.error();
-  auto commands = parse_compile_commands(*text, compile_commands.string());
+  auto commands =
+      parse_compile_commands(*text, compile_commands.string(), fs::absolute(compile_commands).parent_path());
   if (!commands) return commands.error();
   if (commands->empty()) return Error{compile_commands.string() + ": no compile commands"};
   auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / o.name));
@@ -113,12 +116,17 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
   SuiteBuildReport r;
   r.extract = extract_bitcode(*commands, scratch->path(), o.extract);
   if (r.extract.modules.empty()) {
-    std::string first = r.extract.failures.empty()
-                            ? ""
-                            : "; first: " + r.extract.failures.front().name + ": " + r.extract.failures.front().message;
-    return Error{fmt::format("{}: no TU produced bitcode ({} planned, {} failed{})", compile_commands.string(),
-                             r.extract.plan.modules.size(), r.extract.failures.size(),
-                             first.substr(0, first.find('\n')))};
+    // One line, with what was left out and the first failure's own
+    // diagnostic (its status line alone, "clang: exit status 1:", says nothing).
+    std::string first;
+    if (!r.extract.failures.empty()) {
+      auto lines = common::split(r.extract.failures.front().message, '\n');
+      first = "; first: " + r.extract.failures.front().name + ": " + lines[0] +
+              (lines.size() > 1 ? " " + std::string(common::trim(lines[1])) : "");
+    }
+    return Error{fmt::format("{}: no TU produced bitcode ({} planned, {} failed{}{})", compile_commands.string(),
+                             r.extract.plan.modules.size(), r.extract.failures.size(), skipped_text(r.extract.plan),
+                             first)};
   }
   SuiteOrigin origin{"compile-commands", fs::absolute(compile_commands).lexically_normal().string(), {}, {}};
   auto description = o.description.empty() ? "built from " + origin.path : o.description;
@@ -143,12 +151,25 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
   // Every module's own line is checked now, before anything is copied, not
   // at each check-in's evaluation, where a bad line would be taken for the
   // policy failing there.
+  // The files a module's build wrote beside its object (dependency files,
+  // split DWARF) are taken out of its line, and the import says so.
   std::map<std::string, std::vector<std::string>> commands;
+  std::set<std::string> removed;
+  int stripped = 0;
+  if (corpus->global_command_override) {
+    std::vector<std::string> gone;
+    corpus->global_command_override = without_build_outputs(*corpus->global_command_override, &gone);
+    removed.insert(gone.begin(), gone.end());
+  }
   for (const auto& m : corpus->modules) {
     auto cmd = read_module_command(corpus_dir, *corpus, m);
     if (!cmd) return cmd.error();
-    if (auto st = check_module_command(m, *cmd); !st) return Error{"corpus " + corpus_dir.string() + ": " + st.error().message};
-    commands[m] = std::move(*cmd);
+    std::vector<std::string> gone;
+    auto kept = without_build_outputs(*cmd, &gone);
+    stripped += gone.empty() ? 0 : 1;
+    removed.insert(gone.begin(), gone.end());
+    if (auto st = check_module_command(m, kept); !st) return Error{"corpus " + corpus_dir.string() + ": " + st.error().message};
+    commands[m] = std::move(kept);
   }
   auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / name));
   if (!lock) return lock.error();
@@ -165,6 +186,10 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
       auto to = module_file(scratch->path(), m, ext);
       std::error_code ec;
       fs::create_directories(to.parent_path(), ec);
+      if (std::string(ext) == ".cmd" && !corpus->global_command_override) {
+        if (auto s = write_file(to, format_cmd(commands.at(m))); !s) return Error{"module " + m + ": " + s.error().message};
+        continue;
+      }
       fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
       if (ec) return Error{"module " + m + ": cannot copy " + from.string() + ": " + ec.message()};
       if (std::string(ext) != ".cmd" && !is_llvm_bitcode(to))
@@ -176,6 +201,16 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
     r.suite.modules.push_back({m, *sha, cc1_language(commands.at(m)), "", "", {}});
   }
   normalize_suite(r.suite);
+  if (!removed.empty()) {
+    std::string names;
+    for (const auto& n : removed) names += (names.empty() ? "" : " ") + n;
+    auto whose = corpus->global_command_override
+                     ? std::string("the corpus's global command line")
+                     : fmt::format("the command lines of {} of {} modules", stripped, corpus->modules.size());
+    r.notes.push_back(fmt::format("removed {} from {}: files the build wrote beside its objects, which every "
+                                  "evaluation compile would write again",
+                                  names, whose));
+  }
   if (auto s = finish(scratch->path(), r.suite, *corpus); !s) return s.error();
   r.dir = suites_dir / name;
   if (auto s = scratch->commit(r.dir); !s) return s.error();

@@ -173,7 +173,7 @@ TEST_CASE("a ThinLTO corpus, and a module line driftwatch would not run, are ref
   // The ML inliner's own options (driftwatch sets them: given twice, only
   // the learned compile would fail), files written beside the object, and
   // driftwatch's placeholders.
-  for (std::string bad : {"-enable-ml-inliner=release", "-opt-record-file=a.yaml", "-split-dwarf-output", "{output}"}) {
+  for (std::string bad : {"-enable-ml-inliner=release", "-opt-record-file=a.yaml", "-stats-file=a.stats", "{output}"}) {
     std::string line = std::string("-cc1\0-O2\0-mllvm\0", 16) + bad;
     std::ofstream(corpus / "a.cmd") << line;
     auto refused = p.run({"suite", "build", "--import-corpus", corpus.string(), "--name", "flags"});

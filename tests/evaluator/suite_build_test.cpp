@@ -201,6 +201,80 @@ TEST_CASE("bad input to the builder: one line and nothing written") {
   CHECK_FALSE(fs::exists(tmp / "suites" / "x"));
 }
 
+TEST_CASE("a real project's compiles come in at -Oz: unity sources, GCC's flags, old C, -fno-inline, a cross compile") {
+  testing::TempDir tmp;
+  auto dir = tmp / "project";
+  write(dir / "src/a.c", "static int twice(int x) { return x + x; }\nint a(int x) { return twice(x) + 1; }\n");
+  write(dir / "src/b.c", "int b(int x) { return x * 3; }\n");
+  write(dir / "build/CMakeFiles/core.dir/Unity/unity_0_c.c",
+        "#include \"" + (dir / "src/a.c").string() + "\"\n#include \"" + (dir / "src/b.c").string() + "\"\n");
+  // Accepted by GCC with warnings; clang-19 refuses it unless told otherwise.
+  write(dir / "src/old.c", "int old(int x) { return helper(x); }\n");
+  write(dir / "src/gcc.c", "int g(int x) { return x - 1; }\n");
+  write(dir / "src/noinl.c", "static int one(int x) { return x + 1; }\nint noinl(int x) { return one(x) * 2; }\n");
+  write(dir / "src/arm.c", "int arm(void) { return 64; }\n");
+  write(dir / "src/rsp.c", "int rsp(int x) { return x << 2; }\n");
+  write(dir / "src/flags.rsp", "-O3 -MD -MF " + (dir / "rsp.d").string() + "\n");
+  write(dir / "src/m1.c", "int m1(void) { return 1; }\n");
+  write(dir / "src/m2.c", "int m2(void) { return 2; }\n");
+  auto entry = [&](const std::string& file, const std::string& command) {
+    return "{\"directory\": \"" + (dir / "src").string() + "\", \"file\": \"" + file + "\", \"command\": \"" + command +
+           "\"}";
+  };
+  write(dir / "compile_commands.json",
+        "[" + entry((dir / "build/CMakeFiles/core.dir/Unity/unity_0_c.c").string(),
+                    "gcc -O2 -c ../build/CMakeFiles/core.dir/Unity/unity_0_c.c -o u.o") +
+            ",\n" + entry("old.c", "gcc -std=gnu99 -O2 -c old.c -o old.o") + ",\n" +
+            entry("gcc.c", "gcc -O2 -fno-var-tracking-assignments -c gcc.c -o gcc.o") + ",\n" +
+            entry("noinl.c", "gcc -O0 -g -fno-inline -c noinl.c -o noinl.o") + ",\n" +
+            entry("arm.c", "/usr/bin/aarch64-linux-gnu-gcc -Os -c arm.c -o arm.o") + ",\n" +
+            entry("rsp.c", "gcc @flags.rsp -c rsp.c -o rsp.o") + ",\n" + entry("m1.c", "cc -O2 -o prog m1.c m2.c") +
+            ",\n" + entry("m2.c", "cc -O2 -o prog m1.c m2.c") + "]\n");
+  CompileCommandsSuiteOptions o;
+  o.name = "real";
+  o.extract.jobs = 2;
+  o.extract.opt_level = "-Oz";  // the CLI's default
+  auto r = build_suite_from_compile_commands(dir / "compile_commands.json", o, tmp / "suites");
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  std::string failures;
+  for (const auto& f : r->extract.failures) failures += f.name + ": " + f.message + "\n";
+  INFO(failures);
+  CHECK(r->extract.failures.empty());
+  std::vector<std::string> names;
+  for (const auto& m : r->suite.modules) names.push_back(m.name);
+  CHECK(names == std::vector<std::string>{"build/CMakeFiles/core.dir/Unity/unity_0_c.c", "src/gcc.c", "src/m1.c",
+                                          "src/m2.c", "src/noinl.c", "src/old.c", "src/rsp.c"});
+  CHECK(r->extract.plan.other_target == 1);  // arm.c: the other side of its #ifs, for another backend
+  auto summary = summarize(r->extract);
+  CHECK(summary.find("1 compiled without flags clang-19 does not know (-fno-var-tracking-assignments)") !=
+        std::string::npos);
+  // Every function carries -Oz's attributes, none is noinline (-fno-inline dropped).
+  for (const auto& m : names) {
+    auto ir = run({"llvm-dis-19", module_file(r->dir, m, ".bc").string(), "-o", "-"}).output;
+    INFO(m);
+    CHECK(ir.find(" minsize ") != std::string::npos);
+    CHECK(ir.find("noinline") == std::string::npos);
+  }
+  // The response file's -MF was dropped, not run: the project's tree is untouched.
+  CHECK_FALSE(fs::exists(dir / "rsp.d"));
+}
+
+TEST_CASE("an ml-compiler-opt corpus whose lines name dependency files imports without them") {
+  testing::TempDir tmp;
+  auto r = build_tiny(tmp);
+  auto cmd_file = module_file(r.dir, "main.c", ".cmd");
+  auto cmd = parse_cmd(common::read_file(cmd_file).take());
+  auto plain = cmd;
+  for (const char* a : {"-dependency-file", "main.d", "-MT", "main.o", "-sys-header-deps"}) cmd.push_back(a);
+  REQUIRE(write_file(cmd_file, format_cmd(cmd)).ok());
+  auto imported = import_corpus(r.dir, "mlgo", tmp / "suites");
+  REQUIRE_MESSAGE(imported.ok(), imported.error().message);
+  CHECK(parse_cmd(common::read_file(module_file(imported->dir, "main.c", ".cmd")).take()) == plain);
+  REQUIRE(imported->notes.size() == 1);
+  CHECK(imported->notes[0].find("removed -MT -dependency-file -sys-header-deps from the command lines of 1 of 3") ==
+        0);
+}
+
 TEST_CASE("driftwatch suite build and list end to end") {
   testing::TempDir tmp;
   auto cc = make_project(tmp / "project");
@@ -208,7 +282,7 @@ TEST_CASE("driftwatch suite build and list end to end") {
   auto b = testing::run_driftwatch(
       {"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(), "--name", "mine", "-j", "2"});
   CHECK_MESSAGE(b.exit_code == 0, b.output);
-  CHECK(b.output.find("suite mine: 3 modules (3 c, 0 c++)") != std::string::npos);
+  CHECK(b.output.find("suite mine: 3 modules (3 c, 0 c++) from 5 TUs at -Oz;") != std::string::npos);
   CHECK(b.output.find("2 TUs failed") != std::string::npos);
   CHECK(b.output.find("broken.c: clang: exit status 1") != std::string::npos);
   // The progress line says why in one line: the status and clang's first diagnostic.
@@ -233,6 +307,9 @@ TEST_CASE("driftwatch suite build and list end to end") {
   auto reserved = testing::run_driftwatch(
       {"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(), "--name", "smoke"});
   CHECK(reserved.exit_code == 2);
+  auto level = testing::run_driftwatch({"--data-dir", data, "suite", "build", "holdout", "--opt-level", "O2"});
+  CHECK(level.exit_code == 2);
+  CHECK(level.output.find("--opt-level is for --from-compile-commands") != std::string::npos);
   auto nothing = testing::run_driftwatch({"--data-dir", data, "suite"});
   CHECK(nothing.exit_code == 2);
   CHECK(nothing.output.find("suite needs a subcommand: build|list") != std::string::npos);

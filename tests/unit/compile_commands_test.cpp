@@ -156,3 +156,89 @@ TEST_CASE("the plan: names relative to the tree with duplicates and probes out w
   auto plan2 = plan_extraction(cs, o);
   CHECK(plan2.root == "/t");
 }
+
+TEST_CASE("a real project's compiles: -fno-inline, a precompiled header and the other inputs of a link are dropped") {
+  // A debug configuration turns inlining off: every function noinline, the policy never asked.
+  auto inv = rewrite_for_bitcode(cmd({"cc", "-O0", "-g", "-fno-inline", "-fno-inline-functions", "-c", "a.c"}),
+                                 "/o/a.bc", {}, "-Oz");
+  REQUIRE(inv.ok());
+  CHECK_FALSE(has(inv->bitcode_argv, "-fno-inline"));
+  CHECK_FALSE(has(inv->bitcode_argv, "-fno-inline-functions"));
+  CHECK_FALSE(has(inv->probe_argv, "-fno-inline"));
+  // CMake's clang PCH, in both forms: made at another -O level or by another clang.
+  inv = rewrite_for_bitcode(cmd({"clang", "-Xclang", "-include-pch", "-Xclang", "/b/cmake_pch.h.pch", "-Xclang",
+                                 "-include", "-Xclang", "/b/cmake_pch.h", "-include-pch", "/b/other.pch", "-c", "a.c"}),
+                            "/o/a.bc");
+  REQUIRE(inv.ok());
+  CHECK_FALSE(has(inv->bitcode_argv, "-include-pch"));
+  CHECK_FALSE(has(inv->bitcode_argv, "/b/cmake_pch.h.pch"));
+  CHECK_FALSE(has(inv->bitcode_argv, "/b/other.pch"));
+  CHECK(has(inv->bitcode_argv, "/b/cmake_pch.h"));  // the header itself is still included
+  // `cc -o prog a.c main.c lib.a`, as a hand-written database records a Makefile: only this entry's file.
+  inv = rewrite_for_bitcode(cmd({"cc", "-O2", "-o", "prog", "a.c", "main.c", "libx.a"}, "/p/a.c"), "/o/a.bc");
+  REQUIRE(inv.ok());
+  CHECK(has(inv->bitcode_argv, "a.c"));
+  CHECK_FALSE(has(inv->bitcode_argv, "main.c"));
+  CHECK_FALSE(has(inv->bitcode_argv, "libx.a"));
+  // C that GCC only warns about, clang-19 refuses unless told otherwise; C++ is left alone.
+  inv = rewrite_for_bitcode(cmd({"cc", "-c", "a.c"}), "/o/a.bc");
+  REQUIRE(inv.ok());
+  CHECK(has(inv->bitcode_argv, "-Wno-error=implicit-function-declaration"));
+  CHECK(has(inv->bitcode_argv, "-Wno-error=int-conversion"));
+  inv = rewrite_for_bitcode(cmd({"c++", "-c", "a.cpp"}, "/p/a.cpp"), "/o/a.bc");
+  REQUIRE(inv.ok());
+  CHECK_FALSE(has(inv->bitcode_argv, "-Wno-error=implicit-int"));
+}
+
+TEST_CASE("a syntax error in compile_commands.json is named with its line, and a relative directory is the file's") {
+  auto bad = parse_compile_commands("[\n  {\"directory\": \"/p\", \"file\": \"a.c\", \"command\": \"cc -c a.c\"},\n]",
+                                    "cc.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("cc.json: not valid JSON: parse error at line 3") == 0);
+  CHECK(parse_compile_commands("{}", "cc.json").error().message == "cc.json: not a JSON array of compile commands");
+  auto c = parse_compile_commands(R"([{"directory": "build", "file": "../src/a.c", "arguments": ["cc", "-c", "x"]}])",
+                                  "cc.json", "/home/u/proj");
+  REQUIRE(c.ok());
+  CHECK((*c)[0].directory == "/home/u/proj/build");
+  CHECK((*c)[0].file == "/home/u/proj/src/a.c");
+}
+
+TEST_CASE("another target's compiles are named by --target, -m32 or a cross compiler's prefix") {
+  CHECK(command_target_arch(cmd({"cc", "-c", "a.c"})).empty());
+  CHECK(command_target_arch(cmd({"/usr/bin/aarch64-linux-gnu-gcc", "-Os", "-c", "a.c"})) == "aarch64");
+  CHECK(command_target_arch(cmd({"ccache", "arm-none-eabi-g++-12", "-c", "a.c"})) == "arm");
+  CHECK(command_target_arch(cmd({"x86_64-linux-gnu-gcc", "-c", "a.c"})) == "x86_64");
+  CHECK(command_target_arch(cmd({"clang", "--target=arm64-apple-macos", "-c", "a.c"})) == "aarch64");
+  CHECK(command_target_arch(cmd({"clang", "-target", "amd64-unknown-freebsd", "-c", "a.c"})) == "x86_64");
+  CHECK(command_target_arch(cmd({"gcc", "-m32", "-c", "a.c"})) == "i386");
+  CHECK(command_target_arch(cmd({"x-gcc", "-c", "a.c"})).empty());  // no triple
+  CHECK(command_target_arch(cmd({"gcc-12", "-c", "a.c"})).empty());
+  std::vector<CompileCommand> cs = {{"/t", "/t/a.c", {"cc", "-c", "a.c"}},
+                                    {"/t", "/t/b.c", {"cc", "--target=sparc64-linux-gnu", "-c", "b.c"}}};
+  auto plan = plan_extraction(cs, {});
+  CHECK(plan.modules.size() == (host_arch() == "sparc64" ? 2u : 1u));
+  CHECK(skipped_text(plan) == (host_arch() == "sparc64" ? "" : "; 1 compiles for another target skipped"));
+}
+
+TEST_CASE("clang's unknown-argument errors name the flags to drop") {
+  auto flags = unknown_arguments(
+      "clang: error: unknown argument: '-fno-var-tracking-assignments'\n"
+      "clang: error: unknown argument '-fconserve-stack'; did you mean '-fno-conserve-stack'?\n"
+      "clang: error: unknown argument: '-fno-var-tracking-assignments'\n"
+      "a.c:1:1: error: unknown type name 'x'\n");
+  CHECK(flags == std::vector<std::string>{"-fno-var-tracking-assignments", "-fconserve-stack"});
+  CHECK(unknown_arguments("a.c:3: error: use of undeclared identifier 'y'").empty());
+}
+
+TEST_CASE("a unity build's sources are the project's code, CMake's compiler checks are not") {
+  std::vector<CompileCommand> cs = {
+      {"/t/b", "/t/b/CMakeFiles/core.dir/Unity/unity_0_c.c", {"cc", "-c", "CMakeFiles/core.dir/Unity/unity_0_c.c"}},
+      {"/t/b", "/t/b/CMakeFiles/CMakeScratch/TryCompile-x/src.c", {"cc", "-c", "src.c"}},
+      {"/t/b", "/t/b/CMakeFiles/core.dir/cmake_pch.h.c", {"cc", "-c", "cmake_pch.h.c"}}};
+  ExtractOptions o;
+  o.root = "/t";
+  auto plan = plan_extraction(cs, o);
+  REQUIRE(plan.modules.size() == 1);
+  CHECK(plan.modules[0].name == "b/CMakeFiles/core.dir/Unity/unity_0_c.c");
+  CHECK(plan.probes == 2);
+}

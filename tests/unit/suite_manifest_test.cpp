@@ -208,3 +208,17 @@ TEST_CASE("a hostile manifest or corpus: module names that escape or reach .git 
   CHECK(check_module_name("lib/a.git/b.o").ok());  // only a whole '.git' segment is git's
   CHECK(check_module_name("lua5.4/src/lapi.c").ok());
 }
+
+TEST_CASE("a corpus module's dependency and split-DWARF outputs are taken out of its line, nothing else") {
+  std::vector<std::string> removed;
+  auto kept = without_build_outputs({"-cc1", "-triple", "x86_64-pc-linux-gnu", "-dependency-file", "a.d", "-MT", "a.o",
+                                     "-sys-header-deps", "-split-dwarf-file", "a.dwo", "-split-dwarf-output", "a.dwo",
+                                     "-MT=b.o", "-O2", "-x", "c"},
+                                    &removed);
+  CHECK(kept == std::vector<std::string>{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-O2", "-x", "c"});
+  CHECK(removed == std::vector<std::string>{"-dependency-file", "-MT", "-sys-header-deps", "-split-dwarf-file",
+                                            "-split-dwarf-output", "-MT"});
+  CHECK(check_module_command("a", kept).ok());
+  // A plugin is still refused: it runs code.
+  CHECK_FALSE(check_module_command("a", without_build_outputs({"-cc1", "-load", "x.so"})).ok());
+}
