@@ -213,11 +213,14 @@ void attach_suite(CLI::App& group, Context& ctx) {
   cc->excludes(imp);
   build->add_option("--name", a->name, "name of the suite built with --from-compile-commands or --import-corpus");
   build->add_option("--description", a->description, "one line describing the suite");
-  auto* opt_level = build->add_option("--opt-level", a->opt_level,
-                   "--from-compile-commands: the -O level every TU's front end runs at: Oz (default: functions carry "
-                   "minsize, as in code built for size), Os, O1, O2, O3, or keep (each TU's own; -Oz for -O0)")
-      ->check(CLI::IsMember({"Oz", "Os", "O1", "O2", "O3", "keep"}))
-      ->capture_default_str();
+  auto* opt_level =
+      build
+          ->add_option(
+              "--opt-level", a->opt_level,
+              "--from-compile-commands: the -O level every TU's front end runs at: Oz (default: functions carry "
+              "minsize, as in code built for size), Os, O1, O2, O3, or keep (each TU's own; -Oz for -O0)")
+          ->check(CLI::IsMember({"Oz", "Os", "O1", "O2", "O3", "keep"}))
+          ->capture_default_str();
   build->add_option("-j,--jobs", a->jobs, "parallel compiles (default: one per core)")->check(CLI::Range(1, 1024));
   build->add_flag("--rebuild", a->rebuild, "build again even if the suite and its packages are cached");
   build->callback([&ctx, a, opt_level] {

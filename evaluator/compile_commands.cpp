@@ -51,9 +51,23 @@ bool takes_separate_value(std::string_view a) {
 bool drop_flag(std::string_view a) {
   // -fno-inline*: every function noinline, so the inliner never asks the
   // policy; a debug configuration's setting, not the code's.
-  static const std::set<std::string_view> kExact = {
-      "-c", "-S", "-E", "-M", "-MM", "-MD", "-MMD", "-MP", "-MG", "-emit-llvm", "-fsyntax-only", "-Werror", "-fno-lto",
-      "-fno-inline", "-fno-inline-functions", "-fno-inline-small-functions", "-fno-inline-functions-called-once"};
+  static const std::set<std::string_view> kExact = {"-c",
+                                                    "-S",
+                                                    "-E",
+                                                    "-M",
+                                                    "-MM",
+                                                    "-MD",
+                                                    "-MMD",
+                                                    "-MP",
+                                                    "-MG",
+                                                    "-emit-llvm",
+                                                    "-fsyntax-only",
+                                                    "-Werror",
+                                                    "-fno-lto",
+                                                    "-fno-inline",
+                                                    "-fno-inline-functions",
+                                                    "-fno-inline-small-functions",
+                                                    "-fno-inline-functions-called-once"};
   if (kExact.count(a)) return true;
   for (std::string_view p :
        {"-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics", "-Wp,-MD,", "-Wp,-MMD,", "-Werror=", "-flto",
@@ -74,8 +88,8 @@ bool is_input(const CompileCommand& c, const std::string& arg) {
 // inputs is an error.
 bool is_other_input(const CompileCommand& c, const std::string& arg) {
   if (arg.empty() || arg[0] == '-' || is_input(c, arg)) return false;
-  static const std::set<std::string> kInputs = {".c",  ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm", ".s",
-                                                ".S",  ".cu", ".o",   ".a",   ".so",  ".lo", ".i", ".ii"};
+  static const std::set<std::string> kInputs = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C",  ".m", ".mm", ".s",
+                                                ".S", ".cu", ".o",   ".a",   ".so",  ".lo", ".i", ".ii"};
   return kInputs.count(fs::path(arg).extension().string()) > 0;
 }
 
@@ -219,11 +233,16 @@ std::string command_target_arch(const CompileCommand& c) {
   std::string arch;
   for (size_t i = first + 1; i < args.size(); ++i) {
     const auto& a = args[i];
-    if ((a == "-target" || a == "--target") && i + 1 < args.size()) arch = args[++i];
-    else if (starts_with(a, "--target=")) arch = a.substr(9);
-    else if (a == "-m32") arch = "i386";
-    else if (a == "-m64") arch = host_arch() == "i386" ? "x86_64" : "";
-    else if (takes_separate_value(a)) ++i;
+    if ((a == "-target" || a == "--target") && i + 1 < args.size())
+      arch = args[++i];
+    else if (starts_with(a, "--target="))
+      arch = a.substr(9);
+    else if (a == "-m32")
+      arch = "i386";
+    else if (a == "-m64")
+      arch = host_arch() == "i386" ? "x86_64" : "";
+    else if (takes_separate_value(a))
+      ++i;
   }
   if (!arch.empty()) return normal_arch(arch.substr(0, arch.find('-')));
   // A cross compiler names its triple: aarch64-linux-gnu-gcc, arm-none-eabi-g++-12.
@@ -251,8 +270,7 @@ std::vector<std::string> unknown_arguments(std::string_view output) {
       auto end = output.find('\'', from);
       if (end == std::string_view::npos) break;
       std::string flag(output.substr(from, end - from));
-      if (!flag.empty() && flag[0] == '-' && std::find(out.begin(), out.end(), flag) == out.end())
-        out.push_back(flag);
+      if (!flag.empty() && flag[0] == '-' && std::find(out.begin(), out.end(), flag) == out.end()) out.push_back(flag);
     }
   }
   return out;

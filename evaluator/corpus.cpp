@@ -1,12 +1,11 @@
 #include "evaluator/corpus.h"
 
-#include <set>
-
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <set>
 
-#include "common/read_file.h"
 #include "common/ml_inliner_options.h"
+#include "common/read_file.h"
 #include "common/text.h"
 #include "evaluator/files.h"
 
@@ -102,7 +101,8 @@ std::string format_cmd(const std::vector<std::string>& args) {
   return out;
 }
 
-std::vector<std::string> without_build_outputs(const std::vector<std::string>& args, std::vector<std::string>* removed) {
+std::vector<std::string> without_build_outputs(const std::vector<std::string>& args,
+                                               std::vector<std::string>* removed) {
   static const std::set<std::string_view> kWithValue = {"-dependency-file", "-MT", "-MQ", "-split-dwarf-file",
                                                         "-split-dwarf-output"};
   std::vector<std::string> out;

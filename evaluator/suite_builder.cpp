@@ -168,7 +168,8 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
     auto kept = without_build_outputs(*cmd, &gone);
     stripped += gone.empty() ? 0 : 1;
     removed.insert(gone.begin(), gone.end());
-    if (auto st = check_module_command(m, kept); !st) return Error{"corpus " + corpus_dir.string() + ": " + st.error().message};
+    if (auto st = check_module_command(m, kept); !st)
+      return Error{"corpus " + corpus_dir.string() + ": " + st.error().message};
     commands[m] = std::move(kept);
   }
   auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / name));
@@ -187,7 +188,8 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
       std::error_code ec;
       fs::create_directories(to.parent_path(), ec);
       if (std::string(ext) == ".cmd" && !corpus->global_command_override) {
-        if (auto s = write_file(to, format_cmd(commands.at(m))); !s) return Error{"module " + m + ": " + s.error().message};
+        if (auto s = write_file(to, format_cmd(commands.at(m))); !s)
+          return Error{"module " + m + ": " + s.error().message};
         continue;
       }
       fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
@@ -207,9 +209,10 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
     auto whose = corpus->global_command_override
                      ? std::string("the corpus's global command line")
                      : fmt::format("the command lines of {} of {} modules", stripped, corpus->modules.size());
-    r.notes.push_back(fmt::format("removed {} from {}: files the build wrote beside its objects, which every "
-                                  "evaluation compile would write again",
-                                  names, whose));
+    r.notes.push_back(
+        fmt::format("removed {} from {}: files the build wrote beside its objects, which every "
+                    "evaluation compile would write again",
+                    names, whose));
   }
   if (auto s = finish(scratch->path(), r.suite, *corpus); !s) return s.error();
   r.dir = suites_dir / name;

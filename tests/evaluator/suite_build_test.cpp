@@ -222,8 +222,9 @@ TEST_CASE("a real project's compiles come in at -Oz: unity sources, GCC's flags,
            "\"}";
   };
   write(dir / "compile_commands.json",
-        "[" + entry((dir / "build/CMakeFiles/core.dir/Unity/unity_0_c.c").string(),
-                    "gcc -O2 -c ../build/CMakeFiles/core.dir/Unity/unity_0_c.c -o u.o") +
+        "[" +
+            entry((dir / "build/CMakeFiles/core.dir/Unity/unity_0_c.c").string(),
+                  "gcc -O2 -c ../build/CMakeFiles/core.dir/Unity/unity_0_c.c -o u.o") +
             ",\n" + entry("old.c", "gcc -std=gnu99 -O2 -c old.c -o old.o") + ",\n" +
             entry("gcc.c", "gcc -O2 -fno-var-tracking-assignments -c gcc.c -o gcc.o") + ",\n" +
             entry("noinl.c", "gcc -O0 -g -fno-inline -c noinl.c -o noinl.o") + ",\n" +
@@ -271,8 +272,7 @@ TEST_CASE("an ml-compiler-opt corpus whose lines name dependency files imports w
   REQUIRE_MESSAGE(imported.ok(), imported.error().message);
   CHECK(parse_cmd(common::read_file(module_file(imported->dir, "main.c", ".cmd")).take()) == plain);
   REQUIRE(imported->notes.size() == 1);
-  CHECK(imported->notes[0].find("removed -MT -dependency-file -sys-header-deps from the command lines of 1 of 3") ==
-        0);
+  CHECK(imported->notes[0].find("removed -MT -dependency-file -sys-header-deps from the command lines of 1 of 3") == 0);
 }
 
 TEST_CASE("driftwatch suite build and list end to end") {

@@ -211,10 +211,10 @@ TEST_CASE("a hostile manifest or corpus: module names that escape or reach .git 
 
 TEST_CASE("a corpus module's dependency and split-DWARF outputs are taken out of its line, nothing else") {
   std::vector<std::string> removed;
-  auto kept = without_build_outputs({"-cc1", "-triple", "x86_64-pc-linux-gnu", "-dependency-file", "a.d", "-MT", "a.o",
-                                     "-sys-header-deps", "-split-dwarf-file", "a.dwo", "-split-dwarf-output", "a.dwo",
-                                     "-MT=b.o", "-O2", "-x", "c"},
-                                    &removed);
+  auto kept = without_build_outputs(
+      {"-cc1", "-triple", "x86_64-pc-linux-gnu", "-dependency-file", "a.d", "-MT", "a.o", "-sys-header-deps",
+       "-split-dwarf-file", "a.dwo", "-split-dwarf-output", "a.dwo", "-MT=b.o", "-O2", "-x", "c"},
+      &removed);
   CHECK(kept == std::vector<std::string>{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-O2", "-x", "c"});
   CHECK(removed == std::vector<std::string>{"-dependency-file", "-MT", "-sys-header-deps", "-split-dwarf-file",
                                             "-split-dwarf-output", "-MT"});
