@@ -103,7 +103,11 @@ common::Result<ExtractedModule> extract_one(const CompileCommand& c, const Plann
   auto inv = rewrite_for_bitcode(with_response_files(c), bc.string(), o.tools, o.opt_level);
   if (!inv) return inv.error();
   auto failed = [&](const common::ProcessResult& r, const char* what) {
-    auto text = first_lines(r.output, 4);
+    // From the first error on: "In file included from …" lines come before
+    // it, and the one line a summary shows must be the error.
+    auto at = r.output.find("error: ");
+    auto from = at == std::string::npos ? 0 : r.output.rfind('\n', at);
+    auto text = first_lines(r.output.substr(from == std::string::npos ? 0 : from), 4);
     return Error{std::string(what) + " " + r.describe() + (text.empty() ? "" : ":\n" + text)};
   };
   auto compiled = run(inv->bitcode_argv, c.directory, o.timeout);
