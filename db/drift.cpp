@@ -44,7 +44,9 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         // As ModuleResult::learned_failed: what failed outside the compiler
         // (driftwatch, the disk) is not the policy's loss.
         "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable')), "
-        "  COALESCE(lf.compiler_broken, false) "
+        "  COALESCE(lf.compiler_broken, false), "
+        "  (SELECT sum(m.value)::bigint FROM measurements m WHERE m.evaluation_id = e.id "
+        "     AND m.heuristic = 'learned' AND m.metric = 'decisions') "
         "FROM builds b JOIN commits c ON c.id = b.commit_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
@@ -80,6 +82,7 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
       if (!p.evaluated && r[18].as<bool>() && p.build_outcome == "ok") p.build_outcome = kCompilerBroken;
       else if (!p.evaluated && !r[16].is_null()) p.evaluation_error = r[16].as<std::string>();
       if (!r[17].is_null()) p.learned_failing = common::split(r[17].as<std::string>(), '\n');
+      if (!r[19].is_null()) p.learned_decisions = r[19].as<std::int64_t>();
       std::sort(p.learned_failing.begin(), p.learned_failing.end());  // byte order, whatever the collation
       if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
       out.push_back(std::move(p));

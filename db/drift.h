@@ -34,6 +34,9 @@ struct SeriesPoint {
   std::vector<std::string> learned_failing;
   int learned_failed() const { return static_cast<int>(learned_failing.size()); }
   std::string compat_json;  ///< the feature compatibility report
+  /// The policy's answers over the evaluation's learned compiles; -1 when
+  /// not recorded (no done evaluation).
+  std::int64_t learned_decisions = -1;
   struct Module {
     std::string name;
     std::int64_t default_bytes = 0, learned_bytes = 0;

@@ -239,4 +239,10 @@ std::string uplift_change_text(bool dropped, bool spread, double rest, double be
   return fmt::format("{} from {:+.2f}% to {:+.2f}%", moved, 100 * before, 100 * after);
 }
 
+std::string unasked_note(std::int64_t decisions_before, std::int64_t decisions_after) {
+  if (decisions_before <= 0 || decisions_after != 0) return {};
+  return " (the compiler asked the policy nothing there, " + std::to_string(decisions_before) +
+         " times before: it no longer consults it)";
+}
+
 }  // namespace reports

@@ -93,6 +93,11 @@ inline const char* range_note(bool spread) { return spread ? kSpreadNote : kRang
 /// Said where a finding has neither culprit nor range: the first measured
 /// check-in already had it, so no earlier one is known good.
 inline constexpr const char* kNotPinnedNote = "the first check-in measured; none before it is known good";
+/// Said of a change after which the compiler asked the policy nothing (it
+/// still opens the channel, so the evaluation did not fail; every module
+/// ties): " (the compiler asked the policy nothing there, N times before: …)",
+/// or "" (decision counts of -1: not recorded).
+std::string unasked_note(std::int64_t decisions_before, std::int64_t decisions_after);
 
 /// Two check-ins' levels over the modules both measured. A module that
 /// failed to compile at one of them (a timeout, a crash) must not move a

@@ -57,6 +57,8 @@ std::string Finding::details_json() const {
                                 {"newly_failing", newly_failing},
                                 {"failing", failing},
                                 {"evaluation_error", evaluation_error},
+                                {"decisions_before", decisions_before},
+                                {"decisions_after", decisions_after},
                                 {"not_compared", not_compared},
                                 {"carried_forward", carried},
                                 {"range_size", range_size},
@@ -90,7 +92,9 @@ std::string Finding::sentence() const {
   else
     what = fmt::format("sizes on {} moved: default {:+.2f}%, learned {:+.2f}% (uplift {:+.2f}% → {:+.2f}%)", suite,
                        100 * change.default_delta, 100 * change.learned_delta, 100 * before.uplift, 100 * after.uplift);
-  return what + ": " + where;
+  // Ties on every module, the policy never asked: not a policy that got
+  // worse but a compiler that stopped consulting it.
+  return what + reports::unasked_note(decisions_before, decisions_after) + ": " + where;
 }
 
 namespace {
@@ -411,6 +415,8 @@ class SuiteAnalysis {
     f.suite = suite_;
     f.last_good = before.sha;
     f.first_bad = after.sha;
+    f.decisions_before = before.learned_decisions;
+    f.decisions_after = after.learned_decisions;
     auto levels = compared(a, b);
     f.before = levels.before;
     f.after = levels.after;

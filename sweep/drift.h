@@ -38,6 +38,10 @@ struct Finding {
   int newly_failing = 0;
   std::vector<std::string> failing;
   std::string evaluation_error;  ///< for policy-unusable: why the policy could not run at first_bad
+  /// The policy's answers over the suite at last_good and first_bad (-1:
+  /// not recorded). A compiler that still opens the channel but asks
+  /// nothing reads as ties everywhere: the sentence says so.
+  std::int64_t decisions_before = -1, decisions_after = -1;
   /// Modules measured at only one of the two sides and never before it:
   /// left out of `before` and `after`.
   std::vector<std::string> not_compared;

@@ -55,26 +55,29 @@ std::string alert_sentence(const db::AlertView& a) {
                           ? "one of " + a.range_first_sha.substr(0, 12) + ".." + a.first_bad_sha.substr(0, 12) + " (" +
                                 reports::range_note(spread) + ")"
                           : a.first_bad_sha.substr(0, 12) + " (" + reports::kNotPinnedNote + ")";
+  // The compiler stopped asking the policy (Finding::sentence says so too).
+  auto asked = [&](const char* key) { return d.is_discarded() ? std::int64_t(-1) : d.value(key, std::int64_t(-1)); };
+  auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where;
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
     return "uplift of " + a.policy + " on " + a.suite + " " +
            reports::uplift_change_text(a.kind == "uplift-dropped", spread,
                                        d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
                                        num("after", "uplift")) +
-           ": " + where;
+           at;
   if (a.kind == "build-broken") return "the build broke and stayed broken: " + where;
   if (a.kind == "policy-unusable")
     return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +
            (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded"));
-  if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + ": " + where;
+  if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + at;
   if (a.kind == "modules-failing")
-    return fmt::format("{} more modules of {} fail to compile with the policy {} (a crash or a timeout): {}",
-                       d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, where);
+    return fmt::format("{} more modules of {} fail to compile with the policy {} (a crash or a timeout){}",
+                       d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
   if (a.kind == "modules-flipped")
-    return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%): {}", a.suite,
-                       100 * num("before", "uplift"), 100 * num("after", "uplift"), where);
-  return fmt::format("code size on {} moved (default {:+.2f}%, learned {:+.2f}%): {}", a.suite,
+    return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%){}", a.suite,
+                       100 * num("before", "uplift"), 100 * num("after", "uplift"), at);
+  return fmt::format("code size on {} moved (default {:+.2f}%, learned {:+.2f}%){}", a.suite,
                      100 * (d.is_discarded() ? 0.0 : d.value("default_delta", 0.0)),
-                     100 * (d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)), where);
+                     100 * (d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)), at);
 }
 
 namespace {

@@ -192,6 +192,40 @@ TEST_CASE("where the compiler stops consulting the policy, the sweep opens a pol
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "1");
 }
 
+TEST_CASE("a compiler that opens the channel but stops asking the policy: the uplift alert says it is not consulted") {
+  testing::TempDir scratch;
+  // Week 8 marks every function noinline before the pipeline: the ML
+  // inliner still starts (the channel opens, its header is sent) but asks
+  // about no call site, so every module ties and nothing fails.
+  Project p(history_8w_with(scratch / "history-unasked.toml", R"(
+[[checkin]]
+week = 8
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[IPO] Keep every function out of line"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  dwcc::buildAndRunPipeline(*M, *TM, Level);"
+with = "  for (Function &F : *M)\n    if (!F.isDeclaration())\n      F.addFnAttr(Attribute::NoInline);\n  dwcc::buildAndRunPipeline(*M, *TM, Level);"
+)" + kDocsWeek9));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[IPO]%'");
+  REQUIRE(culprit.size() == 40);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "0");  // it did run
+  auto pinned = p.psql("SELECT a.kind || '|' || (a.details->>'decisions_after') FROM alerts a "
+                       "JOIN commits c ON c.id = a.culprit_commit_id WHERE c.sha = '" + culprit + "'");
+  // Here the frozen test policy was losing, so its uplift "rose" to ties.
+  CHECK((pinned == "uplift-dropped|0" || pinned == "uplift-rose|0"));
+  CHECK(std::stoll(p.psql("SELECT a.details->>'decisions_before' FROM alerts a JOIN commits c ON c.id = "
+                          "a.culprit_commit_id WHERE c.sha = '" + culprit + "'")) > 0);
+  CHECK(s.output.find("the compiler asked the policy nothing there") != std::string::npos);
+  // Said wherever the alert is read again: its list, the notification text, the report.
+  auto list = p.run({"alerts", "--config", p.config});
+  CHECK(list.output.find("the compiler asked the policy nothing there") != std::string::npos);
+}
+
 TEST_CASE("bisection across check-ins that do not build says how many it tried without an evaluation") {
   testing::TempDir scratch;
   // The build breaks, stays broken a check-in, then the check-in that fixes

@@ -305,3 +305,12 @@ TEST_CASE("modules newly failing in parts between two samples are found by modul
   REQUIRE(steps.size() == 1);
   CHECK(steps[0].after == 1);
 }
+
+TEST_CASE("a change after which the compiler asked the policy nothing says so, and only then") {
+  CHECK(reports::unasked_note(205, 0) ==
+        " (the compiler asked the policy nothing there, 205 times before: it no longer consults it)");
+  CHECK(reports::unasked_note(205, 3).empty());  // asked less: that is the code's doing
+  CHECK(reports::unasked_note(0, 0).empty());    // never asked (no call sites): nothing stopped
+  CHECK(reports::unasked_note(-1, 0).empty());   // not recorded before
+  CHECK(reports::unasked_note(205, -1).empty());
+}
