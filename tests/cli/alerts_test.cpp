@@ -214,12 +214,15 @@ with = "  for (Function &F : *M)\n    if (!F.isDeclaration())\n      F.addFnAttr
   auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[IPO]%'");
   REQUIRE(culprit.size() == 40);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "0");  // it did run
-  auto pinned = p.psql("SELECT a.kind || '|' || (a.details->>'decisions_after') FROM alerts a "
-                       "JOIN commits c ON c.id = a.culprit_commit_id WHERE c.sha = '" + culprit + "'");
+  auto pinned = p.psql(
+      "SELECT a.kind || '|' || (a.details->>'decisions_after') FROM alerts a "
+      "JOIN commits c ON c.id = a.culprit_commit_id WHERE c.sha = '" +
+      culprit + "'");
   // Here the frozen test policy was losing, so its uplift "rose" to ties.
   CHECK((pinned == "uplift-dropped|0" || pinned == "uplift-rose|0"));
   CHECK(std::stoll(p.psql("SELECT a.details->>'decisions_before' FROM alerts a JOIN commits c ON c.id = "
-                          "a.culprit_commit_id WHERE c.sha = '" + culprit + "'")) > 0);
+                          "a.culprit_commit_id WHERE c.sha = '" +
+                          culprit + "'")) > 0);
   CHECK(s.output.find("the compiler asked the policy nothing there") != std::string::npos);
   // Said wherever the alert is read again: its list, the notification text, the report.
   auto list = p.run({"alerts", "--config", p.config});
