@@ -33,23 +33,36 @@ void run_init(const InitArgs& a) {
   // The file reads relative paths from its own directory: paths given here
   // are taken from the current one, so they are written absolute.
   auto repo = a.repo.empty() ? std::string("../llvm-project") : fs::absolute(a.repo).lexically_normal().string();
+  auto policy = fs::absolute(a.policy).lexically_normal().string();
+  if (!fs::is_regular_file(policy)) throw common::Fatal("--policy " + a.policy + ": no such file");
+  // A truncated or foreign file is refused now, not at the first sweep.
+  auto model = policy::PolicyModel::load(policy).take();
   // An llvm-project checkout gets its recipe and a year of history: the
   // sample compiler's recipe cannot build it, and a weekly grid over all of
   // LLVM's history (from 2001) would build hundreds of check-ins that no
-  // LLVM 19 bitcode suite can be read by.
-  std::string recipe = "sample-compiler", since;
+  // LLVM 19 bitcode suite can be read by. HEAD, not the tracked branch: a
+  // checkout at a release tag is llvm-project too.
+  std::string recipe = "sample-compiler", since, since_why;
   if (!a.repo.empty()) {
     auto git = tracker::GitRepo::open(repo).take();
-    auto tip = git.tracked("");
-    auto llvm = tip ? git.has_file(*tip, "llvm/CMakeLists.txt") : common::Result<bool>(false);
+    auto llvm = git.has_file("HEAD", "llvm/CMakeLists.txt");
     if (llvm && *llvm) {
       recipe = "llvm-project";
-      if (auto newest = git.commit(*tip)) since = tracker::format_date(newest->time - 365 * 86400);
+      if (auto newest = git.commit("HEAD")) {
+        auto from = newest->time - 365 * 86400;
+        since_why = "a year before its newest check-in";
+        // The policy's training check-in is the baseline `decide` and the
+        // report measure from: a range starting after it would never measure it.
+        const auto& trained = model.metadata().compiler_commit;
+        if (auto t = trained.empty() ? common::Result<tracker::CommitInfo>(common::Error{""}) : git.commit(trained);
+            t && t->time < from) {
+          from = t->time;
+          since_why = "the policy's training check-in " + t->sha.substr(0, 12);
+        }
+        since = tracker::format_date(from);
+      }
     }
   }
-  auto policy = fs::absolute(a.policy).lexically_normal().string();
-  if (!fs::is_regular_file(policy)) throw common::Fatal("--policy " + a.policy + ": no such file");
-  (void)policy::PolicyModel::load(policy).take();  // a truncated or foreign file is refused now, not at the first sweep
   common::ensure_writable_dir(dir, "project directory");
   auto name = a.name.empty() ? dir.filename().string() : a.name;
   auto text = sweep::project_file_template(name, repo, policy, recipe, since);
@@ -58,9 +71,8 @@ void run_init(const InitArgs& a) {
   common::write_file_atomically(file, text).take();
   if (recipe == "llvm-project")
     fmt::print(
-        "{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} (a year before its newest "
-        "check-in)\n",
-        repo, since.empty() ? "its first check-in" : since);
+        "{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} ({})\n", repo,
+        since.empty() ? "its first check-in" : since, since.empty() ? "its newest could not be read" : since_why);
   fmt::print("wrote {}: edit [compiler] repo and [suites], then run `driftwatch sweep`\n", file.string());
 }
 

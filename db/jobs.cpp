@@ -94,8 +94,9 @@ std::optional<std::string> last_swept_head(Database& db, const std::string& proj
 // compiler) only once its build is tried again, or has given one since (a
 // build two projects share, retried and rebuilt by the other's sweep: its
 // evaluations of this project were left skipped for good); a done evaluation job whose
-// evaluation row is no longer done or failed (a retrain or an `eval` ran it
-// again and was interrupted) too, or its check-in would drop out of the series.
+// evaluation row is no longer done, failed or running (one an older driftwatch
+// reset to running for a re-run that was cut short: a stored row now keeps its
+// status while run again) too, or its check-in would drop out of the series.
 #define LOST_EVALUATION                                                                            \
   "(jobs.state = 'done' AND jobs.kind = 'eval' AND jobs.result ? 'evaluation_id' AND NOT EXISTS ("  \
   "SELECT 1 FROM evaluations ev WHERE ev.id = (jobs.result->>'evaluation_id')::bigint "            \

@@ -40,7 +40,7 @@ bool takes_separate_value(std::string_view a) {
       "-imacros",    "-isysroot", "--sysroot", "-target",     "-Xpreprocessor",
       "-Xassembler", "-Xlinker",  "-arch",     "-MF",         "-MT",
       "-MQ",         "-o",        "-iprefix",  "-include-pch", "-MJ",
-      "--serialize-diagnostics"};
+      "--serialize-diagnostics", "--output"};
   return kPairs.count(a) > 0;
 }
 
@@ -71,7 +71,7 @@ bool drop_flag(std::string_view a) {
   if (kExact.count(a)) return true;
   for (std::string_view p :
        {"-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics", "-Wp,-MD,", "-Wp,-MMD,", "-Werror=", "-flto",
-        "-fembed-bitcode", "-save-temps", "-o"})
+        "-fembed-bitcode", "-save-temps", "-o", "--output"})
     if (starts_with(a, p)) return true;
   return false;
 }
@@ -116,7 +116,7 @@ common::Result<std::vector<std::string>> shell_split(std::string_view s) {
   bool in_word = false;
   for (size_t i = 0; i < s.size(); ++i) {
     char ch = s[i];
-    if (ch == ' ' || ch == '\t' || ch == '\n') {
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
       if (in_word) out.push_back(std::move(word));
       word.clear();
       in_word = false;
@@ -239,8 +239,8 @@ std::string command_target_arch(const CompileCommand& c) {
       arch = a.substr(9);
     else if (a == "-m32")
       arch = "i386";
-    else if (a == "-m64")
-      arch = host_arch() == "i386" ? "x86_64" : "";
+    else if (a == "-m64" && arch == "i386")
+      arch = "x86_64";
     else if (takes_separate_value(a))
       ++i;
   }
@@ -261,17 +261,25 @@ std::string command_target_arch(const CompileCommand& c) {
 }
 
 std::vector<std::string> unknown_arguments(std::string_view output) {
-  // clang: "error: unknown argument: '-fipa-pta'" and
-  // "error: unknown argument '-fconserve-stack'; did you mean '-fno-…'?"
+  // The driver's own lines only ("clang: error: unknown argument: '-fipa-pta'",
+  // "clang-19: error: unknown argument '-fconserve-stack'; did you mean …?"),
+  // never a source line a diagnostic quotes.
   std::vector<std::string> out;
-  for (std::string_view marker : {"unknown argument: '", "unknown argument '"}) {
-    for (auto at = output.find(marker); at != std::string_view::npos; at = output.find(marker, at + 1)) {
-      auto from = at + marker.size();
-      auto end = output.find('\'', from);
-      if (end == std::string_view::npos) break;
-      std::string flag(output.substr(from, end - from));
-      if (!flag.empty() && flag[0] == '-' && std::find(out.begin(), out.end(), flag) == out.end()) out.push_back(flag);
-    }
+  std::size_t start = 0;
+  while (start < output.size()) {
+    auto end = output.find('\n', start);
+    if (end == std::string_view::npos) end = output.size();
+    auto line = output.substr(start, end - start);
+    start = end + 1;
+    auto colon = line.find(": error: unknown argument");
+    if (colon == std::string_view::npos || !starts_with(line, "clang") ||
+        line.substr(0, colon).find(' ') != std::string_view::npos)
+      continue;
+    auto from = line.find('\'', colon);
+    auto to = from == std::string_view::npos ? from : line.find('\'', from + 1);
+    if (to == std::string_view::npos) continue;
+    std::string flag(line.substr(from + 1, to - from - 1));
+    if (!flag.empty() && flag[0] == '-' && std::find(out.begin(), out.end(), flag) == out.end()) out.push_back(flag);
   }
   return out;
 }
@@ -319,6 +327,12 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
     }
     if (a == "-Xclang" && i + 1 < args.size() && args[i + 1] == "-include-pch") {
       i += (i + 3 < args.size() && args[i + 2] == "-Xclang") ? 3 : 1;
+      continue;
+    }
+    // An -O level given to cc1 directly comes after the driver's and wins:
+    // it is the TU's level, replaced like any other.
+    if (a == "-Xclang" && i + 1 < args.size() && starts_with(args[i + 1], "-O")) {
+      opt = args[++i];
       continue;
     }
     if (takes_separate_value(a)) {

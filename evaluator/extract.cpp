@@ -35,29 +35,39 @@ bool is_probe(const std::string& file) {
 }
 
 // A response file (@flags.rsp) read into the command, so that its -O level
-// is seen and its -MF, -o and the like are dropped like any other (clang
-// would write the project's own dependency file). One that cannot be read is
-// left to clang, which says so.
-CompileCommand with_response_files(const CompileCommand& c) {
-  CompileCommand out = c;
-  out.arguments.clear();
-  for (const auto& a : c.arguments) {
-    if (a.size() > 1 && a[0] == '@') {
+// and target are seen and its -MF, -o and the like are dropped like any
+// other (clang would write the project's own dependency file). Nested ones
+// too, a few deep; one that cannot be read is left to clang, which says so.
+std::vector<std::string> expand_response_files(const std::vector<std::string>& args, const fs::path& dir,
+                                               int depth = 0) {
+  std::vector<std::string> out;
+  for (const auto& a : args) {
+    if (a.size() > 1 && a[0] == '@' && depth < 8) {
       fs::path file = a.substr(1);
-      auto text = common::read_file(file.is_absolute() ? file : fs::path(c.directory) / file);
-      auto words = text ? shell_split(*text) : common::Result<std::vector<std::string>>(common::Error{""});
-      if (words) {
-        out.arguments.insert(out.arguments.end(), words->begin(), words->end());
-        continue;
-      }
+      auto text = common::read_file(file.is_absolute() ? file : dir / file);
+      if (text)
+        if (auto words = shell_split(*text)) {
+          auto inner = expand_response_files(*words, dir, depth + 1);
+          out.insert(out.end(), inner.begin(), inner.end());
+          continue;
+        }
     }
-    out.arguments.push_back(a);
+    out.push_back(a);
   }
   return out;
 }
 
+// Drops each flag, and the -Xclang that passed it to cc1.
 void erase_all(std::vector<std::string>& argv, const std::vector<std::string>& flags) {
-  for (const auto& f : flags) argv.erase(std::remove(argv.begin(), argv.end(), f), argv.end());
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    bool passed = argv[i] == "-Xclang" && i + 1 < argv.size() &&
+                  std::find(flags.begin(), flags.end(), argv[i + 1]) != flags.end();
+    if (passed) ++i;
+    if (passed || std::find(flags.begin(), flags.end(), argv[i]) != flags.end()) continue;
+    kept.push_back(argv[i]);
+  }
+  argv = std::move(kept);
 }
 
 fs::path common_dir(const std::vector<fs::path>& files) {
@@ -100,7 +110,7 @@ common::Result<ExtractedModule> extract_one(const CompileCommand& c, const Plann
   auto cmd = module_file(dir, p.name, ".cmd");
   std::error_code ec;
   fs::create_directories(bc.parent_path(), ec);
-  auto inv = rewrite_for_bitcode(with_response_files(c), bc.string(), o.tools, o.opt_level);
+  auto inv = rewrite_for_bitcode(c, bc.string(), o.tools, o.opt_level);
   if (!inv) return inv.error();
   auto failed = [&](const common::ProcessResult& r, const char* what) {
     // From the first error on: "In file included from …" lines come before
@@ -117,12 +127,19 @@ common::Result<ExtractedModule> extract_one(const CompileCommand& c, const Plann
   // tune GCC, not the code, so the TU is compiled once more without them.
   std::vector<std::string> dropped;
   if (!compiled->ok() && !compiled->timed_out) {
-    dropped = unknown_arguments(compiled->output);
+    for (const auto& f : unknown_arguments(compiled->output))
+      if (std::find(inv->bitcode_argv.begin(), inv->bitcode_argv.end(), f) != inv->bitcode_argv.end())
+        dropped.push_back(f);
     if (!dropped.empty()) {
-      erase_all(inv->bitcode_argv, dropped);
+      auto bitcode = inv->bitcode_argv;
+      erase_all(bitcode, dropped);
+      auto again = run(bitcode, c.directory, o.timeout);
+      if (!again) return again.error();
+      // Failing without them too: the first compile's errors are the ones to read.
+      if (!again->ok()) return failed(*compiled, "clang:");
+      inv->bitcode_argv = std::move(bitcode);
       erase_all(inv->probe_argv, dropped);
-      compiled = run(inv->bitcode_argv, c.directory, o.timeout);
-      if (!compiled) return compiled.error();
+      compiled = std::move(again);
     }
   }
   if (!compiled->ok()) return failed(*compiled, "clang:");
@@ -218,10 +235,12 @@ ExtractPlan plan_extraction(const std::vector<CompileCommand>& commands, const E
   return plan;
 }
 
-ExtractReport extract_bitcode(const std::vector<CompileCommand>& commands, const fs::path& dir,
+ExtractReport extract_bitcode(const std::vector<CompileCommand>& recorded, const fs::path& dir,
                               const ExtractOptions& o) {
   auto start = std::chrono::steady_clock::now();
   ExtractReport report;
+  auto commands = recorded;
+  for (auto& c : commands) c.arguments = expand_response_files(c.arguments, c.directory);
   report.plan = plan_extraction(commands, o);
   const auto& todo = report.plan.modules;
   std::vector<std::optional<common::Result<ExtractedModule>>> results(todo.size());

@@ -219,7 +219,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   auto recipe = builder::load_recipe(p.recipe).take();
   std::set<std::string> failed;
-  bool trained_in_series = false, any_measured = false;
+  bool trained_in_series = false, any_measured = false, any_before_training = false;
   // Where the training check-in is not in the history (another branch), every
   // series starts from its first evaluated check-in, as in `decide`.
   std::optional<int> trained_position;
@@ -254,6 +254,8 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
       }
       last_measured = latest->position;
       any_measured = true;
+    } else if (std::any_of(s.points.begin(), s.points.end(), [](const auto& pt) { return pt.evaluated; })) {
+      any_before_training = true;  // measured, but only before the training check-in: no baseline
     } else if (std::none_of(loaded.begin(), loaded.end(), [](const auto& p) { return p.build_outcome == "ok"; })) {
       // Built check-ins not evaluated on this suite (a suite just added, a
       // policy just promoted) are not swept yet, whatever failed elsewhere.
@@ -269,7 +271,10 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     d.overview.push_back(std::move(o));
     d.suites.push_back(std::move(s));
   }
-  if (!any_measured)
+  if (!any_measured && trained_position && any_before_training)
+    d.baseline_note = "nothing measured since the check-in the policy was trained at (" +
+                      d.policy.trained_at.substr(0, 12) + ")";
+  else if (!any_measured)
     d.baseline_note = "nothing measured yet";
   else if (trained_in_series)
     d.baseline_note = "the check-in the policy was trained at (" + d.policy.trained_at.substr(0, 12) + ")";

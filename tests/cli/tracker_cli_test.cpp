@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/text.h"
+#include "tests/support/policy_file.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_db.h"
 
@@ -262,6 +263,42 @@ write = "project(LLVM)\n"
   CHECK(written.find("recipe = \"llvm-project\"") != std::string::npos);
   // A year before its newest check-in (week 9 of a history that starts on 2025-12-01: 2026-02-02).
   CHECK(written.find("since = \"2025-02-02\"") != std::string::npos);
+
+  // A year later, a policy trained at the first check-in: the range reaches
+  // back to it, or its baseline would never be measured.
+  std::ofstream(dir / "history.toml", std::ios::app) << R"(
+[[checkin]]
+week = 70
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Docs] A year on"
+
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n"
+)";
+  auto later = dir / "llvm-later";
+  REQUIRE(run_driftwatch({"sample-history", later.string(), "--history", (dir / "history.toml").string(), "--weeks",
+                          "80"})
+              .exit_code == 0);
+  common::ProcessSpec first_commit;
+  first_commit.argv = {DRIFTWATCH_BIN, "commits", "--repo", later.string(), "--every", "1000", "--json"};
+  auto listed = common::run_process(first_commit).take();
+  REQUIRE(listed.exit_code == 0);
+  auto at = listed.output.find("\"sha\": \"");
+  REQUIRE(at != std::string::npos);
+  auto root = listed.output.substr(at + 8, 40);
+  std::ifstream shipped(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
+  std::string policy_text((std::istreambuf_iterator<char>(shipped)), {});
+  std::ofstream(dir / "early.policy", std::ios::binary)
+      << testing::edited_policy(policy_text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", root);
+  auto r2 = run_driftwatch({"init", (dir / "proj2").string(), "--repo", later.string(), "--policy",
+                            (dir / "early.policy").string()});
+  INFO(r2.output);
+  REQUIRE(r2.exit_code == 0);
+  CHECK(r2.output.find("(the policy's training check-in " + root.substr(0, 12) + ")") != std::string::npos);
+  std::ifstream file2(dir / "proj2" / "driftwatch.toml");
+  std::string written2((std::istreambuf_iterator<char>(file2)), {});
+  CHECK(written2.find("since = \"2025-12-01\"") != std::string::npos);
 }
 
 TEST_CASE("output that cannot be written (a full disk) fails the command, not only the bytes") {

@@ -212,9 +212,11 @@ TEST_CASE("a real project's compiles come in at -Oz: unity sources, GCC's flags,
   write(dir / "src/old.c", "int old(int x) { return helper(x); }\n");
   write(dir / "src/gcc.c", "int g(int x) { return x - 1; }\n");
   write(dir / "src/noinl.c", "static int one(int x) { return x + 1; }\nint noinl(int x) { return one(x) * 2; }\n");
-  write(dir / "src/arm.c", "int arm(void) { return 64; }\n");
+  write(dir / "src/sparc.c", "int sparc(void) { return 64; }\n");
   write(dir / "src/rsp.c", "int rsp(int x) { return x << 2; }\n");
-  write(dir / "src/flags.rsp", "-O3 -MD -MF " + (dir / "rsp.d").string() + "\n");
+  // Nested, with CRLF line ends, as a Windows-made file has them.
+  write(dir / "src/flags.rsp", "-O3 @more.rsp\r\n");
+  write(dir / "src/more.rsp", "-MD -MF " + (dir / "rsp.d").string() + "\r\n");
   write(dir / "src/m1.c", "int m1(void) { return 1; }\n");
   write(dir / "src/m2.c", "int m2(void) { return 2; }\n");
   auto entry = [&](const std::string& file, const std::string& command) {
@@ -228,8 +230,8 @@ TEST_CASE("a real project's compiles come in at -Oz: unity sources, GCC's flags,
             ",\n" + entry("old.c", "gcc -std=gnu99 -O2 -c old.c -o old.o") + ",\n" +
             entry("gcc.c", "gcc -O2 -fno-var-tracking-assignments -c gcc.c -o gcc.o") + ",\n" +
             entry("noinl.c", "gcc -O0 -g -fno-inline -c noinl.c -o noinl.o") + ",\n" +
-            entry("arm.c", "/usr/bin/aarch64-linux-gnu-gcc -Os -c arm.c -o arm.o") + ",\n" +
-            entry("rsp.c", "gcc @flags.rsp -c rsp.c -o rsp.o") + ",\n" + entry("m1.c", "cc -O2 -o prog m1.c m2.c") +
+            entry("sparc.c", "/usr/bin/sparc64-linux-gnu-gcc -Os -c sparc.c -o sparc.o") + ",\n" +
+            entry("rsp.c", "gcc @flags.rsp -c rsp.c --output rsp.o") + ",\n" + entry("m1.c", "cc -O2 -o prog m1.c m2.c") +
             ",\n" + entry("m2.c", "cc -O2 -o prog m1.c m2.c") + "]\n");
   CompileCommandsSuiteOptions o;
   o.name = "real";
@@ -245,7 +247,7 @@ TEST_CASE("a real project's compiles come in at -Oz: unity sources, GCC's flags,
   for (const auto& m : r->suite.modules) names.push_back(m.name);
   CHECK(names == std::vector<std::string>{"build/CMakeFiles/core.dir/Unity/unity_0_c.c", "src/gcc.c", "src/m1.c",
                                           "src/m2.c", "src/noinl.c", "src/old.c", "src/rsp.c"});
-  CHECK(r->extract.plan.other_target == 1);  // arm.c: the other side of its #ifs, for another backend
+  CHECK(r->extract.plan.other_target == 1);  // sparc.c: another target's code, for another backend
   auto summary = summarize(r->extract);
   CHECK(summary.find("1 compiled without flags clang-19 does not know (-fno-var-tracking-assignments)") !=
         std::string::npos);
