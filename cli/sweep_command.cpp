@@ -70,9 +70,9 @@ void run_init(const InitArgs& a) {
   sweep::parse_project_file(text, file.string(), dir).take();
   common::write_file_atomically(file, text).take();
   if (recipe == "llvm-project")
-    fmt::print(
-        "{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} ({})\n", repo,
-        since.empty() ? "its first check-in" : since, since.empty() ? "its newest could not be read" : since_why);
+    fmt::print("{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} ({})\n", repo,
+               since.empty() ? "its first check-in" : since,
+               since.empty() ? "its newest could not be read" : since_why);
   fmt::print("wrote {}: edit [compiler] repo and [suites], then run `driftwatch sweep`\n", file.string());
 }
 

@@ -34,13 +34,33 @@ size_t compiler_index(const std::vector<std::string>& args) {
 // Options whose value is the next argument: kept or dropped as a pair, so a
 // value is never mistaken for an option or the input.
 bool takes_separate_value(std::string_view a) {
-  static const std::set<std::string_view> kPairs = {
-      "-Xclang",     "-mllvm",    "-x",        "-include",    "-isystem",
-      "-I",          "-D",        "-U",        "-iquote",     "-idirafter",
-      "-imacros",    "-isysroot", "--sysroot", "-target",     "-Xpreprocessor",
-      "-Xassembler", "-Xlinker",  "-arch",     "-MF",         "-MT",
-      "-MQ",         "-o",        "-iprefix",  "-include-pch", "-MJ",
-      "--serialize-diagnostics", "--output"};
+  static const std::set<std::string_view> kPairs = {"-Xclang",
+                                                    "-mllvm",
+                                                    "-x",
+                                                    "-include",
+                                                    "-isystem",
+                                                    "-I",
+                                                    "-D",
+                                                    "-U",
+                                                    "-iquote",
+                                                    "-idirafter",
+                                                    "-imacros",
+                                                    "-isysroot",
+                                                    "--sysroot",
+                                                    "-target",
+                                                    "-Xpreprocessor",
+                                                    "-Xassembler",
+                                                    "-Xlinker",
+                                                    "-arch",
+                                                    "-MF",
+                                                    "-MT",
+                                                    "-MQ",
+                                                    "-o",
+                                                    "-iprefix",
+                                                    "-include-pch",
+                                                    "-MJ",
+                                                    "--serialize-diagnostics",
+                                                    "--output"};
   return kPairs.count(a) > 0;
 }
 
@@ -69,9 +89,8 @@ bool drop_flag(std::string_view a) {
                                                     "-fno-inline-small-functions",
                                                     "-fno-inline-functions-called-once"};
   if (kExact.count(a)) return true;
-  for (std::string_view p :
-       {"-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics", "-Wp,-MD,", "-Wp,-MMD,", "-Werror=", "-flto",
-        "-fembed-bitcode", "-save-temps", "-o", "--output"})
+  for (std::string_view p : {"-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics", "-Wp,-MD,", "-Wp,-MMD,",
+                             "-Werror=", "-flto", "-fembed-bitcode", "-save-temps", "-o", "--output"})
     if (starts_with(a, p)) return true;
   return false;
 }

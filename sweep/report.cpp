@@ -272,8 +272,8 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     d.suites.push_back(std::move(s));
   }
   if (!any_measured && trained_position && any_before_training)
-    d.baseline_note = "nothing measured since the check-in the policy was trained at (" +
-                      d.policy.trained_at.substr(0, 12) + ")";
+    d.baseline_note =
+        "nothing measured since the check-in the policy was trained at (" + d.policy.trained_at.substr(0, 12) + ")";
   else if (!any_measured)
     d.baseline_note = "nothing measured yet";
   else if (trained_in_series)

@@ -277,9 +277,9 @@ file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n"
 )";
   auto later = dir / "llvm-later";
-  REQUIRE(run_driftwatch({"sample-history", later.string(), "--history", (dir / "history.toml").string(), "--weeks",
-                          "80"})
-              .exit_code == 0);
+  REQUIRE(
+      run_driftwatch({"sample-history", later.string(), "--history", (dir / "history.toml").string(), "--weeks", "80"})
+          .exit_code == 0);
   common::ProcessSpec first_commit;
   first_commit.argv = {DRIFTWATCH_BIN, "commits", "--repo", later.string(), "--every", "1000", "--json"};
   auto listed = common::run_process(first_commit).take();
@@ -291,8 +291,8 @@ write = "# dwcc release notes\n"
   std::string policy_text((std::istreambuf_iterator<char>(shipped)), {});
   std::ofstream(dir / "early.policy", std::ios::binary)
       << testing::edited_policy(policy_text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", root);
-  auto r2 = run_driftwatch({"init", (dir / "proj2").string(), "--repo", later.string(), "--policy",
-                            (dir / "early.policy").string()});
+  auto r2 = run_driftwatch(
+      {"init", (dir / "proj2").string(), "--repo", later.string(), "--policy", (dir / "early.policy").string()});
   INFO(r2.output);
   REQUIRE(r2.exit_code == 0);
   CHECK(r2.output.find("(the policy's training check-in " + root.substr(0, 12) + ")") != std::string::npos);

@@ -231,8 +231,8 @@ TEST_CASE("a real project's compiles come in at -Oz: unity sources, GCC's flags,
             entry("gcc.c", "gcc -O2 -fno-var-tracking-assignments -c gcc.c -o gcc.o") + ",\n" +
             entry("noinl.c", "gcc -O0 -g -fno-inline -c noinl.c -o noinl.o") + ",\n" +
             entry("sparc.c", "/usr/bin/sparc64-linux-gnu-gcc -Os -c sparc.c -o sparc.o") + ",\n" +
-            entry("rsp.c", "gcc @flags.rsp -c rsp.c --output rsp.o") + ",\n" + entry("m1.c", "cc -O2 -o prog m1.c m2.c") +
-            ",\n" + entry("m2.c", "cc -O2 -o prog m1.c m2.c") + "]\n");
+            entry("rsp.c", "gcc @flags.rsp -c rsp.c --output rsp.o") + ",\n" +
+            entry("m1.c", "cc -O2 -o prog m1.c m2.c") + ",\n" + entry("m2.c", "cc -O2 -o prog m1.c m2.c") + "]\n");
   CompileCommandsSuiteOptions o;
   o.name = "real";
   o.extract.jobs = 2;
