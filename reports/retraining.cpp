@@ -242,6 +242,10 @@ CandidateVerdict judge_candidate(const HeldOutFigures& a, const HeldOutFigures& 
                         std::to_string(c.losses) + " against " + std::to_string(a.losses) + " (at most " +
                         std::to_string(s.max_extra_losing) + " more allowed)";
   if (!std::isfinite(c.uplift)) return {false, "the candidate's uplift is not a number: " + figures};
+  if (c.failed > a.failed)
+    return {false, "breaks the compile of " + std::to_string(c.failed - a.failed) +
+                       " more module(s) than the active policy (" + std::to_string(c.failed) + " against " +
+                       std::to_string(a.failed) + "; those modules are left out of both uplifts): " + figures};
   if (!(gain > 0 && gain >= s.margin)) return {false, "does not win by the margin: " + figures};
   if (extra > s.max_extra_losing)
     return {false, "makes " + std::to_string(extra) + " more module(s) worse: " + figures};
@@ -256,6 +260,9 @@ std::optional<std::string> suite_regression(const std::string& suite, const Held
   if (c.losses - a.losses > s.max_extra_losing)
     return "makes " + std::to_string(c.losses - a.losses) + " more module(s) worse on " + suite + " (" +
            std::to_string(c.losses) + " against " + std::to_string(a.losses) + ")";
+  if (c.failed > a.failed)
+    return "breaks the compile of " + std::to_string(c.failed - a.failed) + " more module(s) on " + suite + " (" +
+           std::to_string(c.failed) + " against " + std::to_string(a.failed) + ")";
   return std::nullopt;
 }
 

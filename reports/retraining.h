@@ -94,6 +94,12 @@ struct HeldOutFigures {
   double uplift = 0;  ///< mean over the suites of their geometric-mean uplift
   int losses = 0;     ///< modules made larger than the default, over the suites
   int modules = 0;
+  /// Modules the default compiled and the policy's compile broke (a crash, a
+  /// hang; counted in `losses` too). The uplifts are compared over the
+  /// modules both policies measured, so a module only one of them broke
+  /// leaves both figures: without this count, a candidate could win by
+  /// breaking the compile of the active policy's best module.
+  int failed = 0;
 };
 
 struct PromotionSettings {
@@ -107,7 +113,7 @@ struct CandidateVerdict {
 };
 
 /// Promote only a candidate that wins by the margin without adding more
-/// losing modules than allowed.
+/// losing modules than allowed, nor breaking more compiles than the active.
 CandidateVerdict judge_candidate(const HeldOutFigures& active, const HeldOutFigures& candidate,
                                  const PromotionSettings& s);
 

@@ -277,11 +277,10 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   eo.jobs = jobs;
   // A module that the policy's compile breaks (a crash, a hang) is a loss
   // too: a candidate must not win by making the compiler fail.
-  auto losses = [](const evaluator::EvaluationResult& r) {
-    int n = r.summary.losses;
-    for (const auto& m : r.modules) n += m.learned_failed();
-    return n;
+  auto broken = [](const evaluator::EvaluationResult& r) {
+    return static_cast<int>(std::count_if(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.learned_failed(); }));
   };
+  auto losses = [&](const evaluator::EvaluationResult& r) { return r.summary.losses + broken(r); };
   std::vector<reports::SuiteFigures> per_suite;
   // A candidate that could not be judged is rejected with the error that
   // stopped it, never left "being evaluated" for a hand promotion without
@@ -321,12 +320,12 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
         // count above).
         auto levels =
             reports::compare_levels(evaluator::measured_sizes(a->result), evaluator::measured_sizes(c.result));
-        active_figures = {levels.before.uplift, losses(a->result), a->result.summary.modules};
-        candidate_figures = {levels.after.uplift, losses(c.result), c.result.summary.modules};
+        active_figures = {levels.before.uplift, losses(a->result), a->result.summary.modules, broken(a->result)};
+        candidate_figures = {levels.after.uplift, losses(c.result), c.result.summary.modules, broken(c.result)};
       } else {
         int modules = static_cast<int>(h.suite.modules.size());
-        active_figures = {0, modules, modules};
-        candidate_figures = {c.result.summary.uplift, losses(c.result), c.result.summary.modules};
+        active_figures = {0, modules, modules, modules};
+        candidate_figures = {c.result.summary.uplift, losses(c.result), c.result.summary.modules, broken(c.result)};
       }
       report.holdout.push_back({h.suite.name, active_figures.uplift, candidate_figures.uplift, active_figures.losses,
                                 candidate_figures.losses, candidate_figures.modules});
@@ -336,6 +335,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       report.candidate.losses += candidate_figures.losses;
       report.active.modules += active_figures.modules;
       report.candidate.modules += candidate_figures.modules;
+      report.active.failed += active_figures.failed;
+      report.candidate.failed += candidate_figures.failed;
       per_suite.push_back({h.suite.name, active_figures, candidate_figures});
     }
   } catch (const std::exception& e) {

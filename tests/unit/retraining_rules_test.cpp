@@ -367,3 +367,21 @@ TEST_CASE("a candidate that wins overall but falls behind on one held-out suite 
   CHECK(verdict.promote);
   CHECK(verdict.reason.rfind("wins by the margin", 0) == 0);
 }
+
+TEST_CASE("a candidate that wins only because its compile breaks the active policy's best module is not promoted") {
+  // The active policy wins big on A and loses on B; the candidate breaks A
+  // and ties B. Over the modules both measured (A left out of both), the
+  // candidate reads ahead, and its losing modules are as many (A failed, B lost).
+  reports::PromotionSettings s{0.001, 0};
+  reports::HeldOutFigures active{-0.0015, 1, 96, 0}, candidate{0.0, 1, 96, 1};
+  auto v = reports::judge_candidate(active, candidate, s);
+  CHECK_FALSE(v.promote);
+  CHECK(v.reason.find("breaks the compile of 1 more module(s) than the active policy (1 against 0") == 0);
+  // Per suite too.
+  auto why = reports::suite_regression("holdout", active, candidate, s);
+  REQUIRE(why);
+  CHECK(why->find("breaks the compile of 1 more module(s) on holdout") == 0);
+  // Breaking no more than the active policy does, it is judged on its figures.
+  candidate.failed = 0;
+  CHECK(reports::judge_candidate(active, candidate, s).promote);
+}
