@@ -278,7 +278,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   // A module that the policy's compile breaks (a crash, a hang) is a loss
   // too: a candidate must not win by making the compiler fail.
   auto broken = [](const evaluator::EvaluationResult& r) {
-    return static_cast<int>(std::count_if(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.learned_failed(); }));
+    return static_cast<int>(
+        std::count_if(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.learned_failed(); }));
   };
   auto losses = [&](const evaluator::EvaluationResult& r) { return r.summary.losses + broken(r); };
   std::vector<reports::SuiteFigures> per_suite;
