@@ -17,6 +17,7 @@
 #include "db/drift.h"
 #include "db/jobs.h"
 #include "db/policies.h"
+#include "evaluator/evaluation.h"
 #include "evaluator/object_size.h"
 #include "reports/drift.h"
 #include "sweep/compiler_build.h"
@@ -159,11 +160,15 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto tracked = tracked_policy(db, p);
+  // What sweeps measure: the project's suites. Held-out suites of its own
+  // (retrain.holdout) are evaluated here, never by a sweep, so asking for
+  // their measurements would refuse every retrain for good.
+  std::vector<SelectedSuite> swept;
+  for (const auto& s : p.suites) swept.push_back(select_suite(o.data_dir, s));
   if (!has_evaluations(db, recorded_repository(db, repo, repo.tracked(p.branch).take()), recipe.content_hash,
-                       tracked.content_hash, holdout))
+                       tracked.content_hash, swept))
     throw common::Fatal("no measured check-in of project '" + p.name + "' with its active policy " +
-                        tracked.content_hash.substr(0, 12) +
-                        " on its held-out suites: run `driftwatch sweep` first; nothing changed");
+                        tracked.content_hash.substr(0, 12) + ": run `driftwatch sweep` first; nothing changed");
   std::string rev = !o.at.empty() ? o.at : repo.tracked(p.branch).take();
   auto sha = repo.resolve(rev);
   if (!sha) throw common::Fatal(sha.error().message + "; nothing changed");
@@ -293,10 +298,19 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       // The active policy may not run here at all: that is what `decide`'s
       // features rule retrains for. It then wins nothing and every module
       // counts as its loss, and the candidate is judged against that.
+      // A compiler that compiles no module of the suite even without a
+      // policy judges neither policy: an error (exit 2, the training kept
+      // for a rerun), never "the policy cannot run here".
+      auto compiler_broken = [&](const EvaluationFailed& e) {
+        if (std::string_view(e.what()).starts_with(evaluator::kCompilerBrokenError))
+          throw common::Fatal("cannot judge the candidate on " + h.suite.name + " at " + build.label +
+                              ": " + e.what() + "; the training is kept for a rerun");
+      };
       std::optional<StoredEvaluation> a;
       try {
         a = evaluate_and_store(db, build, h, active_model, eo);
       } catch (const EvaluationFailed& e) {
+        compiler_broken(e);
         say(o, "the active policy cannot run on " + h.suite.name + " here (" + e.what() +
                    "): it counts as no uplift, every module a loss");
       }
@@ -304,6 +318,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       try {
         stored = evaluate_and_store(db, build, h, candidate, eo);
       } catch (const EvaluationFailed& e) {
+        compiler_broken(e);
         // A verdict, not an error: the candidate is rejected (exit 1), and a
         // scheduler does not train it again as after a failure.
         report.state = "rejected";
