@@ -1,7 +1,6 @@
 #include "sweep/retrain.h"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <cmath>
 #include <exception>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "builder/recipe.h"
@@ -303,8 +303,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       // for a rerun), never "the policy cannot run here".
       auto compiler_broken = [&](const EvaluationFailed& e) {
         if (std::string_view(e.what()).starts_with(evaluator::kCompilerBrokenError))
-          throw common::Fatal("cannot judge the candidate on " + h.suite.name + " at " + build.label +
-                              ": " + e.what() + "; the training is kept for a rerun");
+          throw common::Fatal("cannot judge the candidate on " + h.suite.name + " at " + build.label + ": " + e.what() +
+                              "; the training is kept for a rerun");
       };
       std::optional<StoredEvaluation> a;
       try {
