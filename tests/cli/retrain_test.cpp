@@ -196,10 +196,20 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
 
   REQUIRE(p.sweep(p.dsn).exit_code == 0);
   p.set("margin = 0.001", "margin = 0.5");  // 50 points of uplift: out of reach
+  // Judged on a held-out suite of its own, which no sweep measures: the
+  // retrain was refused for want of its sweep measurements, for good.
+  std::ofstream(p.dir / "cc-hold2.json") << "[{\"directory\": \"" << DRIFTWATCH_SOURCE_DIR
+                                          << "/samples/testdata\", \"file\": \"json.c\", \"command\": \"cc -Oz -c "
+                                             "json.c\"}]";
+  REQUIRE(p.run({"suite", "build", "--from-compile-commands", (p.dir / "cc-hold2.json").string(), "--name", "hold2"})
+              .exit_code == 0);
+  p.set("holdout = []", "holdout = [\"hold2\"]");
   auto r = p.run({"retrain", "--config", p.config, "-j", "2"});
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("REJECTED: does not win by the margin") != std::string::npos);
+  CHECK(r.output.find("on hold2") != std::string::npos);
+  p.set("holdout = [\"hold2\"]", "holdout = []");
   auto lineage = json_of(p.run({"policy", "list", "--config", p.config, "--json"}));
   REQUIRE(lineage.size() == 2);
   CHECK(lineage[0]["state"] == "active");
