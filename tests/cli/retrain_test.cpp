@@ -199,8 +199,8 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   // Judged on a held-out suite of its own, which no sweep measures: the
   // retrain was refused for want of its sweep measurements, for good.
   std::ofstream(p.dir / "cc-hold2.json") << "[{\"directory\": \"" << DRIFTWATCH_SOURCE_DIR
-                                          << "/samples/testdata\", \"file\": \"json.c\", \"command\": \"cc -Oz -c "
-                                             "json.c\"}]";
+                                         << "/samples/testdata\", \"file\": \"json.c\", \"command\": \"cc -Oz -c "
+                                            "json.c\"}]";
   REQUIRE(p.run({"suite", "build", "--from-compile-commands", (p.dir / "cc-hold2.json").string(), "--name", "hold2"})
               .exit_code == 0);
   p.set("holdout = []", "holdout = [\"hold2\"]");
