@@ -35,6 +35,13 @@ std::optional<LineageRow> lineage_of(Database& db, const std::string& project, c
 /// lineage keeps its row and state; its figures and reason are replaced.
 /// Added `active`, it retires the project's active policy in the same transaction.
 Id add_to_lineage(Database& db, const LineageRow& row, const std::string& metadata_json);
+/// A candidate's reason while a retrain judges it.
+inline constexpr const char* kBeingEvaluated = "being evaluated";
+/// Rejects the project's candidates still `kBeingEvaluated` other than
+/// `keep`: a retrain cut short (SIGKILL, a lost machine) left them, and,
+/// the head having moved, nothing would ever judge them. Returns their ids.
+/// Call under the project's retrain lock, so that no other retrain's is taken.
+std::vector<Id> abandon_unjudged_candidates(Database& db, const std::string& project, Id keep);
 /// Updates a row's state, figures and reason (candidates judged); the active row is left alone.
 void set_lineage_state(Database& db, Id id, const std::string& state, const std::string& figures_json,
                        const std::string& reason);

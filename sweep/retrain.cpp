@@ -89,6 +89,27 @@ void remove_work_dir(const fs::path& work_dir) {
   fs::remove(creation_file(work_dir), ec);
 }
 
+/// The project's work directories (and their stamps) other than `keep`:
+/// "<project>-<hash12>-<sha12>-<settings>". Another project's never match,
+/// whatever its name: the part after the project's name must be this shape.
+void remove_other_work_dirs(const fs::path& root, const std::string& project, const fs::path& keep) {
+  auto hex12 = [](std::string_view s) {
+    return s.size() == 12 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  };
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    auto name = e.path().filename().string();
+    if (!name.starts_with(project + "-") || e.path() == keep || e.path() == creation_file(keep)) continue;
+    std::string_view rest(name);
+    rest.remove_prefix(project.size() + 1);
+    if (rest.ends_with(".created")) rest.remove_suffix(8);
+    if (rest.size() < 27 || !hex12(rest.substr(0, 12)) || rest[12] != '-' || !hex12(rest.substr(13, 12)) ||
+        rest[25] != '-')
+      continue;
+    fs::remove_all(e.path(), ec);
+  }
+}
+
 void say(const RetrainOptions& o, const std::string& line) {
   if (o.log) o.log(line);
 }
@@ -272,9 +293,14 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   row.trained_commit = *sha;
   row.suites_json = suites.dump();
   row.state = "candidate";
-  row.reason = "being evaluated";
+  row.reason = db::kBeingEvaluated;
   report.candidate_id =
       db::add_to_lineage(db, row, candidate.metadata().training.empty() ? "{}" : candidate.metadata().training);
+  // What a retrain cut short left (under this project's retrain lock, so no
+  // other retrain's): its candidate, never judged, and its work directory.
+  for (auto id : db::abandon_unjudged_candidates(db, p.name, report.candidate_id))
+    say(o, fmt::format("lineage #{}: abandoned, never judged (its retrain was cut short)", id));
+  remove_other_work_dirs(o.data_dir / "retrain", p.name, t.work_dir);
 
   // Both policies at the same build, on code the candidate never saw.
   EvaluationRunOptions eo;

@@ -358,3 +358,29 @@ TEST_CASE("an alert narrowed while it was being delivered stays due with its nar
   db::mark_delivery(database, id, d);
   CHECK(db::find_alert(database, "toy", id)->notify_state == "sent");
 }
+
+TEST_CASE("candidates a cut-short retrain left unjudged are rejected by the next one, judged ones are not") {
+  auto database = testing::fresh_database();
+  auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");
+  auto judging = [&](const std::string& hash) {
+    auto r = row(hash, root, "candidate");
+    r.reason = db::kBeingEvaluated;
+    return db::add_to_lineage(database, r, "{}");
+  };
+  auto orphan = judging("orphan");
+  auto kept_candidate = row("never", root, "candidate");
+  kept_candidate.reason = "not promoted (--promote never): wins by the margin";
+  auto never = db::add_to_lineage(database, kept_candidate, "{}");
+  auto current = judging("current");
+  auto other = row("other", 0, "candidate");
+  other.project = "another";
+  other.reason = db::kBeingEvaluated;
+  auto elsewhere = db::add_to_lineage(database, other, "{}");
+  CHECK(db::abandon_unjudged_candidates(database, "toy", current) == std::vector<db::Id>{orphan});
+  CHECK(db::find_lineage(database, "toy", orphan)->state == "rejected");
+  CHECK(db::find_lineage(database, "toy", orphan)->reason.find("abandoned") == 0);
+  CHECK(db::find_lineage(database, "toy", current)->state == "candidate");  // this retrain's own
+  CHECK(db::find_lineage(database, "toy", never)->state == "candidate");    // judged, kept by choice
+  CHECK(db::find_lineage(database, "another", elsewhere)->state == "candidate");
+  CHECK(db::active_policy(database, "toy")->id == root);
+}
