@@ -217,6 +217,34 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   report.active_hash = active.content_hash;
   report.active_id = active.lineage_id;
 
+  // What the candidate is trained from, where, and judged on: with the seed,
+  // it decides the candidate.
+  json suites{{"training", training.suite.name + "@" + training.manifest_hash.substr(0, 16)},
+              {"holdout", json::array()},
+              {"settings", p.retrain.settings}};
+  for (const auto& h : holdout) suites["holdout"].push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
+  // Trained again, it would be the candidate already judged: rejected, or
+  // promoted and rolled back by a person. A nightly `decide --act` would
+  // spend hours on it each night, and promote again what was rolled back.
+  for (const auto& row : db::list_lineage(db, p.name)) {
+    bool rejected = row.state == "rejected" && !row.reason.starts_with("abandoned") &&
+                    !row.reason.starts_with("could not be judged");
+    if (row.parent_id != active.lineage_id || row.trained_commit != *sha || (!rejected && row.state != "retired"))
+      continue;
+    auto same = json::parse(row.suites_json, nullptr, false);
+    if (same.is_discarded() || same != suites) continue;
+    report.state = "rejected";
+    report.trained = false;
+    report.candidate_id = row.id;
+    report.candidate_hash = row.content_hash;
+    report.reason = fmt::format(
+        "not trained again: lineage #{}, trained at {} from the active policy on the same suites and settings, was {} "
+        "({}); retrain at a later check-in, or change its suites or settings",
+        row.id, sha->substr(0, 12), rejected ? "rejected" : "rolled back", row.reason);
+    report.seconds = seconds_since(start);
+    return report;
+  }
+
   // Train, warm-started from the active policy; the work directory is this
   // retrain's own, so an interrupted one resumes from its checkpoint.
   policy::TrainOptions t = settings;
@@ -282,8 +310,6 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     throw common::Fatal(
         "training left the active policy unchanged (same content); nothing to promote, nothing changed");
   report.candidate_file = kept.string();
-  json suites{{"training", t.metadata.corpus}, {"holdout", json::array()}};
-  for (const auto& h : holdout) suites["holdout"].push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
   db::LineageRow row;
   row.project = p.name;
   row.name = candidate.metadata().name;

@@ -286,6 +286,18 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   CHECK(back.exit_code == 0);
   std::ofstream(kept, std::ios::binary) << kept_bytes;
   CHECK(json_of(p.run({"policy", "list", "--config", p.config, "--json"}))[0]["state"] == "active");
+  // The series still says retrain: trained again at the same check-in, on
+  // the same suites and settings, it would be the candidate rolled back,
+  // promoted again by the next `decide --act`. Said, not trained.
+  p.set("holdout = []", "holdout = [\"hold2\"]");  // as it was trained and judged
+  auto again = p.run({"retrain", "--config", p.config, "-j", "2"});
+  p.set("holdout = [\"hold2\"]", "holdout = []");
+  INFO(again.output);
+  CHECK(again.exit_code == 1);
+  CHECK(again.output.find("REJECTED: not trained again: lineage #" + id) != std::string::npos);
+  CHECK(again.output.find("was rolled back") != std::string::npos);
+  CHECK(again.output.find("candidate trained at") == std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM project_policies") == "2");
   auto none = p.run({"policy", "rollback", "--config", p.config});
   CHECK(none.exit_code == 2);
   CHECK(common::last_line(none.output).find("has no parent to roll back to") != std::string::npos);
