@@ -40,7 +40,7 @@ struct RetrainReport {
   std::string active_hash, candidate_hash, candidate_file;
   db::Id active_id = 0, candidate_id = 0;  ///< lineage rows
   bool resumed = false;
-  bool trained = true;  ///< false: the same candidate was judged before (reason), nothing trained
+  bool trained = true;      ///< false: the same candidate was judged before (reason), nothing trained
   double train_uplift = 0;  ///< training's own figure (for the record, never the verdict)
   std::string train_uplift_on = "training";  ///< the suite that figure is of: the validation suite when there is one
   std::vector<HeldOutSuite> holdout;
