@@ -136,15 +136,23 @@ common::Result<std::string> GitRepo::resolve(const std::string& rev) const {
   return oid_hex(*git_object_id(obj));
 }
 
+namespace {
+/// The commit a full sha names, owned.
+common::Result<CommitPtr> lookup_commit(git_repository* repo, const std::string& sha) {
+  git_oid oid;
+  git_oid_fromstr(&oid, sha.c_str());
+  git_commit* c = nullptr;
+  if (git_commit_lookup(&c, repo, &oid) != 0) return common::Error{git_error_text()};
+  return CommitPtr(c);
+}
+}  // namespace
+
 common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
   auto sha = resolve(rev);
   if (!sha) return sha.error();
-  git_oid oid;
-  git_oid_fromstr(&oid, sha->c_str());
-  git_commit* c = nullptr;
-  if (git_commit_lookup(&c, impl_->repo.get(), &oid) != 0) return common::Error{git_error_text()};
-  CommitPtr owner(c);
-  auto info = info_of(c);
+  auto c = lookup_commit(impl_->repo.get(), *sha);
+  if (!c) return c.error();
+  auto info = info_of(c->get());
   auto tags = tags_by_commit(impl_->repo.get(), false);
   if (!tags) return tags.error();
   if (auto it = tags->find(info.sha); it != tags->end()) info.tags = it->second;
@@ -154,13 +162,10 @@ common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
 common::Result<bool> GitRepo::has_file(const std::string& rev, const std::string& path) const {
   auto sha = resolve(rev);
   if (!sha) return sha.error();
-  git_oid oid;
-  git_oid_fromstr(&oid, sha->c_str());
-  git_commit* c = nullptr;
-  if (git_commit_lookup(&c, impl_->repo.get(), &oid) != 0) return common::Error{git_error_text()};
-  CommitPtr owner(c);
+  auto c = lookup_commit(impl_->repo.get(), *sha);
+  if (!c) return c.error();
   git_tree* t = nullptr;
-  if (git_commit_tree(&t, c) != 0) return common::Error{git_error_text()};
+  if (git_commit_tree(&t, c->get()) != 0) return common::Error{git_error_text()};
   TreePtr tree(t);
   git_tree_entry* e = nullptr;
   if (git_tree_entry_bypath(&e, t, path.c_str()) != 0) return false;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "tests/support/history_file.h"
 #include "tests/support/sweep_project.h"
 
 using testing::Project;
@@ -96,16 +97,7 @@ int closed_port() {
   return ntohs(addr.sin_port);
 }
 
-/// The 8-week history with `checkins` (its TOML) appended, written to `file`.
-std::string history_8w_with(const std::filesystem::path& file, const std::string& checkins) {
-  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/history-8w.toml");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  std::string tree = "tree = \"../../samples/compiler\"";
-  REQUIRE(text.find(tree) != std::string::npos);
-  text.replace(text.find(tree), tree.size(), "tree = \"" + std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/compiler\"");
-  std::ofstream(file) << text << checkins;
-  return file.string();
-}
+using testing::history_8w_with;
 
 /// The edit after which dwcc's driver keeps the ML inliner's options to
 /// itself: from there the compiler never consults the policy.

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/text.h"
+#include "tests/support/history_file.h"
 #include "tests/support/policy_file.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_db.h"
@@ -234,12 +235,7 @@ TEST_CASE("init writes the repository and policy it was given as absolute paths,
 TEST_CASE("init on an llvm-project checkout writes its recipe and samples the last year, not all of LLVM") {
   TempDir dir;
   // The 8-week history, then a check-in that makes it look like llvm-project.
-  std::ifstream in(history_8w());
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  std::string tree = "tree = \"../../samples/compiler\"";
-  REQUIRE(text.find(tree) != std::string::npos);
-  text.replace(text.find(tree), tree.size(), "tree = \"" + std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/compiler\"");
-  std::ofstream(dir / "history.toml") << text << R"(
+  testing::history_8w_with(dir / "history.toml", R"(
 [[checkin]]
 week = 9
 author = "Jon Meyer <jon.meyer@example.org>"
@@ -248,7 +244,7 @@ message = "[CMake] Move the compiler under llvm/"
 [[checkin.edit]]
 file = "llvm/CMakeLists.txt"
 write = "project(LLVM)\n"
-)";
+)");
   auto repo = dir / "llvm-project";
   REQUIRE(run_driftwatch({"sample-history", repo.string(), "--history", (dir / "history.toml").string()}).exit_code ==
           0);
