@@ -130,10 +130,11 @@ std::vector<Id> abandon_unjudged_candidates(Database& db, const std::string& pro
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
     for (const auto& r :
-         tx.exec_params("UPDATE project_policies SET state = 'rejected', updated_at = now(), "
-                        "  reason = 'abandoned: the retrain judging it was cut short, and a later one trained another' "
+         tx.exec_params("UPDATE project_policies SET state = 'rejected', updated_at = now(), reason = $4 "
                         "WHERE project = $1 AND state = 'candidate' AND reason = $2 AND id <> $3 RETURNING id",
-                        project, kBeingEvaluated, keep))
+                        project, kBeingEvaluated, keep,
+                        std::string(kAbandonedReason) +
+                            ": the retrain judging it was cut short, and a later one trained another"))
       ids.push_back(r[0].as<Id>());
     tx.commit();
     return ids;

@@ -37,6 +37,10 @@ std::optional<LineageRow> lineage_of(Database& db, const std::string& project, c
 Id add_to_lineage(Database& db, const LineageRow& row, const std::string& metadata_json);
 /// A candidate's reason while a retrain judges it.
 inline constexpr const char* kBeingEvaluated = "being evaluated";
+/// How the reason of a candidate rejected unjudged starts: abandoned by a
+/// retrain cut short, or its judging stopped by an error. Not a verdict.
+inline constexpr const char* kAbandonedReason = "abandoned";
+inline constexpr const char* kNotJudgedReason = "could not be judged";
 /// Rejects the project's candidates still `kBeingEvaluated` other than
 /// `keep`: a retrain cut short (SIGKILL, a lost machine) left them, and,
 /// the head having moved, nothing would ever judge them. Returns their ids.

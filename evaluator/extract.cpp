@@ -249,10 +249,7 @@ ExtractReport extract_bitcode(const std::vector<CompileCommand>& recorded, const
     for (size_t i; (i = next++) < todo.size();) {
       results[i] = extract_one(commands[todo[i].command], todo[i], dir, o);
       if (!results[i]->ok() && o.progress) {
-        // One line: the compiler's status and its first diagnostic, the reason.
-        auto lines = common::split(results[i]->error().message, '\n');
-        auto reason = lines[0] + (lines.size() > 1 ? " " + common::trim(lines[1]) : "");
-        o.progress(fmt::format("failed: {}: {}", todo[i].name, reason));
+        o.progress(fmt::format("failed: {}: {}", todo[i].name, one_line_reason(results[i]->error().message)));
       }
     }
   };
@@ -273,6 +270,11 @@ ExtractReport extract_bitcode(const std::vector<CompileCommand>& recorded, const
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
+}
+
+std::string one_line_reason(const std::string& failure_message) {
+  auto lines = common::split(failure_message, '\n');
+  return lines[0] + (lines.size() > 1 ? " " + common::trim(lines[1]) : "");
 }
 
 std::string skipped_text(const ExtractPlan& plan) {

@@ -45,6 +45,9 @@ struct ExtractPlan {
   int excluded = 0;
   int other_target = 0;  ///< cross-compiles (aarch64-linux-gnu-gcc, --target=…): not code for this host's compilers
 };
+/// A TU failure's message in one line: the compiler's status and its first
+/// diagnostic ("clang: exit status 1: a.c:3:1: error: …"), the reason.
+std::string one_line_reason(const std::string& failure_message);
 /// "; 2 duplicate compiles skipped; 1 build-system probes skipped…": what the
 /// plan left out, "" when nothing.
 std::string skipped_text(const ExtractPlan& plan);

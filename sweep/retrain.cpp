@@ -227,8 +227,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   // promoted and rolled back by a person. A nightly `decide --act` would
   // spend hours on it each night, and promote again what was rolled back.
   for (const auto& row : db::list_lineage(db, p.name)) {
-    bool rejected = row.state == "rejected" && !row.reason.starts_with("abandoned") &&
-                    !row.reason.starts_with("could not be judged");
+    bool rejected = row.state == "rejected" && !row.reason.starts_with(db::kAbandonedReason) &&
+                    !row.reason.starts_with(db::kNotJudgedReason);
     if (row.parent_id != active.lineage_id || row.trained_commit != *sha || (!rejected && row.state != "retired"))
       continue;
     auto same = json::parse(row.suites_json, nullptr, false);
@@ -409,7 +409,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     }
   } catch (const std::exception& e) {
     try {
-      db::set_lineage_state(db, report.candidate_id, "rejected", "{}", std::string("could not be judged: ") + e.what());
+      db::set_lineage_state(db, report.candidate_id, "rejected", "{}", std::string(db::kNotJudgedReason) + ": " + e.what());
     } catch (...) {  // the database itself may be what failed; the error rethrown says so
     }
     throw;
