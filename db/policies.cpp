@@ -129,12 +129,11 @@ std::vector<Id> abandon_unjudged_candidates(Database& db, const std::string& pro
   return db.impl().guarded("rejecting candidates a cut-short retrain left", [&] {
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
-    for (const auto& r :
-         tx.exec_params("UPDATE project_policies SET state = 'rejected', updated_at = now(), reason = $4 "
-                        "WHERE project = $1 AND state = 'candidate' AND reason = $2 AND id <> $3 RETURNING id",
-                        project, kBeingEvaluated, keep,
-                        std::string(kAbandonedReason) +
-                            ": the retrain judging it was cut short, and a later one trained another"))
+    for (const auto& r : tx.exec_params(
+             "UPDATE project_policies SET state = 'rejected', updated_at = now(), reason = $4 "
+             "WHERE project = $1 AND state = 'candidate' AND reason = $2 AND id <> $3 RETURNING id",
+             project, kBeingEvaluated, keep,
+             std::string(kAbandonedReason) + ": the retrain judging it was cut short, and a later one trained another"))
       ids.push_back(r[0].as<Id>());
     tx.commit();
     return ids;

@@ -120,7 +120,8 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
     // diagnostic (its status line alone, "clang: exit status 1:", says nothing).
     std::string first;
     if (!r.extract.failures.empty())
-      first = "; first: " + r.extract.failures.front().name + ": " + one_line_reason(r.extract.failures.front().message);
+      first =
+          "; first: " + r.extract.failures.front().name + ": " + one_line_reason(r.extract.failures.front().message);
     return Error{fmt::format("{}: no TU produced bitcode ({} planned, {} failed{}{})", compile_commands.string(),
                              r.extract.plan.modules.size(), r.extract.failures.size(), skipped_text(r.extract.plan),
                              first)};

@@ -409,7 +409,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
     }
   } catch (const std::exception& e) {
     try {
-      db::set_lineage_state(db, report.candidate_id, "rejected", "{}", std::string(db::kNotJudgedReason) + ": " + e.what());
+      db::set_lineage_state(db, report.candidate_id, "rejected", "{}",
+                            std::string(db::kNotJudgedReason) + ": " + e.what());
     } catch (...) {  // the database itself may be what failed; the error rethrown says so
     }
     throw;
