@@ -56,6 +56,7 @@ void print_decision(const sweep::DecideReport& r) {
       fmt::print("  {:<6} {:<16} measured {:<10.4g} threshold {:<8.4g} {}\n", mark, o.rule, o.measured, o.threshold,
                  o.detail);
     }
+    if (!s.held.empty()) fmt::print("  kept: {}\n", s.held);
   }
 }
 

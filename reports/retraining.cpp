@@ -230,6 +230,21 @@ SuiteDecision decide(const RetrainSeries& s, const RetrainRules& r) {
   if (!s.unusable_sha.empty()) d.last = s.unusable_sha;
   if (d.first.empty()) d.first = d.last;
   for (const auto& o : d.rules) d.retrain = d.retrain || o.fired;
+  // A compiler that still opens the channel but asks the policy nothing at
+  // the head moves the uplift to a tie, which the rules read as drift; a
+  // retrained policy would not be asked either, so hours of training there
+  // could not help: the change to act on is the compiler's (the drift alert
+  // names it). A policy that cannot run at all is the features rule's case.
+  if (d.retrain && s.unusable_sha.empty() && !s.points.empty() && s.points.back().decisions == 0) {
+    auto asked = std::find_if(s.points.rbegin(), s.points.rend(), [](const auto& p) { return p.decisions > 0; });
+    if (asked != s.points.rend()) {
+      d.retrain = false;
+      d.held = "the compiler asked the policy nothing at the head " + s.points.back().sha.substr(0, 12) + " (" +
+               std::to_string(asked->decisions) + " times at " + asked->sha.substr(0, 12) +
+               "): a retrained policy would not be asked either; the change to act on is the compiler's (see "
+               "`driftwatch alerts`)";
+    }
+  }
   return d;
 }
 

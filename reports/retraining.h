@@ -4,6 +4,7 @@
 // no worse than the default, the compiler's feature set, the policy's age),
 // each switched on or off with its thresholds; and whether a retrained
 // candidate beats the active policy on held-out code. Pure: values in, values out.
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <string>
@@ -25,6 +26,9 @@ struct RetrainPoint {
   /// measured between two samples, which "K in a row" does not count (K
   /// check-ins inside one week would not show that a loss persists).
   bool sample = true;
+  /// How many times the compiler asked the policy over the evaluation's
+  /// learned compiles; -1 when not recorded.
+  std::int64_t decisions = -1;
 };
 
 struct RetrainSeries {
@@ -84,6 +88,9 @@ struct SuiteDecision {
   std::vector<RuleOutcome> rules;
   std::string first, last;  ///< what the series covers: the baseline (or first point) to the head
   bool retrain = false;
+  /// Why rules that fired do not call for a retrain (the compiler no longer
+  /// asks the policy anything at the head), or "".
+  std::string held;
 };
 
 /// Applies every rule to one suite's series. Assumes validate() passed.

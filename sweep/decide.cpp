@@ -33,6 +33,7 @@ reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
   r.no_worse = measured > 0 ? double(p.wins + p.ties) / measured : 1.0;
   auto lost = compat_features(p.compat_json).lost;
   r.features_lost = static_cast<int>(lost.size());
+  r.decisions = p.learned_decisions;
   for (const auto& f : lost) r.features_note += (r.features_note.empty() ? "" : ", ") + f;
   return r;
 }
@@ -54,9 +55,14 @@ std::string DecideReport::json() const {
     if (i < series.size())
       for (const auto& pt : series[i].points)
         points.push_back(
-            {{"sha", pt.sha}, {"uplift", pt.uplift}, {"no_worse", pt.no_worse}, {"features_lost", pt.features_lost}});
+            {{"sha", pt.sha},
+             {"uplift", pt.uplift},
+             {"no_worse", pt.no_worse},
+             {"features_lost", pt.features_lost},
+             {"decisions", pt.decisions}});
     suites_j.push_back({{"suite", s.suite},
                         {"retrain", s.retrain},
+                        {"held", s.held},
                         {"first", s.first},
                         {"last", s.last},
                         {"baseline_measured", i < series.size() && series[i].baseline_measured},

@@ -75,6 +75,7 @@ reports::Decision decision_of(const db::DecisionRow& row) {
   if (ev.is_object() && ev.contains("suites") && ev["suites"].is_array())
     for (const auto& s : ev["suites"]) {
       auto suite = s.value("suite", std::string());
+      if (auto held = s.value("held", std::string()); !held.empty()) x.evidence.push_back(suite + ": kept: " + held);
       if (!s.contains("rules") || !s["rules"].is_array()) continue;
       for (const auto& r : s["rules"]) {
         if (!r.value("enabled", true)) continue;

@@ -219,6 +219,18 @@ with = "  for (Function &F : *M)\n    if (!F.isDeclaration())\n      F.addFnAttr
   // Said wherever the alert is read again: its list, the notification text, the report.
   auto list = p.run({"alerts", "--config", p.config});
   CHECK(list.output.find("the compiler asked the policy nothing there") != std::string::npos);
+
+  // A rule that fires there (the policy's age) does not send `decide --act`
+  // to hours of training a policy the compiler would not ask either.
+  p.set("age = false", "age = true");
+  p.set("max_age_checkins = 0", "max_age_checkins = 1");
+  auto d = p.run({"decide", "--config", p.config, "--act"});
+  INFO(d.output);
+  CHECK(d.exit_code == 0);
+  CHECK(d.output.find("FIRED  age") != std::string::npos);
+  CHECK(d.output.find("kept: the compiler asked the policy nothing at the head") != std::string::npos);
+  CHECK(d.output.find("candidate") == std::string::npos);
+  CHECK(p.psql("SELECT verdict FROM retraining_decisions ORDER BY id DESC LIMIT 1") == "keep");
 }
 
 TEST_CASE("bisection across check-ins that do not build says how many it tried without an evaluation") {

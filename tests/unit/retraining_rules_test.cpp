@@ -265,6 +265,31 @@ TEST_CASE("features fires when the policy cannot run at all at the newest evalua
   CHECK(reports::decide(s, r).first == "c2c2c2c2c2c2c2c2");
 }
 
+TEST_CASE("a head where the compiler asked the policy nothing keeps the policy although the rules fire") {
+  auto r = only("uplift_floor");
+  r.min_uplift = 0.0;
+  // The uplift fell to a loss at the head; the compiler asked 40 times at
+  // the baseline and not once at the head.
+  auto s = series({0.01, -0.002});
+  s.points[0].decisions = 40;
+  s.points[1].decisions = 0;
+  auto d = reports::decide(s, r);
+  CHECK(rule(d, "uplift_floor").fired);
+  CHECK_FALSE(d.retrain);
+  CHECK(d.held.find("asked the policy nothing at the head c1 (40 times at c0)") != std::string::npos);
+  // Asked at the head, however rarely: the rules decide.
+  s.points[1].decisions = 1;
+  d = reports::decide(s, r);
+  CHECK(d.retrain);
+  CHECK(d.held.empty());
+  // Counts not recorded (-1), or never asked at any point: the rules decide too.
+  s.points[1].decisions = -1;
+  CHECK(reports::decide(s, r).retrain);
+  s.points[0].decisions = 0;
+  s.points[1].decisions = 0;
+  CHECK(reports::decide(s, r).retrain);
+}
+
 TEST_CASE("age is off by default and fires past either limit, not at it") {
   auto s = series({0.02, 0.02});
   s.age_checkins = 30;
