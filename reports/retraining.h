@@ -6,8 +6,8 @@
 // candidate beats the active policy on held-out code. Pure: values in, values out.
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace reports {

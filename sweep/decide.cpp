@@ -54,12 +54,11 @@ std::string DecideReport::json() const {
     for (const auto& o : s.rules) rules.push_back(rule_json(o));
     if (i < series.size())
       for (const auto& pt : series[i].points)
-        points.push_back(
-            {{"sha", pt.sha},
-             {"uplift", pt.uplift},
-             {"no_worse", pt.no_worse},
-             {"features_lost", pt.features_lost},
-             {"decisions", pt.decisions}});
+        points.push_back({{"sha", pt.sha},
+                          {"uplift", pt.uplift},
+                          {"no_worse", pt.no_worse},
+                          {"features_lost", pt.features_lost},
+                          {"decisions", pt.decisions}});
     suites_j.push_back({{"suite", s.suite},
                         {"retrain", s.retrain},
                         {"held", s.held},
