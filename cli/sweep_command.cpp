@@ -51,11 +51,12 @@ void run_init(const InitArgs& a) {
       if (auto newest = git.commit("HEAD")) {
         auto from = newest->time - 365 * 86400;
         since_why = "a year before its newest check-in";
-        // The policy's training check-in is the baseline `decide` and the
-        // report measure from: a range starting after it would never measure it.
+        // The policy's training check-in is the baseline drift, `decide` and
+        // the report measure from: a range starting after it would never
+        // measure it, and LLVM builds of the months before it would be spent
+        // on history the policy was trained after.
         const auto& trained = model.metadata().compiler_commit;
-        if (auto t = trained.empty() ? common::Result<tracker::CommitInfo>(common::Error{""}) : git.commit(trained);
-            t && t->time < from) {
+        if (auto t = trained.empty() ? common::Result<tracker::CommitInfo>(common::Error{""}) : git.commit(trained)) {
           from = t->time;
           since_why = "the policy's training check-in " + t->sha.substr(0, 12);
         }

@@ -626,8 +626,32 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   auto history = repo.cloned_history(tip).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto model = policy::PolicyModel::load(p.policy).take();
+  // Drift is the policy's since it was trained: check-ins before its
+  // training check-in (a range that starts earlier, or a policy just
+  // promoted at the head) are left to the series as it was, not bisected
+  // and alerted on, as `decide` and the report measure from there too.
+  // A range asked for by hand (`bisect --good`) is analysed wherever it starts.
+  auto position_of = [&](const std::string& rev) -> std::optional<std::size_t> {
+    auto sha = rev.empty() ? common::Result<std::string>(common::Error{""}) : repo.resolve(rev);
+    if (!sha) return std::nullopt;
+    auto at = std::find_if(history.begin(), history.end(), [&](const auto& c) { return c.sha == *sha; });
+    if (at == history.end()) return std::nullopt;
+    return static_cast<std::size_t>(at - history.begin());
+  };
+  std::size_t start = position_of(model.metadata().compiler_commit).value_or(0);
+  if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
+  if (start > 0 && o.workers.progress) {
+    std::set<std::string> samples(o.samples.begin(), o.samples.end());
+    auto earlier = std::count_if(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start),
+                                 [&](const auto& c) { return samples.count(c.sha) > 0; });
+    if (earlier > 0)
+      o.workers.progress->line(fmt::format(
+          "drift is analysed from the policy's training check-in {} on: {} sampled check-in(s) before it are "
+          "not bisected or alerted on",
+          history[start].short_sha(), earlier));
+  }
   std::map<std::string, std::size_t> position;
-  for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
+  for (std::size_t i = start; i < history.size(); ++i) position[history[i].sha] = i;
   // Alerts of a series the project stopped tracking (a policy file replaced
   // by hand, a suite taken off its list) would stay open for ever: nothing
   // revisits them, the report leaves them out and `alerts --exit-code` fails.

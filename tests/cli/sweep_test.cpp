@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/text.h"
+#include "tests/support/policy_file.h"
 #include "tests/support/sweep_project.h"
 
 using testing::Project;
@@ -89,6 +90,35 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
   CHECK(Project::psql(other, "SELECT count(DISTINCT project) FROM drift_points") == "2");
   CHECK(Project::psql(other, "SELECT count(DISTINCT n) FROM (SELECT project, count(*) AS n FROM drift_points "
                              "GROUP BY project) t") == "1");
+}
+
+TEST_CASE("changes before the policy's training check-in are not bisected nor alerted on") {
+  // The monthly sweep's one alert is the cost-model merge (see above); a
+  // policy trained at the merge itself has nothing to drift from before it.
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  common::ProcessSpec g;
+  g.argv = {"git", "-C", p.repo, "log", "--format=%H", "--grep=Merge branch 'side/cost-model'"};
+  auto merge = common::trim(common::run_process(g).take().output);
+  REQUIRE(merge.size() == 40);
+  std::ifstream shipped(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(shipped)), {});
+  auto policy = p.dir / "trained-at-merge.policy";
+  std::ofstream(policy, std::ios::binary)
+      << testing::edited_policy(text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", merge);
+  p.set(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", policy.string());
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  // December's sample was measured (the range starts before the training
+  // check-in), and so was the merge, the baseline.
+  CHECK(p.psql("SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = "
+               "b.commit_id WHERE e.status = 'done' AND c.sha = '" +
+               merge + "'") == "1");
+  CHECK(s.output.find("drift is analysed from the policy's training check-in " + merge.substr(0, 12) +
+                      " on: 1 sampled check-in(s) before it") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM alerts") == "0");
+  CHECK(s.output.find("check-in(s) between") == std::string::npos);  // no bisection
 }
 
 TEST_CASE("a second sweep of a project exits at once with status 3 while the first runs") {

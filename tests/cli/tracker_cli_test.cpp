@@ -295,6 +295,23 @@ write = "# dwcc release notes\n"
   std::ifstream file2(dir / "proj2" / "driftwatch.toml");
   std::string written2((std::istreambuf_iterator<char>(file2)), {});
   CHECK(written2.find("since = \"2025-12-01\"") != std::string::npos);
+
+  // A policy trained within the year: from its training check-in, not the
+  // months before it, which drift analysis leaves out (LLVM builds for nothing).
+  common::ProcessSpec newest;
+  newest.argv = {"git", "-C", later.string(), "rev-parse", "HEAD"};
+  auto head = common::trim(common::run_process(newest).take().output);
+  REQUIRE(head.size() == 40);
+  std::ofstream(dir / "recent.policy", std::ios::binary)
+      << testing::edited_policy(policy_text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", head);
+  auto r3 = run_driftwatch(
+      {"init", (dir / "proj3").string(), "--repo", later.string(), "--policy", (dir / "recent.policy").string()});
+  INFO(r3.output);
+  REQUIRE(r3.exit_code == 0);
+  CHECK(r3.output.find("(the policy's training check-in " + head.substr(0, 12) + ")") != std::string::npos);
+  std::ifstream file3(dir / "proj3" / "driftwatch.toml");
+  std::string written3((std::istreambuf_iterator<char>(file3)), {});
+  CHECK(written3.find("since = \"2027-04-05\"") != std::string::npos);  // week 70
 }
 
 TEST_CASE("output that cannot be written (a full disk) fails the command, not only the bytes") {
