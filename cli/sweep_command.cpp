@@ -42,7 +42,7 @@ void run_init(const InitArgs& a) {
   // LLVM's history (from 2001) would build hundreds of check-ins that no
   // LLVM 19 bitcode suite can be read by. HEAD, not the tracked branch: a
   // checkout at a release tag is llvm-project too.
-  std::string recipe = "sample-compiler", since, since_why;
+  std::string recipe = "sample-compiler", since, since_why, branch;
   if (!a.repo.empty()) {
     auto git = tracker::GitRepo::open(repo).take();
     auto llvm = git.has_file("HEAD", "llvm/CMakeLists.txt");
@@ -62,18 +62,22 @@ void run_init(const InitArgs& a) {
         }
         since = tracker::format_date(from);
       }
+      // The nightly `git fetch` moves origin/main, not the local branch:
+      // tracking HEAD, every night would find nothing new.
+      if (auto upstream = git.tracked("origin/main"); upstream && upstream->starts_with("refs/remotes/"))
+        branch = "origin/main";
     }
   }
   common::ensure_writable_dir(dir, "project directory");
   auto name = a.name.empty() ? dir.filename().string() : a.name;
-  auto text = sweep::project_file_template(name, repo, policy, recipe, since);
+  auto text = sweep::project_file_template(name, repo, policy, recipe, since, branch);
   // The template must always be a valid project file: check before writing.
   sweep::parse_project_file(text, file.string(), dir).take();
   common::write_file_atomically(file, text).take();
   if (recipe == "llvm-project")
-    fmt::print("{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} ({})\n", repo,
-               since.empty() ? "its first check-in" : since,
-               since.empty() ? "its newest could not be read" : since_why);
+    fmt::print("{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} ({}){}\n", repo,
+               since.empty() ? "its first check-in" : since, since.empty() ? "its newest could not be read" : since_why,
+               branch.empty() ? "" : ", tracking " + branch + " (kept current by `git fetch`)");
   fmt::print("wrote {}: edit [compiler] repo and [suites], then run `driftwatch sweep`\n", file.string());
 }
 

@@ -332,7 +332,7 @@ std::string toml_quoted(const std::string& s) {
 }  // namespace
 
 std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy,
-                                  const std::string& recipe, const std::string& since) {
+                                  const std::string& recipe, const std::string& since, const std::string& branch) {
   return fmt::format(R"(# driftwatch project: what to track, and how.
 # Every command reads this file (--config FILE, else ./driftwatch.toml).
 # Relative paths are relative to this file.
@@ -342,7 +342,7 @@ name = {name}             # names the project's sweeps and its lock
 
 [compiler]
 repo = {repo}             # the compiler's git repository (read only)
-branch = ""                 # "" = HEAD; the first-parent line of this branch is swept
+branch = {branch}                 # "" = HEAD; the first-parent line of this branch is swept
 recipe = {recipe}  # a shipped recipe (sample-compiler, llvm-project) or a recipe file
 
 [policy]
@@ -413,7 +413,7 @@ settings = "shipped"        # shipped (a gate is refitted as a gate; a network a
 )",
                      fmt::arg("name", toml_quoted(name)), fmt::arg("repo", toml_quoted(repo)),
                      fmt::arg("policy", toml_quoted(policy)), fmt::arg("recipe", toml_quoted(recipe)),
-                     fmt::arg("since", toml_quoted(since)));
+                     fmt::arg("since", toml_quoted(since)), fmt::arg("branch", toml_quoted(branch)));
 }
 
 }  // namespace sweep

@@ -82,8 +82,9 @@ common::Result<ProjectFile> parse_project_file(const std::string& text, const st
 /// Reads and parses a project file; a missing file is named.
 common::Result<ProjectFile> load_project_file(const std::filesystem::path& path);
 /// The commented file `driftwatch init` writes, with these values filled in
-/// (since: "YYYY-MM-DD", or "" for the whole history).
+/// (since: "YYYY-MM-DD", or "" for the whole history; branch: "" for HEAD).
 std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy,
-                                  const std::string& recipe = "sample-compiler", const std::string& since = "");
+                                  const std::string& recipe = "sample-compiler", const std::string& since = "",
+                                  const std::string& branch = "");
 
 }  // namespace sweep

@@ -283,9 +283,16 @@ SweepReport run_sweep(const SweepOptions& o) {
   std::string tip_note;           // where the tracked branch is, for "nothing new"
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
-    if (auto tip = repo.commit(repo.tracked(p.branch).take()))
+    auto tracked = repo.tracked(p.branch).take();
+    // A tag or a commit named as the branch resolves too, but never moves:
+    // "update the repository" would not help there.
+    bool fixed = !p.branch.empty() && !tracked.starts_with("refs/");
+    if (auto tip = repo.commit(tracked))
       tip_note = "; the tip of " + (p.branch.empty() ? std::string("HEAD") : p.branch) + " is " + tip->short_sha() +
-                 " from " + tracker::format_date(tip->time) + " (driftwatch never fetches: update the repository first)";
+                 " from " + tracker::format_date(tip->time) +
+                 (fixed ? " (branch = \"" + p.branch +
+                              "\" names no branch, local or remote-tracking: a tag or a commit, it never moves)"
+                        : " (driftwatch never fetches: update the repository first)");
     in.repo = repo.location().string();
     std::string baseline;
     if (!meta.compiler_commit.empty()) {

@@ -121,6 +121,18 @@ TEST_CASE("changes before the policy's training check-in are not bisected nor al
   CHECK(s.output.find("check-in(s) between") == std::string::npos);  // no bisection
 }
 
+TEST_CASE("a branch that names a tag is said to never move when nothing is new") {
+  Project p;
+  p.set("branch = \"\"", "branch = \"v1.0\"");  // the import alone
+  p.make_small();
+  p.sweep_ok();
+  auto again = p.sweep_ok({"--new"});
+  CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+  CHECK(again.output.find("branch = \"v1.0\" names no branch, local or remote-tracking: a tag or a commit, it never "
+                          "moves") != std::string::npos);
+  CHECK(again.output.find("update the repository first") == std::string::npos);
+}
+
 TEST_CASE("a second sweep of a project exits at once with status 3 while the first runs") {
   Project p;
   common::ProcessSpec spec;

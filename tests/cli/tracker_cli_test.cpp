@@ -250,6 +250,10 @@ write = "project(LLVM)\n"
           0);
   // What libgit2 reads is the commit's tree: a work tree with nothing checked out answers too.
   std::filesystem::remove_all(repo / "llvm");
+  // A clone's origin/main is what the nightly `git fetch` moves.
+  common::ProcessSpec ref;
+  ref.argv = {"git", "-C", repo.string(), "update-ref", "refs/remotes/origin/main", "HEAD"};
+  REQUIRE(common::run_process(ref).take().exit_code == 0);
   auto r = run_driftwatch({"init", (dir / "proj").string(), "--repo", repo.string()});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -259,6 +263,8 @@ write = "project(LLVM)\n"
   CHECK(written.find("recipe = \"llvm-project\"") != std::string::npos);
   // A year before its newest check-in (week 9 of a history that starts on 2025-12-01: 2026-02-02).
   CHECK(written.find("since = \"2025-02-02\"") != std::string::npos);
+  CHECK(written.find("branch = \"origin/main\"") != std::string::npos);
+  CHECK(r.output.find("tracking origin/main") != std::string::npos);
 
   // A year later, a policy trained at the first check-in: the range reaches
   // back to it, or its baseline would never be measured.
@@ -294,6 +300,7 @@ write = "# dwcc release notes\n"
   CHECK(r2.output.find("(the policy's training check-in " + root.substr(0, 12) + ")") != std::string::npos);
   std::ifstream file2(dir / "proj2" / "driftwatch.toml");
   std::string written2((std::istreambuf_iterator<char>(file2)), {});
+  CHECK(written2.find("branch = \"\"") != std::string::npos);  // no origin/main there: HEAD
   CHECK(written2.find("since = \"2025-12-01\"") != std::string::npos);
 
   // A policy trained within the year: from its training check-in, not the
