@@ -50,12 +50,13 @@ Id begin_sweep(Database& db, const std::string& project) {
 }
 
 void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std::string& head_sha, int planned,
-                  const std::string& message) {
+                  const std::string& message, const std::string& sampling) {
   db.impl().guarded("finishing a sweep", [&] {
     pqxx::work tx(db.impl().conn);
     tx.exec_params(
-        "UPDATE sweeps SET state = $2, head_sha = $3, planned = $4, message = $5, finished_at = now() WHERE id = $1",
-        sweep_id, state, head_sha, planned, message);
+        "UPDATE sweeps SET state = $2, head_sha = $3, planned = $4, message = $5, sampling = $6, finished_at = now() "
+        "WHERE id = $1",
+        sweep_id, state, head_sha, planned, message, sampling);
     tx.commit();
   });
 }
@@ -78,15 +79,15 @@ bool sweep_exists(Database& db, Id sweep_id, const std::string& project) {
   });
 }
 
-std::optional<std::string> last_swept_head(Database& db, const std::string& project) {
-  return db.impl().guarded("reading the last sweep", [&]() -> std::optional<std::string> {
+std::optional<LastSweep> last_sweep(Database& db, const std::string& project) {
+  return db.impl().guarded("reading the last sweep", [&]() -> std::optional<LastSweep> {
     pqxx::read_transaction tx(db.impl().conn);
     auto r = tx.exec_params(
-        "SELECT head_sha FROM sweeps WHERE project = $1 AND state = 'done' AND head_sha <> '' "
+        "SELECT head_sha, sampling FROM sweeps WHERE project = $1 AND state = 'done' AND head_sha <> '' "
         "ORDER BY id DESC LIMIT 1",
         project);
     if (r.empty()) return std::nullopt;
-    return r[0][0].as<std::string>();
+    return LastSweep{r[0][0].as<std::string>(), r[0][1].as<std::string>()};
   });
 }
 

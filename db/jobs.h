@@ -72,12 +72,18 @@ bool try_lock_retrain(Database& db, const std::string& project);
 std::vector<std::string> known_projects(Database& db);
 
 Id begin_sweep(Database& db, const std::string& project);
+/// `sampling`: the project's sampling settings the grid was planned with
+/// (for `--new`'s next run), "" when not the project's own grid.
 void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std::string& head_sha, int planned,
-                  const std::string& message);
+                  const std::string& message, const std::string& sampling = "");
 /// Whether sweep `sweep_id` was begun (of `project`, unless that is "").
 bool sweep_exists(Database& db, Id sweep_id, const std::string& project);
-/// The newest check-in that a finished sweep of the project planned, if any.
-std::optional<std::string> last_swept_head(Database& db, const std::string& project);
+struct LastSweep {
+  std::string head_sha;  ///< the newest check-in it planned
+  std::string sampling;  ///< the settings its grid was planned with ("" before they were recorded)
+};
+/// The newest finished sweep of the project that planned a check-in, if any.
+std::optional<LastSweep> last_sweep(Database& db, const std::string& project);
 
 /// Enqueues the batch and returns the jobs' ids in batch order. A key that
 /// exists keeps its job: done stays done; failed and skipped go back to queued

@@ -116,6 +116,13 @@ std::optional<Engine> parse_engine(const std::string& name) {
 
 namespace {
 
+/// The settings a project's grid is planned with, as people read them: a
+/// finished sweep records them, and `--new` keeps its grid while they hold.
+std::string sampling_settings(const ProjectFile& p) {
+  return fmt::format("branch \"{}\", from \"{}\", since \"{}\", until \"{}\", every \"{}\", tags {}", p.branch, p.from,
+                     p.since, p.until, p.every, p.tags ? "true" : "false");
+}
+
 void say(const SweepOptions& o, const std::string& text) {
   if (o.progress) o.progress->line(text);
 }
@@ -271,9 +278,19 @@ SweepReport run_sweep(const SweepOptions& o) {
   }
 
   std::optional<std::string> after;
+  std::optional<db::LastSweep> last;
+  auto sampling = sampling_settings(p);
   if (o.only_new) {
-    after = db::last_swept_head(lock_db, p.name);
-    if (!after) say(o, "no finished sweep of this project yet: --new sweeps the whole range");
+    last = db::last_sweep(lock_db, p.name);
+    if (!last) say(o, "no finished sweep of this project yet: --new sweeps the whole range");
+    // Edited sampling makes another grid, whose points before the last head
+    // were never planned: only a whole-range sweep plans them (what is done
+    // is not done again).
+    else if (!p.repo.empty() && !last->sampling.empty() && last->sampling != sampling)
+      say(o, "the project's sampling changed since the last sweep (" + last->sampling + " → " + sampling +
+                 "): --new sweeps the whole range on the new grid; jobs already done are not run again");
+    else
+      after = last->head_sha;
   }
   // Where `--new` starts next time: a check-in of the repository, never a
   // toolchain's label, which the history walk would not find.
@@ -445,9 +462,17 @@ SweepReport run_sweep(const SweepOptions& o) {
                                        [&](const std::string& f) { return !said.insert(f).second; }),
                         report.failures.end());
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The grid's settings go with the head they lead to: the project's own when
+  // this sweep planned its grid, else (a one-off --every/--since, which
+  // leaves the head as it was) the last sweep's.
+  std::string recorded_sampling = p.repo.empty()     ? ""
+                                  : !git_head.empty() ? sampling
+                                  : last              ? last->sampling
+                                                      : "";
   db::finish_sweep(lock_db, report.sweep_id, "done", report.head, report.checkins,
                    fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped,
-                               report.jobs.failed));
+                               report.jobs.failed),
+                   recorded_sampling);
   return report;
 }
 

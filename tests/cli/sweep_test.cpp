@@ -121,6 +121,29 @@ TEST_CASE("changes before the policy's training check-in are not bisected nor al
   CHECK(s.output.find("check-in(s) between") == std::string::npos);  // no bisection
 }
 
+TEST_CASE("--new after the project's sampling is edited plans the new grid's earlier points too") {
+  Project p;
+  p.make_small();
+  p.set("since = \"\"", "since = \"2026-01-01\"");  // January's sample alone
+  p.sweep_ok();
+  auto december = [&] {
+    return p.psql("SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = "
+                  "b.commit_id WHERE e.status = 'done' AND c.subject = 'Fix the build after the runPipeline rename'");
+  };
+  CHECK(december() == "0");
+  // The range now starts with the history: December's sample lies before
+  // the last swept head, and only a whole-range plan reaches it.
+  p.set("since = \"2026-01-01\"", "since = \"\"");
+  auto edited = p.sweep_ok({"--new"});
+  CHECK(edited.output.find("the project's sampling changed since the last sweep") != std::string::npos);
+  CHECK(edited.output.find("since \"2026-01-01\"") != std::string::npos);
+  CHECK(december() == "1");
+  // The same settings again: one grid, nothing new.
+  auto again = p.sweep_ok({"--new"});
+  CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+  CHECK(again.output.find("sampling changed") == std::string::npos);
+}
+
 TEST_CASE("a branch that names a tag is said to never move when nothing is new") {
   Project p;
   p.set("branch = \"\"", "branch = \"v1.0\"");  // the import alone
