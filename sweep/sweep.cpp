@@ -465,14 +465,11 @@ SweepReport run_sweep(const SweepOptions& o) {
   // The grid's settings go with the head they lead to: the project's own when
   // this sweep planned its grid, else (a one-off --every/--since, which
   // leaves the head as it was) the last sweep's.
-  std::string recorded_sampling = p.repo.empty()     ? ""
-                                  : !git_head.empty() ? sampling
-                                  : last              ? last->sampling
-                                                      : "";
-  db::finish_sweep(lock_db, report.sweep_id, "done", report.head, report.checkins,
-                   fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped,
-                               report.jobs.failed),
-                   recorded_sampling);
+  std::string recorded_sampling = p.repo.empty() ? "" : !git_head.empty() ? sampling : last ? last->sampling : "";
+  db::finish_sweep(
+      lock_db, report.sweep_id, "done", report.head, report.checkins,
+      fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped, report.jobs.failed),
+      recorded_sampling);
   return report;
 }
 

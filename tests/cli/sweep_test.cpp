@@ -127,8 +127,9 @@ TEST_CASE("--new after the project's sampling is edited plans the new grid's ear
   p.set("since = \"\"", "since = \"2026-01-01\"");  // January's sample alone
   p.sweep_ok();
   auto december = [&] {
-    return p.psql("SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = "
-                  "b.commit_id WHERE e.status = 'done' AND c.subject = 'Fix the build after the runPipeline rename'");
+    return p.psql(
+        "SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = "
+        "b.commit_id WHERE e.status = 'done' AND c.subject = 'Fix the build after the runPipeline rename'");
   };
   CHECK(december() == "0");
   // The range now starts with the history: December's sample lies before
