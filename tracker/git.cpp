@@ -283,6 +283,13 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
   // is held (nullopt, stop) unless it needed what lies beyond.
   auto past_edge = [&]() -> std::optional<common::Error> {
     if (to_shallow_end || older_run > 0) return std::nullopt;
+    // A clone made with `--shallow-since` at the range's own start holds
+    // the range, though no check-in older than `since` was read to show it:
+    // its edge is the first check-in from that date on (the date read in the
+    // clone's local time, so up to a day's hours after `since`). One made
+    // with --depth N ends anywhere: an edge further after `since` is a range
+    // cut short.
+    if (since && newest_first.back().time - *since < 86400) return std::nullopt;
     return common::Error{impl_->location.string() + " is a shallow clone: its history stops at " +
                          newest_first.back().sha.substr(0, 12) + " (" + tracker::format_date(newest_first.back().time) +
                          "); fetch the rest (git fetch --unshallow) or start the range after it"};

@@ -132,6 +132,38 @@ TEST_CASE("a shallow clone's walk past its boundary names the boundary instead o
   CHECK(cloned.front().sha == repo.resolve("HEAD~1").take());
 }
 
+TEST_CASE("a clone made with --shallow-since at the range's start holds the range, an edge later than a day does not") {
+  testing::TempDir dir;
+  auto origin = testing::write_toy_history(dir.path());
+  auto full = GitRepo::open(origin).take();
+  auto clone = [&](const tracker::CommitInfo& from, const std::string& name) {
+    git({"clone", "-q", "--shallow-since=@" + std::to_string(from.time), "--branch", "main",
+         "file://" + origin.string(), (dir / name).string()});
+    return GitRepo::open(dir / name).take();
+  };
+  // main is the side branch's merge, then two check-ins of its own line.
+  auto start = full.commit("main~2").take();
+  auto repo = clone(start, "since");
+  auto h = repo.first_parent_history("HEAD", std::nullopt, start.time);
+  REQUIRE_MESSAGE(h.ok(), h.error().message);
+  REQUIRE(h->size() == 3);
+  CHECK(h->front().sha == start.sha);
+  // The date alone, as a project file gives it: the midnight before the edge.
+  CHECK(repo.first_parent_history("HEAD", std::nullopt, start.time - start.time % 86400).ok());
+  // A range starting two days before the edge needs what the clone lacks.
+  auto early = repo.first_parent_history("HEAD", std::nullopt, start.time - 2 * 86400);
+  REQUIRE_FALSE(early.ok());
+  CHECK(early.error().message.find(" is a shallow clone: its history stops at " + start.sha.substr(0, 12)) !=
+        std::string::npos);
+  // From main~1 on, git cuts the clone at the merge itself (its side parent
+  // is older): main~1 is missing, and the range is refused, not cut short.
+  auto later = full.commit("main~1").take();
+  auto cut = clone(later, "cut").first_parent_history("HEAD", std::nullopt, later.time);
+  REQUIRE_FALSE(cut.ok());
+  CHECK(cut.error().message.find(" is a shallow clone: its history stops at " + full.resolve("main").take().substr(0, 12)) !=
+        std::string::npos);
+}
+
 namespace {
 /// `git -C dir args…` as a test user; the last line of its output.
 std::string git_out(const std::filesystem::path& dir, std::vector<std::string> args) {
