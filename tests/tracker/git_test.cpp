@@ -160,8 +160,8 @@ TEST_CASE("a clone made with --shallow-since at the range's start holds the rang
   auto later = full.commit("main~1").take();
   auto cut = clone(later, "cut").first_parent_history("HEAD", std::nullopt, later.time);
   REQUIRE_FALSE(cut.ok());
-  CHECK(cut.error().message.find(" is a shallow clone: its history stops at " + full.resolve("main").take().substr(0, 12)) !=
-        std::string::npos);
+  CHECK(cut.error().message.find(" is a shallow clone: its history stops at " +
+                                 full.resolve("main").take().substr(0, 12)) != std::string::npos);
 }
 
 namespace {
