@@ -119,6 +119,7 @@ common::Status write_result(const fs::path& entry, const BuildResult& r) {
   j["ml_flag_prefix"] = r.ml_flag_prefix;
   j["cc1"] = r.cc1;
   j["share_agreeing_defaults"] = r.share_agreeing_defaults;
+  j["compile_timeout_s"] = r.compile_timeout.count();
   // When, to the microsecond: cache pruning goes oldest first, and a file
   // system's mtimes may tell apart no two builds finished in one second.
   j["built_at"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -178,6 +179,8 @@ std::optional<BuildResult> read_cached(const fs::path& entry, std::string* damag
     r.ml_flag_prefix = j.value("ml_flag_prefix", "");
     r.cc1 = j.value("cc1", std::vector<std::string>{});
     r.share_agreeing_defaults = j.value("share_agreeing_defaults", false);
+    r.compile_timeout = std::chrono::seconds(
+        j.value("compile_timeout_s", static_cast<std::int64_t>(Recipe::kDefaultCompileTimeout.count())));
     if (j.contains("artifacts"))
       for (const auto& [name, file] : j["artifacts"].items()) {
         r.artifacts[name] = entry / "artifacts" / file.get<std::string>();
@@ -400,6 +403,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
     r.compile = *compile;
     r.ml_flag_prefix = recipe.ml_flag_prefix;
     r.share_agreeing_defaults = recipe.share_agreeing_defaults;
+    r.compile_timeout = recipe.compile_timeout;
     auto cc1 = render_cc1(recipe, final_paths);
     if (!cc1) return finish(Outcome::MissingArtifact, cc1.error().message);
     r.cc1 = *cc1;
@@ -412,6 +416,7 @@ common::Status use_compile_of(const Recipe& recipe, BuildResult& r) {
   r.ml_flag_prefix.clear();
   r.cc1.clear();
   r.share_agreeing_defaults = false;
+  r.compile_timeout = Recipe::kDefaultCompileTimeout;
   if (recipe.compile.empty() || r.outcome != Outcome::Ok) return common::Ok{};
   auto compile = render_compile(recipe, r.artifacts);
   if (!compile) return compile.error();
@@ -421,6 +426,7 @@ common::Status use_compile_of(const Recipe& recipe, BuildResult& r) {
   r.ml_flag_prefix = recipe.ml_flag_prefix;
   r.cc1 = *cc1;
   r.share_agreeing_defaults = recipe.share_agreeing_defaults;
+  r.compile_timeout = recipe.compile_timeout;
   return common::Ok{};
 }
 

@@ -55,6 +55,7 @@ struct BuildResult {
   std::string ml_flag_prefix;
   std::vector<std::string> cc1;  ///< the recipe's [compile] cc1, rendered (see Recipe::cc1)
   bool share_agreeing_defaults = false;  ///< the recipe's (see Recipe::share_agreeing_defaults)
+  std::chrono::seconds compile_timeout{Recipe::kDefaultCompileTimeout};  ///< the recipe's [compile] timeout
 };
 
 struct BuildPaths {

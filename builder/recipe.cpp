@@ -28,7 +28,7 @@ const std::map<std::string, std::set<std::string>> kKeys = {
     {"",
      {"name", "description", "timeout", "launcher", "ccache_remote_storage", "jobs", "configure", "build", "env",
       "artifacts", "compile"}},
-    {"compile", {"command", "ml_flag_prefix", "cc1", "share_agreeing_defaults"}},
+    {"compile", {"command", "ml_flag_prefix", "cc1", "share_agreeing_defaults", "timeout"}},
     {"configure", {"command", "skip_if_exists"}},
     {"build", {"command"}},
 };
@@ -83,7 +83,7 @@ common::Status check_types(const toml::table& root, const std::string& origin) {
     if (auto s = strings(*b, "build.", {"command"}); !s) return s;
   if (const auto* c = root["compile"].as_table())
   {
-    if (auto s = strings(*c, "compile.", {"command", "ml_flag_prefix", "cc1"}); !s) return s;
+    if (auto s = strings(*c, "compile.", {"command", "ml_flag_prefix", "cc1", "timeout"}); !s) return s;
     if (c->contains("share_agreeing_defaults") && !(*c)["share_agreeing_defaults"].is_boolean())
       return Error{origin + ": 'compile.share_agreeing_defaults' must be true or false"};
   }
@@ -130,6 +130,8 @@ std::string measuring(const Recipe& r) {
   out << "\nml_flag_prefix=" << r.ml_flag_prefix << "\ncc1";
   for (const auto& w : r.cc1) out << '\x1f' << w;
   out << "\n";
+  // Only when set: the recipes written before it keep their hash.
+  if (r.compile_timeout != Recipe::kDefaultCompileTimeout) out << "compile_timeout=" << r.compile_timeout.count() << "\n";
   return out.str();
 }
 
@@ -241,6 +243,12 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     r.compile = *command;
     r.ml_flag_prefix = (*c)["ml_flag_prefix"].value_or<std::string>("");
     r.share_agreeing_defaults = (*c)["share_agreeing_defaults"].value_or(false);
+    if (auto t = (*c)["timeout"].value<std::string>()) {
+      auto d = common::parse_duration(*t);
+      if (!d || d->count() == 0)
+        return Error{origin + ": compile.timeout must be a duration like \"5m\", not \"" + *t + "\""};
+      r.compile_timeout = *d;
+    }
     auto cc1 = words((*c)["cc1"].value_or<std::string>(""), "compile.cc1", origin);
     if (!cc1) return cc1.error();
     r.cc1 = *cc1;

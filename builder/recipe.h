@@ -44,6 +44,13 @@ struct Recipe {
   /// trajectory, as at -Oz; at -O2 it does. Not part of either hash: it
   /// changes how many compiles an evaluation makes, not what it measures.
   bool share_agreeing_defaults = false;
+  /// [compile] timeout: how long one module's compile may take before it
+  /// counts as a timeout (under the policy, as the policy's failure). Large
+  /// translation units of a real project compiled by a large compiler need
+  /// more than the default. Part of content_hash when set: it decides which
+  /// compiles count as failed.
+  std::chrono::seconds compile_timeout{kDefaultCompileTimeout};
+  static constexpr std::chrono::seconds kDefaultCompileTimeout{120};
   /// Of the recipe's meaning, not its formatting: the build and how modules
   /// are compiled with it. Names the recipe in the database and in job keys,
   /// so a changed [compile] section starts new series instead of mixing two

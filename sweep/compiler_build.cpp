@@ -19,10 +19,12 @@ policy::CompilerInvocation invocation(const builder::BuildResult& r, const build
   cc.ml_flag_prefix = r.ml_flag_prefix;
   cc.cc1 = r.cc1;
   cc.share_agreeing_defaults = r.share_agreeing_defaults;
+  cc.timeout = r.compile_timeout;
   if (cc.argv.empty() && recipe) {  // built before the recipe had a [compile] section
     cc.argv = builder::render_compile(*recipe, r.artifacts).take();
     cc.ml_flag_prefix = recipe->ml_flag_prefix;
     cc.share_agreeing_defaults = recipe->share_agreeing_defaults;
+    cc.timeout = recipe->compile_timeout;
     cc.cc1 = builder::render_cc1(*recipe, r.artifacts).take();
   }
   if (cc.argv.empty()) throw common::Fatal("the build has no compile command (its recipe lacks a [compile] section)");
@@ -47,6 +49,7 @@ common::Result<SelectedBuild> select_toolchain(const fs::path& dir, const builde
   out.compiler.argv = *compile;
   out.compiler.ml_flag_prefix = recipe.ml_flag_prefix;
   out.compiler.share_agreeing_defaults = recipe.share_agreeing_defaults;
+  out.compiler.timeout = recipe.compile_timeout;
   auto cc1 = builder::render_cc1(recipe, rendered->artifacts);
   if (!cc1) return cc1.error();
   out.compiler.cc1 = *cc1;
@@ -79,7 +82,7 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
       auto as_given = in_pin;
       builder::use_compile_of(recipe, as_given).take();
       if (as_given.compile != in_pin.compile || as_given.cc1 != in_pin.cc1 ||
-          as_given.ml_flag_prefix != in_pin.ml_flag_prefix)
+          as_given.ml_flag_prefix != in_pin.ml_flag_prefix || as_given.compile_timeout != in_pin.compile_timeout)
         throw common::Fatal("artifact directory " + s.build +
                             " compiles as the recipe that built it, not as --recipe " + s.recipe +
                             " (another [compile] section): evaluate it as a check-in, with --repo, "

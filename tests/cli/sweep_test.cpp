@@ -244,6 +244,28 @@ TEST_CASE("sweep --new after a force-push names the lost check-in and deletes no
   CHECK(Project::recorded(p.dsn) == before);
 }
 
+TEST_CASE("a recipe's [compile] timeout bounds each module's compile") {
+  Project p;
+  // A toolchain whose compiler takes three seconds a compile, and a recipe
+  // that allows one: every compile is cut at the recipe's limit.
+  auto slow = p.dir / "slow";
+  std::filesystem::create_directories(slow / "bin");
+  std::filesystem::copy_file(DWCC_BIN, slow / "bin" / "dwcc.real");
+  std::ofstream(slow / "bin" / "dwcc") << "#!/bin/sh\nsleep 3\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
+  std::filesystem::permissions(slow / "bin" / "dwcc", std::filesystem::perms::owner_all);
+  std::ifstream shipped(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string recipe((std::istreambuf_iterator<char>(shipped)), {});
+  recipe.replace(recipe.find("name = \"sample-compiler\""), 24, "name = \"hasty\"");
+  recipe += "timeout = \"1s\"\n";  // the last table is [compile]
+  REQUIRE(recipe.rfind("[compile]") > recipe.rfind("[artifacts]"));
+  std::ofstream(p.dir / "hasty.toml") << recipe;
+  auto e = p.run({"eval", "--build", slow.string(), "--recipe", (p.dir / "hasty.toml").string(), "--suite",
+                  "testdata", "--policy", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
+  INFO(e.output);
+  CHECK(e.exit_code != 0);
+  CHECK(e.output.find("timed out after 1.0 s") != std::string::npos);
+}
+
 TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the recipe's artifacts") {
   Project p;
   auto prefix = p.dir / "nightly-2026-01-05";

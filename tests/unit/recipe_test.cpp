@@ -63,6 +63,23 @@ TEST_CASE("a changed [compile] section changes what the recipe measures, not wha
   }
 }
 
+TEST_CASE("a [compile] timeout is read as a duration and is part of what the recipe measures when set") {
+  const std::string base = "name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '{build}/cc'\n"
+                           "[compile]\ncommand = '{compiler} {input} -o {output} -Oz'\n";
+  auto a = parse_recipe(base, "a.toml").take();
+  CHECK(a.compile_timeout == Recipe::kDefaultCompileTimeout);
+  auto longer = parse_recipe(base + "timeout = '10m'\n", "b.toml").take();
+  CHECK(longer.compile_timeout.count() == 600);
+  CHECK(longer.content_hash != a.content_hash);
+  CHECK(longer.build_hash == a.build_hash);
+  // The default written out is the recipe it was: its series go on.
+  CHECK(parse_recipe(base + "timeout = '2m'\n", "c.toml")->content_hash == a.content_hash);
+  auto bad = parse_recipe(base + "timeout = 'soon'\n", "d.toml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message == "d.toml: compile.timeout must be a duration like \"5m\", not \"soon\"");
+  CHECK_FALSE(parse_recipe(base + "timeout = 30\n", "e.toml").ok());
+}
+
 TEST_CASE("artifacts the cache could not keep apart, or named like the compiled module, are refused") {
   auto same = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '{build}/bin/cc'\n"
                            "tool = '{source}/tools/cc'\n", "r.toml");
@@ -180,13 +197,13 @@ TEST_CASE("a recipe's shell braces are its own: only {name} is a placeholder, an
   CHECK(odd.error().message.find("artifact name 'c c' cannot be a placeholder") != std::string::npos);
 }
 
-TEST_CASE("the shipped llvm-project recipe renders opt, llc and clang for X86") {
+TEST_CASE("the shipped llvm-project recipe renders opt, llc and clang for the host target") {
   auto r = load_recipe("llvm-project");
   REQUIRE(r.ok());
   auto out = render(*r, {"/wt/src", "/wt/build", "/data", 2}).take();
   CHECK(out.configure ==
         "cmake -S /wt/src/llvm -B /wt/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLVM_ENABLE_PROJECTS=clang "
-        "-DLLVM_TARGETS_TO_BUILD=X86 -DLLVM_ENABLE_ASSERTIONS=OFF -DLLVM_INCLUDE_TESTS=OFF "
+        "-DLLVM_TARGETS_TO_BUILD=host -DLLVM_ENABLE_ASSERTIONS=OFF -DLLVM_INCLUDE_TESTS=OFF "
         "-DLLVM_INCLUDE_BENCHMARKS=OFF -DLLVM_INCLUDE_EXAMPLES=OFF -DCLANG_INCLUDE_TESTS=OFF "
         "-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache");
   CHECK(out.build == "ninja -C /wt/build -j 2 opt llc clang");
@@ -195,6 +212,7 @@ TEST_CASE("the shipped llvm-project recipe renders opt, llc and clang for X86") 
   CHECK(out.artifacts.at("clang") == "/wt/build/bin/clang");
   CHECK(out.env.at("CCACHE_BASEDIR") == "/wt/src");
   CHECK(r->timeout.count() == 8 * 3600);
+  CHECK(r->compile_timeout.count() == 600);
   CHECK(load_recipe("sample-compiler").ok());
 }
 
