@@ -131,7 +131,8 @@ std::string measuring(const Recipe& r) {
   for (const auto& w : r.cc1) out << '\x1f' << w;
   out << "\n";
   // Only when set: the recipes written before it keep their hash.
-  if (r.compile_timeout != Recipe::kDefaultCompileTimeout) out << "compile_timeout=" << r.compile_timeout.count() << "\n";
+  if (r.compile_timeout != Recipe::kDefaultCompileTimeout)
+    out << "compile_timeout=" << r.compile_timeout.count() << "\n";
   return out.str();
 }
 

@@ -259,8 +259,8 @@ TEST_CASE("a recipe's [compile] timeout bounds each module's compile") {
   recipe += "timeout = \"1s\"\n";  // the last table is [compile]
   REQUIRE(recipe.rfind("[compile]") > recipe.rfind("[artifacts]"));
   std::ofstream(p.dir / "hasty.toml") << recipe;
-  auto e = p.run({"eval", "--build", slow.string(), "--recipe", (p.dir / "hasty.toml").string(), "--suite",
-                  "testdata", "--policy", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
+  auto e = p.run({"eval", "--build", slow.string(), "--recipe", (p.dir / "hasty.toml").string(), "--suite", "testdata",
+                  "--policy", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
   INFO(e.output);
   CHECK(e.exit_code != 0);
   CHECK(e.output.find("timed out after 1.0 s") != std::string::npos);

@@ -64,8 +64,9 @@ TEST_CASE("a changed [compile] section changes what the recipe measures, not wha
 }
 
 TEST_CASE("a [compile] timeout is read as a duration and is part of what the recipe measures when set") {
-  const std::string base = "name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '{build}/cc'\n"
-                           "[compile]\ncommand = '{compiler} {input} -o {output} -Oz'\n";
+  const std::string base =
+      "name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '{build}/cc'\n"
+      "[compile]\ncommand = '{compiler} {input} -o {output} -Oz'\n";
   auto a = parse_recipe(base, "a.toml").take();
   CHECK(a.compile_timeout == Recipe::kDefaultCompileTimeout);
   auto longer = parse_recipe(base + "timeout = '10m'\n", "b.toml").take();
