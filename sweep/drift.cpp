@@ -608,6 +608,25 @@ std::string change_key(const Finding& f) {
   return f.kind + "|" + (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
 }
 
+/// Resolves the open and acknowledged alerts of the policy whose change
+/// begins before `history[trained_at]`, its training check-in.
+void resolve_alerts_before(db::Database& db, const std::string& project, const std::string& policy_hash,
+                           const std::vector<tracker::CommitInfo>& history, std::size_t trained_at) {
+  std::map<std::string, std::vector<db::Id>> by_sha;
+  for (const auto& a : db::list_alerts(db, project, {"open", "acknowledged"})) {
+    const auto& sha = !a.first_bad_sha.empty() ? a.first_bad_sha : a.culprit_sha;
+    if (a.policy_hash == policy_hash && !sha.empty()) by_sha[sha].push_back(a.id);
+  }
+  for (std::size_t i = 0; i < trained_at && !by_sha.empty(); ++i)
+    if (auto it = by_sha.find(history[i].sha); it != by_sha.end()) {
+      for (auto id : it->second)
+        db::set_alert_state(db, project, id, "resolved", "driftwatch",
+                            "before the policy's training check-in " + history[trained_at].short_sha() +
+                                ", from which drift is analysed");
+      by_sha.erase(it);
+    }
+}
+
 db::Id commit_id_of(const std::map<std::string, db::Id>& ids, const std::string& sha) {
   auto it = ids.find(sha);
   return it == ids.end() ? 0 : it->second;
@@ -638,9 +657,10 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     if (at == history.end()) return std::nullopt;
     return static_cast<std::size_t>(at - history.begin());
   };
-  std::size_t start = position_of(model.metadata().compiler_commit).value_or(0);
+  const std::size_t trained_at = position_of(model.metadata().compiler_commit).value_or(0);
+  std::size_t start = trained_at;
   if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
-  if (start > 0 && o.workers.progress) {
+  if (start == trained_at && start > 0 && o.workers.progress) {
     std::set<std::string> samples(o.samples.begin(), o.samples.end());
     auto earlier = std::count_if(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start),
                                  [&](const auto& c) { return samples.count(c.sha) > 0; });
@@ -656,6 +676,11 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   // by hand, a suite taken off its list) would stay open for ever: nothing
   // revisits them, the report leaves them out and `alerts --exit-code` fails.
   db::follow_policy(db, p.name, model.metadata().content_hash);
+  // So would those of changes before the training check-in, which no
+  // analysis reaches now (found when drift was analysed over the whole
+  // range, or by a `bisect --good` before it); not while such a bisect runs.
+  if (o.bisect_from.empty() && trained_at > 0)
+    resolve_alerts_before(db, p.name, model.metadata().content_hash, history, trained_at);
   std::vector<SelectedSuite> selected;
   std::vector<std::pair<std::string, std::string>> tracked_suites;
   for (const auto& suite_name : p.suites) {
