@@ -235,7 +235,11 @@ SuiteDecision decide(const RetrainSeries& s, const RetrainRules& r) {
   // retrained policy would not be asked either, so hours of training there
   // could not help: the change to act on is the compiler's (the drift alert
   // names it). A policy that cannot run at all is the features rule's case.
-  if (d.retrain && s.unusable_sha.empty() && !s.points.empty() && s.points.back().decisions == 0) {
+  // Only with no compile failed under the policy there: a failed compile's
+  // decisions are not counted, so a policy that crashed wherever it was
+  // asked would read as not asked.
+  if (d.retrain && s.unusable_sha.empty() && !s.points.empty() && s.points.back().decisions == 0 &&
+      s.points.back().learned_failed == 0) {
     auto asked = std::find_if(s.points.rbegin(), s.points.rend(), [](const auto& p) { return p.decisions > 0; });
     if (asked != s.points.rend()) {
       d.retrain = false;

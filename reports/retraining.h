@@ -29,6 +29,9 @@ struct RetrainPoint {
   /// How many times the compiler asked the policy over the evaluation's
   /// learned compiles; -1 when not recorded.
   std::int64_t decisions = -1;
+  /// Modules whose compile under the policy failed (their decisions are not
+  /// in `decisions`: no decision count is kept of a failed compile).
+  int learned_failed = 0;
 };
 
 struct RetrainSeries {

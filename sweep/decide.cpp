@@ -34,6 +34,7 @@ reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
   auto lost = compat_features(p.compat_json).lost;
   r.features_lost = static_cast<int>(lost.size());
   r.decisions = p.learned_decisions;
+  r.learned_failed = p.learned_failed();
   for (const auto& f : lost) r.features_note += (r.features_note.empty() ? "" : ", ") + f;
   return r;
 }

@@ -282,6 +282,12 @@ TEST_CASE("a head where the compiler asked the policy nothing keeps the policy a
   d = reports::decide(s, r);
   CHECK(d.retrain);
   CHECK(d.held.empty());
+  // Compiles that failed under the policy at the head: their decisions are
+  // not counted, so nothing says it was not asked.
+  s.points[1].decisions = 0;
+  s.points[1].learned_failed = 3;
+  CHECK(reports::decide(s, r).retrain);
+  s.points[1].learned_failed = 0;
   // Counts not recorded (-1), or never asked at any point: the rules decide too.
   s.points[1].decisions = -1;
   CHECK(reports::decide(s, r).retrain);
