@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, const std::string& every,
                                                         const std::string& since,
                                                         const std::optional<std::string>& after,
-                                                        const std::string& baseline) {
+                                                        const std::string& baseline, bool nightly) {
   auto repo = tracker::GitRepo::open(p.repo);
   if (!repo) return repo.error();
   auto tracked = repo->tracked(p.branch);
@@ -82,7 +82,7 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   // unless the range ends at an `until` already past.
   auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   bool until_past = until && *until < now;
-  rule.open_end = after && !until_past && !window.empty() && window.back().sha == history->back().sha;
+  rule.open_end = (after || nightly) && !until_past && !window.empty() && window.back().sha == history->back().sha;
   rule.now = now;
   // With --new: the window's check-ins after the last swept one (none when
   // `until` ends the window before it).
@@ -303,7 +303,8 @@ SweepReport run_sweep(const SweepOptions& o) {
     auto tracked = repo.tracked(p.branch).take();
     // A tag or a commit named as the branch resolves too, but never moves:
     // "update the repository" would not help there.
-    bool fixed = !p.branch.empty() && !tracked.starts_with("refs/");
+    bool fixed = !p.branch.empty() && tracked != "HEAD" && !tracked.starts_with("refs/heads/") &&
+                 !tracked.starts_with("refs/remotes/");
     if (auto tip = repo.commit(tracked))
       tip_note = "; the tip of " + (p.branch.empty() ? std::string("HEAD") : p.branch) + " is " + tip->short_sha() +
                  " from " + tracker::format_date(tip->time) +
@@ -320,7 +321,8 @@ SweepReport run_sweep(const SweepOptions& o) {
     }
     auto every = o.every.empty() ? p.every : o.every;
     auto since = o.since.empty() ? p.since : o.since;
-    for (const auto& sha : sweep_checkins(p, every, since, after, baseline).take()) in.checkins.push_back({sha, "", "", 0});
+    for (const auto& sha : sweep_checkins(p, every, since, after, baseline, o.only_new).take())
+      in.checkins.push_back({sha, "", "", 0});
     if (after) grid = sweep_checkins(p, every, since, std::nullopt, baseline).take();
     else
       for (const auto& c : in.checkins) grid.push_back(c.sha);
@@ -465,7 +467,12 @@ SweepReport run_sweep(const SweepOptions& o) {
   // The grid's settings go with the head they lead to: the project's own when
   // this sweep planned its grid, else (a one-off --every/--since, which
   // leaves the head as it was) the last sweep's.
-  std::string recorded_sampling = p.repo.empty() ? "" : !git_head.empty() ? sampling : last ? last->sampling : "";
+  // Without a repository, a value all the same: a project given one later
+  // re-plans its range rather than look for a toolchain's label in it.
+  std::string recorded_sampling = p.repo.empty()     ? "no repository"
+                                  : !git_head.empty() ? sampling
+                                  : last              ? last->sampling
+                                                      : "";
   db::finish_sweep(
       lock_db, report.sweep_id, "done", report.head, report.checkins,
       fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped, report.jobs.failed),

@@ -66,9 +66,12 @@ SweepReport run_sweep(const SweepOptions& options);
 /// The check-ins a sweep samples from a repository, oldest first. With
 /// `after` (the last swept head), only those after it; its absence from the
 /// first-parent line is an error (a force-push), and nothing is deleted.
+/// `nightly`: a `--new` sweep of the whole range (the first, or after the
+/// sampling changed) leaves the period still going on for later, as one
+/// with `after` does.
 common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& project, const std::string& every,
                                                         const std::string& since,
                                                         const std::optional<std::string>& after,
-                                                        const std::string& baseline);
+                                                        const std::string& baseline, bool nightly = false);
 
 }  // namespace sweep

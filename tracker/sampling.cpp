@@ -69,6 +69,10 @@ std::vector<size_t> sample(const std::vector<CommitInfo>& history, const Samplin
       auto newest = period_of(history.back().time, *rule.every->unit, rule.every->count);
       bool over = rule.now && period_of(*rule.now, *rule.every->unit, rule.every->count) > newest;
       if (rule.open_end && !over) last_of_period.erase(newest);
+      // Nor is the clock's own period over, whatever the newest's date says:
+      // a newest check-in dated back (a rebase kept its date) must not close
+      // the week its parent is in, mid-week.
+      if (rule.open_end && rule.now) last_of_period.erase(period_of(*rule.now, *rule.every->unit, rule.every->count));
       for (const auto& [period, i] : last_of_period) picked.insert(i);
     }
     if (rule.tags)

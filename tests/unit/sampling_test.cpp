@@ -107,6 +107,19 @@ TEST_CASE("a check-in dated in the future does not make a nightly sweep take the
   CHECK(std::find(picked.begin(), picked.end(), "c2") != picked.end());  // its own (future) week: the last of it
 }
 
+TEST_CASE("a newest check-in dated back does not close the week the clock is in") {
+  auto h = daily(10);  // c4..c9: the week of Mon 01-05 .. Sun 01-11
+  SamplingRule r;
+  r.every = Every{1, PeriodUnit::Week};
+  r.open_end = true;
+  r.now = h[8].time + 3600;  // Saturday 01-10: the week goes on
+  h.back().time = h[0].time - 7 * 86400;  // the newest kept a date of the week before the history
+  auto picked = shas(h, sample(h, r));
+  for (const char* mid_week : {"c4", "c5", "c6", "c7", "c8"})
+    CHECK(std::find(picked.begin(), picked.end(), mid_week) == picked.end());
+  CHECK(std::find(picked.begin(), picked.end(), "c3") != picked.end());
+}
+
 TEST_CASE("per week takes the last check-in of each ISO week") {
   // 2026-01-01 is a Thursday: week 1 = Thu..Sun (c0..c3), then Mon 01-05 .. Sun 01-11 (c4..c10).
   auto h = daily(12);
