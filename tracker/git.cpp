@@ -269,7 +269,8 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
   std::vector<CommitInfo> newest_first;
   git_oid oid;
   git_oid_fromstr(&oid, to_sha->c_str());
-  bool reached_from = false;
+  bool reached_from = false, from_before_since = false;
+  unsigned edge_parents = 0;  // of the newest_first.back(): how many parents it names
   // A commit whose clock was wrong (dated before `since` in the middle of the
   // range) must not end the walk and drop everything older: it ends only
   // after a long run of check-ins older than `since` (an old branch merged
@@ -289,7 +290,10 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
     // clone's local time, so up to a day's hours after `since`). One made
     // with --depth N ends anywhere: an edge further after `since` is a range
     // cut short.
-    if (since && newest_first.back().time - *since < 86400) return std::nullopt;
+    // Not at a merge: git cuts a clone there when the merge's other side is
+    // older, and its first-parent line goes on past the cut (libgit2 before
+    // 1.7 reads the merge's parents; later ones see the edge as a root).
+    if (since && edge_parents < 2 && newest_first.back().time - *since < 86400) return std::nullopt;
     return common::Error{impl_->location.string() + " is a shallow clone: its history stops at " +
                          newest_first.back().sha.substr(0, 12) + " (" + tracker::format_date(newest_first.back().time) +
                          "); fetch the rest (git fetch --unshallow) or start the range after it"};
@@ -311,12 +315,14 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
     if (older_run >= kOlderRunToStop && !from_sha) break;
     if (!older) {
       newest_first.push_back(std::move(info));
+      edge_parents = git_commit_parentcount(c);
       if (from_sha && newest_first.back().sha == *from_sha) {
         reached_from = true;
         break;
       }
     } else if (from_sha && info.sha == *from_sha) {
-      break;  // `from` lies before `since`: not reached within it
+      from_before_since = true;  // not reached within the range
+      break;
     }
     if (git_commit_parentcount(c) == 0) {
       if (!older && edge.count(newest_first.back().sha))
@@ -326,9 +332,12 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
     child = oid_hex(oid);
     git_oid_cpy(&oid, git_commit_parent_id(c, 0));
   }
+  if (from_before_since)
+    return common::Error{"'" + *from + "' is dated before the range's start (since " + format_date(*since) +
+                         "): start the range at one or the other"};
   if (from_sha && !reached_from)
     return common::Error{"'" + *from + "' is not on the first-parent history of '" + to + "'" +
-                         (since ? " within --since" : "")};
+                         (since ? " within since " + format_date(*since) : "")};
   auto tags = tags_by_commit(repo, false);
   if (!tags) return tags.error();
   std::vector<CommitInfo> out(newest_first.rbegin(), newest_first.rend());

@@ -441,6 +441,27 @@ TEST_CASE("a changed [compile] section is used for a cached build") {
   CHECK(build_checkin(repo, recipe, commit, options).take().result.compile.back() == "-Oz");
 }
 
+TEST_CASE("a recipe's [compile] timeout is kept with the cached build and served with it") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commit = repo.commit("main").take();
+  CheckinBuildOptions options{dir / "data", 1, false};
+  auto recipe = builder::parse_recipe("name = 'quick'\n[build]\ncommand = 'mkdir -p {build}/bin && echo x > {build}/bin/x'\n"
+                                      "[artifacts]\ncompiler = 'bin/x'\n[compile]\n"
+                                      "command = '{compiler} {input} -o {output}'\ntimeout = '7m'\n",
+                                      "quick.toml")
+                    .take();
+  auto built = build_checkin(repo, recipe, commit, options).take();
+  REQUIRE_MESSAGE(built.result.outcome == builder::Outcome::Ok, built.result.message);
+  CHECK(built.result.compile_timeout.count() == 420);
+  auto stored = builder::read_cached(builder::cache_entry_dir(dir / "data", recipe, commit.sha));
+  REQUIRE(stored);
+  CHECK(stored->compile_timeout.count() == 420);  // what a pinned artifact directory evaluates with
+  auto served = build_checkin(repo, recipe, commit, options).take();
+  CHECK(served.result.from_cache);
+  CHECK(served.result.compile_timeout.count() == 420);
+}
+
 TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell, its commands in groups of their own) is ended before the next build there") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);

@@ -132,6 +132,16 @@ TEST_CASE("a shallow clone's walk past its boundary names the boundary instead o
   CHECK(cloned.front().sha == repo.resolve("HEAD~1").take());
 }
 
+TEST_CASE("a from dated before since is said so, not that it is off the history") {
+  testing::TempDir dir;
+  auto repo = GitRepo::open(testing::write_toy_history(dir.path())).take();
+  auto since = repo.commit("main~1").take().time;
+  auto h = repo.first_parent_history("main", std::string("main~3"), since);
+  REQUIRE_FALSE(h.ok());
+  CHECK(h.error().message ==
+        "'main~3' is dated before the range's start (since " + tracker::format_date(since) + "): start the range at one or the other");
+}
+
 TEST_CASE("a clone made with --shallow-since at the range's start holds the range, an edge later than a day does not") {
   testing::TempDir dir;
   auto origin = testing::write_toy_history(dir.path());
