@@ -469,7 +469,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   // leaves the head as it was) the last sweep's.
   // Without a repository, a value all the same: a project given one later
   // re-plans its range rather than look for a toolchain's label in it.
-  std::string recorded_sampling = p.repo.empty()     ? "no repository"
+  std::string recorded_sampling = p.repo.empty()      ? "no repository"
                                   : !git_head.empty() ? sampling
                                   : last              ? last->sampling
                                                       : "";

@@ -121,7 +121,9 @@ TEST_CASE("changes before the policy's training check-in are not bisected nor al
   CHECK(s.output.find("check-in(s) between") == std::string::npos);  // no bisection
 }
 
-TEST_CASE("an alert before the policy's training check-in, opened by a bisect asked for there, is resolved by the next sweep") {
+TEST_CASE(
+    "an alert before the policy's training check-in, opened by a bisect asked for there, is resolved by the next "
+    "sweep") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
   common::ProcessSpec g;

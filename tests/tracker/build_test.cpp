@@ -446,10 +446,11 @@ TEST_CASE("a recipe's [compile] timeout is kept with the cached build and served
   auto repo = eight_weeks(dir);
   auto commit = repo.commit("main").take();
   CheckinBuildOptions options{dir / "data", 1, false};
-  auto recipe = builder::parse_recipe("name = 'quick'\n[build]\ncommand = 'mkdir -p {build}/bin && echo x > {build}/bin/x'\n"
-                                      "[artifacts]\ncompiler = 'bin/x'\n[compile]\n"
-                                      "command = '{compiler} {input} -o {output}'\ntimeout = '7m'\n",
-                                      "quick.toml")
+  auto recipe = builder::parse_recipe(
+                    "name = 'quick'\n[build]\ncommand = 'mkdir -p {build}/bin && echo x > {build}/bin/x'\n"
+                    "[artifacts]\ncompiler = 'bin/x'\n[compile]\n"
+                    "command = '{compiler} {input} -o {output}'\ntimeout = '7m'\n",
+                    "quick.toml")
                     .take();
   auto built = build_checkin(repo, recipe, commit, options).take();
   REQUIRE_MESSAGE(built.result.outcome == builder::Outcome::Ok, built.result.message);

@@ -138,8 +138,8 @@ TEST_CASE("a from dated before since is said so, not that it is off the history"
   auto since = repo.commit("main~1").take().time;
   auto h = repo.first_parent_history("main", std::string("main~3"), since);
   REQUIRE_FALSE(h.ok());
-  CHECK(h.error().message ==
-        "'main~3' is dated before the range's start (since " + tracker::format_date(since) + "): start the range at one or the other");
+  CHECK(h.error().message == "'main~3' is dated before the range's start (since " + tracker::format_date(since) +
+                                 "): start the range at one or the other");
 }
 
 TEST_CASE("a clone made with --shallow-since at the range's start holds the range, an edge later than a day does not") {

@@ -112,7 +112,7 @@ TEST_CASE("a newest check-in dated back does not close the week the clock is in"
   SamplingRule r;
   r.every = Every{1, PeriodUnit::Week};
   r.open_end = true;
-  r.now = h[8].time + 3600;  // Saturday 01-10: the week goes on
+  r.now = h[8].time + 3600;               // Saturday 01-10: the week goes on
   h.back().time = h[0].time - 7 * 86400;  // the newest kept a date of the week before the history
   auto picked = shas(h, sample(h, r));
   for (const char* mid_week : {"c4", "c5", "c6", "c7", "c8"})
