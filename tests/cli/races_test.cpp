@@ -124,9 +124,13 @@ TEST_CASE("an evaluation SIGKILLed and rerun at once: the killed run's compiles 
   wait_for(mine, killed);
   kill(killed.pid(), SIGKILL);
   CHECK(killed.wait().signal == SIGKILL);
-  // Its compiles die with it (PR_SET_PDEATHSIG), not after finishing their work.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Its compiles die with it (PR_SET_PDEATHSIG), not after finishing their
+  // work; on a loaded machine their exit may take a moment to show.
   auto left = processes_with(mine);
+  for (int i = 0; i < 30 && !left.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    left = processes_with(mine);
+  }
   std::string joined;
   for (const auto& l : left) joined += l + "\n";
   CHECK_MESSAGE(left.empty(), joined);
