@@ -58,6 +58,18 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   auto history = repo->first_parent_history(tip, from, since_time);
   if (!history) return history.error();
   auto swept = std::find_if(history->begin(), history->end(), [&](const auto& c) { return c.sha == after_sha; });
+  // Still in the branch's history, through a merge's other parent: a merge
+  // made onto the tracked branch with its parents swapped (`git pull` of the
+  // upstream into local work, then pushed) puts the local line first.
+  if (after && swept == history->end())
+    for (const auto& c : *history)
+      for (std::size_t k = 1; k < c.parents.size(); ++k)
+        if (auto r = repo->reaches(c.parents[k], after_sha); r && *r)
+          return common::Error{"the last swept check-in " + after->substr(0, 12) + " is on " + tip +
+                               " only through the second parent of merge " + c.short_sha() + " (" + c.subject +
+                               "): its first parent is another line, which the first-parent walk follows from "
+                               "there (a merge with its parents swapped, as `git pull` makes); nothing was deleted: "
+                               "sweep without --new to measure the range along that line"};
   if (after && swept == history->end())
     return common::Error{"the last swept check-in " + after->substr(0, 12) + " is not on the first-parent line of " +
                          tip + " any more (force-pushed?), or the project's from/since moved past it; nothing was "

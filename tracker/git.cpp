@@ -159,6 +159,16 @@ common::Result<CommitInfo> GitRepo::commit(const std::string& rev) const {
   return info;
 }
 
+common::Result<bool> GitRepo::reaches(const std::string& descendant, const std::string& ancestor) const {
+  if (descendant == ancestor) return true;
+  git_oid d, a;
+  if (git_oid_fromstr(&d, descendant.c_str()) != 0 || git_oid_fromstr(&a, ancestor.c_str()) != 0)
+    return common::Error{"not a full sha: " + descendant + " or " + ancestor};
+  int r = git_graph_descendant_of(impl_->repo.get(), &d, &a);
+  if (r < 0) return common::Error{git_error_text()};
+  return r == 1;
+}
+
 common::Result<bool> GitRepo::has_file(const std::string& rev, const std::string& path) const {
   auto sha = resolve(rev);
   if (!sha) return sha.error();

@@ -29,6 +29,9 @@ class GitRepo {
   /// ("llvm/CMakeLists.txt"): read from the object store, so a bare clone
   /// or an unchecked-out work tree answers as well.
   common::Result<bool> has_file(const std::string& rev, const std::string& path) const;
+  /// Whether `ancestor` is `descendant` or reachable from it through any
+  /// parents (both full shas).
+  common::Result<bool> reaches(const std::string& descendant, const std::string& ancestor) const;
 
   /// The ref a project tracks: `branch`, or HEAD when it is empty. A detached
   /// HEAD is refused then (a bisect or a checkout of a tag in progress would

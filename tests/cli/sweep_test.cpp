@@ -264,15 +264,34 @@ TEST_CASE("sweep --new after a force-push names the lost check-in and deletes no
   p.set("every = \"2w\"", "every = \"1m\"");
   REQUIRE(p.sweep(p.dsn).exit_code == 0);
   auto before = Project::recorded(p.dsn);
+  auto git = [&](std::vector<std::string> args) {
+    common::ProcessSpec g;
+    g.argv = {"git", "-c", "user.name=Test", "-c", "user.email=test@example.org", "-C", p.repo};
+    g.argv.insert(g.argv.end(), args.begin(), args.end());
+    auto r = common::run_process(g).take();
+    REQUIRE_MESSAGE(r.ok(), r.output);
+    return common::trim(r.output);
+  };
+  auto swept = git({"rev-parse", "main"});
   // Rewrite the branch: main now points at an older check-in, the swept head is gone from its line.
-  common::ProcessSpec git;
-  git.argv = {"git", "-C", p.repo, "update-ref", "refs/heads/main", "main~3"};
-  REQUIRE(common::run_process(git).take().ok());
+  git({"update-ref", "refs/heads/main", "main~3"});
   auto r = p.sweep(p.dsn, {"--new"});
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("is not on the first-parent line of HEAD any more (force-pushed?)") != std::string::npos);
   CHECK(r.output.find("nothing was deleted") != std::string::npos);
+  CHECK(Project::recorded(p.dsn) == before);
+
+  // Merged back with its parents swapped (`git pull` into the older line,
+  // then pushed): the swept head is there, behind the merge's second parent.
+  auto merge = git({"commit-tree", swept + "^{tree}", "-p", "main", "-p", swept, "-m",
+                    "Merge branch 'main' of upstream into work"});
+  git({"update-ref", "refs/heads/main", merge});
+  auto pulled = p.sweep(p.dsn, {"--new"});
+  INFO(pulled.output);
+  CHECK(pulled.exit_code == 2);
+  CHECK(pulled.output.find("only through the second parent of merge " + merge.substr(0, 12) +
+                           " (Merge branch 'main' of upstream into work)") != std::string::npos);
   CHECK(Project::recorded(p.dsn) == before);
 }
 
