@@ -284,8 +284,8 @@ TEST_CASE("sweep --new after a force-push names the lost check-in and deletes no
 
   // Merged back with its parents swapped (`git pull` into the older line,
   // then pushed): the swept head is there, behind the merge's second parent.
-  auto merge = git({"commit-tree", swept + "^{tree}", "-p", "main", "-p", swept, "-m",
-                    "Merge branch 'main' of upstream into work"});
+  auto merge = git(
+      {"commit-tree", swept + "^{tree}", "-p", "main", "-p", swept, "-m", "Merge branch 'main' of upstream into work"});
   git({"update-ref", "refs/heads/main", merge});
   auto pulled = p.sweep(p.dsn, {"--new"});
   INFO(pulled.output);
