@@ -195,11 +195,7 @@ TEST_CASE(
 TEST_CASE("PostgreSQL restarted while driftwatch eval compiles: it reconnects and stores what it measured") {
   Project p;
   // A toolchain whose compiler takes two seconds a compile: the restart falls inside the evaluation.
-  auto slow = p.dir / "slow";
-  std::filesystem::create_directories(slow / "bin");
-  std::filesystem::copy_file(DWCC_BIN, slow / "bin" / "dwcc.real");
-  std::ofstream(slow / "bin" / "dwcc") << "#!/bin/sh\nsleep 2\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
-  std::filesystem::permissions(slow / "bin" / "dwcc", std::filesystem::perms::owner_all);
+  auto slow = p.slow_toolchain(DWCC_BIN, 2);
   auto embedded = embedded_dsn(p);
   auto dw = [&](const std::vector<std::string>& a) { return on_data_dir(p, a); };
   REQUIRE(dw({"db", "start"}).exit_code == 0);

@@ -101,12 +101,7 @@ TEST_CASE("changes before the policy's training check-in are not bisected nor al
   g.argv = {"git", "-C", p.repo, "log", "--format=%H", "--grep=Merge branch 'side/cost-model'"};
   auto merge = common::trim(common::run_process(g).take().output);
   REQUIRE(merge.size() == 40);
-  std::ifstream shipped(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(shipped)), {});
-  auto policy = p.dir / "trained-at-merge.policy";
-  std::ofstream(policy, std::ios::binary)
-      << testing::edited_policy(text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", merge);
-  p.set(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", policy.string());
+  p.track_policy_trained_at(merge);
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   REQUIRE(s.exit_code == 0);
@@ -130,12 +125,7 @@ TEST_CASE(
   g.argv = {"git", "-C", p.repo, "rev-parse", "main"};
   auto head = common::trim(common::run_process(g).take().output);
   REQUIRE(head.size() == 40);
-  std::ifstream shipped(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(shipped)), {});
-  auto policy = p.dir / "trained-at-head.policy";
-  std::ofstream(policy, std::ios::binary)
-      << testing::edited_policy(text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", head);
-  p.set(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", policy.string());
+  p.track_policy_trained_at(head);
   p.sweep_ok();
   CHECK(p.psql("SELECT count(*) FROM alerts") == "0");
   // Asked for by hand, a range before the training check-in is bisected: the merge.
@@ -299,11 +289,7 @@ TEST_CASE("a recipe's [compile] timeout bounds each module's compile") {
   Project p;
   // A toolchain whose compiler takes three seconds a compile, and a recipe
   // that allows one: every compile is cut at the recipe's limit.
-  auto slow = p.dir / "slow";
-  std::filesystem::create_directories(slow / "bin");
-  std::filesystem::copy_file(DWCC_BIN, slow / "bin" / "dwcc.real");
-  std::ofstream(slow / "bin" / "dwcc") << "#!/bin/sh\nsleep 3\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
-  std::filesystem::permissions(slow / "bin" / "dwcc", std::filesystem::perms::owner_all);
+  auto slow = p.slow_toolchain(DWCC_BIN, 3);
   std::ifstream shipped(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
   std::string recipe((std::istreambuf_iterator<char>(shipped)), {});
   recipe.replace(recipe.find("name = \"sample-compiler\""), 24, "name = \"hasty\"");

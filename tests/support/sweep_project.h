@@ -12,6 +12,7 @@
 
 #include "common/process.h"
 #include "common/text.h"
+#include "tests/support/policy_file.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_db.h"
 
@@ -64,6 +65,27 @@ struct Project {
   void make_small() {
     set("every = \"2w\"", "every = \"1m\"");
     set("bisect = true", "bisect = false");
+  }
+  /// Tracks the tests' frozen policy as if trained at `sha` (the training
+  /// check-in its metadata names replaced; its hash changes with it).
+  void track_policy_trained_at(const std::string& sha) {
+    const std::string frozen = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
+    std::ifstream in(frozen, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto policy = dir / ("trained-at-" + sha.substr(0, 12) + ".policy");
+    std::ofstream(policy, std::ios::binary) << edited_policy(text, "0613a3f6180afd22cd4ad03b2fdb87e4a89e6f6d", sha);
+    set(frozen, policy.string());
+  }
+  /// A toolchain directory whose `dwcc` (a copy of `dwcc`) sleeps `seconds`
+  /// before each compile.
+  std::filesystem::path slow_toolchain(const std::string& dwcc, int seconds) {
+    auto slow = dir / ("slow-" + std::to_string(seconds));
+    std::filesystem::create_directories(slow / "bin");
+    std::filesystem::copy_file(dwcc, slow / "bin" / "dwcc.real");
+    std::ofstream(slow / "bin" / "dwcc") << "#!/bin/sh\nsleep " << seconds
+                                         << "\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
+    std::filesystem::permissions(slow / "bin" / "dwcc", std::filesystem::perms::owner_all);
+    return slow;
   }
   /// Two prebuilt toolchains (copies of `dwcc`) in place of the history:
   /// jobs that take seconds, not a build.
