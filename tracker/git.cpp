@@ -280,7 +280,6 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
   git_oid oid;
   git_oid_fromstr(&oid, to_sha->c_str());
   bool reached_from = false, from_before_since = false;
-  unsigned edge_parents = 0;  // of the newest_first.back(): how many parents it names
   // A commit whose clock was wrong (dated before `since` in the middle of the
   // range) must not end the walk and drop everything older: it ends only
   // after a long run of check-ins older than `since` (an old branch merged
@@ -303,7 +302,8 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
     // Not at a merge: git cuts a clone there when the merge's other side is
     // older, and its first-parent line goes on past the cut (libgit2 before
     // 1.7 reads the merge's parents; later ones see the edge as a root).
-    if (since && edge_parents < 2 && newest_first.back().time - *since < 86400) return std::nullopt;
+    if (since && newest_first.back().parents.size() < 2 && newest_first.back().time - *since < 86400)
+      return std::nullopt;
     return common::Error{impl_->location.string() + " is a shallow clone: its history stops at " +
                          newest_first.back().sha.substr(0, 12) + " (" + tracker::format_date(newest_first.back().time) +
                          "); fetch the rest (git fetch --unshallow) or start the range after it"};
@@ -325,7 +325,6 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
     if (older_run >= kOlderRunToStop && !from_sha) break;
     if (!older) {
       newest_first.push_back(std::move(info));
-      edge_parents = git_commit_parentcount(c);
       if (from_sha && newest_first.back().sha == *from_sha) {
         reached_from = true;
         break;
