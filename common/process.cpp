@@ -424,11 +424,27 @@ std::vector<long> processes_holding(const std::filesystem::path& path) {
   return holders;
 }
 
+std::string proc_file(long pid, const char* name) {
+  const auto path = "/proc/" + std::to_string(pid) + "/" + name;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    auto n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) out.clear();  // gone midway: what was read is not the whole file
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
 std::vector<pid_t> session_members(pid_t sid) {
   std::vector<pid_t> out;
   for (long pid : running_pids()) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const auto stat = proc_file(pid, "stat");
     auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
     if (close == std::string::npos) continue;
     std::istringstream fields(stat.substr(close + 1));

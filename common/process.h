@@ -124,6 +124,11 @@ std::vector<long> processes_holding(const std::filesystem::path& path);
 /// (sbatch, whose tasks are workers), to pass on in ProcessSpec::env.
 std::vector<std::pair<std::string, std::string>> libpq_environment();
 
+/// /proc/PID/`name` of this machine's process `pid`: empty when the process
+/// is gone or may not be read. A process may exit while it is being read,
+/// which std::ifstream reports by throwing (libstdc++, on ESRCH).
+std::string proc_file(long pid, const char* name);
+
 /// This machine's live processes (zombies left out) of session `sid`, from /proc.
 std::vector<pid_t> session_members(pid_t sid);
 

@@ -22,8 +22,7 @@ std::vector<std::string> processes_with(const std::vector<std::string>& needles)
   for (const auto& e : fs::directory_iterator("/proc")) {
     auto name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), {});
+    auto cmd = common::proc_file(std::stol(name), "cmdline");  // empty once it has exited
     for (auto& c : cmd)
       if (c == '\0') c = ' ';
     bool all = cmd.find(DRIFTWATCH_BIN) == std::string::npos;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "tests/support/sweep_project.h"
@@ -17,8 +18,8 @@ namespace {
 
 /// True when the process is a zombie or has SIGKILL pending: it is already
 /// going down, however long a loaded machine takes to tear it down.
-bool dying(const std::filesystem::path& proc) {
-  std::ifstream in(proc / "status");
+bool dying(long pid) {
+  std::istringstream in(common::proc_file(pid, "status"));
   for (std::string line; std::getline(in, line);) {
     if (line.starts_with("State:") && line.find('Z') != std::string::npos) return true;
     if (line.starts_with("SigPnd:") || line.starts_with("ShdPnd:"))
@@ -33,14 +34,8 @@ std::vector<std::string> processes_mentioning(const std::string& needle, int exc
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     auto name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == except) continue;
-    std::string cmd;
-    try {
-      if (dying(e.path())) continue;
-      std::ifstream in(e.path() / "cmdline");
-      cmd.assign(std::istreambuf_iterator<char>(in), {});
-    } catch (const std::exception&) {  // it exited while being read: libstdc++ throws on ESRCH
-      continue;
-    }
+    if (dying(std::stol(name))) continue;
+    auto cmd = common::proc_file(std::stol(name), "cmdline");  // empty once it has exited
     for (auto& c : cmd)
       if (c == '\0') c = ' ';
     if (cmd.find(needle) != std::string::npos && cmd.find("driftwatch") == std::string::npos)
