@@ -291,6 +291,17 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   auto step_env = rendered->env;
   if (!recipe.ccache_remote_storage.empty() && !std::getenv("CCACHE_REMOTE_STORAGE"))
     step_env.emplace("CCACHE_REMOTE_STORAGE", recipe.ccache_remote_storage);
+  // ccache takes paths under CCACHE_BASEDIR relative to each compile's
+  // directory: with the work tree's own (src/ and build/ side by side),
+  // another work tree of the same compiler (another data directory, the
+  // checkout moved, a bisection elsewhere) hits the cache. The recipe's or
+  // the machine's own setting wins. A compile with -g still hashes its
+  // directory (ccache's hash_dir), so no debug info names another tree.
+  if (!step_env.count("CCACHE_BASEDIR") && !std::getenv("CCACHE_BASEDIR"))
+    step_env.emplace("CCACHE_BASEDIR", (paths.source.parent_path() == paths.build.parent_path()
+                                            ? paths.source.parent_path()
+                                            : paths.source)
+                                           .string());
   auto stamp = paths.build / kConfigureStamp;
   // Keyed with {jobs} fixed: a configure that passes it on (LLVM's
   // -DLLVM_PARALLEL_LINK_JOBS={jobs}) builds the same compiler at any -j, and

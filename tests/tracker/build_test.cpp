@@ -19,6 +19,7 @@
 #include "builder/generations.h"
 #include "builder/recipe.h"
 #include "common/file_lock.h"
+#include "common/process.h"
 #include "tests/support/temp_dir.h"
 #include "tracker/checkin_build.h"
 #include "tracker/sample_history.h"
@@ -830,4 +831,35 @@ TEST_CASE("a cache entry whose result.json is unreadable or of the wrong shape i
   REQUIRE(failed);
   CHECK(failed->outcome == builder::Outcome::BuildFailed);
   CHECK(damaged.empty());
+}
+
+TEST_CASE("a compile under ccache in another work tree of the same check-in is a cache hit") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  // The source sits at an absolute path inside the work tree: without
+  // CCACHE_BASEDIR the second work tree's path misses the cache.
+  auto recipe = builder::parse_recipe(
+                    "name = 'cached'\nlauncher = 'ccache'\n[build]\ncommand = \"mkdir -p {build}/bin && echo 'int "
+                    "f(void) { return 1; }' > {build}/p.c && cd {build} && {launcher} cc -c {build}/p.c -o "
+                    "{build}/bin/p.o\"\n[artifacts]\nobject = 'bin/p.o'\n",
+                    "cached.toml")
+                    .take();
+  setenv("CCACHE_DIR", (dir / "ccache").c_str(), 1);
+  std::optional<std::string> basedir;
+  if (const char* b = std::getenv("CCACHE_BASEDIR")) basedir = b;
+  unsetenv("CCACHE_BASEDIR");
+  auto commit = repo.commit("main").take();
+  for (const char* data : {"data-one", "data-two"}) {
+    auto b = build_checkin(repo, recipe, commit, {dir / data, 1, false}).take();
+    INFO(b.result.log_tail);
+    REQUIRE(b.result.outcome == builder::Outcome::Ok);
+  }
+  common::ProcessSpec stats;
+  stats.argv = {"ccache", "--print-stats"};
+  auto printed = common::run_process(stats).take().output;
+  unsetenv("CCACHE_DIR");
+  if (basedir) setenv("CCACHE_BASEDIR", basedir->c_str(), 1);
+  INFO(printed);
+  CHECK(printed.find("\ndirect_cache_hit\t1\n") != std::string::npos);
+  CHECK(printed.find("\ncache_miss\t1\n") != std::string::npos);
 }
