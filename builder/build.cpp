@@ -298,10 +298,9 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   // the machine's own setting wins. A compile with -g still hashes its
   // directory (ccache's hash_dir), so no debug info names another tree.
   if (!step_env.count("CCACHE_BASEDIR") && !std::getenv("CCACHE_BASEDIR"))
-    step_env.emplace("CCACHE_BASEDIR", (paths.source.parent_path() == paths.build.parent_path()
-                                            ? paths.source.parent_path()
-                                            : paths.source)
-                                           .string());
+    step_env.emplace(
+        "CCACHE_BASEDIR",
+        (paths.source.parent_path() == paths.build.parent_path() ? paths.source.parent_path() : paths.source).string());
   auto stamp = paths.build / kConfigureStamp;
   // Keyed with {jobs} fixed: a configure that passes it on (LLVM's
   // -DLLVM_PARALLEL_LINK_JOBS={jobs}) builds the same compiler at any -j, and
