@@ -20,6 +20,7 @@
 #include "evaluator/evaluation.h"
 #include "evaluator/object_size.h"
 #include "reports/drift.h"
+#include "sweep/candidate_key.h"
 #include "sweep/compiler_build.h"
 #include "sweep/evaluation_run.h"
 #include "sweep/lineage.h"
@@ -219,10 +220,11 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
 
   // What the candidate is trained from, where, and judged on: with the seed,
   // it decides the candidate.
-  json suites{{"training", training.suite.name + "@" + training.manifest_hash.substr(0, 16)},
-              {"holdout", json::array()},
-              {"settings", p.retrain.settings}};
-  for (const auto& h : holdout) suites["holdout"].push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
+  CandidateInputs inputs{training.suite.name + "@" + training.manifest_hash.substr(0, 16), {}, "",
+                         p.retrain.settings};
+  for (const auto& h : holdout) inputs.holdout.push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
+  if (validation) inputs.validation = validation->suite.name + "@" + validation->manifest_hash.substr(0, 16);
+  const auto key = candidate_key(inputs);
   // Trained again, it would be the candidate already judged: rejected, or
   // promoted and rolled back by a person. A nightly `decide --act` would
   // spend hours on it each night, and promote again what was rolled back.
@@ -231,8 +233,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
                     !row.reason.starts_with(db::kNotJudgedReason);
     if (row.parent_id != active.lineage_id || row.trained_commit != *sha || (!rejected && row.state != "retired"))
       continue;
-    auto same = json::parse(row.suites_json, nullptr, false);
-    if (same.is_discarded() || same != suites) continue;
+    if (!same_candidate(row.suites_json, key)) continue;
     report.state = "rejected";
     report.trained = false;
     report.candidate_id = row.id;
@@ -317,7 +318,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   row.parent_id = active.lineage_id;
   row.file = kept.string();
   row.trained_commit = *sha;
-  row.suites_json = suites.dump();
+  row.suites_json = key;
   row.state = "candidate";
   row.reason = db::kBeingEvaluated;
   report.candidate_id =
