@@ -220,8 +220,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
 
   // What the candidate is trained from, where, and judged on: with the seed,
   // it decides the candidate.
-  CandidateInputs inputs{training.suite.name + "@" + training.manifest_hash.substr(0, 16), {}, "",
-                         p.retrain.settings};
+  CandidateInputs inputs{training.suite.name + "@" + training.manifest_hash.substr(0, 16), {}, "", p.retrain.settings};
   for (const auto& h : holdout) inputs.holdout.push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
   if (validation) inputs.validation = validation->suite.name + "@" + validation->manifest_hash.substr(0, 16);
   const auto key = candidate_key(inputs);

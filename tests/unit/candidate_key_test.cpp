@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "sweep/candidate_key.h"
+
+#include <doctest/doctest.h>
 
 using sweep::candidate_key;
 using sweep::CandidateInputs;
@@ -11,8 +11,8 @@ TEST_CASE("a retrain's candidate is another one when any suite it is trained, ch
   auto key = candidate_key(base);
   CHECK(same_candidate(key, candidate_key(base)));
   // Recorded before validation suites were part of the key: without one, the same.
-  CHECK(same_candidate(R"({"holdout":["hold@fedcba9876543210"],"settings":"default","training":"train@0123456789abcdef"})",
-                       key));
+  CHECK(same_candidate(
+      R"({"holdout":["hold@fedcba9876543210"],"settings":"default","training":"train@0123456789abcdef"})", key));
   auto with_validation = base;
   with_validation.validation = "valid@1111111111111111";
   CHECK_FALSE(same_candidate(key, candidate_key(with_validation)));
