@@ -126,11 +126,6 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
         (pt.evaluated ? points : failed)[it->second] = std::move(pt);
     reports::RetrainSeries series;
     series.suite = suite.suite.name;
-    // The policy could not run at all at the newest evaluated check-in.
-    if (!failed.empty() && (points.empty() || failed.rbegin()->first > points.rbegin()->first)) {
-      series.unusable_sha = failed.rbegin()->second.sha;
-      series.unusable_error = failed.rbegin()->second.evaluation_error;
-    }
     // From the baseline on; without one in the history (a policy trained on
     // another branch), from the first evaluated check-in, which is then the
     // baseline every rule measures from, as the header and the report say.
@@ -144,6 +139,15 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     auto first =
         reports::baseline_position(evaluated, baseline_pos ? std::optional<int>(int(*baseline_pos)) : std::nullopt);
     auto base = first ? std::optional<std::size_t>(std::size_t(*first)) : baseline_pos;
+    // The policy could not run at all at the newest evaluated check-in: one
+    // before the baseline (a full sweep measures a promoted candidate on older
+    // check-ins, where features it needs may be missing) is not the policy's
+    // failure now.
+    if (baseline_pos) failed.erase(failed.begin(), failed.lower_bound(*baseline_pos));
+    if (!failed.empty() && (points.empty() || failed.rbegin()->first > points.rbegin()->first)) {
+      series.unusable_sha = failed.rbegin()->second.sha;
+      series.unusable_error = failed.rbegin()->second.evaluation_error;
+    }
     series.baseline_measured = base && points.count(*base);
     series.baseline_is_training = series.baseline_measured && baseline_pos && *base == *baseline_pos;
     for (const auto& [pos, pt] : points) {

@@ -141,6 +141,21 @@ TEST_CASE(
   p.sweep_ok();
   CHECK(p.psql("SELECT state || '|' || state_by FROM alerts") == "resolved|driftwatch");
   CHECK(p.run({"alerts", "--config", p.config, "--exit-code"}).exit_code == 0);
+
+  // Its evaluation at its training check-in lost (interrupted), and it could
+  // not run at the check-ins before it: nothing is measured since it was
+  // trained, which is not a policy that cannot run now (a retrain for hours).
+  p.psql(
+      "UPDATE evaluations SET status = CASE WHEN build_id IN (SELECT b.id FROM builds b JOIN commits c ON c.id = "
+      "b.commit_id WHERE c.sha = '" +
+      head +
+      "') THEN 'interrupted' ELSE 'failed' END, summary = '{\"error\": \"the policy reads callee_users, which the "
+      "compiler does not send\"}'");
+  REQUIRE(p.psql("SELECT string_agg(DISTINCT status, ',' ORDER BY status) FROM evaluations") == "failed,interrupted");
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  CHECK(d.exit_code == 2);
+  CHECK(common::last_line(d.output).find("since its training check-in " + head.substr(0, 12)) != std::string::npos);
 }
 
 TEST_CASE("--new after the project's sampling is edited plans the new grid's earlier points too") {
