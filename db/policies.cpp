@@ -181,6 +181,10 @@ Id record_decision(Database& db, const std::string& project, Id project_policy_i
                     "  last_commit, evidence) VALUES ($1, NULLIF($2, 0), $3, $4, $5, $6::jsonb) RETURNING id",
                     project, project_policy_id, verdict, first_commit, last_commit, evidence_json)[0]
                   .as<Id>();
+    // The evidence names its own decision, as `decide --json` prints it.
+    tx.exec_params0(
+        "UPDATE retraining_decisions SET evidence = jsonb_set(evidence, '{decision_id}', to_jsonb(id)) WHERE id = $1",
+        id);
     tx.commit();
     return id;
   });

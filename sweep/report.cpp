@@ -75,16 +75,18 @@ reports::Decision decision_of(const db::DecisionRow& row) {
   if (ev.is_object() && ev.contains("suites") && ev["suites"].is_array())
     for (const auto& s : ev["suites"]) {
       auto suite = s.value("suite", std::string());
-      if (auto held = s.value("held", std::string()); !held.empty()) x.evidence.push_back(suite + ": kept: " + held);
+      // A held suite's rules fired, but they do not decide: not named as fired.
+      auto held = s.value("held", std::string());
+      if (!held.empty()) x.evidence.push_back(suite + ": kept: " + held);
       if (!s.contains("rules") || !s["rules"].is_array()) continue;
       for (const auto& r : s["rules"]) {
         if (!r.value("enabled", true)) continue;
         auto rule = r.value("rule", std::string());
         bool f = r.value("fired", false);
-        if (f) fired.insert(rule);
+        if (f && held.empty()) fired.insert(rule);
         x.evidence.push_back(fmt::format("{}: {} measured {:.4g}, threshold {:.4g}: {}{}", suite, rule,
                                          r.value("measured", 0.0), r.value("threshold", 0.0),
-                                         f ? "fired" : (r.value("evaluated", true) ? "did not fire" : "not evaluated"),
+                                         f ? (held.empty() ? "fired" : "fired, held") : (r.value("evaluated", true) ? "did not fire" : "not evaluated"),
                                          r.value("detail", std::string()).empty() ? "" : " (" + r.value("detail", std::string()) + ")"));
       }
     }

@@ -231,6 +231,22 @@ with = "  for (Function &F : *M)\n    if (!F.isDeclaration())\n      F.addFnAttr
   CHECK(d.output.find("kept: the compiler asked the policy nothing at the head") != std::string::npos);
   CHECK(d.output.find("candidate") == std::string::npos);
   CHECK(p.psql("SELECT verdict FROM retraining_decisions ORDER BY id DESC LIMIT 1") == "keep");
+  // The stored evidence names its decision, as the printed one does.
+  auto id = p.psql("SELECT id FROM retraining_decisions ORDER BY id DESC LIMIT 1");
+  CHECK(d.output.find("decision " + id + ": keep") != std::string::npos);
+  CHECK(p.psql("SELECT evidence->>'decision_id' FROM retraining_decisions WHERE id = " + id) == id);
+  // The report says it was kept, not that a rule fired.
+  auto out = p.dir / "report";
+  auto rep = p.run({"report", "--config", p.config, "--out", out.string()});
+  REQUIRE_MESSAGE(rep.exit_code == 0, rep.output);
+  std::ifstream in(out / "report.md");
+  std::string md((std::istreambuf_iterator<char>(in)), {});
+  CHECK(rep.output.find("retraining: keep") != std::string::npos);
+  CHECK(rep.output.find("fired: age") == std::string::npos);
+  CHECK(md.find("**keep**") != std::string::npos);
+  CHECK(md.find("rule: age") == std::string::npos);
+  CHECK(md.find("age measured") != std::string::npos);
+  CHECK(md.find("fired, held") != std::string::npos);
 }
 
 TEST_CASE("bisection across check-ins that do not build says how many it tried without an evaluation") {
