@@ -84,10 +84,12 @@ reports::Decision decision_of(const db::DecisionRow& row) {
         auto rule = r.value("rule", std::string());
         bool f = r.value("fired", false);
         if (f && held.empty()) fired.insert(rule);
-        x.evidence.push_back(fmt::format("{}: {} measured {:.4g}, threshold {:.4g}: {}{}", suite, rule,
-                                         r.value("measured", 0.0), r.value("threshold", 0.0),
-                                         f ? (held.empty() ? "fired" : "fired, held") : (r.value("evaluated", true) ? "did not fire" : "not evaluated"),
-                                         r.value("detail", std::string()).empty() ? "" : " (" + r.value("detail", std::string()) + ")"));
+        x.evidence.push_back(
+            fmt::format("{}: {} measured {:.4g}, threshold {:.4g}: {}{}", suite, rule, r.value("measured", 0.0),
+                        r.value("threshold", 0.0),
+                        f ? (held.empty() ? "fired" : "fired, held")
+                          : (r.value("evaluated", true) ? "did not fire" : "not evaluated"),
+                        r.value("detail", std::string()).empty() ? "" : " (" + r.value("detail", std::string()) + ")"));
       }
     }
   for (const auto& f : fired) x.rule += (x.rule.empty() ? "" : ", ") + f;
