@@ -230,17 +230,26 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   for (const auto& row : db::list_lineage(db, p.name)) {
     bool rejected = row.state == "rejected" && !row.reason.starts_with(db::kAbandonedReason) &&
                     !row.reason.starts_with(db::kNotJudgedReason);
-    if (row.parent_id != active.lineage_id || row.trained_commit != *sha || (!rejected && row.state != "retired"))
+    // One that won and waits for a person (`--promote never`) is not trained
+    // again each night either.
+    bool waiting =
+        row.state == "candidate" && !nlohmann::json::parse(row.figures_json, nullptr, false).empty();
+    if (row.parent_id != active.lineage_id || row.trained_commit != *sha ||
+        (!rejected && !waiting && row.state != "retired"))
       continue;
     if (!same_candidate(row.suites_json, key)) continue;
-    report.state = "rejected";
+    report.state = waiting ? "candidate" : "rejected";
     report.trained = false;
     report.candidate_id = row.id;
     report.candidate_hash = row.content_hash;
     report.reason = fmt::format(
         "not trained again: lineage #{}, trained at {} from the active policy on the same suites and settings, was {} "
         "({}); retrain at a later check-in, or change its suites or settings",
-        row.id, sha->substr(0, 12), rejected ? "rejected" : "rolled back", row.reason);
+        row.id, sha->substr(0, 12),
+        rejected  ? "rejected"
+        : waiting ? "judged and waits to be promoted (`driftwatch policy promote " + std::to_string(row.id) + "`)"
+                  : "rolled back",
+        row.reason);
     report.seconds = seconds_since(start);
     return report;
   }
@@ -420,7 +429,9 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   report.reason = verdict.reason;
   report.seconds = seconds_since(start);
   auto figures = figures_json(report).dump();
-  db::set_lineage_state(db, report.candidate_id, "candidate", figures, verdict.reason);
+  // The verdict's own state at once: a loser left `candidate` (the database
+  // lost before the rewrite below) would read as one a person may promote.
+  db::set_lineage_state(db, report.candidate_id, verdict.promote ? "candidate" : "rejected", figures, verdict.reason);
   if (verdict.promote && promote_mode == "auto") {
     if (db::promote(db, p.name, report.candidate_id, report.active_id, verdict.reason)) {
       report.promoted = true;

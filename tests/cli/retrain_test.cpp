@@ -265,6 +265,18 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   // that won: a person promotes it, then rolls back.
   p.psql("UPDATE project_policies SET state = 'candidate', figures = '" + figures + "' WHERE id = " + id);
 
+  // Waiting for that person, it is not trained again by each night's retrain.
+  auto count = p.psql("SELECT count(*) FROM project_policies");
+  p.set("holdout = []", "holdout = [\"hold2\"]");  // as it was trained and judged
+  auto waiting = p.run({"retrain", "--config", p.config, "-j", "2"});
+  p.set("holdout = [\"hold2\"]", "holdout = []");
+  INFO(waiting.output);
+  CHECK(waiting.exit_code == 0);
+  CHECK(waiting.output.find("not trained again: lineage #" + id) != std::string::npos);
+  CHECK(waiting.output.find("waits to be promoted (`driftwatch policy promote " + id + "`)") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM project_policies") == count);
+  CHECK(p.psql("SELECT state FROM project_policies WHERE id = " + id) == "candidate");
+
   auto promoted = p.run({"policy", "promote", id, "--config", p.config});
   INFO(promoted.output);
   CHECK(promoted.exit_code == 0);
