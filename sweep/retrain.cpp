@@ -232,8 +232,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
                     !row.reason.starts_with(db::kNotJudgedReason);
     // One that won and waits for a person (`--promote never`) is not trained
     // again each night either.
-    bool waiting =
-        row.state == "candidate" && !nlohmann::json::parse(row.figures_json, nullptr, false).empty();
+    bool waiting = row.state == "candidate" && !nlohmann::json::parse(row.figures_json, nullptr, false).empty();
     if (row.parent_id != active.lineage_id || row.trained_commit != *sha ||
         (!rejected && !waiting && row.state != "retired"))
       continue;
