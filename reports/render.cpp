@@ -137,7 +137,14 @@ json report_json(const ReportData& d) {
     failures.push_back({{"suite", f.suite}, {"commit", commit_json(f.commit)}, {"outcome", f.outcome}});
   json features = json::array();
   for (const auto& f : d.feature_changes)
-    features.push_back({{"suite", f.suite}, {"at", commit_json(f.at)}, {"missing", f.missing}, {"added", f.added}});
+    features.push_back({{"suite", f.suite},
+                        {"at", commit_json(f.at)},
+                        {"missing", f.missing},
+                        {"added", f.added},
+                        {"newly_missing", f.newly_missing},
+                        {"sent_again", f.sent_again},
+                        {"newly_added", f.newly_added},
+                        {"no_longer_added", f.no_longer_added}});
   return {{"schema_version", ReportData::kSchemaVersion},
           {"generated_at", d.generated_at},
           {"project", d.project},
@@ -299,10 +306,18 @@ std::string html_tables(const ReportData& d) {
                     "Every recorded check-in built.");
   out += "</section>\n<section id=\"feature-changes\"><h2>Feature-set changes</h2>\n";
   rows.clear();
-  for (const auto& f : d.feature_changes)
-    rows.push_back({h(f.suite), html_commit(d, f.at.sha), h(f.at.subject), html_list(f.missing), html_list(f.added)});
-  out += html_table({"suite", "check-in", "subject", "features missing", "features new"}, rows, "feature-changes-table",
-                    "The compiler's feature set did not change across the series.");
+  for (const auto& f : d.feature_changes) {
+    std::string change;
+    for (const auto& [what, items] : {std::pair<const char*, const std::vector<std::string>*>{"missing from here", &f.newly_missing},
+                                      {"sent again", &f.sent_again},
+                                      {"new", &f.newly_added},
+                                      {"no longer sent", &f.no_longer_added}})
+      if (!items->empty()) change += (change.empty() ? "" : "<br>") + std::string(what) + ": " + html_list(*items);
+    rows.push_back({h(f.suite), html_commit(d, f.at.sha), h(f.at.subject), change, html_list(f.missing),
+                    html_list(f.added)});
+  }
+  out += html_table({"suite", "check-in", "subject", "change", "all missing there", "all new there"}, rows,
+                    "feature-changes-table", "The compiler's feature set did not change across the series.");
   return out + "</section>\n";
 }
 

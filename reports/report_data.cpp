@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 
 namespace reports {
 
@@ -65,6 +66,38 @@ std::optional<std::size_t> baseline_index(const SuiteSeries& series, std::option
   for (std::size_t i = 0; i < series.points.size(); ++i)
     if (series.points[i].evaluated && series.points[i].position == *base) return i;
   return std::nullopt;
+}
+
+namespace {
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+/// In `a`, not in `b` (both sorted).
+std::vector<std::string> minus(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::vector<std::string> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+}  // namespace
+
+std::vector<FeatureSetChangeEntry> feature_set_changes(const std::string& suite, std::vector<FeatureSets> sets) {
+  std::vector<FeatureSetChangeEntry> out;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    auto missing = sorted(std::move(sets[i].missing)), added = sorted(std::move(sets[i].added));
+    if (i > 0) {
+      const auto& was_missing = sets[i - 1].missing;
+      const auto& was_added = sets[i - 1].added;
+      if (missing != was_missing || added != was_added)
+        out.push_back({suite, sets[i].at, missing, added, minus(missing, was_missing), minus(was_missing, missing),
+                       minus(added, was_added), minus(was_added, added)});
+    }
+    sets[i].missing = std::move(missing), sets[i].added = std::move(added);
+  }
+  return out;
 }
 
 }  // namespace reports

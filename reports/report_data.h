@@ -94,11 +94,25 @@ struct BuildFailure {
   std::string outcome;
 };
 
+/// The compiler's feature set as a policy saw it at one evaluated check-in:
+/// what it reads and the compiler does not send, what the compiler sends
+/// that it does not read.
+struct FeatureSets {
+  CommitRef at;
+  std::vector<std::string> missing, added;
+};
+
+/// A check-in where the feature set differs from the previous evaluated one:
+/// the sets there, and what changed (each list sorted).
 struct FeatureSetChangeEntry {
   std::string suite;
   CommitRef at;
   std::vector<std::string> missing, added;
+  std::vector<std::string> newly_missing, sent_again, newly_added, no_longer_added;
 };
+
+/// The changes along `sets` (evaluated check-ins, oldest first).
+std::vector<FeatureSetChangeEntry> feature_set_changes(const std::string& suite, std::vector<FeatureSets> sets);
 
 /// The baseline drift is measured from, and the latest measurement, per suite.
 struct SuiteOverview {

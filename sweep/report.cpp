@@ -180,17 +180,13 @@ std::vector<reports::FeatureSetChangeEntry> feature_changes(const std::string& s
                                                             const reports::SuiteSeries& s) {
   std::map<std::string, const db::SeriesPoint*> by_sha;
   for (const auto& p : loaded) by_sha[p.sha] = &p;
-  std::vector<reports::FeatureSetChangeEntry> out;
-  std::vector<std::string> missing, added;
-  bool first = true;
+  std::vector<reports::FeatureSets> sets;
   for (const auto& p : s.points) {
     if (!p.evaluated) continue;
     auto features = compat_features(by_sha.at(p.commit.sha)->compat_json);
-    auto m = std::move(features.lost), a = std::move(features.added);
-    if (!first && (m != missing || a != added)) out.push_back({suite, p.commit, m, a});
-    missing = std::move(m), added = std::move(a), first = false;
+    sets.push_back({p.commit, std::move(features.lost), std::move(features.added)});
   }
-  return out;
+  return reports::feature_set_changes(suite, std::move(sets));
 }
 
 }  // namespace

@@ -280,3 +280,37 @@ TEST_CASE("where the policy stopped running, the overview says so beside the las
   CHECK(md.find("uplift +0.50% → +0.00%") == std::string::npos);
   CHECK(md.find("- first bad [`dddddddddddd`]") != std::string::npos);
 }
+
+TEST_CASE("feature-set changes say what changed at each check-in, not only the sets there") {
+  auto at = [](const char* sha) { return reports::CommitRef{sha, "A <a@example.org>", "subject", 1767225600}; };
+  auto changes = reports::feature_set_changes(
+      "testdata", {{at("c0"), {}, {}},
+                   {at("c1"), {"callee_users"}, {}},
+                   {at("c2"), {"sroa_savings", "callee_users"}, {"new_thing"}},
+                   {at("c3"), {"sroa_savings"}, {"new_thing"}},
+                   {at("c4"), {"sroa_savings"}, {"new_thing"}},
+                   {at("c5"), {"sroa_savings"}, {}}});
+  REQUIRE(changes.size() == 4);
+  CHECK(changes[0].at.sha == "c1");
+  CHECK(changes[0].newly_missing == std::vector<std::string>{"callee_users"});
+  CHECK(changes[1].at.sha == "c2");
+  CHECK(changes[1].missing == std::vector<std::string>{"callee_users", "sroa_savings"});
+  CHECK(changes[1].newly_missing == std::vector<std::string>{"sroa_savings"});
+  CHECK(changes[1].newly_added == std::vector<std::string>{"new_thing"});
+  // callee_users comes back: a change, though something is still missing.
+  CHECK(changes[2].at.sha == "c3");
+  CHECK(changes[2].newly_missing.empty());
+  CHECK(changes[2].sent_again == std::vector<std::string>{"callee_users"});
+  CHECK(changes[3].at.sha == "c5");
+  CHECK(changes[3].no_longer_added == std::vector<std::string>{"new_thing"});
+  CHECK(changes[3].added.empty());
+
+  auto d = sample();
+  d.feature_changes = changes;
+  auto html = reports::render_html(d, kAssets);
+  CHECK(html.find("sent again: ") != std::string::npos);
+  CHECK(html.find("missing from here: ") != std::string::npos);
+  CHECK(html.find("no longer sent: ") != std::string::npos);
+  auto json = nlohmann::json::parse(reports::render_json(d));
+  CHECK(json["feature_changes"][2]["sent_again"] == nlohmann::json::array({"callee_users"}));
+}
