@@ -308,13 +308,14 @@ std::string html_tables(const ReportData& d) {
   rows.clear();
   for (const auto& f : d.feature_changes) {
     std::string change;
-    for (const auto& [what, items] : {std::pair<const char*, const std::vector<std::string>*>{"missing from here", &f.newly_missing},
-                                      {"sent again", &f.sent_again},
-                                      {"new", &f.newly_added},
-                                      {"no longer sent", &f.no_longer_added}})
+    for (const auto& [what, items] :
+         {std::pair<const char*, const std::vector<std::string>*>{"missing from here", &f.newly_missing},
+          {"sent again", &f.sent_again},
+          {"new", &f.newly_added},
+          {"no longer sent", &f.no_longer_added}})
       if (!items->empty()) change += (change.empty() ? "" : "<br>") + std::string(what) + ": " + html_list(*items);
-    rows.push_back({h(f.suite), html_commit(d, f.at.sha), h(f.at.subject), change, html_list(f.missing),
-                    html_list(f.added)});
+    rows.push_back(
+        {h(f.suite), html_commit(d, f.at.sha), h(f.at.subject), change, html_list(f.missing), html_list(f.added)});
   }
   out += html_table({"suite", "check-in", "subject", "change", "all missing there", "all new there"}, rows,
                     "feature-changes-table", "The compiler's feature set did not change across the series.");

@@ -283,13 +283,12 @@ TEST_CASE("where the policy stopped running, the overview says so beside the las
 
 TEST_CASE("feature-set changes say what changed at each check-in, not only the sets there") {
   auto at = [](const char* sha) { return reports::CommitRef{sha, "A <a@example.org>", "subject", 1767225600}; };
-  auto changes = reports::feature_set_changes(
-      "testdata", {{at("c0"), {}, {}},
-                   {at("c1"), {"callee_users"}, {}},
-                   {at("c2"), {"sroa_savings", "callee_users"}, {"new_thing"}},
-                   {at("c3"), {"sroa_savings"}, {"new_thing"}},
-                   {at("c4"), {"sroa_savings"}, {"new_thing"}},
-                   {at("c5"), {"sroa_savings"}, {}}});
+  auto changes = reports::feature_set_changes("testdata", {{at("c0"), {}, {}},
+                                                           {at("c1"), {"callee_users"}, {}},
+                                                           {at("c2"), {"sroa_savings", "callee_users"}, {"new_thing"}},
+                                                           {at("c3"), {"sroa_savings"}, {"new_thing"}},
+                                                           {at("c4"), {"sroa_savings"}, {"new_thing"}},
+                                                           {at("c5"), {"sroa_savings"}, {}}});
   REQUIRE(changes.size() == 4);
   CHECK(changes[0].at.sha == "c1");
   CHECK(changes[0].newly_missing == std::vector<std::string>{"callee_users"});
