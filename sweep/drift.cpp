@@ -757,11 +757,13 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       // series that ended, is not the change's any more.)
       // Read once a finding: the one before may have opened or narrowed one.
       auto open = db::list_alerts(db, p.name, {});
+      std::erase_if(open, [](const db::AlertView& v) { return v.state == "resolved" && v.state_by == "driftwatch"; });
       // A compiler-wide change alerted already under another suite (one
-      // listed before this one), or a broken build under another policy.
+      // listed before this one), or a broken build under another policy:
+      // not one driftwatch closed (its policy replaced, say), which leaves
+      // the change alerted nowhere.
       bool alerted_elsewhere =
           compiler_wide(f.kind) && alerted_in_another_series(open, p.name, suite_found[k], change_key(f));
-      std::erase_if(open, [](const db::AlertView& v) { return v.state == "resolved" && v.state_by == "driftwatch"; });
       if (auto id = narrowed_alert(open, suite_found[k], found_now, position)) {
         bool dismissed = std::any_of(open.begin(), open.end(), [&](const db::AlertView& v) {
           return v.id == *id && (v.state == "ignored" || v.state == "resolved");

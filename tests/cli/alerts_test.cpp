@@ -869,5 +869,25 @@ write = "# The pipeline\n\nIt starts in main.\n"
   auto dropped = p.run({"bisect", "--config", p.config});
   INFO(dropped.output);
   CHECK(dropped.exit_code == 0);
-  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'build-broken'") == "1");
+  // Closed with its suite, which is no longer the project's: the build still
+  // broken is alerted under the suite that found it, not lost.
+  auto open_broken = [&] {
+    return p.psql("SELECT count(*) FROM alerts WHERE kind = 'build-broken' AND state IN ('open', 'acknowledged')");
+  };
+  CHECK(open_broken() == "1");
+  CHECK(p.psql("SELECT count(*) FROM alert_events WHERE note = 'its suite is no longer the project''s'") == "1");
+  CHECK(p.run({"alerts", "--config", p.config, "--exit-code"}).exit_code == 1);
+  // The project's policy replaced: the old one's alert is closed with it, and
+  // the build still broken is the new policy's open alert, not lost.
+  common::ProcessSpec g;
+  g.argv = {"git", "-C", p.repo, "rev-list", "--max-parents=0", "main"};
+  auto root = common::trim(common::run_process(g).take().output);
+  REQUIRE(root.size() == 40);
+  p.track_policy_trained_at(root);
+  auto replaced = p.sweep(p.dsn);
+  INFO(replaced.output);
+  CHECK(replaced.exit_code == 0);
+  CHECK(open_broken() == "1");
+  CHECK(p.psql("SELECT count(*) FROM alert_events WHERE note LIKE 'its policy was replaced%'") == "1");
+  CHECK(p.run({"alerts", "--config", p.config, "--exit-code"}).exit_code == 1);
 }
