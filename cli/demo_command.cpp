@@ -90,6 +90,8 @@ void print_series(db::Database& database, const std::filesystem::path& data_dir,
     std::string line =
         fmt::format("{}  {}  {:<52.52}  ", tracker::format_date(c.time), c.short_sha(), common::printable(c.subject));
     if (pt.build_outcome != "ok") line += "build " + pt.build_outcome;
+    else if (!pt.evaluated && !pt.evaluation_error.empty())
+      line += "not evaluated: " + common::printable(pt.evaluation_error);
     else if (!pt.evaluated) line += "not evaluated";
     else
       line += fmt::format("{:+6.2f}%  {:+6.2f}%  {:>3}/{:>3}/{:>3}", 100 * pt.uplift, 100 * pt.total_uplift, pt.wins,
