@@ -879,9 +879,7 @@ write = "# The pipeline\n\nIt starts in main.\n"
   CHECK(p.run({"alerts", "--config", p.config, "--exit-code"}).exit_code == 1);
   // The project's policy replaced: the old one's alert is closed with it, and
   // the build still broken is the new policy's open alert, not lost.
-  common::ProcessSpec g;
-  g.argv = {"git", "-C", p.repo, "rev-list", "--max-parents=0", "main"};
-  auto root = common::trim(common::run_process(g).take().output);
+  auto root = p.git({"rev-list", "--max-parents=0", "main"});
   REQUIRE(root.size() == 40);
   p.track_policy_trained_at(root);
   auto replaced = p.sweep(p.dsn);

@@ -50,12 +50,6 @@ nlohmann::json json_of(const common::ProcessResult& r) {
   return j;
 }
 
-std::string git(const Project& p, std::vector<std::string> args) {
-  common::ProcessSpec g;
-  g.argv = {"git", "-C", p.repo};
-  g.argv.insert(g.argv.end(), args.begin(), args.end());
-  return common::trim(common::run_process(g).take().output);
-}
 
 }  // namespace
 
@@ -68,7 +62,7 @@ TEST_CASE(
   INFO(sweep.output);
   REQUIRE(sweep.exit_code == 0);
   // The cost-model merge of January took the shipped policy's uplift on the held-out suite further below zero.
-  auto head = git(p, {"rev-parse", "main"});
+  auto head = p.git({"rev-parse", "main"});
 
   auto d = p.run({"decide", "--config", p.config});
   INFO(d.output);
@@ -222,14 +216,14 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
 
   // A head that does not build, a suite not built, rules that make no sense: named, nothing changed.
   auto before = p.psql("SELECT string_agg(id || state, ',' ORDER BY id) FROM project_policies");
-  auto broken = git(p, {"log", "--format=%H", "--grep=^\\[NFC\\] Rename", "main"});
+  auto broken = p.git({"log", "--format=%H", "--grep=^\\[NFC\\] Rename", "main"});
   REQUIRE(broken.size() == 40);
   auto b = p.run({"retrain", "--config", p.config, "--at", broken});
   CHECK(b.exit_code == 2);
   CHECK(common::last_line(b.output).find("cannot retrain at " + broken.substr(0, 12)) != std::string::npos);
   CHECK(common::last_line(b.output).find("nothing changed") != std::string::npos);
   // A check-in off the tracked first-parent line (a side branch's) could never be a baseline.
-  auto side = git(p, {"-c", "user.name=Side", "-c", "user.email=side@example.org", "commit-tree", "main^{tree}", "-p",
+  auto side = p.git({"-c", "user.name=Side", "-c", "user.email=side@example.org", "commit-tree", "main^{tree}", "-p",
                       "main", "-m", "side"});
   REQUIRE(side.size() == 40);
   auto off = p.run({"retrain", "--config", p.config, "--at", side});
@@ -377,7 +371,7 @@ TEST_CASE("a policy trained before the project's since is judged from the first 
   p.make_small();
   // The frozen policy, as if trained at this history's first check-in
   // (2025-12-01), a month before the range the project samples.
-  auto first = git(p, {"rev-list", "--max-parents=0", "main"});
+  auto first = p.git({"rev-list", "--max-parents=0", "main"});
   std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), {});
   auto early = (p.dir / "trained-early.policy").string();

@@ -97,9 +97,7 @@ TEST_CASE("changes before the policy's training check-in are not bisected nor al
   // policy trained at the merge itself has nothing to drift from before it.
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
-  common::ProcessSpec g;
-  g.argv = {"git", "-C", p.repo, "log", "--format=%H", "--grep=Merge branch 'side/cost-model'"};
-  auto merge = common::trim(common::run_process(g).take().output);
+  auto merge = p.git({"log", "--format=%H", "--grep=Merge branch 'side/cost-model'"});
   REQUIRE(merge.size() == 40);
   p.track_policy_trained_at(merge);
   auto s = p.sweep(p.dsn);
@@ -121,9 +119,7 @@ TEST_CASE(
     "sweep") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
-  common::ProcessSpec g;
-  g.argv = {"git", "-C", p.repo, "rev-parse", "main"};
-  auto head = common::trim(common::run_process(g).take().output);
+  auto head = p.git({"rev-parse", "main"});
   REQUIRE(head.size() == 40);
   p.track_policy_trained_at(head);
   p.sweep_ok();

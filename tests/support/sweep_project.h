@@ -117,6 +117,13 @@ struct Project {
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     return r;
   }
+  /// What `git -C <repo> args…` prints, trimmed.
+  std::string git(const std::vector<std::string>& a) const {
+    common::ProcessSpec g;
+    g.argv = {"git", "-C", repo};
+    g.argv.insert(g.argv.end(), a.begin(), a.end());
+    return common::trim(common::run_process(g).take().output);
+  }
   /// A query on the project's own database.
   std::string psql(const std::string& sql) const { return psql(dsn, sql); }
   static std::string psql(const std::string& db, const std::string& sql) {
