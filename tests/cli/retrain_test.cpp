@@ -50,7 +50,6 @@ nlohmann::json json_of(const common::ProcessResult& r) {
   return j;
 }
 
-
 }  // namespace
 
 TEST_CASE(
@@ -224,7 +223,7 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   CHECK(common::last_line(b.output).find("nothing changed") != std::string::npos);
   // A check-in off the tracked first-parent line (a side branch's) could never be a baseline.
   auto side = p.git({"-c", "user.name=Side", "-c", "user.email=side@example.org", "commit-tree", "main^{tree}", "-p",
-                      "main", "-m", "side"});
+                     "main", "-m", "side"});
   REQUIRE(side.size() == 40);
   auto off = p.run({"retrain", "--config", p.config, "--at", side});
   CHECK(off.exit_code == 2);
