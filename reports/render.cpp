@@ -428,9 +428,13 @@ std::string render_html(const ReportData& d, const HtmlAssets& assets) {
 std::vector<std::string> summary_lines(const ReportData& d) {
   std::vector<std::string> culprits;
   std::set<std::string> seen;
-  for (auto it = d.alerts.rbegin(); it != d.alerts.rend(); ++it)  // oldest first
+  for (auto it = d.alerts.rbegin(); it != d.alerts.rend(); ++it) {  // oldest first
+    // As the chart marks them: not one a person ignored, nor a wide one a
+    // later sweep replaced by the check-ins it pinned.
+    if (it->state == "ignored" || (it->state == "resolved" && it->note.starts_with("superseded"))) continue;
     if (!it->culprit.sha.empty() && seen.insert(it->culprit.sha).second)
       culprits.push_back(short_sha(it->culprit.sha) + " " + clipped(common::printable(it->culprit.subject), 40));
+  }
   std::string c = fmt::format("culprits found: {}", culprits.size());
   for (std::size_t i = 0; i < culprits.size() && i < 5; ++i) c += (i ? "; " : ": ") + culprits[i];
   if (culprits.size() > 5) c += fmt::format("; and {} more", culprits.size() - 5);

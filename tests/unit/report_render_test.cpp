@@ -208,6 +208,9 @@ TEST_CASE("summary_lines names culprits, the uplift against the baseline, open a
   REQUIRE(lines.size() == 5);
   CHECK(lines[0] == "culprits found: 1: bbbbbbbbbbbb Fix <script>window.pwned=1</script> \"quo…");
   CHECK(lines[0].find('\n') == std::string::npos);
+  auto ignored = sample();
+  ignored.alerts[0].state = "ignored";
+  CHECK(reports::summary_lines(ignored)[0] == "culprits found: 0");
   CHECK(lines[1] == "uplift now: +0.50% on testdata at bbbbbbbbbbbb 2026-01-08 (-1.50 points since the baseline)");
   CHECK(lines[2] == "baseline: +2.00% at aaaaaaaaaaaa 2026-01-01 (the first swept check-in)");
   CHECK(lines[3] == "open alerts: 1 of 1");
