@@ -128,6 +128,9 @@ struct SuiteOverview {
   /// sides, so the change can differ from latest_uplift - baseline_uplift.
   double change = 0;
   int tried = 0;  ///< check-ins of the series, built or not (read when none was measured)
+  /// Modules the latest point measured, of the suite's: a partial point's
+  /// uplift is over fewer modules than the baseline's, and is said so.
+  int latest_measured = 0, modules = 0;
 
   /// For a suite with no measured check-in, why: the policy cannot run on
   /// any, none built, or none swept yet. A sweep that tried and failed must

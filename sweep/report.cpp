@@ -243,6 +243,8 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
       for (const auto& pt : s.points)
         if (pt.evaluated) latest = &pt;
       o = {s.name, base.commit, latest->commit, base.uplift, latest->uplift, true, {}, 0};
+      o.latest_measured = latest->measured;
+      o.modules = static_cast<int>(s.modules.size());
       // The change as decide reads it: over the modules both check-ins measured.
       auto at = [&](const std::string& sha) {
         return std::find_if(loaded.begin(), loaded.end(), [&](const auto& p) { return p.sha == sha; });

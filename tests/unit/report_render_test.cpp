@@ -212,6 +212,12 @@ TEST_CASE("summary_lines names culprits, the uplift against the baseline, open a
   ignored.alerts[0].state = "ignored";
   CHECK(reports::summary_lines(ignored)[0] == "culprits found: 0");
   CHECK(lines[1] == "uplift now: +0.50% on testdata at bbbbbbbbbbbb 2026-01-08 (-1.50 points since the baseline)");
+  auto partial = sample();
+  partial.overview[0].latest_measured = 1;
+  partial.overview[0].modules = 2;
+  CHECK(reports::summary_lines(partial)[1] ==
+        "uplift now: +0.50% on testdata at bbbbbbbbbbbb 2026-01-08 over 1 of 2 modules (-1.50 points since the "
+        "baseline)");
   CHECK(lines[2] == "baseline: +2.00% at aaaaaaaaaaaa 2026-01-01 (the first swept check-in)");
   CHECK(lines[3] == "open alerts: 1 of 1");
   CHECK(lines[4] == "retraining: not decided yet (no decision recorded)");
