@@ -446,13 +446,12 @@ std::vector<std::string> summary_lines(const ReportData& d) {
       base += common::printable(o.suite) + ": " + o.unmeasured_text();
       continue;
     }
-    now += fmt::format("{} on {} at {} {}{} ({:+.2f} points since the baseline)",
-                       common::signed_percent(o.latest_uplift), common::printable(o.suite), short_sha(o.latest.sha),
-                       date_of(o.latest.time),
-                       o.latest_measured < o.modules
-                           ? fmt::format(" over {} of {} modules", o.latest_measured, o.modules)
-                           : std::string(),
-                       100 * (o.change));
+    now +=
+        fmt::format("{} on {} at {} {}{} ({:+.2f} points since the baseline)", common::signed_percent(o.latest_uplift),
+                    common::printable(o.suite), short_sha(o.latest.sha), date_of(o.latest.time),
+                    o.latest_measured < o.modules ? fmt::format(" over {} of {} modules", o.latest_measured, o.modules)
+                                                  : std::string(),
+                    100 * (o.change));
     if (!o.unusable_since.sha.empty())
       now += ", but the policy cannot run since " + short_sha(o.unusable_since.sha) + " " +
              date_of(o.unusable_since.time);
