@@ -119,10 +119,10 @@ void run_train(Context& ctx, const TrainArgs& a) {
   if (a.gate) o.gate = a.gate_grid;
   std::erase(o.metadata.hidden, 0);  // --hidden 0: no hidden layer
   o.modules = sweep::training_modules(suite, build.compiler);
-  std::string corpus = suite.suite.name + "@" + suite.manifest_hash.substr(0, 16);
+  std::string corpus = suite.named();
   if (validation) {
     o.validation = sweep::training_modules(*validation, build.compiler);
-    corpus += ", validation " + validation->suite.name + "@" + validation->manifest_hash.substr(0, 16);
+    corpus += ", validation " + validation->named();
   }
   o.compiler = build.compiler;
   o.measure_text = [](const fs::path& obj) -> common::Result<std::int64_t> {

@@ -79,6 +79,10 @@ ProjectFile with_tracked_policy(db::Database& db, ProjectFile project) {
 
 namespace sweep {
 
+bool was_judged(const db::LineageRow& row) {
+  return !nlohmann::json::parse(row.figures_json, nullptr, false).empty();
+}
+
 db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs::path& data_dir, db::Id id) {
   auto active = ensure_lineage(db, p, data_dir, true);
   auto row = db::find_lineage(db, p.name, id);
@@ -91,8 +95,7 @@ db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs:
   // never) leaves it a candidate. One without figures is being judged, or
   // its retrain died before the verdict or could not judge it: nothing to
   // stand on. A retired policy was active once and may come back.
-  bool judged = !nlohmann::json::parse(row->figures_json, nullptr, false).empty();
-  if ((row->state == "candidate" || row->state == "rejected") && !judged)
+  if ((row->state == "candidate" || row->state == "rejected") && !was_judged(*row))
     throw common::Fatal("policy " + std::to_string(id) +
                         " was never judged (its retrain is running, stopped before the held-out verdict, or could not "
                         "evaluate it); not promoted: run `driftwatch retrain` again");

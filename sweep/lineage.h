@@ -35,6 +35,11 @@ TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& project, const
 /// Where driftwatch keeps a policy file of a lineage: <data>/policies/<hash>.policy.
 std::filesystem::path kept_policy_file(const std::filesystem::path& data_dir, const std::string& content_hash);
 
+/// Whether a retrain judged the lineage's policy `row`: its figures are
+/// recorded. One without is being judged, or its retrain died before the
+/// verdict or could not judge it.
+bool was_judged(const db::LineageRow& row);
+
 /// The project with its tracked policy in place of the project file's.
 ProjectFile with_tracked_policy(db::Database& db, ProjectFile project);
 

@@ -220,9 +220,9 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
 
   // What the candidate is trained from, where, and judged on: with the seed,
   // it decides the candidate.
-  CandidateInputs inputs{training.suite.name + "@" + training.manifest_hash.substr(0, 16), {}, "", p.retrain.settings};
-  for (const auto& h : holdout) inputs.holdout.push_back(h.suite.name + "@" + h.manifest_hash.substr(0, 16));
-  if (validation) inputs.validation = validation->suite.name + "@" + validation->manifest_hash.substr(0, 16);
+  CandidateInputs inputs{training.named(), {}, "", p.retrain.settings};
+  for (const auto& h : holdout) inputs.holdout.push_back(h.named());
+  if (validation) inputs.validation = validation->named();
   const auto key = candidate_key(inputs);
   // Trained again, it would be the candidate already judged: rejected, or
   // promoted and rolled back by a person. A nightly `decide --act` would
@@ -232,7 +232,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
                     !row.reason.starts_with(db::kNotJudgedReason);
     // One that won and waits for a person (`--promote never`) is not trained
     // again each night either.
-    bool waiting = row.state == "candidate" && !nlohmann::json::parse(row.figures_json, nullptr, false).empty();
+    bool waiting = row.state == "candidate" && was_judged(row);
     if (row.parent_id != active.lineage_id || row.trained_commit != *sha ||
         (!rejected && !waiting && row.state != "retired"))
       continue;
@@ -280,7 +280,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   t.metadata.name = p.name + "-" + sha->substr(0, 12);
   t.metadata.compiler_repo = repo.location().string();
   t.metadata.compiler_commit = *sha;
-  t.metadata.corpus = training.suite.name + "@" + training.manifest_hash.substr(0, 16);
+  t.metadata.corpus = training.named();
   t.progress = o.train_progress;
   // An interrupted retrain of this very candidate goes on; state left under
   // other settings (a suite rebuilt since) is not read but cleared.

@@ -13,6 +13,9 @@ struct SelectedSuite {
   std::filesystem::path dir;
   std::string manifest_hash;  ///< the suite's identity in the database (suite_identity)
   std::filesystem::path bitcode(const evaluator::SuiteModule& m) const { return dir / (m.name + ".bc"); }
+  /// "name@<16 hex of the manifest hash>": the suite as a policy's corpus and
+  /// a retrain's candidate key name it.
+  std::string named() const { return suite.name + "@" + manifest_hash.substr(0, 16); }
 };
 
 /// sha256 of suite.json, which names every module's bitcode by its hash; for
