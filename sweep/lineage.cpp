@@ -79,9 +79,7 @@ ProjectFile with_tracked_policy(db::Database& db, ProjectFile project) {
 
 namespace sweep {
 
-bool was_judged(const db::LineageRow& row) {
-  return !nlohmann::json::parse(row.figures_json, nullptr, false).empty();
-}
+bool was_judged(const db::LineageRow& row) { return !nlohmann::json::parse(row.figures_json, nullptr, false).empty(); }
 
 db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs::path& data_dir, db::Id id) {
   auto active = ensure_lineage(db, p, data_dir, true);
