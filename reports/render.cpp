@@ -229,7 +229,10 @@ std::string html_overview(const ReportData& d) {
   out += "<dt>Lineage</dt><dd>";
   for (std::size_t i = 0; i < d.policy.lineage.size(); ++i) {
     const auto& l = d.policy.lineage[i];
-    out += (i ? " ← " : "") + h(l.name) + " <code>" + h(short_sha(l.content_hash)) + "</code>" +
+    // Not an ancestry: after the first (the active policy), the project's
+    // other policies, newest first, each with its state (a rejected or
+    // rolled-back candidate is no parent of anything).
+    out += std::string(i == 0 ? "" : i == 1 ? "; then, newest first: " : "; ") + h(l.name) + " <code>" + h(short_sha(l.content_hash)) + "</code>" +
            (l.note.empty() ? "" : " (" + h(l.note) + ")");
   }
   out += "</dd>";
@@ -248,7 +251,7 @@ std::string html_overview(const ReportData& d) {
     rows.push_back({h(o.suite), html_commit(d, o.baseline.sha) + " " + h(date_of(o.baseline.time)),
                     h(common::signed_percent(o.baseline_uplift)),
                     html_commit(d, o.latest.sha) + " " + h(date_of(o.latest.time)),
-                    "<b>" + h(common::signed_percent(o.latest_uplift)) + "</b> (" +
+                    "<b>" + h(common::signed_percent(o.latest_uplift)) + "</b>" + h(o.partial_text()) + " (" +
                         h(signed_points(o.change)) + ")" +
                         (o.unusable_since.sha.empty()
                              ? std::string()
@@ -343,7 +346,7 @@ std::string render_markdown(const ReportData& d) {
     out +=
         fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
                     date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
-                    date_of(o.latest.time), common::signed_percent(o.latest_uplift),
+                    date_of(o.latest.time), common::signed_percent(o.latest_uplift) + o.partial_text(),
                     signed_points(o.change) +
                         (o.unusable_since.sha.empty()
                              ? std::string()
@@ -449,8 +452,7 @@ std::vector<std::string> summary_lines(const ReportData& d) {
     now +=
         fmt::format("{} on {} at {} {}{} ({:+.2f} points since the baseline)", common::signed_percent(o.latest_uplift),
                     common::printable(o.suite), short_sha(o.latest.sha), date_of(o.latest.time),
-                    o.latest_measured < o.modules ? fmt::format(" over {} of {} modules", o.latest_measured, o.modules)
-                                                  : std::string(),
+                    o.partial_text(),
                     100 * (o.change));
     if (!o.unusable_since.sha.empty())
       now += ", but the policy cannot run since " + short_sha(o.unusable_since.sha) + " " +

@@ -1,5 +1,7 @@
 #include "reports/report_data.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <climits>
 #include <iterator>
@@ -28,6 +30,10 @@ std::size_t ReportData::acknowledged_alerts() const {
   std::size_t n = 0;
   for (const auto& a : alerts) n += a.state == "acknowledged" ? 1 : 0;
   return n;
+}
+
+std::string SuiteOverview::partial_text() const {
+  return latest_measured < modules ? fmt::format(" over {} of {} modules", latest_measured, modules) : std::string();
 }
 
 std::string SuiteOverview::unmeasured_text() const {

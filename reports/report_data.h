@@ -17,7 +17,9 @@ struct CommitRef {
   std::int64_t time = 0;  ///< committer time, seconds since the epoch
 };
 
-/// One entry of the active policy's lineage: itself, then what it was warm-started from.
+/// One entry of the active policy's lineage: itself first, then the
+/// project's other policies newest first (from the database), or what its
+/// file says it was warm-started from (without one).
 struct LineageEntry {
   std::string name, content_hash;
   std::string trained_at;  ///< the compiler check-in it was trained at
@@ -136,6 +138,9 @@ struct SuiteOverview {
   /// any, none built, or none swept yet. A sweep that tried and failed must
   /// not read as one that never ran.
   std::string unmeasured_text() const;
+  /// " over N of M modules" where the latest point measured fewer than the
+  /// suite holds, else "": written after its uplift wherever it is shown.
+  std::string partial_text() const;
 };
 
 struct ReportData {

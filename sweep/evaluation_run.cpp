@@ -294,7 +294,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
                  : slot.error().message;
       db::fail_evaluation(database, eval_id, message, options.finish, broken);
       fs::remove_all(o.work_dir, ec);
-      throw EvaluationFailed(message);
+      throw EvaluationFailed(message, broken);
     }
     runner_options.default_slot = *slot;
   }
@@ -334,7 +334,7 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     bool compiler_broken = result.error().message.rfind(evaluator::kCompilerBrokenError, 0) == 0;
     db::fail_evaluation(database, eval_id, result.error().message, options.finish, compiler_broken);
     fs::remove_all(o.work_dir, ec);
-    throw EvaluationFailed(result.error().message);
+    throw EvaluationFailed(result.error().message, compiler_broken);
   }
   db::EvaluationRecord record;
   record.evaluation_id = eval_id;

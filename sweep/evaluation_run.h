@@ -53,9 +53,14 @@ struct EvaluationRunOptions {
 /// doing, or so on every attempt of the job): a result of the check-in,
 /// already stored as a failed evaluation. Any other exception is a failure
 /// of the attempt (the database, the disk), which a sweep retries.
+/// `compiler_broken`: the compiler compiled nothing even without the policy
+/// (no module, or not the default-decision probe), so neither policy can be
+/// judged here: a broken check-in, never a verdict on the policy.
 class EvaluationFailed : public common::Fatal {
  public:
-  using common::Fatal::Fatal;
+  explicit EvaluationFailed(const std::string& message, bool compiler_broken = false)
+      : common::Fatal(message), compiler_broken(compiler_broken) {}
+  bool compiler_broken;
 };
 
 /// An attempt that failed in a way the machine may have caused: tried again.

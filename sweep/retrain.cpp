@@ -362,7 +362,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
       // policy judges neither policy: an error (exit 2, the training kept
       // for a rerun), never "the policy cannot run here".
       auto compiler_broken = [&](const EvaluationFailed& e) {
-        if (std::string_view(e.what()).starts_with(evaluator::kCompilerBrokenError))
+        if (e.compiler_broken)
           throw common::Fatal("cannot judge the candidate on " + h.suite.name + " at " + build.label + ": " + e.what() +
                               "; the training is kept for a rerun");
       };

@@ -218,6 +218,11 @@ TEST_CASE("summary_lines names culprits, the uplift against the baseline, open a
   CHECK(reports::summary_lines(partial)[1] ==
         "uplift now: +0.50% on testdata at bbbbbbbbbbbb 2026-01-08 over 1 of 2 modules (-1.50 points since the "
         "baseline)");
+  // The overview tables say it too; a whole point does not.
+  CHECK(reports::render_markdown(partial).find("| +0.50% over 1 of 2 modules |") != std::string::npos);
+  CHECK(reports::render_html(partial, kAssets).find("<b>+0.50%</b> over 1 of 2 modules (") != std::string::npos);
+  CHECK(reports::render_markdown(sample()).find(" of 2 modules") == std::string::npos);
+  CHECK(reports::render_html(sample(), kAssets).find(" of 2 modules") == std::string::npos);
   CHECK(lines[2] == "baseline: +2.00% at aaaaaaaaaaaa 2026-01-01 (the first swept check-in)");
   CHECK(lines[3] == "open alerts: 1 of 1");
   CHECK(lines[4] == "retraining: not decided yet (no decision recorded)");
