@@ -178,7 +178,8 @@ const char* kAlertColumns =
     "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"'), "
     "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"'), COALESCE(p.content_hash, ''), "
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, '') "
-    "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN policies p ON p.id = a.policy_id "
+    "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
+    "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
     "LEFT JOIN commits fb ON fb.id = a.first_bad_commit_id LEFT JOIN commits rf ON rf.id = a.range_first_commit_id ";
 
@@ -350,10 +351,10 @@ std::vector<AlertEvent> alert_events(Database& db, Id id) {
   return db.impl().guarded("reading alert events", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<AlertEvent> out;
-    for (const auto& r : tx.exec_params(
-             "SELECT state, who, note, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"') FROM alert_events "
-             "WHERE alert_id = $1 ORDER BY id",
-             id))
+    for (const auto& r : tx.exec_params("SELECT state, who, note, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD "
+                                        "HH24:MI:SS \"UTC\"') FROM alert_events "
+                                        "WHERE alert_id = $1 ORDER BY id",
+                                        id))
       out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>()});
     return out;
   });

@@ -232,7 +232,10 @@ std::string html_overview(const ReportData& d) {
     // Not an ancestry: after the first (the active policy), the project's
     // other policies, newest first, each with its state (a rejected or
     // rolled-back candidate is no parent of anything).
-    out += std::string(i == 0 ? "" : i == 1 ? "; then, newest first: " : "; ") + h(l.name) + " <code>" + h(short_sha(l.content_hash)) + "</code>" +
+    out += std::string(i == 0   ? ""
+                       : i == 1 ? "; then, newest first: "
+                                : "; ") +
+           h(l.name) + " <code>" + h(short_sha(l.content_hash)) + "</code>" +
            (l.note.empty() ? "" : " (" + h(l.note) + ")");
   }
   out += "</dd>";
@@ -343,14 +346,13 @@ std::string render_markdown(const ReportData& d) {
       out += "| " + markdown_escape(o.suite) + " | " + markdown_escape(o.unmeasured_text()) + " | | | | |\n";
       continue;
     }
-    out +=
-        fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
-                    date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
-                    date_of(o.latest.time), common::signed_percent(o.latest_uplift) + o.partial_text(),
-                    signed_points(o.change) +
-                        (o.unusable_since.sha.empty()
-                             ? std::string()
-                             : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
+    out += fmt::format(
+        "| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
+        date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
+        date_of(o.latest.time), common::signed_percent(o.latest_uplift) + o.partial_text(),
+        signed_points(o.change) + (o.unusable_since.sha.empty() ? std::string()
+                                                                : "; **the policy cannot run since " +
+                                                                      md_commit(d, o.unusable_since.sha) + "**"));
   }
   out += "\n## Alerts — open: " + d.open_alerts_text() + "\n\n";
   if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
@@ -449,11 +451,9 @@ std::vector<std::string> summary_lines(const ReportData& d) {
       base += common::printable(o.suite) + ": " + o.unmeasured_text();
       continue;
     }
-    now +=
-        fmt::format("{} on {} at {} {}{} ({:+.2f} points since the baseline)", common::signed_percent(o.latest_uplift),
-                    common::printable(o.suite), short_sha(o.latest.sha), date_of(o.latest.time),
-                    o.partial_text(),
-                    100 * (o.change));
+    now += fmt::format("{} on {} at {} {}{} ({:+.2f} points since the baseline)",
+                       common::signed_percent(o.latest_uplift), common::printable(o.suite), short_sha(o.latest.sha),
+                       date_of(o.latest.time), o.partial_text(), 100 * (o.change));
     if (!o.unusable_since.sha.empty())
       now += ", but the policy cannot run since " + short_sha(o.unusable_since.sha) + " " +
              date_of(o.unusable_since.time);
