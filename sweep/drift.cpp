@@ -609,7 +609,9 @@ std::string change_key(const Finding& f) {
 }
 
 /// Resolves the open and acknowledged alerts of the policy whose change
-/// begins before `history[trained_at]`, its training check-in.
+/// begins at or before `history[trained_at]`, its training check-in: one
+/// first bad there (a `bisect --good` whose range ends there) is part of
+/// the baseline too, and no analysis from there on would revisit it.
 void resolve_alerts_before(db::Database& db, const std::string& project, const std::string& policy_hash,
                            const std::vector<tracker::CommitInfo>& history, std::size_t trained_at) {
   std::map<std::string, std::vector<db::Id>> by_sha;
@@ -617,11 +619,11 @@ void resolve_alerts_before(db::Database& db, const std::string& project, const s
     const auto& sha = !a.first_bad_sha.empty() ? a.first_bad_sha : a.culprit_sha;
     if (a.policy_hash == policy_hash && !sha.empty()) by_sha[sha].push_back(a.id);
   }
-  for (std::size_t i = 0; i < trained_at && !by_sha.empty(); ++i)
+  for (std::size_t i = 0; i <= trained_at && !by_sha.empty(); ++i)
     if (auto it = by_sha.find(history[i].sha); it != by_sha.end()) {
       for (auto id : it->second)
         db::set_alert_state(db, project, id, "resolved", "driftwatch",
-                            "before the policy's training check-in " + history[trained_at].short_sha() +
+                            (i < trained_at ? "before the policy's training check-in " : "at the policy's training check-in ") + history[trained_at].short_sha() +
                                 ", from which drift is analysed");
       by_sha.erase(it);
     }
