@@ -622,9 +622,10 @@ void resolve_alerts_before(db::Database& db, const std::string& project, const s
   for (std::size_t i = 0; i <= trained_at && !by_sha.empty(); ++i)
     if (auto it = by_sha.find(history[i].sha); it != by_sha.end()) {
       for (auto id : it->second)
-        db::set_alert_state(db, project, id, "resolved", "driftwatch",
-                            (i < trained_at ? "before the policy's training check-in " : "at the policy's training check-in ") + history[trained_at].short_sha() +
-                                ", from which drift is analysed");
+        db::set_alert_state(
+            db, project, id, "resolved", "driftwatch",
+            (i < trained_at ? "before the policy's training check-in " : "at the policy's training check-in ") +
+                history[trained_at].short_sha() + ", from which drift is analysed");
       by_sha.erase(it);
     }
 }
