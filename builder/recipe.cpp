@@ -336,7 +336,14 @@ common::Result<RenderedRecipe> render(const Recipe& r, const Placeholders& p) {
     std::filesystem::path path = *filled;
     out.artifacts[k] = path.is_absolute() ? path : p.build / path;
   }
-  if (!r.configure_marker.empty()) out.configure_marker = p.build / r.configure_marker;
+  if (!r.configure_marker.empty()) {
+    // Filled like an artifact ({build}/build.ninja or build.ninja): left
+    // unfilled, the marker never exists and every check-in configures anew.
+    auto filled = fill(r.configure_marker, values, what + " configure.skip_if_exists");
+    if (!filled) return filled.error();
+    std::filesystem::path path = *filled;
+    out.configure_marker = path.is_absolute() ? path : p.build / path;
+  }
   return out;
 }
 

@@ -306,7 +306,15 @@ common::Result<std::vector<CommitInfo>> GitRepo::walk(const std::string& to, con
       return std::nullopt;
     return common::Error{impl_->location.string() + " is a shallow clone: its history stops at " +
                          newest_first.back().sha.substr(0, 12) + " (" + tracker::format_date(newest_first.back().time) +
-                         "); fetch the rest (git fetch --unshallow) or start the range after it"};
+                         "); fetch the rest (git fetch --unshallow) or start the range after it" +
+                         // A --shallow-since clone of a quiet history also ends
+                         // here: its edge is the first check-in after its date,
+                         // and nothing shows none came between. One check-in
+                         // older than `since` shows it.
+                         (since ? std::string(" (if it was cut at or before ") + tracker::format_date(*since) +
+                                      " and the history is quiet since then, `git fetch --deepen=1` shows the "
+                                      "range is whole)"
+                                : std::string())};
   };
   for (;;) {
     git_commit* c = nullptr;

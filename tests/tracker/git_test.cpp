@@ -165,6 +165,10 @@ TEST_CASE("a clone made with --shallow-since at the range's start holds the rang
   REQUIRE_FALSE(early.ok());
   CHECK(early.error().message.find(" is a shallow clone: its history stops at " + start.sha.substr(0, 12)) !=
         std::string::npos);
+  // A clone cut before `since` of a history quiet since then looks the same: the way to show it is said.
+  CHECK(early.error().message.find("if it was cut at or before " + tracker::format_date(start.time - 2 * 86400) +
+                                   " and the history is quiet since then, `git fetch --deepen=1`") !=
+        std::string::npos);
   // From main~1 on, git cuts the clone at the merge itself (its side parent
   // is older): main~1 is missing, and the range is refused, not cut short.
   auto later = full.commit("main~1").take();
