@@ -40,17 +40,22 @@ void run_init(const InitArgs& a) {
   // An llvm-project checkout gets its recipe and a year of history: the
   // sample compiler's recipe cannot build it, and a weekly grid over all of
   // LLVM's history (from 2001) would build hundreds of check-ins that no
-  // LLVM 19 bitcode suite can be read by. HEAD, not the tracked branch: a
-  // checkout at a release tag is llvm-project too.
+  // LLVM 19 bitcode suite can be read by. HEAD tells llvm-project (a
+  // checkout at a release tag is llvm-project too); the tracked branch dates
+  // the range.
   std::string recipe = "sample-compiler", since, since_why, branch;
   if (!a.repo.empty()) {
     auto git = tracker::GitRepo::open(repo).take();
     auto llvm = git.has_file("HEAD", "llvm/CMakeLists.txt");
     if (llvm && *llvm) {
       recipe = "llvm-project";
-      if (auto newest = git.commit("HEAD")) {
+      // The nightly `git fetch` moves the remote-tracking branch, not the
+      // local one: tracking HEAD, every night would find nothing new. Its
+      // tip, not HEAD's (a release tag, a stale local main), dates the range.
+      branch = git.upstream_branch();
+      if (auto newest = git.commit(branch.empty() ? "HEAD" : "refs/remotes/" + branch)) {
         auto from = newest->time - 365 * 86400;
-        since_why = "a year before its newest check-in";
+        since_why = branch.empty() ? "a year before its newest check-in" : "a year before the tip of " + branch;
         // The policy's training check-in is the baseline drift, `decide` and
         // the report measure from: a range starting after it would never
         // measure it, and LLVM builds of the months before it would be spent
@@ -62,10 +67,6 @@ void run_init(const InitArgs& a) {
         }
         since = tracker::format_date(from);
       }
-      // The nightly `git fetch` moves origin/main, not the local branch:
-      // tracking HEAD, every night would find nothing new.
-      if (auto upstream = git.tracked("origin/main"); upstream && upstream->starts_with("refs/remotes/"))
-        branch = "origin/main";
     }
   }
   common::ensure_writable_dir(dir, "project directory");

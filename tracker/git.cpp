@@ -204,6 +204,33 @@ common::Result<std::string> GitRepo::tracked(const std::string& branch) const {
   return std::string("HEAD");
 }
 
+std::string GitRepo::upstream_branch() const {
+  auto* repo = impl_->repo.get();
+  constexpr std::string_view kRemotes = "refs/remotes/";
+  auto remote_short = [&](std::string_view full) {
+    return full.starts_with(kRemotes) ? std::string(full.substr(kRemotes.size())) : std::string();
+  };
+  git_reference* head = nullptr;
+  if (git_repository_head_detached(repo) != 1 && git_repository_head(&head, repo) == 0) {
+    RefPtr owner(head);
+    git_reference* up = nullptr;
+    if (git_branch_upstream(&up, head) == 0) {
+      RefPtr up_owner(up);
+      if (auto name = remote_short(git_reference_name(up)); !name.empty()) return name;
+    }
+  }
+  git_reference* origin_head = nullptr;
+  if (git_reference_lookup(&origin_head, repo, "refs/remotes/origin/HEAD") == 0) {
+    RefPtr owner(origin_head);
+    if (git_reference_type(origin_head) == GIT_REFERENCE_SYMBOLIC)
+      if (auto name = remote_short(git_reference_symbolic_target(origin_head)); !name.empty()) return name;
+  }
+  git_oid oid;
+  for (const char* name : {"origin/main", "origin/master"})
+    if (git_reference_name_to_id(&oid, repo, (std::string(kRemotes) + name).c_str()) == 0) return name;
+  return {};
+}
+
 common::Result<std::vector<CommitInfo>> GitRepo::first_parent_history(const std::string& to,
                                                                       const std::optional<std::string>& from,
                                                                       std::optional<std::int64_t> since) const {

@@ -37,6 +37,11 @@ class GitRepo {
   /// HEAD is refused then (a bisect or a checkout of a tag in progress would
   /// silently move what is swept, decided and reported).
   common::Result<std::string> tracked(const std::string& branch) const;
+  /// The remote-tracking branch a `git fetch` keeps current, for a project
+  /// to follow ("origin/main"): the upstream of HEAD's branch, else what
+  /// origin/HEAD names (a clone's default branch, whatever HEAD is checked
+  /// out at), else origin/main or origin/master; "" when there is none.
+  std::string upstream_branch() const;
 
   /// First-parent history ending at `to` (inclusive), oldest first, like
   /// `git log --first-parent --reverse`. It starts at `from` (inclusive) when

@@ -244,6 +244,15 @@ message = "[CMake] Move the compiler under llvm/"
 [[checkin.edit]]
 file = "llvm/CMakeLists.txt"
 write = "project(LLVM)\n"
+
+[[checkin]]
+week = 10
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Docs] Say where the compiler lives now"
+
+[[checkin.edit]]
+file = "docs/Layout.md"
+write = "The compiler is under llvm/.\n"
 )");
   auto repo = dir / "llvm-project";
   REQUIRE(run_driftwatch({"sample-history", repo.string(), "--history", (dir / "history.toml").string()}).exit_code ==
@@ -261,10 +270,36 @@ write = "project(LLVM)\n"
   std::ifstream file(dir / "proj" / "driftwatch.toml");
   std::string written((std::istreambuf_iterator<char>(file)), {});
   CHECK(written.find("recipe = \"llvm-project\"") != std::string::npos);
-  // A year before its newest check-in (week 9 of a history that starts on 2025-12-01: 2026-02-02).
-  CHECK(written.find("since = \"2025-02-02\"") != std::string::npos);
+  // A year before its newest check-in (week 10 of a history that starts on 2025-12-01: 2026-02-09).
+  CHECK(written.find("since = \"2025-02-09\"") != std::string::npos);
   CHECK(written.find("branch = \"origin/main\"") != std::string::npos);
   CHECK(r.output.find("tracking origin/main") != std::string::npos);
+
+  // Checked out at an older check-in (a release tag, say), the range is
+  // still dated from the tracked branch's tip, not from HEAD's (week 9's). A
+  // clone whose default branch is master (origin/HEAD names it) tracks that.
+  auto git = [&](std::vector<std::string> args) {
+    common::ProcessSpec spec;
+    spec.argv = {"git", "-C", repo.string()};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    REQUIRE(common::run_process(spec).take().exit_code == 0);
+  };
+  git({"checkout", "-q", "--detach", "HEAD~1"});
+  auto tagged = run_driftwatch({"init", (dir / "proj-tag").string(), "--repo", repo.string()});
+  INFO(tagged.output);
+  REQUIRE(tagged.exit_code == 0);
+  std::ifstream tag_file(dir / "proj-tag" / "driftwatch.toml");
+  std::string tag_written((std::istreambuf_iterator<char>(tag_file)), {});
+  CHECK(tag_written.find("since = \"2025-02-09\"") != std::string::npos);
+  CHECK(tag_written.find("branch = \"origin/main\"") != std::string::npos);
+  CHECK(tagged.output.find("a year before the tip of origin/main") != std::string::npos);
+  git({"update-ref", "refs/remotes/origin/master", "refs/remotes/origin/main"});
+  git({"update-ref", "-d", "refs/remotes/origin/main"});
+  git({"symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/master"});
+  auto master = run_driftwatch({"init", (dir / "proj-master").string(), "--repo", repo.string()});
+  INFO(master.output);
+  REQUIRE(master.exit_code == 0);
+  CHECK(master.output.find("tracking origin/master") != std::string::npos);
 
   // A year later, a policy trained at the first check-in: the range reaches
   // back to it, or its baseline would never be measured.
