@@ -438,6 +438,9 @@ SweepReport run_sweep(const SweepOptions& o) {
   std::set<db::Id> reported;  // failed jobs whose reason a local worker gave already
   LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.progress, &report.failures, &reported, &report.time, {}};
   local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
+  // Unless -j or the project says, a build takes every core: the workers'
+  // builds of one compiler run one at a time (its work tree's lock).
+  if (o.jobs <= 0 && p.jobs <= 0) local.build_jobs = jobs_or_cores(0);
   std::optional<SlurmFollower> slurm;
   if (o.engine != Engine::Local) {
     local.workers = 0;

@@ -194,7 +194,7 @@ class Executor {
     // A retry on a machine where the build failed before runs half as many
     // jobs: a link the OOM killer took at -j N may fit at N/2, where the
     // same -j would fail the same way on every attempt.
-    int jobs = builder::capped_jobs(r, o_.jobs);
+    int jobs = builder::capped_jobs(r, o_.build_jobs > 0 ? o_.build_jobs : o_.jobs);
     if (failed_here_before && jobs > 1) {
       jobs /= 2;
       if (o_.log) o_.log("build " + sha.substr(0, 12) + ": failed on this machine before, built again at -j " +
@@ -424,6 +424,7 @@ void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
           wo.owner = worker_owner_name(w);
           wo.data_dir = l.data_dir;
           wo.jobs = l.jobs;
+          wo.build_jobs = l.build_jobs;
           wo.log = [&l](const std::string& line) {
             if (l.progress) l.progress->line(line);
           };

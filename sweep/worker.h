@@ -36,6 +36,10 @@ struct WorkerOptions {
   std::vector<std::string> kinds;  ///< empty: all
   std::filesystem::path data_dir;
   int jobs = 1;  ///< parallel compiles within one job
+  /// A build job's -j when set (> 0), else `jobs`: builds of one compiler
+  /// take turns on its work tree, so the workers of one machine that split
+  /// the cores for their compiles would leave most of them idle while one builds.
+  int build_jobs = 0;
   int lease_seconds = 120;
   /// First retry's wait after a failed attempt, doubled for each further one.
   double retry_backoff = 10;
@@ -80,6 +84,7 @@ struct LocalWorkers {
   /// their counts: keeps remote workers going (a Slurm array). Throws
   /// common::Fatal when they cannot be.
   std::function<void(const db::JobCounts&, const std::vector<db::Id>& ids)> remote;
+  int build_jobs = 0;  ///< a build's -j (WorkerOptions::build_jobs); 0: `jobs`
 };
 
 /// Runs local workers until every job of `ids` has finished (some may run on

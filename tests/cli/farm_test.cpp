@@ -691,6 +691,22 @@ TEST_CASE("a check-in whose build times out on every attempt is recorded as such
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE depends_on = " + id + " AND state = 'queued'") == "1");
 }
 
+TEST_CASE("a sweep's local workers split the cores for their compiles, but a build, one at a time, takes them all") {
+  Project p;
+  auto log = p.dir / "build-jobs";
+  use_recipe_building_by(p, "counts-jobs", "echo {jobs} >> " + log.string() + " && echo 'error: stop here' && exit 1");
+  auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--workers", "2"}, p.dsn));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  std::ifstream in(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() >= 2);  // both sampled check-ins
+  // Before, each of the two workers built at -j cores/2 while the other waited on the work tree.
+  auto cores = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  for (const auto& line : lines) CHECK(line == cores);
+}
+
 TEST_CASE("a build whose last attempt times out after two lost to a full disk is the machine's: failed, not recorded") {
   Project p;
   // Each check-in's first two builds fail for a full disk; the third hangs.
