@@ -169,7 +169,10 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
   sub.add_flag("--new", a->only_new, "only check-ins after the last swept one (the nightly use)");
   sub.add_option("--every", a->every, "override the project's sampling: N, Nd, Nw, Nm");
   sub.add_option("--since", a->since, "override the project's start date (YYYY-MM-DD)");
-  sub.add_option("-j,--jobs", a->jobs, "parallel compiles (default: the project's, else the cores shared by local workers; a build, one at a time, takes them all)")->check(CLI::Range(0, 1024));
+  sub.add_option("-j,--jobs", a->jobs,
+                 "parallel compiles (default: the project's, else the cores shared by local workers; a build, one at a "
+                 "time, takes them all)")
+      ->check(CLI::Range(0, 1024));
   sub.add_option("--workers", a->workers, "workers claiming jobs: local threads, or Slurm array tasks (default 1)")
       ->check(CLI::Range(1, 1024));
   sub.add_option("--engine", a->engine,
