@@ -96,20 +96,21 @@ std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const Compare
 std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing,
                                      int threshold) {
   std::vector<FoundStep> out;
-  auto step = [&](std::size_t before, std::size_t after, std::size_t count, bool spread) {
+  auto step = [&](std::size_t before, std::size_t after, std::vector<std::string> modules, bool spread) {
     LevelChange c;
     c.index = after;
-    c.uplift_delta = static_cast<double>(count);
+    c.uplift_delta = static_cast<double>(modules.size());
     c.uplift_moved = true;
-    out.push_back({before, after, c, spread});
+    std::sort(modules.begin(), modules.end());
+    out.push_back({before, after, c, spread, std::move(modules)});
   };
   std::size_t n = sample.size();
   std::vector<std::vector<std::string>> named(n);  // by the step ending at each index, when one was found
   for (std::size_t i = 1; i < n; ++i) {
     auto now = newly_failing(i - 1, i);
     if (static_cast<int>(now.size()) >= threshold) {
-      step(i - 1, i, now.size(), false);
-      named[i] = std::move(now);
+      named[i] = now;
+      step(i - 1, i, std::move(now), false);
     }
   }
   std::optional<std::size_t> last;
@@ -120,7 +121,7 @@ std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const Newl
       for (auto& m : newly_failing(*last, i)) left.insert(m);
       for (auto j = *last + 1; j <= i; ++j)
         for (const auto& m : named[j]) left.erase(m);
-      if (static_cast<int>(left.size()) >= threshold) step(*last, i, left.size(), true);
+      if (static_cast<int>(left.size()) >= threshold) step(*last, i, {left.begin(), left.end()}, true);
     }
     last = i;
   }

@@ -47,6 +47,9 @@ struct FoundStep {
   /// Between two samples, with check-ins bisection measured in between, none
   /// of whose steps crosses the threshold alone: the change was made in parts.
   bool spread = false;
+  /// failing_steps: the modules the step carries (sorted): those newly
+  /// failing, and for a spread one only those no step inside it names.
+  std::vector<std::string> modules;
 };
 
 /// The levels of two evaluated check-ins (by index), compared over what both measured.

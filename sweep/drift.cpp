@@ -142,7 +142,7 @@ class SuiteAnalysis {
         if (!asked_for(c.before, c.after) || unknown_between(c.before, c.after).empty() ||
             !bisected_.insert({c.before, c.after}).second)
           continue;
-        bisect(c.before, c.after, failing_verdict(c.before), report);
+        bisect(c.before, c.after, failing_verdict(c.before, c.modules), report);
         narrowed = true;
       }
       for (const auto& s : unusable_starts()) {
@@ -204,6 +204,7 @@ class SuiteAnalysis {
     reports::LevelChange change;
     std::size_t before, after;  ///< positions of evaluated check-ins: consecutive, unless spread
     bool spread = false;        ///< crossed the threshold over several steps, none of them alone
+    std::vector<std::string> modules;  ///< failing_steps(): the modules it carries (reports::FoundStep)
   };
 
   /// Every change worth an alert (reports::find_steps), each pair compared
@@ -306,7 +307,7 @@ class SuiteAnalysis {
     auto newly = [&](std::size_t a, std::size_t b) { return newly_failing(ev[a], ev[b]); };
     std::vector<Step> out;
     for (const auto& s : reports::failing_steps(sample, newly, failing_threshold()))
-      out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
+      out.push_back({s.change, ev[s.before], ev[s.after], s.spread, s.modules});
     return out;
   }
 
@@ -319,12 +320,16 @@ class SuiteAnalysis {
     return out;
   }
 
-  /// For modules the policy's compile newly fails on after `a`: New where
-  /// that many more fail than at a.
-  VerdictOf failing_verdict(std::size_t a) const {
-    return [this, a](std::size_t pos) {
+  /// For the modules a step carries, newly failing after `a`: New where that
+  /// many of them fail. Only the step's own: modules an alert inside a
+  /// spread range already names would make every check-in after it New.
+  VerdictOf failing_verdict(std::size_t a, const std::vector<std::string>& modules) const {
+    return [this, a, modules](std::size_t pos) {
       if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
-      return int(newly_failing(a, pos).size()) >= failing_threshold() ? reports::Verdict::New : reports::Verdict::Old;
+      auto now = newly_failing(a, pos);
+      auto ours = std::count_if(now.begin(), now.end(),
+                                [&](const auto& m) { return std::binary_search(modules.begin(), modules.end(), m); });
+      return int(ours) >= failing_threshold() ? reports::Verdict::New : reports::Verdict::Old;
     };
   }
 
@@ -501,7 +506,8 @@ class SuiteAnalysis {
       auto f = finding_between(step.before, step.after, false);
       f.spread = step.spread && f.culprit.empty();
       f.kind = "modules-failing";
-      f.failing = newly_failing(step.before, step.after);
+      // A spread range's own modules: those an alert inside it names are that alert's.
+      f.failing = step.modules;
       f.newly_failing = static_cast<int>(f.failing.size());
       out.push_back(std::move(f));
     }

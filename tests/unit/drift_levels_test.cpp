@@ -299,6 +299,17 @@ TEST_CASE("modules newly failing in parts between two samples are found by modul
   CHECK(steps[1].after == 5);
   CHECK(steps[1].spread);
   CHECK(steps[1].change.uplift_delta == 3);
+  CHECK(steps[0].modules == std::vector<std::string>{"A", "B", "C"});
+  CHECK(steps[1].modules == std::vector<std::string>{"X", "Y", "Z"});
+  // A, B and C still failing at 5: the range's own modules are X, Y and Z,
+  // not the six that fail at 5 and not at 0 (A, B and C are the first step's).
+  failing = {{}, {"A", "B", "C"}, {"A", "B", "C"}, {"A", "B", "C", "X"}, {"A", "B", "C", "X", "Y"},
+             {"A", "B", "C", "X", "Y", "Z"}};
+  steps = reports::failing_steps(sample, newly, 3);
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[1].spread);
+  CHECK(steps[1].modules == std::vector<std::string>{"X", "Y", "Z"});
+  CHECK(steps[1].change.uplift_delta == 3);
   // Modules the inside steps name are not counted again.
   failing = {{}, {"A", "B", "C"}, {"A", "B", "C"}, {"A", "B", "C", "X"}, {"A", "B", "C", "X"}, {"A", "B", "C", "X"}};
   steps = reports::failing_steps(sample, newly, 3);
