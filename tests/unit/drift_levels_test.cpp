@@ -303,7 +303,11 @@ TEST_CASE("modules newly failing in parts between two samples are found by modul
   CHECK(steps[1].modules == std::vector<std::string>{"X", "Y", "Z"});
   // A, B and C still failing at 5: the range's own modules are X, Y and Z,
   // not the six that fail at 5 and not at 0 (A, B and C are the first step's).
-  failing = {{}, {"A", "B", "C"}, {"A", "B", "C"}, {"A", "B", "C", "X"}, {"A", "B", "C", "X", "Y"},
+  failing = {{},
+             {"A", "B", "C"},
+             {"A", "B", "C"},
+             {"A", "B", "C", "X"},
+             {"A", "B", "C", "X", "Y"},
              {"A", "B", "C", "X", "Y", "Z"}};
   steps = reports::failing_steps(sample, newly, 3);
   REQUIRE(steps.size() == 2);
