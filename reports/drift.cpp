@@ -129,6 +129,18 @@ std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const Newl
   return out;
 }
 
+void keep_spread_flips_own(std::vector<StepFlips>& steps) {
+  for (auto& spread : steps) {
+    if (!spread.spread) continue;
+    for (const auto& inside : steps) {
+      if (inside.spread || inside.before < spread.before || inside.after > spread.after) continue;
+      std::erase_if(spread.win_to_loss, [&](const std::string& m) {
+        return std::find(inside.win_to_loss.begin(), inside.win_to_loss.end(), m) != inside.win_to_loss.end();
+      });
+    }
+  }
+}
+
 ComparedLevels compare_levels(const std::vector<evaluator::ModuleSizes>& before,
                               const std::vector<evaluator::ModuleSizes>& after) {
   std::map<std::string, const evaluator::ModuleSizes*> later;

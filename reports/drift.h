@@ -52,6 +52,18 @@ struct FoundStep {
   std::vector<std::string> modules;
 };
 
+/// A found step's range and the modules it turned from win to loss.
+struct StepFlips {
+  std::size_t before = 0, after = 0;
+  bool spread = false;
+  std::vector<std::string> win_to_loss;
+};
+
+/// Takes from each spread step's win_to_loss the modules an exact step inside
+/// its range turned: that step's alert says them, and counted again they
+/// would make the spread remainder read as "modules-flipped".
+void keep_spread_flips_own(std::vector<StepFlips>& steps);
+
 /// The levels of two evaluated check-ins (by index), compared over what both measured.
 using CompareLevels = std::function<std::pair<Level, Level>(std::size_t before, std::size_t after)>;
 

@@ -475,13 +475,25 @@ class SuiteAnalysis {
   std::vector<Finding> findings() const {
     std::vector<Finding> out;
     auto ev = evaluated();
-    for (const auto& step : steps()) {
+    auto level_steps = steps();
+    std::vector<Finding> level;
+    for (const auto& step : level_steps) {
       auto f = finding_between(step.before, step.after);
       f.spread = step.spread && f.culprit.empty();
       f.change = step.change;
-      f.kind = reports::change_kind(step.change, f.win_to_loss.size(), o_.project.alerts.flipped_modules);
-      out.push_back(std::move(f));
+      level.push_back(std::move(f));
     }
+    // A spread range's own flips, not those of a step inside it.
+    std::vector<reports::StepFlips> flips;
+    for (std::size_t k = 0; k < level.size(); ++k)
+      flips.push_back({level_steps[k].before, level_steps[k].after, level_steps[k].spread, level[k].win_to_loss});
+    reports::keep_spread_flips_own(flips);
+    for (std::size_t k = 0; k < level.size(); ++k) {
+      level[k].win_to_loss = std::move(flips[k].win_to_loss);
+      level[k].kind =
+          reports::change_kind(level_steps[k].change, level[k].win_to_loss.size(), o_.project.alerts.flipped_modules);
+    }
+    for (auto& f : level) out.push_back(std::move(f));
     // The compiler's feature set, as the policy saw it at each evaluated check-in.
     for (std::size_t i = 1; i < ev.size(); ++i) {
       const auto& a = points_.at(ev[i - 1]);

@@ -321,6 +321,25 @@ TEST_CASE("modules newly failing in parts between two samples are found by modul
   CHECK(steps[0].after == 1);
 }
 
+TEST_CASE("a spread range's flips leave out those a step inside it carries") {
+  // Samples at 0 and 8: check-in 3 turned A-D from win to loss (its own
+  // alert); the rest of the range moved sizes in parts and turned E.
+  std::vector<reports::StepFlips> steps = {{2, 3, false, {"A", "B", "C", "D"}},
+                                           {0, 8, true, {"A", "B", "C", "D", "E"}},
+                                           {8, 9, false, {"F"}},
+                                           {8, 12, true, {"F", "G"}}};
+  reports::keep_spread_flips_own(steps);
+  CHECK(steps[1].win_to_loss == std::vector<std::string>{"E"});
+  CHECK(steps[3].win_to_loss == std::vector<std::string>{"G"});
+  // Exact steps keep theirs; one outside a range takes nothing from it.
+  CHECK(steps[0].win_to_loss.size() == 4);
+  CHECK(steps[2].win_to_loss == std::vector<std::string>{"F"});
+  // With 1 of them left, the remainder is no longer "modules-flipped" at a threshold of 3.
+  reports::LevelChange sizes_only;
+  CHECK(reports::change_kind(sizes_only, steps[1].win_to_loss.size(), 3) == "size-changed");
+  CHECK(reports::change_kind(sizes_only, 5, 3) == "modules-flipped");
+}
+
 TEST_CASE("a change after which the compiler asked the policy nothing says so, and only then") {
   CHECK(reports::unasked_note(205, 0) ==
         " (the compiler asked the policy nothing there, 205 times before: it no longer consults it)");
