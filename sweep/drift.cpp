@@ -184,7 +184,11 @@ class SuiteAnalysis {
     std::vector<std::vector<evaluator::ModuleSizes>> measured;
     for (auto pos : ev) measured.push_back(sizes_of(points_.at(pos)));
     auto filled = reports::carried_forward(measured, ev);
-    for (std::size_t i = 0; i < ev.size(); ++i) filled_[ev[i]] = std::move(filled[i]);
+    modules_ = 0;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      modules_ = std::max(modules_, filled[i].sizes.size());
+      filled_[ev[i]] = std::move(filled[i]);
+    }
   }
 
   std::vector<std::size_t> evaluated() const {
@@ -292,8 +296,15 @@ class SuiteAnalysis {
     };
   }
 
-  /// How many more modules the policy's compile must newly fail on for an alert.
-  int failing_threshold() const { return std::max(1, o_.project.alerts.flipped_modules); }
+  /// How many more modules the policy's compile must newly fail on for an
+  /// alert: the project's count, but at most all modules but one. A failure
+  /// is carried at its last size and moves no figure, and all of them failing
+  /// fails the evaluation whole (policy-unusable): on a suite of three or
+  /// fewer modules, the default count could never be reached.
+  int failing_threshold() const {
+    int all_but_one = std::max(1, static_cast<int>(modules_) - 1);
+    return std::max(1, std::min(o_.project.alerts.flipped_modules, all_but_one));
+  }
 
   /// Where the policy's compile began to fail on modules: between
   /// consecutive evaluated check-ins, or between two samples when no step
@@ -606,6 +617,7 @@ class SuiteAnalysis {
   db::Id repository_id_;
   PlanInput plan_;
   std::string suite_;
+  std::size_t modules_ = 0;  ///< the suite's modules, as its evaluated check-ins measured them
   std::map<std::size_t, db::SeriesPoint> points_;
   std::map<std::size_t, reports::FilledPoint> filled_;  ///< evaluated points' modules, failures filled in
   std::map<std::size_t, int> evaluations_;  ///< bisection's evaluations, by the check-in they pinned

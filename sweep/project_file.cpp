@@ -370,7 +370,8 @@ jobs = 0                    # parallel compiles, up to 1024; 0 = one per core
 min_uplift_change = 0.002   # a step of the suite uplift of 0.2 points or more is a change
 min_total_change = 0.002    # a step of the default's or the learned total .text (fraction)
 flipped_modules = 3         # a size change under the uplift threshold with this many modules turned
-                            #   from win to loss is modules-flipped; this many newly failing, modules-failing
+                            #   from win to loss is modules-flipped; this many newly failing (at most all
+                            #   of a small suite's modules but one), modules-failing
 broken_builds = 3           # consecutive broken samples before an alert
 bisect = true               # pin every change to one check-in
 

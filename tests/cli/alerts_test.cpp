@@ -436,6 +436,42 @@ write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
   CHECK(failing.find("json") == std::string::npos);
 }
 
+TEST_CASE("on a suite of three modules, the policy's compile failing on two of them is an alert at the default count") {
+  testing::TempDir scratch;
+  // Week 8 crashes the policy's compile on json and ini. At three modules,
+  // all failing fails the evaluation whole (policy-unusable), so a count of
+  // three newly failing could never be reached and nothing would say this.
+  Project p(history_8w_with(scratch.path() / "history-two-of-three.toml", R"toml(
+[[checkin]]
+week = 8
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[MLInliner] Check the advisor's state on entry"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  if (!M)\n"
+with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
+)toml"));
+  std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
+  std::string json = "[";
+  for (const char* f : {"json", "ini", "sort"})
+    json += std::string(json.size() > 1 ? "," : "") + "{\"directory\": \"" + src + "\", \"file\": \"" + f +
+            ".c\", \"command\": \"cc -Oz -c " + f + ".c\"}";
+  std::ofstream(p.dir / "cc-three.json") << json << "]";
+  auto built = p.run({"suite", "build", "--from-compile-commands", (p.dir / "cc-three.json").string(), "--name", "three"});
+  REQUIRE_MESSAGE(built.exit_code == 0, built.output);
+  p.set("names = [\"testdata\"]", "names = [\"three\"]");
+  p.make_small();
+  p.set("flipped_modules = 3", "flipped_modules = 3");  // the default count (set() requires it there)
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  auto failing = p.psql("SELECT details->>'failing' FROM alerts WHERE kind = 'modules-failing'");
+  INFO(failing);
+  CHECK(failing.find("json") != std::string::npos);
+  CHECK(failing.find("ini") != std::string::npos);
+  CHECK(failing.find("sort") == std::string::npos);
+}
+
 TEST_CASE("a change made in two check-ins between two samples, each below the threshold, is one spread alert") {
   testing::TempDir scratch;
   auto file = scratch.path() / "history-split.toml";
