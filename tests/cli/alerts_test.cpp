@@ -457,7 +457,8 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
     json += std::string(json.size() > 1 ? "," : "") + "{\"directory\": \"" + src + "\", \"file\": \"" + f +
             ".c\", \"command\": \"cc -Oz -c " + f + ".c\"}";
   std::ofstream(p.dir / "cc-three.json") << json << "]";
-  auto built = p.run({"suite", "build", "--from-compile-commands", (p.dir / "cc-three.json").string(), "--name", "three"});
+  auto built =
+      p.run({"suite", "build", "--from-compile-commands", (p.dir / "cc-three.json").string(), "--name", "three"});
   REQUIRE_MESSAGE(built.exit_code == 0, built.output);
   p.set("names = [\"testdata\"]", "names = [\"three\"]");
   p.make_small();
