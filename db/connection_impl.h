@@ -12,7 +12,10 @@ namespace db {
 struct Database::Impl {
   Target target;
   pqxx::connection conn;
-  Impl(Target t, const std::string& conninfo) : target(std::move(t)), conn(conninfo) {}
+  /// The server process of this session, read at connect: still known once
+  /// the connection is lost (what retake_project_lock ends).
+  int backend_pid = 0;
+  Impl(Target t, const std::string& conninfo) : target(std::move(t)), conn(conninfo), backend_pid(conn.backendpid()) {}
 
   /// Runs f; a lost connection or SQL error becomes common::Fatal naming the
   /// database, so callers far from db/ print one clear line.

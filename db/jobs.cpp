@@ -1,6 +1,8 @@
 #include "db/jobs.h"
 
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "common/text.h"
 #include "db/connection_impl.h"
@@ -34,6 +36,32 @@ bool try_lock(Database& db, const char* name, const char* taking, const std::str
 
 bool try_lock_project(Database& db, const std::string& project) {
   return try_lock(db, "sweep", "taking the sweep lock", project);
+}
+
+int session_pid(Database& db) { return db.impl().backend_pid; }
+
+bool retake_project_lock(Database& db, const std::string& project, int lost_pid) {
+  if (try_lock_project(db, project)) return true;
+  if (lost_pid <= 0) return false;
+  // Only the lost session, and only while it holds this project's sweep
+  // lock: its pid may since be another session's. The two keys as
+  // pg_try_advisory_lock(int4, int4) stores them (classid, objid; objsubid 2).
+  bool ended = db.impl().guarded("ending the lost session that holds the sweep lock", [&] {
+    pqxx::nontransaction nt(db.impl().conn);
+    auto r = nt.exec_params(
+        "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND "
+        "l.pid = $1 AND l.objsubid = 2 AND l.classid::bigint = (hashtext($2)::bigint & 4294967295) AND "
+        "l.objid::bigint = (hashtext($3)::bigint & 4294967295)",
+        lost_pid, std::string("driftwatch sweep"), project);
+    return !r.empty() && r[0][0].as<bool>();
+  });
+  if (!ended) return false;
+  // The session ends (and its locks go) shortly after it is signalled.
+  for (int i = 0; i < 50; ++i) {
+    if (try_lock_project(db, project)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 bool try_lock_retrain(Database& db, const std::string& project) {

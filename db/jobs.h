@@ -64,6 +64,15 @@ struct JobFinish {
 /// connection; false when another session holds it. Released when the
 /// connection closes, so a killed sweep never leaves it behind.
 bool try_lock_project(Database& db, const std::string& project);
+/// The server process of `db`'s session (read at connect, so known after
+/// the connection is lost).
+int session_pid(Database& db);
+/// Takes the project's sweep lock again on a new connection after the one
+/// holding it (server process `lost_pid`) was lost. When the network, not
+/// the server, went away, the old session lives on, holding the lock, until
+/// the server's keepalive gives up on it: that session, and only while it
+/// holds this very lock, is ended first. False when another session holds it.
+bool retake_project_lock(Database& db, const std::string& project, int lost_pid);
 /// The same for the project's retraining: two retrains at one check-in would
 /// share a work directory and a candidate file.
 bool try_lock_retrain(Database& db, const std::string& project);

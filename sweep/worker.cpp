@@ -465,9 +465,10 @@ void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
       wo.log = [&l](const std::string& line) {
         if (l.progress) l.progress->line(line);
       };
+      int lost_pid = db::session_pid(db);
       db = reconnect(wo, e.what());
-      if (!db::try_lock_project(db, l.project))
-        throw common::Fatal("another sweep of project '" + l.project + "' took its lock while PostgreSQL restarted");
+      if (!db::retake_project_lock(db, l.project, lost_pid))
+        throw common::Fatal("another sweep of project '" + l.project + "' took its lock while the connection to PostgreSQL was lost");
       continue;
     }
     if (counts.finished() == counts.total()) return;

@@ -408,3 +408,24 @@ TEST_CASE("a project's sweep and retrain locks are each held by one connection, 
   CHECK(db::try_lock_project(second, "p"));        // nor does a sweep of the same project
   CHECK_FALSE(db::try_lock_project(first, "p"));
 }
+
+TEST_CASE("a sweep that lost its connection takes its lock back from its old session, never from another's") {
+  std::string name;
+  auto held = testing::fresh_database(true, &name);
+  auto dsn = "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name;
+  auto connect = [&] { return db::Database::connect(db::parse_dsn(dsn).take()).take(); };
+  // `held` stands for a session whose client went away with the network:
+  // the server keeps it, and the project's lock with it.
+  REQUIRE(db::try_lock_project(held, "p"));
+  auto other = connect();
+  REQUIRE(db::try_lock_project(other, "q"));
+  auto fresh = connect();
+  CHECK_FALSE(db::try_lock_project(fresh, "p"));
+  // Another session's pid (one holding another project's lock) is not ended.
+  CHECK_FALSE(db::retake_project_lock(fresh, "p", db::session_pid(other)));
+  CHECK_FALSE(db::try_lock_project(fresh, "p"));
+  CHECK(db::count_jobs(other, {}).total() == 0);  // still connected
+  // The lost session's is: the lock comes back.
+  CHECK(db::retake_project_lock(fresh, "p", db::session_pid(held)));
+  CHECK_THROWS_AS(db::count_jobs(held, {}), db::ConnectionLost);
+}
