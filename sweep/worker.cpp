@@ -468,7 +468,8 @@ void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
       int lost_pid = db::session_pid(db);
       db = reconnect(wo, e.what());
       if (!db::retake_project_lock(db, l.project, lost_pid))
-        throw common::Fatal("another sweep of project '" + l.project + "' took its lock while the connection to PostgreSQL was lost");
+        throw common::Fatal("another sweep of project '" + l.project +
+                            "' took its lock while the connection to PostgreSQL was lost");
       continue;
     }
     if (counts.finished() == counts.total()) return;
