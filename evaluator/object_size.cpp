@@ -15,12 +15,17 @@ common::Result<ObjectSizes> measure_object(const std::filesystem::path& path) {
   // .text by name is ELF's; Mach-O names its code __text and COFF .text$mn,
   // which the name would miss (0 bytes under both: every module a tie).
   // There, every executable section counts.
+  // ELF's .ltext is .text under the large code model (-mcmodel=large):
+  // the same code, so the same measure, not 0 bytes under both.
   bool elf = binary->getBinary()->isELF();
+  auto elf_text = [](llvm::StringRef n) {
+    return n == ".text" || n.starts_with(".text.") || n == ".ltext" || n.starts_with(".ltext.");
+  };
   for (const auto& section : binary->getBinary()->sections()) {
     auto name = section.getName();
     if (!name) return common::Error{"bad section in " + path.string() + ": " + llvm::toString(name.takeError())};
     auto size = static_cast<std::int64_t>(section.getSize());
-    if (elf ? *name == ".text" || name->starts_with(".text.") : section.isText()) sizes.text += size;
+    if (elf ? elf_text(*name) : section.isText()) sizes.text += size;
     if (section.isText()) sizes.code += size;
   }
   return sizes;

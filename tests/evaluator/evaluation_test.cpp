@@ -811,6 +811,20 @@ TEST_CASE("checks of shared defaults that the machine failed every one of verify
   }
 }
 
+TEST_CASE("an object of the large code model is measured by its .ltext, which is its .text") {
+  testing::TempDir tmp;
+  std::ofstream(tmp / "f.c") << "int g(int x) { return x * 3 + 1; }\nint f(int x) { return g(x) + g(x + 1); }\n";
+  auto object = tmp / "large.o";
+  common::ProcessSpec s;
+  s.argv = {"clang-19", "-mcmodel=large", "-Oz", "-c", (tmp / "f.c").string(), "-o", object.string()};
+  auto r = common::run_process(s).take();
+  REQUIRE_MESSAGE(r.ok(), r.output);
+  REQUIRE(llvm_size_text(object) == 0);  // no .text at all: 0 bytes under both heuristics, every module a tie
+  auto sizes = measure_object(object).take();
+  CHECK(sizes.text > 0);
+  CHECK(sizes.text == sizes.code);
+}
+
 TEST_CASE("objects of Mach-O and COFF are measured by their code sections, which are not named .text") {
   testing::TempDir tmp;
   std::ofstream(tmp / "f.c") << "int g(int x) { return x * 3 + 1; }\nint f(int x) { return g(x) + g(x + 1); }\n";
