@@ -1,10 +1,10 @@
 #pragma once
 // The one table of per-module metrics an evaluation stores, as
 // (identifier, name in the database, unit, what it is).
-#define DRIFTWATCH_METRICS(X)                                                       \
+#define DRIFTWATCH_METRICS(X)                                                                                     \
   X(TextBytes, "text_bytes", "B", ".text and .text.* bytes of the module's object (.ltext under -mcmodel=large)") \
-  X(CodeBytes, "code_bytes", "B", "bytes of every executable section")              \
-  X(CompileSeconds, "compile_seconds", "s", "wall time of the compile")             \
+  X(CodeBytes, "code_bytes", "B", "bytes of every executable section")                                            \
+  X(CompileSeconds, "compile_seconds", "s", "wall time of the compile")                                           \
   X(Decisions, "decisions", "", "inlining questions the compiler asked the channel")
 
 namespace evaluator {

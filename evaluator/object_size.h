@@ -11,7 +11,8 @@
 namespace evaluator {
 
 struct ObjectSizes {
-  std::int64_t text = 0;  ///< bytes of .text and .text.* sections (ELF; .ltext and .ltext.* under the large code model), of every executable section (others)
+  std::int64_t text = 0;  ///< bytes of .text and .text.* sections (ELF; .ltext and .ltext.* under the large code
+                          ///< model), of every executable section (others)
   std::int64_t code = 0;  ///< bytes of every executable section
 };
 
