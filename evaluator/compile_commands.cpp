@@ -65,7 +65,11 @@ bool takes_separate_value(std::string_view a) {
 }
 
 // Flags the bitcode compile must not see: outputs, dependency files, modes
-// other than compiling, LTO (the corpus is pre-LTO bitcode already),
+// other than compiling, LTO (the corpus is pre-LTO bitcode already) and the
+// flags clang allows only with it (CFI, whole-program devirtualization),
+// profile and coverage instrumentation (the front end's llvm.instrprof
+// calls, which no code generator selects without its lowering pass: every
+// module would fail, and each check-in read as a broken compiler),
 // -Werror (a newer clang's warnings must not fail a TU that built before),
 // and what turns inlining off.
 bool drop_flag(std::string_view a) {
@@ -90,7 +94,10 @@ bool drop_flag(std::string_view a) {
                                                     "-fno-inline-functions-called-once"};
   if (kExact.count(a)) return true;
   for (std::string_view p : {"-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics", "-Wp,-MD,", "-Wp,-MMD,",
-                             "-Werror=", "-flto", "-fembed-bitcode", "-save-temps", "-o", "--output"})
+                             "-Werror=", "-flto", "-fembed-bitcode", "-save-temps", "-o", "--output",
+                             "-fwhole-program-vtables", "-fvirtual-function-elimination", "-fsplit-lto-unit",
+                             "-fsanitize=cfi", "-fsanitize-cfi", "-fprofile-instr-generate", "-fprofile-generate",
+                             "-fcs-profile-generate", "-fcoverage-mapping"})
     if (starts_with(a, p)) return true;
   return false;
 }

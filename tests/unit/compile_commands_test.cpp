@@ -73,6 +73,21 @@ TEST_CASE("a compile becomes a bitcode compile: outputs and deps and LTO and -We
         std::vector<std::string>{"clang-19", "-###", "-DX=1", "-I", "inc", "src/a.c", "-O2", "-c", "-o", "/out/a.c.o"});
 }
 
+TEST_CASE("a coverage or CFI build's compile loses its instrumentation and LTO-only flags, not its defines") {
+  // clang refuses CFI and whole-program devirtualization without -flto, and a
+  // profile-instrumented module's llvm.instrprof calls select on no target.
+  auto c = cmd({"clang", "-O2", "-flto", "-fsanitize=cfi-icall", "-fsanitize-cfi-cross-dso", "-fwhole-program-vtables",
+                "-fvirtual-function-elimination", "-fsplit-lto-unit", "-fprofile-instr-generate=%m.profraw",
+                "-fcoverage-mapping", "-fprofile-generate", "-fcs-profile-generate", "-DPROFILE=1", "-c", "src/a.c"});
+  auto inv = rewrite_for_bitcode(c, "/out/a.c.bc");
+  REQUIRE(inv.ok());
+  CHECK(inv->bitcode_argv ==
+        std::vector<std::string>{"clang-19", "-DPROFILE=1", "src/a.c", "-O2", "-Xclang", "-disable-llvm-passes",
+                                 "-emit-llvm", "-c", "-w", "-Wno-error=implicit-function-declaration",
+                                 "-Wno-error=implicit-int", "-Wno-error=int-conversion",
+                                 "-Wno-error=incompatible-function-pointer-types", "-o", "/out/a.c.bc"});
+}
+
 TEST_CASE("no -O level or -O0 (which would add optnone) compiles at -Oz") {
   auto none = rewrite_for_bitcode(cmd({"cc", "-c", "a.c"}), "a.bc");
   REQUIRE(none.ok());
