@@ -93,11 +93,28 @@ bool drop_flag(std::string_view a) {
                                                     "-fno-inline-small-functions",
                                                     "-fno-inline-functions-called-once"};
   if (kExact.count(a)) return true;
-  for (std::string_view p : {"-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics", "-Wp,-MD,", "-Wp,-MMD,",
-                             "-Werror=", "-flto", "-fembed-bitcode", "-save-temps", "-o", "--output",
-                             "-fwhole-program-vtables", "-fvirtual-function-elimination", "-fsplit-lto-unit",
-                             "-fsanitize=cfi", "-fsanitize-cfi", "-fprofile-instr-generate", "-fprofile-generate",
-                             "-fcs-profile-generate", "-fcoverage-mapping"})
+  for (std::string_view p : {"-MF",
+                             "-MT",
+                             "-MQ",
+                             "-MJ",
+                             "--serialize-diagnostics",
+                             "-Wp,-MD,",
+                             "-Wp,-MMD,",
+                             "-Werror=",
+                             "-flto",
+                             "-fembed-bitcode",
+                             "-save-temps",
+                             "-o",
+                             "--output",
+                             "-fwhole-program-vtables",
+                             "-fvirtual-function-elimination",
+                             "-fsplit-lto-unit",
+                             "-fsanitize=cfi",
+                             "-fsanitize-cfi",
+                             "-fprofile-instr-generate",
+                             "-fprofile-generate",
+                             "-fcs-profile-generate",
+                             "-fcoverage-mapping"})
     if (starts_with(a, p)) return true;
   return false;
 }
