@@ -127,6 +127,13 @@ std::vector<std::string> merged_environment(const ProcessSpec& spec) {
   // `cmake` that `sh -c` had already started, which would live on.
   char go = 0;
   if (read(go_pipe, &go, 1) != 1) _exit(127);
+  // An ignored signal stays ignored across exec: the ML channel ignores
+  // SIGPIPE in this process, and a build step's `git log | head -1` (or a
+  // compiler writing to a closed pipe) must see it as it would from a shell.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGPIPE, &dfl, nullptr);
   int null_fd = open(spec.stdin_file ? spec.stdin_file->c_str() : "/dev/null", O_RDONLY);
   if (null_fd >= 0) dup2(null_fd, 0);
   if (out_fd >= 0) {

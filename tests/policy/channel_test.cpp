@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/process.h"
+#include "common/text.h"
 #include "evaluator/object_size.h"
 #include "policy/compiler.h"
 #include "tests/support/temp_dir.h"
@@ -89,6 +91,24 @@ TEST_CASE("echoing the default decision reproduces the default heuristic byte fo
     CHECK(read(dir / (std::string(name) + ".echo.o")) == read(dir / (std::string(name) + ".default.o")));
   }
   CHECK(no_fifos_left(dir.path()));
+}
+
+TEST_CASE("after a channel session (which ignores SIGPIPE here), the programs driftwatch starts see SIGPIPE as usual") {
+  testing::TempDir dir;
+  auto cc = dwcc();
+  auto served = compile_with_runner(cc, bitcode(dir, "sort"), dir / "sort.o", *make_constant_runner(0), dir.path());
+  REQUIRE_MESSAGE(served.ok, served.error);
+  struct sigaction now {};
+  sigaction(SIGPIPE, nullptr, &now);
+  REQUIRE((now.sa_handler == SIG_IGN));  // the channel's writes must not kill driftwatch
+  // Inherited across exec, an ignored SIGPIPE would make a build step's
+  // `yes | head -1` fail on EPIPE (under pipefail) instead of ending quietly.
+  common::ProcessSpec spec;
+  spec.argv = {"grep", "^SigIgn:", "/proc/self/status"};
+  auto r = common::run_process(spec).take();
+  REQUIRE_MESSAGE(r.ok(), r.output);
+  auto mask = std::stoull(common::trim(r.output.substr(r.output.find(':') + 1)), nullptr, 16);
+  CHECK((mask & (1ull << (SIGPIPE - 1))) == 0);
 }
 
 TEST_CASE("the header lists LLVM 19's inliner features and the advice tensor") {
