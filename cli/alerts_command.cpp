@@ -150,6 +150,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   auto database = ctx.database();
   if (!db::try_lock_project(database, project.name))
     throw common::Fatal("a sweep of project '" + project.name + "' is running; bisect after it");
+  hand_back_on_signals(ctx, local_owners(1));
   project = sweep::with_tracked_policy(database, project);  // a promoted policy replaces the project file's
   auto model = policy::PolicyModel::load(project.policy).take();
   auto repo = tracker::GitRepo::open(project.repo).take();

@@ -152,6 +152,7 @@ void run(Context& ctx, const DemoArgs& a) {
   phase(3, "the sweep: build and evaluate every sampled check-in, bisect every change");
   fmt::print("\nsweeping the year (every {}) on suite {}, then bisecting every change of the uplift or the sizes:\n\n",
              a.every, suite);
+  hand_back_on_signals(ctx, local_owners(std::max(1, o.workers)));
   auto report = sweep::run_sweep(o);
   // The sweep measured the tracked policy: one promoted by a retrain replaces the project file's.
   print_series(database, data, sweep::with_tracked_policy(database, o.project), report);

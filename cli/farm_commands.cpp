@@ -53,7 +53,9 @@ std::optional<std::string> projects_if_unknown(db::Database& database, const std
 void hand_back(Context& ctx, const WorkerArgs& a) {
   try {
     auto database = ctx.database();
-    int n = db::requeue_jobs_of(database, a.hand_back_of, true);
+    int n = 0;
+    for (const auto& owner : common::split(a.hand_back_of, ','))  // a sweep's local workers, one by one
+      if (!owner.empty()) n += db::requeue_jobs_of(database, owner, true);
     fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, the attempt not counted\n",
                a.hand_back_of, a.after_signal, n);
   } catch (const std::exception& e) {  // the database away: the lease expires instead
@@ -69,9 +71,15 @@ void hand_back(Context& ctx, const WorkerArgs& a) {
   raise(a.after_signal);
 }
 
-/// Prepares the hand-back above, in the worker's own environment (its
-/// --db, if given, as DRIFTWATCH_DB: a password stays out of the argv).
-void hand_back_on_signals(const Context& ctx, const std::string& owner) {
+}  // namespace
+
+std::vector<std::string> local_owners(int workers) {
+  std::vector<std::string> out;
+  for (int w = 0; w < std::max(1, workers); ++w) out.push_back(sweep::worker_owner_name(w));
+  return out;
+}
+
+void hand_back_on_signals(const Context& ctx, const std::vector<std::string>& owners) {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return;  // no /proc: the lease expires instead
@@ -80,9 +88,11 @@ void hand_back_on_signals(const Context& ctx, const std::string& owner) {
     if (!std::string_view(*e).starts_with("DRIFTWATCH_DB=")) env.emplace_back(*e);
   if (ctx.dsn) env.push_back("DRIFTWATCH_DB=" + *ctx.dsn);
   common::exec_after_signals({self.string(), "--quiet", "--data-dir", ctx.data_dir().string(), "worker",
-                              "--hand-back-of", owner, "--after-signal"},
+                              "--hand-back-of", fmt::format("{}", fmt::join(owners, ",")), "--after-signal"},
                              env);
 }
+
+namespace {
 
 void run_worker(Context& ctx, const WorkerArgs& a) {
   if (!a.hand_back_of.empty()) return hand_back(ctx, a);
@@ -102,7 +112,7 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
   o.target = ctx.target();
   o.project = a.project;
   o.owner = sweep::worker_owner_name(0);
-  hand_back_on_signals(ctx, o.owner);
+  hand_back_on_signals(ctx, {o.owner});
   o.data_dir = ctx.data_dir();
   o.jobs = sweep::jobs_or_cores(a.jobs);
   o.lease_seconds = a.lease;

@@ -137,6 +137,7 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   o.workers = a.workers;
   o.dsn = o.target.conninfo;
   o.progress = &progress;
+  hand_back_on_signals(ctx, local_owners(a.workers));
   sweep::SweepReport report;
   try {
     report = sweep::run_sweep(o);

@@ -104,3 +104,20 @@ TEST_CASE("SIGINT during a build and during an evaluation leaves no process behi
   CHECK(again.output.find("matches or beats the default on") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT status FROM evaluations") == "done");
 }
+
+TEST_CASE("a sweep stopped by SIGINT mid-build puts its job back in the queue without counting the attempt") {
+  Project p;
+  p.make_small();
+  auto left = interrupt(p, {"sweep", "--config", p.config}, (p.dir / "data" / "worktrees").string());
+  CHECK_MESSAGE(left.empty(), joined(left));
+  // Not left running until a later sweep finds its owner dead and takes it
+  // back with the attempt counted: three stopped nights made the next claim
+  // its last attempt, where a timeout is the check-in's result for good.
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM jobs WHERE state = 'running'") == "0");
+  CHECK(Project::psql(p.dsn, "SELECT string_agg(attempts || '|' || given_back, ',') FROM jobs WHERE kind = 'build' "
+                             "AND given_back > 0") == "0|1");
+  auto again = p.sweep(p.dsn);
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM jobs WHERE state NOT IN ('done', 'skipped')") == "0");
+}
