@@ -114,8 +114,9 @@ TEST_CASE("a sweep stopped by SIGINT mid-build puts its job back in the queue wi
   // back with the attempt counted: three stopped nights made the next claim
   // its last attempt, where a timeout is the check-in's result for good.
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM jobs WHERE state = 'running'") == "0");
-  CHECK(Project::psql(p.dsn, "SELECT string_agg(attempts || '|' || given_back, ',') FROM jobs WHERE kind = 'build' "
-                             "AND given_back > 0") == "0|1");
+  CHECK(Project::psql(p.dsn,
+                      "SELECT string_agg(attempts || '|' || given_back, ',') FROM jobs WHERE kind = 'build' "
+                      "AND given_back > 0") == "0|1");
   auto again = p.sweep(p.dsn);
   INFO(again.output);
   CHECK(again.exit_code == 0);
