@@ -177,8 +177,17 @@ void run_retry(Context& ctx, const JobsArgs& a) {
   if (!a.project.empty() && db::job_state(database, a.id) && !db::job_of_project(database, a.id, a.project))
     throw common::Fatal("job " + std::to_string(a.id) + " is not of project " + a.project);
   auto ids = db::retry_job_now(database, a.id).take();
-  fmt::print("job {} is queued again{}\n", a.id,
-             ids.size() > 1 ? fmt::format(", with {} evaluation(s) that waited for it", ids.size() - 1) : "");
+  std::vector<std::string> with;
+  int waited = 0;
+  for (std::size_t i = 1; i < ids.size(); ++i) {
+    auto s = db::job_state(database, ids[i]);
+    if (s && s->kind == "build")
+      with.push_back(fmt::format("its build (job {}), which did not finish", ids[i]));
+    else
+      ++waited;
+  }
+  if (waited > 0) with.push_back(fmt::format("{} evaluation(s) that waited for it", waited));
+  fmt::print("job {} is queued again{}\n", a.id, with.empty() ? "" : ", with " + fmt::format("{}", fmt::join(with, " and ")));
 }
 
 void run_cancel(Context& ctx, const JobsArgs& a) {

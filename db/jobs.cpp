@@ -509,6 +509,31 @@ JobCounts count_project_jobs(Database& db, const std::string& project) {
 common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
   return db.impl().guarded("retrying a job", [&]() -> common::Result<std::vector<Id>> {
     pqxx::work tx(db.impl().conn);
+    // An evaluation skipped because its build did not finish: retried
+    // alone, it was claimed at once and skipped again. Its build is tried
+    // again with it where that is retryable; a check-in recorded as not
+    // building has nothing to evaluate, and is said so.
+    std::vector<Id> ids;
+    auto dep = tx.exec_params(
+        "SELECT b.id, b.state, COALESCE(b.result->>'outcome', ''), "
+        "  b.state = 'failed' OR (b.state = 'done' AND (b.result->>'outcome' = 'timeout' "
+        "    OR COALESCE((b.result->>'retryable')::boolean, false))) "
+        "FROM jobs e JOIN jobs b ON b.id = e.depends_on WHERE e.id = $1 AND e.state = 'skipped'",
+        job_id);
+    if (!dep.empty()) {
+      auto build = dep[0][0].as<Id>();
+      auto outcome = dep[0][2].as<std::string>();
+      if (dep[0][3].as<bool>()) {
+        tx.exec_params("UPDATE jobs SET " QUEUED_AFRESH ", lease_owner = NULL, lease_expires_at = NULL, "
+                       "finished_at = NULL, updated_at = now() WHERE id = $1",
+                       build);
+        ids.push_back(build);
+      } else if (dep[0][1].as<std::string>() == "done" && !outcome.empty() && outcome != "ok") {
+        return common::Error{"job " + std::to_string(job_id) + " was skipped because its build (job " +
+                             std::to_string(build) + ") recorded the check-in as " + outcome +
+                             ": there is no compiler to evaluate"};
+      }
+    }
     auto r = tx.exec_params(
         "UPDATE jobs SET " QUEUED_AFRESH ", lease_owner = NULL, "
         "lease_expires_at = NULL, finished_at = NULL, updated_at = now() WHERE id = $1 AND (state IN ('failed', 'skipped') "
@@ -524,7 +549,7 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
                            "; only failed or skipped jobs (and builds recorded after failing every attempt by a timeout "
                            "or without a word) are retried"};
     }
-    std::vector<Id> ids = {job_id};
+    ids.insert(ids.begin(), job_id);
     for (const auto& row : tx.exec_params(
              "UPDATE jobs SET " QUEUED_AFRESH ", finished_at = NULL, "
              "updated_at = now() "

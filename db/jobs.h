@@ -178,7 +178,10 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& filter);
 
 /// A person's retry: a failed or skipped job back to the queue with its
 /// attempts reset, with the evaluations skipped because it failed; returns
-/// their ids. An error names a job that does not exist or is not failed.
+/// their ids (the job's first). A skipped evaluation's build is queued again
+/// with it when that build did not finish (failed, or every attempt timed
+/// out): alone, the evaluation would be skipped again at once. An error names
+/// a job that does not exist, is not failed, or whose check-in does not build.
 common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id);
 /// Cancels queued and running jobs (one, or those of `filter`): state failed
 /// with `reason`; a running job's worker then has its result refused

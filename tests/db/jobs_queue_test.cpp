@@ -96,6 +96,34 @@ TEST_CASE("a worker whose lease was taken has its result refused, and people ret
   CHECK(db::count_project_jobs(d, "p").failed == 2);
 }
 
+TEST_CASE("retrying an evaluation skipped for want of a build retries that build too, unless the check-in does not build") {
+  auto d = testing::fresh_database();
+  plan(d);
+  // The plan's first build fails for good, and its evaluation is skipped.
+  auto build = db::claim_job(d, "p", "w:1:0", {"build"}, 1);
+  REQUIRE(build);
+  db::finish_job(d, {build->id, "w:1:0", "{}"}, db::kJobFailed, "the machine failed every attempt");
+  auto eval = db::claim_job(d, "p", "w:1:0", {"eval"}, 1);
+  REQUIRE(eval);
+  REQUIRE(db::job_state(d, eval->id)->state == "running");
+  db::finish_job(d, {eval->id, "w:1:0", "{}"}, db::kJobSkipped);
+  auto again = db::retry_job_now(d, eval->id).take();
+  CHECK(again == std::vector<db::Id>{eval->id, build->id});
+  CHECK(db::job_state(d, build->id)->state == "queued");
+  CHECK(db::job_state(d, eval->id)->state == "queued");
+  // A build recorded as the check-in's failure (it does not build): nothing to evaluate, and said so.
+  auto b2 = db::claim_job(d, "p", "w:1:0", {"build"}, 1);
+  REQUIRE(b2);
+  db::finish_job(d, {b2->id, "w:1:0", R"({"outcome": "build-failed"})"}, db::kJobDone);
+  auto e2 = db::claim_job(d, "p", "w:1:0", {"eval"}, 1);
+  REQUIRE(e2);
+  db::finish_job(d, {e2->id, "w:1:0", "{}"}, db::kJobSkipped);
+  auto refused = db::retry_job_now(d, e2->id);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("recorded the check-in as build-failed") != std::string::npos);
+  CHECK(db::job_state(d, e2->id)->state == "skipped");
+}
+
 TEST_CASE("a build job two projects share is taken by either project's workers for its evaluations") {
   auto d = testing::fresh_database();
   auto first = plan(d);
