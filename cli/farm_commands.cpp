@@ -187,7 +187,8 @@ void run_retry(Context& ctx, const JobsArgs& a) {
       ++waited;
   }
   if (waited > 0) with.push_back(fmt::format("{} evaluation(s) that waited for it", waited));
-  fmt::print("job {} is queued again{}\n", a.id, with.empty() ? "" : ", with " + fmt::format("{}", fmt::join(with, " and ")));
+  fmt::print("job {} is queued again{}\n", a.id,
+             with.empty() ? "" : ", with " + fmt::format("{}", fmt::join(with, " and ")));
 }
 
 void run_cancel(Context& ctx, const JobsArgs& a) {

@@ -524,7 +524,8 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
       auto build = dep[0][0].as<Id>();
       auto outcome = dep[0][2].as<std::string>();
       if (dep[0][3].as<bool>()) {
-        tx.exec_params("UPDATE jobs SET " QUEUED_AFRESH ", lease_owner = NULL, lease_expires_at = NULL, "
+        tx.exec_params("UPDATE jobs SET " QUEUED_AFRESH
+                       ", lease_owner = NULL, lease_expires_at = NULL, "
                        "finished_at = NULL, updated_at = now() WHERE id = $1",
                        build);
         ids.push_back(build);

@@ -96,7 +96,8 @@ TEST_CASE("a worker whose lease was taken has its result refused, and people ret
   CHECK(db::count_project_jobs(d, "p").failed == 2);
 }
 
-TEST_CASE("retrying an evaluation skipped for want of a build retries that build too, unless the check-in does not build") {
+TEST_CASE(
+    "retrying an evaluation skipped for want of a build retries that build too, unless the check-in does not build") {
   auto d = testing::fresh_database();
   plan(d);
   // The plan's first build fails for good, and its evaluation is skipped.
