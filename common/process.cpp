@@ -370,10 +370,22 @@ std::string host_name() {
 }
 
 std::string pid_namespace() {
-  std::error_code ec;
-  auto link = std::filesystem::read_symlink("/proc/self/ns/pid", ec).string();  // "pid:[4026531836]"
-  auto open = link.find('['), close = link.find(']');
-  return ec || open == std::string::npos || close == std::string::npos ? "" : link.substr(open + 1, close - open - 1);
+  static const std::string space = [] {
+    std::error_code ec;
+    auto link = std::filesystem::read_symlink("/proc/self/ns/pid", ec).string();  // "pid:[4026531836]"
+    auto open = link.find('['), close = link.find(']');
+    if (ec || open == std::string::npos || close == std::string::npos) return std::string();
+    auto ns = link.substr(open + 1, close - open - 1);
+    // Every machine's initial namespace has the same number: two hosts of
+    // one name (cloned VMs) took each other's live workers for dead. Their
+    // boot ids differ.
+    std::ifstream boot("/proc/sys/kernel/random/boot_id");
+    std::string id;
+    std::getline(boot, id);
+    id.erase(std::remove(id.begin(), id.end(), '-'), id.end());
+    return id.size() >= 8 ? ns + "." + id.substr(0, 8) : ns;
+  }();
+  return space;
 }
 
 bool process_gone_here(const std::string& host, const std::string& pid_ns, long pid) {

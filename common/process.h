@@ -103,9 +103,11 @@ Result<ProcessResult> run_process(const ProcessSpec& spec);
 /// from another's that share the database or a data directory.
 std::string host_name();
 
-/// This process's PID namespace ("4026531836"; "" when unreadable): pids
-/// name processes only within it, and containers that share a host name
-/// (hostNetwork pods, a compose file's `hostname:`) each have their own.
+/// This process's PID namespace and the machine's boot ("4026531836.1a2b3c4d";
+/// "" when unreadable): pids name processes only within it. Containers that
+/// share a host name (hostNetwork pods, a compose file's `hostname:`) each
+/// have their own namespace, and machines of one name (cloned VMs) their
+/// own boot, whose initial namespaces all have the same number.
 std::string pid_namespace();
 
 /// Whether process `pid` of machine `host` and PID namespace `pid_ns` is

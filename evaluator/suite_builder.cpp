@@ -168,6 +168,17 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
     removed.insert(gone.begin(), gone.end());
     if (auto st = check_module_command(m, kept); !st)
       return Error{"corpus " + corpus_dir.string() + ": " + st.error().message};
+    // A Debug build's corpus: at -O0 (cc1's default when no -O is given)
+    // clang never runs the inliner, so the channel is never opened and each
+    // check-in would read as a compiler that does not consult the policy;
+    // its functions are optnone for every other compiler too.
+    std::string level = "-O0";
+    for (const auto& a : kept)
+      if (a.starts_with("-O")) level = a;
+    if (level == "-O0")
+      return Error{"corpus " + corpus_dir.string() + ": module " + m +
+                   "'s command line compiles at -O0 (a Debug build's corpus?): the inliner never runs there; extract "
+                   "the corpus from an optimized build"};
     commands[m] = std::move(kept);
   }
   auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / name));

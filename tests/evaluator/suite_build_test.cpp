@@ -277,6 +277,33 @@ TEST_CASE("an ml-compiler-opt corpus whose lines name dependency files imports w
   CHECK(imported->notes[0].find("removed -MT -dependency-file -sys-header-deps from the command lines of 1 of 3") == 0);
 }
 
+TEST_CASE("an ml-compiler-opt corpus of a Debug build (-O0, or no -O on its -cc1 lines) is refused on import") {
+  testing::TempDir tmp;
+  auto r = build_tiny(tmp);
+  auto cmd_file = module_file(r.dir, "main.c", ".cmd");
+  auto optimized = parse_cmd(common::read_file(cmd_file).take());
+  REQUIRE(std::count_if(optimized.begin(), optimized.end(), [](const auto& a) { return a.starts_with("-O"); }) == 1);
+  for (bool drop : {false, true}) {
+    auto cmd = optimized;
+    for (auto it = cmd.begin(); it != cmd.end(); ++it)
+      if (it->starts_with("-O")) {
+        if (drop)
+          cmd.erase(it);
+        else
+          *it = "-O0";
+        break;
+      }
+    REQUIRE(write_file(cmd_file, format_cmd(cmd)).ok());
+    auto imported = import_corpus(r.dir, "debug", tmp / "suites");
+    INFO(drop);
+    REQUIRE_FALSE(imported.ok());
+    CHECK(imported.error().message.find("module main.c's command line compiles at -O0") != std::string::npos);
+    CHECK_FALSE(fs::exists(tmp / "suites" / "debug"));
+  }
+  REQUIRE(write_file(cmd_file, format_cmd(optimized)).ok());
+  CHECK(import_corpus(r.dir, "optimized", tmp / "suites").ok());
+}
+
 TEST_CASE("driftwatch suite build and list end to end") {
   testing::TempDir tmp;
   auto cc = make_project(tmp / "project");

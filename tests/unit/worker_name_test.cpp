@@ -7,7 +7,7 @@
 #include "common/text.h"
 #include "sweep/worker_name.h"
 
-TEST_CASE("a worker's name holds its host, pid and index, and a token of its process and PID namespace for containers that share both") {
+TEST_CASE("a worker's name holds its host, pid and index, and a token of its process, PID namespace and boot for containers and machines that share a host name") {
   auto first = sweep::worker_owner_name(0), second = sweep::worker_owner_name(1);
   auto a = common::split(first, ':'), b = common::split(second, ':');
   REQUIRE(a.size() == 4);
@@ -21,7 +21,13 @@ TEST_CASE("a worker's name holds its host, pid and index, and a token of its pro
   REQUIRE(dash != std::string::npos);
   auto ns = a[3].substr(0, dash), random = a[3].substr(dash + 1);
   CHECK_FALSE(ns.empty());
-  CHECK(ns.find_first_not_of("0123456789") == std::string::npos);
+  // The namespace's number, then this boot's id: every machine's initial
+  // namespace has the same number.
+  auto dot = ns.find('.');
+  REQUIRE(dot != std::string::npos);
+  CHECK(ns.substr(0, dot).find_first_not_of("0123456789") == std::string::npos);
+  CHECK(ns.size() - dot - 1 == 8);
+  CHECK(ns.find_first_not_of("0123456789abcdef.") == std::string::npos);
   CHECK(random.size() == 8);
   CHECK(random.find_first_not_of("0123456789abcdef") == std::string::npos);
   // Its own process runs: a sweep on this host takes none of its jobs back.
@@ -31,5 +37,7 @@ TEST_CASE("a worker's name holds its host, pid and index, and a token of its pro
   std::string gone = common::host_name() + ":999999999:0:";
   CHECK(sweep::owner_is_dead_here(gone + ns + "-00000000"));
   CHECK_FALSE(sweep::owner_is_dead_here(gone + "1" + ns + "-00000000"));
+  // Nor of another machine of this host name (a cloned VM): its boot differs.
+  CHECK_FALSE(sweep::owner_is_dead_here(gone + ns.substr(0, dot) + ".00000000-00000000"));
   CHECK(sweep::owner_is_dead_here(common::host_name() + ":999999999:0"));  // a name from before the token
 }
