@@ -7,7 +7,9 @@
 #include "common/text.h"
 #include "sweep/worker_name.h"
 
-TEST_CASE("a worker's name holds its host, pid and index, and a token of its process, PID namespace and boot for containers and machines that share a host name") {
+TEST_CASE(
+    "a worker's name holds its host, pid and index, and a token of its process, PID namespace and boot for containers "
+    "and machines that share a host name") {
   auto first = sweep::worker_owner_name(0), second = sweep::worker_owner_name(1);
   auto a = common::split(first, ':'), b = common::split(second, ':');
   REQUIRE(a.size() == 4);
