@@ -455,7 +455,17 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
     for (bool learned : {false, true}) {
       auto& h = learned ? result.modules[i].learned : result.modules[i].by_default;
       if (!h.machine_failure()) continue;
+      bool unreadable = h.outcome == kOutcomeBadObject;
       h = compile_guarded(o, cc_of(static_cast<int>(i)), modules[i], learned, learned ? &reports[i] : nullptr);
+      // An object that cannot be read, written again so when compiled alone,
+      // is the compiler's (a code generator writing a bad object), not the
+      // disk's: taken for the machine's, it failed the job on every attempt,
+      // stored nothing, and the next sweep tried again for ever.
+      if (unreadable && h.outcome == kOutcomeBadObject) {
+        h.outcome = kOutcomeCrashed;
+        h.message = "the compiler exited 0 but wrote an object that cannot be read, also when compiled again alone: " +
+                    h.message;
+      }
     }
   if (failed > budget) {
     result.machine_failures_untried = static_cast<int>(failed);

@@ -213,6 +213,35 @@ struct Binding : policy::Runner {
 
 }  // namespace
 
+TEST_CASE("an unreadable object written again when compiled alone is the compiler's failure, not the machine's") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto o = options(suite, tmp / "work", 0);
+  // dwcc, but sort's object is cut after its ELF header every time (its sections lie past its end).
+  auto script = tmp / "dwcc-bad-object.sh";
+  std::ofstream(script) << "#!/bin/sh\n" << DWCC_BIN << " \"$@\" || exit $?\ncase \"$1\" in *sort*) "
+                        << "head -c 100 \"$3\" > \"$3.cut\" && mv \"$3.cut\" \"$3\";; esac\n";
+  fs::permissions(script, fs::perms::owner_all);
+  o.compiler.argv[0] = script.string();
+  auto r = evaluate(o);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  bool seen = false;
+  for (const auto& m : r->modules) {
+    if (m.name.find("sort") == std::string::npos) {
+      CHECK(m.both_ok());
+      continue;
+    }
+    seen = true;
+    for (const auto* h : {&m.by_default, &m.learned}) {
+      CHECK(h->outcome == kOutcomeCrashed);
+      INFO(h->message);
+      CHECK(h->message.find("wrote an object that cannot be read, also when compiled again alone") != std::string::npos);
+      CHECK_FALSE(h->machine_failure());
+    }
+  }
+  CHECK(seen);
+}
+
 TEST_CASE("a compiler that ignores the ML flags fails the evaluation: the policy was never consulted") {
   testing::TempDir tmp;
   auto suite = testdata_suite(tmp);
