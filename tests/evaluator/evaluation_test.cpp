@@ -219,7 +219,8 @@ TEST_CASE("an unreadable object written again when compiled alone is the compile
   auto o = options(suite, tmp / "work", 0);
   // dwcc, but sort's object is cut after its ELF header every time (its sections lie past its end).
   auto script = tmp / "dwcc-bad-object.sh";
-  std::ofstream(script) << "#!/bin/sh\n" << DWCC_BIN << " \"$@\" || exit $?\ncase \"$1\" in *sort*) "
+  std::ofstream(script) << "#!/bin/sh\n"
+                        << DWCC_BIN << " \"$@\" || exit $?\ncase \"$1\" in *sort*) "
                         << "head -c 100 \"$3\" > \"$3.cut\" && mv \"$3.cut\" \"$3\";; esac\n";
   fs::permissions(script, fs::perms::owner_all);
   o.compiler.argv[0] = script.string();
@@ -235,7 +236,8 @@ TEST_CASE("an unreadable object written again when compiled alone is the compile
     for (const auto* h : {&m.by_default, &m.learned}) {
       CHECK(h->outcome == kOutcomeCrashed);
       INFO(h->message);
-      CHECK(h->message.find("wrote an object that cannot be read, also when compiled again alone") != std::string::npos);
+      CHECK(h->message.find("wrote an object that cannot be read, also when compiled again alone") !=
+            std::string::npos);
       CHECK_FALSE(h->machine_failure());
     }
   }
