@@ -410,6 +410,7 @@ JobCounts tally(const pqxx::result& rows) {
     else if (state == kJobDone) c.done = n;
     else if (state == kJobFailed) c.failed = n;
     else if (state == kJobSkipped) c.skipped = n;
+    if (row.size() > 2) c.given_back += row[2].as<int>();
   }
   return c;
 }
@@ -438,7 +439,8 @@ JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids) {
     // taken over, so it counts as queued (a sweep's stall watch must not
     // take a dead worker's job for progress).
     return tally(tx.exec_params(
-        "SELECT CASE WHEN state = 'running' AND lease_expires_at < now() THEN 'queued' ELSE state END, count(*) "
+        "SELECT CASE WHEN state = 'running' AND lease_expires_at < now() THEN 'queued' ELSE state END, count(*), "
+        "  COALESCE(sum(given_back), 0)::int "
         "FROM jobs WHERE id = ANY (string_to_array($1, ',')::bigint[]) GROUP BY 1",
         ids));
   });

@@ -191,6 +191,9 @@ std::vector<Id> cancel_jobs(Database& db, const JobFilter& filter, const std::op
 
 struct JobCounts {
   int queued = 0, running = 0, done = 0, failed = 0, skipped = 0;
+  /// Times the jobs were handed back by a worker stopped or cut off (count_jobs
+  /// only): progress of a kind, though nothing finished.
+  int given_back = 0;
   int total() const { return queued + running + done + failed + skipped; }
   int finished() const { return done + failed + skipped; }
 };

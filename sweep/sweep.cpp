@@ -228,7 +228,13 @@ class SlurmFollower {
       // Judged on the jobs it was submitted for: bisection's next step waits
       // for new ones, none finished, after an array that did its work and
       // left on idle.
-      if (!waited_on_others_ && ids == ids_at_submit_ && counts.finished() == finished_at_submit_)
+      // Nor after tasks stopped mid-job (preempted, a time limit, scancel)
+      // that handed their jobs back: another array takes them (each job's
+      // hand-backs are capped, so this ends).
+      if (counts.given_back > given_back_at_submit_)
+        say(o_, fmt::format("the Slurm workers of array {} were stopped and handed back {} job(s): submitting another",
+                            array_->id(), counts.given_back - given_back_at_submit_));
+      else if (!waited_on_others_ && ids == ids_at_submit_ && counts.finished() == finished_at_submit_)
         throw common::Fatal(fmt::format("the Slurm workers of array {} ended without finishing a job; their output "
                                         "is in {}",
                                         array_->id(), spec_.log_dir.string()));
@@ -239,6 +245,7 @@ class SlurmFollower {
     waited_on_others_ = false;
     last_waiting_.clear();
     finished_at_submit_ = counts.finished();
+    given_back_at_submit_ = counts.given_back;
     ids_at_submit_ = ids;
     watch_.restart(StallWatch::Clock::now());
     say(o_, fmt::format("submitted {} worker(s) as Slurm array {}{} (output in {})", spec_.tasks, array_->id(),
@@ -251,6 +258,7 @@ class SlurmFollower {
   std::optional<SlurmArray> array_;
   StallWatch watch_;
   int finished_at_submit_ = -1;
+  int given_back_at_submit_ = 0;
   std::vector<db::Id> ids_at_submit_;
   std::string last_line_;
   std::optional<StallWatch::Clock::time_point> squeue_failing_since_;

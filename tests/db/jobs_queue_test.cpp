@@ -43,6 +43,10 @@ TEST_CASE("a job handed back after its worker lost the database spends no attemp
   }
   CHECK(db::job_state(d, ids[0])->state == "queued");
   CHECK(db::job_state(d, ids[0])->attempts == 0);
+  // Counted for those who wait on the jobs (a Slurm array stopped mid-job
+  // finished nothing, yet did not fail to run).
+  CHECK(db::count_jobs(d, ids).given_back == 3);
+  CHECK(db::count_jobs(d, {ids[1]}).given_back == 0);
   // A connection lost on every run (a server's idle timeout shorter than the
   // job) is the job's lot: past kMaxGiveBacks the attempts count again, and
   // the job ends failed rather than running for ever.
