@@ -378,13 +378,9 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
 }
 
-TEST_CASE("a check-in that fixes two failing modules and breaks two others opens its own modules-failing alert") {
-  testing::TempDir scratch;
-  // Week 8 crashes the policy's compile on json and ini; week 10 fixes those
-  // and crashes it on utf8 and sort instead: as many fail before as after.
-  // Week 9 changes sizes while json and ini fail: they come back changed at
-  // week 10, which moves no figure the alert is about (it is still week 10's).
-  Project p(history_8w_with(scratch.path() / "history-modules-swap.toml", R"toml(
+namespace {
+/// Week 8 crashes the policy's compile (not the default's) on json and ini.
+const std::string kCrashJsonAndIniUnderPolicy = R"toml(
 [[checkin]]
 week = 8
 author = "Jon Meyer <jon.meyer@example.org>"
@@ -393,7 +389,16 @@ message = "[MLInliner] Check the advisor's state on entry"
 file = "src/main.cpp"
 replace = "  if (!M)\n"
 with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
+)toml";
+}  // namespace
 
+TEST_CASE("a check-in that fixes two failing modules and breaks two others opens its own modules-failing alert") {
+  testing::TempDir scratch;
+  // Week 8 crashes the policy's compile on json and ini; week 10 fixes those
+  // and crashes it on utf8 and sort instead: as many fail before as after.
+  // Week 9 changes sizes while json and ini fail: they come back changed at
+  // week 10, which moves no figure the alert is about (it is still week 10's).
+  Project p(history_8w_with(scratch.path() / "history-modules-swap.toml", kCrashJsonAndIniUnderPolicy + R"toml(
 [[checkin]]
 week = 9
 author = "Priya Raman <priya.raman@example.org>"
@@ -441,16 +446,7 @@ TEST_CASE("on a suite of three modules, the policy's compile failing on two of t
   // Week 8 crashes the policy's compile on json and ini. At three modules,
   // all failing fails the evaluation whole (policy-unusable), so a count of
   // three newly failing could never be reached and nothing would say this.
-  Project p(history_8w_with(scratch.path() / "history-two-of-three.toml", R"toml(
-[[checkin]]
-week = 8
-author = "Jon Meyer <jon.meyer@example.org>"
-message = "[MLInliner] Check the advisor's state on entry"
-[[checkin.edit]]
-file = "src/main.cpp"
-replace = "  if (!M)\n"
-with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
-)toml"));
+  Project p(history_8w_with(scratch.path() / "history-two-of-three.toml", kCrashJsonAndIniUnderPolicy));
   std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
   std::string json = "[";
   for (const char* f : {"json", "ini", "sort"})
