@@ -50,6 +50,7 @@ bool retake_project_lock(Database& db, const std::string& project, int lost_pid)
     pqxx::nontransaction nt(db.impl().conn);
     auto r = nt.exec_params(
         "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND "
+        "l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND "
         "l.pid = $1 AND l.objsubid = 2 AND l.classid::bigint = (hashtext($2)::bigint & 4294967295) AND "
         "l.objid::bigint = (hashtext($3)::bigint & 4294967295)",
         lost_pid, std::string("driftwatch sweep"), project);
@@ -531,6 +532,12 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
                        "finished_at = NULL, updated_at = now() WHERE id = $1",
                        build);
         ids.push_back(build);
+        // Its other evaluations skipped with this one, as `jobs retry <build>` does.
+        for (const auto& row :
+             tx.exec_params("UPDATE jobs SET " QUEUED_AFRESH ", finished_at = NULL, updated_at = now() "
+                            "WHERE depends_on = $1 AND state = 'skipped' AND id <> $2 RETURNING id",
+                            build, job_id))
+          ids.push_back(row[0].as<Id>());
       } else if (dep[0][1].as<std::string>() == "done" && !outcome.empty() && outcome != "ok") {
         return common::Error{"job " + std::to_string(job_id) + " was skipped because its build (job " +
                              std::to_string(build) + ") recorded the check-in as " + outcome +

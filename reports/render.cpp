@@ -229,13 +229,12 @@ std::string html_overview(const ReportData& d) {
   out += "<dt>Lineage</dt><dd>";
   for (std::size_t i = 0; i < d.policy.lineage.size(); ++i) {
     const auto& l = d.policy.lineage[i];
-    // Not an ancestry: after the first (the active policy), the project's
-    // other policies, newest first, each with its state (a rejected or
-    // rolled-back candidate is no parent of anything).
-    out += std::string(i == 0   ? ""
-                       : i == 1 ? "; then, newest first: "
-                                : "; ") +
-           h(l.name) + " <code>" + h(short_sha(l.content_hash)) + "</code>" +
+    // From the database not an ancestry: after the first (the active
+    // policy), the project's other policies, newest first, each with its
+    // state (a rejected or rolled-back candidate is no parent of anything).
+    // From the policy file, what it was warm-started from.
+    const char* next = !d.policy.lineage_recorded ? " ← " : i == 1 ? "; then, newest first: " : "; ";
+    out += std::string(i == 0 ? "" : next) + h(l.name) + " <code>" + h(short_sha(l.content_hash)) + "</code>" +
            (l.note.empty() ? "" : " (" + h(l.note) + ")");
   }
   out += "</dd>";

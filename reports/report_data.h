@@ -32,6 +32,9 @@ struct PolicyInfo {
   std::string trained_at;  ///< check-in sha the policy was trained at
   std::string corpus, created;
   std::vector<LineageEntry> lineage;  ///< the active policy first
+  /// From the database (the project's policies, newest first); else from the
+  /// policy file, where the second entry is the one it was warm-started from.
+  bool lineage_recorded = false;
 };
 
 /// One check-in of a suite's series (first-parent order).

@@ -644,18 +644,24 @@ std::string change_key(const Finding& f) {
 /// the baseline too, and no analysis from there on would revisit it.
 void resolve_alerts_before(db::Database& db, const std::string& project, const std::string& policy_hash,
                            const std::vector<tracker::CommitInfo>& history, std::size_t trained_at) {
-  std::map<std::string, std::vector<db::Id>> by_sha;
+  std::map<std::string, std::vector<std::pair<db::Id, std::string>>> by_sha;  // first bad: (alert, last good)
   for (const auto& a : db::list_alerts(db, project, {"open", "acknowledged"})) {
     const auto& sha = !a.first_bad_sha.empty() ? a.first_bad_sha : a.culprit_sha;
-    if (a.policy_hash == policy_hash && !sha.empty()) by_sha[sha].push_back(a.id);
+    if (a.policy_hash == policy_hash && !sha.empty()) by_sha[sha].emplace_back(a.id, a.last_good_sha);
   }
+  std::set<std::string> before_training;
+  for (std::size_t i = 0; i < trained_at; ++i) before_training.insert(history[i].sha);
   for (std::size_t i = 0; i <= trained_at && !by_sha.empty(); ++i)
     if (auto it = by_sha.find(history[i].sha); it != by_sha.end()) {
-      for (auto id : it->second)
-        db::set_alert_state(
-            db, project, id, "resolved", "driftwatch",
-            (i < trained_at ? "before the policy's training check-in " : "at the policy's training check-in ") +
-                history[trained_at].short_sha() + ", from which drift is analysed");
+      for (const auto& [id, last_good] : it->second)
+        // At the training check-in itself, only a change from before it (its
+        // last good check-in earlier): one with nothing good before it (the
+        // policy cannot run there at all) is the analysis's own, and stays.
+        if (i < trained_at || before_training.count(last_good))
+          db::set_alert_state(
+              db, project, id, "resolved", "driftwatch",
+              (i < trained_at ? "before the policy's training check-in " : "at the policy's training check-in ") +
+                  history[trained_at].short_sha() + ", from which drift is analysed");
       by_sha.erase(it);
     }
 }

@@ -203,6 +203,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   d.policy = policy_info(with_tracked_policy(db, p));
   if (auto rows = db::list_lineage(db, p.name); !rows.empty()) {
     d.policy.lineage.clear();
+    d.policy.lineage_recorded = true;
     for (int pass = 0; pass < 2; ++pass)  // the active policy first, then the others newest first
       for (auto it = rows.rbegin(); it != rows.rend(); ++it)
         if ((it->state == "active") == (pass == 0))

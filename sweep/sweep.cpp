@@ -153,8 +153,9 @@ std::vector<PlannedCheckin> toolchain_checkins(const ProjectFile& p) {
   return out;
 }
 
-/// Hands back the jobs of this host's sweeps and workers that died (SIGKILL,
-/// a reboot) without waiting for their leases to expire.
+/// Hands back the jobs of this host's sweeps and workers that died (SIGKILL)
+/// without waiting for their leases to expire. Not those of a boot before
+/// this one (common::pid_namespace): their leases expire.
 void requeue_dead_local_workers(db::Database& db, const std::string& project, const SweepOptions& o) {
   for (const auto& owner : db::running_job_owners(db, project))
     if (owner_is_dead_here(owner)) {
