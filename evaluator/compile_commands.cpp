@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/text.h"
+
 namespace evaluator {
 
 using common::Error;
@@ -385,6 +387,12 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
       ++i;
     } else if (starts_with(a, "-O")) {
       opt = a;  // the last one wins, as in the compiler
+    } else if (starts_with(a, "-fsanitize=") && a.find("cfi") != std::string::npos) {
+      // CFI, needing -flto, out of a list; the other sanitizers stay.
+      std::string rest;
+      for (const auto& s : common::split(a.substr(std::string("-fsanitize=").size()), ','))
+        if (!starts_with(s, "cfi")) rest += (rest.empty() ? "" : ",") + s;
+      if (!rest.empty()) kept.push_back("-fsanitize=" + rest);
     } else if (drop_flag(a) || is_other_input(c, a)) {
       continue;
     } else {

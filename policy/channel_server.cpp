@@ -361,7 +361,11 @@ SessionStats serve_session(const ChannelFifos& fifos, Runner& runner, Clock::tim
       return stats;
     }
     if (written == Written::Failed) {
-      if (peer_alive()) error = std::string("cannot answer the compiler: ") + strerror(errno);
+      int e = errno;  // before peer_alive(), which may set its own
+      // EPIPE: the compiler closed its end of the advice pipe, so it asks
+      // nothing more (it may still be writing its object); its exit status
+      // says how the compile ended, not this.
+      if (e != EPIPE && peer_alive()) error = std::string("cannot answer the compiler: ") + strerror(e);
       return stats;
     }
     ++stats.decisions;

@@ -84,6 +84,9 @@ class PolicyRunner : public Runner {
       offset = !d.empty() && d[0] > 0.5 ? model_.metadata().margin : -model_.metadata().margin;
     }
     double score = model_.score(inputs_.data()) + offset;
+    // A feature the model cannot score (NaN: an infinite float feature of a
+    // compiler other than LLVM) keeps the default's decision where it is sent.
+    if (std::isnan(score)) score = default_index_ >= 0 ? offset : -1;
     int action = score > 0 ? 1 : 0;
     if (options_.sampler) {
       double p = 1.0 / (1.0 + std::exp(-score));

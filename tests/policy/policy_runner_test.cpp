@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "common/process.h"
 #include "evaluator/object_size.h"
@@ -198,4 +199,27 @@ TEST_CASE("a gate whose tested feature the compiler no longer sends is refused, 
                                    "cannot run here");
   // What the rule does not read may go.
   CHECK(runner->begin(header({kGateCost, kGateCalleeUsers, "sroa_savings"})).ok());
+}
+
+TEST_CASE("a score the model cannot compute (an infinite feature) keeps the default's decision") {
+  PolicyMetadata meta;
+  meta.name = "gate";
+  meta.features = {kGateCost, kGateCalleeUsers, kGateCallerUsers, "sroa_savings"};
+  GateRule rule{10, 2, 0};
+  auto model = gate_policy(&rule, meta);
+  PolicyRunnerOptions options;
+  options.default_slot = DefaultDecisionSlot::InliningDefault;
+  ChannelHeader h;
+  for (const auto& n : meta.features) h.features.push_back({n, "float", {1}, 0});
+  h.features.push_back({"inlining_default", "int64_t", {1}, 0});
+  h.advice = {"inlining_decision", "int64_t", {1}, 0};
+  auto runner = make_policy_runner(model, nullptr, options);
+  REQUIRE(runner->begin(h).ok());
+  const std::string context = "m";
+  auto inf = std::numeric_limits<double>::infinity();
+  for (double by_default : {0.0, 1.0}) {
+    // A site the gate leaves closed (cost 50), but a feature it weighs at 0 is infinite: 0 * inf.
+    std::vector<std::vector<double>> features = {{50}, {5}, {1}, {inf}, {by_default}};
+    CHECK(runner->advise({h, features, 0, context}) == by_default);
+  }
 }

@@ -86,6 +86,13 @@ TEST_CASE("a coverage or CFI build's compile loses its instrumentation and LTO-o
                                  "-emit-llvm", "-c", "-w", "-Wno-error=implicit-function-declaration",
                                  "-Wno-error=implicit-int", "-Wno-error=int-conversion",
                                  "-Wno-error=incompatible-function-pointer-types", "-o", "/out/a.c.bc"});
+  // From a list, only CFI goes.
+  auto listed = rewrite_for_bitcode(cmd({"clang", "-flto", "-fsanitize=address,cfi-icall,undefined", "-c", "src/a.c"}),
+                                    "/out/a.c.bc");
+  REQUIRE(listed.ok());
+  CHECK(has(listed->bitcode_argv, "-fsanitize=address,undefined"));
+  CHECK(std::none_of(listed->bitcode_argv.begin(), listed->bitcode_argv.end(),
+                     [](const std::string& a) { return a.find("cfi") != std::string::npos; }));
 }
 
 TEST_CASE("no -O level or -O0 (which would add optnone) compiles at -Oz") {
