@@ -1,4 +1,6 @@
 // The LibTorch runner answering a real compiler (dwcc) over the ML channel.
+#include "policy/policy_runner.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include "policy/gate.h"
 #include "policy/gate_policy.h"
 #include "policy/model.h"
-#include "policy/policy_runner.h"
 #include "tests/support/temp_dir.h"
 
 using namespace policy;
