@@ -649,8 +649,13 @@ void resolve_alerts_before(db::Database& db, const std::string& project, const s
     const auto& sha = !a.first_bad_sha.empty() ? a.first_bad_sha : a.culprit_sha;
     if (a.policy_hash == policy_hash && !sha.empty()) by_sha[sha].emplace_back(a.id, a.last_good_sha);
   }
-  std::set<std::string> before_training;
-  for (std::size_t i = 0; i < trained_at; ++i) before_training.insert(history[i].sha);
+  // Of the check-ins before the training one, only those named as last good
+  // by an alert first bad at it (not a copy of a history's whole prefix).
+  std::set<std::string> good_at_training, before_training;
+  if (auto at = by_sha.find(history[trained_at].sha); at != by_sha.end())
+    for (const auto& alert : at->second) good_at_training.insert(alert.second);
+  for (std::size_t i = 0; i < trained_at && !good_at_training.empty(); ++i)
+    if (good_at_training.count(history[i].sha)) before_training.insert(history[i].sha);
   for (std::size_t i = 0; i <= trained_at && !by_sha.empty(); ++i)
     if (auto it = by_sha.find(history[i].sha); it != by_sha.end()) {
       for (const auto& [id, last_good] : it->second)
