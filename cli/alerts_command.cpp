@@ -160,6 +160,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   std::vector<db::Id> ids;    // the ends' jobs and bisection's
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
                             1, &progress, &failures, &reported, nullptr, {}};
+  local.retry_backoff = project.retry_backoff;
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
     // The analysis reads the tracked first-parent line only: an end off it

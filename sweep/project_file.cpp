@@ -21,7 +21,7 @@ namespace {
 
 using common::Error;
 
-enum class Type { String, Path, Bool, Int, Jobs, Fraction, Strings, Number, Every, Date };
+enum class Type { String, Path, Bool, Int, Jobs, Fraction, Strings, Number, Every, Date, Duration };
 
 /// The one table of project keys: where each lives, its type, and the field it fills.
 struct Key {
@@ -87,6 +87,8 @@ const std::vector<Key>& keys() {
       {"database", "dsn", Type::String, [](auto& p, auto& n, auto&) { p.dsn = get<std::string>(n); }},
       {"database", "data_dir", Type::Path, [](auto& p, auto& n, auto& b) { p.data_dir = path_value(n, b); }},
       {"run", "jobs", Type::Jobs, [](auto& p, auto& n, auto&) { p.jobs = int(get<std::int64_t>(n)); }},
+      {"run", "retry_backoff", Type::Duration,
+       [](auto& p, auto& n, auto&) { p.retry_backoff = double(common::parse_duration(get<std::string>(n))->count()); }},
       {"alerts", "min_uplift_change", Type::Fraction,
        [](auto& p, auto& n, auto&) { p.alerts.min_uplift_change = get<double>(n); }},
       {"alerts", "min_total_change", Type::Fraction,
@@ -148,6 +150,7 @@ const char* type_name(Type t) {
       return "a string \"N\", \"Nd\", \"Nw\" or \"Nm\" (every N check-ins, or the last of each N days, weeks or "
              "months)";
     case Type::Date: return "a UTC date, 2026-01-31 or 2026-01-31T12:00:00";
+    case Type::Duration: return "a duration such as \"30s\", \"5m\" or \"1h\"";
   }
   return "";
 }
@@ -167,6 +170,7 @@ bool type_fits(Type t, const toml::node& n) {
       return text && (text->empty() || tracker::parse_date(*text));
     }
     case Type::Number: return n.is_floating_point() || n.is_integer();
+    case Type::Duration: return n.is_string() && common::parse_duration(get<std::string>(n)).has_value();
     case Type::Fraction: return (n.is_floating_point() || n.is_integer()) && get<double>(n) >= 0 && get<double>(n) <= 1;
     case Type::Strings: {
       const auto* a = n.as_array();
@@ -215,6 +219,10 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
   if (!p.notify.webhook.empty() && p.notify.webhook.rfind("http://", 0) != 0 &&
       p.notify.webhook.rfind("https://", 0) != 0)
     return Error{origin + ": notify.webhook must be an http:// or https:// URL"};
+  // 0 would not turn modules-flipped alerts off: it would open a
+  // modules-failing alert on a single failing module.
+  if (p.alerts.flipped_modules < 1)
+    return Error{origin + ": alerts.flipped_modules must be at least 1"};
   if (p.alerts.broken_builds < 1)
     return Error{origin + ": alerts.broken_builds must be at least 1 (0 would never raise a build-broken alert)"};
   if (auto bad = reports::validate(p.decide)) return Error{origin + ": [decide] " + *bad};
@@ -365,6 +373,8 @@ data_dir = ""               # "" = $DRIFTWATCH_DATA_DIR, else the default
 
 [run]
 jobs = 0                    # parallel compiles, up to 1024; 0 = one per core
+retry_backoff = "10s"       # a failed job is tried again after this, doubled for each further attempt
+                            #   (at most 10 min; a build or an evaluation gets 3 attempts)
 
 [alerts]
 min_uplift_change = 0.002   # a step of the suite uplift of 0.2 points or more is a change

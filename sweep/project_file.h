@@ -64,6 +64,7 @@ struct ProjectFile {
   std::string dsn, data_dir;
   // [run]
   int jobs = 0;
+  double retry_backoff = 10;  ///< seconds before a failed job's first retry, doubled for each further one
   AlertSettings alerts;
   NotifySettings notify;
   // [report]

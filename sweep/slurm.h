@@ -21,6 +21,7 @@ struct SlurmSpec {
   int tasks = 1;                   ///< array size: workers
   int jobs = 1;                    ///< parallel compiles per worker (--cpus-per-task)
   double idle_exit = 30;           ///< a task ends after this long without runnable work
+  double retry_backoff = 10;       ///< the project's [run] retry_backoff
   std::filesystem::path log_dir;   ///< each task's output: worker-<array>_<task>.out
 };
 

@@ -181,6 +181,7 @@ class SlurmFollower {
     spec_.partition = o.partition;
     spec_.tasks = std::max(1, o.workers);
     spec_.jobs = jobs_per_worker;
+    spec_.retry_backoff = o.project.retry_backoff;
     spec_.log_dir = spec_.data_dir / "slurm" / o.project.name;
   }
   ~SlurmFollower() {
@@ -450,6 +451,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   // Unless -j or the project says, a build takes every core: the workers'
   // builds of one compiler run one at a time (its work tree's lock).
   if (o.jobs <= 0 && p.jobs <= 0) local.build_jobs = jobs_or_cores(0);
+  local.retry_backoff = p.retry_backoff;
   std::optional<SlurmFollower> slurm;
   if (o.engine != Engine::Local) {
     local.workers = 0;

@@ -425,6 +425,7 @@ void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vect
           wo.data_dir = l.data_dir;
           wo.jobs = l.jobs;
           wo.build_jobs = l.build_jobs;
+          wo.retry_backoff = l.retry_backoff;
           wo.log = [&l](const std::string& line) {
             if (l.progress) l.progress->line(line);
           };

@@ -85,6 +85,7 @@ struct LocalWorkers {
   /// common::Fatal when they cannot be.
   std::function<void(const db::JobCounts&, const std::vector<db::Id>& ids)> remote;
   int build_jobs = 0;  ///< a build's -j (WorkerOptions::build_jobs); 0: `jobs`
+  double retry_backoff = 10;  ///< WorkerOptions::retry_backoff
 };
 
 /// Runs local workers until every job of `ids` has finished (some may run on

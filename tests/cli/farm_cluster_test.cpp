@@ -253,6 +253,7 @@ TEST_CASE("sweep --engine slurm waits for a job another worker holds, not 'ended
          "lease_expires_at = now() + interval '25 seconds' WHERE id = (SELECT max(id) FROM jobs WHERE kind = 'eval')\" "
          "|| exit 1; fi\n"
       << "env | grep '^PG' > " << (p.dir / "sbatch-env").string() << "\n"
+      << "cp \"$script\" " << (p.dir / "submitted.sh").string() << "\n"
       << "exec /usr/bin/sbatch \"$@\"\n";
   std::filesystem::permissions(wrappers / "sbatch", std::filesystem::perms::owner_all);
   auto env = slurm.env();
@@ -272,6 +273,15 @@ TEST_CASE("sweep --engine slurm waits for a job another worker holds, not 'ended
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
   CHECK(read(p.dir / "sbatch-env") == "PGCONNECT_TIMEOUT=17\n");
+  // The script file, readable on the cluster's shared disk, holds no part of
+  // the DSN (the tasks get it from sbatch's environment), and the project's
+  // retry backoff (1 s in these tests) reaches the tasks' workers.
+  auto script = read(p.dir / "submitted.sh");
+  INFO(script);
+  CHECK(script.find(" worker --project ") != std::string::npos);
+  CHECK(script.find("dbname") == std::string::npos);
+  CHECK(script.find(p.dsn.substr(p.dsn.rfind('=') + 1)) == std::string::npos);
+  CHECK(script.find("--retry-backoff 1\n") != std::string::npos);
 }
 
 TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why, and loses no job") {

@@ -51,6 +51,9 @@ struct Project {
     config = (dir / "proj" / "driftwatch.toml").string();
     set("names = [\"holdout\"]", "names = [\"testdata\"]");
     set("every = \"1w\"", "every = \"2w\"");
+    // Retries after 1 s, 2 s: what the tests check is that a job is tried
+    // again, not how long a machine is given to recover.
+    set("retry_backoff = \"10s\"", "retry_backoff = \"1s\"");
   }
   /// Replaces text in the project file.
   void set(const std::string& from, const std::string& to) {

@@ -37,6 +37,17 @@ TEST_CASE("the template driftwatch init writes is a valid project file with the 
   CHECK(p->alerts.bisect);
   CHECK(p->notify.webhook_format == "json");
   CHECK(p->toolchains.empty());
+  CHECK(p->retry_backoff == 10);
+}
+
+TEST_CASE("a failed job's retry backoff is a duration") {
+  auto p = parse_project_file(std::string(kMinimal) + "[run]\nretry_backoff = \"2m\"\n", "driftwatch.toml", "/proj");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->retry_backoff == 120);
+  CHECK(error_of(std::string(kMinimal) + "[run]\nretry_backoff = \"soon\"\n") ==
+        "driftwatch.toml:8: run.retry_backoff must be a duration such as \"30s\", \"5m\" or \"1h\"");
+  CHECK(error_of(std::string(kMinimal) + "[run]\nretry_backoff = \"-5s\"\n") ==
+        "driftwatch.toml:8: run.retry_backoff must be a duration such as \"30s\", \"5m\" or \"1h\"");
 }
 
 TEST_CASE("relative paths are taken from the project file's directory and names stay names") {
@@ -107,6 +118,8 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
         "driftwatch.toml: suites.names holds an empty name");
   CHECK(error_of(std::string(kMinimal) + "[retrain]\ntraining_suite = \"\"\n") ==
         "driftwatch.toml: retrain.training_suite must name a suite");
+  CHECK(error_of(std::string(kMinimal) + "[alerts]\nflipped_modules = 0\n") ==
+        "driftwatch.toml: alerts.flipped_modules must be at least 1");
   CHECK(error_of(std::string(kMinimal) + "[alerts]\nbroken_builds = 0\n") ==
         "driftwatch.toml: alerts.broken_builds must be at least 1 (0 would never raise a build-broken alert)");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook = \"ftp://x\"\n") ==
