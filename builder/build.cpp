@@ -311,6 +311,13 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   // old ones for up to date. (Unrendered: a different {jobs} changes nothing built.)
   key = common::sha256_hex(key + "\nbuild=" + recipe.build);
   bool same_configuration = read_file(stamp) == key + "\n";
+  // Written whole or not at all: a torn stamp reads as another configuration
+  // and the next check-in would start its build directory afresh. A stamp
+  // that cannot be written (a full disk) fails this attempt as the machine's.
+  auto write_stamp = [&] {
+    if (auto st = common::write_file_atomically(stamp, key + "\n"); !st)
+      throw std::runtime_error("cannot write " + stamp.string() + ": " + st.error().message);
+  };
   if (!same_configuration && !fs::is_empty(paths.build, ec)) {
     // Configured by another recipe (or interrupted): its cache would keep old settings.
     append_log(log, "# the build directory was configured differently: starting it afresh\n");
@@ -324,7 +331,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   };
   // Configures (when needed) and builds in paths.build: the failure, if any.
   auto configure_and_build = [&]() -> std::optional<Failure> {
-    if (rendered->configure.empty()) std::ofstream(stamp) << key << "\n";
+    if (rendered->configure.empty()) write_stamp();
     bool need_configure = !rendered->configure.empty() && (rendered->configure_marker.empty() || !same_configuration ||
                                                            !fs::exists(rendered->configure_marker));
     // An artifact left by an earlier check-in's build would be taken for this
@@ -354,7 +361,7 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
         if (!rendered->configure_marker.empty()) fs::remove(rendered->configure_marker, ec);
         return Failure{Outcome::ConfigureFailed, failed("configure", c, from)};
       }
-      std::ofstream(stamp) << key << "\n";
+      write_stamp();
     }
     // One the configure step made (a wrapper script; older than configure's
     // stamp) is left: configure does not run again to make it.

@@ -179,6 +179,34 @@ common::Result<std::string> fill(const std::string& text, const std::map<std::st
   return out;
 }
 
+/// The first placeholder of a shell command written inside quotes
+/// ('{build}', "{source}/x"): each is filled as one shell word, quoted as
+/// needed, so quotes around it close and reopen that quoting, and a path
+/// holding a space splits in two. Such a build fails on every check-in
+/// only once a data directory's path has a space, and is cached as broken.
+std::optional<std::string> quoted_placeholder(const std::string& command) {
+  char quote = 0;
+  for (size_t i = 0; i < command.size(); ++i) {
+    char c = command[i];
+    if (quote == '\'' ? c == '\'' : quote == '"' ? c == '"' : (c == '\'' || c == '"')) {
+      quote = quote ? 0 : c;
+      continue;
+    }
+    if (c == '\\' && quote != '\'') {
+      ++i;
+      continue;
+    }
+    if (c != '{') continue;
+    if (i + 1 < command.size() && command[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    auto key = i > 0 && command[i - 1] == '$' ? std::nullopt : placeholder_at(command, i);
+    if (key && quote) return "{" + *key + "}";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 common::Result<Recipe> parse_recipe(const std::string& text, const std::string& origin) {
@@ -219,6 +247,9 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
   if (auto s = check_keys(*b, "build", origin); !s) return s.error();
   r.build = (*b)["command"].value_or<std::string>("");
   if (r.build.empty()) return Error{origin + ": missing key 'build.command'"};
+  for (const auto& [key, command] : {std::pair{"configure.command", &r.configure}, std::pair{"build.command", &r.build}})
+    if (auto p = quoted_placeholder(*command))
+      return Error{origin + ": " + key + " quotes " + *p + ": write it bare (it becomes one shell word, quoted as needed)"};
   auto env = string_table(root, "env", origin);
   if (!env) return env.error();
   r.env = *env;
@@ -233,6 +264,11 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     if (name.empty() || !std::all_of(name.begin(), name.end(), placeholder_char))
       return Error{origin + ": artifact name '" + name + "' cannot be a placeholder: use letters, digits, '_' and '-'"};
     auto file = std::filesystem::path(path).filename().string();
+    // Its file is copied into the cache: a directory (or nothing) would be
+    // missing from every check-in's build, and cached as that check-in's.
+    if (file.empty() || file == "." || file == ".." || file == "{build}" || file == "{source}")
+      return Error{origin + ": artifacts." + name + " must name a file (e.g. \"{build}/bin/cc\"), not " +
+                   common::quoted(path)};
     if (auto [it, fresh] = by_file.emplace(file, name); !fresh)
       return Error{origin + ": artifacts " + it->second + " and " + name + " have the same file name '" + file +
                    "' (the cache keeps each under its file name)"};
@@ -244,6 +280,15 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     r.compile = *command;
     r.ml_flag_prefix = (*c)["ml_flag_prefix"].value_or<std::string>("");
     r.share_agreeing_defaults = (*c)["share_agreeing_defaults"].value_or(false);
+    if (r.share_agreeing_defaults) {
+      // At any other level LLVM's ML size cap can stop the ML inliner on the
+      // default's own trajectory: the shared object would not be the default's,
+      // and the byte checks on a few modules cannot see it (docs/ARCHITECTURE.md).
+      auto last = std::find_if(r.compile.rbegin(), r.compile.rend(), [](const std::string& w) { return w.rfind("-O", 0) == 0; });
+      if (last == r.compile.rend() || *last != "-Oz")
+        return Error{origin + ": compile.share_agreeing_defaults = true needs compile.command at -Oz, not " +
+                     (last == r.compile.rend() ? std::string("the compiler's default level") : *last)};
+    }
     if (auto t = (*c)["timeout"].value<std::string>()) {
       auto d = common::parse_duration(*t);
       if (!d || d->count() == 0)

@@ -103,6 +103,33 @@ TEST_CASE("artifacts the cache could not keep apart, or named like the compiled 
   auto input = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ninput = '{build}/bin/cc'\n", "r.toml");
   REQUIRE_FALSE(input.ok());
   CHECK(input.error().message == "r.toml: artifact name 'input' is taken: {input} is the module being compiled");
+  // A directory is no file to cache: every check-in's build would lack it.
+  for (const char* dir : {"", "{build}", "{build}/bin/", "{source}"}) {
+    auto r = parse_recipe(std::string("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '") + dir + "'\n",
+                          "r.toml");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == std::string("r.toml: artifacts.compiler must name a file (e.g. \"{build}/bin/cc\"), not '") +
+                                   dir + "'");
+  }
+}
+
+TEST_CASE("a placeholder written inside a shell command's quotes is refused: it is quoted as one word already") {
+  auto err = [](const std::string& build) {
+    auto r = parse_recipe("name = 'x'\n[build]\ncommand = \"" + build + "\"\n[artifacts]\na = 'bin/a'\n", "r.toml");
+    return r.ok() ? std::string("accepted") : r.error().message;
+  };
+  CHECK(err("ninja -C '{build}'") ==
+        "r.toml: build.command quotes {build}: write it bare (it becomes one shell word, quoted as needed)");
+  CHECK(err("cd \\\"{source}/sub\\\" && make") ==
+        "r.toml: build.command quotes {source}: write it bare (it becomes one shell word, quoted as needed)");
+  // Bare, escaped or beside a quoted word, and the shell's own braces in quotes, are fine.
+  CHECK(err("ninja -C {build} 'all' && echo \\\"${HOME}\\\" \\\\'{jobs}") == "accepted");
+  CHECK(err("awk '{{print $1}' log && make -C {build}") == "accepted");
+  auto configure = parse_recipe(
+      "name = 'x'\n[configure]\ncommand = \"cmake -S '{source}'\"\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n",
+      "r.toml");
+  REQUIRE_FALSE(configure.ok());
+  CHECK(configure.error().message.find("configure.command quotes {source}") != std::string::npos);
 }
 
 TEST_CASE("recipe errors name the key and the file") {
@@ -269,6 +296,12 @@ TEST_CASE("share_agreeing_defaults is a recipe's yes or no, off unless it says s
   CHECK(shared.content_hash == plain.content_hash);
   CHECK(parse_recipe(base + "share_agreeing_defaults = 'yes'\n", "c.toml").error().message ==
         "c.toml: 'compile.share_agreeing_defaults' must be true or false");
+  // Only -Oz keeps LLVM's size cap off the default's own trajectory.
+  std::string at_o2 = base;
+  at_o2.replace(at_o2.find("-Oz"), 3, "-Oz -O2");
+  CHECK(parse_recipe(at_o2 + "share_agreeing_defaults = true\n", "d.toml").error().message ==
+        "d.toml: compile.share_agreeing_defaults = true needs compile.command at -Oz, not -O2");
+  CHECK(parse_recipe(at_o2, "d.toml").ok());
 }
 
 TEST_CASE("a compile line carrying the ML inliner's own options is refused, naming the word") {
