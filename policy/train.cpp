@@ -248,15 +248,21 @@ void save_checkpoint(PolicyModel& model, const PolicyModel& best, const Checkpoi
     fs::remove(checkpoint_file(dir, c.iteration - 1, what), ec);
 }
 
-std::optional<Checkpoint> load_checkpoint(const fs::path& dir) {
-  std::ifstream in(dir / "checkpoint.json");
-  if (!in) return std::nullopt;
+/// None when there is no checkpoint yet. One that cannot be read is refused:
+/// starting over would orphan hours of iterations without a word.
+common::Result<std::optional<Checkpoint>> load_checkpoint(const fs::path& dir) {
+  auto file = dir / "checkpoint.json";
+  std::ifstream in(file);
+  if (!in) return std::optional<Checkpoint>();
+  auto corrupt = common::Error{"cannot resume: " + file.string() +
+                               " is corrupt (train again without --resume)"};
   auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  if (j.is_discarded() || !j.is_object()) return corrupt;
   try {
-    return Checkpoint{j.at("iteration"), j.at("baselines"), j.at("last"), j.at("best"), j.at("search")};
+    return std::optional<Checkpoint>(
+        Checkpoint{j.at("iteration"), j.at("baselines"), j.at("last"), j.at("best"), j.at("search")});
   } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
+    return corrupt;
   }
 }
 
@@ -773,7 +779,12 @@ common::Result<TrainResult> train_unguarded(const TrainOptions& given) {
     }
   }
 
-  auto checkpoint = o.resume ? load_checkpoint(o.work_dir) : std::nullopt;
+  std::optional<Checkpoint> checkpoint;
+  if (o.resume) {
+    auto loaded = load_checkpoint(o.work_dir);
+    if (!loaded) return loaded.error();
+    checkpoint = *loaded;
+  }
   Checkpoint state = checkpoint.value_or(Checkpoint{});
   auto saved = [&](const char* what) { return checkpoint_file(o.work_dir, state.iteration, what); };
   auto model = checkpoint ? PolicyModel::load(saved("current.policy"))

@@ -113,7 +113,15 @@ TEST_CASE("a gate policy is saved and loaded as any policy, and scores the same"
 
 TEST_CASE("a gate needs the cost, the callee's users and the caller's users") {
   GateRule rule{10, 2, 2};
-  CHECK_THROWS_AS(gate_weights(&rule, {"sroa_savings", "callee_users", "cost_estimate"}, 1.0), std::invalid_argument);
+  const std::vector<std::string> all = {"sroa_savings", kGateCallerUsers, kGateCalleeUsers, kGateCost};
+  CHECK_NOTHROW(gate_weights(&rule, all, 1.0));
+  for (const char* missing : {kGateCost, kGateCalleeUsers, kGateCallerUsers}) {
+    INFO(missing);
+    std::vector<std::string> without;
+    for (const auto& f : all)
+      if (f != missing) without.push_back(f);
+    CHECK_THROWS_AS(gate_weights(&rule, without, 1.0), std::invalid_argument);
+  }
 }
 
 TEST_CASE("a gate's grid is every combination of its thresholds") {

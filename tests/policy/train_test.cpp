@@ -113,7 +113,7 @@ TEST_CASE("train --resume refuses state another run made (modules, compiler, opt
   CHECK(r.error().message.find("was made with other training modules") != std::string::npos);
 }
 
-TEST_CASE("two trainings into one work directory at once: the second is refused, not mixed in") {
+TEST_CASE("two trainings into one work directory at once: the second is refused, not mixed in, and a torn checkpoint is refused") {
   testing::TempDir tmp;
   auto o = tiny_run(tmp);
   o.modules = {module_of(tmp, "sort")};
@@ -126,6 +126,14 @@ TEST_CASE("two trainings into one work directory at once: the second is refused,
   held.reset();
   auto after = train(o);
   CHECK_MESSAGE(after.ok(), after.error().message);
+  // A checkpoint that cannot be read is refused, not silently trained over from the start.
+  REQUIRE(fs::exists(o.work_dir / "checkpoint.json"));
+  std::ofstream(o.work_dir / "checkpoint.json") << "{\"iteration\": 3, \"baselin";
+  o.resume = true;
+  auto torn = train(o);
+  REQUIRE_FALSE(torn.ok());
+  CHECK(torn.error().message ==
+        "cannot resume: " + (o.work_dir / "checkpoint.json").string() + " is corrupt (train again without --resume)");
 }
 
 TEST_CASE("a task that throws on a worker thread is that task's error, and the others run") {
