@@ -67,7 +67,9 @@ void build_custom(Context& ctx, const SuiteBuildArgs& a) {
                evaluator::summarize(r.extract));
     print_failures(r.extract.failures);
   } else {
-    r = evaluator::import_corpus(a.corpus, a.name, root).take();
+    std::function<void(const std::string&)> progress;
+    if (!ctx.quiet) progress = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+    r = evaluator::import_corpus(a.corpus, a.name, root, progress).take();
     fmt::print("suite {}: {} imported\n", r.suite.name, evaluator::describe_modules(r.suite));
   }
   print_notes(r.notes);

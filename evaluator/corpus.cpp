@@ -126,8 +126,15 @@ fs::path module_file(const fs::path& dir, const std::string& module, std::string
 
 common::Status check_module_command(const std::string& module, const std::vector<std::string>& args) {
   if (args.empty() || args.front() != "-cc1") {
+    // Words split by lines, not NULs (written by hand or by another tool):
+    // say so, as one line, rather than show the first of its lines.
+    if (!args.empty() && args.front().rfind("-cc1\n", 0) == 0)
+      return Error{"module " + module + ": its .cmd file separates arguments by newlines; they must be separated by "
+                   "NUL bytes (as LLVM's extract_ir.py writes them)"};
     std::string line;
     for (const auto& a : args) line += (line.empty() ? "" : " ") + a;
+    for (auto& c : line)
+      if (c == '\n' || c == '\r') c = ' ';
     return Error{"module " + module + ": its command line does not start with -cc1 (" + line + ")"};
   }
   for (const auto& a : args) {

@@ -99,6 +99,19 @@ std::vector<std::string> apply_link_groups(Suite& suite, const std::vector<LinkG
   return notes;
 }
 
+namespace {
+
+/// A rebuild replaces the suite under evaluations reading it: it waits for
+/// them (their shared hold_suite locks), and says so rather than hang mute.
+common::Result<common::FileLock> lock_for_rebuild(const fs::path& suite_dir,
+                                                  const std::function<void(const std::string&)>& progress) {
+  return common::FileLock::acquire(suite_lock_file(suite_dir), common::LockMode::Exclusive, [&] {
+    if (progress) progress(suite_dir.filename().string() + ": waiting for the evaluations reading this suite to finish");
+  });
+}
+
+}  // namespace
+
 common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::path& compile_commands,
                                                                    const CompileCommandsSuiteOptions& o,
                                                                    const fs::path& suites_dir) {
@@ -109,7 +122,7 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
       parse_compile_commands(*text, compile_commands.string(), fs::absolute(compile_commands).parent_path());
   if (!commands) return commands.error();
   if (commands->empty()) return Error{compile_commands.string() + ": no compile commands"};
-  auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / o.name));
+  auto lock = lock_for_rebuild(suites_dir / o.name, o.extract.progress);
   if (!lock) return lock.error();
   auto scratch = ScratchDir::create(suites_dir, o.name);
   if (!scratch) return scratch.error();
@@ -139,7 +152,8 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
 }
 
 common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const std::string& name,
-                                               const fs::path& suites_dir) {
+                                               const fs::path& suites_dir,
+                                               const std::function<void(const std::string&)>& progress) {
   if (auto s = check_suite_name(name); !s) return s.error();
   auto corpus = read_corpus(corpus_dir);
   if (!corpus) return corpus.error();
@@ -181,7 +195,7 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
                    "the corpus from an optimized build"};
     commands[m] = std::move(kept);
   }
-  auto lock = common::FileLock::acquire(suite_lock_file(suites_dir / name));
+  auto lock = lock_for_rebuild(suites_dir / name, progress);
   if (!lock) return lock.error();
   auto scratch = ScratchDir::create(suites_dir, name);
   if (!scratch) return scratch.error();

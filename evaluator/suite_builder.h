@@ -3,6 +3,7 @@
 // ml-compiler-opt corpus. Both assemble the suite in a scratch directory
 // under the suites root and rename it into place only when complete.
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,7 +64,8 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const std::fi
 /// `suite build --import-corpus DIR --name NAME`: copies the corpus unchanged
 /// and writes the manifest (languages from the .cmd files).
 common::Result<SuiteBuildReport> import_corpus(const std::filesystem::path& corpus_dir, const std::string& name,
-                                               const std::filesystem::path& suites_dir);
+                                               const std::filesystem::path& suites_dir,
+                                               const std::function<void(const std::string&)>& progress = {});
 
 /// Builds the Suite value for extracted modules (pure).
 Suite suite_from_extraction(const std::string& name, const std::string& description, const SuiteOrigin& origin,

@@ -450,6 +450,48 @@ TEST_CASE("a compile the machine failed once is tried again, and the module is m
   CHECK(r->summary.modules == static_cast<int>(r->modules.size()));
 }
 
+TEST_CASE("a compile out of memory once is tried again and measured, and the policy's out of memory every time is its failure") {
+  testing::TempDir tmp;
+  auto suite = testdata_suite(tmp);
+  auto mark = tmp / "oom-once";
+  auto oom = std::string("echo 'LLVM ERROR: out of memory' >&2; echo 'Allocation failed' >&2; exit 1");
+  // Once: the first compile of sort runs out of memory (a busy machine), the next does not.
+  auto once = tmp / "dwcc-oom-once.sh";
+  std::ofstream(once) << "#!/bin/sh\ncase \"$1\" in *sort*) if [ ! -e " << mark.string() << " ]; then touch "
+                      << mark.string() << "; " << oom << "; fi;; esac\nexec " << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(once, fs::perms::owner_all);
+  auto o = options(suite, tmp / "work", 0);
+  o.compiler.argv[0] = once.string();
+  auto r = evaluate(o);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(fs::exists(mark));
+  for (const auto& m : r->modules) {
+    INFO(m.name);
+    CHECK(m.both_ok());
+  }
+  // Every time, and only under the policy: a policy that inlines without end.
+  auto always = tmp / "dwcc-oom-learned.sh";
+  std::ofstream(always) << "#!/bin/sh\ncase \"$1 $*\" in *sort*interactive-channel*) " << oom << ";; esac\nexec "
+                        << DWCC_BIN << " \"$@\"\n";
+  fs::permissions(always, fs::perms::owner_all);
+  auto o2 = options(suite, tmp / "work2", 0);
+  o2.compiler.argv[0] = always.string();
+  auto r2 = evaluate(o2);
+  REQUIRE_MESSAGE(r2.ok(), r2.error().message);
+  int failed = 0;
+  for (const auto& m : r2->modules) {
+    INFO(m.name, ": ", m.learned.message);
+    if (m.name.find("sort") == std::string::npos) {
+      CHECK(m.both_ok());
+      continue;
+    }
+    ++failed;
+    CHECK(m.learned_failed());
+    CHECK(m.learned.message.find("LLVM ERROR: out of memory") != std::string::npos);
+  }
+  CHECK(failed == 1);
+}
+
 TEST_CASE("more compiles failed by the machine than are tried again alone are counted and said, not retried") {
   testing::TempDir tmp;
   auto suite = testdata_suite(tmp);

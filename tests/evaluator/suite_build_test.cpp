@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "common/read_file.h"
@@ -173,19 +174,30 @@ TEST_CASE("a suite being read holds back its rebuild until the reading ends, and
   auto reading = hold_suite(imported.dir).take();
   REQUIRE(reading.has_value());
   CHECK(hold_suite(imported.dir).take().has_value());  // readers share it
-  std::atomic<bool> waiting = false, rebuilt = false;
+  // `suite build --import-corpus` of the same name, while it is read.
+  std::mutex said_mutex;
+  std::string said;
+  std::atomic<bool> rebuilt = false;
+  bool rebuilt_ok = false;
   std::thread rebuild([&] {
-    auto lock = common::FileLock::acquire(suite_lock_file(imported.dir), common::LockMode::Exclusive,
-                                          [&] { waiting = true; });
-    REQUIRE(lock.ok());
+    auto again = import_corpus(r.dir, "held", tmp / "suites", [&](const std::string& line) {
+      std::lock_guard<std::mutex> l(said_mutex);
+      said += line + "\n";
+    });
+    rebuilt_ok = again.ok();
     rebuilt = true;
   });
-  for (int i = 0; i < 500 && !waiting; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  CHECK(waiting);
+  auto waiting = [&] {
+    std::lock_guard<std::mutex> l(said_mutex);
+    return !said.empty();
+  };
+  for (int i = 0; i < 1000 && !waiting() && !rebuilt; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(waiting());
   CHECK_FALSE(rebuilt);
   reading.reset();
   rebuild.join();
-  CHECK(rebuilt);
+  CHECK(rebuilt_ok);
+  CHECK(said == "held: waiting for the evaluations reading this suite to finish\n");
 }
 
 TEST_CASE("bad input to the builder: one line and nothing written") {

@@ -222,3 +222,15 @@ TEST_CASE("a corpus module's dependency and split-DWARF outputs are taken out of
   // A plugin is still refused: it runs code.
   CHECK_FALSE(check_module_command("a", without_build_outputs({"-cc1", "-load", "x.so"})).ok());
 }
+
+TEST_CASE("a .cmd file whose arguments are split by newlines, not NULs, is named so in one line") {
+  auto bad = evaluator::check_module_command("a", {"-cc1\n-O2\n-x\nir"});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message ==
+        "module a: its .cmd file separates arguments by newlines; they must be separated by NUL bytes (as LLVM's "
+        "extract_ir.py writes them)");
+  auto other = evaluator::check_module_command("b", {"-O2\n-x", "ir"});
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.error().message == "module b: its command line does not start with -cc1 (-O2 -x ir)");
+  CHECK(evaluator::check_module_command("c", {"-cc1", "-O2"}).ok());
+}
