@@ -109,8 +109,11 @@ void run_decide(Context& ctx, const DecideArgs& a) {
     print_decision(report);
   ctx.exit_code = report.retrain ? 1 : 0;
   if (!report.retrain || !a.act) return;
-  auto r = sweep::run_retrain(database, retrain_options(ctx, project, "", "", 0));
+  // At the check-in the verdict was measured on (built already), so that a
+  // candidate rejected there is not trained again until a later one is measured.
+  auto r = sweep::run_retrain(database, retrain_options(ctx, project, report.measured_head, "", 0));
   print_retrain(r, a.json ? stderr : stdout);
+  if (r.promoted) ctx.exit_code = 0;  // the retrain the verdict asked for is done
 }
 
 void run_retrain(Context& ctx, const RetrainArgs& a) {
@@ -130,8 +133,9 @@ void attach_decide(CLI::App& sub, Context& ctx) {
   sub.add_flag("--act", a->act, "when the verdict is retrain, retrain now (as `driftwatch retrain`)");
   sub.footer(
       "Applies the project's [decide] rules to each suite's series since the policy's training check-in and "
-      "records the decision with its evidence. Exit status: 0 keep; 1 retrain (with --act, after the retrain ran: "
-      "its outcome is printed and recorded); 2 error (bad rules, no evaluated check-in, …).");
+      "records the decision with its evidence. Exit status: 0 keep (with --act: or a candidate was promoted); 1 "
+      "retrain (with --act: a candidate trained at the newest measured check-in was rejected or waits for a "
+      "person, or was judged there already and not trained again); 2 error (bad rules, no evaluated check-in, …).");
   sub.callback([&ctx, a] { run_decide(ctx, *a); });
 }
 

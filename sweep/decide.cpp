@@ -78,6 +78,7 @@ std::string DecideReport::json() const {
                         {"head", head},
                         {"first", first},
                         {"last", last},
+                        {"measured_head", measured_head},
                         {"decision_id", decision_id},
                         {"suites", suites_j}}
       .dump();
@@ -175,6 +176,8 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   report.lineage_id = ensure_lineage(db, p, data_dir).lineage_id;
   if (auto row = db::find_lineage(db, p.name, report.lineage_id)) report.policy_name = row->name;
   for (const auto& s : report.suites) {
+    if (!s.last.empty() && (report.measured_head.empty() || position.at(s.last) > position.at(report.measured_head)))
+      report.measured_head = s.last;
     report.retrain = report.retrain || s.retrain;
     // The range the evidence covers: over every rule that fired, else the whole series.
     for (const auto& o : s.rules) {

@@ -22,6 +22,10 @@ struct DecideReport {
   std::vector<reports::SuiteDecision> suites;
   std::vector<reports::RetrainSeries> series;  ///< what the rules read, per suite
   std::string first, last;                     ///< the check-in range the evidence covers
+  /// The newest check-in measured on any suite: where `decide --act`
+  /// retrains. Not the branch's head, which moves every night: a candidate
+  /// rejected there would be trained again at each new head, for hours.
+  std::string measured_head;
   /// Everything above, as `decide --json` prints it and the decision's evidence.
   std::string json() const;
 };

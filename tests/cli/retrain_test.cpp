@@ -202,6 +202,25 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("REJECTED: does not win by the margin") != std::string::npos);
   CHECK(r.output.find("on hold2") != std::string::npos);
+  // A nightly `decide --act` retrains where a sweep last measured, not at
+  // that night's head: with a new check-in on top (not swept), the candidate
+  // rejected at the last measured one is not trained again.
+  auto swept_head = p.git({"rev-parse", "HEAD"});
+  auto tonight = p.git({"-c", "user.name=N", "-c", "user.email=n@example.org", "commit-tree", "HEAD^{tree}", "-p",
+                        "HEAD", "-m", "tonight"});
+  REQUIRE(tonight.size() == 40);
+  p.git({"update-ref", "HEAD", tonight});
+  p.set("age = false", "age = true");
+  p.set("max_age_checkins = 0", "max_age_checkins = 1");
+  auto act = p.run({"decide", "--config", p.config, "--act"});
+  INFO(act.output);
+  CHECK(act.output.find("FIRED  age") != std::string::npos);
+  CHECK(act.output.find("not trained again") != std::string::npos);
+  CHECK(act.exit_code == 1);
+  CHECK(p.psql("SELECT count(*) FROM project_policies") == "2");
+  p.set("age = true", "age = false");
+  p.set("max_age_checkins = 1", "max_age_checkins = 0");
+  p.git({"update-ref", "HEAD", swept_head});
   p.set("holdout = [\"hold2\"]", "holdout = []");
   auto lineage = json_of(p.run({"policy", "list", "--config", p.config, "--json"}));
   REQUIRE(lineage.size() == 2);
