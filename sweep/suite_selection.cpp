@@ -1,6 +1,7 @@
 #include "sweep/suite_selection.h"
 
 #include "common/hash.h"
+#include "common/text.h"
 #include "evaluator/corpus.h"
 #include "evaluator/package_table.h"
 #include "evaluator/suite_builder.h"
@@ -15,7 +16,10 @@ SelectedSuite select_suite(const std::filesystem::path& data_dir, const std::str
               : evaluator::suites_root(data_dir) / name_or_dir;
   if (!fs::exists(s.dir / evaluator::kSuiteManifestFile)) {
     if (evaluator::default_suite_table().find(name_or_dir))
-      throw common::Fatal("suite " + name_or_dir + " is not built yet: run `driftwatch suite build " + name_or_dir + "`");
+      // The data directory named: a project file's [database] data_dir is
+      // read by the project's commands only, not by `suite build`.
+      throw common::Fatal("suite " + name_or_dir + " is not built yet: run `driftwatch --data-dir " +
+                          common::shell_quote(data_dir.string()) + " suite build " + name_or_dir + "`");
     throw common::Fatal("no suite '" + name_or_dir + "' (not a suite directory, nor a suite in " +
                         evaluator::suites_root(data_dir).string() + "; see `driftwatch suite list`)");
   }

@@ -691,7 +691,7 @@ TEST_CASE("a check-in whose build times out on every attempt is recorded as such
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE depends_on = " + id + " AND state = 'queued'") == "1");
 }
 
-TEST_CASE("a sweep's local workers split the cores for their compiles, but a build, one at a time, takes them all") {
+TEST_CASE("with two local workers and no -j, a build, one at a time, takes all the cores") {
   Project p;
   auto log = p.dir / "build-jobs";
   use_recipe_building_by(p, "counts-jobs", "echo {jobs} >> " + log.string() + " && echo 'error: stop here' && exit 1");

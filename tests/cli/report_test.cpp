@@ -212,7 +212,15 @@ TEST_CASE("report --serve answers a real HTTP GET on 127.0.0.1") {
   CHECK(page.find("<title>driftwatch report: toy</title>") != std::string::npos);
   auto md = http_get(port, "/report.md");
   CHECK(md.find("# Drift report: toy") != std::string::npos);
-  CHECK(http_get(port, "/../driftwatch.toml").find("HTTP/1.1 404") == 0);
+  // A file beside the report's directory is never served, however the path climbs to it.
+  std::ofstream(p.dir / "beside.txt") << "sentinel-beside-the-report";
+  for (const char* climb : {"/../beside.txt", "/%2e%2e/beside.txt", "/..%2fbeside.txt", "/./../beside.txt"}) {
+    auto r = http_get(port, climb);
+    INFO(climb, ": ", r);
+    CHECK(r.rfind("HTTP/1.1 ", 0) == 0);
+    CHECK(r.rfind("HTTP/1.1 200", 0) != 0);
+    CHECK(r.find("sentinel-beside-the-report") == std::string::npos);
+  }
   child.kill_group();
 }
 
