@@ -247,9 +247,11 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
   if (auto s = check_keys(*b, "build", origin); !s) return s.error();
   r.build = (*b)["command"].value_or<std::string>("");
   if (r.build.empty()) return Error{origin + ": missing key 'build.command'"};
-  for (const auto& [key, command] : {std::pair{"configure.command", &r.configure}, std::pair{"build.command", &r.build}})
+  for (const auto& [key, command] :
+       {std::pair{"configure.command", &r.configure}, std::pair{"build.command", &r.build}})
     if (auto p = quoted_placeholder(*command))
-      return Error{origin + ": " + key + " quotes " + *p + ": write it bare (it becomes one shell word, quoted as needed)"};
+      return Error{origin + ": " + key + " quotes " + *p +
+                   ": write it bare (it becomes one shell word, quoted as needed)"};
   auto env = string_table(root, "env", origin);
   if (!env) return env.error();
   r.env = *env;
@@ -284,7 +286,8 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
       // At any other level LLVM's ML size cap can stop the ML inliner on the
       // default's own trajectory: the shared object would not be the default's,
       // and the byte checks on a few modules cannot see it (docs/ARCHITECTURE.md).
-      auto last = std::find_if(r.compile.rbegin(), r.compile.rend(), [](const std::string& w) { return w.rfind("-O", 0) == 0; });
+      auto last = std::find_if(r.compile.rbegin(), r.compile.rend(),
+                               [](const std::string& w) { return w.rfind("-O", 0) == 0; });
       if (last == r.compile.rend() || *last != "-Oz")
         return Error{origin + ": compile.share_agreeing_defaults = true needs compile.command at -Oz, not " +
                      (last == r.compile.rend() ? std::string("the compiler's default level") : *last)};

@@ -129,7 +129,8 @@ common::Status check_module_command(const std::string& module, const std::vector
     // Words split by lines, not NULs (written by hand or by another tool):
     // say so, as one line, rather than show the first of its lines.
     if (!args.empty() && args.front().rfind("-cc1\n", 0) == 0)
-      return Error{"module " + module + ": its .cmd file separates arguments by newlines; they must be separated by "
+      return Error{"module " + module +
+                   ": its .cmd file separates arguments by newlines; they must be separated by "
                    "NUL bytes (as LLVM's extract_ir.py writes them)"};
     std::string line;
     for (const auto& a : args) line += (line.empty() ? "" : " ") + a;

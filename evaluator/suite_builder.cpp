@@ -106,7 +106,8 @@ namespace {
 common::Result<common::FileLock> lock_for_rebuild(const fs::path& suite_dir,
                                                   const std::function<void(const std::string&)>& progress) {
   return common::FileLock::acquire(suite_lock_file(suite_dir), common::LockMode::Exclusive, [&] {
-    if (progress) progress(suite_dir.filename().string() + ": waiting for the evaluations reading this suite to finish");
+    if (progress)
+      progress(suite_dir.filename().string() + ": waiting for the evaluations reading this suite to finish");
   });
 }
 

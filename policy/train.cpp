@@ -254,8 +254,7 @@ common::Result<std::optional<Checkpoint>> load_checkpoint(const fs::path& dir) {
   auto file = dir / "checkpoint.json";
   std::ifstream in(file);
   if (!in) return std::optional<Checkpoint>();
-  auto corrupt = common::Error{"cannot resume: " + file.string() +
-                               " is corrupt (train again without --resume)"};
+  auto corrupt = common::Error{"cannot resume: " + file.string() + " is corrupt (train again without --resume)"};
   auto j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return corrupt;
   try {

@@ -150,7 +150,8 @@ const char* type_name(Type t) {
       return "a string \"N\", \"Nd\", \"Nw\" or \"Nm\" (every N check-ins, or the last of each N days, weeks or "
              "months)";
     case Type::Date: return "a UTC date, 2026-01-31 or 2026-01-31T12:00:00";
-    case Type::Duration: return "a duration such as \"30s\", \"5m\" or \"1h\"";
+    case Type::Duration:
+      return "a duration such as \"30s\", \"5m\" or \"1h\"";
   }
   return "";
 }
@@ -170,7 +171,8 @@ bool type_fits(Type t, const toml::node& n) {
       return text && (text->empty() || tracker::parse_date(*text));
     }
     case Type::Number: return n.is_floating_point() || n.is_integer();
-    case Type::Duration: return n.is_string() && common::parse_duration(get<std::string>(n)).has_value();
+    case Type::Duration:
+      return n.is_string() && common::parse_duration(get<std::string>(n)).has_value();
     case Type::Fraction: return (n.is_floating_point() || n.is_integer()) && get<double>(n) >= 0 && get<double>(n) <= 1;
     case Type::Strings: {
       const auto* a = n.as_array();
@@ -221,8 +223,7 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
     return Error{origin + ": notify.webhook must be an http:// or https:// URL"};
   // 0 would not turn modules-flipped alerts off: it would open a
   // modules-failing alert on a single failing module.
-  if (p.alerts.flipped_modules < 1)
-    return Error{origin + ": alerts.flipped_modules must be at least 1"};
+  if (p.alerts.flipped_modules < 1) return Error{origin + ": alerts.flipped_modules must be at least 1"};
   if (p.alerts.broken_builds < 1)
     return Error{origin + ": alerts.broken_builds must be at least 1 (0 would never raise a build-broken alert)"};
   if (auto bad = reports::validate(p.decide)) return Error{origin + ": [decide] " + *bad};

@@ -26,9 +26,8 @@ std::string slurm_batch_script(const SlurmSpec& s) {
   // SIGTERM from scancel, the time limit or preemption ends the worker at
   // once; it puts its job back in the queue first (cli/farm_commands.cpp).
   out += "exec " + common::shell_quote(s.driftwatch) + " --data-dir " + common::shell_quote(s.data_dir.string()) +
-         " worker --project " + common::shell_quote(s.project) + fmt::format(" -j {} --idle-exit {} --retry-backoff {}\n",
-                                                                           std::max(1, s.jobs), s.idle_exit,
-                                                                           s.retry_backoff);
+         " worker --project " + common::shell_quote(s.project) +
+         fmt::format(" -j {} --idle-exit {} --retry-backoff {}\n", std::max(1, s.jobs), s.idle_exit, s.retry_backoff);
   return out;
 }
 

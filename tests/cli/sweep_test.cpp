@@ -415,8 +415,8 @@ TEST_CASE("commit subjects and authors holding HTML, quotes, newlines and invali
   auto raw = p.dir / "hostile-commit";
   std::ofstream(raw, std::ios::binary)
       << "tree " << p.git({"rev-parse", "HEAD^{tree}"}) << "\nparent " << p.git({"rev-parse", "HEAD"})
-      << "\nauthor Eve \xff \"q\" <eve@example.org> " << when << " +0000\ncommitter Eve \xff <eve@example.org> "
-      << when << " +0000\n\n<script>alert(1)</script> 'q' \"qq\" \xfe\x01\x1b[31m\nsecond line\n";
+      << "\nauthor Eve \xff \"q\" <eve@example.org> " << when << " +0000\ncommitter Eve \xff <eve@example.org> " << when
+      << " +0000\n\n<script>alert(1)</script> 'q' \"qq\" \xfe\x01\x1b[31m\nsecond line\n";
   common::ProcessSpec git;
   git.argv = {"git", "-C", p.repo, "hash-object", "-t", "commit", "--literally", "-w", "--stdin"};
   git.stdin_file = raw;

@@ -450,7 +450,9 @@ TEST_CASE("a compile the machine failed once is tried again, and the module is m
   CHECK(r->summary.modules == static_cast<int>(r->modules.size()));
 }
 
-TEST_CASE("a compile out of memory once is tried again and measured, and the policy's out of memory every time is its failure") {
+TEST_CASE(
+    "a compile out of memory once is tried again and measured, and the policy's out of memory every time is its "
+    "failure") {
   testing::TempDir tmp;
   auto suite = testdata_suite(tmp);
   auto mark = tmp / "oom-once";

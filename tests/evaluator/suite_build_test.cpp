@@ -8,13 +8,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
 #include <fstream>
 #include <mutex>
 #include <thread>
 
-#include "common/read_file.h"
 #include "common/process.h"
+#include "common/read_file.h"
 #include "evaluator/corpus.h"
 #include "evaluator/files.h"
 #include "evaluator/suite_builder.h"

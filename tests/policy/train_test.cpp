@@ -113,7 +113,9 @@ TEST_CASE("train --resume refuses state another run made (modules, compiler, opt
   CHECK(r.error().message.find("was made with other training modules") != std::string::npos);
 }
 
-TEST_CASE("two trainings into one work directory at once: the second is refused, not mixed in, and a torn checkpoint is refused") {
+TEST_CASE(
+    "two trainings into one work directory at once: the second is refused, not mixed in, and a torn checkpoint is "
+    "refused") {
   testing::TempDir tmp;
   auto o = tiny_run(tmp);
   o.modules = {module_of(tmp, "sort")};

@@ -108,8 +108,8 @@ TEST_CASE("artifacts the cache could not keep apart, or named like the compiled 
     auto r = parse_recipe(std::string("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '") + dir + "'\n",
                           "r.toml");
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().message == std::string("r.toml: artifacts.compiler must name a file (e.g. \"{build}/bin/cc\"), not '") +
-                                   dir + "'");
+    CHECK(r.error().message ==
+          std::string("r.toml: artifacts.compiler must name a file (e.g. \"{build}/bin/cc\"), not '") + dir + "'");
   }
 }
 

@@ -76,8 +76,9 @@ TEST_CASE("a package listed twice or in an undeclared suite or with two build me
   CHECK(table_error(undeclared).find("package baz: suite 'nope' is not declared") != std::string::npos);
   std::string neither = std::string(kTable) + "[[package]]\nname = \"baz\"\nsuite = \"big\"\n";
   CHECK(table_error(neither).find("package baz: needs exactly one of") != std::string::npos);
-  std::string both = std::string(kTable) +
-                     "[[package]]\nname = \"baz\"\nsuite = \"big\"\nbuild = \"make\"\n[package.compile]\nsources = [\"a.c\"]\n";
+  std::string both =
+      std::string(kTable) +
+      "[[package]]\nname = \"baz\"\nsuite = \"big\"\nbuild = \"make\"\n[package.compile]\nsources = [\"a.c\"]\n";
   CHECK(table_error(both).find("package baz: needs exactly one of") != std::string::npos);
   std::string typo = std::string(kTable) + "[[package]]\nname = \"baz\"\nsuite = \"big\"\nbuild = \"x\"\nbiuld = 1\n";
   CHECK(table_error(typo).find("package baz: unknown key 'biuld'") != std::string::npos);
