@@ -70,8 +70,10 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
         default: return std::nullopt;
       }
       ++i;
-    } else if (i != t.size() || total != 0) {
-      return std::nullopt;  // "1h30" is ambiguous
+    } else {
+      // "15" alone could mean seconds or minutes: a recipe's build timeout
+      // read as 15 s would time out every build ("1h30" is as ambiguous).
+      return std::nullopt;
     }
     // Beyond kMaxDurationSeconds a time point minus it overflows (nanosecond
     // clocks end in 2262): "keep everything" must not wrap to "nothing".

@@ -17,8 +17,8 @@ std::string tail_lines(std::string_view text, int n);
 std::string last_line(std::string_view text);
 /// The longest duration parse_duration takes: 100 years.
 inline constexpr long kMaxDurationSeconds = 36525L * 86400;
-/// "90s", "20m", "2h", "1h30m", "30d" or a bare number of seconds, at most
-/// kMaxDurationSeconds.
+/// "90s", "20m", "2h", "1h30m", "30d", at most kMaxDurationSeconds; a
+/// number without its unit is refused.
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 /// Seconds since the epoch as "2026-01-31T12:00:00Z": a policy file's creation time.
 std::string iso_utc(std::int64_t seconds);

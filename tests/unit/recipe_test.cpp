@@ -92,6 +92,9 @@ TEST_CASE("a [compile] timeout is read as a duration and is part of what the rec
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message == "d.toml: compile.timeout must be a duration like \"5m\", not \"soon\"");
   CHECK_FALSE(parse_recipe(base + "timeout = 30\n", "e.toml").ok());
+  // Without its unit, "10" could be seconds or minutes: refused, not read as 10 s.
+  CHECK(parse_recipe(base + "timeout = '10'\n", "f.toml").error().message ==
+        "f.toml: compile.timeout must be a duration like \"5m\", not \"10\"");
 }
 
 TEST_CASE("artifacts the cache could not keep apart, or named like the compiled module, are refused") {

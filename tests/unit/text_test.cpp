@@ -23,7 +23,8 @@ TEST_CASE("last_line skips trailing blank lines") {
 }
 
 TEST_CASE("parse_duration") {
-  CHECK(parse_duration("90")->count() == 90);
+  CHECK(parse_duration("90s")->count() == 90);
+  CHECK_FALSE(parse_duration("90").has_value());  // seconds or minutes? refused, never guessed
   CHECK(parse_duration("20m")->count() == 1200);
   CHECK(parse_duration("1h30m")->count() == 5400);
   CHECK(parse_duration("2d")->count() == 172800);
