@@ -179,30 +179,19 @@ common::Result<std::string> fill(const std::string& text, const std::map<std::st
   return out;
 }
 
-/// The first placeholder of a shell command written inside quotes
-/// ('{build}', "{source}/x"): each is filled as one shell word, quoted as
-/// needed, so quotes around it close and reopen that quoting, and a path
-/// holding a space splits in two. Such a build fails on every check-in
-/// only once a data directory's path has a space, and is cached as broken.
+/// The first placeholder of a shell command written right after an opening
+/// quote ('{build}', "{source}/x"). Each is filled as one shell word, quoted
+/// as needed: inside quotes that quoting is literal, so a path holding a
+/// space (a data directory's) breaks every build, which is then cached as
+/// broken. Only that unmistakable form is refused: a placeholder deeper in a
+/// quoted string (`sh -c '… {build} …'`, "$(dirname {build})") may be
+/// deliberate, and {jobs} is a number.
 std::optional<std::string> quoted_placeholder(const std::string& command) {
-  char quote = 0;
-  for (size_t i = 0; i < command.size(); ++i) {
-    char c = command[i];
-    if (quote == '\'' ? c == '\'' : quote == '"' ? c == '"' : (c == '\'' || c == '"')) {
-      quote = quote ? 0 : c;
-      continue;
-    }
-    if (c == '\\' && quote != '\'') {
-      ++i;
-      continue;
-    }
-    if (c != '{') continue;
-    if (i + 1 < command.size() && command[i + 1] == '{') {
-      ++i;
-      continue;
-    }
-    auto key = i > 0 && command[i - 1] == '$' ? std::nullopt : placeholder_at(command, i);
-    if (key && quote) return "{" + *key + "}";
+  for (size_t i = 1; i < command.size(); ++i) {
+    char q = command[i - 1];
+    if (command[i] != '{' || (q != '\'' && q != '"') || (i >= 2 && command[i - 2] == '\\')) continue;
+    auto key = placeholder_at(command, i);
+    if (key && *key != "jobs") return "{" + *key + "}";
   }
   return std::nullopt;
 }
@@ -268,7 +257,9 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     auto file = std::filesystem::path(path).filename().string();
     // Its file is copied into the cache: a directory (or nothing) would be
     // missing from every check-in's build, and cached as that check-in's.
-    if (file.empty() || file == "." || file == ".." || file == "{build}" || file == "{source}")
+    auto whole_placeholder = !file.empty() && file.front() == '{' && placeholder_at(file, 0) &&
+                             placeholder_at(file, 0)->size() + 2 == file.size();
+    if (file.empty() || file == "." || file == ".." || whole_placeholder)
       return Error{origin + ": artifacts." + name + " must name a file (e.g. \"{build}/bin/cc\"), not " +
                    common::quoted(path)};
     if (auto [it, fresh] = by_file.emplace(file, name); !fresh)

@@ -109,8 +109,18 @@ void run_decide(Context& ctx, const DecideArgs& a) {
     print_decision(report);
   ctx.exit_code = report.retrain ? 1 : 0;
   if (!report.retrain || !a.act) return;
-  // At the check-in the verdict was measured on (built already), so that a
-  // candidate rejected there is not trained again until a later one is measured.
+  // A candidate trained at the active policy's own training check-in,
+  // warm-started from it, could only be the same policy: hours for nothing.
+  if (report.measured_head == report.baseline) {
+    fmt::print(a.json ? stderr : stdout,
+               "not retrained: the newest measured check-in is the policy's own training check-in {}; sweep later "
+               "check-ins first (`driftwatch sweep`)\n",
+               report.baseline.substr(0, 12));
+    return;
+  }
+  // At the check-in the verdict was measured on (usually built already), so
+  // that a candidate rejected there is not trained again until a later one
+  // is measured.
   auto r = sweep::run_retrain(database, retrain_options(ctx, project, report.measured_head, "", 0));
   print_retrain(r, a.json ? stderr : stdout);
   if (r.promoted) ctx.exit_code = 0;  // the retrain the verdict asked for is done

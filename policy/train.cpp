@@ -575,6 +575,10 @@ common::Result<common::FileLock> claim_work_dir(const TrainOptions& o, bool& res
                                                                    fs::exists(o.work_dir / "gate");
   bool same_search = saved.is_object() && saved.value("search", nlohmann::json()) == key.at("search");
   resume = o.resume || (o.resume_if_same && saved == key);
+  // Resuming of its own accord (retrain), a run whose checkpoint cannot be
+  // read starts afresh rather than fail every night until someone clears it;
+  // asked to resume (--resume), it is refused (load_checkpoint).
+  if (resume && !o.resume && !load_checkpoint(o.work_dir)) resume = false;
   if (o.resume && ((searched && !same_search) || (checkpointed && saved != key)))
     return common::Error{"cannot resume: the training state in " + o.work_dir.string() + " was made with " +
                          what_differs(saved, key) + "; train again without --resume"};

@@ -413,3 +413,27 @@ TEST_CASE("a policy trained before the project's since is judged from the first 
   CHECK(d.output.find("(not evaluated: before the project's range, or its build or evaluation failed; from the "
                       "first check-in evaluated after it)") != std::string::npos);
 }
+
+TEST_CASE("decide --act does not retrain at the policy's own training check-in when nothing later is measured") {
+  Project p;
+  p.make_small();
+  auto head = p.git({"rev-parse", "HEAD"});
+  p.track_policy_trained_at(head);
+  p.sweep_ok();
+  // Two check-ins land that no sweep has measured yet: the age rule counts them.
+  for (const char* subject : {"one", "two"}) {
+    auto c = p.git({"-c", "user.name=N", "-c", "user.email=n@example.org", "commit-tree", "HEAD^{tree}", "-p", "HEAD",
+                    "-m", subject});
+    REQUIRE(c.size() == 40);
+    p.git({"update-ref", "HEAD", c});
+  }
+  p.set("age = false", "age = true");
+  p.set("max_age_checkins = 0", "max_age_checkins = 1");
+  auto act = p.run({"decide", "--config", p.config, "--act"});
+  INFO(act.output);
+  CHECK(act.output.find("FIRED  age") != std::string::npos);
+  CHECK(act.output.find("not retrained: the newest measured check-in is the policy's own training check-in " +
+                        head.substr(0, 12)) != std::string::npos);
+  CHECK(act.exit_code == 1);
+  CHECK(p.psql("SELECT count(*) FROM project_policies WHERE state <> 'active'") == "0");  // no candidate
+}

@@ -599,6 +599,9 @@ TEST_CASE("eval of a cache entry that builds of two recipes share is refused, no
   auto at = text.find(from);
   REQUIRE_MESSAGE(at != std::string::npos, from);
   text.replace(at, from.size(), to);
+  auto shared = text.find("share_agreeing_defaults = true");  // sound at -Oz only: refused at -Os
+  REQUIRE(shared != std::string::npos);
+  text.replace(shared, 30, "share_agreeing_defaults = false");
   auto recipe = (p.dir / "at-os.toml").string();
   std::ofstream(recipe) << text;
   // Named with the entry, that recipe would be ignored for the entry's own line: refused.

@@ -136,6 +136,13 @@ TEST_CASE(
   REQUIRE_FALSE(torn.ok());
   CHECK(torn.error().message ==
         "cannot resume: " + (o.work_dir / "checkpoint.json").string() + " is corrupt (train again without --resume)");
+  // Retrain's way (resuming only its own run, of its own accord): afresh, not refused every night.
+  o.resume = false;
+  o.resume_if_same = true;
+  auto afresh = train(o);
+  CHECK_MESSAGE(afresh.ok(), afresh.error().message);
+  auto rewritten = nlohmann::json::parse(std::ifstream(o.work_dir / "checkpoint.json"), nullptr, false);
+  CHECK_FALSE(rewritten.is_discarded());
 }
 
 TEST_CASE("a task that throws on a worker thread is that task's error, and the others run") {

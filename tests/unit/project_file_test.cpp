@@ -46,6 +46,8 @@ TEST_CASE("a failed job's retry backoff is a duration") {
   CHECK(p->retry_backoff == 120);
   CHECK(error_of(std::string(kMinimal) + "[run]\nretry_backoff = \"soon\"\n") ==
         "driftwatch.toml:8: run.retry_backoff must be a duration such as \"30s\", \"5m\" or \"1h\"");
+  CHECK(error_of(std::string(kMinimal) + "[run]\nretry_backoff = \"1h\"\n") ==
+        "driftwatch.toml: run.retry_backoff must be at most 10m");
   CHECK(error_of(std::string(kMinimal) + "[run]\nretry_backoff = \"30\"\n") ==
         "driftwatch.toml:8: run.retry_backoff must be a duration such as \"30s\", \"5m\" or \"1h\"");
   CHECK(error_of(std::string(kMinimal) + "[run]\nretry_backoff = \"-5s\"\n") ==

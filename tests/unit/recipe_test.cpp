@@ -107,7 +107,7 @@ TEST_CASE("artifacts the cache could not keep apart, or named like the compiled 
   REQUIRE_FALSE(input.ok());
   CHECK(input.error().message == "r.toml: artifact name 'input' is taken: {input} is the module being compiled");
   // A directory is no file to cache: every check-in's build would lack it.
-  for (const char* dir : {"", "{build}", "{build}/bin/", "{source}"}) {
+  for (const char* dir : {"", "{build}", "{build}/bin/", "{source}", "{data}"}) {
     auto r = parse_recipe(std::string("name = 'x'\n[build]\ncommand = 'make'\n[artifacts]\ncompiler = '") + dir + "'\n",
                           "r.toml");
     REQUIRE_FALSE(r.ok());
@@ -128,6 +128,9 @@ TEST_CASE("a placeholder written inside a shell command's quotes is refused: it 
   // Bare, escaped or beside a quoted word, and the shell's own braces in quotes, are fine.
   CHECK(err("ninja -C {build} 'all' && echo \\\"${HOME}\\\" \\\\'{jobs}") == "accepted");
   CHECK(err("awk '{{print $1}' log && make -C {build}") == "accepted");
+  // Deeper in a quoted string it may be deliberate: a command run by sh -c, a command substitution.
+  CHECK(err("sh -c 'sleep 3; touch {build}/late' & wait") == "accepted");
+  CHECK(err("cd \\\"$(dirname {build})\\\" && make '-j{jobs}' && echo # don't") == "accepted");
   auto configure = parse_recipe(
       "name = 'x'\n[configure]\ncommand = \"cmake -S '{source}'\"\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n",
       "r.toml");
