@@ -206,10 +206,7 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   // that night's head: with a new check-in on top (not swept), the candidate
   // rejected at the last measured one is not trained again.
   auto swept_head = p.git({"rev-parse", "HEAD"});
-  auto tonight = p.git({"-c", "user.name=N", "-c", "user.email=n@example.org", "commit-tree", "HEAD^{tree}", "-p",
-                        "HEAD", "-m", "tonight"});
-  REQUIRE(tonight.size() == 40);
-  p.git({"update-ref", "HEAD", tonight});
+  p.commit_on_top("tonight");
   p.set("age = false", "age = true");
   p.set("max_age_checkins = 0", "max_age_checkins = 1");
   auto act = p.run({"decide", "--config", p.config, "--act"});
@@ -421,12 +418,7 @@ TEST_CASE("decide --act does not retrain at the policy's own training check-in w
   p.track_policy_trained_at(head);
   p.sweep_ok();
   // Two check-ins land that no sweep has measured yet: the age rule counts them.
-  for (const char* subject : {"one", "two"}) {
-    auto c = p.git({"-c", "user.name=N", "-c", "user.email=n@example.org", "commit-tree", "HEAD^{tree}", "-p", "HEAD",
-                    "-m", subject});
-    REQUIRE(c.size() == 40);
-    p.git({"update-ref", "HEAD", c});
-  }
+  for (const char* subject : {"one", "two"}) p.commit_on_top(subject);
   p.set("age = false", "age = true");
   p.set("max_age_checkins = 0", "max_age_checkins = 1");
   auto act = p.run({"decide", "--config", p.config, "--act"});

@@ -127,6 +127,15 @@ struct Project {
     g.argv.insert(g.argv.end(), a.begin(), a.end());
     return common::trim(common::run_process(g).take().output);
   }
+  /// An empty check-in on top of the history, which no sweep has seen
+  /// (tonight's, say): HEAD moves to it. Returns its sha.
+  std::string commit_on_top(const std::string& subject) const {
+    auto sha = git({"-c", "user.name=N", "-c", "user.email=n@example.org", "commit-tree", "HEAD^{tree}", "-p", "HEAD",
+                    "-m", subject});
+    REQUIRE(sha.size() == 40);
+    git({"update-ref", "HEAD", sha});
+    return sha;
+  }
   /// A query on the project's own database.
   std::string psql(const std::string& sql) const { return psql(dsn, sql); }
   static std::string psql(const std::string& db, const std::string& sql) {
