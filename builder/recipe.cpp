@@ -179,19 +179,59 @@ common::Result<std::string> fill(const std::string& text, const std::map<std::st
   return out;
 }
 
-/// The first placeholder of a shell command written right after an opening
-/// quote ('{build}', "{source}/x"). Each is filled as one shell word, quoted
-/// as needed: inside quotes that quoting is literal, so a path holding a
-/// space (a data directory's) breaks every build, which is then cached as
-/// broken. Only that unmistakable form is refused: a placeholder deeper in a
-/// quoted string (`sh -c '… {build} …'`, "$(dirname {build})") may be
-/// deliberate, and {jobs} is a number.
+/// The first placeholder of a shell command written inside quotes
+/// ('{build}', "-B{build}", sh -c '… {build} …'). Each is filled as one
+/// shell word, quoted as needed, and inside quotes that quoting is literal:
+/// once a path holds a space (a data directory's) every build fails, and is
+/// cached as broken. A command substitution starts its quoting afresh
+/// ("$(dirname {build})" is fine), a comment is not run, and {jobs} is a
+/// number that is never quoted.
 std::optional<std::string> quoted_placeholder(const std::string& command) {
-  for (size_t i = 1; i < command.size(); ++i) {
-    char q = command[i - 1];
-    if (command[i] != '{' || (q != '\'' && q != '"') || (i >= 2 && command[i - 2] == '\\')) continue;
-    auto key = placeholder_at(command, i);
-    if (key && *key != "jobs") return "{" + *key + "}";
+  // Quoting contexts, innermost last: '\'', '"', or '(' for a $( … ) that
+  // resets quoting (as does a `…` substitution, '`').
+  std::vector<char> open;
+  auto quoted = [&] { return !open.empty() && (open.back() == '\'' || open.back() == '"'); };
+  for (size_t i = 0; i < command.size(); ++i) {
+    char c = command[i];
+    char in = open.empty() ? 0 : open.back();
+    if (in == '\'' && c == '\'') {
+      open.pop_back();
+      continue;
+    }
+    if (in == '\'' && c != '{') continue;
+    if (c == '\\' && in != '\'') {
+      ++i;
+      continue;
+    }
+    if (c == '$' && in != '\'' && i + 1 < command.size() && command[i + 1] == '(') {
+      open.push_back('(');
+      ++i;
+      continue;
+    }
+    if (c == '`') {
+      if (in == '`') open.pop_back();
+      else open.push_back('`');
+      continue;
+    }
+    if (in == '"') {
+      if (c == '"') open.pop_back();
+    } else if (c == '\'' || c == '"') {
+      open.push_back(c);
+      continue;
+    } else if (c == ')' && in == '(') {
+      open.pop_back();
+      continue;
+    } else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(command[i - 1])))) {
+      while (i < command.size() && command[i] != '\n') ++i;  // a comment, to the end of its line
+      continue;
+    }
+    if (c != '{') continue;
+    if (i + 1 < command.size() && command[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    auto key = i > 0 && command[i - 1] == '$' ? std::nullopt : placeholder_at(command, i);
+    if (key && *key != "jobs" && quoted()) return "{" + *key + "}";
   }
   return std::nullopt;
 }
@@ -240,7 +280,8 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
        {std::pair{"configure.command", &r.configure}, std::pair{"build.command", &r.build}})
     if (auto p = quoted_placeholder(*command))
       return Error{origin + ": " + key + " quotes " + *p +
-                   ": write it bare (it becomes one shell word, quoted as needed)"};
+                   ": write it bare, it becomes one shell word quoted as needed (for sh -c '…', pass it as an "
+                   "argument: sh -c '… \"$1\" …' sh " + *p + ")"};
   auto env = string_table(root, "env", origin);
   if (!env) return env.error();
   r.env = *env;

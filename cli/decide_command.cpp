@@ -111,7 +111,11 @@ void run_decide(Context& ctx, const DecideArgs& a) {
   if (!report.retrain || !a.act) return;
   // A candidate trained at the active policy's own training check-in,
   // warm-started from it, could only be the same policy: hours for nothing.
-  if (report.measured_head == report.baseline) {
+  // (Unless the policy cannot run there: then it is trained afresh.)
+  bool features_fired = false;
+  for (const auto& s : report.suites)
+    for (const auto& o : s.rules) features_fired = features_fired || (o.rule == "features" && o.fired);
+  if (report.measured_head == report.baseline && !features_fired) {
     fmt::print(a.json ? stderr : stdout,
                "not retrained: the newest measured check-in is the policy's own training check-in {}; sweep later "
                "check-ins first (`driftwatch sweep`)\n",

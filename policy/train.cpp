@@ -576,17 +576,21 @@ common::Result<common::FileLock> claim_work_dir(const TrainOptions& o, bool& res
   bool same_search = saved.is_object() && saved.value("search", nlohmann::json()) == key.at("search");
   resume = o.resume || (o.resume_if_same && saved == key);
   // Resuming of its own accord (retrain), a run whose checkpoint cannot be
-  // read starts afresh rather than fail every night until someone clears it;
-  // asked to resume (--resume), it is refused (load_checkpoint).
-  if (resume && !o.resume && !load_checkpoint(o.work_dir)) resume = false;
-  if (o.resume && ((searched && !same_search) || (checkpointed && saved != key)))
-    return common::Error{"cannot resume: the training state in " + o.work_dir.string() + " was made with " +
-                         what_differs(saved, key) + "; train again without --resume"};
+  // read starts its network over (its search is kept) rather than fail every
+  // night until someone clears it; asked to (--resume), it is refused
+  // (load_checkpoint).
   std::error_code ec;
-  if (!resume) {  // a fresh run: nothing an earlier one left is read
+  auto remove_checkpoints = [&] {
     fs::remove(o.work_dir / "checkpoint.json", ec);
     for (const auto& e : fs::directory_iterator(o.work_dir, ec))
       if (e.path().filename().string().rfind("checkpoint-", 0) == 0) fs::remove(e.path(), ec);
+  };
+  if (resume && !o.resume && !load_checkpoint(o.work_dir)) remove_checkpoints();
+  if (o.resume && ((searched && !same_search) || (checkpointed && saved != key)))
+    return common::Error{"cannot resume: the training state in " + o.work_dir.string() + " was made with " +
+                         what_differs(saved, key) + "; train again without --resume"};
+  if (!resume) {  // a fresh run: nothing an earlier one left is read
+    remove_checkpoints();
     fs::remove_all(o.work_dir / "search", ec);
     fs::remove_all(o.work_dir / "gate", ec);
   }
@@ -603,7 +607,9 @@ bool can_resume(const TrainOptions& o) {
   if (!in) return false;
   bool has_state = fs::exists(o.work_dir / "checkpoint.json") || fs::exists(o.work_dir / "search") ||
                    fs::exists(o.work_dir / "gate");
-  return has_state && nlohmann::json::parse(in, nullptr, false) == run_key(o);  // both parts: retrain's own run
+  // An unreadable checkpoint is not resumed (claim_work_dir): the run starts over.
+  return has_state && nlohmann::json::parse(in, nullptr, false) == run_key(o) &&  // both parts: retrain's own run
+         load_checkpoint(o.work_dir).ok();
 }
 
 namespace {

@@ -139,6 +139,7 @@ TEST_CASE(
   // Retrain's way (resuming only its own run, of its own accord): afresh, not refused every night.
   o.resume = false;
   o.resume_if_same = true;
+  CHECK_FALSE(can_resume(o));  // said as a fresh start, not "resuming"
   auto afresh = train(o);
   CHECK_MESSAGE(afresh.ok(), afresh.error().message);
   auto rewritten = nlohmann::json::parse(std::ifstream(o.work_dir / "checkpoint.json"), nullptr, false);

@@ -479,7 +479,7 @@ TEST_CASE("a step left running by a SIGKILLed driftwatch (ninja under the shell,
   // directory: the mark is outside it).
   auto recipe = builder::parse_recipe(
                     "name = 'orphan'\n[build]\ncommand = \"\"\"if [ -e {data}/first ]; then exit 3; fi; "
-                    "touch {data}/first; sh -c 'sleep 3; touch {build}/late' & "
+                    "touch {data}/first; sh -c 'sleep 3; touch \\\"$1\\\"/late' sh {build} & "
                     "perl -e 'setpgrp(0, 0); open(my $g, \">\", \"$ARGV[0]/grouped\"); close($g); sleep 3; "
                     "open(my $f, \">\", \"$ARGV[0]/late2\")' {build}; wait\"\"\"\n"
                     "[artifacts]\ncompiler = 'bin/x'\n",

@@ -121,16 +121,23 @@ TEST_CASE("a placeholder written inside a shell command's quotes is refused: it 
     auto r = parse_recipe("name = 'x'\n[build]\ncommand = \"" + build + "\"\n[artifacts]\na = 'bin/a'\n", "r.toml");
     return r.ok() ? std::string("accepted") : r.error().message;
   };
-  CHECK(err("ninja -C '{build}'") ==
-        "r.toml: build.command quotes {build}: write it bare (it becomes one shell word, quoted as needed)");
-  CHECK(err("cd \\\"{source}/sub\\\" && make") ==
-        "r.toml: build.command quotes {source}: write it bare (it becomes one shell word, quoted as needed)");
+  auto refused = [](const char* p) {
+    return std::string("r.toml: build.command quotes ") + p +
+           ": write it bare, it becomes one shell word quoted as needed (for sh -c '…', pass it as an argument: sh -c "
+           "'… \"$1\" …' sh " + p + ")";
+  };
+  CHECK(err("ninja -C '{build}'") == refused("{build}"));
+  CHECK(err("cd \\\"{source}/sub\\\" && make") == refused("{source}"));
+  CHECK(err("cmake \\\"-B{build}\\\"") == refused("{build}"));
+  // Inside sh -c '…' the filled path's own quotes would end the string.
+  CHECK(err("sh -c 'sleep 3; touch {build}/late' & wait") == refused("{build}"));
   // Bare, escaped or beside a quoted word, and the shell's own braces in quotes, are fine.
   CHECK(err("ninja -C {build} 'all' && echo \\\"${HOME}\\\" \\\\'{jobs}") == "accepted");
   CHECK(err("awk '{{print $1}' log && make -C {build}") == "accepted");
-  // Deeper in a quoted string it may be deliberate: a command run by sh -c, a command substitution.
-  CHECK(err("sh -c 'sleep 3; touch {build}/late' & wait") == "accepted");
-  CHECK(err("cd \\\"$(dirname {build})\\\" && make '-j{jobs}' && echo # don't") == "accepted");
+  // A command substitution quotes afresh, {jobs} is a number, a comment is not run, and a quote that closed is closed.
+  CHECK(err("cd \\\"$(dirname {build})\\\" && make '-j{jobs}' && echo x # don't") == "accepted");
+  CHECK(err("sh -c 'sleep 3; touch \\\"$1\\\"/late' sh {build} && echo 'x'{build} `ls {data}`") == "accepted");
+  CHECK(err("echo '${HOME} {{x}' && make -C {build}") == "accepted");  // neither is a placeholder
   auto configure = parse_recipe(
       "name = 'x'\n[configure]\ncommand = \"cmake -S '{source}'\"\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n",
       "r.toml");
