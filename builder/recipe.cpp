@@ -209,8 +209,10 @@ std::optional<std::string> quoted_placeholder(const std::string& command) {
       continue;
     }
     if (c == '`') {
-      if (in == '`') open.pop_back();
-      else open.push_back('`');
+      if (in == '`')
+        open.pop_back();
+      else
+        open.push_back('`');
       continue;
     }
     if (in == '"') {
@@ -281,7 +283,8 @@ common::Result<Recipe> parse_recipe(const std::string& text, const std::string& 
     if (auto p = quoted_placeholder(*command))
       return Error{origin + ": " + key + " quotes " + *p +
                    ": write it bare, it becomes one shell word quoted as needed (for sh -c '…', pass it as an "
-                   "argument: sh -c '… \"$1\" …' sh " + *p + ")"};
+                   "argument: sh -c '… \"$1\" …' sh " +
+                   *p + ")"};
   auto env = string_table(root, "env", origin);
   if (!env) return env.error();
   r.env = *env;

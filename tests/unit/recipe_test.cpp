@@ -124,7 +124,8 @@ TEST_CASE("a placeholder written inside a shell command's quotes is refused: it 
   auto refused = [](const char* p) {
     return std::string("r.toml: build.command quotes ") + p +
            ": write it bare, it becomes one shell word quoted as needed (for sh -c '…', pass it as an argument: sh -c "
-           "'… \"$1\" …' sh " + p + ")";
+           "'… \"$1\" …' sh " +
+           p + ")";
   };
   CHECK(err("ninja -C '{build}'") == refused("{build}"));
   CHECK(err("cd \\\"{source}/sub\\\" && make") == refused("{source}"));
