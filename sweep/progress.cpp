@@ -40,6 +40,11 @@ void Progress::redraw(const std::string& detail) {
   std::fflush(stderr);
 }
 
+std::pair<int, int> Progress::counts() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {done_, total_};
+}
+
 void Progress::extend(int more) {
   std::lock_guard<std::mutex> lock(mutex_);
   total_ += more;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace sweep {
 
@@ -22,6 +23,8 @@ class Progress {
   void detail(const std::string& what, int done, int total);
   /// A line that is always printed (above the bar on a terminal).
   void line(const std::string& text);
+  /// Steps finished and planned, as the bar counts them.
+  std::pair<int, int> counts();
 
  private:
   std::string status() const;

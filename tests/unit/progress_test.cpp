@@ -16,5 +16,9 @@ TEST_CASE("a progress bar given more finished jobs than it started with stretche
     CHECK_NOTHROW(p.step("eval left queued by an interrupted sweep"));
     CHECK_NOTHROW(p.detail("eval", 3, 5));
     CHECK_NOTHROW(p.step("and another"));
+    // The bar stretched to what finished: 3 of 3, never 3 of 1.
+    CHECK(p.counts() == std::pair<int, int>{3, 3});
+    p.extend(2);  // bisection's evaluations joined
+    CHECK(p.counts() == std::pair<int, int>{3, 5});
   }
 }
