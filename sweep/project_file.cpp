@@ -223,7 +223,7 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
     return Error{origin + ": notify.webhook must be an http:// or https:// URL"};
   // A worker waits 10 min at most between attempts, and its --retry-backoff
   // (a Slurm task's) takes no more either.
-  if (p.retry_backoff > 600) return Error{origin + ": run.retry_backoff must be at most 10m"};
+  if (p.retry_backoff > kMaxRetryBackoffSeconds) return Error{origin + ": run.retry_backoff must be at most 10m"};
   // 0 would not turn modules-flipped alerts off: it would open a
   // modules-failing alert on a single failing module.
   if (p.alerts.flipped_modules < 1) return Error{origin + ": alerts.flipped_modules must be at least 1"};

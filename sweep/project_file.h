@@ -20,6 +20,10 @@ struct Toolchain {
   std::string date;   ///< YYYY-MM-DD, orders the list with `label`
 };
 
+/// The longest a failed job waits for its next attempt, however many it
+/// failed: the worker's cap, and the most [run] retry_backoff may say.
+inline constexpr double kMaxRetryBackoffSeconds = 600;
+
 struct AlertSettings {
   double min_uplift_change = 0.002;  ///< a step of the suite uplift (fraction) that deserves an alert
   double min_total_change = 0.002;   ///< a step of the default's or the learned total (fraction)

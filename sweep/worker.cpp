@@ -21,6 +21,7 @@
 #include "sweep/evaluation_run.h"
 #include "sweep/plan.h"
 #include "sweep/progress.h"
+#include "sweep/project_file.h"
 #include "sweep/recording.h"
 #include "tracker/sampling.h"
 
@@ -133,7 +134,7 @@ class Executor {
   void fail_or_retry(db::Database& db, const db::Job& job, const std::string& why, JobEvent& ev,
                      bool machine_only = true) {
     if (job.attempts < job.max_attempts) {
-      double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), 600.0);
+      double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), kMaxRetryBackoffSeconds);
       db::retry_job_later(db, job.id, o_.owner,
                           fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, host_of(o_.owner), why),
                           backoff, machine_only);
