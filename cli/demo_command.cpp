@@ -73,11 +73,11 @@ void print_series(db::Database& database, const std::filesystem::path& data_dir,
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto history = repo.first_parent_history("HEAD").take();
   auto recipe = builder::load_recipe(p.recipe).take();
-  auto model = policy::PolicyModel::load(p.policy).take();
+  const auto policy_meta = policy::read_policy_metadata(p.policy).take();
   auto suite = sweep::select_suite(data_dir, p.suites.front());
   std::map<std::string, db::SeriesPoint> by_sha;
   for (auto& pt : sweep::series_of_repository(database, sweep::recorded_repository(database, repo, "HEAD"),
-                                              recipe.content_hash, model.metadata().content_hash, suite.manifest_hash))
+                                              recipe.content_hash, policy_meta.content_hash, suite.manifest_hash))
     by_sha[pt.sha] = std::move(pt);
   std::set<std::string> culprits;
   for (const auto& f : report.drift.findings) culprits.insert(f.culprit);

@@ -1,9 +1,11 @@
 #pragma once
 // The frozen learned heuristic: a small LibTorch MLP over normalized
-// features, and its file. LibTorch stays behind this header.
+// features, and its file. LibTorch stays behind this header, and out of the
+// driftwatch binary: it loads the LibTorch module (torch_backend.h) the first
+// time a network is needed, so that commands which only read the database
+// or a policy's metadata start in milliseconds, not a second.
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,10 @@ struct PolicyMetadata {
   std::string created;                ///< ISO 8601 UTC
   std::string content_hash;           ///< sha256 of the file's payload; set by save/load
 };
+
+/// A policy file's metadata, without LibTorch: everything is checked (its
+/// format, content hash and fields) but whether the weights fit the network.
+common::Result<PolicyMetadata> read_policy_metadata(const std::filesystem::path& path);
 
 /// Single-sample inference is fastest on one thread, and evaluations run
 /// one compile per core: call once before serving decisions.
@@ -66,10 +72,13 @@ class PolicyModel {
   struct Impl;
   Impl& impl() { return *impl_; }
   const Impl& impl() const { return *impl_; }
+  struct Backend;  ///< the LibTorch module's entry points (torch_backend.h)
 
  private:
-  explicit PolicyModel(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit PolicyModel(Impl* impl);
+  /// Owned. A raw pointer, so that code built without LibTorch's headers can
+  /// hold a network and hand it back to the module to destroy.
+  Impl* impl_ = nullptr;
 };
 
 }  // namespace policy

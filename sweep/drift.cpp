@@ -688,7 +688,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   auto repository_id = record_repository(db, repo, tip);  // a sweep writes: a moved checkout's path is recorded
   auto history = repo.cloned_history(tip).take();
   auto recipe = builder::load_recipe(p.recipe).take();
-  auto model = policy::PolicyModel::load(p.policy).take();
+  const auto policy_meta = policy::read_policy_metadata(p.policy).take();
   // Drift is the policy's since it was trained: check-ins before its
   // training check-in (a range that starts earlier, or a policy just
   // promoted at the head) are left to the series as it was, not bisected
@@ -701,7 +701,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     if (at == history.end()) return std::nullopt;
     return static_cast<std::size_t>(at - history.begin());
   };
-  const std::size_t trained_at = position_of(model.metadata().compiler_commit).value_or(0);
+  const std::size_t trained_at = position_of(policy_meta.compiler_commit).value_or(0);
   std::size_t start = trained_at;
   if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
   if (start == trained_at && start > 0 && o.workers.progress) {
@@ -719,12 +719,12 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   // Alerts of a series the project stopped tracking (a policy file replaced
   // by hand, a suite taken off its list) would stay open for ever: nothing
   // revisits them, the report leaves them out and `alerts --exit-code` fails.
-  db::follow_policy(db, p.name, model.metadata().content_hash);
+  db::follow_policy(db, p.name, policy_meta.content_hash);
   // So would those of changes before the training check-in, which no
   // analysis reaches now (found when drift was analysed over the whole
   // range, or by a `bisect --good` before it); not while such a bisect runs.
   if (o.bisect_from.empty() && trained_at > 0)
-    resolve_alerts_before(db, p.name, model.metadata().content_hash, history, trained_at);
+    resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at);
   std::vector<SelectedSuite> selected;
   std::vector<std::pair<std::string, std::string>> tracked_suites;
   for (const auto& suite_name : p.suites) {
@@ -743,7 +743,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     plan.recipe = p.recipe;
     plan.recipe_hash = recipe.content_hash;
     plan.policy = p.policy;
-    plan.policy_hash = model.metadata().content_hash;
+    plan.policy_hash = policy_meta.content_hash;
     plan.suites = {{suite_name, suite.manifest_hash}};
     SuiteAnalysis analysis(o, db, history, position, repository_id, plan, suite.suite.name);
     auto findings = analysis.run(report);

@@ -26,8 +26,7 @@ fs::path kept_policy_file(const fs::path& data_dir, const std::string& content_h
 TrackedPolicy lineage_policy(db::Database& db, const ProjectFile& p, bool file_may_be_gone) {
   if (file_may_be_gone && !fs::exists(p.policy))
     if (auto active = db::active_policy(db, p.name)) return from_row(*active);
-  auto model = policy::PolicyModel::load(p.policy).take();
-  const auto& meta = model.metadata();
+  const auto meta = policy::read_policy_metadata(p.policy).take();
   TrackedPolicy named{p.policy, meta.content_hash, meta.compiler_commit, 0};
   auto in_lineage = db::lineage_of(db, p.name, meta.content_hash);
   if (!in_lineage) return named;
@@ -48,7 +47,7 @@ TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::p
                              bool file_may_be_gone) {
   auto tracked = lineage_policy(db, p, file_may_be_gone);
   if (tracked.lineage_id != 0) return tracked;
-  auto model = policy::PolicyModel::load(p.policy).take();
+  const auto meta = policy::read_policy_metadata(p.policy).take();
   auto kept = kept_policy_file(data_dir, tracked.content_hash);
   common::ensure_writable_dir(kept.parent_path(), "policy directory");
   if (!fs::exists(kept)) {  // the file's own bytes: its content hash stays what it is
@@ -56,7 +55,6 @@ TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::p
     // would be the only file a rollback can go back to.
     common::write_file_atomically(kept, common::read_file(p.policy).take()).take();
   }
-  const auto& meta = model.metadata();
   db::LineageRow row;
   row.project = p.name;
   row.name = meta.name;

@@ -56,8 +56,7 @@ std::vector<std::string> strings(const json& d, const char* key) {
 }
 
 reports::PolicyInfo policy_info(const ProjectFile& p) {
-  auto model = policy::PolicyModel::load(p.policy).take();
-  const auto& m = model.metadata();
+  const auto m = policy::read_policy_metadata(p.policy).take();
   reports::PolicyInfo info{m.name, m.content_hash, p.policy, m.compiler_commit, m.corpus, m.created, {}};
   // Without a lineage in the database, the policy file's own metadata is the
   // lineage: itself and the policy it was warm-started from.
