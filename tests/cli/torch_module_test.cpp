@@ -1,0 +1,70 @@
+// The driftwatch binary loads LibTorch (bin/driftwatch-torch.so) only when a
+// command needs the network (policy/torch_backend.h): the real binary, with
+// the module it would load replaced by a missing file, a module of another
+// build, and a library that is no module.
+#include <doctest/doctest.h>
+
+#include "common/text.h"
+#include "tests/support/sweep_project.h"
+
+using testing::run_driftwatch;
+
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+Env module_at(const std::string& path) { return {{"DRIFTWATCH_TORCH_MODULE", path}}; }
+
+}  // namespace
+
+TEST_CASE("commands that read the database or name a policy run without the LibTorch module") {
+  testing::Project p;
+  p.make_small();
+  p.sweep_ok();
+  auto missing = module_at((p.dir / "missing.so").string());
+  struct Command {
+    std::vector<std::string> args;
+    int exit_code;
+  };
+  const std::vector<Command> commands = {
+      {{"alerts", "--config", p.config}, 0},
+      // 1: the tests' frozen policy loses on this suite, so the verdict is retrain.
+      {{"decide", "--config", p.config, "--json"}, 1},
+      {{"jobs"}, 0},
+      {{"policy", "list", "--config", p.config}, 0},
+      {{"report", "--config", p.config, "--out", (p.dir / "report").string(), "--format", "json,md"}, 0},
+  };
+  for (const auto& command : commands) {
+    auto r = run_driftwatch(p.args(command.args, p.dsn), missing);
+    INFO(command.args.front() << ": " << r.output);
+    CHECK(r.exit_code == command.exit_code);
+    CHECK(r.output.find("LibTorch") == std::string::npos);
+  }
+  CHECK(std::filesystem::exists(p.dir / "report" / "report.json"));
+}
+
+TEST_CASE("a command that needs the network names the module it cannot load, in one line, before any work") {
+  testing::Project p;
+  const std::string policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
+  const std::vector<std::string> eval = {"eval",   "--repo",   p.repo, "--build", "v1.0", "--suite",
+                                         "testdata", "--policy", policy};
+  struct Case {
+    std::string module, says;
+  };
+  for (const auto& c : {Case{(p.dir / "missing.so").string(), "cannot find driftwatch's LibTorch module"},
+                        Case{FAKE_TORCH_MODULE, "comes from another build of driftwatch"},
+                        Case{EMPTY_TORCH_MODULE, "not a driftwatch module"}}) {
+    auto r = run_driftwatch(p.args(eval, p.dsn), module_at(c.module));
+    INFO(r.output);
+    CHECK(r.exit_code != 0);
+    CHECK(r.output.find(c.says) != std::string::npos);
+    CHECK(r.output.find(c.module) != std::string::npos);
+    CHECK(common::trim(r.output).find('\n') == std::string::npos);
+    // Refused before the compiler was built or anything recorded.
+    CHECK(p.psql("SELECT count(*) FROM builds") == "0");
+  }
+  // With the module the build has, the same command measures.
+  auto ok = p.run(eval);
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+}
