@@ -1,10 +1,9 @@
 #include "policy/policy_file.h"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/hash.h"
@@ -21,11 +20,21 @@ constexpr const char* kKind = "driftwatch-inline-policy";
 constexpr int kFormat = 1;
 
 nlohmann::json to_json(const PolicyMetadata& m) {
-  return {{"kind", kKind},         {"format", kFormat},     {"name", m.name},
-          {"features", m.features}, {"mean", m.mean},       {"scale", m.scale},
-          {"hidden", m.hidden},     {"compiler_repo", m.compiler_repo}, {"compiler_commit", m.compiler_commit},
-          {"corpus", m.corpus},     {"seed", m.seed},       {"training", m.training},
-          {"parent", m.parent},     {"created", m.created},  {"margin", m.margin}};
+  return {{"kind", kKind},
+          {"format", kFormat},
+          {"name", m.name},
+          {"features", m.features},
+          {"mean", m.mean},
+          {"scale", m.scale},
+          {"hidden", m.hidden},
+          {"compiler_repo", m.compiler_repo},
+          {"compiler_commit", m.compiler_commit},
+          {"corpus", m.corpus},
+          {"seed", m.seed},
+          {"training", m.training},
+          {"parent", m.parent},
+          {"created", m.created},
+          {"margin", m.margin}};
 }
 
 /// What a metadata field holds, for the error that names a wrong one.
@@ -79,8 +88,8 @@ common::Result<PolicyMetadata> from_json(const std::string& text) {
                  j.at(field).type_name() + ")"};
   }
   // Its name is printed in terminals, reports and alerts: no escape sequences.
-  std::vector<const std::string*> texts = {&m.name, &m.compiler_repo, &m.compiler_commit, &m.corpus, &m.parent,
-                                           &m.created};
+  std::vector<const std::string*> texts = {&m.name,   &m.compiler_repo, &m.compiler_commit,
+                                           &m.corpus, &m.parent,        &m.created};
   for (const auto& f : m.features) texts.push_back(&f);
   for (const std::string* text : texts)
     if (common::has_control_characters(*text))
@@ -120,7 +129,9 @@ std::string policy_file_bytes(PolicyMetadata& metadata, const std::string& weigh
   auto meta = to_json(metadata).dump(2);
   metadata.content_hash = common::sha256_hex(meta + weights);
   std::ostringstream file;
-  file << kMagic << "\n" << kFormat << "\nmeta " << meta.size() << "\n" << meta << "weights " << weights.size() << "\n"
+  file << kMagic << "\n"
+       << kFormat << "\nmeta " << meta.size() << "\n"
+       << meta << "weights " << weights.size() << "\n"
        << weights << "sha256 " << metadata.content_hash << "\n";
   return file.str();
 }

@@ -48,7 +48,8 @@ const PolicyModel::Backend* load_module() {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) throw common::Fatal(std::string("cannot load driftwatch's LibTorch module: ") + dlerror());
     auto entry = reinterpret_cast<const void* (*)()>(dlsym(handle, "driftwatch_torch_backend"));
-    if (!entry) throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": not a driftwatch module");
+    if (!entry)
+      throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": not a driftwatch module");
     auto* table = static_cast<const PolicyModel::Backend*>(entry());
     if (std::strcmp(table->abi, kTorchBackendAbi) != 0 || table->size != sizeof(PolicyModel::Backend))
       throw common::Fatal("driftwatch's LibTorch module " + path.string() +
@@ -94,6 +95,8 @@ std::vector<bool> PolicyModel::features_read() const { return backend().features
 
 common::Result<TrainResult> train(const TrainOptions& options) { return backend().train(options); }
 bool can_resume(const TrainOptions& options) { return backend().can_resume(options); }
-PolicyModel gate_policy(const GateRule* rule, PolicyMetadata meta) { return backend().gate_policy(rule, std::move(meta)); }
+PolicyModel gate_policy(const GateRule* rule, PolicyMetadata meta) {
+  return backend().gate_policy(rule, std::move(meta));
+}
 
 }  // namespace policy

@@ -46,8 +46,8 @@ TEST_CASE("commands that read the database or name a policy run without the LibT
 TEST_CASE("a command that needs the network names the module it cannot load, in one line, before any work") {
   testing::Project p;
   const std::string policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
-  const std::vector<std::string> eval = {"eval",   "--repo",   p.repo, "--build", "v1.0", "--suite",
-                                         "testdata", "--policy", policy};
+  const std::vector<std::string> eval = {"eval",    "--repo",   p.repo,     "--build", "v1.0",
+                                         "--suite", "testdata", "--policy", policy};
   struct Case {
     std::string module, says;
   };
