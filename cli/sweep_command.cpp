@@ -35,8 +35,9 @@ void run_init(const InitArgs& a) {
   auto repo = a.repo.empty() ? std::string("../llvm-project") : fs::absolute(a.repo).lexically_normal().string();
   auto policy = fs::absolute(a.policy).lexically_normal().string();
   if (!fs::is_regular_file(policy)) throw common::Fatal("--policy " + a.policy + ": no such file");
-  // A truncated or foreign file is refused now, not at the first sweep.
-  auto model = policy::PolicyModel::load(policy).take();
+  // A truncated, corrupt or foreign file is refused now, not at the first
+  // sweep (which also loads its network, before any work).
+  const auto policy_meta = policy::read_policy_metadata(policy).take();
   // An llvm-project checkout gets its recipe and a year of history: the
   // sample compiler's recipe cannot build it, and a weekly grid over all of
   // LLVM's history (from 2001) would build hundreds of check-ins that no
@@ -60,7 +61,7 @@ void run_init(const InitArgs& a) {
         // the report measure from: a range starting after it would never
         // measure it, and LLVM builds of the months before it would be spent
         // on history the policy was trained after.
-        const auto& trained = model.metadata().compiler_commit;
+        const auto& trained = policy_meta.compiler_commit;
         if (auto t = trained.empty() ? common::Result<tracker::CommitInfo>(common::Error{""}) : git.commit(trained)) {
           from = t->time;
           since_why = "the policy's training check-in " + t->sha.substr(0, 12);
