@@ -16,6 +16,7 @@
 #include "common/process.h"
 #include "common/text.h"
 #include "db/jobs.h"
+#include "policy/model.h"
 #include "sweep/compiler_build.h"
 #include "sweep/job_listing.h"
 #include "sweep/worker.h"
@@ -103,6 +104,10 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
       throw common::Fatal("--kinds: unknown job kind '" + kind + "' (build, eval)");
     o.kinds.push_back(kind);
   }
+  // An evaluating worker loads LibTorch now: a missing module stops it here,
+  // not each job after its compiler is built, and a worker running for
+  // weeks keeps the module of its own build.
+  if (o.kinds.empty() || std::ranges::find(o.kinds, "eval") != o.kinds.end()) policy::load_network_runtime();
   auto database = ctx.database();  // starts the embedded server if needed, migrates
   // Not refused: workers may start before a new project's first sweep. But a
   // typo would wait for ever, claiming nothing, and say nothing.

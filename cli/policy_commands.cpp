@@ -98,6 +98,7 @@ void check_output_file(const fs::path& out) {
 void run_train(Context& ctx, const TrainArgs& a) {
   if (a.gate && !a.warm_start.empty()) throw common::Fatal("--gate fits three thresholds afresh: it takes no --warm-start");
   check_output_file(a.out);
+  policy::load_network_runtime();  // before the compiler (hours of LLVM) is built
   const std::string created = creation_time();
   // A mistyped or corrupt policy to start from is refused now, not after the
   // compiler (hours of LLVM) is built.
@@ -322,7 +323,8 @@ void run_show(Context& ctx, const LineageArgs& a) {
   }
   print_lineage_row(*row);
   fmt::print("file     {}\nsuites   {}\nfigures  {}\nreason   {}\ncreated  {}  updated {}\n", row->file,
-             row->suites_json, row->figures_json, row->reason, row->created_at, row->updated_at);
+             row->suites_json, row->figures_json, row->reason, common::utc_for_people(row->created_at),
+             common::utc_for_people(row->updated_at));
 }
 
 void run_promote(Context& ctx, const LineageArgs& a) {

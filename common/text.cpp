@@ -83,6 +83,12 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
   return std::chrono::seconds(total);
 }
 
+std::string utc_for_people(std::string_view iso) {
+  // YYYY-MM-DDTHH:MM:SSZ
+  if (iso.size() != 20 || iso[10] != 'T' || iso[19] != 'Z') return std::string(iso);
+  return std::string(iso.substr(0, 10)) + " " + std::string(iso.substr(11, 8)) + " UTC";
+}
+
 std::string iso_utc(std::int64_t seconds) {
   auto t = static_cast<std::time_t>(seconds);
   std::tm tm{};

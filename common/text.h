@@ -20,8 +20,12 @@ inline constexpr long kMaxDurationSeconds = 36525L * 86400;
 /// "90s", "20m", "2h", "1h30m", "30d", at most kMaxDurationSeconds; a
 /// number without its unit is refused.
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
-/// Seconds since the epoch as "2026-01-31T12:00:00Z": a policy file's creation time.
+/// Seconds since the epoch as "2026-01-31T12:00:00Z": every time driftwatch
+/// writes in JSON, a policy file or the database's answers.
 std::string iso_utc(std::int64_t seconds);
+/// An iso_utc() time as people read it, "2026-01-31 12:00:00 UTC"; any other
+/// text unchanged.
+std::string utc_for_people(std::string_view iso);
 /// Seconds as "1.2 s", "3 min 4 s", "1 h 2 min".
 std::string format_seconds(double seconds);
 /// A fraction as a signed percentage with two decimals: 0.0123 -> "+1.23%".

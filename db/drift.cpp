@@ -175,8 +175,8 @@ const char* kAlertColumns =
     "  COALESCE(p.name, ''), a.metric, COALESCE(cc.sha, ''), COALESCE(cc.subject, ''), COALESCE(cc.author, ''), "
     "  COALESCE(extract(epoch FROM cc.committed_at)::bigint, 0), COALESCE(g.sha, ''), COALESCE(fb.sha, ''), "
     "  COALESCE(rf.sha, ''), a.magnitude, a.details::text, a.notify_state, a.notify_error, a.notify_attempts, "
-    "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"'), "
-    "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"'), COALESCE(p.content_hash, ''), "
+    "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+    "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), COALESCE(p.content_hash, ''), "
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, '') "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
@@ -351,8 +351,8 @@ std::vector<AlertEvent> alert_events(Database& db, Id id) {
   return db.impl().guarded("reading alert events", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<AlertEvent> out;
-    for (const auto& r : tx.exec_params("SELECT state, who, note, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD "
-                                        "HH24:MI:SS \"UTC\"') FROM alert_events "
+    for (const auto& r : tx.exec_params("SELECT state, who, note, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+                                        " FROM alert_events "
                                         "WHERE alert_id = $1 ORDER BY id",
                                         id))
       out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>()});

@@ -86,7 +86,7 @@ struct AlertView {
   std::string notify_state, notify_error;
   bool hook_sent = false, webhook_sent = false;  ///< which channels have it: a failed one is retried alone
   int notify_attempts = 0;
-  std::string created_at, updated_at;
+  std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
 };
 
 /// Re-pins an alert a later sweep narrowed (bisection finished what an
@@ -129,7 +129,7 @@ int follow_suites(Database& db, const std::string& project,
                   const std::vector<std::pair<std::string, std::string>>& suites);
 
 struct AlertEvent {
-  std::string state, who, note, at;
+  std::string state, who, note, at;  ///< at: ISO 8601 UTC
 };
 std::vector<AlertEvent> alert_events(Database& db, Id id);
 

@@ -10,8 +10,8 @@ namespace {
 const char* kLineageColumns =
     "SELECT l.id, l.project, p.name, p.content_hash, COALESCE(l.parent_id, 0), l.file, l.trained_commit, "
     "  l.suites::text, l.figures::text, l.state, l.reason, "
-    "  to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"'), "
-    "  to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"') "
+    "  to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+    "  to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') "
     "FROM project_policies l JOIN policies p ON p.id = l.policy_id ";
 
 LineageRow lineage_row(const pqxx::row& r) {
@@ -203,7 +203,7 @@ std::vector<DecisionRow> list_decisions(Database& db, const std::string& project
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<DecisionRow> out;
     for (const auto& r : tx.exec_params(
-             "SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"'), verdict, first_commit, "
+             "SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), verdict, first_commit, "
              "  last_commit, evidence::text FROM retraining_decisions WHERE project = $1 ORDER BY id DESC",
              project))
       out.push_back({r[0].as<Id>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>(),

@@ -20,7 +20,7 @@ struct LineageRow {
   std::string suites_json = "{}", figures_json = "{}";
   std::string state;  ///< active, retired, candidate, rejected
   std::string reason;
-  std::string created_at, updated_at;
+  std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
 };
 
 /// The project's lineage, oldest first.
@@ -64,7 +64,7 @@ std::int64_t count_decisions(Database& db, const std::string& project);
 
 struct DecisionRow {
   Id id = 0;
-  std::string created_at;  ///< UTC, "YYYY-MM-DD HH:MI"
+  std::string created_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
   std::string verdict, first_commit, last_commit;
   std::string evidence_json = "{}";
 };

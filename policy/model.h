@@ -38,6 +38,13 @@ struct PolicyMetadata {
 /// format, content hash and fields) but whether the weights fit the network.
 common::Result<PolicyMetadata> read_policy_metadata(const std::filesystem::path& path);
 
+/// Loads LibTorch now, where the driftwatch binary would on first use: a
+/// command that will need a network calls it before any work, so that a
+/// missing module, or one of another build, stops it before a compiler is
+/// built or anything recorded (and a long-running worker keeps the module
+/// of its own build, whatever a rebuild puts beside it later).
+void load_network_runtime();
+
 /// Single-sample inference is fastest on one thread, and evaluations run
 /// one compile per core: call once before serving decisions.
 void use_one_thread();

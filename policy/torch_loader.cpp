@@ -27,7 +27,8 @@ constexpr const char* kModuleName = "driftwatch-torch.so";
 /// binary, under ../lib/driftwatch (an installed tree), or where it was built.
 std::vector<fs::path> module_candidates() {
   std::vector<fs::path> out;
-  if (const char* env = std::getenv("DRIFTWATCH_TORCH_MODULE"); env && *env) return {env};
+  // Absolute: dlopen would look a bare name up on the library path instead.
+  if (const char* env = std::getenv("DRIFTWATCH_TORCH_MODULE"); env && *env) return {fs::absolute(env)};
   std::error_code ec;
   auto self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -46,7 +47,8 @@ const PolicyModel::Backend* load_module() {
     // RTLD_NOW: a symbol the module needs and this binary lacks is named
     // here, not as a crash in the middle of a sweep.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) throw common::Fatal(std::string("cannot load driftwatch's LibTorch module: ") + dlerror());
+    if (!handle)
+      throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": " + dlerror());
     auto entry = reinterpret_cast<const void* (*)()>(dlsym(handle, "driftwatch_torch_backend"));
     if (!entry)
       throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": not a driftwatch module");
@@ -72,6 +74,7 @@ const PolicyModel::Backend& backend() {
 }  // namespace
 
 void use_one_thread() { backend().use_one_thread(); }
+void load_network_runtime() { (void)backend(); }
 
 PolicyModel::PolicyModel(Impl* impl) : impl_(impl) {}
 PolicyModel::PolicyModel(PolicyModel&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}

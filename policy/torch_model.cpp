@@ -42,6 +42,8 @@ void use_one_thread() {
   torch::set_num_threads(1);
 }
 
+void load_network_runtime() {}  // linked with LibTorch: loaded with the program
+
 PolicyModel::PolicyModel(Impl* impl) : impl_(impl) {}
 PolicyModel::PolicyModel(PolicyModel&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
 PolicyModel& PolicyModel::operator=(PolicyModel&& other) noexcept {

@@ -83,13 +83,13 @@ struct ReportAlert {
   std::vector<std::string> most_affected, win_to_loss, loss_to_win, features_missing, features_new;
   std::vector<std::string> failing;  ///< modules-failing: the modules the policy's compile fails on
   int bisect_evaluations = 0, range_size = 0;
-  std::string created_at, updated_at;
+  std::string created_at, updated_at;  ///< ISO 8601 UTC
   std::vector<AlertEventEntry> events;
 };
 
 /// A retraining decision with its evidence (filled once decisions are recorded).
 struct Decision {
-  std::string at, verdict, rule;
+  std::string at, verdict, rule;  ///< at: ISO 8601 UTC
   std::vector<std::string> evidence;
 };
 
@@ -148,7 +148,7 @@ struct SuiteOverview {
 
 struct ReportData {
   static constexpr int kSchemaVersion = 1;
-  std::string project, generated_at, commit_url;
+  std::string project, generated_at, commit_url;  ///< generated_at: ISO 8601 UTC
   PolicyInfo policy;
   std::string baseline_note;  ///< how the baseline was chosen
   std::vector<SuiteOverview> overview;

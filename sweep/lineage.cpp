@@ -47,7 +47,11 @@ TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::p
                              bool file_may_be_gone) {
   auto tracked = lineage_policy(db, p, file_may_be_gone);
   if (tracked.lineage_id != 0) return tracked;
-  const auto meta = policy::read_policy_metadata(p.policy).take();
+  // The whole network, weights and all: the copy kept here is the only file
+  // a rollback can go back to, and a root whose weights do not fit its
+  // metadata would be recorded active for good.
+  auto model = policy::PolicyModel::load(p.policy).take();
+  const auto& meta = model.metadata();
   auto kept = kept_policy_file(data_dir, tracked.content_hash);
   common::ensure_writable_dir(kept.parent_path(), "policy directory");
   if (!fs::exists(kept)) {  // the file's own bytes: its content hash stays what it is

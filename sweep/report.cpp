@@ -11,6 +11,7 @@
 
 #include "builder/recipe.h"
 #include "common/atomic_file.h"
+#include "common/text.h"
 #include "db/drift.h"
 #include "db/policies.h"
 #include "policy/model.h"
@@ -38,14 +39,7 @@ struct Format {
 };
 constexpr Format kFormats[] = {{"html", "index.html"}, {"md", "report.md"}, {"json", "report.json"}};
 
-std::string now_utc() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
+std::string now_utc() { return common::iso_utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())); }
 
 std::vector<std::string> strings(const json& d, const char* key) {
   if (d.is_discarded() || !d.contains(key) || !d[key].is_array()) return {};

@@ -166,6 +166,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto settings = training_settings(p.retrain.settings);
 
   // Everything that can be missing is checked before anything is built, trained or recorded.
+  policy::load_network_runtime();
   auto training = select_suite(o.data_dir, p.retrain.training_suite);
   std::optional<SelectedSuite> validation;
   if (!p.retrain.validation_suite.empty()) validation = select_suite(o.data_dir, p.retrain.validation_suite);
@@ -182,6 +183,9 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto repo = tracker::GitRepo::open(p.repo).take();
   auto recipe = builder::load_recipe(p.recipe).take();
   auto tracked = tracked_policy(db, p);
+  // Its network too (and with it LibTorch), before anything is built, trained
+  // or recorded: the candidate is judged against it.
+  (void)policy::PolicyModel::load(tracked.file).take();
   // What sweeps measure: the project's suites. Held-out suites of its own
   // (retrain.holdout) are evaluated here, never by a sweep, so asking for
   // their measurements would refuse every retrain for good.

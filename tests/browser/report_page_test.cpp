@@ -40,7 +40,7 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   auto partial = point("3333333333333333333333333333333333333333", 1768435200, 0.004, 1);
   reports::ReportData d;
   d.project = "page";
-  d.generated_at = "2026-12-03 12:00 UTC";
+  d.generated_at = "2026-12-03T12:00:00Z";
   d.suites = {{"holdout", "m1", {"a.c", "b.c"}, {first, zero, partial}}};
   d.overview = {{"holdout", first.commit, partial.commit, 0.01, 0.004, true, {}, -0.006}};
   reports::ReportAlert alert;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <regex>
 #include <mutex>
 #include <thread>
 
@@ -662,6 +663,8 @@ TEST_CASE("two deliveries of the same pending alert at once (cron's alerts notif
   for (auto at = hooked.find("\"created_at\":"); at != std::string::npos; at = hooked.find("\"created_at\":", at + 1))
     ++copies;
   CHECK(copies == 1);
+  // A program reads the time: ISO 8601 in UTC, to the second.
+  CHECK(std::regex_search(hooked, std::regex(R"re("created_at": ?"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")re")));
   CHECK((first.output + second.output).find("notifications: 1 sent, 0 failed") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "sent");
 }

@@ -4,7 +4,11 @@
 // build, and a library that is no module.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "common/text.h"
+#include "tests/support/policy_file.h"
 #include "tests/support/sweep_project.h"
 
 using testing::run_driftwatch;
@@ -21,6 +25,10 @@ TEST_CASE("commands that read the database or name a policy run without the LibT
   testing::Project p;
   p.make_small();
   p.sweep_ok();
+  // The first command that names the policy records it as the lineage's
+  // root, and loads its whole network to do so; the others read the row.
+  auto root = p.run({"policy", "list", "--config", p.config});
+  REQUIRE_MESSAGE(root.exit_code == 0, root.output);
   auto missing = module_at((p.dir / "missing.so").string());
   struct Command {
     std::vector<std::string> args;
@@ -43,7 +51,7 @@ TEST_CASE("commands that read the database or name a policy run without the LibT
   CHECK(std::filesystem::exists(p.dir / "report" / "report.json"));
 }
 
-TEST_CASE("a command that needs the network names the module it cannot load, in one line, before any work") {
+TEST_CASE("a command that needs the network names the module it cannot load in one line before any work") {
   testing::Project p;
   const std::string policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
   const std::vector<std::string> eval = {"eval",    "--repo",   p.repo,     "--build", "v1.0",
@@ -62,9 +70,57 @@ TEST_CASE("a command that needs the network names the module it cannot load, in 
     CHECK(common::trim(r.output).find('\n') == std::string::npos);
     // Refused before the compiler was built or anything recorded.
     CHECK(p.psql("SELECT count(*) FROM builds") == "0");
+    CHECK(!std::filesystem::exists(p.dir / "data" / "worktrees"));
   }
   // With the module the build has, the same command measures.
   auto ok = p.run(eval);
   INFO(ok.output);
   CHECK(ok.exit_code == 0);
+}
+
+TEST_CASE("train and retrain and an evaluating worker stop on a missing LibTorch module before building or recording") {
+  testing::Project p;
+  auto missing = module_at((p.dir / "missing.so").string());
+  const std::vector<std::vector<std::string>> commands = {
+      {"train", "--repo", p.repo, "--build", "v1.0", "--suite", "testdata", "--out", (p.dir / "new.policy").string()},
+      {"retrain", "--config", p.config},
+      {"worker", "--project", "toy", "--idle-exit", "1"},
+  };
+  for (const auto& command : commands) {
+    auto r = run_driftwatch(p.args(command, p.dsn), missing);
+    INFO(command.front() << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("cannot find driftwatch's LibTorch module") != std::string::npos);
+  }
+  CHECK(p.psql("SELECT count(*) FROM builds") == "0");
+  CHECK(p.psql("SELECT count(*) FROM project_policies") == "0");
+  CHECK(!std::filesystem::exists(p.dir / "data" / "worktrees"));  // no compiler checked out, let alone built
+  CHECK(!std::filesystem::exists(p.dir / "new.policy"));
+  // A worker that only builds needs no network: it starts, finds nothing, leaves.
+  auto builder = run_driftwatch(p.args({"worker", "--project", "toy", "--kinds", "build", "--idle-exit", "1"}, p.dsn),
+                                missing);
+  INFO(builder.output);
+  CHECK(builder.exit_code == 0);
+}
+
+TEST_CASE("a policy whose weights do not fit its metadata is refused before the lineage keeps it or a sweep builds") {
+  testing::Project p;
+  const std::string frozen = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
+  std::ifstream in(frozen, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  // Its hash made right again, as another tool would write it: only the
+  // network's shape tells.
+  auto bad = p.dir / "misfit.policy";
+  std::ofstream(bad, std::ios::binary) << testing::edited_policy(text, "  \"hidden\": [\n    64,", "  \"hidden\": [\n    32,");
+  p.set(frozen, bad.string());
+  for (const auto& command : std::vector<std::vector<std::string>>{{"policy", "list", "--config", p.config},
+                                                                   {"sweep", "--config", p.config}}) {
+    auto r = p.run(command);
+    INFO(command.front() << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("its weights do not fit") != std::string::npos);
+  }
+  CHECK(p.psql("SELECT count(*) FROM project_policies") == "0");
+  CHECK(p.psql("SELECT count(*) FROM builds") == "0");
+  CHECK(!std::filesystem::exists(p.dir / "data" / "policies"));
 }

@@ -22,7 +22,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 reports::ReportData sample() {
   reports::ReportData d;
   d.project = "toy <proj>";
-  d.generated_at = "2026-11-30 12:00 UTC";
+  d.generated_at = "2026-11-30T12:00:00Z";
   d.commit_url = "https://git.example.org/dwcc/commit/{sha}";
   d.policy = {"sample-v1", "abcdef0123456789", "/p.policy", "1111111111111111", "holdout", "2026-01-01", {}};
   d.policy.lineage = {{"sample-v1", "abcdef0123456789", "1111111111111111", "2026-01-01", "active"}};
@@ -58,7 +58,7 @@ reports::ReportData sample() {
   al.uplift_after = 0.005;
   al.most_affected = {"hashtable: ratio 0.9500 → 1.0200"};
   al.win_to_loss = {"hashtable"};
-  al.events = {{"open", "driftwatch", "", "2026-11-30 12:00:00"}, {"acknowledged", "eve", "<b>looking</b>", "x"}};
+  al.events = {{"open", "driftwatch", "", "2026-11-30T12:05:00Z"}, {"acknowledged", "eve", "<b>looking</b>", "x"}};
   d.alerts = {al};
   d.build_failures = {{"testdata", broken.commit, "build-failed"}};
   return d;
@@ -113,6 +113,14 @@ TEST_CASE("render_json is versioned and carries the hostile subject unchanged") 
   CHECK(j["open_alerts"] == 1);
   CHECK(j["empty"] == false);
   CHECK(j["policy"]["lineage"][0]["note"] == "active");
+  // Times for programs in ISO 8601; the page and the markdown say them for people.
+  CHECK(j["generated_at"] == "2026-11-30T12:00:00Z");
+  CHECK(j["alerts"][0]["events"][0]["at"] == "2026-11-30T12:05:00Z");
+  for (const auto& text : {reports::render_markdown(sample()), reports::render_html(sample(), kAssets)}) {
+    CHECK(text.find("Generated 2026-11-30 12:00:00 UTC") != std::string::npos);
+    CHECK(text.find("2026-11-30 12:05:00 UTC") != std::string::npos);
+  }
+  CHECK(reports::render_markdown(sample()).find("2026-11-30T12") == std::string::npos);
 }
 
 TEST_CASE("render_html escapes every untrusted text and inlines the data once") {

@@ -90,3 +90,11 @@ TEST_CASE("ldd's listing: each library with where the loader found it, the vDSO 
                                   "/x/dwcc: /lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by /x/dwcc)\n")
             .empty());
 }
+
+TEST_CASE("utc_for_people reads an ISO 8601 UTC time and leaves other text alone") {
+  CHECK(common::utc_for_people(common::iso_utc(0)) == "1970-01-01 00:00:00 UTC");
+  CHECK(common::utc_for_people("2026-12-06T01:02:03Z") == "2026-12-06 01:02:03 UTC");
+  CHECK(common::utc_for_people("2026-12-06") == "2026-12-06");
+  CHECK(common::utc_for_people("2026-12-06 01:02:03+01") == "2026-12-06 01:02:03+01");
+  CHECK(common::utc_for_people("") == "");
+}
