@@ -106,7 +106,8 @@ void run_show(Context& ctx, const AlertArgs& a) {
   }
   fmt::print("delivery: {}{}\n", al->notify_state, al->notify_error.empty() ? "" : " (" + printable(al->notify_error) + ")");
   for (const auto& e : db::alert_events(database, a.id))
-    fmt::print("  {} {} by {}{}\n", common::utc_for_people(e.at), e.state, printable(e.who), e.note.empty() ? "" : ": " + printable(e.note));
+    fmt::print("  {} {} by {}{}\n", common::utc_for_people(e.at), e.state, printable(e.who),
+               e.note.empty() ? "" : ": " + printable(e.note));
   if (a.exit_code) set_exit_code(ctx, database, project.name);
 }
 

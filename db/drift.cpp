@@ -351,10 +351,11 @@ std::vector<AlertEvent> alert_events(Database& db, Id id) {
   return db.impl().guarded("reading alert events", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<AlertEvent> out;
-    for (const auto& r : tx.exec_params("SELECT state, who, note, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-                                        " FROM alert_events "
-                                        "WHERE alert_id = $1 ORDER BY id",
-                                        id))
+    for (const auto& r :
+         tx.exec_params("SELECT state, who, note, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+                        " FROM alert_events "
+                        "WHERE alert_id = $1 ORDER BY id",
+                        id))
       out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>()});
     return out;
   });

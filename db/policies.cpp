@@ -202,10 +202,11 @@ std::vector<DecisionRow> list_decisions(Database& db, const std::string& project
   return db.impl().guarded("listing retraining decisions", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<DecisionRow> out;
-    for (const auto& r : tx.exec_params(
-             "SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), verdict, first_commit, "
-             "  last_commit, evidence::text FROM retraining_decisions WHERE project = $1 ORDER BY id DESC",
-             project))
+    for (const auto& r :
+         tx.exec_params("SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), verdict, "
+                        "first_commit, "
+                        "  last_commit, evidence::text FROM retraining_decisions WHERE project = $1 ORDER BY id DESC",
+                        project))
       out.push_back({r[0].as<Id>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>(),
                      r[4].as<std::string>(), r[5].as<std::string>()});
     return out;

@@ -47,8 +47,7 @@ const PolicyModel::Backend* load_module() {
     // RTLD_NOW: a symbol the module needs and this binary lacks is named
     // here, not as a crash in the middle of a sweep.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle)
-      throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": " + dlerror());
+    if (!handle) throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": " + dlerror());
     auto entry = reinterpret_cast<const void* (*)()>(dlsym(handle, "driftwatch_torch_backend"));
     if (!entry)
       throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": not a driftwatch module");

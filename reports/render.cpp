@@ -185,8 +185,9 @@ const char* kNoDecision = "No retraining decision recorded yet.";
 std::string md_decision(const ReportData& d) {
   if (d.decisions.empty()) return std::string(kNoDecision) + "\n";
   const auto& x = d.decisions.front();
-  std::string out = fmt::format("**{}** ({}){}\n\n", markdown_escape(x.verdict), markdown_escape(common::utc_for_people(x.at)),
-                                x.rule.empty() ? "" : ", rule: " + markdown_escape(x.rule));
+  std::string out =
+      fmt::format("**{}** ({}){}\n\n", markdown_escape(x.verdict), markdown_escape(common::utc_for_people(x.at)),
+                  x.rule.empty() ? "" : ", rule: " + markdown_escape(x.rule));
   for (const auto& e : x.evidence) out += "- " + markdown_escape(e) + "\n";
   return out;
 }
@@ -240,10 +241,11 @@ std::string html_overview(const ReportData& d) {
   out += "</dd>";
   out += "<dt>Baseline</dt><dd>" + h(d.baseline_note) + "</dd>";
   out += "<dt>Open alerts</dt><dd id=\"open-alerts\">" + h(d.open_alerts_text()) + "</dd>";
-  out +=
-      "<dt>Last retraining decision</dt><dd>" +
-      (d.decisions.empty() ? h(kNoDecision) : h(d.decisions.front().verdict) + " (" + h(common::utc_for_people(d.decisions.front().at)) + ")") +
-      "</dd></dl>\n";
+  out += "<dt>Last retraining decision</dt><dd>" +
+         (d.decisions.empty()
+              ? h(kNoDecision)
+              : h(d.decisions.front().verdict) + " (" + h(common::utc_for_people(d.decisions.front().at)) + ")") +
+         "</dd></dl>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : d.overview) {
     if (!o.measured) {
@@ -282,8 +284,8 @@ std::string html_alerts(const ReportData& d) {
     if (!a.win_to_loss.empty()) evidence += "<br><small>win → loss: " + html_list(a.win_to_loss) + "</small>";
     std::string history;
     for (const auto& e : a.events)
-      history += (history.empty() ? "" : "<br>") + h(common::utc_for_people(e.at)) + " " + h(e.state) + " by " + h(e.who) +
-                 (e.note.empty() ? "" : ": " + h(e.note));
+      history += (history.empty() ? "" : "<br>") + h(common::utc_for_people(e.at)) + " " + h(e.state) + " by " +
+                 h(e.who) + (e.note.empty() ? "" : ": " + h(e.note));
     rows.push_back({std::to_string(a.id), "<span class=\"state-" + h(a.state) + "\">" + h(a.state) + "</span>",
                     h(a.kind), h(a.suite), where, evidence, "<small>" + history + "</small>"});
   }
@@ -333,8 +335,9 @@ std::string render_json(const ReportData& data) { return dump(report_json(data),
 
 std::string render_markdown(const ReportData& d) {
   std::string out = "# Drift report: " + markdown_escape(d.project) + "\n\n";
-  out += fmt::format("Generated {}. Active policy **{}** (`{}`), trained at {}.\n\n", markdown_escape(common::utc_for_people(d.generated_at)),
-                     markdown_escape(d.policy.name), short_sha(d.policy.content_hash),
+  out += fmt::format("Generated {}. Active policy **{}** (`{}`), trained at {}.\n\n",
+                     markdown_escape(common::utc_for_people(d.generated_at)), markdown_escape(d.policy.name),
+                     short_sha(d.policy.content_hash),
                      d.policy.trained_at.empty() ? "an unknown check-in" : md_commit(d, d.policy.trained_at));
   if (d.empty())
     return out + "**Nothing measured yet**: no check-in of this project has been swept. Run `driftwatch sweep`.\n";
@@ -390,8 +393,8 @@ std::string render_markdown(const ReportData& d) {
     md_list("features missing", a.features_missing);
     md_list("features new", a.features_new);
     for (const auto& e : a.events)
-      out += "- " + markdown_escape(common::utc_for_people(e.at)) + " " + markdown_escape(e.state) + " by " + markdown_escape(e.who) +
-             (e.note.empty() ? "" : ": " + markdown_escape(e.note)) + "\n";
+      out += "- " + markdown_escape(common::utc_for_people(e.at)) + " " + markdown_escape(e.state) + " by " +
+             markdown_escape(e.who) + (e.note.empty() ? "" : ": " + markdown_escape(e.note)) + "\n";
     out += "\n";
   }
   out += "## Retraining decision\n\n" + md_decision(d);
@@ -413,7 +416,8 @@ std::string render_html(const ReportData& d, const HtmlAssets& assets) {
       "'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
       "<title>driftwatch report: " +
       h(d.project) + "</title>\n<style>\n" + std::string(assets.page_css) + "\n</style></head>\n<body>\n";
-  out += "<header><h1>Drift report: " + h(d.project) + "</h1><p>Generated " + h(common::utc_for_people(d.generated_at)) +
+  out += "<header><h1>Drift report: " + h(d.project) + "</h1><p>Generated " +
+         h(common::utc_for_people(d.generated_at)) +
          " by driftwatch. Uplift = .text reduction of the learned policy against the compiler's default heuristic "
          "(geometric mean over modules).</p></header>\n<main>\n";
   if (d.empty())
@@ -461,12 +465,13 @@ std::vector<std::string> summary_lines(const ReportData& d) {
   }
   if (d.overview.empty()) now += "no suite", base += "no suite";
   if (!d.baseline_note.empty()) base += " (" + common::printable(d.baseline_note) + ")";
-  std::string decision = d.decisions.empty() ? "retraining: not decided yet (no decision recorded)"
-                                             : "retraining: " + common::printable(d.decisions.front().verdict) + " (" +
-                                                   common::printable(common::utc_for_people(d.decisions.front().at)) + ")" +
-                                                   (d.decisions.front().rule.empty()
-                                                        ? std::string()
-                                                        : ", fired: " + common::printable(d.decisions.front().rule));
+  std::string decision =
+      d.decisions.empty()
+          ? "retraining: not decided yet (no decision recorded)"
+          : "retraining: " + common::printable(d.decisions.front().verdict) + " (" +
+                common::printable(common::utc_for_people(d.decisions.front().at)) + ")" +
+                (d.decisions.front().rule.empty() ? std::string()
+                                                  : ", fired: " + common::printable(d.decisions.front().rule));
   return {c, now, base, "open alerts: " + d.open_alerts_text(), decision};
 }
 

@@ -39,7 +39,9 @@ struct Format {
 };
 constexpr Format kFormats[] = {{"html", "index.html"}, {"md", "report.md"}, {"json", "report.json"}};
 
-std::string now_utc() { return common::iso_utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())); }
+std::string now_utc() {
+  return common::iso_utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
+}
 
 std::vector<std::string> strings(const json& d, const char* key) {
   if (d.is_discarded() || !d.contains(key) || !d[key].is_array()) return {};

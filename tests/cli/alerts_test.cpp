@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <fstream>
-#include <regex>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "tests/support/history_file.h"

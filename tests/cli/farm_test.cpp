@@ -118,9 +118,11 @@ void use_recipe_building_by(Project& p, const std::string& name, const std::stri
   replace("name = \"sample-compiler\"", "name = \"" + name + "\"");
   replace("timeout = \"15m\"", "timeout = \"1s\"");
   replace("skip_if_exists = \"build.ninja\"", "");
-  replace("command = \"cmake -S {source} -B {build} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER={launcher} $(command -v ld.gold >/dev/null && echo "
-          "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)\"",
-          "command = \"true\"");
+  replace(
+      "command = \"cmake -S {source} -B {build} -G Ninja -DCMAKE_BUILD_TYPE=Release "
+      "-DCMAKE_CXX_COMPILER_LAUNCHER={launcher} $(command -v ld.gold >/dev/null && echo "
+      "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)\"",
+      "command = \"true\"");
   replace("command = \"ninja -C {build} -j {jobs}\"", "command = \"" + build + "\"");
   auto recipe = (p.dir / (name + ".toml")).string();
   std::ofstream(recipe) << text;

@@ -97,8 +97,8 @@ TEST_CASE("train and retrain and an evaluating worker stop on a missing LibTorch
   CHECK(!std::filesystem::exists(p.dir / "data" / "worktrees"));  // no compiler checked out, let alone built
   CHECK(!std::filesystem::exists(p.dir / "new.policy"));
   // A worker that only builds needs no network: it starts, finds nothing, leaves.
-  auto builder = run_driftwatch(p.args({"worker", "--project", "toy", "--kinds", "build", "--idle-exit", "1"}, p.dsn),
-                                missing);
+  auto builder =
+      run_driftwatch(p.args({"worker", "--project", "toy", "--kinds", "build", "--idle-exit", "1"}, p.dsn), missing);
   INFO(builder.output);
   CHECK(builder.exit_code == 0);
 }
@@ -111,7 +111,8 @@ TEST_CASE("a policy whose weights do not fit its metadata is refused before the 
   // Its hash made right again, as another tool would write it: only the
   // network's shape tells.
   auto bad = p.dir / "misfit.policy";
-  std::ofstream(bad, std::ios::binary) << testing::edited_policy(text, "  \"hidden\": [\n    64,", "  \"hidden\": [\n    32,");
+  std::ofstream(bad, std::ios::binary) << testing::edited_policy(text, "  \"hidden\": [\n    64,",
+                                                                 "  \"hidden\": [\n    32,");
   p.set(frozen, bad.string());
   for (const auto& command : std::vector<std::vector<std::string>>{{"policy", "list", "--config", p.config},
                                                                    {"sweep", "--config", p.config}}) {
