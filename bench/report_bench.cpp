@@ -22,7 +22,7 @@ std::string sha_of(int i) { return fmt::format("{:08x}{:032x}", 2654435761u * un
 reports::ReportData synthetic(int checkins, int modules) {
   reports::ReportData d;
   d.project = "synthetic";
-  d.generated_at = "2026-11-30 12:00 UTC";
+  d.generated_at = "2026-11-30T12:00:00Z";
   d.policy = {"synthetic-v1", std::string(64, 'a'), "p.policy", std::string(40, '0'), "holdout", "2026-01-01", {}};
   d.baseline_note = "the first swept check-in";
   reports::SuiteSeries s{"holdout", "m", {}, {}};

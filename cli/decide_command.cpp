@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/project.h"
 #include "common/text.h"
+#include "policy/model.h"
 #include "sweep/decide.h"
 #include "sweep/retrain.h"
 
@@ -101,6 +102,8 @@ sweep::RetrainOptions retrain_options(Context& ctx, const sweep::ProjectFile& pr
 
 void run_decide(Context& ctx, const DecideArgs& a) {
   auto project = a.project.load(ctx);
+  // --act may train: a missing LibTorch module stops it before a decision is recorded.
+  if (a.act) policy::load_network_runtime();
   auto database = ctx.database();
   auto report = sweep::run_decide(database, project, ctx.data_dir());
   if (a.json)

@@ -253,7 +253,7 @@ void run_info(const std::string& file, bool json) {
   for (int h : m.hidden) fmt::print("{}-", h);
   fmt::print("2\ntrained at  {} {}\ncorpus      {}\nseed        {}\nparent      {}\ncreated     {}\n",
              m.compiler_repo.empty() ? "(unknown repository)" : m.compiler_repo, m.compiler_commit, m.corpus, m.seed,
-             m.parent.empty() ? "(none)" : m.parent, m.created);
+             m.parent.empty() ? "(none)" : m.parent, common::utc_for_people(m.created));
   if (auto fit = policy::gate_fit_from_training(m.training))
     fmt::print("gate        {}\n", !fit->chosen.empty() ? "also inlines where " + fit->chosen +
                                                               "; the compiler's default decision everywhere else"

@@ -61,6 +61,9 @@ bool promote(Database& db, const std::string& project, Id id, Id expected_active
 Id record_decision(Database& db, const std::string& project, Id project_policy_id, const std::string& verdict,
                    const std::string& first_commit, const std::string& last_commit, const std::string& evidence_json);
 std::int64_t count_decisions(Database& db, const std::string& project);
+/// Whether an evaluation of the policy of this content hash finished: its
+/// network was loaded from these very bytes and answered a compiler.
+bool policy_was_evaluated(Database& db, const std::string& content_hash);
 
 struct DecisionRow {
   Id id = 0;

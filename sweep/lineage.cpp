@@ -49,9 +49,11 @@ TrackedPolicy ensure_lineage(db::Database& db, const ProjectFile& p, const fs::p
   if (tracked.lineage_id != 0) return tracked;
   // The whole network, weights and all: the copy kept here is the only file
   // a rollback can go back to, and a root whose weights do not fit its
-  // metadata would be recorded active for good.
-  auto model = policy::PolicyModel::load(p.policy).take();
-  const auto& meta = model.metadata();
+  // metadata would be recorded active for good. Unless an evaluation of
+  // these very bytes finished: then its network loaded, and a command that
+  // only reads the database (decide after a sweep) needs no LibTorch.
+  if (!db::policy_was_evaluated(db, tracked.content_hash)) (void)policy::PolicyModel::load(p.policy).take();
+  const auto meta = policy::read_policy_metadata(p.policy).take();
   auto kept = kept_policy_file(data_dir, tracked.content_hash);
   common::ensure_writable_dir(kept.parent_path(), "policy directory");
   if (!fs::exists(kept)) {  // the file's own bytes: its content hash stays what it is

@@ -6,6 +6,8 @@
 
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
+#include <regex>
 
 #include "common/text.h"
 #include "tests/support/policy_file.h"
@@ -25,10 +27,8 @@ TEST_CASE("commands that read the database or name a policy run without the LibT
   testing::Project p;
   p.make_small();
   p.sweep_ok();
-  // The first command that names the policy records it as the lineage's
-  // root, and loads its whole network to do so; the others read the row.
-  auto root = p.run({"policy", "list", "--config", p.config});
-  REQUIRE_MESSAGE(root.exit_code == 0, root.output);
+  // decide records the policy as the lineage's root: its network loaded in
+  // the sweep's evaluations, so no command here loads it again.
   auto missing = module_at((p.dir / "missing.so").string());
   struct Command {
     std::vector<std::string> args;
@@ -48,7 +48,23 @@ TEST_CASE("commands that read the database or name a policy run without the LibT
     CHECK(r.exit_code == command.exit_code);
     CHECK(r.output.find("LibTorch") == std::string::npos);
   }
-  CHECK(std::filesystem::exists(p.dir / "report" / "report.json"));
+  // Times for programs: ISO 8601 UTC, from the database as from the clock.
+  const std::regex iso(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)");
+  std::ifstream report_file(p.dir / "report" / "report.json");
+  auto report = nlohmann::json::parse(report_file);
+  CHECK(std::regex_match(report["generated_at"].get<std::string>(), iso));
+  REQUIRE(report["decisions"].size() == 1);
+  CHECK(std::regex_match(report["decisions"][0]["at"].get<std::string>(), iso));
+  auto lineage = nlohmann::json::parse(p.run({"policy", "list", "--config", p.config, "--json"}).output);
+  REQUIRE(lineage.size() == 1);
+  CHECK(std::regex_match(lineage[0]["created"].get<std::string>(), iso));
+  // And a retrain, which would build, stops before it.
+  auto builds = p.psql("SELECT count(*) FROM builds");
+  auto retrain = run_driftwatch(p.args({"retrain", "--config", p.config}, p.dsn), missing);
+  INFO(retrain.output);
+  CHECK(retrain.exit_code == 2);
+  CHECK(retrain.output.find("cannot find driftwatch's LibTorch module") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM builds") == builds);
 }
 
 TEST_CASE("a command that needs the network names the module it cannot load in one line before any work") {

@@ -97,7 +97,7 @@ TEST_CASE("markdown_escape keeps text on one line with no markup") {
 
 TEST_CASE("render_json is versioned and carries the hostile subject unchanged") {
   auto j = json::parse(reports::render_json(sample()));
-  CHECK(j["schema_version"] == 1);
+  CHECK(j["schema_version"] == 2);
   CHECK(j["project"] == "toy <proj>");
   CHECK(j["suites"][0]["evaluated"] == 2);
   CHECK(j["suites"][0]["points"][1]["subject"] == kHostile);
@@ -156,9 +156,10 @@ TEST_CASE("render_markdown gives the alerts and the decision with evidence and c
   CHECK(md.find("Mallory") != std::string::npos);
   CHECK(md.find("## Build failures") != std::string::npos);
   auto with_decision = sample();
-  with_decision.decisions = {{"2026-11-30", "retrain", "uplift-below", {"uplift +0.50% < +1.00% for 2 check-ins"}}};
+  with_decision.decisions = {{"2026-11-30T12:10:00Z", "retrain", "uplift-below", {"uplift +0.50% < +1.00% for 2 check-ins"}}};
   auto md2 = reports::render_markdown(with_decision);
-  CHECK(md2.find("**retrain**") != std::string::npos);
+  CHECK(md2.find("**retrain** (2026-11-30 12:10:00 UTC)") != std::string::npos);
+  CHECK(reports::render_html(with_decision, kAssets).find("retrain (2026-11-30 12:10:00 UTC)") != std::string::npos);
   CHECK(md2.find("- uplift +0.50% &lt; +1.00% for 2 check-ins") != std::string::npos);
 }
 
