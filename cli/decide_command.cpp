@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 

@@ -201,9 +201,11 @@ std::int64_t count_decisions(Database& db, const std::string& project) {
 bool policy_was_evaluated(Database& db, const std::string& content_hash) {
   return db.impl().guarded("looking up the policy's evaluations", [&] {
     pqxx::read_transaction tx(db.impl().conn);
-    return tx.exec_params1("SELECT EXISTS (SELECT 1 FROM evaluations e JOIN policies p ON p.id = e.policy_id "
-                           "WHERE p.content_hash = $1 AND e.status = 'done')",
-                           content_hash)[0]
+    return tx
+        .exec_params1(
+            "SELECT EXISTS (SELECT 1 FROM evaluations e JOIN policies p ON p.id = e.policy_id "
+            "WHERE p.content_hash = $1 AND e.status = 'done')",
+            content_hash)[0]
         .as<bool>();
   });
 }

@@ -147,7 +147,7 @@ struct SuiteOverview {
 };
 
 struct ReportData {
-  static constexpr int kSchemaVersion = 2;  ///< 2: times are ISO 8601 UTC
+  static constexpr int kSchemaVersion = 2;        ///< 2: times are ISO 8601 UTC
   std::string project, generated_at, commit_url;  ///< generated_at: ISO 8601 UTC
   PolicyInfo policy;
   std::string baseline_note;  ///< how the baseline was chosen

@@ -156,7 +156,8 @@ TEST_CASE("render_markdown gives the alerts and the decision with evidence and c
   CHECK(md.find("Mallory") != std::string::npos);
   CHECK(md.find("## Build failures") != std::string::npos);
   auto with_decision = sample();
-  with_decision.decisions = {{"2026-11-30T12:10:00Z", "retrain", "uplift-below", {"uplift +0.50% < +1.00% for 2 check-ins"}}};
+  with_decision.decisions = {
+      {"2026-11-30T12:10:00Z", "retrain", "uplift-below", {"uplift +0.50% < +1.00% for 2 check-ins"}}};
   auto md2 = reports::render_markdown(with_decision);
   CHECK(md2.find("**retrain** (2026-11-30 12:10:00 UTC)") != std::string::npos);
   CHECK(reports::render_html(with_decision, kAssets).find("retrain (2026-11-30 12:10:00 UTC)") != std::string::npos);
