@@ -98,6 +98,8 @@ std::string iso_utc(std::int64_t seconds) {
   return buf;
 }
 
+std::string iso_utc_now() { return iso_utc(std::time(nullptr)); }
+
 std::string format_seconds(double s) {
   char buf[64];
   if (s < 60) {

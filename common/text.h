@@ -23,6 +23,8 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 /// Seconds since the epoch as "2026-01-31T12:00:00Z": every time driftwatch
 /// writes in JSON, a policy file or the database's answers.
 std::string iso_utc(std::int64_t seconds);
+/// The present moment as iso_utc() writes it.
+std::string iso_utc_now();
 /// An iso_utc() time as people read it, "2026-01-31 12:00:00 UTC"; any other
 /// text unchanged.
 std::string utc_for_people(std::string_view iso);

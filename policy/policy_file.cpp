@@ -1,6 +1,5 @@
 #include "policy/policy_file.h"
 
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -120,10 +119,6 @@ bool read_section(std::istream& in, const char* word, std::string& out) {
 }  // namespace
 
 double transform_feature(double raw) { return std::copysign(std::log1p(std::fabs(raw)), raw); }
-
-std::string policy_created_now() {
-  return common::iso_utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
-}
 
 std::string policy_file_bytes(PolicyMetadata& metadata, const std::string& weights) {
   auto meta = to_json(metadata).dump(2);

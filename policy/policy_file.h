@@ -22,7 +22,4 @@ common::Result<PolicyFileSections> read_policy_file(const std::filesystem::path&
 /// The file's bytes for `weights` and `metadata`; sets metadata.content_hash.
 std::string policy_file_bytes(PolicyMetadata& metadata, const std::string& weights);
 
-/// The current time as ISO 8601 UTC, for a new policy's `created`.
-std::string policy_created_now();
-
 }  // namespace policy

@@ -48,13 +48,18 @@ const PolicyModel::Backend* load_module() {
     // here, not as a crash in the middle of a sweep.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": " + dlerror());
+    // A refused module is unloaded again: the caller may catch the error
+    // and go on without a network.
+    auto refuse = [&](const std::string& why) {
+      dlclose(handle);
+      throw common::Fatal(why);
+    };
     auto entry = reinterpret_cast<const void* (*)()>(dlsym(handle, "driftwatch_torch_backend"));
-    if (!entry)
-      throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": not a driftwatch module");
+    if (!entry) refuse("cannot load driftwatch's LibTorch module " + path.string() + ": not a driftwatch module");
     auto* table = static_cast<const PolicyModel::Backend*>(entry());
-    if (std::strcmp(table->abi, kTorchBackendAbi) != 0 || table->size != sizeof(PolicyModel::Backend))
-      throw common::Fatal("driftwatch's LibTorch module " + path.string() +
-                          " comes from another build of driftwatch: rebuild both (cmake --build)");
+    if (std::strcmp(table->abi, torch_backend_abi()) != 0 || table->size != sizeof(PolicyModel::Backend))
+      refuse("driftwatch's LibTorch module " + path.string() +
+             " comes from another build of driftwatch: rebuild both (cmake --build)");
     return table;
   }
   std::string looked;

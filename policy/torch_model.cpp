@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/atomic_file.h"
+#include "common/text.h"
 #include "policy/gate_policy.h"
 #include "policy/policy_file.h"
 #include "policy/torch_backend.h"
@@ -61,7 +62,7 @@ PolicyModel::PolicyModel(const PolicyModel& other) : impl_(make_impl(other.impl_
 
 PolicyModel PolicyModel::create(PolicyMetadata metadata) {
   torch::manual_seed(metadata.seed);
-  if (metadata.created.empty()) metadata.created = policy_created_now();
+  if (metadata.created.empty()) metadata.created = common::iso_utc_now();
   return PolicyModel(make_impl(std::move(metadata)));
 }
 
@@ -127,7 +128,7 @@ common::Result<PolicyModel> PolicyModel::load(const fs::path& path) {
 
 const PolicyModel::Backend& PolicyModel::Backend::instance() {
   static const Backend backend{
-      kTorchBackendAbi,
+      torch_backend_abi(),
       sizeof(Backend),
       [] { policy::use_one_thread(); },
       [](PolicyMetadata m) { return PolicyModel::create(std::move(m)); },

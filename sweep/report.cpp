@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -38,10 +37,6 @@ struct Format {
   const char* file;
 };
 constexpr Format kFormats[] = {{"html", "index.html"}, {"md", "report.md"}, {"json", "report.json"}};
-
-std::string now_utc() {
-  return common::iso_utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
-}
 
 std::vector<std::string> strings(const json& d, const char* key) {
   if (d.is_discarded() || !d.contains(key) || !d[key].is_array()) return {};
@@ -192,7 +187,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
                         "(the toolchains' evaluations are in the database: driftwatch jobs --all)");
   reports::ReportData d;
   d.project = p.name;
-  d.generated_at = now_utc();
+  d.generated_at = common::iso_utc_now();
   d.commit_url = p.commit_url;
   // The tracked (active) policy of the lineage; its lineage from the database when the project has one.
   d.policy = policy_info(with_tracked_policy(db, p));

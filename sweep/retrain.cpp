@@ -77,7 +77,7 @@ std::string candidate_creation_time(const fs::path& work_dir, bool resumed) {
     std::string created;
     if (std::getline(in, created) && !created.empty()) return created;
   }
-  auto now = common::iso_utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
+  auto now = common::iso_utc_now();
   fs::create_directories(file.parent_path());
   common::write_file_atomically(file, now + "\n").take();
   return now;
