@@ -21,7 +21,7 @@ namespace {
 
 using common::Error;
 
-enum class Type { String, Path, Bool, Int, Jobs, Fraction, Strings, Number, Every, Date, Duration };
+enum class Type { String, Path, Bool, Int, Jobs, Fraction, Strings, Number, Every, Date, Duration, DurationOrNever };
 
 /// The one table of project keys: where each lives, its type, and the field it fills.
 struct Key {
@@ -84,6 +84,11 @@ const std::vector<Key>& keys() {
       {"sampling", "until", Type::Date, [](auto& p, auto& n, auto&) { p.until = *date_text(n); }},
       {"sampling", "from", Type::String, [](auto& p, auto& n, auto&) { p.from = get<std::string>(n); }},
       {"sampling", "tags", Type::Bool, [](auto& p, auto& n, auto&) { p.tags = get<bool>(n); }},
+      {"sampling", "stale_after", Type::DurationOrNever,
+       [](auto& p, auto& n, auto&) {
+         auto text = get<std::string>(n);
+         p.stale_after_seconds = text.empty() ? 0 : common::parse_duration(text)->count();
+       }},
       {"database", "dsn", Type::String, [](auto& p, auto& n, auto&) { p.dsn = get<std::string>(n); }},
       {"database", "data_dir", Type::Path, [](auto& p, auto& n, auto& b) { p.data_dir = path_value(n, b); }},
       {"run", "jobs", Type::Jobs, [](auto& p, auto& n, auto&) { p.jobs = int(get<std::int64_t>(n)); }},
@@ -152,6 +157,8 @@ const char* type_name(Type t) {
     case Type::Date: return "a UTC date, 2026-01-31 or 2026-01-31T12:00:00";
     case Type::Duration:
       return "a duration such as \"30s\", \"5m\" or \"1h\"";
+    case Type::DurationOrNever:
+      return "a duration above zero such as \"3d\" or \"36h\", or \"\" for never";
   }
   return "";
 }
@@ -173,6 +180,11 @@ bool type_fits(Type t, const toml::node& n) {
     case Type::Number: return n.is_floating_point() || n.is_integer();
     case Type::Duration:
       return n.is_string() && common::parse_duration(get<std::string>(n)).has_value();
+    case Type::DurationOrNever:
+      if (!n.is_string()) return false;
+      if (get<std::string>(n).empty()) return true;
+      if (auto d = common::parse_duration(get<std::string>(n))) return d->count() > 0;
+      return false;
     case Type::Fraction: return (n.is_floating_point() || n.is_integer()) && get<double>(n) >= 0 && get<double>(n) <= 1;
     case Type::Strings: {
       const auto* a = n.as_array();
@@ -370,6 +382,9 @@ since = {since}                  # YYYY-MM-DD, UTC; "" = the whole history
 until = ""
 from = ""                   # first check-in of the range (inclusive)
 tags = false                # tagged check-ins as well as every's
+stale_after = ""            # a tracked branch whose tip is older fails the sweep, as a nightly
+                            #   fetch that stopped would otherwise find "nothing new" for ever:
+                            #   "3d", "36h"; "" = never
 
 [database]
 dsn = ""                    # "" = the embedded PostgreSQL in the data directory

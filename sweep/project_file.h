@@ -64,6 +64,10 @@ struct ProjectFile {
   // [sampling]
   std::string every = "1w", since, until, from;
   bool tags = false;
+  /// A tracked branch whose tip is older than this fails the sweep: the
+  /// nightly fetch has stopped, or the repository is not the one that moves
+  /// (0: never; a fixed tag or commit never counts).
+  std::int64_t stale_after_seconds = 0;
   // [database]
   std::string dsn, data_dir;
   // [run]

@@ -128,6 +128,12 @@ std::optional<Engine> parse_engine(const std::string& name) {
 
 namespace {
 
+/// "3 days" from two days on, else "36 h": a tip's age against stale_after.
+std::string days_or_hours(std::int64_t seconds) {
+  if (seconds >= 2 * 86400) return std::to_string(seconds / 86400) + " days";
+  return std::to_string(seconds / 3600) + " h";
+}
+
 /// The settings a project's grid is planned with, as people read them: a
 /// finished sweep records them, and `--new` keeps its grid while they hold.
 std::string sampling_settings(const ProjectFile& p) {
@@ -327,12 +333,24 @@ SweepReport run_sweep(const SweepOptions& o) {
     // "update the repository" would not help there.
     bool fixed = !p.branch.empty() && tracked != "HEAD" && !tracked.starts_with("refs/heads/") &&
                  !tracked.starts_with("refs/remotes/");
-    if (auto tip = repo.commit(tracked))
-      tip_note = "; the tip of " + (p.branch.empty() ? std::string("HEAD") : p.branch) + " is " + tip->short_sha() +
-                 " from " + tracker::format_date(tip->time) +
+    if (auto tip = repo.commit(tracked)) {
+      auto branch = p.branch.empty() ? std::string("HEAD") : p.branch;
+      tip_note = "; the tip of " + branch + " is " + tip->short_sha() + " from " + tracker::format_date(tip->time) +
                  (fixed ? " (branch = \"" + p.branch +
                               "\" names no branch, local or remote-tracking: a tag or a commit, it never moves)"
                         : " (driftwatch never fetches: update the repository first)");
+      // Sweeps of a repository nobody updates find "nothing new" night
+      // after night and exit 0: with stale_after set, that fails instead.
+      auto age = std::int64_t(std::time(nullptr)) - tip->time;
+      if (fixed && p.stale_after_seconds > 0)
+        say(o, "warning: sampling.stale_after is not checked: branch = \"" + p.branch +
+                   "\" names a tag or a commit, which never moves");
+      else if (p.stale_after_seconds > 0 && age > p.stale_after_seconds)
+        report.stale_tip = "the tip of " + branch + " in " + p.repo + ", " + tip->short_sha() + " from " +
+                           tracker::format_date(tip->time) + ", is " + days_or_hours(age) +
+                           " old, older than sampling.stale_after (" + days_or_hours(p.stale_after_seconds) +
+                           "): driftwatch never fetches; is the repository's `git fetch` still running?";
+    }
     in.repo = repo.location().string();
     std::string baseline;
     if (!meta.compiler_commit.empty()) {

@@ -53,6 +53,9 @@ struct SweepReport {
   db::JobCounts jobs;        ///< over the sweep's jobs, at the end
   std::string head;          ///< newest check-in planned
   bool nothing_new = false;  ///< --new found nothing after the last sweep
+  /// Why the tracked branch looks stale (its tip older than the project's
+  /// sampling.stale_after), else empty: the sweep ran, and still failed.
+  std::string stale_tip;
   double seconds = 0;
   std::vector<std::string> failures;  ///< failed jobs: "what: why"
   DriftReport drift;                  ///< the analysis after the sweep

@@ -628,3 +628,31 @@ TEST_CASE("eval of a cache entry that builds of two recipes share is refused, no
   CHECK(names.find("sample-compiler@", first + 1) != std::string::npos);  // both recipes named
   CHECK(p.psql("SELECT count(*) FROM evaluations") == evaluations);
 }
+
+TEST_CASE("a tracked branch older than stale_after fails the sweep, which still measures, until the branch moves") {
+  // A nightly whose `git fetch` stopped finds "nothing new" and exited 0 for ever.
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("stale_after = \"\"", "stale_after = \"30d\"");
+  auto tip = p.git({"log", "-1", "--format=%h %cs", "HEAD"});
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 1);
+  CHECK(common::last_line(s.output).find("driftwatch: the tip of HEAD in " + p.repo) == 0);
+  CHECK(common::last_line(s.output).find("older than sampling.stale_after (30 days)") != std::string::npos);
+  CHECK(s.output.find(", " + tip.substr(0, tip.find(' '))) != std::string::npos);
+  // Measured all the same: the staleness is said, the work is not lost.
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") != "0");
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM jobs WHERE state NOT IN ('done', 'skipped')") == "0");
+  auto again = p.sweep(p.dsn, {"--new"});
+  INFO(again.output);
+  CHECK(again.exit_code == 1);
+  CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
+  CHECK(common::last_line(again.output).find("older than sampling.stale_after") != std::string::npos);
+  // Tonight's check-in lands: the branch is current again.
+  p.commit_on_top("tonight");
+  auto fresh = p.sweep(p.dsn, {"--new"});
+  INFO(fresh.output);
+  CHECK(fresh.exit_code == 0);
+  CHECK(fresh.output.find("stale_after") == std::string::npos);
+}

@@ -38,6 +38,21 @@ TEST_CASE("the template driftwatch init writes is a valid project file with the 
   CHECK(p->notify.webhook_format == "json");
   CHECK(p->toolchains.empty());
   CHECK(p->retry_backoff == 10);
+  CHECK(p->stale_after_seconds == 0);
+}
+
+TEST_CASE("a stale branch's age is a duration above zero, or empty for never") {
+  auto p = parse_project_file(std::string(kMinimal) + "[sampling]\nstale_after = \"3d\"\n", "driftwatch.toml", "/proj");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->stale_after_seconds == 3 * 86400);
+  auto never = parse_project_file(std::string(kMinimal) + "[sampling]\nstale_after = \"\"\n", "driftwatch.toml", "/proj");
+  REQUIRE_MESSAGE(never.ok(), never.error().message);
+  CHECK(never->stale_after_seconds == 0);
+  const std::string expected =
+      "driftwatch.toml:8: sampling.stale_after must be a duration above zero such as \"3d\" or \"36h\", or \"\" for "
+      "never";
+  for (const char* bad : {"\"0d\"", "\"3\"", "\"a week\"", "3"})
+    CHECK(error_of(std::string(kMinimal) + "[sampling]\nstale_after = " + bad + "\n") == expected);
 }
 
 TEST_CASE("a failed job's retry backoff is a duration") {
