@@ -1,7 +1,7 @@
 // driftwatch init and sweep: a project file, and sweeps of what it tracks.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "cli/commands.h"

@@ -45,7 +45,8 @@ TEST_CASE("a stale branch's age is a duration above zero, or empty for never") {
   auto p = parse_project_file(std::string(kMinimal) + "[sampling]\nstale_after = \"3d\"\n", "driftwatch.toml", "/proj");
   REQUIRE_MESSAGE(p.ok(), p.error().message);
   CHECK(p->stale_after_seconds == 3 * 86400);
-  auto never = parse_project_file(std::string(kMinimal) + "[sampling]\nstale_after = \"\"\n", "driftwatch.toml", "/proj");
+  auto never =
+      parse_project_file(std::string(kMinimal) + "[sampling]\nstale_after = \"\"\n", "driftwatch.toml", "/proj");
   REQUIRE_MESSAGE(never.ok(), never.error().message);
   CHECK(never->stale_after_seconds == 0);
   const std::string expected =
