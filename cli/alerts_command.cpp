@@ -136,6 +136,7 @@ void run_notify(Context& ctx, const AlertArgs& a) {
   auto d = sweep::deliver_pending_alerts(project, database);
   fmt::print("notifications: {} sent, {} failed\n", d.sent, d.failed);
   if (d.failed > 0) ctx.exit_code = 1;
+  report_stuck_notifications(d);
   if (a.exit_code) set_exit_code(ctx, database, project.name);
 }
 
@@ -227,6 +228,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   for (auto& f : sweep::failures_not_seen_here(database, project.name, ids, reported)) failures.push_back(std::move(f));
   for (const auto& f : failures) fmt::print("  failed: {}\n", printable(f));
   if (!failures.empty()) ctx.exit_code = 1;
+  if (report_stuck_notifications(report.notifications)) ctx.exit_code = 1;
 }
 
 }  // namespace

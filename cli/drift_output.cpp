@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cstdio>
+
 #include "common/text.h"
 
 namespace cli {
@@ -41,9 +43,19 @@ void print_drift(const sweep::DriftReport& r) {
     fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", common::printable(f.sentence()),
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");
   print_suites_too_short(r);
-  if (r.notifications_sent + r.notifications_failed > 0)
-    fmt::print("notifications: {} sent, {} failed (retried by the next sweep)\n", r.notifications_sent,
-               r.notifications_failed);
+  if (r.notifications.sent + r.notifications.failed > 0)
+    fmt::print("notifications: {} sent, {} failed (retried by the next sweep)\n", r.notifications.sent,
+               r.notifications.failed);
+}
+
+bool report_stuck_notifications(const sweep::Delivery& d) {
+  if (d.failing_repeatedly == 0) return false;
+  std::fflush(stdout);
+  fmt::print(stderr,
+             "driftwatch: {} alert(s) failed delivery on each of {} or more attempts and have reached nobody (last: "
+             "{}): fix [notify] in the project file, or read them with `driftwatch alerts`\n",
+             d.failing_repeatedly, sweep::kDeliveryAttemptsBeforeFailing, common::printable(d.last_error));
+  return true;
 }
 
 }  // namespace cli

@@ -152,6 +152,7 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   // `failures` also names jobs this sweep's workers ran for an earlier,
   // interrupted sweep or bisection of the project: they failed all the same.
   if (report.jobs.failed > 0 || !report.failures.empty()) ctx.exit_code = 1;
+  if (report_stuck_notifications(report.drift.notifications)) ctx.exit_code = 1;
   if (!report.stale_tip.empty()) {
     std::fflush(stdout);  // the summary first: this is the run's last word
     fmt::print(stderr, "driftwatch: {}\n", report.stale_tip);

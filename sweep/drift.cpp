@@ -842,9 +842,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       db::set_alert_state(db, p.name, id, "resolved", "driftwatch",
                           "superseded: a later sweep pinned the changes in its range (see the newer alerts)");
   }
-  auto delivered = deliver_pending_alerts(p, db);
-  report.notifications_sent = delivered.sent;
-  report.notifications_failed = delivered.failed;
+  report.notifications = deliver_pending_alerts(p, db);
   return report;
 }
 

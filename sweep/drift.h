@@ -10,6 +10,7 @@
 
 #include "db/database.h"
 #include "reports/drift.h"
+#include "sweep/notify.h"
 #include "sweep/progress.h"
 #include "sweep/project_file.h"
 #include "sweep/worker.h"
@@ -75,7 +76,7 @@ struct DriftReport {
   std::map<std::string, std::size_t> evaluated_by_suite;
   std::vector<db::Id> job_ids;  ///< the jobs bisection enqueued
   int alerts_opened = 0;
-  int notifications_sent = 0, notifications_failed = 0;
+  Delivery notifications;  ///< of the pending alerts, this one's included
 };
 
 struct DriftOptions {

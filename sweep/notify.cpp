@@ -184,6 +184,11 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     if (d.error.empty()) ++out.sent;
     else {
       ++out.failed;
+      // The attempts of an alert that is still pending have all failed.
+      if (a.notify_attempts + 1 >= kDeliveryAttemptsBeforeFailing) {
+        ++out.failing_repeatedly;
+        out.last_error = d.error;
+      }
       fmt::print(stderr, "driftwatch: alert {} not delivered (retried by the next sweep): {}\n", a.id, d.error);
     }
   }

@@ -2,7 +2,9 @@
 // Delivering alerts to people: the project's command hook (the alert as JSON
 // on its standard input) and its webhook (a JSON POST; Slack- and
 // Mattermost-compatible with webhook_format = "slack"). A delivery that fails
-// is logged and retried by the next sweep; it never fails the sweep.
+// is logged and retried by the next sweep; one that has failed on
+// kDeliveryAttemptsBeforeFailing attempts fails the sweep too, or alerts
+// could go unseen night after night by a team that reads only its channel.
 #include <string>
 
 #include "db/drift.h"
@@ -15,8 +17,14 @@ std::string alert_json(const db::AlertView& alert);
 /// One line for people: what moved, where, and the culprit.
 std::string alert_sentence(const db::AlertView& alert);
 
+inline constexpr int kDeliveryAttemptsBeforeFailing = 3;
+
 struct Delivery {
   int sent = 0, failed = 0;
+  /// Of those that failed, alerts that have failed on every one of at least
+  /// kDeliveryAttemptsBeforeFailing attempts, and the last one's reason.
+  int failing_repeatedly = 0;
+  std::string last_error;
 };
 
 /// Delivers every pending alert of the project; records each attempt.

@@ -443,9 +443,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   if (in.checkins.empty() && retried.empty()) {
     report.nothing_new = true;
     say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")" + tip_note);
-    auto delivered = deliver_pending_alerts(p, lock_db);  // what failed to go out last time
-    report.drift.notifications_sent = delivered.sent;
-    report.drift.notifications_failed = delivered.failed;
+    report.drift.notifications = deliver_pending_alerts(p, lock_db);  // what failed to go out last time
     return report;
   }
   report.checkins = static_cast<int>(in.checkins.size());
