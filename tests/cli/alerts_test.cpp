@@ -572,7 +572,9 @@ TEST_CASE("an alert raised before any channel was configured is delivered once o
   CHECK(hooked.find("\"kind\":") != std::string::npos);
 }
 
-TEST_CASE("a webhook that is down fails the sweep only on its third failed attempt: the alert waits and is delivered later with the hook's copy") {
+TEST_CASE(
+    "a webhook that is down fails the sweep only on its third failed attempt: the alert waits and is delivered later "
+    "with the hook's copy") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
   auto hook_file = (p.dir / "hook.json").string();
@@ -605,10 +607,12 @@ TEST_CASE("a webhook that is down fails the sweep only on its third failed attem
   auto third = p.sweep(p.dsn, {"--new"});
   INFO(third.output);
   CHECK(third.exit_code == 1);
-  CHECK(common::last_line(third.output).rfind(
-            "driftwatch: 1 alert(s) failed delivery on each of 3 or more attempts and have reached nobody (last: "
-            "webhook http://127.0.0.1:" + std::to_string(port) + "/…: ",
-            0) == 0);
+  CHECK(
+      common::last_line(third.output)
+          .rfind("driftwatch: 1 alert(s) failed delivery on each of 3 or more attempts and have reached nobody (last: "
+                 "webhook http://127.0.0.1:" +
+                     std::to_string(port) + "/…: ",
+                 0) == 0);
   CHECK(third.output.find("s3cret") == std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT notify_state || ' ' || notify_attempts FROM alerts") == "pending 3");
 
