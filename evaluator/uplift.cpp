@@ -43,7 +43,10 @@ UpliftSummary summarize(const std::vector<ModuleSizes>& modules, int worst_count
   return s;
 }
 
-std::string package_of(const std::string& module) { return module.substr(0, module.find('/')); }
+std::string package_of(const std::string& module) {
+  auto slash = module.find('/');
+  return slash == std::string::npos ? "." : module.substr(0, slash);
+}
 
 std::vector<PackageSummary> summarize_by_package(const std::vector<ModuleSizes>& modules, int worst_count) {
   std::map<std::string, std::vector<ModuleSizes>> by_package;

@@ -41,8 +41,10 @@ struct UpliftSummary {
 /// Summarizes modules; `worst_count` caps the list of worst regressions.
 UpliftSummary summarize(const std::vector<ModuleSizes>& modules, int worst_count = 5);
 
-/// A module's package: its name up to the first '/' (suites name modules
-/// <package>/<path in the package>), or the whole name when it has none.
+/// A module's package: its name up to the first '/' (the default suites name
+/// modules <package>/<path in the package>; a project's own suite, its
+/// top-level directories), or "." for a module at the top level, so that a
+/// project of flat sources is not broken down file by file.
 std::string package_of(const std::string& module);
 
 struct PackageSummary {

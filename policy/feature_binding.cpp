@@ -83,8 +83,10 @@ FeatureBinding bind_features(const std::vector<std::string>& policy_features, co
   }
   for (const auto& f : header.features) {
     bool known = std::find(policy_features.begin(), policy_features.end(), f.name) != policy_features.end();
-    // The default decision is the compiler's answer, never an input to a policy.
-    if (!known && f.name != "inlining_default") b.report.ignored.push_back(f.name);
+    // The default decision is the compiler's answer, never an input to a
+    // policy; nor is a feature known to hold something else (LLVM 19 writes
+    // that decision over callee_basic_block_count): neither is "new".
+    if (!known && f.name != "inlining_default" && !is_unusable(f.name)) b.report.ignored.push_back(f.name);
   }
   return b;
 }

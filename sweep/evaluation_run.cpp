@@ -72,7 +72,11 @@ nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedB
           {"policy_hash", p.content_hash},
           {"summary", summary_json(r.summary)},
           {"packages", packages},
-          {"linked", {{"summary", summary_json(r.linked_summary)}, {"groups", links}}},
+          // null with no binary linked under both: a summary of nothing would
+          // read "0% no worse".
+          {"linked",
+           {{"summary", r.linked_summary.modules > 0 ? summary_json(r.linked_summary) : nlohmann::json(nullptr)},
+            {"groups", links}}},
           {"failed", failed},
           {"not_consulted", r.not_consulted},
           {"defaults_shared", r.defaults_shared},

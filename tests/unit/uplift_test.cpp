@@ -97,7 +97,7 @@ TEST_CASE("a module empty under one heuristic only is a win or loss, counted in 
 
 TEST_CASE("per package: modules group by the name up to the first slash, each summarized alone, packages in name order") {
   CHECK(package_of("zlib/src/inflate.c") == "zlib");
-  CHECK(package_of("lonely.c") == "lonely.c");
+  CHECK(package_of("lonely.c") == ".");
   auto p = summarize_by_package({{"zz/a.c", 100, 90}, {"aa/x/b.c", 100, 110}, {"zz/c.c", 200, 200}, {"aa/d.c", 50, 50}});
   REQUIRE(p.size() == 2);
   CHECK(p[0].package == "aa");
@@ -111,4 +111,10 @@ TEST_CASE("per package: modules group by the name up to the first slash, each su
   CHECK(p[1].summary.wins == 1);
   CHECK(p[1].summary.ties == 1);
   CHECK(p[1].summary.uplift == doctest::Approx(1 - std::sqrt(0.9)));
+  // A project's flat sources are one group, not one row per file.
+  auto flat = summarize_by_package({{"a.c", 100, 90}, {"b.c", 100, 100}, {"tests/t.c", 10, 10}});
+  REQUIRE(flat.size() == 2);
+  CHECK(flat[0].package == ".");
+  CHECK(flat[0].summary.modules == 2);
+  CHECK(flat[1].package == "tests");
 }
