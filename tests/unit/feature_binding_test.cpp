@@ -31,13 +31,14 @@ TEST_CASE("a feature known to hold something else is neither bound nor new") {
   // LLVM 19 with the default decision included: callee_basic_block_count
   // holds it. A policy trained without that feature was called "1 new,
   // ignored" at every evaluation, though the gate reads it as the default.
-  auto b = bind_features({"a"}, header({"a", "callee_basic_block_count", "inlining_default"}),
-                         {"callee_basic_block_count"});
+  auto b =
+      bind_features({"a"}, header({"a", "callee_basic_block_count", "inlining_default"}), {"callee_basic_block_count"});
   CHECK(b.report.ignored.empty());
   CHECK(b.report.corrupted.empty());
   CHECK(b.report.summary() == "all features bound");
-  auto known = bind_features({"a", "callee_basic_block_count"},
-                             header({"a", "callee_basic_block_count", "inlining_default"}), {"callee_basic_block_count"});
+  auto known =
+      bind_features({"a", "callee_basic_block_count"}, header({"a", "callee_basic_block_count", "inlining_default"}),
+                    {"callee_basic_block_count"});
   CHECK(known.report.corrupted == std::vector<std::string>{"callee_basic_block_count"});
 }
 
