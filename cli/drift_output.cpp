@@ -52,8 +52,8 @@ bool report_stuck_notifications(const sweep::Delivery& d) {
   if (d.failing_repeatedly == 0) return false;
   std::fflush(stdout);
   fmt::print(stderr,
-             "driftwatch: {} alert(s) failed delivery on each of {} or more attempts and have reached nobody (last: "
-             "{}): fix [notify] in the project file, or read them with `driftwatch alerts`\n",
+             "driftwatch: {} alert(s) not delivered after {} or more attempts (last: {}): fix [notify] in the "
+             "project file, or read them with `driftwatch alerts`\n",
              d.failing_repeatedly, sweep::kDeliveryAttemptsBeforeFailing, common::printable(d.last_error));
   return true;
 }

@@ -6,9 +6,9 @@ namespace cli {
 
 /// The changes found, one sentence each, with what bisection spent.
 void print_drift(const sweep::DriftReport& report);
-/// Alerts whose every delivery has failed, sweep after sweep, reach nobody:
-/// says so as the run's last line (standard error) and returns true, for a
-/// non-zero exit; false when deliveries are well.
+/// Alerts that a channel has failed to take, sweep after sweep: says so on
+/// standard error, after everything on standard output, and returns true,
+/// for a non-zero exit; false when deliveries are well.
 bool report_stuck_notifications(const sweep::Delivery& delivery);
 
 }  // namespace cli

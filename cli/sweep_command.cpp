@@ -194,7 +194,8 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
       ->check(CLI::Range(0, 100000000));
   sub.footer(
       "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "
-      "the next sweep); 2 bad input or a database that stayed away; 3 another sweep of the project is running. "
+      "the next sweep), an alert's delivery failed on a third attempt, or the tracked branch is older than "
+      "sampling.stale_after; 2 bad input or a database that stayed away; 3 another sweep of the project is running. "
       "Ctrl-C or SIGTERM stops it at once with its builds and compiles; a rerun continues where it stopped.");
   sub.callback([&ctx, a] { run_sweep(ctx, *a); });
 }

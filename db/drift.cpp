@@ -156,7 +156,8 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
         "notify_state = CASE WHEN notify_state = 'none' THEN 'none' WHEN state IN ('ignored', 'resolved') THEN "
         "notify_state "
         "ELSE 'pending' END, hook_sent = false, "
-        "webhook_sent = false WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM alerts WHERE fingerprint = $2)",
+        // A new delivery: its failed attempts count from here (sweep/notify.h).
+        "webhook_sent = false, notify_attempts = 0 WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM alerts WHERE fingerprint = $2)",
         id, a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
         a.range_first_commit_id, a.magnitude, a.recipe_hash);
     if (r.affected_rows() == 0) return false;

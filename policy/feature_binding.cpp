@@ -17,7 +17,8 @@ std::string list(const std::vector<std::string>& v) {
 std::string CompatReport::to_json() const {
   if (!known) return nlohmann::json{{"state", "unknown"}}.dump();
   return nlohmann::json{
-      {"state", "known"}, {"bound", bound}, {"missing", missing}, {"ignored", ignored}, {"corrupted", corrupted}}
+      {"state", "known"}, {"bound", bound}, {"missing", missing}, {"ignored", ignored}, {"corrupted", corrupted},
+      {"distrusted", distrusted}}
       .dump();
 }
 
@@ -28,8 +29,13 @@ std::string CompatReport::summary() const {
     parts.push_back(std::to_string(missing.size()) + " missing, filled with the training mean (" + list(missing) + ")");
   if (!corrupted.empty())
     parts.push_back(std::to_string(corrupted.size()) + " corrupted, filled with the training mean (" + list(corrupted) + ")");
-  if (!ignored.empty()) parts.push_back(std::to_string(ignored.size()) + " new, ignored (" + list(ignored) + ")");
-  if (parts.empty()) return "all features bound";
+  std::vector<std::string> new_ones;
+  for (const auto& n : ignored)
+    if (std::find(distrusted.begin(), distrusted.end(), n) == distrusted.end()) new_ones.push_back(n);
+  if (!new_ones.empty()) parts.push_back(std::to_string(new_ones.size()) + " new, ignored (" + list(new_ones) + ")");
+  if (parts.empty()) parts.push_back("all features bound");
+  if (!distrusted.empty())
+    parts.push_back(list(distrusted) + " sent but not read (it holds the compiler's default decision, LLVM 19)");
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out;
@@ -50,6 +56,7 @@ CompatReport merge(const CompatReport& a, const CompatReport& b) {
   m.known = true;
   m.missing = unite(a.missing, b.missing);
   m.ignored = unite(a.ignored, b.ignored);
+  m.distrusted = unite(a.distrusted, b.distrusted);
   for (const auto& n : unite(a.corrupted, b.corrupted))
     if (!has(m.missing, n)) m.corrupted.push_back(n);
   // Each report covers all the policy's features: bound + missing + corrupted.
@@ -83,10 +90,12 @@ FeatureBinding bind_features(const std::vector<std::string>& policy_features, co
   }
   for (const auto& f : header.features) {
     bool known = std::find(policy_features.begin(), policy_features.end(), f.name) != policy_features.end();
-    // The default decision is the compiler's answer, never an input to a
-    // policy; nor is a feature known to hold something else (LLVM 19 writes
-    // that decision over callee_basic_block_count): neither is "new".
-    if (!known && f.name != "inlining_default" && !is_unusable(f.name)) b.report.ignored.push_back(f.name);
+    // The default decision is the compiler's answer, never an input to a policy.
+    if (known || f.name == "inlining_default") continue;
+    // Stored evaluations list it as ignored (drift compares those lists
+    // across check-ins); people are told what it holds instead.
+    b.report.ignored.push_back(f.name);
+    if (is_unusable(f.name)) b.report.distrusted.push_back(f.name);
   }
   return b;
 }

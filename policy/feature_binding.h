@@ -18,12 +18,16 @@ struct CompatReport {
   /// Sent but unusable (LLVM 19's include-default bug, or reshaped to more
   /// than one element): filled with the training mean.
   std::vector<std::string> corrupted;
+  /// Of `ignored`, those known to hold something else (LLVM 19 writes the
+  /// default decision over callee_basic_block_count): not new features.
+  std::vector<std::string> distrusted;
   int bound = 0;                       ///< policy features the compiler feeds
   bool compatible() const { return missing.empty() && corrupted.empty(); }
   /// At least half of the policy's features are fed; otherwise the policy
   /// was made for another feature set and must not run.
   bool usable() const { return bound * 2 >= bound + static_cast<int>(missing.size() + corrupted.size()); }
-  /// {"state": "known", "bound": N, "missing": [...], "ignored": [...], "corrupted": [...]}, or {"state": "unknown"}.
+  /// {"state": "known", "bound": N, "missing": [...], "ignored": [...], "corrupted": [...], "distrusted": [...]},
+  /// or {"state": "unknown"}.
   std::string to_json() const;
   /// "2 features filled with the training mean (a, b); 1 ignored (c)", "all features bound" or "unknown (…)".
   std::string summary() const;

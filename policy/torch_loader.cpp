@@ -48,8 +48,8 @@ const PolicyModel::Backend* load_module() {
     // here, not as a crash in the middle of a sweep.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) throw common::Fatal("cannot load driftwatch's LibTorch module " + path.string() + ": " + dlerror());
-    // A refused module is unloaded again: the caller may catch the error
-    // and go on without a network.
+    // A refused module is closed again (LibTorch's libraries, once mapped,
+    // may stay): the caller may catch the error and go on without a network.
     auto refuse = [&](const std::string& why) {
       dlclose(handle);
       throw common::Fatal(why);

@@ -42,6 +42,7 @@ policy::CompatReport compat_from_json(const std::string& text) {
   r.missing = j.value("missing", std::vector<std::string>{});
   r.ignored = j.value("ignored", std::vector<std::string>{});
   r.corrupted = j.value("corrupted", std::vector<std::string>{});
+  r.distrusted = j.value("distrusted", std::vector<std::string>{});
   return r;
 }
 

@@ -184,7 +184,8 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     if (d.error.empty()) ++out.sent;
     else {
       ++out.failed;
-      // The attempts of an alert that is still pending have all failed.
+      // Still pending, so each attempt so far failed on some channel: the one
+      // failing now, as a channel that took the alert is not tried again.
       if (a.notify_attempts + 1 >= kDeliveryAttemptsBeforeFailing) {
         ++out.failing_repeatedly;
         out.last_error = d.error;

@@ -21,8 +21,9 @@ inline constexpr int kDeliveryAttemptsBeforeFailing = 3;
 
 struct Delivery {
   int sent = 0, failed = 0;
-  /// Of those that failed, alerts that have failed on every one of at least
-  /// kDeliveryAttemptsBeforeFailing attempts, and the last one's reason.
+  /// Of those that failed, alerts that a channel has not taken on any of at
+  /// least kDeliveryAttemptsBeforeFailing attempts (a channel that took it
+  /// is not tried again), and the last one's reason.
   int failing_repeatedly = 0;
   std::string last_error;
 };

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 
 #include "common/atomic_file.h"
@@ -75,8 +76,24 @@ common::Result<std::string> run_slurm(std::vector<std::string> argv, std::vector
 
 }  // namespace
 
+int prune_worker_logs(const fs::path& log_dir, int days) {
+  std::error_code ec;
+  auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(24 * days);
+  int removed = 0;
+  // Errors are ignored: a log that cannot go now goes at a later sweep.
+  for (auto it = fs::directory_iterator(log_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (name.rfind("worker-", 0) != 0 || it->path().extension() != ".out") continue;
+    std::error_code time_ec;
+    auto written = it->last_write_time(time_ec);
+    if (!time_ec && written < cutoff && it->is_regular_file(time_ec) && fs::remove(it->path(), time_ec)) ++removed;
+  }
+  return removed;
+}
+
 common::Result<SlurmArray> SlurmArray::submit(const SlurmSpec& spec, const std::string& dsn) {
   std::error_code ec;
+  prune_worker_logs(spec.log_dir, kWorkerLogDays);
   fs::create_directories(spec.log_dir, ec);
   if (ec) return common::Error{"cannot create " + spec.log_dir.string() + ": " + ec.message()};
   auto script = spec.log_dir / "workers.sbatch";

@@ -39,11 +39,20 @@ struct ArrayTasks {
 /// Parses `squeue -h -o %i|%T|%r`: one poll gives both the states and the reasons.
 ArrayTasks parse_squeue(const std::string& output);
 
+/// How long the tasks' outputs (worker-*.out) are kept: a nightly sweep
+/// submits an array or more every night, and nothing else removes them.
+inline constexpr int kWorkerLogDays = 30;
+
+/// Removes the task outputs in `log_dir` last written more than `days` ago;
+/// any other file is left alone. Returns how many went.
+int prune_worker_logs(const std::filesystem::path& log_dir, int days);
+
 /// One submitted array.
 class SlurmArray {
  public:
   /// Writes the script under spec.log_dir and submits it; the error names
   /// sbatch's complaint. `dsn` goes to the tasks through the environment.
+  /// Task outputs older than kWorkerLogDays are removed first.
   static common::Result<SlurmArray> submit(const SlurmSpec& spec, const std::string& dsn);
   const std::string& id() const { return id_; }
   /// Its tasks still pending or running, and why the pending ones wait.

@@ -128,10 +128,12 @@ std::optional<Engine> parse_engine(const std::string& name) {
 
 namespace {
 
-/// "3 days" from two days on, else "36 h": a tip's age against stale_after.
+/// "3.1 days" from two days on, "36.0 h" from two hours, else "45 min": a
+/// tip's age against stale_after.
 std::string days_or_hours(std::int64_t seconds) {
-  if (seconds >= 2 * 86400) return std::to_string(seconds / 86400) + " days";
-  return std::to_string(seconds / 3600) + " h";
+  if (seconds >= 2 * 86400) return fmt::format("{:.1f} days", seconds / 86400.0);
+  if (seconds >= 2 * 3600) return fmt::format("{:.1f} h", seconds / 3600.0);
+  return fmt::format("{} min", (seconds + 59) / 60);
 }
 
 /// The settings a project's grid is planned with, as people read them: a
@@ -326,6 +328,8 @@ SweepReport run_sweep(const SweepOptions& o) {
   std::vector<std::string> grid;  // the whole range's samples, for the build-broken rule
   std::vector<std::string> analysis_grid;  // the project file's samples, on which drift is judged
   std::string tip_note;           // where the tracked branch is, for "nothing new"
+  if (p.repo.empty() && p.stale_after_seconds > 0)
+    say(o, "warning: sampling.stale_after is not checked: the project has no compiler.repo, only toolchains");
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
     auto tracked = repo.tracked(p.branch).take();

@@ -173,6 +173,16 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
     std::filesystem::permissions(wrappers / w, std::filesystem::perms::owner_all);
   auto env = slurm.env();
   env.emplace_back("PATH", wrappers.string() + ":" + std::getenv("PATH"));
+  // Outputs of earlier nights' tasks: the one past kWorkerLogDays goes, the
+  // recent one and a file of someone else's stay.
+  auto logs = p.dir / "data" / "slurm" / "toy";
+  std::filesystem::create_directories(logs);
+  auto past = std::filesystem::file_time_type::clock::now() - std::chrono::hours(24 * 31);
+  for (const char* name : {"worker-7_0.out", "worker-8_0.out", "notes.out"}) std::ofstream(logs / name) << "earlier\n";
+  std::filesystem::last_write_time(logs / "worker-7_0.out", past);
+  std::filesystem::last_write_time(logs / "notes.out", past);
+  std::filesystem::last_write_time(logs / "worker-8_0.out",
+                                   std::filesystem::file_time_type::clock::now() - std::chrono::hours(24 * 29));
   // A Slurm that cannot run its tasks fails the sweep in 2 minutes, not never.
   auto r = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--partition", "farm",
                                   "--workers", "2", "-j", "1", "--stall-timeout", "120"},
@@ -187,12 +197,15 @@ TEST_CASE("sweep --engine slurm runs its workers as a job array on a real single
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
   CHECK(p.psql("SELECT string_agg(n::text, ',') FROM (SELECT count(*) AS n FROM module_results GROUP BY evaluation_id) t") ==
         "10,10");
+  CHECK_FALSE(std::filesystem::exists(logs / "worker-7_0.out"));
+  CHECK(std::filesystem::exists(logs / "worker-8_0.out"));
+  CHECK(std::filesystem::exists(logs / "notes.out"));
   // The array's tasks did the work: their output is kept, one file per task.
-  auto logs = p.dir / "data" / "slurm" / "toy";
   int outputs = 0;
   std::string task_output;
   for (const auto& e : std::filesystem::directory_iterator(logs))
-    if (e.path().extension() == ".out") {
+    if (e.path().extension() == ".out" && e.path().filename() != "worker-8_0.out" &&
+        e.path().filename() != "notes.out") {
       ++outputs;
       task_output += read(e.path());
     }

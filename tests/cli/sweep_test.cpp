@@ -639,7 +639,7 @@ TEST_CASE("a tracked branch older than stale_after fails the sweep, which still 
   INFO(s.output);
   CHECK(s.exit_code == 1);
   CHECK(common::last_line(s.output).find("driftwatch: the tip of HEAD in " + p.repo) == 0);
-  CHECK(common::last_line(s.output).find("older than sampling.stale_after (30 days)") != std::string::npos);
+  CHECK(common::last_line(s.output).find("older than sampling.stale_after (30.0 days)") != std::string::npos);
   CHECK(s.output.find(", " + tip.substr(0, tip.find(' '))) != std::string::npos);
   // Measured all the same: the staleness is said, the work is not lost.
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") != "0");
