@@ -149,7 +149,8 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
     // Another alert may already carry the narrower fingerprint: then this one stays as it is.
     auto r = tx.exec_params(
         "UPDATE alerts SET fingerprint = $2, details = $3::jsonb, last_good_commit_id = NULLIF($4, 0), "
-        "first_bad_commit_id = NULLIF($5, 0), culprit_commit_id = NULLIF($6, 0), range_first_commit_id = NULLIF($7, 0), "
+        "first_bad_commit_id = NULLIF($5, 0), culprit_commit_id = NULLIF($6, 0), range_first_commit_id = NULLIF($7, "
+        "0), "
         "magnitude = $8, updated_at = now(), recipe_id = COALESCE(recipe_id, (SELECT id FROM recipes WHERE "
         "content_hash = $9)), "
         // Told again with the narrower pin, where it is delivered at all, unless a person dismissed it.
@@ -157,7 +158,8 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
         "notify_state "
         "ELSE 'pending' END, hook_sent = false, "
         // A new delivery: its failed attempts count from here (sweep/notify.h).
-        "webhook_sent = false, notify_attempts = 0 WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM alerts WHERE fingerprint = $2)",
+        "webhook_sent = false, notify_attempts = 0 WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM alerts WHERE "
+        "fingerprint = $2)",
         id, a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
         a.range_first_commit_id, a.magnitude, a.recipe_hash);
     if (r.affected_rows() == 0) return false;

@@ -16,9 +16,8 @@ std::string list(const std::vector<std::string>& v) {
 
 std::string CompatReport::to_json() const {
   if (!known) return nlohmann::json{{"state", "unknown"}}.dump();
-  return nlohmann::json{
-      {"state", "known"}, {"bound", bound}, {"missing", missing}, {"ignored", ignored}, {"corrupted", corrupted},
-      {"distrusted", distrusted}}
+  return nlohmann::json{{"state", "known"},   {"bound", bound},         {"missing", missing},
+                        {"ignored", ignored}, {"corrupted", corrupted}, {"distrusted", distrusted}}
       .dump();
 }
 

@@ -1,12 +1,11 @@
 #include "sweep/slurm.h"
 
+#include <fmt/core.h>
 #include <sys/stat.h>
 
-#include <fmt/core.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 
 #include "common/atomic_file.h"
 #include "common/process.h"

@@ -608,12 +608,11 @@ TEST_CASE(
   auto third = p.sweep(p.dsn, {"--new"});
   INFO(third.output);
   CHECK(third.exit_code == 1);
-  CHECK(
-      common::last_line(third.output)
-          .rfind("driftwatch: 1 alert(s) not delivered after 3 or more attempts (last: "
-                 "webhook http://127.0.0.1:" +
-                     std::to_string(port) + "/…: ",
-                 0) == 0);
+  CHECK(common::last_line(third.output)
+            .rfind("driftwatch: 1 alert(s) not delivered after 3 or more attempts (last: "
+                   "webhook http://127.0.0.1:" +
+                       std::to_string(port) + "/…: ",
+                   0) == 0);
   CHECK(third.output.find("s3cret") == std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT notify_state || ' ' || notify_attempts FROM alerts") == "pending 3");
 
