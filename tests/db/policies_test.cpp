@@ -384,3 +384,27 @@ TEST_CASE("candidates a cut-short retrain left unjudged are rejected by the next
   CHECK(db::find_lineage(database, "another", elsewhere)->state == "candidate");
   CHECK(db::active_policy(database, "toy")->id == root);
 }
+
+TEST_CASE("an alert a later sweep re-pins counts its failed deliveries anew") {
+  // Three failed attempts fail the sweep (sweep/notify.h); those of the old
+  // pin must not count against the new one's delivery.
+  auto database = testing::fresh_database();
+  db::upsert_policy(database, "a", "A", "c-a", "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  auto wide = alert_row("range", "toy", "A", "S");
+  wide.notify = true;
+  REQUIRE(db::open_alert(database, wide));
+  auto id = db::list_alerts(database, "toy", {}).front().id;
+  db::Delivered failed;
+  failed.error = "webhook down";
+  failed.fingerprint = "range";
+  for (int i = 0; i < 2; ++i) db::mark_delivery(database, id, failed);
+  REQUIRE(db::find_alert(database, "toy", id)->notify_attempts == 2);
+  auto pinned = wide;
+  pinned.fingerprint = "pinned";
+  REQUIRE(db::narrow_alert(database, id, pinned, "narrowed by a later sweep"));
+  auto after = db::find_alert(database, "toy", id);
+  CHECK(after->notify_state == "pending");
+  CHECK(after->notify_attempts == 0);
+}
