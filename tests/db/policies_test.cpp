@@ -42,6 +42,18 @@ db::AlertRow alert_row(const std::string& fingerprint, const std::string& projec
   return r;
 }
 
+/// Opens alert "range" of project toy on policy A and suite S, to be
+/// delivered; returns it and its id.
+std::pair<db::AlertRow, db::Id> open_deliverable_alert(db::Database& database) {
+  db::upsert_policy(database, "a", "A", "c-a", "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  auto wide = alert_row("range", "toy", "A", "S");
+  wide.notify = true;
+  REQUIRE(db::open_alert(database, wide));
+  return {wide, db::list_alerts(database, "toy", {}).front().id};
+}
+
 }  // namespace
 
 TEST_CASE("promotions replace the active policy they expect, and only that one") {
@@ -331,13 +343,7 @@ TEST_CASE("a suite taken off the project's list resolves its alerts, and put bac
 
 TEST_CASE("an alert narrowed while it was being delivered stays due with its narrower pin") {
   auto database = testing::fresh_database();
-  db::upsert_policy(database, "a", "A", "c-a", "{}");
-  std::vector<db::Id> ids;
-  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
-  auto wide = alert_row("range", "toy", "A", "S");
-  wide.notify = true;
-  REQUIRE(db::open_alert(database, wide));
-  auto id = db::list_alerts(database, "toy", {}).front().id;
+  auto [wide, id] = open_deliverable_alert(database);
   auto claimed = db::claim_delivery(database, id);  // a delivery (`alerts notify`) runs its hook...
   REQUIRE(claimed);
   auto pinned = wide;
@@ -389,13 +395,7 @@ TEST_CASE("an alert a later sweep re-pins counts its failed deliveries anew") {
   // Three failed attempts fail the sweep (sweep/notify.h); those of the old
   // pin must not count against the new one's delivery.
   auto database = testing::fresh_database();
-  db::upsert_policy(database, "a", "A", "c-a", "{}");
-  std::vector<db::Id> ids;
-  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
-  auto wide = alert_row("range", "toy", "A", "S");
-  wide.notify = true;
-  REQUIRE(db::open_alert(database, wide));
-  auto id = db::list_alerts(database, "toy", {}).front().id;
+  auto [wide, id] = open_deliverable_alert(database);
   db::Delivered failed;
   failed.error = "webhook down";
   failed.fingerprint = "range";
