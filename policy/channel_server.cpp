@@ -379,6 +379,12 @@ std::string compiler_failure_line(const std::string& output) {
   // A diagnostic is followed by its source line and a caret line.
   for (const auto& line : lines)
     if (line.rfind("error: ", 0) == 0 || line.find(": error: ") != std::string::npos) return common::trim(line);
+  // LLVM's option parser names the bad option, then may add a guess ("Did
+  // you mean …?") as the last line: a recipe's bad compile line.
+  for (const auto& line : lines)
+    for (const char* what : {": Unknown command line argument '", ": for the -", ": Not enough positional command line",
+                             ": Too many positional arguments"})
+      if (line.find(what) != std::string::npos) return common::trim(line);
   for (const auto& line : lines)
     if (line.find("Assertion `") != std::string::npos) return common::trim(line);
   // A crash ends in LLVM's stack dump, whose last line is a frame's address.

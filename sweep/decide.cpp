@@ -118,13 +118,18 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   rules.min_drop = p.alerts.min_uplift_change;
 
   bool any_point = false;
+  // Check-ins swept that gave no evaluation, by their build's outcome: with
+  // nothing evaluated, "run a sweep" would be wrong advice after one ran.
+  std::map<std::string, std::set<std::string>> unevaluated;
   for (const auto& suite_name : p.suites) {
     auto suite = select_suite(data_dir, suite_name);
     std::map<std::size_t, db::SeriesPoint> points, failed;
     for (auto& pt :
-         series_of_repository(db, repository_id, recipe.content_hash, tracked.content_hash, suite.manifest_hash))
+         series_of_repository(db, repository_id, recipe.content_hash, tracked.content_hash, suite.manifest_hash)) {
+      if (!pt.evaluated && position.count(pt.sha)) unevaluated[pt.build_outcome].insert(pt.sha);
       if (auto it = position.find(pt.sha); it != position.end() && (pt.evaluated || !pt.evaluation_error.empty()))
         (pt.evaluated ? points : failed)[it->second] = std::move(pt);
+    }
     reports::RetrainSeries series;
     series.suite = suite.suite.name;
     // From the baseline on; without one in the history (a policy trained on
@@ -168,11 +173,18 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     report.suites.push_back(reports::decide(series, rules));
     report.series.push_back(std::move(series));
   }
-  if (!any_point)
+  if (!any_point) {
+    std::string tried;
+    for (const auto& [outcome, shas] : unevaluated)
+      tried += (tried.empty() ? "" : ", ") + std::to_string(shas.size()) + " " +
+               (outcome.empty() ? "not built" : outcome == "ok" ? "built, not evaluated" : outcome);
     throw common::Fatal("no evaluated check-in of project '" + p.name + "' with its policy " +
                         tracked.content_hash.substr(0, 12) +
                         (baseline_pos ? " since its training check-in " + report.baseline.substr(0, 12) : "") +
-                        ": run `driftwatch sweep` first");
+                        (tried.empty() ? ": run `driftwatch sweep` first"
+                                       : ": every check-in swept gave no evaluation (" + tried +
+                                             "; `driftwatch report` and `driftwatch jobs` say why)"));
+  }
   report.lineage_id = ensure_lineage(db, p, data_dir).lineage_id;
   if (auto row = db::find_lineage(db, p.name, report.lineage_id)) report.policy_name = row->name;
   for (const auto& s : report.suites) {

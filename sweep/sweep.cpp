@@ -339,10 +339,15 @@ SweepReport run_sweep(const SweepOptions& o) {
                  !tracked.starts_with("refs/remotes/");
     if (auto tip = repo.commit(tracked)) {
       auto branch = p.branch.empty() ? std::string("HEAD") : p.branch;
+      // A tip past the last sweep's head: its check-ins wait for their
+      // period (or count) of `every` to end, which fetching would not change.
+      auto every = o.every.empty() ? p.every : o.every;
+      bool moved = after && tip->sha != *after;
       tip_note = "; the tip of " + branch + " is " + tip->short_sha() + " from " + tracker::format_date(tip->time) +
-                 (fixed ? " (branch = \"" + p.branch +
+                 (fixed   ? " (branch = \"" + p.branch +
                               "\" names no branch, local or remote-tracking: a tag or a commit, it never moves)"
-                        : " (driftwatch never fetches: update the repository first)");
+                  : moved ? " (every = \"" + every + "\" samples none of the check-ins after the last sweep yet)"
+                          : " (driftwatch never fetches: update the repository first)");
       // Sweeps of a repository nobody updates find "nothing new" night
       // after night and exit 0: with stale_after set, that fails instead.
       auto age = std::int64_t(std::time(nullptr)) - tip->time;

@@ -944,3 +944,29 @@ write = "# The pipeline\n\nIt starts in main.\n"
   CHECK(p.psql("SELECT count(*) FROM alert_events WHERE note LIKE 'its policy was replaced%'") == "1");
   CHECK(p.run({"alerts", "--config", p.config, "--exit-code"}).exit_code == 1);
 }
+
+TEST_CASE("decide after a sweep whose every check-in gave no evaluation says so, not 'run a sweep first'") {
+  testing::TempDir scratch;
+  Project p(history_8w_with(scratch.path() / "history-broken-throughout.toml", R"toml(
+[[checkin]]
+week = 1
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Driver] Verify the module before optimizing it"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  if (!M)\n"
+with = "  if (argc > 0)\n    abort();\n  if (!M)\n"
+)toml"));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("until = \"\"", "until = \"2025-12-16\"");  // before a later check-in rewrites that line
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  REQUIRE(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done' AND NOT coalesce((summary->>'compiler_broken')::boolean, false)") == "0");
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  CHECK(d.exit_code == 2);
+  CHECK(common::last_line(d.output).find("every check-in swept gave no evaluation (") != std::string::npos);
+  CHECK(common::last_line(d.output).find(" compiler-broken") != std::string::npos);
+  CHECK(d.output.find("run `driftwatch sweep` first") == std::string::npos);
+}

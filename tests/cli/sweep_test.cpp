@@ -649,10 +649,17 @@ TEST_CASE("a tracked branch older than stale_after fails the sweep, which still 
   CHECK(again.exit_code == 1);
   CHECK(again.output.find("nothing new since the last sweep") != std::string::npos);
   CHECK(common::last_line(again.output).find("older than sampling.stale_after") != std::string::npos);
-  // Tonight's check-in lands: the branch is current again.
+  CHECK(again.output.find("driftwatch never fetches: update the repository first") != std::string::npos);
+  // Tonight's check-in lands: the branch is current again. This month is
+  // not over, so monthly sampling has nothing new yet: said as that, not
+  // as a repository to update.
   p.commit_on_top("tonight");
   auto fresh = p.sweep(p.dsn, {"--new"});
   INFO(fresh.output);
   CHECK(fresh.exit_code == 0);
   CHECK(fresh.output.find("stale_after") == std::string::npos);
+  CHECK(fresh.output.find("nothing new since the last sweep") != std::string::npos);
+  CHECK(fresh.output.find("(every = \"1m\" samples none of the check-ins after the last sweep yet)") !=
+        std::string::npos);
+  CHECK(fresh.output.find("never fetches") == std::string::npos);
 }

@@ -8,6 +8,12 @@ TEST_CASE("a failed compiler's message is LLVM's own error line, else its last l
   CHECK(policy::compiler_failure_line("LLVM ERROR: Inline asm not supported by this streamer\n"
                                       "PLEASE submit a bug report\nStack dump:\n #0 0x1 abort\n\n") ==
         "LLVM ERROR: Inline asm not supported by this streamer");
+  // A bad option in a recipe's compile line: the option, not the parser's guess after it.
+  CHECK(policy::compiler_failure_line("dwcc: Unknown command line argument '--no-such-flag'.  Try: 'dwcc --help'\n"
+                                      "dwcc: Did you mean '--mno-sort-sda'?\n") ==
+        "dwcc: Unknown command line argument '--no-such-flag'.  Try: 'dwcc --help'");
+  CHECK(policy::compiler_failure_line("opt: for the --inline-threshold option: 'x' value invalid for integer argument!\n") ==
+        "opt: for the --inline-threshold option: 'x' value invalid for integer argument!");
   CHECK(policy::compiler_failure_line("dwcc: error: cannot read 'x.bc'\n") == "dwcc: error: cannot read 'x.bc'");
   CHECK(policy::compiler_failure_line("error: <inline asm>:1:2: invalid instruction mnemonic 'bad'\n"
                                       "        bad %eax\n        ^~~\n") ==
