@@ -177,7 +177,9 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     std::string tried;
     for (const auto& [outcome, shas] : unevaluated)
       tried += (tried.empty() ? "" : ", ") + std::to_string(shas.size()) + " " +
-               (outcome.empty() ? "not built" : outcome == "ok" ? "built, not evaluated" : outcome);
+               (outcome.empty()   ? "not built"
+                : outcome == "ok" ? "built, not evaluated"
+                                  : outcome);
     throw common::Fatal("no evaluated check-in of project '" + p.name + "' with its policy " +
                         tracked.content_hash.substr(0, 12) +
                         (baseline_pos ? " since its training check-in " + report.baseline.substr(0, 12) : "") +

@@ -344,7 +344,7 @@ SweepReport run_sweep(const SweepOptions& o) {
       auto every = o.every.empty() ? p.every : o.every;
       bool moved = after && tip->sha != *after;
       tip_note = "; the tip of " + branch + " is " + tip->short_sha() + " from " + tracker::format_date(tip->time) +
-                 (fixed   ? " (branch = \"" + p.branch +
+                 (fixed ? " (branch = \"" + p.branch +
                               "\" names no branch, local or remote-tracking: a tag or a commit, it never moves)"
                   : moved ? " (every = \"" + every + "\" samples none of the check-ins after the last sweep yet)"
                           : " (driftwatch never fetches: update the repository first)");

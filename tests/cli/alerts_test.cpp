@@ -962,7 +962,8 @@ with = "  if (argc > 0)\n    abort();\n  if (!M)\n"
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   REQUIRE(s.exit_code == 0);
-  REQUIRE(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done' AND NOT coalesce((summary->>'compiler_broken')::boolean, false)") == "0");
+  REQUIRE(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done' AND NOT "
+                 "coalesce((summary->>'compiler_broken')::boolean, false)") == "0");
   auto d = p.run({"decide", "--config", p.config});
   INFO(d.output);
   CHECK(d.exit_code == 2);

@@ -12,7 +12,8 @@ TEST_CASE("a failed compiler's message is LLVM's own error line, else its last l
   CHECK(policy::compiler_failure_line("dwcc: Unknown command line argument '--no-such-flag'.  Try: 'dwcc --help'\n"
                                       "dwcc: Did you mean '--mno-sort-sda'?\n") ==
         "dwcc: Unknown command line argument '--no-such-flag'.  Try: 'dwcc --help'");
-  CHECK(policy::compiler_failure_line("opt: for the --inline-threshold option: 'x' value invalid for integer argument!\n") ==
+  CHECK(policy::compiler_failure_line(
+            "opt: for the --inline-threshold option: 'x' value invalid for integer argument!\n") ==
         "opt: for the --inline-threshold option: 'x' value invalid for integer argument!");
   CHECK(policy::compiler_failure_line("dwcc: error: cannot read 'x.bc'\n") == "dwcc: error: cannot read 'x.bc'");
   CHECK(policy::compiler_failure_line("error: <inline asm>:1:2: invalid instruction mnemonic 'bad'\n"
