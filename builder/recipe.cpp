@@ -57,7 +57,11 @@ common::Status check_keys(const toml::table& t, const std::string& section, cons
   const auto& allowed = kKeys.at(section);
   for (const auto& [k, v] : t) {
     if (allowed.count(std::string(k.str()))) continue;
-    return Error{origin + ": unknown key '" + (section.empty() ? "" : section + ".") + std::string(k.str()) + "'"};
+    // Every key it could have been: one wrong guess at a time is slow.
+    std::string known;
+    for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
+    return Error{origin + ": unknown key '" + (section.empty() ? "" : section + ".") + std::string(k.str()) + "' (" +
+                 (section.empty() ? "the top level" : "[" + section + "]") + " takes " + known + ")"};
   }
   return common::Ok{};
 }
