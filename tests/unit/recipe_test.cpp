@@ -148,9 +148,10 @@ TEST_CASE("a placeholder written inside a shell command's quotes is refused: it 
 
 TEST_CASE("recipe errors name the key and the file") {
   auto unknown = parse_recipe("name = 'x'\ncolour = 'red'\n[build]\ncommand = 'make'\n[artifacts]\na = 'b'\n", "r.toml");
-  CHECK(unknown.error().message ==
-        "r.toml: unknown key 'colour' (the top level takes artifacts, build, ccache_remote_storage, compile, configure, "
-        "description, env, jobs, launcher, name, timeout)");
+  CHECK(
+      unknown.error().message ==
+      "r.toml: unknown key 'colour' (the top level takes artifacts, build, ccache_remote_storage, compile, configure, "
+      "description, env, jobs, launcher, name, timeout)");
   auto nested = parse_recipe("name = 'x'\n[build]\ncommand = 'make'\nflags = 1\n[artifacts]\na = 'b'\n", "r.toml");
   CHECK(nested.error().message == "r.toml: unknown key 'build.flags' ([build] takes command)");
   auto no_build = parse_recipe("name = 'x'\n[artifacts]\na = 'b'\n", "r.toml");
