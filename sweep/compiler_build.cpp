@@ -121,6 +121,11 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
   if (s.repo.empty())
     throw common::Fatal("--build " + s.build + " is not a directory; give --repo to build it as a check-in");
   auto recipe = builder::load_recipe(recipe_name).take();
+  // Every caller compiles modules with it next: said before a build that
+  // may take hours, not after.
+  if (recipe.compile.empty())
+    throw common::Fatal("recipe " + recipe_name + " has no [compile] section: it cannot compile the suite's modules "
+                        "(add e.g. command = \"{compiler} {input} -o {output} -Oz\"); nothing was built");
   auto repo = tracker::GitRepo::open(s.repo).take();
   auto resolved = repo.commit(s.build);
   // A directory given as --build along with --repo: say what it lacks, not only that no revision is so named.

@@ -273,6 +273,15 @@ TEST_CASE("sweep refuses a bad project file naming the key and its line") {
   CHECK(uncompiled.exit_code == 2);
   CHECK(uncompiled.output.find("has no [compile] section: a sweep cannot compile") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM jobs") == "0");
+  // So is eval with it, before the check-in is built (an hour for LLVM).
+  auto eval = p.run({"eval", "--repo", p.repo, "--build", "main", "--recipe", no_compile.string(), "--suite",
+                     "testdata", "--policy", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
+  INFO(eval.output);
+  CHECK(eval.exit_code == 2);
+  CHECK(common::last_line(eval.output).find("has no [compile] section: it cannot compile the suite's modules") !=
+        std::string::npos);
+  CHECK(eval.output.find("compiler: ") == std::string::npos);  // no build was started
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM builds") == "0");
 }
 
 TEST_CASE("sweep --new after a force-push names the lost check-in and deletes nothing") {
