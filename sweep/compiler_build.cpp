@@ -124,7 +124,8 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
   // Every caller compiles modules with it next: said before a build that
   // may take hours, not after.
   if (recipe.compile.empty())
-    throw common::Fatal("recipe " + recipe_name + " has no [compile] section: it cannot compile the suite's modules "
+    throw common::Fatal("recipe " + recipe_name +
+                        " has no [compile] section: it cannot compile the suite's modules "
                         "(add e.g. command = \"{compiler} {input} -o {output} -Oz\"); nothing was built");
   auto repo = tracker::GitRepo::open(s.repo).take();
   auto resolved = repo.commit(s.build);
