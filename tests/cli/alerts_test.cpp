@@ -318,18 +318,27 @@ write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
 
 }  // namespace
 
-TEST_CASE("a compiler that compiles nothing even without the policy is a broken check-in, not the policy's failure") {
-  testing::TempDir scratch;
-  Project p(history_8w_with(scratch.path() / "history-compiler-broken.toml", R"toml(
-[[checkin]]
-week = 8
+namespace {
+
+/// The 8-week history with a check-in in `week` whose compiler aborts on
+/// every input, with or without the policy.
+std::string history_aborting_from(const std::filesystem::path& dir, int week) {
+  return history_8w_with(dir / ("history-aborting-from-" + std::to_string(week) + ".toml"),
+                         "\n[[checkin]]\nweek = " + std::to_string(week) + R"toml(
 author = "Jon Meyer <jon.meyer@example.org>"
 message = "[Driver] Verify the module before optimizing it"
 [[checkin.edit]]
 file = "src/main.cpp"
 replace = "  if (!M)\n"
 with = "  if (argc > 0)\n    abort();\n  if (!M)\n"
-)toml"));
+)toml");
+}
+
+}  // namespace
+
+TEST_CASE("a compiler that compiles nothing even without the policy is a broken check-in, not the policy's failure") {
+  testing::TempDir scratch;
+  Project p(history_aborting_from(scratch.path(), 8));
   p.set("every = \"2w\"", "every = \"1m\"");
   SUBCASE("a policy that decides alone") {}
   SUBCASE("a policy with a margin, whose evaluation first probes where the compiler sends its default decision") {
@@ -947,16 +956,7 @@ write = "# The pipeline\n\nIt starts in main.\n"
 
 TEST_CASE("decide after a sweep whose every check-in gave no evaluation says so, not 'run a sweep first'") {
   testing::TempDir scratch;
-  Project p(history_8w_with(scratch.path() / "history-broken-throughout.toml", R"toml(
-[[checkin]]
-week = 1
-author = "Jon Meyer <jon.meyer@example.org>"
-message = "[Driver] Verify the module before optimizing it"
-[[checkin.edit]]
-file = "src/main.cpp"
-replace = "  if (!M)\n"
-with = "  if (argc > 0)\n    abort();\n  if (!M)\n"
-)toml"));
+  Project p(history_aborting_from(scratch.path(), 1));
   p.set("every = \"2w\"", "every = \"1m\"");
   p.set("until = \"\"", "until = \"2025-12-16\"");  // before a later check-in rewrites that line
   auto s = p.sweep(p.dsn);
