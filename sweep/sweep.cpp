@@ -337,11 +337,12 @@ SweepReport run_sweep(const SweepOptions& o) {
     // "update the repository" would not help there.
     bool fixed = !p.branch.empty() && tracked != "HEAD" && !tracked.starts_with("refs/heads/") &&
                  !tracked.starts_with("refs/remotes/");
+    auto every = o.every.empty() ? p.every : o.every;
+    auto since = o.since.empty() ? p.since : o.since;
     if (auto tip = repo.commit(tracked)) {
       auto branch = p.branch.empty() ? std::string("HEAD") : p.branch;
       // A tip past the last sweep's head: its check-ins wait for their
       // period (or count) of `every` to end, which fetching would not change.
-      auto every = o.every.empty() ? p.every : o.every;
       bool moved = after && tip->sha != *after;
       tip_note = "; the tip of " + branch + " is " + tip->short_sha() + " from " + tracker::format_date(tip->time) +
                  (fixed ? " (branch = \"" + p.branch +
@@ -368,8 +369,6 @@ SweepReport run_sweep(const SweepOptions& o) {
         say(o, "warning: the policy's training check-in " + meta.compiler_commit.substr(0, 12) + " is not in " +
                    in.repo + "; drift is measured from the first swept check-in");
     }
-    auto every = o.every.empty() ? p.every : o.every;
-    auto since = o.since.empty() ? p.since : o.since;
     for (const auto& sha : sweep_checkins(p, every, since, after, baseline, o.only_new).take())
       in.checkins.push_back({sha, "", "", 0});
     if (after) grid = sweep_checkins(p, every, since, std::nullopt, baseline).take();
