@@ -14,7 +14,8 @@ namespace db {
 // A job queued again from nothing: every trace of its attempts gone, so its
 // next failures are counted afresh (jobs retry, a requeued sweep, a rebuild).
 #define QUEUED_AFRESH \
-  "state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, given_back = 0"
+  "state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, timeouts = 0, " \
+  "given_back = 0"
 
 #define OF_PROJECT(table, project) \
   "(" table ".project = " project " OR EXISTS (SELECT 1 FROM job_projects jp WHERE jp.job_id = " table \
@@ -151,6 +152,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
                       "  failed_hosts = CASE WHEN " RETRY_CONDITION " THEN '{}' ELSE jobs.failed_hosts END, "
                       "  machine_failures = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.machine_failures END, "
+                      "  timeouts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.timeouts END, "
                       "  given_back = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.given_back END, "
                       "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
                       "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now(), "
@@ -187,7 +189,7 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
       pqxx::work tx(db.impl().conn);
       auto r = tx.exec_params(
           "SELECT j.id, j.kind, j.payload::text, j.attempts, j.max_attempts, COALESCE(j.depends_on, 0), "
-          "  array_to_string(j.failed_hosts, ','), j.machine_failures "
+          "  array_to_string(j.failed_hosts, ','), j.machine_failures, j.timeouts "
           "FROM jobs j "
           // A job is shared by the projects that planned the same work: its
           // row names the first one, and any of them may take it.
@@ -219,6 +221,7 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
       if (auto dep = r[0][5].as<Id>(); dep != 0) job.depends_on = dep;
       if (auto hosts = r[0][6].as<std::string>(); !hosts.empty()) job.failed_hosts = common::split(hosts, ',');
       job.machine_failures = r[0][7].as<int>();
+      job.timeouts = r[0][8].as<int>();
       if (job.attempts > job.max_attempts) {
         // Its workers kept dying (or kept losing the lease): stop handing it out.
         tx.exec_params(
@@ -286,17 +289,18 @@ void finish_job(Database& db, const JobFinish& f, const std::string& state, cons
 }
 
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
-                     double backoff_seconds, bool machine_only) {
+                     double backoff_seconds, bool machine_only, bool timed_out) {
   db.impl().guarded("putting a job back in the queue", [&] {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
         "UPDATE jobs SET state = 'queued', error = $3, lease_owner = NULL, "
         "machine_failures = machine_failures + CASE WHEN $5 THEN 1 ELSE 0 END, "
+        "timeouts = timeouts + CASE WHEN $6 THEN 1 ELSE 0 END, "
         "lease_expires_at = now() + make_interval(secs => $4), updated_at = now(), "
         "failed_hosts = CASE WHEN split_part($2, ':', 1) = ANY (failed_hosts) THEN failed_hosts "
         "  ELSE array_append(failed_hosts, split_part($2, ':', 1)) END "
         "WHERE id = $1 AND lease_owner = $2 AND state = 'running'",
-        job_id, owner, common::valid_utf8(error), backoff_seconds, machine_only);
+        job_id, owner, common::valid_utf8(error), backoff_seconds, machine_only, timed_out);
     if (r.affected_rows() != 1)
       throw LeaseLost("job " + std::to_string(job_id) + " is no longer " + owner + "'s");
     tx.commit();

@@ -51,6 +51,8 @@ struct Job {
   /// hang), is the input's result: the last attempt, after none that only
   /// the machine failed.
   bool final_attempt() const { return attempts >= max_attempts && machine_failures == 0; }
+  /// Earlier attempts that timed out (retry_job_later's `timed_out`).
+  int timeouts = 0;
 };
 
 /// How a worker hands back a job: in the transaction that stores its results.
@@ -113,10 +115,11 @@ bool renew_lease(Database& db, Id job_id, const std::string& owner, int lease_se
 void finish_job(Database& db, const JobFinish& finish, const std::string& state, const std::string& error = "");
 /// A failed attempt with attempts left: back to the queue, claimable again
 /// after `backoff_seconds` of the database's clock, its reason kept in `error`
-/// and `owner`'s machine among the job's failed hosts.
+/// and `owner`'s machine among the job's failed hosts; `timed_out` counts
+/// the attempt in Job::timeouts.
 /// Throws LeaseLost when the job is no longer `owner`'s.
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
-                     double backoff_seconds, bool machine_only = false);
+                     double backoff_seconds, bool machine_only = false, bool timed_out = false);
 /// What a sweep plans today: failed jobs planned otherwise are left as they
 /// are, since a worker would refuse them on every sweep from now on.
 struct RequeueFilter {

@@ -132,12 +132,12 @@ class Executor {
   /// policy file, a suite rebuilt) can have caused it, so that a timeout on
   /// a later attempt is not the input's result (db::Job::final_attempt).
   void fail_or_retry(db::Database& db, const db::Job& job, const std::string& why, JobEvent& ev,
-                     bool machine_only = true) {
+                     bool machine_only = true, bool timed_out = false) {
     if (job.attempts < job.max_attempts) {
       double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), kMaxRetryBackoffSeconds);
       db::retry_job_later(db, job.id, o_.owner,
                           fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, host_of(o_.owner), why),
-                          backoff, machine_only);
+                          backoff, machine_only, timed_out);
       ev.state = db::kJobQueued;
       ev.what += fmt::format(": attempt {} of {} failed, retried in {}: {}", job.attempts, job.max_attempts,
                              common::format_seconds(backoff), why);
@@ -183,8 +183,10 @@ class Executor {
   /// Builds the check-in (or serves it from the cache) and records it.
   /// `last_attempt`: a timeout or a failure without a word (transient every
   /// time before) is recorded as the check-in's own result, not cached.
+  /// `timed_out_before`: an earlier attempt timed out, so a timeout now is
+  /// the check-in's result too.
   tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool last_attempt = false,
-                                      bool failed_here_before = false) {
+                                      bool failed_here_before = false, bool timed_out_before = false) {
     const auto& r = recipe(p);
     const auto& g = repo(p.at("repo").get<std::string>());
     auto sha = p.at("sha").get<std::string>();
@@ -194,19 +196,25 @@ class Executor {
                           " (history rewritten?)");
     // A retry on a machine where the build failed before runs half as many
     // jobs: a link the OOM killer took at -j N may fit at N/2, where the
-    // same -j would fail the same way on every attempt.
+    // same -j would fail the same way on every attempt. Not after a timeout:
+    // at half the -j the retry would only be likelier to time out.
     int jobs = builder::capped_jobs(r, o_.build_jobs > 0 ? o_.build_jobs : o_.jobs);
-    if (failed_here_before && jobs > 1) {
+    if (failed_here_before && !timed_out_before && jobs > 1) {
       jobs /= 2;
       if (o_.log) o_.log("build " + sha.substr(0, 12) + ": failed on this machine before, built again at -j " +
                          std::to_string(jobs));
     }
     auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, jobs, false, o_.log}).take();
     bool timeout = b.result.outcome == builder::Outcome::Timeout;
-    if (last_attempt && (timeout || b.result.unexplained)) {
+    // Two timeouts in a row are the check-in's: a build that hangs (a
+    // generator step that never ends) would spend a third on every sweep.
+    bool second_timeout = timeout && timed_out_before;
+    if ((last_attempt && (timeout || b.result.unexplained)) || second_timeout) {
       b.result.transient = false;  // the check-in's result now, recorded as such (not cached)
-      b.result.message += std::string("; the build job's last attempt ") + (timeout ? "timed out" : "failed so") +
-                          " too: recorded as the check-in's (`driftwatch jobs retry` on its build job tries again)";
+      b.result.message += second_timeout ? std::string("; the build job's attempt before timed out too")
+                                         : std::string("; the build job's last attempt ") +
+                                               (timeout ? "timed out" : "failed so") + " too";
+      b.result.message += ": recorded as the check-in's (`driftwatch jobs retry` on its build job tries again)";
       b.result.log_tail += "\n# driftwatch: " + b.result.message + "\n";
     }
     *build_id = record_build(db, g, r, b);
@@ -241,7 +249,9 @@ class Executor {
     auto here = host_of(o_.owner);
     bool failed_here_before =
         std::find(job.failed_hosts.begin(), job.failed_hosts.end(), here) != job.failed_hosts.end();
-    auto b = build_checkin(db, p, &build_id, last_attempt, failed_here_before);
+    // Only when no attempt failed by the machine alone: a timeout then may be its load.
+    bool timed_out_before = job.timeouts > 0 && job.machine_failures == 0;
+    auto b = build_checkin(db, p, &build_id, last_attempt, failed_here_before, timed_out_before);
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ev.build = b.result.from_cache ? 0 : b.result.seconds;
     ev.checkout = b.result.from_cache ? 0 : std::max(0.0, total - b.result.seconds);
@@ -260,7 +270,7 @@ class Executor {
                                (maybe_own && job.attempts >= job.max_attempts
                                     ? " (an earlier attempt failed by the machine alone: not recorded as the check-in's)"
                                     : ""),
-                           ev, !maybe_own);
+                           ev, !maybe_own, b.result.outcome == builder::Outcome::Timeout);
     }
     ev.what += ": build " + outcome + (b.result.from_cache ? " (cached)" : "") +
                (b.result.rebuilt_because.empty() ? "" : " (built again: " + b.result.rebuilt_because + ")") +
