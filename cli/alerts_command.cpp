@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 #include "builder/recipe.h"
 #include "cli/commands.h"
@@ -101,8 +102,20 @@ void run_show(Context& ctx, const AlertArgs& a) {
     fmt::print("not pinned: {} ({})\n", al->first_bad_sha, reports::kNotPinnedNote);
   fmt::print("last good: {}\nfirst bad: {}\n", al->last_good_sha, al->first_bad_sha);
   if (!d.is_discarded()) {
-    for (const char* key : {"most_affected", "win_to_loss", "loss_to_win", "failing", "features_missing", "features_new"})
-      if (d.contains(key) && !d[key].empty()) fmt::print("{}: {}\n", key, printable(d[key].dump()));
+    // Each list under words a reader knows, one entry a line (as the report
+    // writes them), rather than the stored JSON array.
+    const std::pair<const char*, const char*> lists[] = {{"most_affected", "modules moved most"},
+                                                         {"win_to_loss", "turned from win to loss"},
+                                                         {"loss_to_win", "turned from loss to win"},
+                                                         {"failing", "failing"},
+                                                         {"features_missing", "features missing"},
+                                                         {"features_new", "features new"}};
+    for (const auto& [key, label] : lists) {
+      if (!d.contains(key) || !d[key].is_array() || d[key].empty()) continue;
+      fmt::print("{}:\n", label);
+      for (const auto& entry : d[key])
+        fmt::print("  {}\n", printable(entry.is_string() ? entry.get<std::string>() : entry.dump()));
+    }
   }
   fmt::print("delivery: {}{}\n", al->notify_state, al->notify_error.empty() ? "" : " (" + printable(al->notify_error) + ")");
   for (const auto& e : db::alert_events(database, a.id))
