@@ -81,7 +81,10 @@ void run_init(const InitArgs& a) {
     fmt::print("{} is an llvm-project checkout: recipe \"llvm-project\", sampling since {} ({}){}\n", repo,
                since.empty() ? "its first check-in" : since, since.empty() ? "its newest could not be read" : since_why,
                branch.empty() ? "" : ", tracking " + branch + " (kept current by `git fetch`)");
-  fmt::print("wrote {}: edit [compiler] repo and [suites], then run `driftwatch sweep`\n", file.string());
+  // Only what is still to fill in is named: with --repo given, [compiler]
+  // repo already points at the checkout.
+  fmt::print("wrote {}: {}[suites], then run `driftwatch sweep`\n", file.string(),
+             a.repo.empty() ? "edit [compiler] repo and " : "check ");
 }
 
 struct SweepArgs {
