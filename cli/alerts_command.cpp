@@ -104,12 +104,10 @@ void run_show(Context& ctx, const AlertArgs& a) {
   if (!d.is_discarded()) {
     // Each list under words a reader knows, one entry a line (as the report
     // writes them), rather than the stored JSON array.
-    const std::pair<const char*, const char*> lists[] = {{"most_affected", "modules moved most"},
-                                                         {"win_to_loss", "turned from win to loss"},
-                                                         {"loss_to_win", "turned from loss to win"},
-                                                         {"failing", "failing"},
-                                                         {"features_missing", "features missing"},
-                                                         {"features_new", "features new"}};
+    const std::pair<const char*, const char*> lists[] = {
+        {"most_affected", "modules moved most"},    {"win_to_loss", "turned from win to loss"},
+        {"loss_to_win", "turned from loss to win"}, {"failing", "failing"},
+        {"features_missing", "features missing"},   {"features_new", "features new"}};
     for (const auto& [key, label] : lists) {
       if (!d.contains(key) || !d[key].is_array() || d[key].empty()) continue;
       fmt::print("{}:\n", label);

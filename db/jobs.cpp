@@ -13,7 +13,7 @@ namespace db {
 // first project that planned it; job_projects names them all).
 // A job queued again from nothing: every trace of its attempts gone, so its
 // next failures are counted afresh (jobs retry, a requeued sweep, a rebuild).
-#define QUEUED_AFRESH \
+#define QUEUED_AFRESH                                                                                       \
   "state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, timeouts = 0, " \
   "given_back = 0"
 
@@ -148,13 +148,20 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "INSERT INTO jobs (project, kind, key, payload, priority, depends_on, max_attempts, sweep_id) "
                       "VALUES ($1, $2, $3, $4::jsonb, $5, NULLIF($6, 0), $7, NULLIF($8, 0)) "
                       "ON CONFLICT (key) DO UPDATE SET "
-                      "  state = CASE WHEN " RETRY_CONDITION " THEN 'queued' ELSE jobs.state END, "
-                      "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
-                      "  failed_hosts = CASE WHEN " RETRY_CONDITION " THEN '{}' ELSE jobs.failed_hosts END, "
-                      "  machine_failures = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.machine_failures END, "
-                      "  timeouts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.timeouts END, "
-                      "  given_back = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.given_back END, "
-                      "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
+                      "  state = CASE WHEN " RETRY_CONDITION
+                      " THEN 'queued' ELSE jobs.state END, "
+                      "  attempts = CASE WHEN " RETRY_CONDITION
+                      " THEN 0 ELSE jobs.attempts END, "
+                      "  failed_hosts = CASE WHEN " RETRY_CONDITION
+                      " THEN '{}' ELSE jobs.failed_hosts END, "
+                      "  machine_failures = CASE WHEN " RETRY_CONDITION
+                      " THEN 0 ELSE jobs.machine_failures END, "
+                      "  timeouts = CASE WHEN " RETRY_CONDITION
+                      " THEN 0 ELSE jobs.timeouts END, "
+                      "  given_back = CASE WHEN " RETRY_CONDITION
+                      " THEN 0 ELSE jobs.given_back END, "
+                      "  error = CASE WHEN " RETRY_CONDITION
+                      " THEN NULL ELSE jobs.error END, "
                       "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now(), "
                       // Same key, same content; but paths (the policy file moved to the
                       // farm's shared mount, the suite's directory) are today's: a job
@@ -162,7 +169,8 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  payload = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
                       "    THEN jobs.payload ELSE EXCLUDED.payload END, "
                       // Never below the attempts a queued or running job has made.
-                      "  max_attempts = CASE WHEN " RETRY_CONDITION " THEN EXCLUDED.max_attempts "
+                      "  max_attempts = CASE WHEN " RETRY_CONDITION
+                      " THEN EXCLUDED.max_attempts "
                       "    WHEN jobs.state IN ('done', 'skipped') THEN jobs.max_attempts "
                       "    ELSE GREATEST(EXCLUDED.max_attempts, jobs.attempts) END, "
                       // A job this sweep runs (again) is this sweep's: `jobs cancel --sweep` reaches it.

@@ -135,9 +135,10 @@ class Executor {
                      bool machine_only = true, bool timed_out = false) {
     if (job.attempts < job.max_attempts) {
       double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), kMaxRetryBackoffSeconds);
-      db::retry_job_later(db, job.id, o_.owner,
-                          fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, host_of(o_.owner), why),
-                          backoff, machine_only, timed_out);
+      db::retry_job_later(
+          db, job.id, o_.owner,
+          fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, host_of(o_.owner), why), backoff,
+          machine_only, timed_out);
       ev.state = db::kJobQueued;
       ev.what += fmt::format(": attempt {} of {} failed, retried in {}: {}", job.attempts, job.max_attempts,
                              common::format_seconds(backoff), why);
@@ -265,12 +266,13 @@ class Executor {
     // last, build_checkin made it final); a build that fails is a result.
     if (b.result.transient) {  // says it once
       bool maybe_own = b.result.outcome == builder::Outcome::Timeout || b.result.unexplained;
-      return fail_or_retry(db, job,
-                           "build " + outcome + ": " + b.result.message +
-                               (maybe_own && job.attempts >= job.max_attempts
-                                    ? " (an earlier attempt failed by the machine alone: not recorded as the check-in's)"
-                                    : ""),
-                           ev, !maybe_own, b.result.outcome == builder::Outcome::Timeout);
+      return fail_or_retry(
+          db, job,
+          "build " + outcome + ": " + b.result.message +
+              (maybe_own && job.attempts >= job.max_attempts
+                   ? " (an earlier attempt failed by the machine alone: not recorded as the check-in's)"
+                   : ""),
+          ev, !maybe_own, b.result.outcome == builder::Outcome::Timeout);
     }
     ev.what += ": build " + outcome + (b.result.from_cache ? " (cached)" : "") +
                (b.result.rebuilt_because.empty() ? "" : " (built again: " + b.result.rebuilt_because + ")") +
