@@ -5,7 +5,7 @@
 namespace db {
 
 std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
-                                                           const std::string& key, Id except,
+                                                           const std::string& key, Id current,
                                                            const MachineFailureRule& machine) {
   return db.impl().guarded("looking for an evaluation of an identical compiler", [&] {
     // One snapshot: a rerun of the source replacing its rows meanwhile is not seen half-way.
@@ -15,7 +15,7 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
     auto found = tx.exec_params(
         "SELECT e.id, c.sha, e.summary::text, coalesce(e.compat_report::text, '{}') FROM evaluations e "
         "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
-        "WHERE e.policy_id = $1 AND e.suite_id = $2 AND e.status = 'done' AND e.id <> $4 "
+        "WHERE e.policy_id = $1 AND e.suite_id = $2 AND e.status = 'done' "
         "AND e.summary->>'reuse_key' = $3 "
         // Outcomes of the machine, not of the compiler and the module (a
         // timeout under load, a compile SIGKILLed by the OOM killer, a broken
@@ -23,8 +23,10 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
         "AND NOT EXISTS (SELECT 1 FROM module_results r WHERE r.evaluation_id = e.id "
         "  AND (r.outcome = ANY (string_to_array($5, ',')) OR (r.outcome = $6 AND EXISTS (SELECT 1 FROM "
         "    unnest(string_to_array($7, E'\\x1f')) m WHERE strpos(r.message, m) > 0)))) "
-        "ORDER BY (e.summary ? 'reused_from'), e.id LIMIT 1",
-        policy_id, suite_id, key, except, machine.outcomes, machine.crashed, markers);
+        // The row being measured again comes first: a check-in queued again
+        // (its repository moved, a requeued job) keeps what it measured.
+        "ORDER BY e.id <> $4, (e.summary ? 'reused_from'), e.id LIMIT 1",
+        policy_id, suite_id, key, current, machine.outcomes, machine.crashed, markers);
     std::optional<ReusableEvaluation> out;
     if (found.empty()) return out;
     out.emplace();

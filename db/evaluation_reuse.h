@@ -19,10 +19,11 @@ struct ReusableEvaluation {
   std::vector<MeasurementRow> measurements;
 };
 
-/// The done evaluation of (policy, suite), other than `except`, whose summary's
-/// "reuse_key" is `key` and none of whose modules timed out (a timeout
-/// depends on the machine's load, not on the compiler); one that computed its
-/// results comes before one that took them. Nothing when there is none.
+/// The done evaluation of (policy, suite) whose summary's "reuse_key" is
+/// `key` and none of whose modules timed out (a timeout depends on the
+/// machine's load, not on the compiler): `current` itself when it was stored
+/// so before (begin_evaluation keeps a done row's figures), then one that
+/// computed its results before one that took them. Nothing when there is none.
 /// How a module result is told to be the machine's (evaluator/evaluation.h
 /// owns the rule; the query only applies it).
 struct MachineFailureRule {
@@ -32,7 +33,7 @@ struct MachineFailureRule {
   std::vector<std::string> crash_markers;
 };
 std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
-                                                           const std::string& key, Id except,
+                                                           const std::string& key, Id current,
                                                            const MachineFailureRule& machine);
 
 }  // namespace db

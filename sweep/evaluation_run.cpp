@@ -188,15 +188,25 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
                                              {machine_outcomes, evaluator::kOutcomeCrashed, crash_markers});
   if (!source) return std::nullopt;
   StoredEvaluation out{result_from_rows(suite.suite, bench_ids, *source), {}, eval_id, {}};
-  out.reused_from = "reused from " + source->commit.substr(0, 12) + "'s evaluation " +
-                    std::to_string(source->evaluation_id) + ": identical compiler " + key.compiler_digest.substr(0, 12);
+  // The row itself, measured before with this very compiler: a check-in
+  // queued again (its repository moved: jobs are keyed by path) keeps it.
+  bool kept = source->evaluation_id == eval_id;
+  out.reused_from = kept ? "kept its evaluation " + std::to_string(eval_id) + ": measured before, identical compiler " +
+                               key.compiler_digest.substr(0, 12)
+                         : "reused from " + source->commit.substr(0, 12) + "'s evaluation " +
+                               std::to_string(source->evaluation_id) + ": identical compiler " +
+                               key.compiler_digest.substr(0, 12);
   out.result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.json = result_json(out.result, build, suite, meta);
   out.json["reuse_key"] = key.key;
-  out.json["reused_from"] = {{"evaluation_id", source->evaluation_id},
-                             {"commit", source->commit},
-                             {"compiler", key.compiler_digest},
-                             {"text", out.reused_from}};
+  auto before = nlohmann::json::parse(source->summary_json, nullptr, false);
+  if (!kept)
+    out.json["reused_from"] = {{"evaluation_id", source->evaluation_id},
+                               {"commit", source->commit},
+                               {"compiler", key.compiler_digest},
+                               {"text", out.reused_from}};
+  else if (before.is_object() && before.contains("reused_from"))
+    out.json["reused_from"] = before["reused_from"];  // where its rows came from stays true
   db::EvaluationRecord record;
   record.evaluation_id = eval_id;
   record.results = std::move(source->results);
