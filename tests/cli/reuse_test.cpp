@@ -98,9 +98,11 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   // kept nor taken. With the check-in's own row so, `eval` takes the
   // earlier check-in's result and says so.
   auto with_timeout = [&](const std::string& sha) {
-    p.psql("UPDATE module_results SET outcome = 'timeout' WHERE heuristic = 'default' AND evaluation_id = "
-           "(SELECT e.id FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
-           "WHERE c.sha = '" + sha + "') AND benchmark_id = (SELECT min(benchmark_id) FROM module_results)");
+    p.psql(
+        "UPDATE module_results SET outcome = 'timeout' WHERE heuristic = 'default' AND evaluation_id = "
+        "(SELECT e.id FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
+        "WHERE c.sha = '" +
+        sha + "') AND benchmark_id = (SELECT min(benchmark_id) FROM module_results)");
   };
   with_timeout(docs);
   auto reused = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
