@@ -26,6 +26,8 @@ common::Result<CorpusDescription> parse_corpus_description(std::string_view text
     d.modules.push_back(name);
   }
   if (d.modules.empty()) return Error{origin + ": no modules"};
+  for (const auto& [key, value] : j.items())
+    if (key != "modules" && key != "has_thinlto" && key != "global_command_override") d.unknown_keys.push_back(key);
   if (j.contains("has_thinlto")) {
     if (!j["has_thinlto"].is_boolean()) return Error{origin + ": 'has_thinlto' must be true or false"};
     d.has_thinlto = j["has_thinlto"].get<bool>();

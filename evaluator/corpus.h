@@ -19,12 +19,17 @@ struct CorpusDescription {
   bool has_thinlto = false;          ///< then each module also has <m>.thinlto.bc
   /// When present, every module compiles with these args and .cmd files may be absent.
   std::optional<std::vector<std::string>> global_command_override;
+  /// Keys of the file that driftwatch does not read: ml-compiler-opt's newer
+  /// ones, or a misspelling (a "global_command_overide" would silently
+  /// compile each module by its own .cmd), which the import names.
+  std::vector<std::string> unknown_keys;
 };
 
 inline constexpr const char* kCorpusDescriptionFile = "corpus_description.json";
 
-/// Parses corpus_description.json; errors name `origin`. Unknown keys are ignored
-/// (ml-compiler-opt adds keys over time), module names are checked.
+/// Parses corpus_description.json; errors name `origin`. Unknown keys are
+/// listed, not refused (ml-compiler-opt adds keys over time); module names
+/// are checked.
 common::Result<CorpusDescription> parse_corpus_description(std::string_view text, const std::string& origin);
 /// The JSON text, keys in ml-compiler-opt's order.
 std::string format_corpus_description(const CorpusDescription& d);

@@ -155,6 +155,20 @@ TEST_CASE("an ml-compiler-opt corpus imports unchanged and an unusable one is re
   CHECK(load_suite(imported.dir).ok());
   CHECK(common::read_file(module_file(imported.dir, "main.c", ".cmd")).take() ==
         common::read_file(module_file(r.dir, "main.c", ".cmd")).take());
+  CHECK(imported.notes.empty());
+
+  // A key the import does not read is named: misspelled, a global command
+  // line would be silently left out and each module compiled by its own.
+  auto description = r.dir / kCorpusDescriptionFile;
+  auto text = common::read_file(description).take();
+  REQUIRE(text.rfind('}') != std::string::npos);
+  text.insert(text.rfind('}'), R"(, "global_command_overide": ["-cc1", "-Oz"])");
+  REQUIRE(write_file(description, text).ok());
+  auto misspelled = import_corpus(r.dir, "misspelled", tmp / "suites").take();
+  REQUIRE(misspelled.notes.size() == 1);
+  CHECK(misspelled.notes[0] ==
+        "corpus_description.json: key \"global_command_overide\" is not read (driftwatch reads modules, has_thinlto "
+        "and global_command_override): a misspelling?");
 
   fs::remove(module_file(r.dir, "util.c", ".cmd"));
   auto missing = import_corpus(r.dir, "broken", tmp / "suites");

@@ -107,6 +107,8 @@ TEST_CASE("an ml-compiler-opt corpus description parses with or without an overr
   REQUIRE(o.ok());
   CHECK(o->has_thinlto);
   CHECK(*o->global_command_override == std::vector<std::string>{"-cc1", "-O2"});
+  CHECK(d->unknown_keys.empty());
+  CHECK(o->unknown_keys == std::vector<std::string>{"some_future_key"});  // listed for the import to name
   auto back = parse_corpus_description(format_corpus_description(*o), "again");
   REQUIRE(back.ok());
   CHECK(back->modules == o->modules);
