@@ -101,7 +101,8 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   o.data_dir = ctx.data_dir();
   o.jobs = sweep::jobs_or_cores(a.build.jobs);
   o.keep_objects = a.keep_objects;
-  o.reuse = !a.no_reuse;
+  // Objects to keep must be compiled: a reused result has none.
+  o.reuse = !a.no_reuse && !a.keep_objects;
   o.compile_every_default = a.compile_every_default;
   o.reconnect = true;  // it holds no lock a lost session would take with it
   if (!ctx.quiet) o.progress = print_module_done;

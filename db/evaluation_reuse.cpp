@@ -17,6 +17,11 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
         "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
         "WHERE e.policy_id = $1 AND e.suite_id = $2 AND e.status = 'done' "
         "AND e.summary->>'reuse_key' = $3 "
+        // A link group that failed may have failed by the machine (the
+        // linker timed out or was killed under load, or is not installed on
+        // this host), and the linker is not in the key: such a result is
+        // measured again rather than kept or copied.
+        "AND NOT COALESCE(e.summary->'linked'->'groups' @> '[{\"ok\": false}]'::jsonb, false) "
         // Outcomes of the machine, not of the compiler and the module (a
         // timeout under load, a compile SIGKILLed by the OOM killer, a broken
         // FIFO, driftwatch's own failure) are never copied to another check-in.

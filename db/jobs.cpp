@@ -303,7 +303,7 @@ void retry_job_later(Database& db, Id job_id, const std::string& owner, const st
     auto r = tx.exec_params(
         "UPDATE jobs SET state = 'queued', error = $3, lease_owner = NULL, "
         "machine_failures = machine_failures + CASE WHEN $5 THEN 1 ELSE 0 END, "
-        "timeouts = timeouts + CASE WHEN $6 THEN 1 ELSE 0 END, "
+        "timeouts = CASE WHEN $6 THEN timeouts + 1 ELSE 0 END, "
         "lease_expires_at = now() + make_interval(secs => $4), updated_at = now(), "
         "failed_hosts = CASE WHEN split_part($2, ':', 1) = ANY (failed_hosts) THEN failed_hosts "
         "  ELSE array_append(failed_hosts, split_part($2, ':', 1)) END "

@@ -51,7 +51,8 @@ struct Job {
   /// hang), is the input's result: the last attempt, after none that only
   /// the machine failed.
   bool final_attempt() const { return attempts >= max_attempts && machine_failures == 0; }
-  /// Earlier attempts that timed out (retry_job_later's `timed_out`).
+  /// Failed attempts in a row, up to the last one, that timed out
+  /// (retry_job_later's `timed_out`): > 0 when the attempt before timed out.
   int timeouts = 0;
 };
 
@@ -116,7 +117,7 @@ void finish_job(Database& db, const JobFinish& finish, const std::string& state,
 /// A failed attempt with attempts left: back to the queue, claimable again
 /// after `backoff_seconds` of the database's clock, its reason kept in `error`
 /// and `owner`'s machine among the job's failed hosts; `timed_out` counts
-/// the attempt in Job::timeouts.
+/// the attempt in Job::timeouts (any other failure sets that back to 0).
 /// Throws LeaseLost when the job is no longer `owner`'s.
 void retry_job_later(Database& db, Id job_id, const std::string& owner, const std::string& error,
                      double backoff_seconds, bool machine_only = false, bool timed_out = false);

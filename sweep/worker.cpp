@@ -184,8 +184,8 @@ class Executor {
   /// Builds the check-in (or serves it from the cache) and records it.
   /// `last_attempt`: a timeout or a failure without a word (transient every
   /// time before) is recorded as the check-in's own result, not cached.
-  /// `timed_out_before`: an earlier attempt timed out, so a timeout now is
-  /// the check-in's result too.
+  /// `timed_out_before`: the failed attempt before this one timed out, so a
+  /// timeout now is the check-in's result too.
   tracker::CheckinBuild build_checkin(db::Database& db, const json& p, db::Id* build_id, bool last_attempt = false,
                                       bool failed_here_before = false, bool timed_out_before = false) {
     const auto& r = recipe(p);
@@ -250,7 +250,9 @@ class Executor {
     auto here = host_of(o_.owner);
     bool failed_here_before =
         std::find(job.failed_hosts.begin(), job.failed_hosts.end(), here) != job.failed_hosts.end();
-    // Only when no attempt failed by the machine alone: a timeout then may be its load.
+    // The attempt before timed out (a silent kill since, the OOM killer's,
+    // set the count back: that retry halves -j again). Only when no attempt
+    // failed by the machine alone: a timeout then may be its load.
     bool timed_out_before = job.timeouts > 0 && job.machine_failures == 0;
     auto b = build_checkin(db, p, &build_id, last_attempt, failed_here_before, timed_out_before);
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -141,6 +141,34 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
     REQUIRE(again.exit_code == 0);
     CHECK((again.output.find("reused from " + import.substr(0, 12)) != std::string::npos) == taken);
   }
+
+  // A link group that failed may have failed by the machine (the linker
+  // timed out under load, or is missing on this host), and the linker is
+  // not in the key: such a result is neither taken nor kept.
+  auto failed_link = [&](const std::string& sha) {
+    p.psql("UPDATE evaluations SET summary = jsonb_set(summary, '{linked}', "
+           "'{\"groups\": [{\"group\": \"g\", \"ok\": false, \"message\": \"link timed out\"}]}') "
+           "WHERE id = (SELECT e.id FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON "
+           "c.id = b.commit_id WHERE c.sha = '" + sha + "')");
+  };
+  failed_link(import);
+  with_timeout(docs);
+  auto unlinked = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  INFO(unlinked.output);
+  REQUIRE(unlinked.exit_code == 0);
+  CHECK(unlinked.output.find("reused from") == std::string::npos);
+  failed_link(docs);  // its own row, measured just now
+  auto own_unlinked = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  INFO(own_unlinked.output);
+  REQUIRE(own_unlinked.exit_code == 0);
+  CHECK(own_unlinked.output.find("kept its evaluation") == std::string::npos);
+  CHECK(own_unlinked.output.find("reused from") == std::string::npos);
+  // And objects asked to be kept are compiled: a kept result has none.
+  auto objects = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy,
+                        "--keep-objects"});
+  INFO(objects.output);
+  REQUIRE(objects.exit_code == 0);
+  CHECK(objects.output.find("kept its evaluation") == std::string::npos);
 }
 
 TEST_CASE("results that shared agreeing defaults are not taken where every default is to be compiled") {
