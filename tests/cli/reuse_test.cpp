@@ -146,10 +146,12 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   // timed out under load, or is missing on this host), and the linker is
   // not in the key: such a result is neither taken nor kept.
   auto failed_link = [&](const std::string& sha) {
-    p.psql("UPDATE evaluations SET summary = jsonb_set(summary, '{linked}', "
-           "'{\"groups\": [{\"group\": \"g\", \"ok\": false, \"message\": \"link timed out\"}]}') "
-           "WHERE id = (SELECT e.id FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON "
-           "c.id = b.commit_id WHERE c.sha = '" + sha + "')");
+    p.psql(
+        "UPDATE evaluations SET summary = jsonb_set(summary, '{linked}', "
+        "'{\"groups\": [{\"group\": \"g\", \"ok\": false, \"message\": \"link timed out\"}]}') "
+        "WHERE id = (SELECT e.id FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON "
+        "c.id = b.commit_id WHERE c.sha = '" +
+        sha + "')");
   };
   failed_link(import);
   with_timeout(docs);
@@ -164,8 +166,8 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   CHECK(own_unlinked.output.find("kept its evaluation") == std::string::npos);
   CHECK(own_unlinked.output.find("reused from") == std::string::npos);
   // And objects asked to be kept are compiled: a kept result has none.
-  auto objects = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy,
-                        "--keep-objects"});
+  auto objects =
+      p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy, "--keep-objects"});
   INFO(objects.output);
   REQUIRE(objects.exit_code == 0);
   CHECK(objects.output.find("kept its evaluation") == std::string::npos);
