@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -31,6 +32,15 @@ std::string module_args_digest(const SelectedBuild& build, const SelectedSuite& 
     lines += m.name + "\n" + (args ? evaluator::format_cmd(*args) : "unreadable") + "\n";
   }
   return common::sha256_hex(lines);
+}
+
+/// Whether the file starts with "#!" (read again when it is hashed: a read
+/// error shows there).
+bool is_script(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[2] = {};
+  in.read(head, 2);
+  return in.gcount() == 2 && head[0] == '#' && head[1] == '!';
 }
 
 policy::CompatReport compat_from_json(const std::string& text) {
@@ -86,6 +96,10 @@ EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& su
   ReuseKeyInputs in;
   std::map<std::string, std::string> paths;
   for (const auto& [name, path] : build.artifacts) {
+    // A script (a nightly's wrapper that execs the real compiler beside it)
+    // runs what its bytes do not hold: two nightlies' identical wrappers
+    // would share a key. Never reused.
+    if (is_script(path)) return out;
     auto digest = common::sha256_file(path);
     if (!digest) return out;
     in.artifact_digests[name] = *digest;

@@ -634,6 +634,34 @@ TEST_CASE("an evaluation where the machine failed too many compiles to retry one
                "FROM evaluations") == "2 0");
 }
 
+TEST_CASE("nightlies whose byte-identical wrapper scripts run different compilers are each measured, never reused") {
+  Project p;
+  make_toolchains(p);
+  // The usual layout of a nightly directory: bin/ holds a wrapper that
+  // execs the real compiler beside it, the same bytes in every nightly.
+  for (const char* date : {"2026-01-05", "2026-01-12"}) {
+    auto bin = p.dir / (std::string("nightly-") + date) / "bin";
+    std::filesystem::rename(bin / "dwcc", bin / "dwcc-real");
+    std::ofstream(bin / "dwcc") << "#!/bin/sh\nexec \"$(dirname \"$0\")/dwcc-real\" \"$@\"\n";
+    std::filesystem::permissions(bin / "dwcc", std::filesystem::perms::owner_all);
+  }
+  // The second nightly's real compiler fails one module.
+  auto bin = p.dir / "nightly-2026-01-12" / "bin";
+  std::filesystem::rename(bin / "dwcc-real", bin / "dwcc-inner");
+  std::ofstream(bin / "dwcc-real") << "#!/bin/sh\ncase \"$(basename \"$1\")\" in hashtable*) echo 'LLVM ERROR: boom' "
+                                      ">&2; exit 1;; esac\nexec \"$(dirname \"$0\")/dwcc-inner\" \"$@\"\n";
+  std::filesystem::permissions(bin / "dwcc-real", std::filesystem::perms::owner_all);
+
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(s.output.find("reused from") == std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done' AND summary ? 'reuse_key'") == "0");
+  // The second nightly measured its own compiler: the module it fails.
+  CHECK(p.psql("SELECT count(DISTINCT evaluation_id) FROM module_results WHERE message LIKE '%LLVM ERROR: boom%'") ==
+        "1");
+}
+
 TEST_CASE("a compiler failing a module in words that are not UTF-8 is stored as its result, not retried for ever") {
   Project p;
   make_toolchains(p);
