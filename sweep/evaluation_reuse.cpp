@@ -1,10 +1,9 @@
 #include "sweep/evaluation_reuse.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
