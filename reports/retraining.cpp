@@ -113,7 +113,19 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   // uplift, which can then read above the baseline's while it fell.
   // Only a baseline below the floor itself: one above it that the head fell
   // under is what the rule is for, whatever the modules both measured say.
-  if (!o.fired || !s.baseline_measured || !s.baseline_is_training) return o;
+  if (!o.fired || !s.baseline_measured) return o;
+  if (!s.baseline_is_training) {
+    // The head is judged alone (the first evaluated check-in may have
+    // drifted already), but a head a few bytes below the floor is a tie, as
+    // for a policy that tied the default where it was trained: it must lie
+    // below the floor by a change the alerts call a change.
+    if (double below = r.min_uplift - o.measured; below < r.min_drop) {
+      o.fired = false;
+      o.detail += ", but only " + num(100 * below) + " points below it (less than min_uplift_change, " +
+                  num(100 * r.min_drop) + "; the baseline is not the policy's training check-in)";
+    }
+    return o;
+  }
   const auto& vs = s.points.back().vs_baseline;
   double base = vs ? vs->first : s.points.front().uplift, head = vs ? vs->second : o.measured;
   std::string both = vs ? " (" + common::signed_percent(head) + " over the modules both measured)" : std::string();

@@ -159,6 +159,15 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   CHECK(rule(reports::decide(series({0.0, -0.0021}), r), "uplift_floor").fired);
   CHECK(rule(reports::decide(series({0.001, -0.0011}), r), "uplift_floor").fired);
   CHECK(rule(reports::decide(lost, r), "uplift_floor").fired);
+  // Judged alone (the baseline not the training check-in), a head a few
+  // bytes below the floor is a tie too; one below it by a change fires.
+  auto noise = series({-0.00004});
+  noise.baseline_is_training = false;
+  auto alone = rule(reports::decide(noise, r), "uplift_floor");
+  CHECK_FALSE(alone.fired);
+  CHECK(alone.detail == "uplift -0.00% at the head, below +0.00%, but only 0.004 points below it (less than "
+                        "min_uplift_change, 0.2; the baseline is not the policy's training check-in)");
+  CHECK(rule(reports::decide(elsewhere, r), "uplift_floor").fired);  // -0.33%: 0.33 points below
   // Modules it lost on failing at the head raise its own uplift there: over
   // the modules both measured it fell 0.4 points, and the rule fires.
   auto masked = series({0.0, -0.001});
