@@ -165,8 +165,9 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   noise.baseline_is_training = false;
   auto alone = rule(reports::decide(noise, r), "uplift_floor");
   CHECK_FALSE(alone.fired);
-  CHECK(alone.detail == "uplift -0.00% at the head, below +0.00%, but only 0.004 points below it (less than "
-                        "min_uplift_change, 0.2; the baseline is not the policy's training check-in)");
+  CHECK(alone.detail ==
+        "uplift -0.00% at the head, below +0.00%, but only 0.004 points below it (less than "
+        "min_uplift_change, 0.2; the baseline is not the policy's training check-in)");
   CHECK(rule(reports::decide(elsewhere, r), "uplift_floor").fired);  // -0.33%: 0.33 points below
   // Modules it lost on failing at the head raise its own uplift there: over
   // the modules both measured it fell 0.4 points, and the rule fires.
