@@ -351,6 +351,18 @@ class Executor {
       const auto& u = stored.result.summary;
       ev.what += fmt::format(": uplift {:+.2f}%, total {:+.2f}%, {}/{}/{}", 100 * u.uplift, 100 * u.total_uplift, u.wins,
                              u.ties, u.losses);
+      // The figures leave such modules out: said here, or a compiler that
+      // crashes on some of the suite reads as a quiet night.
+      const auto& r = stored.result;
+      if (r.failed > 0) {
+        std::string first;
+        for (const auto& m : r.modules)
+          for (const auto* h : {&m.by_default, &m.learned})
+            if (first.empty() && !h->ok() && !h->not_consulted())
+              first = m.name + " (" + (h == &m.by_default ? "default" : "learned") + "): " + h->outcome;
+        ev.what += fmt::format(", {} module(s) failed to compile (first: {})", r.failed, first);
+      }
+      if (r.not_consulted > 0) ev.what += fmt::format(", {} module(s) never asked the policy", r.not_consulted);
       if (!stored.reused_from.empty()) ev.what += " (" + stored.reused_from + ")";
     } catch (const EvaluationFailed& e) {
       // The policy cannot run on this build at all (its features are gone):

@@ -678,6 +678,8 @@ TEST_CASE("a compiler failing a module in words that are not UTF-8 is stored as 
   CHECK(s.exit_code == 0);
   CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE kind = 'eval' AND payload->>'label' = "
                "'nightly 2026-01-12'") == "done 1");
+  // The sweep's line for that evaluation says a module failed, not only its figures.
+  CHECK(s.output.find("1 module(s) failed to compile (first: hashtable") != std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
   // The byte is stored as U+FFFD, in the module's row and in the evaluation's summary.
   CHECK(p.psql("SELECT DISTINCT message FROM module_results WHERE outcome <> 'ok'") ==
