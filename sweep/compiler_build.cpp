@@ -114,7 +114,9 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
   }
   if (s.repo.empty() && fs::is_directory(s.build)) {
     auto recipe = builder::load_recipe(recipe_name).take();
-    auto tc = select_toolchain(s.build, recipe).take();
+    // Recorded by its absolute path, as a sweep records it: a relative one
+    // would be stored as the toolchain's directory and mean nothing elsewhere.
+    auto tc = select_toolchain(fs::absolute(s.build).lexically_normal(), recipe).take();
     if (database) tc.build_id = record_toolchain(*database, recipe, tc.artifact_dir, tc.label, 0);
     return tc;
   }
