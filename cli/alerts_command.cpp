@@ -62,6 +62,13 @@ void run_list(Context& ctx, const AlertArgs& a) {
   std::vector<std::string> states;
   if (!a.all) states = {"open", "acknowledged"};
   auto alerts = db::list_alerts(database, project.name, states);
+  // "No alerts" would read as a quiet night: without a history nothing is
+  // analysed, so nothing could have raised one.
+  if (project.repo.empty())
+    fmt::print(stderr,
+               "warning: project {} tracks toolchains only (no compiler.repo): drift is not analysed, so no alert "
+               "is ever raised; its evaluations are stored\n",
+               project.name);
   if (a.json) {
     auto out = json::array();
     for (const auto& al : alerts) out.push_back(json::parse(sweep::alert_json(al)));

@@ -494,9 +494,11 @@ SweepReport run_sweep(const SweepOptions& o) {
     }
   }
   run_until_finished(local, lock_db, ids);
+  // Said under --quiet too: a nightly's log must not read as a night with no drift.
   if (p.repo.empty())
-    say(o, "no drift analysis: it needs compiler.repo (a history to order and bisect); the toolchains' evaluations "
-           "are stored");
+    fmt::print(stderr,
+               "warning: no drift analysis: it needs compiler.repo (a history to order and bisect); the toolchains' "
+               "evaluations are stored, and no alert is raised\n");
   else
     say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
   report.drift = analyse_drift({p, local, p.alerts.bisect, analysis_grid, report.sweep_id}, lock_db);

@@ -236,7 +236,9 @@ class Executor {
       auto outcome = tc ? "ok" : std::string(builder::outcome_name(builder::Outcome::MissingArtifact));
       auto id = record_toolchain(db, r, dir, p.value("label", ""), p.value("time", std::int64_t{0}), outcome,
                                  tc ? "" : tc.error().message);
-      finish.result_json = json{{"build_id", id}, {"outcome", outcome}}.dump();
+      // A nightly published in stages, or repaired in place, may hold them
+      // later: `jobs retry` on this job measures it then.
+      finish.result_json = json{{"build_id", id}, {"outcome", outcome}, {"retryable", !static_cast<bool>(tc)}}.dump();
       ev.what += ": " + outcome + (tc ? "" : ": " + tc.error().message);
       db::finish_job(db, finish, db::kJobDone);
       return;

@@ -384,8 +384,28 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   INFO(published.output);
   CHECK(published.exit_code == 0);
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "2");
+  // The directory that lacked the artifact holds it now (a nightly published
+  // in stages, or repaired): `jobs retry` on its build job measures it.
+  std::filesystem::create_directories(empty / "bin");
+  std::filesystem::copy_file(DWCC_BIN, empty / "bin" / "dwcc");
+  auto job = Project::psql(p.dsn, "SELECT id FROM jobs WHERE kind = 'build' AND result->>'outcome' = 'missing-artifact'");
+  REQUIRE_FALSE(job.empty());
+  auto retry = p.run({"jobs", "retry", job});
+  INFO(retry.output);
+  CHECK(retry.exit_code == 0);
+  auto repaired = p.sweep(p.dsn);
+  INFO(repaired.output);
+  CHECK(repaired.exit_code == 0);
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "3");
   // Drift, decide and the report follow a repository's history: said, not failed on later.
   CHECK(s.output.find("no drift analysis: it needs compiler.repo") != std::string::npos);
+  auto quiet = p.sweep(p.dsn, {"-q"});  // a nightly's log says it too
+  CHECK(quiet.output.find("no drift analysis: it needs compiler.repo") != std::string::npos);
+  auto alerts = p.run({"alerts", "--config", p.config});
+  INFO(alerts.output);
+  CHECK(alerts.exit_code == 0);
+  CHECK(alerts.output.find("tracks toolchains only (no compiler.repo): drift is not analysed, so no alert is ever "
+                           "raised") != std::string::npos);
   CHECK(s.output.find("drift: ") == std::string::npos);  // nor a "drift: nothing to analyse" beside it
   auto r = p.run({"report", "--config", p.config, "--out", (p.dir / "report").string()});
   CHECK(r.exit_code == 2);
