@@ -567,9 +567,10 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
     if (r.empty()) {
       auto s = tx.exec_params("SELECT state FROM jobs WHERE id = $1", job_id);
       if (s.empty()) return common::Error{"no job " + std::to_string(job_id)};
-      return common::Error{"job " + std::to_string(job_id) + " is " + s[0][0].as<std::string>() +
-                           "; only failed or skipped jobs (and builds recorded after failing every attempt by a timeout "
-                           "or without a word, or toolchains that lacked an artifact) are retried"};
+      return common::Error{
+          "job " + std::to_string(job_id) + " is " + s[0][0].as<std::string>() +
+          "; only failed or skipped jobs (and builds recorded after failing every attempt by a timeout "
+          "or without a word, or toolchains that lacked an artifact) are retried"};
     }
     ids.insert(ids.begin(), job_id);
     for (const auto& row : tx.exec_params(

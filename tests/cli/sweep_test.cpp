@@ -388,7 +388,8 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   // in stages, or repaired): `jobs retry` on its build job measures it.
   std::filesystem::create_directories(empty / "bin");
   std::filesystem::copy_file(DWCC_BIN, empty / "bin" / "dwcc");
-  auto job = Project::psql(p.dsn, "SELECT id FROM jobs WHERE kind = 'build' AND result->>'outcome' = 'missing-artifact'");
+  auto job =
+      Project::psql(p.dsn, "SELECT id FROM jobs WHERE kind = 'build' AND result->>'outcome' = 'missing-artifact'");
   REQUIRE_FALSE(job.empty());
   auto retry = p.run({"jobs", "retry", job});
   INFO(retry.output);
