@@ -100,7 +100,7 @@ std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const Newl
 
 /// Said of an alert pinned to a range, not one check-in: those between were
 /// never tried (no bisection for that kind, or it was off), or did not build.
-inline constexpr const char* kRangeNote = "no check-in between was evaluated";
+inline constexpr const char* kRangeNote = "only the last of them was evaluated";
 /// Said of a range over which the level moved in several steps, each below
 /// the threshold: no single check-in made the change.
 inline constexpr const char* kSpreadNote = "spread over several check-ins, each step below the threshold";

@@ -308,14 +308,27 @@ common::Result<ProjectFile> parse_project_file(const std::string& text, const st
     const auto* table = section.as_table();
     bool known_section = false;
     for (const auto& k : keys()) known_section = known_section || sname == k.section;
-    if (!table || !known_section)
-      return Error{where(origin, section) + ": unknown " + (table ? "section [" + sname + "]" : "key '" + sname + "'")};
+    // A misspelling is answered with what is known there, as a recipe's is.
+    if (!table || !known_section) {
+      std::string sections;
+      for (const auto& k : keys())
+        if (sections.find("[" + std::string(k.section) + "]") == std::string::npos)
+          sections += (sections.empty() ? "[" : ", [") + std::string(k.section) + "]";
+      return Error{where(origin, section) + ": unknown " + (table ? "section [" + sname + "]" : "key '" + sname + "'") +
+                   " (the file takes " + sections + " and [[toolchains]])"};
+    }
     for (const auto& [key, value] : *table) {
       std::string kname(key.str());
       const Key* found = nullptr;
       for (const auto& k : keys())
         if (sname == k.section && kname == k.name) found = &k;
-      if (!found) return Error{where(origin, value) + ": unknown key '" + sname + "." + kname + "'"};
+      if (!found) {
+        std::string names;
+        for (const auto& k : keys())
+          if (k.section == sname) names += (names.empty() ? "" : ", ") + std::string(k.name);
+        return Error{where(origin, value) + ": unknown key '" + sname + "." + kname + "' ([" + sname + "] takes " +
+                     names + ")"};
+      }
       if (!type_fits(found->type, value))
         return Error{where(origin, value) + ": " + sname + "." + kname + " must be " + type_name(found->type)};
       found->set(p, value, base_dir);

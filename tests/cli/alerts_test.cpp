@@ -762,7 +762,7 @@ TEST_CASE("with bisection off, an alert names the range it lies in, from a check
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   REQUIRE(s.exit_code == 0);
-  CHECK(s.output.find("(no check-in between was evaluated)") != std::string::npos);
+  CHECK(s.output.find("(only the last of them was evaluated)") != std::string::npos);
   // Every alert names its culprit or its whole range, the range's first check-in included.
   CHECK(p.psql("SELECT count(*) FROM alerts") != "0");
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NULL AND range_first_commit_id IS NULL") ==
