@@ -106,7 +106,8 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
         "driftwatch.toml:8: unknown key 'sampling.evry' ([sampling] takes every, since, until, from, tags, "
         "stale_after)");
   CHECK(error_of(std::string(kMinimal) + "[samplin]\nevery = \"1w\"\n") ==
-        "driftwatch.toml:7: unknown section [samplin] (the file takes [project], [compiler], [policy], [suites], [sampling], [data"
+        "driftwatch.toml:7: unknown section [samplin] (the file takes [project], [compiler], [policy], [suites], "
+        "[sampling], [data"
         "base], [run], [alerts], [notify], [report], [decide], [retrain] and [[toolchains]])");
   CHECK(error_of(std::string(kMinimal) + "[run]\njobs = \"two\"\n") ==
         "driftwatch.toml:8: run.jobs must be a whole number from 0 (one per core) to 1024");
