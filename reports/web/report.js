@@ -115,6 +115,15 @@
 
   function totalsChart(box, s, pts) {
     var chart = init(box);
+    // A partial point's totals dip by the modules it left out: hollow and
+    // orange, as in the uplift chart, not an ordinary drop of the line.
+    function totals(of) {
+      return pts.map(function (p, i) {
+        var item = { value: [i, p.evaluated ? of(p) : null] };
+        if (partial(s, p)) item.itemStyle = { color: '#ff7f0e' }, item.symbol = 'emptyCircle', item.symbolSize = 10;
+        return item;
+      });
+    }
     chart.setOption({
       animation: false,
       title: { text: 'total .text on ' + s.name, textStyle: { fontSize: 14 } },
@@ -135,8 +144,8 @@
       yAxis: { type: 'value', name: 'bytes', scale: true, boundaryGap: ['10%', '10%'] },
       dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
       series: [
-        { name: 'default', type: 'line', step: 'end', data: pts.map(function (p) { return p.evaluated ? p.total_default : null; }) },
-        { name: 'learned', type: 'line', step: 'end', data: pts.map(function (p) { return p.evaluated ? p.total_learned : null; }) }
+        { name: 'default', type: 'line', step: 'end', data: totals(function (p) { return p.total_default; }) },
+        { name: 'learned', type: 'line', step: 'end', data: totals(function (p) { return p.total_learned; }) }
       ]
     });
     return chart;

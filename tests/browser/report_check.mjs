@@ -47,6 +47,8 @@ try {
         uplift_points: c.uplift.getOption().series[0].data.length,
         default_points: c.totals.getOption().series[0].data.length,
         learned_points: c.totals.getOption().series[1].data.length,
+        hollow_totals: c.totals.getOption().series.reduce(
+          (n, series) => n + series.data.filter((v) => v && v.symbol === 'emptyCircle').length, 0),
         heatmap_columns: heat.xAxis[0].data.length,
         heatmap_rows: heat.yAxis[0].data.length,
         heatmap_cells: heat.series[0].data.length,
