@@ -479,7 +479,8 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& f) {
              "  CASE WHEN state = 'running' THEN extract(epoch FROM now() - started_at)::float8 ELSE 0 END, "
              "  extract(epoch FROM lease_expires_at - now())::float8, "
              "  COALESCE(to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
-             "  COALESCE(to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
+             "  COALESCE(to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
+             "  COALESCE(result::text, '') "
              "FROM jobs "
              "WHERE ($1 = '' OR " OF_PROJECT("jobs", "$1") ") AND ($2 = '' OR state = ANY (string_to_array($2, ','))) "
              "  AND ($3 = 0 OR sweep_id = $3) "
@@ -506,6 +507,7 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& f) {
       if (!row[13].is_null()) j.lease_left_seconds = row[13].as<double>();
       j.started_at = row[14].as<std::string>();
       j.finished_at = row[15].as<std::string>();
+      j.result_json = row[16].as<std::string>();
       out.push_back(std::move(j));
     }
     return out;

@@ -169,6 +169,7 @@ struct JobRow {
   double running_seconds = 0;  ///< since the current attempt started (running jobs)
   std::optional<double> lease_left_seconds;  ///< running: until the lease expires (negative: expired); queued: until a retry may start
   std::string started_at, finished_at;  ///< ISO 8601, "" when not yet
+  std::string result_json;              ///< what a done job handed back ("" when none)
 };
 
 struct JobFilter {

@@ -20,6 +20,26 @@ json payload_of(const db::JobRow& j) {
 std::string seconds(double s) { return common::format_seconds(s < 0 ? 0 : s); }
 
 /// Who holds a running job and for how long; why a job failed or waits.
+/// What a done job found: a build's outcome, an evaluation's figures (a
+/// toolchains-only project has no report to read them in).
+std::string result_of(const db::JobRow& j) {
+  auto r = json::parse(j.result_json.empty() ? "{}" : j.result_json, nullptr, false);
+  if (!r.is_object()) return j.error;
+  if (r.contains("uplift") && r["uplift"].is_number() && r.contains("total_uplift") && r["total_uplift"].is_number()) {
+    auto out = fmt::format("uplift {:+.2f}%, total {:+.2f}%", 100 * r["uplift"].get<double>(),
+                           100 * r["total_uplift"].get<double>());
+    if (auto failed = r.value("failed_modules", 0); failed > 0) out += fmt::format(", {} module(s) failed", failed);
+    return out;
+  }
+  if (r.contains("error") && r["error"].is_string()) return "evaluation failed: " + r["error"].get<std::string>();
+  if (r.contains("outcome") && r["outcome"].is_string()) {
+    auto outcome = r["outcome"].get<std::string>();
+    auto message = r.value("message", std::string());
+    return "build " + outcome + (outcome == "ok" || message.empty() ? "" : ": " + message);
+  }
+  return j.error;
+}
+
 std::string status_of(const db::JobRow& j) {
   if (j.state == db::kJobRunning) {
     std::string lease = !j.lease_left_seconds          ? "no lease"
@@ -34,6 +54,7 @@ std::string status_of(const db::JobRow& j) {
     if (!j.error.empty()) wait += (wait.empty() ? "" : ": ") + j.error;
     return wait;
   }
+  if (j.state == db::kJobDone) return result_of(j);
   return j.error;
 }
 
@@ -86,6 +107,7 @@ std::string render_jobs_json(const std::vector<db::JobRow>& jobs, const db::JobC
                 {"started_at", j.started_at.empty() ? json(nullptr) : json(j.started_at)},
                 {"finished_at", j.finished_at.empty() ? json(nullptr) : json(j.finished_at)},
                 {"error", j.error.empty() ? json(nullptr) : json(j.error)},
+                {"result", j.result_json.empty() ? json(nullptr) : json::parse(j.result_json, nullptr, false)},
                 {"depends_on", j.depends_on ? json(*j.depends_on) : json(nullptr)},
                 {"sweep_id", j.sweep_id ? json(*j.sweep_id) : json(nullptr)}};
     out["jobs"].push_back(row);

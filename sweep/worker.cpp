@@ -238,7 +238,11 @@ class Executor {
                                  tc ? "" : tc.error().message);
       // A nightly published in stages, or repaired in place, may hold them
       // later: `jobs retry` on this job measures it then.
-      finish.result_json = json{{"build_id", id}, {"outcome", outcome}, {"retryable", !static_cast<bool>(tc)}}.dump();
+      finish.result_json = json{{"build_id", id},
+                                {"outcome", outcome},
+                                {"message", tc ? std::string() : tc.error().message},
+                                {"retryable", !static_cast<bool>(tc)}}
+                               .dump();
       ev.what += ": " + outcome + (tc ? "" : ": " + tc.error().message);
       db::finish_job(db, finish, db::kJobDone);
       return;

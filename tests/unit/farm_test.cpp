@@ -121,6 +121,23 @@ TEST_CASE("the jobs table says who holds a job and for how long, when a retry co
   CHECK(sweep::render_jobs_table({running}, counts, "p", true).find("more jobs than these 1 match: --limit 0 lists them all") !=
         std::string::npos);
   CHECK(table.find("more jobs") == std::string::npos);
+
+  // A done job says what it found: a toolchains-only project has no report
+  // to read its figures in.
+  db::JobRow measured = failed;
+  measured.kind = "eval";
+  measured.state = "done";
+  measured.error = "";
+  measured.result_json = R"({"evaluation_id": 4, "uplift": 0.0082, "total_uplift": 0.0061, "failed_modules": 3})";
+  db::JobRow lacking = failed;
+  lacking.state = "done";
+  lacking.error = "";
+  lacking.result_json = R"({"build_id": 2, "outcome": "missing-artifact", "message": "lacks llc", "retryable": true})";
+  auto done = sweep::render_jobs_table({measured, lacking}, counts, "p");
+  CHECK(done.find("uplift +0.82%, total +0.61%, 3 module(s) failed") != std::string::npos);
+  CHECK(done.find("build missing-artifact: lacks llc") != std::string::npos);
+  auto done_json = nlohmann::json::parse(sweep::render_jobs_json({measured}, counts));
+  CHECK(done_json["jobs"][0]["result"]["uplift"] == 0.0082);
 }
 
 TEST_CASE("a recipe's ccache remote storage does not change its hash: where outputs are shared does not change them") {
