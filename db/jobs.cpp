@@ -482,13 +482,15 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& f) {
              "  COALESCE(to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
              "  COALESCE(result::text, '') "
              "FROM jobs "
-             "WHERE ($1 = '' OR " OF_PROJECT("jobs", "$1") ") AND ($2 = '' OR state = ANY (string_to_array($2, ','))) "
-             "  AND ($3 = 0 OR sweep_id = $3) "
-             // Failed before queued: a long queue must not push them out of a limited list.
-             "ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'failed' THEN 1 WHEN 'queued' THEN 2 ELSE 3 END, "
-             "  CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END, "
-             "  CASE WHEN state IN ('running', 'queued') THEN id ELSE -id END "
-             "LIMIT NULLIF($4, 0)",
+             "WHERE ($1 = '' OR " OF_PROJECT(
+                 "jobs", "$1") ") AND ($2 = '' OR state = ANY (string_to_array($2, ','))) "
+                               "  AND ($3 = 0 OR sweep_id = $3) "
+                               // Failed before queued: a long queue must not push them out of a limited list.
+                               "ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'failed' THEN 1 WHEN 'queued' THEN 2 "
+                               "ELSE 3 END, "
+                               "  CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END, "
+                               "  CASE WHEN state IN ('running', 'queued') THEN id ELSE -id END "
+                               "LIMIT NULLIF($4, 0)",
              f.project, joined(f.states), f.sweep_id.value_or(0), f.limit)) {
       JobRow j;
       j.id = row[0].as<Id>();

@@ -183,8 +183,9 @@ std::vector<reports::FeatureSetChangeEntry> feature_changes(const std::string& s
 
 reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_dir, db::Database& db) {
   if (p.repo.empty())
-    throw common::Fatal("report needs compiler.repo in the project file: it charts the series of its check-ins "
-                        "(the toolchains' evaluations are in the database: `driftwatch jobs --all` lists their figures)");
+    throw common::Fatal(
+        "report needs compiler.repo in the project file: it charts the series of its check-ins "
+        "(the toolchains' evaluations are in the database: `driftwatch jobs --all` lists their figures)");
   reports::ReportData d;
   d.project = p.name;
   d.generated_at = common::iso_utc_now();
