@@ -260,6 +260,9 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
                                    nlohmann::json{{"dir", suite.dir.string()}}.dump(), rows, &bench_ids);
   auto eval_id = db::begin_evaluation(database, *build.build_id, policy_id, suite_id, options.finish);
   LetGoOnThrow let_go{database, eval_id};
+  // Before a reuse too: a sweep whose evaluations are all kept still clears
+  // what killed ones left behind.
+  remove_orphaned_scratch(options.data_dir);
   auto key = evaluation_key(build, suite, meta, options.compile_every_default);
   if (options.reuse && !key.key.empty())
     if (auto reused = reuse(database, eval_id, policy_id, suite_id, bench_ids, key, build, suite, meta, options))
@@ -270,7 +273,6 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   o.suite_dir = suite.dir;
   o.compiler = build.compiler;
   o.jobs = options.jobs;
-  remove_orphaned_scratch(options.data_dir);
   o.work_dir = scratch_dir(options.data_dir, eval_id);
   RemoveOnThrow scratch{o.work_dir};
   o.progress = options.progress;
