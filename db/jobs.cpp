@@ -148,20 +148,15 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "INSERT INTO jobs (project, kind, key, payload, priority, depends_on, max_attempts, sweep_id) "
                       "VALUES ($1, $2, $3, $4::jsonb, $5, NULLIF($6, 0), $7, NULLIF($8, 0)) "
                       "ON CONFLICT (key) DO UPDATE SET "
-                      "  state = CASE WHEN " RETRY_CONDITION
-                      " THEN 'queued' ELSE jobs.state END, "
-                      "  attempts = CASE WHEN " RETRY_CONDITION
-                      " THEN 0 ELSE jobs.attempts END, "
-                      "  failed_hosts = CASE WHEN " RETRY_CONDITION
-                      " THEN '{}' ELSE jobs.failed_hosts END, "
-                      "  machine_failures = CASE WHEN " RETRY_CONDITION
-                      " THEN 0 ELSE jobs.machine_failures END, "
-                      "  timeouts = CASE WHEN " RETRY_CONDITION
-                      " THEN 0 ELSE jobs.timeouts END, "
-                      "  given_back = CASE WHEN " RETRY_CONDITION
-                      " THEN 0 ELSE jobs.given_back END, "
-                      "  error = CASE WHEN " RETRY_CONDITION
-                      " THEN NULL ELSE jobs.error END, "
+                      // One column a line, as the reset reads:
+                      // clang-format off
+                      "  state = CASE WHEN " RETRY_CONDITION " THEN 'queued' ELSE jobs.state END, "
+                      "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
+                      "  failed_hosts = CASE WHEN " RETRY_CONDITION " THEN '{}' ELSE jobs.failed_hosts END, "
+                      "  machine_failures = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.machine_failures END, "
+                      "  timeouts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.timeouts END, "
+                      "  given_back = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.given_back END, "
+                      "  error = CASE WHEN " RETRY_CONDITION " THEN NULL ELSE jobs.error END, "
                       "  priority = GREATEST(jobs.priority, EXCLUDED.priority), updated_at = now(), "
                       // Same key, same content; but paths (the policy file moved to the
                       // farm's shared mount, the suite's directory) are today's: a job
@@ -169,10 +164,10 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  payload = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
                       "    THEN jobs.payload ELSE EXCLUDED.payload END, "
                       // Never below the attempts a queued or running job has made.
-                      "  max_attempts = CASE WHEN " RETRY_CONDITION
-                      " THEN EXCLUDED.max_attempts "
+                      "  max_attempts = CASE WHEN " RETRY_CONDITION " THEN EXCLUDED.max_attempts "
                       "    WHEN jobs.state IN ('done', 'skipped') THEN jobs.max_attempts "
                       "    ELSE GREATEST(EXCLUDED.max_attempts, jobs.attempts) END, "
+                      // clang-format on
                       // A job this sweep runs (again) is this sweep's: `jobs cancel --sweep` reaches it.
                       "  sweep_id = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
                       "    THEN jobs.sweep_id ELSE COALESCE(EXCLUDED.sweep_id, jobs.sweep_id) END "
@@ -482,15 +477,16 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& f) {
              "  COALESCE(to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
              "  COALESCE(result::text, '') "
              "FROM jobs "
-             "WHERE ($1 = '' OR " OF_PROJECT(
-                 "jobs", "$1") ") AND ($2 = '' OR state = ANY (string_to_array($2, ','))) "
-                               "  AND ($3 = 0 OR sweep_id = $3) "
-                               // Failed before queued: a long queue must not push them out of a limited list.
-                               "ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'failed' THEN 1 WHEN 'queued' THEN 2 "
-                               "ELSE 3 END, "
-                               "  CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END, "
-                               "  CASE WHEN state IN ('running', 'queued') THEN id ELSE -id END "
-                               "LIMIT NULLIF($4, 0)",
+             // The query as it reads:
+             // clang-format off
+             "WHERE ($1 = '' OR " OF_PROJECT("jobs", "$1") ") AND ($2 = '' OR state = ANY (string_to_array($2, ','))) "
+             "  AND ($3 = 0 OR sweep_id = $3) "
+             // Failed before queued: a long queue must not push them out of a limited list.
+             "ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'failed' THEN 1 WHEN 'queued' THEN 2 ELSE 3 END, "
+             "  CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END, "
+             "  CASE WHEN state IN ('running', 'queued') THEN id ELSE -id END "
+             "LIMIT NULLIF($4, 0)",
+             // clang-format on
              f.project, joined(f.states), f.sweep_id.value_or(0), f.limit)) {
       JobRow j;
       j.id = row[0].as<Id>();

@@ -47,13 +47,13 @@ struct Job {
   /// Earlier attempts that nothing but the machine can have failed
   /// (retry_job_later's `machine_only`).
   int machine_failures = 0;
+  /// Failed attempts in a row, up to the last one, that timed out
+  /// (retry_job_later's `timed_out`): > 0 when the attempt before timed out.
+  int timeouts = 0;
   /// This attempt's failure, if the input may have caused it (a timeout, a
   /// hang), is the input's result: the last attempt, after none that only
   /// the machine failed.
   bool final_attempt() const { return attempts >= max_attempts && machine_failures == 0; }
-  /// Failed attempts in a row, up to the last one, that timed out
-  /// (retry_job_later's `timed_out`): > 0 when the attempt before timed out.
-  int timeouts = 0;
 };
 
 /// How a worker hands back a job: in the transaction that stores its results.

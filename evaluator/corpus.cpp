@@ -1,5 +1,6 @@
 #include "evaluator/corpus.h"
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -27,7 +28,9 @@ common::Result<CorpusDescription> parse_corpus_description(std::string_view text
   }
   if (d.modules.empty()) return Error{origin + ": no modules"};
   for (const auto& [key, value] : j.items())
-    if (key != "modules" && key != "has_thinlto" && key != "global_command_override") d.unknown_keys.push_back(key);
+    if (std::find(std::begin(kCorpusDescriptionKeys), std::end(kCorpusDescriptionKeys), key) ==
+        std::end(kCorpusDescriptionKeys))
+      d.unknown_keys.push_back(key);
   if (j.contains("has_thinlto")) {
     if (!j["has_thinlto"].is_boolean()) return Error{origin + ": 'has_thinlto' must be true or false"};
     d.has_thinlto = j["has_thinlto"].get<bool>();

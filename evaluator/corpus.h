@@ -26,6 +26,8 @@ struct CorpusDescription {
 };
 
 inline constexpr const char* kCorpusDescriptionFile = "corpus_description.json";
+/// The keys of that file driftwatch reads.
+inline constexpr const char* kCorpusDescriptionKeys[] = {"modules", "has_thinlto", "global_command_override"};
 
 /// Parses corpus_description.json; errors name `origin`. Unknown keys are
 /// listed, not refused (ml-compiler-opt adds keys over time); module names

@@ -239,10 +239,9 @@ common::Result<SuiteBuildReport> import_corpus(const fs::path& corpus_dir, const
                     names, whose));
   }
   for (const auto& key : corpus->unknown_keys)
-    r.notes.push_back(
-        fmt::format("{}: key \"{}\" is not read (driftwatch reads modules, has_thinlto and "
-                    "global_command_override): a misspelling?",
-                    kCorpusDescriptionFile, key));
+    r.notes.push_back(fmt::format("{}: key \"{}\" is not read (driftwatch reads {}, {} and {}): a misspelling?",
+                                  kCorpusDescriptionFile, key, kCorpusDescriptionKeys[0], kCorpusDescriptionKeys[1],
+                                  kCorpusDescriptionKeys[2]));
   if (auto s = finish(scratch->path(), r.suite, *corpus); !s) return s.error();
   r.dir = suites_dir / name;
   if (auto s = scratch->commit(r.dir); !s) return s.error();

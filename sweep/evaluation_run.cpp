@@ -199,14 +199,15 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
   out.result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.json = result_json(out.result, build, suite, meta);
   out.json["reuse_key"] = key.key;
-  auto before = nlohmann::json::parse(source->summary_json, nullptr, false);
-  if (!kept)
+  if (!kept) {
     out.json["reused_from"] = {{"evaluation_id", source->evaluation_id},
                                {"commit", source->commit},
                                {"compiler", key.compiler_digest},
                                {"text", out.reused_from}};
-  else if (before.is_object() && before.contains("reused_from"))
+  } else if (auto before = nlohmann::json::parse(source->summary_json, nullptr, false);
+             before.is_object() && before.contains("reused_from")) {
     out.json["reused_from"] = before["reused_from"];  // where its rows came from stays true
+  }
   db::EvaluationRecord record;
   record.evaluation_id = eval_id;
   record.results = std::move(source->results);

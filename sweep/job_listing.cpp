@@ -19,7 +19,6 @@ json payload_of(const db::JobRow& j) {
 
 std::string seconds(double s) { return common::format_seconds(s < 0 ? 0 : s); }
 
-/// Who holds a running job and for how long; why a job failed or waits.
 /// What a done job found: a build's outcome, an evaluation's figures (a
 /// toolchains-only project has no report to read them in).
 std::string result_of(const db::JobRow& j) {
@@ -40,6 +39,8 @@ std::string result_of(const db::JobRow& j) {
   return j.error;
 }
 
+/// Who holds a running job and for how long; why a job failed or waits;
+/// what a done one found.
 std::string status_of(const db::JobRow& j) {
   if (j.state == db::kJobRunning) {
     std::string lease = !j.lease_left_seconds          ? "no lease"
