@@ -72,10 +72,15 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   CHECK(summary_of(p, threshold, "{reuse_key}") != summary_of(p, import, "{reuse_key}"));
   CHECK(summary_of(p, threshold, "{reuse_key}").size() == 64);
 
-  // --no-reuse compiles again and gives the same figures.
   std::string policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
-  auto again = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy,
-                      "--no-reuse", "--json"});
+  // `eval` of the docs-only check-in, with the options given.
+  auto eval_docs = [&](std::vector<std::string> options = {}) {
+    std::vector<std::string> a = {"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy};
+    a.insert(a.end(), options.begin(), options.end());
+    return p.run(a);
+  };
+  // --no-reuse compiles again and gives the same figures.
+  auto again = eval_docs({"--no-reuse", "--json"});
   INFO(again.output);
   REQUIRE(again.exit_code == 0);
   CHECK(again.output.find("reused from") == std::string::npos);
@@ -87,7 +92,7 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   // Without it, `eval` keeps what the check-in measured with this very
   // compiler (a check-in queued again: its repository moved, a job requeued).
   auto own = rows_of(p, docs, true);
-  auto kept = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  auto kept = eval_docs();
   INFO(kept.output);
   REQUIRE(kept.exit_code == 0);
   CHECK(kept.output.find("kept its evaluation ") != std::string::npos);
@@ -105,7 +110,7 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
         sha + "') AND benchmark_id = (SELECT min(benchmark_id) FROM module_results)");
   };
   with_timeout(docs);
-  auto reused = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  auto reused = eval_docs();
   INFO(reused.output);
   REQUIRE(reused.exit_code == 0);
   CHECK(reused.output.find("reused from " + import.substr(0, 12) + "'s evaluation") != std::string::npos);
@@ -115,7 +120,7 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   // With the earlier check-in's result holding one too, it compiles.
   with_timeout(import);
   with_timeout(docs);
-  auto timed_out = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  auto timed_out = eval_docs();
   INFO(timed_out.output);
   REQUIRE(timed_out.exit_code == 0);
   CHECK(timed_out.output.find("reused from") == std::string::npos);
@@ -136,7 +141,7 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
     p.psql("UPDATE module_results SET outcome = '" + outcome + "', message = '" + message +
            "' WHERE evaluation_id = " + source_row);
     with_timeout(docs);  // only the earlier check-in's result may be taken
-    auto again = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+    auto again = eval_docs();
     INFO(outcome << ": " << message << "\n" << again.output);
     REQUIRE(again.exit_code == 0);
     CHECK((again.output.find("reused from " + import.substr(0, 12)) != std::string::npos) == taken);
@@ -155,19 +160,18 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   };
   failed_link(import);
   with_timeout(docs);
-  auto unlinked = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  auto unlinked = eval_docs();
   INFO(unlinked.output);
   REQUIRE(unlinked.exit_code == 0);
   CHECK(unlinked.output.find("reused from") == std::string::npos);
   failed_link(docs);  // its own row, measured just now
-  auto own_unlinked = p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy});
+  auto own_unlinked = eval_docs();
   INFO(own_unlinked.output);
   REQUIRE(own_unlinked.exit_code == 0);
   CHECK(own_unlinked.output.find("kept its evaluation") == std::string::npos);
   CHECK(own_unlinked.output.find("reused from") == std::string::npos);
   // And objects asked to be kept are compiled: a kept result has none.
-  auto objects =
-      p.run({"eval", "--repo", p.repo, "--build", docs, "--suite", "testdata", "--policy", policy, "--keep-objects"});
+  auto objects = eval_docs({"--keep-objects"});
   INFO(objects.output);
   REQUIRE(objects.exit_code == 0);
   CHECK(objects.output.find("kept its evaluation") == std::string::npos);
