@@ -25,6 +25,7 @@
 #include "sweep/plan.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
+#include "sweep/timeline.h"
 #include "sweep/worker.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
@@ -62,13 +63,6 @@ void run_list(Context& ctx, const AlertArgs& a) {
   std::vector<std::string> states;
   if (!a.all) states = {"open", "acknowledged"};
   auto alerts = db::list_alerts(database, project.name, states);
-  // "No alerts" would read as a quiet night: without a history nothing is
-  // analysed, so nothing could have raised one.
-  if (project.repo.empty())
-    fmt::print(stderr,
-               "warning: project {} tracks toolchains only (no compiler.repo): drift is not analysed, so no alert "
-               "is ever raised; its evaluations are stored\n",
-               project.name);
   if (a.json) {
     auto out = json::array();
     for (const auto& al : alerts) out.push_back(json::parse(sweep::alert_json(al)));
@@ -99,15 +93,23 @@ void run_show(Context& ctx, const AlertArgs& a) {
   }
   fmt::print("alert {} ({}), {}\n{}\n", al->id, al->kind, al->state, printable(sweep::alert_sentence(*al)));
   auto d = json::parse(al->details_json, nullptr, false);
-  if (!al->culprit_sha.empty())
+  // A toolchain is named by its label, then its directory's id.
+  auto named = [](const std::string& sha, const std::string& label) {
+    return sweep::is_toolchain_id(sha) ? printable(sweep::checkin_name(sha, label)) + " (" + sha + ")" : sha;
+  };
+  if (!al->culprit_sha.empty() && sweep::is_toolchain_id(al->culprit_sha))
+    fmt::print("culprit: {}\n", named(al->culprit_sha, al->culprit_subject));
+  else if (!al->culprit_sha.empty())
     fmt::print("culprit: {} {} by {}\n  {}\n", al->culprit_sha, tracker::format_date(al->culprit_time),
                printable(al->culprit_author), printable(al->culprit_subject));
   else if (!al->range_first_sha.empty())
-    fmt::print("culprit: one of {}..{} ({})\n", al->range_first_sha, al->first_bad_sha,
+    fmt::print("culprit: one of {}..{} ({})\n", named(al->range_first_sha, al->range_first_subject),
+               named(al->first_bad_sha, al->first_bad_subject),
                reports::range_note(!d.is_discarded() && d.value("spread", false)));
   else
-    fmt::print("not pinned: {} ({})\n", al->first_bad_sha, reports::kNotPinnedNote);
-  fmt::print("last good: {}\nfirst bad: {}\n", al->last_good_sha, al->first_bad_sha);
+    fmt::print("not pinned: {} ({})\n", named(al->first_bad_sha, al->first_bad_subject), reports::kNotPinnedNote);
+  fmt::print("last good: {}\nfirst bad: {}\n", named(al->last_good_sha, al->last_good_subject),
+             named(al->first_bad_sha, al->first_bad_subject));
   if (!d.is_discarded()) {
     // Each list under words a reader knows, one entry a line (as the report
     // writes them), rather than the stored JSON array.

@@ -180,7 +180,8 @@ const char* kAlertColumns =
     "  COALESCE(rf.sha, ''), a.magnitude, a.details::text, a.notify_state, a.notify_error, a.notify_attempts, "
     "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
     "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), COALESCE(p.content_hash, ''), "
-    "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, '') "
+    "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, ''), "
+    "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, '') "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
@@ -217,6 +218,9 @@ AlertView alert_view(const pqxx::row& r) {
   v.hook_sent = r[26].as<bool>();
   v.webhook_sent = r[27].as<bool>();
   v.recipe_hash = r[28].as<std::string>();
+  v.last_good_subject = r[29].as<std::string>();
+  v.first_bad_subject = r[30].as<std::string>();
+  v.range_first_subject = r[31].as<std::string>();
   return v;
 }
 

@@ -81,6 +81,7 @@ struct AlertView {
   std::string culprit_sha, culprit_subject, culprit_author;
   std::int64_t culprit_time = 0;
   std::string last_good_sha, first_bad_sha, range_first_sha;
+  std::string last_good_subject, first_bad_subject, range_first_subject;  ///< a toolchain's label is its subject
   double magnitude = 0;
   std::string details_json;
   std::string notify_state, notify_error;

@@ -24,6 +24,7 @@
 #include "sweep/recording.h"
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
+#include "sweep/timeline.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
 
@@ -46,6 +47,9 @@ std::string Finding::details_json() const {
                                 {"first_bad", first_bad},
                                 {"culprit", culprit},
                                 {"range_first", range_first},
+                                {"last_good_label", last_good_label},
+                                {"first_bad_label", first_bad_label},
+                                {"range_first_label", range_first_label},
                                 {"subject", subject},
                                 {"author", author},
                                 {"time", time},
@@ -67,10 +71,12 @@ std::string Finding::details_json() const {
 }
 
 std::string Finding::sentence() const {
-  std::string where = !culprit.empty()       ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
-                      : !range_first.empty() ? "one of " + range_first.substr(0, 12) + ".." + first_bad.substr(0, 12) +
-                                                   " (" + reports::range_note(spread) + ")"
-                                             : first_bad.substr(0, 12) + " (" + reports::kNotPinnedNote + ")";
+  std::string where = !culprit.empty() && is_toolchain_id(culprit) ? checkin_name(culprit, subject)
+                      : !culprit.empty() ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
+                      : !range_first.empty()
+                          ? "one of " + checkin_name(range_first, range_first_label) + ".." +
+                                checkin_name(first_bad, first_bad_label) + " (" + reports::range_note(spread) + ")"
+                          : checkin_name(first_bad, first_bad_label) + " (" + reports::kNotPinnedNote + ")";
   std::string what;
   if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
   if (kind == "policy-unusable")
@@ -452,7 +458,10 @@ class SuiteAnalysis {
       std::vector<std::string> moved;
       from = reports::change_reaches_back_to(a, carried, sizes_of(after), &moved);
       for (const auto& name : moved)
-        f.carried.push_back(name + " (measured at " + history_[carried.at(name).measured_at].short_sha() + ")");
+        f.carried.push_back(name + " (measured at " +
+                            checkin_name(history_[carried.at(name).measured_at].sha,
+                                         history_[carried.at(name).measured_at].subject) +
+                            ")");
     }
     if (from < a) {
       f.last_good = points_.at(from).sha;
@@ -678,74 +687,40 @@ db::Id commit_id_of(const std::map<std::string, db::Id>& ids, const std::string&
 
 }  // namespace
 
-DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
-  DriftReport report;
+namespace {
+
+/// One ordered line of check-ins drift is read along (sweep/timeline.h).
+struct Line {
+  db::Id repository_id = 0;
+  std::vector<tracker::CommitInfo> history;
+  std::size_t start = 0;  ///< analysed from here on: the policy's training check-in
+  /// The repository; none for toolchains, with nothing between two of them to bisect.
+  const tracker::GitRepo* repo = nullptr;
+};
+
+/// Analyses every suite along one line, then opens, narrows and supersedes
+/// the alerts of what it found.
+void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, const builder::Recipe& recipe,
+                  const std::string& policy_hash, const std::vector<SelectedSuite>& selected,
+                  std::set<std::string>& wide_changes, DriftReport& report) {
   const auto& p = o.project;
-  if (p.repo.empty()) return report;
-  report.analysed = true;
-  auto repo = tracker::GitRepo::open(p.repo).take();
-  auto tip = repo.tracked(p.branch).take();
-  auto repository_id = record_repository(db, repo, tip);  // a sweep writes: a moved checkout's path is recorded
-  auto history = repo.cloned_history(tip).take();
-  auto recipe = builder::load_recipe(p.recipe).take();
-  const auto policy_meta = policy::read_policy_metadata(p.policy).take();
-  // Drift is the policy's since it was trained: check-ins before its
-  // training check-in (a range that starts earlier, or a policy just
-  // promoted at the head) are left to the series as it was, not bisected
-  // and alerted on, as `decide` and the report measure from there too.
-  // A range asked for by hand (`bisect --good`) is analysed wherever it starts.
-  auto position_of = [&](const std::string& rev) -> std::optional<std::size_t> {
-    auto sha = rev.empty() ? common::Result<std::string>(common::Error{""}) : repo.resolve(rev);
-    if (!sha) return std::nullopt;
-    auto at = std::find_if(history.begin(), history.end(), [&](const auto& c) { return c.sha == *sha; });
-    if (at == history.end()) return std::nullopt;
-    return static_cast<std::size_t>(at - history.begin());
-  };
-  const std::size_t trained_at = position_of(policy_meta.compiler_commit).value_or(0);
-  std::size_t start = trained_at;
-  if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
-  if (start == trained_at && start > 0 && o.workers.progress) {
-    std::set<std::string> samples(o.samples.begin(), o.samples.end());
-    auto earlier = std::count_if(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start),
-                                 [&](const auto& c) { return samples.count(c.sha) > 0; });
-    if (earlier > 0)
-      o.workers.progress->line(fmt::format(
-          "drift is analysed from the policy's training check-in {} on: {} sampled check-in(s) before it are "
-          "not bisected or alerted on",
-          history[start].short_sha(), earlier));
-  }
+  const auto& history = line.history;
   std::map<std::string, std::size_t> position;
-  for (std::size_t i = start; i < history.size(); ++i) position[history[i].sha] = i;
-  // Alerts of a series the project stopped tracking (a policy file replaced
-  // by hand, a suite taken off its list) would stay open for ever: nothing
-  // revisits them, the report leaves them out and `alerts --exit-code` fails.
-  db::follow_policy(db, p.name, policy_meta.content_hash);
-  // So would those of changes before the training check-in, which no
-  // analysis reaches now (found when drift was analysed over the whole
-  // range, or by a `bisect --good` before it); not while such a bisect runs.
-  if (o.bisect_from.empty() && trained_at > 0)
-    resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at);
-  std::vector<SelectedSuite> selected;
-  std::vector<std::pair<std::string, std::string>> tracked_suites;
-  for (const auto& suite_name : p.suites) {
-    selected.push_back(select_suite(o.workers.data_dir, suite_name));
-    tracked_suites.emplace_back(selected.back().suite.name, selected.back().manifest_hash);
-  }
-  db::follow_suites(db, p.name, tracked_suites);
-  std::set<std::string> wide_changes;  // changes of the compiler itself, found by an earlier suite
+  for (std::size_t i = line.start; i < history.size(); ++i) position[history[i].sha] = i;
+  std::map<std::string, std::string> label;
+  for (const auto& c : history) label[c.sha] = c.subject;
+  auto label_of = [&](const std::string& sha) { return sha.empty() || !label.count(sha) ? "" : label.at(sha); };
   for (std::size_t si = 0; si < p.suites.size(); ++si) {
     const auto& suite_name = p.suites[si];
     const auto& suite = selected[si];
-    db::resolve_alerts_of_rebuilt_suite(db, p.name, suite.suite.name, suite.manifest_hash);
-    db::follow_recipe(db, p.name, recipe.content_hash);
     PlanInput plan;
-    plan.repo = repo.location().string();
+    plan.repo = line.repo ? line.repo->location().string() : "";
     plan.recipe = p.recipe;
     plan.recipe_hash = recipe.content_hash;
     plan.policy = p.policy;
-    plan.policy_hash = policy_meta.content_hash;
+    plan.policy_hash = policy_hash;
     plan.suites = {{suite_name, suite.manifest_hash}};
-    SuiteAnalysis analysis(o, db, history, position, repository_id, plan, suite.suite.name);
+    SuiteAnalysis analysis(o, db, history, position, line.repository_id, plan, suite.suite.name);
     auto findings = analysis.run(report);
     // A build that broke and the features the compiler sends are the
     // compiler's, whatever the suite: one change, one alert (under the first
@@ -763,7 +738,12 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       // A range may start at a check-in nobody built: recorded, so the alert names it.
       if (!f.range_first.empty() && !ids.count(f.range_first))
         for (const auto& c : history)
-          if (c.sha == f.range_first) ids[c.sha] = record_commit(db, repo, c);
+          if (c.sha == f.range_first)
+            ids[c.sha] = line.repo ? record_commit(db, *line.repo, c)
+                                   : db::upsert_commit(db, line.repository_id, {c.sha, {}, "", c.time, c.subject});
+      f.last_good_label = label_of(f.last_good);
+      f.first_bad_label = label_of(f.first_bad);
+      f.range_first_label = label_of(f.range_first);
       db::AlertRow a;
       auto where = change_key(f);
       a.fingerprint = alert_fingerprint(p.name, plan.policy_hash, suite.manifest_hash, recipe.content_hash, where);
@@ -841,6 +821,82 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
          superseded_alerts(open, plan.policy_hash, suite.manifest_hash, recipe.content_hash, suite_found, position))
       db::set_alert_state(db, p.name, id, "resolved", "driftwatch",
                           "superseded: a later sweep pinned the changes in its range (see the newer alerts)");
+  }
+}
+
+}  // namespace
+
+DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
+  DriftReport report;
+  const auto& p = o.project;
+  // `bisect --good A --bad B` asks for a range of the repository's history.
+  const bool toolchains = !p.toolchains.empty() && o.bisect_from.empty();
+  if (p.repo.empty() && !toolchains) return report;
+  report.analysed = true;
+  auto recipe = builder::load_recipe(p.recipe).take();
+  const auto policy_meta = policy::read_policy_metadata(p.policy).take();
+  // Alerts of a series the project stopped tracking (a policy file replaced
+  // by hand, a suite taken off its list) would stay open for ever: nothing
+  // revisits them, the report leaves them out and `alerts --exit-code` fails.
+  db::follow_policy(db, p.name, policy_meta.content_hash);
+  std::vector<SelectedSuite> selected;
+  std::vector<std::pair<std::string, std::string>> tracked_suites;
+  for (const auto& suite_name : p.suites) {
+    selected.push_back(select_suite(o.workers.data_dir, suite_name));
+    tracked_suites.emplace_back(selected.back().suite.name, selected.back().manifest_hash);
+  }
+  db::follow_suites(db, p.name, tracked_suites);
+  for (const auto& suite : selected)
+    db::resolve_alerts_of_rebuilt_suite(db, p.name, suite.suite.name, suite.manifest_hash);
+  db::follow_recipe(db, p.name, recipe.content_hash);
+  std::set<std::string> wide_changes;  // changes of the compiler itself, found by an earlier suite or line
+  if (!p.repo.empty()) {
+    auto repo = tracker::GitRepo::open(p.repo).take();
+    auto tip = repo.tracked(p.branch).take();
+    auto repository_id = record_repository(db, repo, tip);  // a sweep writes: a moved checkout's path is recorded
+    auto history = repo.cloned_history(tip).take();
+    // Drift is the policy's since it was trained: check-ins before its
+    // training check-in (a range that starts earlier, or a policy just
+    // promoted at the head) are left to the series as it was, not bisected
+    // and alerted on, as `decide` and the report measure from there too.
+    // A range asked for by hand (`bisect --good`) is analysed wherever it starts.
+    auto position_of = [&](const std::string& rev) -> std::optional<std::size_t> {
+      auto sha = rev.empty() ? common::Result<std::string>(common::Error{""}) : repo.resolve(rev);
+      if (!sha) return std::nullopt;
+      auto at = std::find_if(history.begin(), history.end(), [&](const auto& c) { return c.sha == *sha; });
+      if (at == history.end()) return std::nullopt;
+      return static_cast<std::size_t>(at - history.begin());
+    };
+    const std::size_t trained_at = position_of(policy_meta.compiler_commit).value_or(0);
+    std::size_t start = trained_at;
+    if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
+    if (start == trained_at && start > 0 && o.workers.progress) {
+      std::set<std::string> samples(o.samples.begin(), o.samples.end());
+      auto earlier = std::count_if(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start),
+                                   [&](const auto& c) { return samples.count(c.sha) > 0; });
+      if (earlier > 0)
+        o.workers.progress->line(fmt::format(
+            "drift is analysed from the policy's training check-in {} on: {} sampled check-in(s) before it are "
+            "not bisected or alerted on",
+            history[start].short_sha(), earlier));
+    }
+    // So would alerts of changes before the training check-in, which no
+    // analysis reaches now (found when drift was analysed over the whole
+    // range, or by a `bisect --good` before it); not while such a bisect runs.
+    if (o.bisect_from.empty() && trained_at > 0)
+      resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at);
+    analyse_line(o, db, {repository_id, std::move(history), start, &repo}, recipe, policy_meta.content_hash, selected,
+                 wide_changes, report);
+  }
+  if (toolchains) {
+    // Nightlies in date order: a change between two is the later one's, and
+    // no check-in lies between to bisect; the grid's samples are commits.
+    auto line_options = o;
+    line_options.bisect = false;
+    line_options.samples.clear();
+    analyse_line(line_options, db,
+                 {db::upsert_repository(db, toolchains_location(recipe.name)), toolchain_history(p), 0, nullptr}, recipe,
+                 policy_meta.content_hash, selected, wide_changes, report);
   }
   report.notifications = deliver_pending_alerts(p, db);
   return report;

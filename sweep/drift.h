@@ -28,6 +28,9 @@ struct Finding {
   std::string culprit;     ///< the check-in that made it, when known exactly
   std::string range_first; ///< else: the culprit is one of range_first .. first_bad (broken builds between)
   std::string subject, author;
+  /// The toolchains' labels of last_good, first_bad and range_first (a
+  /// commit's are not needed: it is named by its sha).
+  std::string last_good_label, first_bad_label, range_first_label;
   std::int64_t time = 0;
   reports::Level before, after;
   reports::LevelChange change;

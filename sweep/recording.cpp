@@ -2,7 +2,6 @@
 
 #include <functional>
 
-#include "common/hash.h"
 
 namespace sweep {
 
@@ -51,14 +50,10 @@ db::Id record_build(db::Database& database, const tracker::GitRepo& repo, const 
                                      r.log.string(), r.log_tail});
 }
 
-std::string toolchain_id(const std::filesystem::path& dir) {
-  return "toolchain-" + common::sha256_hex(std::filesystem::absolute(dir).lexically_normal().string()).substr(0, 30);
-}
-
 db::Id record_toolchain(db::Database& database, const builder::Recipe& recipe, const std::filesystem::path& dir,
                         const std::string& label, std::int64_t time, const std::string& outcome,
                         const std::string& message) {
-  auto repo_id = db::upsert_repository(database, "toolchains:" + recipe.name);
+  auto repo_id = db::upsert_repository(database, toolchains_location(recipe.name));
   auto commit_id = db::upsert_commit(database, repo_id, {toolchain_id(dir), {}, "", time, label});
   auto recipe_id = db::upsert_recipe(database, recipe.name, recipe.content_hash, recipe.description);
   return db::record_build(database, {commit_id, recipe_id, outcome, 0, dir.string(), "", message});

@@ -9,6 +9,7 @@
 #include "builder/recipe.h"
 #include "db/drift.h"
 #include "db/store.h"
+#include "sweep/timeline.h"
 #include "tracker/checkin_build.h"
 
 namespace sweep {
@@ -38,7 +39,5 @@ db::Id record_build(db::Database& database, const tracker::GitRepo& repo, const 
 db::Id record_toolchain(db::Database& database, const builder::Recipe& recipe, const std::filesystem::path& dir,
                         const std::string& label, std::int64_t time, const std::string& outcome = "ok",
                         const std::string& message = "");
-/// The stable identity of a toolchain directory, used where a commit sha goes.
-std::string toolchain_id(const std::filesystem::path& dir);
 
 }  // namespace sweep

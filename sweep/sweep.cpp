@@ -148,12 +148,8 @@ void say(const SweepOptions& o, const std::string& text) {
 }
 
 std::vector<PlannedCheckin> toolchain_checkins(const ProjectFile& p) {
-  auto list = p.toolchains;
-  std::stable_sort(list.begin(), list.end(), [](const Toolchain& a, const Toolchain& b) {
-    return std::tie(a.date, a.label) < std::tie(b.date, b.label);
-  });
   std::vector<PlannedCheckin> out;
-  for (const auto& t : list) {
+  for (const auto& t : toolchains_in_order(p)) {
     std::int64_t time = 0;
     if (!t.date.empty()) time = tracker::parse_date(t.date).take();
     out.push_back({toolchain_id(t.dir), t.dir.string(), t.label, time});
@@ -494,11 +490,8 @@ SweepReport run_sweep(const SweepOptions& o) {
     }
   }
   run_until_finished(local, lock_db, ids);
-  // Said under --quiet too: a nightly's log must not read as a night with no drift.
   if (p.repo.empty())
-    fmt::print(stderr,
-               "warning: no drift analysis: it needs compiler.repo (a history to order and bisect); the toolchains' "
-               "evaluations are stored, and no alert is raised\n");
+    say(o, "analysing drift along the toolchains' dates (nothing lies between two of them to bisect)");
   else
     say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
   report.drift = analyse_drift({p, local, p.alerts.bisect, analysis_grid, report.sweep_id}, lock_db);

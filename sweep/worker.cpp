@@ -97,7 +97,9 @@ class Executor {
     try {
       try {
         auto p = json::parse(job.payload_json);
-        ev.what = p.value("sha", "").substr(0, 12);
+        // A toolchain by its label, as people named it; a check-in by its sha.
+        ev.what = p.contains("toolchain") ? p.value("label", p.value("toolchain", ""))
+                                          : p.value("sha", "").substr(0, 12);
         if (job.kind == kBuildJob) run_build(db, job, p, finish, ev);
         else if (job.kind == kEvalJob) run_eval(db, job, p, finish, ev);
         else throw common::Fatal("unknown job kind '" + job.kind + "'");

@@ -398,20 +398,59 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   INFO(repaired.output);
   CHECK(repaired.exit_code == 0);
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM evaluations WHERE status = 'done'") == "3");
-  // Drift, decide and the report follow a repository's history: said, not failed on later.
-  CHECK(s.output.find("no drift analysis: it needs compiler.repo") != std::string::npos);
-  auto quiet = p.sweep(p.dsn, {"-q"});  // a nightly's log says it too
-  CHECK(quiet.output.find("no drift analysis: it needs compiler.repo") != std::string::npos);
+  // Drift is read along the toolchains' dates: two nightlies measured, the
+  // same compiler, no change.
+  CHECK(s.output.find("analysing drift along the toolchains' dates") != std::string::npos);
+  CHECK(published.output.find("drift: no change at or above the project's thresholds") != std::string::npos);
   auto alerts = p.run({"alerts", "--config", p.config});
   INFO(alerts.output);
   CHECK(alerts.exit_code == 0);
-  CHECK(alerts.output.find("tracks toolchains only (no compiler.repo): drift is not analysed, so no alert is ever "
-                           "raised") != std::string::npos);
-  CHECK(s.output.find("drift: ") == std::string::npos);  // nor a "drift: nothing to analyse" beside it
+  CHECK(alerts.output.find("no open or acknowledged alerts") != std::string::npos);
   auto r = p.run({"report", "--config", p.config, "--out", (p.dir / "report").string()});
   CHECK(r.exit_code == 2);
   CHECK(common::last_line(r.output).find("report needs compiler.repo in the project file") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(p.dir / "report"));
+}
+
+/// A toolchain directory whose `dwcc` passes `flags` after the compile's own.
+std::filesystem::path nightly(const Project& p, const std::string& date, const std::string& flags = "") {
+  auto prefix = p.dir / ("nightly-" + date);
+  std::filesystem::create_directories(prefix / "bin");
+  std::filesystem::copy_file(DWCC_BIN, prefix / "bin" / "dwcc.real");
+  std::ofstream(prefix / "bin" / "dwcc") << "#!/bin/sh\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\" " << flags << "\n";
+  std::filesystem::permissions(prefix / "bin" / "dwcc", std::filesystem::perms::owner_all);
+  return prefix;
+}
+
+TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is alerted, named by the later one") {
+  Project p;
+  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
+  // Listed out of order: the dates order them. The last nightly's default
+  // inlines far more (a threshold of 40, not -Oz's), which moves the uplift.
+  std::ofstream out(p.config, std::ios::app);
+  for (auto [date, flags] : {std::pair{"2026-01-19", "-inline-threshold=40"}, {"2026-01-05", ""}, {"2026-01-12", ""}})
+    out << "[[toolchains]]\ndir = \"" << nightly(p, date, flags).string() << "\"\nlabel = \"" << date
+        << "\"\ndate = \"" << date << "\"\n";
+  out.close();
+  auto s = p.sweep_ok();
+  INFO(s.output);
+  CHECK(s.output.find("drift: 1 change(s)") != std::string::npos);
+  CHECK(s.output.find("NEW uplift on testdata rose") != std::string::npos);
+  CHECK(s.output.find(": toolchain 2026-01-19") != std::string::npos);
+  auto alerts = p.run({"alerts", "--config", p.config});
+  INFO(alerts.output);
+  CHECK(alerts.exit_code == 0);
+  CHECK(alerts.output.find("toolchain 2026-01-19") != std::string::npos);
+  auto id = p.psql("SELECT id FROM alerts");
+  REQUIRE_FALSE(id.empty());
+  auto show = p.run({"alerts", "--config", p.config, "show", id});
+  INFO(show.output);
+  CHECK(show.output.find("culprit: toolchain 2026-01-19 (toolchain-") != std::string::npos);
+  CHECK(show.output.find("last good: toolchain 2026-01-12 (toolchain-") != std::string::npos);
+  // The next sweep measures nothing new and finds the same change: no second alert.
+  auto again = p.sweep_ok();
+  INFO(again.output);
+  CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
 }
 
 TEST_CASE("a project of a repository and toolchains: sweep --new goes on from the repository's head") {

@@ -1,0 +1,52 @@
+#include "sweep/timeline.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "common/hash.h"
+#include "tracker/sampling.h"
+
+namespace sweep {
+
+namespace {
+constexpr const char* kToolchainPrefix = "toolchain-";
+}
+
+std::string toolchain_id(const std::filesystem::path& dir) {
+  auto normal = std::filesystem::absolute(dir).lexically_normal();
+  // "nightly/" and "nightly" are one directory: the same series.
+  if (!normal.has_filename() && normal.has_parent_path()) normal = normal.parent_path();
+  return kToolchainPrefix + common::sha256_hex(normal.string()).substr(0, 30);
+}
+
+bool is_toolchain_id(const std::string& sha) { return sha.rfind(kToolchainPrefix, 0) == 0; }
+
+std::string toolchains_location(const std::string& recipe_name) { return "toolchains:" + recipe_name; }
+
+std::vector<Toolchain> toolchains_in_order(const ProjectFile& p) {
+  auto list = p.toolchains;
+  std::stable_sort(list.begin(), list.end(), [](const Toolchain& a, const Toolchain& b) {
+    return std::tie(a.date, a.label) < std::tie(b.date, b.label);
+  });
+  return list;
+}
+
+std::vector<tracker::CommitInfo> toolchain_history(const ProjectFile& p) {
+  std::vector<tracker::CommitInfo> out;
+  for (const auto& t : toolchains_in_order(p)) {
+    tracker::CommitInfo c;
+    c.sha = toolchain_id(t.dir);
+    c.subject = t.label;
+    // The project file was checked when it was read: its dates parse.
+    if (!t.date.empty()) c.time = tracker::parse_date(t.date).take();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string checkin_name(const std::string& sha, const std::string& label) {
+  if (is_toolchain_id(sha) && !label.empty()) return "toolchain " + label;
+  return sha.substr(0, 12);
+}
+
+}  // namespace sweep

@@ -1,0 +1,33 @@
+#pragma once
+// The ordered check-ins drift is read along: a repository's first-parent
+// history, or a project's [[toolchains]] in date order. A toolchain (a
+// nightly install prefix) stands for a check-in under a made-up sha
+// (toolchain_id); nothing lies between two of them, so a change between two
+// nightlies is pinned to the later one and there is nothing to bisect.
+// Pure: no I/O.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sweep/project_file.h"
+#include "tracker/commit.h"
+
+namespace sweep {
+
+/// The stable identity of a toolchain directory, used where a commit sha goes.
+std::string toolchain_id(const std::filesystem::path& dir);
+bool is_toolchain_id(const std::string& sha);
+/// The repository a recipe's toolchains are recorded under.
+std::string toolchains_location(const std::string& recipe_name);
+
+/// The project's [[toolchains]] ordered by date, then label (undated first).
+std::vector<Toolchain> toolchains_in_order(const ProjectFile& p);
+/// The same as check-ins: sha toolchain_id(dir), label as subject, dated
+/// `time` (the date's midnight UTC, 0 when undated).
+std::vector<tracker::CommitInfo> toolchain_history(const ProjectFile& p);
+
+/// How a check-in is named to people: a toolchain by its label ("toolchain
+/// 2026-01-05"), a commit by its short sha.
+std::string checkin_name(const std::string& sha, const std::string& label);
+
+}  // namespace sweep
