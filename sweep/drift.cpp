@@ -458,10 +458,10 @@ class SuiteAnalysis {
       std::vector<std::string> moved;
       from = reports::change_reaches_back_to(a, carried, sizes_of(after), &moved);
       for (const auto& name : moved)
-        f.carried.push_back(name + " (measured at " +
-                            checkin_name(history_[carried.at(name).measured_at].sha,
-                                         history_[carried.at(name).measured_at].subject) +
-                            ")");
+        f.carried.push_back(
+            name + " (measured at " +
+            checkin_name(history_[carried.at(name).measured_at].sha, history_[carried.at(name).measured_at].subject) +
+            ")");
     }
     if (from < a) {
       f.last_good = points_.at(from).sha;
@@ -895,8 +895,8 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     line_options.bisect = false;
     line_options.samples.clear();
     analyse_line(line_options, db,
-                 {db::upsert_repository(db, toolchains_location(recipe.name)), toolchain_history(p), 0, nullptr}, recipe,
-                 policy_meta.content_hash, selected, wide_changes, report);
+                 {db::upsert_repository(db, toolchains_location(recipe.name)), toolchain_history(p), 0, nullptr},
+                 recipe, policy_meta.content_hash, selected, wide_changes, report);
   }
   report.notifications = deliver_pending_alerts(p, db);
   return report;

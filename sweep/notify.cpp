@@ -2,12 +2,12 @@
 
 #include <curl/curl.h>
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "common/process.h"
 #include "common/text.h"
@@ -49,16 +49,14 @@ std::string alert_sentence(const db::AlertView& a) {
     return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
   };
   bool spread = !d.is_discarded() && d.value("spread", false);
-  std::string where = !a.culprit_sha.empty() && is_toolchain_id(a.culprit_sha)
-                          ? checkin_name(a.culprit_sha, a.culprit_subject)
-                      : !a.culprit_sha.empty() ? a.culprit_sha.substr(0, 12) + " " +
-                                                     tracker::format_date(a.culprit_time) + " " +
-                                                     common::last_line(a.culprit_subject)
-                      : !a.range_first_sha.empty()
-                          ? "one of " + checkin_name(a.range_first_sha, a.range_first_subject) + ".." +
-                                checkin_name(a.first_bad_sha, a.first_bad_subject) + " (" +
-                                reports::range_note(spread) + ")"
-                          : checkin_name(a.first_bad_sha, a.first_bad_subject) + " (" + reports::kNotPinnedNote + ")";
+  std::string where =
+      !a.culprit_sha.empty() && is_toolchain_id(a.culprit_sha) ? checkin_name(a.culprit_sha, a.culprit_subject)
+      : !a.culprit_sha.empty() ? a.culprit_sha.substr(0, 12) + " " + tracker::format_date(a.culprit_time) + " " +
+                                     common::last_line(a.culprit_subject)
+      : !a.range_first_sha.empty()
+          ? "one of " + checkin_name(a.range_first_sha, a.range_first_subject) + ".." +
+                checkin_name(a.first_bad_sha, a.first_bad_subject) + " (" + reports::range_note(spread) + ")"
+          : checkin_name(a.first_bad_sha, a.first_bad_subject) + " (" + reports::kNotPinnedNote + ")";
   // The compiler stopped asking the policy (Finding::sentence says so too).
   auto asked = [&](const char* key) { return d.is_discarded() ? std::int64_t(-1) : d.value(key, std::int64_t(-1)); };
   auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where;

@@ -98,8 +98,8 @@ class Executor {
       try {
         auto p = json::parse(job.payload_json);
         // A toolchain by its label, as people named it; a check-in by its sha.
-        ev.what = p.contains("toolchain") ? p.value("label", p.value("toolchain", ""))
-                                          : p.value("sha", "").substr(0, 12);
+        ev.what =
+            p.contains("toolchain") ? p.value("label", p.value("toolchain", "")) : p.value("sha", "").substr(0, 12);
         if (job.kind == kBuildJob) run_build(db, job, p, finish, ev);
         else if (job.kind == kEvalJob) run_eval(db, job, p, finish, ev);
         else throw common::Fatal("unknown job kind '" + job.kind + "'");

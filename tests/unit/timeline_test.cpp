@@ -1,14 +1,16 @@
 // A project's toolchains as an ordered line of check-ins, and how check-ins
 // are named to people.
-#include <doctest/doctest.h>
-
 #include "sweep/timeline.h"
+
+#include <doctest/doctest.h>
 
 namespace {
 
 sweep::ProjectFile nightlies() {
   sweep::ProjectFile p;
-  p.toolchains = {{"/n/c", "c", "2026-01-19"}, {"/n/undated", "undated", ""}, {"/n/b", "b", "2026-01-12"},
+  p.toolchains = {{"/n/c", "c", "2026-01-19"},
+                  {"/n/undated", "undated", ""},
+                  {"/n/b", "b", "2026-01-12"},
                   {"/n/a", "a", "2026-01-12"}};
   return p;
 }
