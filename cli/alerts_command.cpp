@@ -168,7 +168,9 @@ struct BisectArgs {
 
 void run_bisect(Context& ctx, const BisectArgs& a) {
   auto project = a.project.load(ctx);
-  if (project.repo.empty()) throw common::Fatal("bisect needs compiler.repo in the project file");
+  if (project.repo.empty()) throw common::Fatal(
+        "bisect needs compiler.repo in the project file: nothing lies between two toolchains to bisect (a "
+        "sweep pins their changes to the later one)");
   auto database = ctx.database();
   if (!db::try_lock_project(database, project.name))
     throw common::Fatal("a sweep of project '" + project.name + "' is running; bisect after it");

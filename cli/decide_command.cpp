@@ -36,7 +36,7 @@ void print_decision(const sweep::DecideReport& r) {
                     std::none_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_is_training; });
   bool from_first = std::all_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_measured; });
   fmt::print("decision {}: {} — policy {} ({}), baseline {}{}\n", r.decision_id, r.retrain ? "RETRAIN" : "keep",
-             r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.baseline.substr(0, 12),
+             r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.name_of(r.baseline),
              !r.baseline_in_history ? " (not in the history: from the first evaluated check-in)"
              : unmeasured && from_first
                  ? " (not evaluated: before the project's range, or its build or evaluation failed; from the first "
@@ -44,7 +44,7 @@ void print_decision(const sweep::DecideReport& r) {
              : unmeasured ? " (not evaluated, nor any check-in after it on some suite: not swept yet, or its build or "
                             "evaluation failed)"
                           : "");
-  if (!r.first.empty()) fmt::print("evidence: {}..{}\n", r.first.substr(0, 12), r.last.substr(0, 12));
+  if (!r.first.empty()) fmt::print("evidence: {}..{}\n", r.name_of(r.first), r.name_of(r.last));
   for (const auto& s : r.suites) {
     fmt::print("suite {}:\n", s.suite);
     for (const auto& o : s.rules) {

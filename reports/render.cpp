@@ -166,7 +166,8 @@ json report_json(const ReportData& d) {
           {"alerts", alerts},
           {"decisions", decisions},
           {"build_failures", failures},
-          {"feature_changes", features}};
+          {"feature_changes", features},
+          {"toolchain_labels", d.toolchain_labels}};
 }
 
 std::string dump(const json& j, int indent) { return common::json_text(j, indent); }
@@ -175,8 +176,8 @@ std::string dump(const json& j, int indent) { return common::json_text(j, indent
 
 std::string md_commit(const ReportData& d, const std::string& sha) {
   if (sha.empty()) return "";
-  auto link = commit_link(d.commit_url, sha);
-  auto text = "`" + short_sha(sha) + "`";
+  auto link = d.toolchain_labels.count(sha) ? "" : commit_link(d.commit_url, sha);
+  auto text = "`" + d.name_of(sha) + "`";
   return link.empty() ? text : "[" + text + "](" + link + ")";
 }
 
@@ -198,8 +199,8 @@ std::string h(std::string_view s) { return html_escape(s); }
 
 std::string html_commit(const ReportData& d, const std::string& sha) {
   if (sha.empty()) return "";
-  auto link = commit_link(d.commit_url, sha);
-  auto code = "<code>" + h(short_sha(sha)) + "</code>";
+  auto link = d.toolchain_labels.count(sha) ? "" : commit_link(d.commit_url, sha);
+  auto code = "<code>" + h(d.name_of(sha)) + "</code>";
   return link.empty() ? code : "<a href=\"" + h(link) + "\" rel=\"noopener noreferrer\">" + code + "</a>";
 }
 
@@ -441,7 +442,9 @@ std::vector<std::string> summary_lines(const ReportData& d) {
     // later sweep replaced by the check-ins it pinned.
     if (it->state == "ignored" || (it->state == "resolved" && it->note.starts_with("superseded"))) continue;
     if (!it->culprit.sha.empty() && seen.insert(it->culprit.sha).second)
-      culprits.push_back(short_sha(it->culprit.sha) + " " + clipped(common::printable(it->culprit.subject), 40));
+      culprits.push_back(d.toolchain_labels.count(it->culprit.sha)
+                             ? d.name_of(it->culprit.sha)
+                             : short_sha(it->culprit.sha) + " " + clipped(common::printable(it->culprit.subject), 40));
   }
   std::string c = fmt::format("culprits found: {}", culprits.size());
   for (std::size_t i = 0; i < culprits.size() && i < 5; ++i) c += (i ? "; " : ": ") + culprits[i];
@@ -455,12 +458,12 @@ std::vector<std::string> summary_lines(const ReportData& d) {
       continue;
     }
     now += fmt::format("{} on {} at {} {}{} ({:+.2f} points since the baseline)",
-                       common::signed_percent(o.latest_uplift), common::printable(o.suite), short_sha(o.latest.sha),
+                       common::signed_percent(o.latest_uplift), common::printable(o.suite), d.name_of(o.latest.sha),
                        date_of(o.latest.time), o.partial_text(), 100 * (o.change));
     if (!o.unusable_since.sha.empty())
-      now += ", but the policy cannot run since " + short_sha(o.unusable_since.sha) + " " +
+      now += ", but the policy cannot run since " + d.name_of(o.unusable_since.sha) + " " +
              date_of(o.unusable_since.time);
-    base += fmt::format("{} at {} {}", common::signed_percent(o.baseline_uplift), short_sha(o.baseline.sha),
+    base += fmt::format("{} at {} {}", common::signed_percent(o.baseline_uplift), d.name_of(o.baseline.sha),
                         date_of(o.baseline.time));
   }
   if (d.overview.empty()) now += "no suite", base += "no suite";

@@ -20,6 +20,11 @@ bool ReportData::empty() const {
   return alerts.empty();
 }
 
+std::string ReportData::name_of(const std::string& sha) const {
+  auto it = toolchain_labels.find(sha);
+  return it == toolchain_labels.end() ? sha.substr(0, 12) : "toolchain " + it->second;
+}
+
 std::size_t ReportData::open_alerts() const {
   std::size_t n = 0;
   for (const auto& a : alerts) n += (a.state == "open" || a.state == "acknowledged") ? 1 : 0;

@@ -5,6 +5,7 @@
 // retraining decisions. sweep/report assembles it from the database; the
 // renderers (reports/render.h) turn it into JSON, Markdown and HTML.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -157,6 +158,12 @@ struct ReportData {
   std::vector<Decision> decisions;  ///< newest first
   std::vector<BuildFailure> build_failures;
   std::vector<FeatureSetChangeEntry> feature_changes;
+  /// A project's toolchains stand for check-ins under made-up shas: their
+  /// labels by those, so that they are named "toolchain <label>" and never
+  /// linked as commits.
+  std::map<std::string, std::string> toolchain_labels;
+  /// How a check-in is named to people: "toolchain <label>", or its short sha.
+  std::string name_of(const std::string& sha) const;
   /// True when nothing was measured yet: the report says so.
   bool empty() const;
   /// Alerts still open (state open or acknowledged).

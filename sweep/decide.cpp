@@ -16,6 +16,7 @@
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
 #include "sweep/sweep.h"
+#include "sweep/timeline.h"
 #include "tracker/git.h"
 
 namespace sweep {
@@ -84,36 +85,56 @@ std::string DecideReport::json() const {
       .dump();
 }
 
+std::string DecideReport::name_of(const std::string& sha) const {
+  auto it = labels.find(sha);
+  return checkin_name(sha, it == labels.end() ? "" : it->second);
+}
+
 DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::filesystem::path& data_dir) {
-  if (p.repo.empty())
-    throw common::Fatal("decide needs compiler.repo in the project file: it reads the series of its check-ins");
   auto tracked = tracked_policy(db, p);  // the lineage is recorded only once there is something to decide on
   DecideReport report;
   report.policy_hash = tracked.content_hash;
-  auto repo = tracker::GitRepo::open(p.repo).take();
-  auto tip = repo.tracked(p.branch).take();
-  auto repository_id = recorded_repository(db, repo, tip);
-  auto history = repo.cloned_history(tip).take();
-  if (history.empty()) throw common::Fatal("the branch of " + p.repo + " has no check-ins");
+  auto recipe = builder::load_recipe(p.recipe).take();
+  // The repository's first-parent history, or (toolchains only) the
+  // toolchains in date order, as drift reads them (sweep/timeline.h).
+  std::optional<tracker::GitRepo> repo;
+  std::optional<db::Id> repository_id;
+  std::vector<tracker::CommitInfo> history;
+  if (!p.repo.empty()) {
+    repo.emplace(tracker::GitRepo::open(p.repo).take());
+    auto tip = repo->tracked(p.branch).take();
+    repository_id = recorded_repository(db, *repo, tip);
+    history = repo->cloned_history(tip).take();
+    if (history.empty()) throw common::Fatal("the branch of " + p.repo + " has no check-ins");
+  } else {
+    repository_id = db::find_repository(db, toolchains_location(recipe.name));
+    history = toolchain_history(p);
+    if (history.empty()) throw common::Fatal("project " + p.name + " has neither compiler.repo nor [[toolchains]]");
+  }
   report.head = history.back().sha;
+  if (!repo)
+    for (const auto& c : history) report.labels[c.sha] = c.subject;
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   std::optional<std::size_t> baseline_pos;
-  if (!tracked.trained_commit.empty())
-    if (auto sha = repo.resolve(tracked.trained_commit); sha && position.count(*sha)) {
+  if (!tracked.trained_commit.empty()) {
+    auto sha = repo ? repo->resolve(tracked.trained_commit) : common::Result<std::string>(tracked.trained_commit);
+    if (sha && position.count(*sha)) {
       baseline_pos = position.at(*sha);
       report.baseline = *sha;
       report.baseline_in_history = true;
     }
+  }
   if (!baseline_pos) report.baseline = tracked.trained_commit;
-  auto recipe = builder::load_recipe(p.recipe).take();
   // The project's grid over its whole range: only its samples count as "in
   // a row" (bisection's check-ins between two samples do not).
   // When the range cannot be sampled here (a shallow clone that ends inside
-  // it), every evaluated check-in counts, as before there was a grid.
+  // it), every evaluated check-in counts, as before there was a grid; so
+  // does every toolchain.
   std::set<std::string> grid;
-  if (auto sampled = sweep_checkins(p, p.every, p.since, std::nullopt, baseline_pos ? report.baseline : ""))
-    grid.insert(sampled->begin(), sampled->end());
+  if (repo)
+    if (auto sampled = sweep_checkins(p, p.every, p.since, std::nullopt, baseline_pos ? report.baseline : ""))
+      grid.insert(sampled->begin(), sampled->end());
   auto rules = p.decide;
   rules.min_drop = p.alerts.min_uplift_change;
 

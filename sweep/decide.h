@@ -3,6 +3,7 @@
 // suites' series (the tracked policy, from its training check-in on), the
 // verdict recorded with its evidence, keep included.
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,18 @@ struct DecideReport {
   /// retrains. Not the branch's head, which moves every night: a candidate
   /// rejected there would be trained again at each new head, for hours.
   std::string measured_head;
+  /// Toolchains' labels by their ids (sweep/timeline.h), for naming them.
+  std::map<std::string, std::string> labels;
+  /// How a check-in of this report is named to people: a toolchain by its
+  /// label, a commit by its short sha.
+  std::string name_of(const std::string& sha) const;
   /// Everything above, as `decide --json` prints it and the decision's evidence.
   std::string json() const;
 };
 
 /// Reads the series, applies the rules, records the decision. Throws
 /// common::Fatal (one line) when there is nothing to decide on: no
-/// repository, or no evaluated check-in of the tracked policy on any suite.
+/// history (neither repository nor toolchains), or no evaluated check-in of the tracked policy on any suite.
 DecideReport run_decide(db::Database& db, const ProjectFile& project, const std::filesystem::path& data_dir);
 
 }  // namespace sweep

@@ -23,6 +23,7 @@
 #include "sweep/recording.h"
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
+#include "sweep/timeline.h"
 #include "tracker/git.h"
 
 namespace sweep {
@@ -182,10 +183,8 @@ std::vector<reports::FeatureSetChangeEntry> feature_changes(const std::string& s
 }  // namespace
 
 reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_dir, db::Database& db) {
-  if (p.repo.empty())
-    throw common::Fatal(
-        "report needs compiler.repo in the project file: it charts the series of its check-ins "
-        "(the toolchains' evaluations are in the database: `driftwatch jobs --all` lists their figures)");
+  if (p.repo.empty() && p.toolchains.empty())
+    throw common::Fatal("report needs compiler.repo or [[toolchains]] in the project file: it charts their series");
   reports::ReportData d;
   d.project = p.name;
   d.generated_at = common::iso_utc_now();
@@ -201,16 +200,26 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
           d.policy.lineage.push_back({it->name, it->content_hash, it->trained_commit, it->created_at,
                                       it->reason.empty() ? it->state : it->state + ": " + it->reason});
   }
-  auto repo = tracker::GitRepo::open(p.repo).take();
-  // As sweep and decide read it: a policy's metadata may name its training
-  // check-in by a short sha or a tag.
-  if (auto sha = repo.resolve(d.policy.trained_at); sha && !d.policy.trained_at.empty()) d.policy.trained_at = *sha;
-  auto tip = repo.tracked(p.branch).take();
-  auto repository_id = recorded_repository(db, repo, tip);
-  auto history = repo.cloned_history(tip).take();
+  auto recipe = builder::load_recipe(p.recipe).take();
+  // The repository's first-parent history, or (toolchains only) the
+  // toolchains in date order, as drift reads them (sweep/timeline.h).
+  std::optional<db::Id> repository_id;
+  std::vector<tracker::CommitInfo> history;
+  if (!p.repo.empty()) {
+    auto repo = tracker::GitRepo::open(p.repo).take();
+    // As sweep and decide read it: a policy's metadata may name its training
+    // check-in by a short sha or a tag.
+    if (auto sha = repo.resolve(d.policy.trained_at); sha && !d.policy.trained_at.empty()) d.policy.trained_at = *sha;
+    auto tip = repo.tracked(p.branch).take();
+    repository_id = recorded_repository(db, repo, tip);
+    history = repo.cloned_history(tip).take();
+  } else {
+    repository_id = db::find_repository(db, toolchains_location(recipe.name));
+    history = toolchain_history(p);
+    for (const auto& c : history) d.toolchain_labels[c.sha] = c.subject;
+  }
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
-  auto recipe = builder::load_recipe(p.recipe).take();
   std::set<std::string> failed;
   bool trained_in_series = false, any_measured = false, any_before_training = false;
   // Where the training check-in is not in the history (another branch), every

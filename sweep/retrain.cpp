@@ -159,7 +159,10 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   auto promote_mode = o.promote.empty() ? p.retrain.promote : o.promote;
   if (promote_mode != "auto" && promote_mode != "never")
     throw common::Fatal("--promote must be auto or never, not '" + promote_mode + "'");
-  if (p.repo.empty()) throw common::Fatal("retrain needs compiler.repo in the project file: it trains at a check-in");
+  if (p.repo.empty())
+    throw common::Fatal(
+        "retrain needs compiler.repo in the project file: it trains at a check-in (with toolchains only, train at "
+        "one with `driftwatch train --build <its directory>` and track the new policy file)");
   // Held by this connection until it closes, however the process ends.
   if (!db::try_lock_retrain(db, p.name))
     throw common::Fatal("another retrain of project '" + p.name + "' is running; nothing changed");

@@ -406,10 +406,6 @@ TEST_CASE("eval and sweep take a prebuilt toolchain: any directory holding the r
   INFO(alerts.output);
   CHECK(alerts.exit_code == 0);
   CHECK(alerts.output.find("no open or acknowledged alerts") != std::string::npos);
-  auto r = p.run({"report", "--config", p.config, "--out", (p.dir / "report").string()});
-  CHECK(r.exit_code == 2);
-  CHECK(common::last_line(r.output).find("report needs compiler.repo in the project file") != std::string::npos);
-  CHECK_FALSE(std::filesystem::exists(p.dir / "report"));
 }
 
 /// A toolchain directory whose `dwcc` passes `flags` after the compile's own.
@@ -427,11 +423,11 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
   // Listed out of order: the dates order them. The last nightly's default
   // inlines far more (a threshold of 40, not -Oz's), which moves the uplift.
-  std::ofstream out(p.config, std::ios::app);
+  std::ofstream list(p.config, std::ios::app);
   for (auto [date, flags] : {std::pair{"2026-01-19", "-inline-threshold=40"}, {"2026-01-05", ""}, {"2026-01-12", ""}})
-    out << "[[toolchains]]\ndir = \"" << nightly(p, date, flags).string() << "\"\nlabel = \"" << date << "\"\ndate = \""
+    list << "[[toolchains]]\ndir = \"" << nightly(p, date, flags).string() << "\"\nlabel = \"" << date << "\"\ndate = \""
         << date << "\"\n";
-  out.close();
+  list.close();
   auto s = p.sweep_ok();
   INFO(s.output);
   CHECK(s.output.find("drift: 1 change(s)") != std::string::npos);
@@ -451,6 +447,35 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   auto again = p.sweep_ok();
   INFO(again.output);
   CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
+  // decide and the report read the same line, naming toolchains by label.
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  // At the last nightly 2 of the 5 modules are worse than the default: below no_worse's 90%.
+  CHECK(d.exit_code == 1);
+  CHECK(d.output.find("RETRAIN") != std::string::npos);
+  CHECK(d.output.find("evidence: toolchain 2026-01-19..toolchain 2026-01-19") != std::string::npos);
+  auto out = p.dir / "report";
+  auto r = p.run({"report", "--config", p.config, "--out", out.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(out / "report.md");
+  std::string md((std::istreambuf_iterator<char>(in)), {});
+  CHECK(md.find("`toolchain 2026-01-19`") != std::string::npos);
+  CHECK(md.find("`toolchain-") == std::string::npos);
+  // In the browser: a column per nightly, and the culprit's tooltip names it.
+  auto culprit = p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id");
+  REQUIRE(culprit.starts_with("toolchain-"));
+  common::ProcessSpec node;
+  node.argv = {"node", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/browser/report_check.mjs",
+               (out / "index.html").string(), (p.dir / "shot.png").string(), culprit};
+  node.timeout = std::chrono::minutes(3);
+  auto b = common::run_process(node).take();
+  INFO("node: ", b.output);
+  REQUIRE(b.exit_code == 0);
+  auto page = nlohmann::json::parse(common::last_line(b.output));
+  CHECK(page["console_errors"].empty());
+  CHECK(page["charts"]["testdata"]["uplift_points"] == 3);
+  CHECK(page["tooltip"].get<std::string>().find("toolchain 2026-01-19") != std::string::npos);
 }
 
 TEST_CASE("a project of a repository and toolchains: sweep --new goes on from the repository's head") {
