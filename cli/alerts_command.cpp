@@ -168,7 +168,8 @@ struct BisectArgs {
 
 void run_bisect(Context& ctx, const BisectArgs& a) {
   auto project = a.project.load(ctx);
-  if (project.repo.empty()) throw common::Fatal(
+  if (project.repo.empty())
+    throw common::Fatal(
         "bisect needs compiler.repo in the project file: nothing lies between two toolchains to bisect (a "
         "sweep pins their changes to the later one)");
   auto database = ctx.database();

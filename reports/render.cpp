@@ -461,8 +461,8 @@ std::vector<std::string> summary_lines(const ReportData& d) {
                        common::signed_percent(o.latest_uplift), common::printable(o.suite), d.name_of(o.latest.sha),
                        date_of(o.latest.time), o.partial_text(), 100 * (o.change));
     if (!o.unusable_since.sha.empty())
-      now += ", but the policy cannot run since " + d.name_of(o.unusable_since.sha) + " " +
-             date_of(o.unusable_since.time);
+      now +=
+          ", but the policy cannot run since " + d.name_of(o.unusable_since.sha) + " " + date_of(o.unusable_since.time);
     base += fmt::format("{} at {} {}", common::signed_percent(o.baseline_uplift), d.name_of(o.baseline.sha),
                         date_of(o.baseline.time));
   }

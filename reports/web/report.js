@@ -31,12 +31,18 @@
   function pct(x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(2) + '%'; }
   function short(sha) { return sha ? sha.slice(0, 12) : ''; }
   // A toolchain stands for a check-in under a made-up sha: named by its label.
-  function toolchain(sha) { return (data.toolchain_labels || {})[sha]; }
-  function name(sha) { return toolchain(sha) !== undefined ? 'toolchain ' + toolchain(sha) : short(sha); }
-  function label(p) { return toolchain(p.sha) !== undefined ? toolchain(p.sha) : p.date + ' ' + p.sha.slice(0, 7); }
+  function toolchain(sha) {
+    return (data.toolchain_labels || {})[sha];
+  }
+  function name(sha) {
+    return toolchain(sha) !== undefined ? 'toolchain ' + toolchain(sha) : short(sha);
+  }
+  function label(p) {
+    return toolchain(p.sha) !== undefined ? toolchain(p.sha) : p.date + ' ' + p.sha.slice(0, 7);
+  }
   function commitHtml(p) {
     return '<b>' + enc(name(p.sha)) + '</b> ' + enc(p.date) + '<br>' + enc(p.author) + '<br>' +
-      '<span class="subject">' + enc(p.subject) + '</span>';
+        '<span class="subject">' + enc(p.subject) + '</span>';
   }
   // A check-in with no sizes: its build failed, or the policy could not run there.
   function unmeasured(p) {
@@ -243,8 +249,8 @@
         return o.suite === s.name;
       })[0];
       var said = overview && overview.unmeasured;
-      var why = unusable.length ? 'The policy cannot run on this suite since ' + name(unusable[0].sha) +
-              ': ' + unusable[0].evaluation_error :
+      var why = unusable.length ?
+          'The policy cannot run on this suite since ' + name(unusable[0].sha) + ': ' + unusable[0].evaluation_error :
           said ? said.charAt(0).toUpperCase() + said.slice(1) + '.' :
                  'No evaluated check-in on this suite yet.';
       section.appendChild(el('p', { 'class': 'empty' }, why));

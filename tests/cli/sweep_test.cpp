@@ -425,8 +425,8 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   // inlines far more (a threshold of 40, not -Oz's), which moves the uplift.
   std::ofstream list(p.config, std::ios::app);
   for (auto [date, flags] : {std::pair{"2026-01-19", "-inline-threshold=40"}, {"2026-01-05", ""}, {"2026-01-12", ""}})
-    list << "[[toolchains]]\ndir = \"" << nightly(p, date, flags).string() << "\"\nlabel = \"" << date << "\"\ndate = \""
-        << date << "\"\n";
+    list << "[[toolchains]]\ndir = \"" << nightly(p, date, flags).string() << "\"\nlabel = \"" << date
+         << "\"\ndate = \"" << date << "\"\n";
   list.close();
   auto s = p.sweep_ok();
   INFO(s.output);
