@@ -103,6 +103,11 @@ void run_decide(Context& ctx, const DecideArgs& a) {
   auto project = a.project.load(ctx);
   // --act may train: a missing LibTorch module stops it before a decision is recorded.
   if (a.act) policy::load_network_runtime();
+  // So does a project without a repository, which retrain cannot train at.
+  if (a.act && project.repo.empty())
+    throw common::Fatal(
+        "decide --act retrains at a check-in, which needs compiler.repo in the project file (run `driftwatch "
+        "decide` without --act; to retrain on a toolchain, `driftwatch train --build <its directory>`)");
   auto database = ctx.database();
   auto report = sweep::run_decide(database, project, ctx.data_dir());
   if (a.json)

@@ -100,7 +100,10 @@ Id upsert_commit(Database& db, Id repository_id, const CommitRow& c) {
   return returning_id(db, "recording a commit",
                       "INSERT INTO commits (repository_id, sha, parents, author, committed_at, subject) "
                       "VALUES ($1, $2, $3, $4, to_timestamp($5), $6) "
-                      "ON CONFLICT (repository_id, sha) DO UPDATE SET subject = EXCLUDED.subject RETURNING id",
+                      "ON CONFLICT (repository_id, sha) DO UPDATE SET "
+                      "subject = CASE WHEN EXCLUDED.subject <> '' THEN EXCLUDED.subject ELSE commits.subject END, "
+                      "committed_at = CASE WHEN $5 <> 0 THEN EXCLUDED.committed_at ELSE commits.committed_at END "
+                      "RETURNING id",
                       repository_id, c.sha, join(c.parents), common::valid_utf8(c.author), c.time,
                       common::valid_utf8(c.subject));
 }

@@ -63,6 +63,9 @@ Id upsert_repository(Database& db, const std::string& location, const std::funct
 /// root is recorded. `root` is asked only for a path not recorded.
 std::optional<Id> find_repository(Database& db, const std::string& location,
                                   const std::function<std::string()>& root = {});
+/// A commit recorded again takes the new subject and time, but keeps its
+/// recorded ones over an empty subject and a time of 0 (a toolchain
+/// evaluated by hand has neither its label nor its date).
 Id upsert_commit(Database& db, Id repository_id, const CommitRow& commit);
 Id upsert_recipe(Database& db, const std::string& name, const std::string& content_hash, const std::string& body);
 /// Inserts or replaces the build of (commit, recipe); an ok build is never

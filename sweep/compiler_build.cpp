@@ -117,7 +117,8 @@ SelectedBuild select_build(const fs::path& data, const BuildRequest& s, db::Data
     // Recorded by its absolute path, as a sweep records it: a relative one
     // would be stored as the toolchain's directory and mean nothing elsewhere.
     auto tc = select_toolchain(fs::absolute(s.build).lexically_normal(), recipe).take();
-    if (database) tc.build_id = record_toolchain(*database, recipe, tc.artifact_dir, tc.label, 0);
+    // No label nor date here: those a project file gave it stay recorded.
+    if (database) tc.build_id = record_toolchain(*database, recipe, tc.artifact_dir, "", 0);
     return tc;
   }
   if (s.repo.empty())

@@ -190,6 +190,9 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     std::size_t from = baseline_pos ? *baseline_pos : (points.empty() ? history.size() - 1 : points.begin()->first);
     series.age_checkins = static_cast<int>(history.size() - 1 - from);
     series.age_days = double(history.back().time - history[from].time) / 86400.0;
+    // An undated toolchain at either end has no age in days (its time 0
+    // would read as decades): the rule counts toolchains alone there.
+    if (!repo && (history.back().time == 0 || history[from].time == 0)) series.age_days = 0;
     any_point = any_point || !series.points.empty() || !series.unusable_sha.empty();
     report.suites.push_back(reports::decide(series, rules));
     report.series.push_back(std::move(series));

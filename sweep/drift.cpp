@@ -710,6 +710,10 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
   std::map<std::string, std::string> label;
   for (const auto& c : history) label[c.sha] = c.subject;
   auto label_of = [&](const std::string& sha) { return sha.empty() || !label.count(sha) ? "" : label.at(sha); };
+  // The toolchains' labels and dates as the project file gives them now (an
+  // edited label, a date added): what alerts and notifications name them by.
+  if (!line.repo)
+    for (const auto& c : history) db::upsert_commit(db, line.repository_id, {c.sha, {}, "", c.time, c.subject});
   for (std::size_t si = 0; si < p.suites.size(); ++si) {
     const auto& suite_name = p.suites[si];
     const auto& suite = selected[si];
@@ -821,6 +825,19 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
          superseded_alerts(open, plan.policy_hash, suite.manifest_hash, recipe.content_hash, suite_found, position))
       db::set_alert_state(db, p.name, id, "resolved", "driftwatch",
                           "superseded: a later sweep pinned the changes in its range (see the newer alerts)");
+    // Two nightlies side by side always pin a change exactly, so nothing
+    // above retires a toolchain's alert. One whose change this line no longer
+    // shows (a nightly added between, re-dated, moved or taken off the list)
+    // would stay open for ever beside the alert of where the change is now.
+    if (!line.repo)
+      for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"})) {
+        const auto& at = v.culprit_sha.empty() ? v.first_bad_sha : v.culprit_sha;
+        if (is_toolchain_id(at) && of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) &&
+            !found_now.count(v.fingerprint))
+          db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch",
+                              "the toolchains no longer show this change where it was found (a toolchain added "
+                              "between, re-dated, moved or taken off the list); see the newer alerts");
+      }
   }
 }
 

@@ -59,7 +59,8 @@ reports::PolicyInfo policy_info(const ProjectFile& p) {
 
 // A recorded decision, with one evidence line per rule of each suite (as
 // sweep/decide records it) and the rules that fired.
-reports::Decision decision_of(const db::DecisionRow& row) {
+/// `data`: for naming the check-ins of the evidence's range.
+reports::Decision decision_of(const db::DecisionRow& row, const reports::ReportData& data) {
   reports::Decision x{row.created_at, row.verdict, "", {}};
   auto ev = nlohmann::json::parse(row.evidence_json, nullptr, false);
   std::set<std::string> fired;
@@ -85,7 +86,7 @@ reports::Decision decision_of(const db::DecisionRow& row) {
     }
   for (const auto& f : fired) x.rule += (x.rule.empty() ? "" : ", ") + f;
   if (!row.first_commit.empty())
-    x.evidence.push_back("range " + row.first_commit.substr(0, 12) + ".." + row.last_commit.substr(0, 12));
+    x.evidence.push_back("range " + data.name_of(row.first_commit) + ".." + data.name_of(row.last_commit));
   return x;
 }
 
@@ -216,8 +217,10 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   } else {
     repository_id = db::find_repository(db, toolchains_location(recipe.name));
     history = toolchain_history(p);
-    for (const auto& c : history) d.toolchain_labels[c.sha] = c.subject;
   }
+  // Toolchains are named by their labels and never linked as commits, also
+  // in a project that charts its repository and lists the toolchains' alerts.
+  for (const auto& c : toolchain_history(p)) d.toolchain_labels[c.sha] = c.subject;
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   std::set<std::string> failed;
@@ -302,13 +305,19 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     if ((a.policy_hash.empty() || a.policy_hash == d.policy.content_hash) &&
         (a.suite_manifest_hash.empty() || charted.count(a.suite_manifest_hash)) &&
         (a.recipe_hash.empty() || a.recipe_hash == recipe.content_hash))
+    {
+      // A toolchain taken off the list since: named by what was recorded.
+      for (const auto& [sha, label] : {std::pair{a.culprit_sha, a.culprit_subject}, {a.last_good_sha, a.last_good_subject},
+                                       {a.first_bad_sha, a.first_bad_subject}, {a.range_first_sha, a.range_first_subject}})
+        if (is_toolchain_id(sha)) d.toolchain_labels.emplace(sha, label.empty() ? "(no label)" : label);
       d.alerts.push_back(alert_of(db, a));
+    }
   // Likewise the decisions: a "retrain" about the policy a promotion retired
   // says nothing of the one tracked now.
   for (const auto& row : db::list_decisions(db, p.name)) {
     auto ev = nlohmann::json::parse(row.evidence_json, nullptr, false);
     auto hash = ev.is_object() ? ev.value("policy_hash", std::string()) : std::string();
-    if (hash.empty() || hash == d.policy.content_hash) d.decisions.push_back(decision_of(row));
+    if (hash.empty() || hash == d.policy.content_hash) d.decisions.push_back(decision_of(row, d));
   }
   return d;
 }

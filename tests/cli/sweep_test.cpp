@@ -421,49 +421,71 @@ std::filesystem::path nightly(const Project& p, const std::string& date, const s
 TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is alerted, named by the later one") {
   Project p;
   p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
-  // Listed out of order: the dates order them. The last nightly's default
-  // inlines far more (a threshold of 40, not -Oz's), which moves the uplift.
-  std::ofstream list(p.config, std::ios::app);
-  for (auto [date, flags] : {std::pair{"2026-01-19", "-inline-threshold=40"}, {"2026-01-05", ""}, {"2026-01-12", ""}})
-    list << "[[toolchains]]\ndir = \"" << nightly(p, date, flags).string() << "\"\nlabel = \"" << date
-         << "\"\ndate = \"" << date << "\"\n";
-  list.close();
+  p.set("commit_url = \"\"", "commit_url = \"https://git.example.org/c/{sha}\"");
+  // Listed out of order, labelled against their order: the dates order them.
+  // The last nightly's default inlines far more (a threshold of 40, not
+  // -Oz's), which moves the uplift.
+  auto add = [&](const std::string& date, const std::string& label, const std::string& flags) {
+    std::ofstream(p.config, std::ios::app) << "[[toolchains]]\ndir = \"" << nightly(p, date, flags).string()
+                                           << "\"\nlabel = \"" << label << "\"\ndate = \"" << date << "\"\n";
+  };
+  add("2026-01-19", "alpha", "-inline-threshold=40");
+  add("2026-01-05", "gamma", "");
+  add("2026-01-12", "beta", "");
   auto s = p.sweep_ok();
   INFO(s.output);
   CHECK(s.output.find("drift: 1 change(s)") != std::string::npos);
   CHECK(s.output.find("NEW uplift on testdata rose") != std::string::npos);
-  CHECK(s.output.find(": toolchain 2026-01-19") != std::string::npos);
-  auto alerts = p.run({"alerts", "--config", p.config});
-  INFO(alerts.output);
-  CHECK(alerts.exit_code == 0);
-  CHECK(alerts.output.find("toolchain 2026-01-19") != std::string::npos);
+  CHECK(s.output.find(": toolchain alpha") != std::string::npos);
   auto id = p.psql("SELECT id FROM alerts");
   REQUIRE_FALSE(id.empty());
+  // Evaluated by hand since, by its directory: still named by its label.
+  auto e = p.run({"eval", "--build", (p.dir / "nightly-2026-01-19").string(), "--suite", "testdata", "--policy",
+                  std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"});
+  CHECK(e.exit_code == 0);
   auto show = p.run({"alerts", "--config", p.config, "show", id});
   INFO(show.output);
-  CHECK(show.output.find("culprit: toolchain 2026-01-19 (toolchain-") != std::string::npos);
-  CHECK(show.output.find("last good: toolchain 2026-01-12 (toolchain-") != std::string::npos);
-  // The next sweep measures nothing new and finds the same change: no second alert.
+  CHECK(show.output.find("culprit: toolchain alpha (toolchain-") != std::string::npos);
+  CHECK(show.output.find("last good: toolchain beta (toolchain-") != std::string::npos);
+  // The next sweep measures nothing new and finds the same change again.
   auto again = p.sweep_ok();
   INFO(again.output);
+  CHECK(again.output.find("drift: 1 change(s)") != std::string::npos);
+  CHECK(again.output.find("NEW") == std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
+  // A nightly published late, between the two, with the change already in:
+  // the change is now its, and the alert that named the later one is closed.
+  add("2026-01-15", "delta", "-inline-threshold=40");
+  auto backfilled = p.sweep_ok();
+  INFO(backfilled.output);
+  CHECK(backfilled.output.find("NEW uplift on testdata rose from -1.59% to +6.19%: toolchain delta") !=
+        std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "1");
+  CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id)
+            .starts_with("resolved: the toolchains no longer show this change where it was found"));
   // decide and the report read the same line, naming toolchains by label.
   auto d = p.run({"decide", "--config", p.config});
   INFO(d.output);
   // At the last nightly 2 of the 5 modules are worse than the default: below no_worse's 90%.
   CHECK(d.exit_code == 1);
   CHECK(d.output.find("RETRAIN") != std::string::npos);
-  CHECK(d.output.find("evidence: toolchain 2026-01-19..toolchain 2026-01-19") != std::string::npos);
+  CHECK(d.output.find("evidence: toolchain alpha..toolchain alpha") != std::string::npos);
+  auto act = p.run({"decide", "--config", p.config, "--act"});
+  CHECK(act.exit_code == 2);
+  CHECK(common::last_line(act.output).find("decide --act retrains at a check-in, which needs compiler.repo") !=
+        std::string::npos);
   auto out = p.dir / "report";
   auto r = p.run({"report", "--config", p.config, "--out", out.string()});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  std::ifstream in(out / "report.md");
-  std::string md((std::istreambuf_iterator<char>(in)), {});
-  CHECK(md.find("`toolchain 2026-01-19`") != std::string::npos);
-  CHECK(md.find("`toolchain-") == std::string::npos);
+  auto md = [&] {
+    std::ifstream in(out / "report.md");
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  CHECK(md().find("`toolchain delta`") != std::string::npos);
+  CHECK(md().find("toolchain-") == std::string::npos);  // never the made-up sha, nor a link to it
   // In the browser: a column per nightly, and the culprit's tooltip names it.
-  auto culprit = p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id");
+  auto culprit = p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id WHERE a.state = 'open'");
   REQUIRE(culprit.starts_with("toolchain-"));
   common::ProcessSpec node;
   node.argv = {"node", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/browser/report_check.mjs",
@@ -474,8 +496,18 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   REQUIRE(b.exit_code == 0);
   auto page = nlohmann::json::parse(common::last_line(b.output));
   CHECK(page["console_errors"].empty());
-  CHECK(page["charts"]["testdata"]["uplift_points"] == 3);
-  CHECK(page["tooltip"].get<std::string>().find("toolchain 2026-01-19") != std::string::npos);
+  CHECK(page["charts"]["testdata"]["uplift_points"] == 4);
+  CHECK(page["tooltip"].get<std::string>().find("toolchain delta") != std::string::npos);
+  // With the repository tracked too, the report charts its history and
+  // still names the toolchains' alerts by label, unlinked.
+  p.set("repo = \"\"", "repo = \"" + p.repo + "\"");
+  p.make_small();
+  p.sweep_ok();
+  auto both = p.run({"report", "--config", p.config, "--out", out.string()});
+  INFO(both.output);
+  REQUIRE(both.exit_code == 0);
+  CHECK(md().find("`toolchain delta`") != std::string::npos);
+  CHECK(md().find("toolchain-") == std::string::npos);
 }
 
 TEST_CASE("a project of a repository and toolchains: sweep --new goes on from the repository's head") {

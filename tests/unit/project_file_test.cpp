@@ -176,10 +176,13 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
 TEST_CASE("toolchains are listed as [[toolchains]] tables with a directory") {
   auto p = parse_project_file(
       "[policy]\nfile = \"p\"\n[suites]\nnames = [\"s\"]\n[[toolchains]]\ndir = \"nightly/a\"\ndate = \"2026-01-05\"\n"
-      "[[toolchains]]\ndir = \"/opt/b\"\nlabel = \"19.1.7\"\n",
+      "[[toolchains]]\ndir = \"/opt/b\"\nlabel = \"19.1.7\"\n[[toolchains]]\ndir = \"/opt/nightly-c/\"\n",
       "driftwatch.toml", "/proj");
   REQUIRE_MESSAGE(p.ok(), p.error().message);
-  REQUIRE(p->toolchains.size() == 2);
+  REQUIRE(p->toolchains.size() == 3);
+  // A trailing slash names the same directory, and its name is the label.
+  CHECK(p->toolchains[2].dir == "/opt/nightly-c");
+  CHECK(p->toolchains[2].label == "nightly-c");
   CHECK(p->toolchains[0].dir == "/proj/nightly/a");
   CHECK(p->toolchains[0].label == "a");
   CHECK(p->toolchains[1].label == "19.1.7");
