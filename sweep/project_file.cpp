@@ -212,7 +212,8 @@ common::Result<Toolchain> parse_toolchain(const toml::node& n, const std::string
       out.dir = path_value(v, base);
       // "nightly/" is "nightly": one identity, and its name as the label.
       if (!out.dir.has_filename() && out.dir.has_relative_path()) out.dir = out.dir.parent_path();
-    } else if (key == "label") out.label = get<std::string>(v);
+    } else if (key == "label")
+      out.label = get<std::string>(v);
     else if (key == "date" && !get<std::string>(v).empty() && !tracker::parse_date(get<std::string>(v)))
       return Error{where(origin, v) + ": toolchains.date must be " + type_name(Type::Date)};
     else if (key == "date") out.date = get<std::string>(v);

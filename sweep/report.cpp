@@ -304,11 +304,12 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   for (const auto& a : db::list_alerts(db, p.name, {}))
     if ((a.policy_hash.empty() || a.policy_hash == d.policy.content_hash) &&
         (a.suite_manifest_hash.empty() || charted.count(a.suite_manifest_hash)) &&
-        (a.recipe_hash.empty() || a.recipe_hash == recipe.content_hash))
-    {
+        (a.recipe_hash.empty() || a.recipe_hash == recipe.content_hash)) {
       // A toolchain taken off the list since: named by what was recorded.
-      for (const auto& [sha, label] : {std::pair{a.culprit_sha, a.culprit_subject}, {a.last_good_sha, a.last_good_subject},
-                                       {a.first_bad_sha, a.first_bad_subject}, {a.range_first_sha, a.range_first_subject}})
+      for (const auto& [sha, label] : {std::pair{a.culprit_sha, a.culprit_subject},
+                                       {a.last_good_sha, a.last_good_subject},
+                                       {a.first_bad_sha, a.first_bad_subject},
+                                       {a.range_first_sha, a.range_first_subject}})
         if (is_toolchain_id(sha)) d.toolchain_labels.emplace(sha, label.empty() ? "(no label)" : label);
       d.alerts.push_back(alert_of(db, a));
     }

@@ -88,7 +88,14 @@
     });
     var lines = Object.keys(culprits).map(function (sha) {
       var i = pts.findIndex(function (p) { return p.sha === sha; });
-      return i < 0 ? null : { xAxis: i, label: { formatter: toolchain(sha) !== undefined ? toolchain(sha) : sha.slice(0, 7), position: 'insideEndTop', fontSize: 9 } };
+      return i < 0 ? null : {
+        xAxis: i,
+        label: {
+          formatter: toolchain(sha) !== undefined ? toolchain(sha) : sha.slice(0, 7),
+          position: 'insideEndTop',
+          fontSize: 9
+        }
+      };
     }).filter(Boolean);
     chart.setOption({
       animation: false,

@@ -485,7 +485,8 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   CHECK(md().find("`toolchain delta`") != std::string::npos);
   CHECK(md().find("toolchain-") == std::string::npos);  // never the made-up sha, nor a link to it
   // In the browser: a column per nightly, and the culprit's tooltip names it.
-  auto culprit = p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id WHERE a.state = 'open'");
+  auto culprit =
+      p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id WHERE a.state = 'open'");
   REQUIRE(culprit.starts_with("toolchain-"));
   common::ProcessSpec node;
   node.argv = {"node", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/browser/report_check.mjs",
