@@ -46,7 +46,13 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable')), "
         "  COALESCE(lf.compiler_broken, false), "
         "  (SELECT sum(m.value)::bigint FROM measurements m WHERE m.evaluation_id = e.id "
-        "     AND m.heuristic = 'learned' AND m.metric = 'decisions') "
+        "     AND m.heuristic = 'learned' AND m.metric = 'decisions'), "
+        // Modules the compiler itself crashed or hung on (a timeout is tried
+        // again alone before it is recorded).
+        "  (SELECT string_agg(bd.name, E'\\n' ORDER BY bd.name) FROM module_results d "
+        "   JOIN benchmarks bd ON bd.id = d.benchmark_id "
+        "   WHERE d.evaluation_id = e.id AND d.heuristic = 'default' "
+        "     AND d.outcome IN ('compiler-crashed', 'timeout')) "
         "FROM builds b JOIN commits c ON c.id = b.commit_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
@@ -83,7 +89,9 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
       else if (!p.evaluated && !r[16].is_null()) p.evaluation_error = r[16].as<std::string>();
       if (!r[17].is_null()) p.learned_failing = common::split(r[17].as<std::string>(), '\n');
       if (!r[19].is_null()) p.learned_decisions = r[19].as<std::int64_t>();
+      if (!r[20].is_null()) p.default_failing = common::split(r[20].as<std::string>(), '\n');
       std::sort(p.learned_failing.begin(), p.learned_failing.end());  // byte order, whatever the collation
+      std::sort(p.default_failing.begin(), p.default_failing.end());
       if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
       out.push_back(std::move(p));
     }

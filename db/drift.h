@@ -33,6 +33,10 @@ struct SeriesPoint {
   /// the above), by name in byte order.
   std::vector<std::string> learned_failing;
   int learned_failed() const { return static_cast<int>(learned_failing.size()); }
+  /// Modules the compiler crashed or hung on under its own default
+  /// heuristic: the compiler's regression, whatever the policy does. By name
+  /// in byte order.
+  std::vector<std::string> default_failing;
   std::string compat_json;  ///< the feature compatibility report
   /// The policy's answers over the evaluation's learned compiles; -1 when
   /// not recorded (no done evaluation).

@@ -272,7 +272,8 @@ std::string html_alerts(const ReportData& d) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& a : d.alerts) {
     std::string where = !a.culprit.sha.empty()
-                            ? html_commit(d, a.culprit.sha) + " " + h(a.culprit.subject) + "<br><small>" +
+                            ? html_commit(d, a.culprit.sha) + " " +
+                                  (d.toolchain_labels.count(a.culprit.sha) ? "" : h(a.culprit.subject)) + "<br><small>" +
                                   h(a.culprit.author) + ", " + h(date_of(a.culprit.time)) + "</small>"
                         : !a.range_first.empty() ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad) +
                                                        (a.spread ? " <small>(" + h(kSpreadNote) + ")</small>" : "")
@@ -363,7 +364,8 @@ std::string render_markdown(const ReportData& d) {
     out += fmt::format("### #{} {} ({}) on {}\n\n{}\n\n", a.id, markdown_escape(a.kind), markdown_escape(a.state),
                        markdown_escape(a.suite), markdown_escape(a.sentence));
     if (!a.culprit.sha.empty())
-      out += fmt::format("- culprit: {} {} ({}, {})\n", md_commit(d, a.culprit.sha), markdown_escape(a.culprit.subject),
+      out += fmt::format("- culprit: {} {} ({}, {})\n", md_commit(d, a.culprit.sha),
+                         d.toolchain_labels.count(a.culprit.sha) ? "" : markdown_escape(a.culprit.subject),
                          markdown_escape(a.culprit.author), date_of(a.culprit.time));
     else if (!a.range_first.empty())
       out += "- culprit: one of " + md_commit(d, a.range_first) + " .. " + md_commit(d, a.first_bad) +
@@ -388,7 +390,8 @@ std::string render_markdown(const ReportData& d) {
       for (const auto& m : items) out += " " + markdown_escape(m) + ";";
       out += "\n";
     };
-    md_list("failing under the policy", a.failing);
+    md_list(a.kind == "compiler-failing" ? "failing under the default heuristic" : "failing under the policy",
+            a.failing);
     if (a.failing.empty()) md_list("modules moved most", a.most_affected);
     md_list("turned from win to loss", a.win_to_loss);
     md_list("features missing", a.features_missing);

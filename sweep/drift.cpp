@@ -92,6 +92,10 @@ std::string Finding::sentence() const {
     what = fmt::format("{} more modules of {} fail to compile with the policy (a crash or a timeout; left out "
                        "of the uplift)",
                        newly_failing, suite);
+  else if (kind == "compiler-failing")
+    what = fmt::format("the compiler fails on {} more modules of {} with its default heuristic (a crash or a "
+                       "hang; left out of the uplift)",
+                       newly_failing, suite);
   else if (kind == "modules-flipped")
     what = fmt::format("{} modules of {} turned from win to loss (uplift {:+.2f}% → {:+.2f}%)", win_to_loss.size(),
                        suite, 100 * before.uplift, 100 * after.uplift);
@@ -106,6 +110,10 @@ std::string Finding::sentence() const {
 namespace {
 
 reports::Level level_of(const db::SeriesPoint& p) { return {p.uplift, p.total_default, p.total_learned}; }
+
+/// Whose compiles fail: the policy's (its loss), or the compiler's own
+/// under its default heuristic (the compiler's regression).
+enum class Failing { Learned, Default };
 
 /// One suite's analysis: the series in first-parent order, refined by bisection.
 class SuiteAnalysis {
@@ -143,14 +151,15 @@ class SuiteAnalysis {
         narrowed = true;
         break;  // the series changed: detect again
       }
-      for (const auto& c : failing_steps()) {
-        if (narrowed) break;
-        if (!asked_for(c.before, c.after) || unknown_between(c.before, c.after).empty() ||
-            !bisected_.insert({c.before, c.after}).second)
-          continue;
-        bisect(c.before, c.after, failing_verdict(c.before, c.modules), report);
-        narrowed = true;
-      }
+      for (auto who : {Failing::Learned, Failing::Default})
+        for (const auto& c : failing_steps(who)) {
+          if (narrowed) break;
+          if (!asked_for(c.before, c.after) || unknown_between(c.before, c.after).empty() ||
+              !bisected_.insert({c.before, c.after}).second)
+            continue;
+          bisect(c.before, c.after, failing_verdict(c.before, c.modules, who), report);
+          narrowed = true;
+        }
       for (const auto& s : unusable_starts()) {
         if (narrowed) break;
         if (!s.last_done || !asked_for(*s.last_done, s.first_failed) ||
@@ -307,7 +316,10 @@ class SuiteAnalysis {
   /// is carried at its last size and moves no figure, and all of them failing
   /// fails the evaluation whole (policy-unusable): on a suite of three or
   /// fewer modules, the default count could never be reached.
-  int failing_threshold() const {
+  int failing_threshold(Failing who) const {
+    // A compile the compiler itself crashes or hangs on is its regression,
+    // whatever the policy does: one module is enough.
+    if (who == Failing::Default) return 1;
     int all_but_one = std::max(1, static_cast<int>(modules_) - 1);
     return std::max(1, std::min(o_.project.alerts.flipped_modules, all_but_one));
   }
@@ -315,23 +327,26 @@ class SuiteAnalysis {
   /// Where the policy's compile began to fail on modules: between
   /// consecutive evaluated check-ins, or between two samples when no step
   /// inside carries it alone (bisection measured it in parts), as for levels.
-  std::vector<Step> failing_steps() const {
+  std::vector<Step> failing_steps(Failing who) const {
     auto ev = evaluated();
     std::vector<bool> sample;
     for (auto pos : ev) sample.push_back(is_sample(pos));
     // Which modules, not how many: a check-in that fixes three and breaks
     // three others is three new failures.
-    auto newly = [&](std::size_t a, std::size_t b) { return newly_failing(ev[a], ev[b]); };
+    auto newly = [&](std::size_t a, std::size_t b) { return newly_failing(ev[a], ev[b], who); };
     std::vector<Step> out;
-    for (const auto& s : reports::failing_steps(sample, newly, failing_threshold()))
+    for (const auto& s : reports::failing_steps(sample, newly, failing_threshold(who)))
       out.push_back({s.change, ev[s.before], ev[s.after], s.spread, s.modules});
     return out;
   }
 
-  /// The modules the policy's compile fails on at `b` and did not at `a`.
-  std::vector<std::string> newly_failing(std::size_t a, std::size_t b) const {
-    const auto& was = points_.at(a).learned_failing;
-    const auto& now = points_.at(b).learned_failing;
+  /// The modules `who`'s compile fails on at `b` and did not at `a`.
+  std::vector<std::string> newly_failing(std::size_t a, std::size_t b, Failing who) const {
+    auto failing = [&](std::size_t pos) -> const std::vector<std::string>& {
+      return who == Failing::Learned ? points_.at(pos).learned_failing : points_.at(pos).default_failing;
+    };
+    const auto& was = failing(a);
+    const auto& now = failing(b);
     std::vector<std::string> out;
     std::set_difference(now.begin(), now.end(), was.begin(), was.end(), std::back_inserter(out));
     return out;
@@ -340,13 +355,13 @@ class SuiteAnalysis {
   /// For the modules a step carries, newly failing after `a`: New where that
   /// many of them fail. Only the step's own: modules an alert inside a
   /// spread range already names would make every check-in after it New.
-  VerdictOf failing_verdict(std::size_t a, const std::vector<std::string>& modules) const {
-    return [this, a, modules](std::size_t pos) {
+  VerdictOf failing_verdict(std::size_t a, const std::vector<std::string>& modules, Failing who) const {
+    return [this, a, modules, who](std::size_t pos) {
       if (broken(pos) || !points_.count(pos) || !points_.at(pos).evaluated) return reports::Verdict::Skip;
-      auto now = newly_failing(a, pos);
+      auto now = newly_failing(a, pos, who);
       auto ours = std::count_if(now.begin(), now.end(),
                                 [&](const auto& m) { return std::binary_search(modules.begin(), modules.end(), m); });
-      return int(ours) >= failing_threshold() ? reports::Verdict::New : reports::Verdict::Old;
+      return int(ours) >= failing_threshold(who) ? reports::Verdict::New : reports::Verdict::Old;
     };
   }
 
@@ -534,15 +549,16 @@ class SuiteAnalysis {
     }
     // Modules the policy's compile newly fails on: each is compared at its
     // last measured size, so no figure moves and no other alert says it.
-    for (const auto& step : failing_steps()) {
-      auto f = finding_between(step.before, step.after, false);
-      f.spread = step.spread && f.culprit.empty();
-      f.kind = "modules-failing";
-      // A spread range's own modules: those an alert inside it names are that alert's.
-      f.failing = step.modules;
-      f.newly_failing = static_cast<int>(f.failing.size());
-      out.push_back(std::move(f));
-    }
+    for (auto who : {Failing::Learned, Failing::Default})
+      for (const auto& step : failing_steps(who)) {
+        auto f = finding_between(step.before, step.after, false);
+        f.spread = step.spread && f.culprit.empty();
+        f.kind = who == Failing::Learned ? "modules-failing" : "compiler-failing";
+        // A spread range's own modules: those an alert inside it names are that alert's.
+        f.failing = step.modules;
+        f.newly_failing = static_cast<int>(f.failing.size());
+        out.push_back(std::move(f));
+      }
     // Builds that broke and stayed broken for N samples of the grid.
     std::vector<reports::BuildPoint> builds;
     for (const auto& [pos, p] : points_) builds.push_back({pos, p.build_outcome == "ok", is_sample(pos)});
@@ -757,13 +773,15 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       a.policy_hash = plan.policy_hash;
       a.suite_manifest_hash = suite.manifest_hash;
       a.recipe_hash = recipe.content_hash;
-      a.metric = f.kind == "size-changed" ? "text_bytes" : f.kind == "modules-failing" ? "modules" : "uplift";
+      a.metric = f.kind == "size-changed"                                          ? "text_bytes"
+                 : f.kind == "modules-failing" || f.kind == "compiler-failing" ? "modules"
+                                                                               : "uplift";
       a.last_good_commit_id = commit_id_of(ids, f.last_good);
       a.first_bad_commit_id = commit_id_of(ids, f.first_bad);
       a.culprit_commit_id = commit_id_of(ids, f.culprit);
       a.range_first_commit_id = commit_id_of(ids, f.range_first);
       a.magnitude = f.kind == "size-changed"      ? std::max(std::abs(f.change.default_delta), std::abs(f.change.learned_delta))
-                    : f.kind == "modules-failing" ? f.newly_failing
+                    : f.kind == "modules-failing" || f.kind == "compiler-failing" ? f.newly_failing
                                                   : f.change.uplift_delta;
       a.details_json = f.details_json();
       a.notify = p.notify.configured();

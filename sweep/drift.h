@@ -20,8 +20,8 @@ namespace sweep {
 /// One change of one suite's series, pinned to a check-in or a range.
 struct Finding {
   std::string suite;
-  /// uplift-dropped, uplift-rose, size-changed, modules-flipped, modules-failing, feature-set-changed,
-  /// build-broken, policy-unusable
+  /// uplift-dropped, uplift-rose, size-changed, modules-flipped, modules-failing, compiler-failing,
+  /// feature-set-changed, build-broken, policy-unusable
   std::string kind;
   std::string last_good;   ///< the evaluated check-in before the change
   std::string first_bad;   ///< the first evaluated check-in with it
@@ -38,7 +38,8 @@ struct Finding {
   std::vector<std::string> most_affected;  ///< "module: ratio 0.982 → 1.013", largest moves first
   std::vector<std::string> features_missing, features_new;  ///< for feature-set-changed
   /// For modules-failing: how many more modules the policy's compile fails
-  /// on than at last_good, and those no longer measured there, by name.
+  /// on than at last_good, and those no longer measured there, by name; for
+  /// compiler-failing, the same of the compiler's own (default) compiles.
   int newly_failing = 0;
   std::vector<std::string> failing;
   std::string evaluation_error;  ///< for policy-unusable: why the policy could not run at first_bad

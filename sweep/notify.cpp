@@ -74,6 +74,9 @@ std::string alert_sentence(const db::AlertView& a) {
   if (a.kind == "modules-failing")
     return fmt::format("{} more modules of {} fail to compile with the policy {} (a crash or a timeout){}",
                        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
+  if (a.kind == "compiler-failing")
+    return fmt::format("the compiler fails on {} more modules of {} with its default heuristic (a crash or a hang){}",
+                       d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, at);
   if (a.kind == "modules-flipped")
     return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%){}", a.suite,
                        100 * num("before", "uplift"), 100 * num("after", "uplift"), at);

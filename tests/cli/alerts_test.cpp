@@ -388,6 +388,47 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
 }
 
+TEST_CASE("a module the compiler starts crashing on under its own heuristic opens a compiler-failing alert") {
+  testing::TempDir scratch;
+  // Week 8 aborts on utf8 whatever the heuristic: the compiler's regression,
+  // which no figure shows (the module is compared at its last size).
+  Project p(history_8w_with(scratch.path() / "history-compiler-fails.toml", R"(
+[[checkin]]
+week = 8
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Driver] Check the input's encoding"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  if (!M)\n"
+with = "  if (StringRef(InputFilename).contains(\"utf8\"))\n    abort();\n  if (!M)\n"
+
+[[checkin]]
+week = 9
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Docs] Release notes: the encoding check"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked.\n"
+)"));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver] Check%'");
+  REQUIRE(culprit.size() == 40);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "1");
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
+               "WHERE a.kind = 'compiler-failing'") == culprit);
+  CHECK(p.psql("SELECT details->>'failing' FROM alerts WHERE kind = 'compiler-failing'") == "[\"utf8.c\"]");
+  // The policy's compile fails there too, but the default's did first: not the policy's loss.
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "0");
+  CHECK(s.output.find("the compiler fails on 1 more modules of testdata with its default heuristic") !=
+        std::string::npos);
+  auto again = p.sweep(p.dsn, {"--new"});
+  CHECK(again.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "1");
+}
+
 namespace {
 /// Week 8 crashes the policy's compile (not the default's) on json and ini.
 const std::string kCrashJsonAndIniUnderPolicy = R"toml(
