@@ -273,11 +273,12 @@ std::string html_alerts(const ReportData& d) {
   for (const auto& a : d.alerts) {
     std::string where = !a.culprit.sha.empty()
                             ? html_commit(d, a.culprit.sha) + " " +
-                                  (d.toolchain_labels.count(a.culprit.sha) ? "" : h(a.culprit.subject)) + "<br><small>" +
-                                  h(a.culprit.author) + ", " + h(date_of(a.culprit.time)) + "</small>"
-                        : !a.range_first.empty() ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad) +
-                                                       (a.spread ? " <small>(" + h(kSpreadNote) + ")</small>" : "")
-                                                 : html_commit(d, a.first_bad) + " <small>(" + h(kNotPinnedNote) + ")</small>";
+                                  (d.toolchain_labels.count(a.culprit.sha) ? "" : h(a.culprit.subject)) +
+                                  "<br><small>" + h(a.culprit.author) + ", " + h(date_of(a.culprit.time)) + "</small>"
+                        : !a.range_first.empty()
+                            ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad) +
+                                  (a.spread ? " <small>(" + h(kSpreadNote) + ")</small>" : "")
+                            : html_commit(d, a.first_bad) + " <small>(" + h(kNotPinnedNote) + ")</small>";
     std::string evidence = h(a.sentence);
     // A failing module has no size to move: the modules that moved most are
     // another matter than the alert's.

@@ -93,9 +93,10 @@ std::string Finding::sentence() const {
                        "of the uplift)",
                        newly_failing, suite);
   else if (kind == "compiler-failing")
-    what = fmt::format("the compiler fails on {} more modules of {} with its default heuristic (a crash or a "
-                       "hang; left out of the uplift)",
-                       newly_failing, suite);
+    what = fmt::format(
+        "the compiler fails on {} more modules of {} with its default heuristic (a crash or a "
+        "hang; left out of the uplift)",
+        newly_failing, suite);
   else if (kind == "modules-flipped")
     what = fmt::format("{} modules of {} turned from win to loss (uplift {:+.2f}% → {:+.2f}%)", win_to_loss.size(),
                        suite, 100 * before.uplift, 100 * after.uplift);
@@ -773,16 +774,17 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       a.policy_hash = plan.policy_hash;
       a.suite_manifest_hash = suite.manifest_hash;
       a.recipe_hash = recipe.content_hash;
-      a.metric = f.kind == "size-changed"                                          ? "text_bytes"
+      a.metric = f.kind == "size-changed"                                      ? "text_bytes"
                  : f.kind == "modules-failing" || f.kind == "compiler-failing" ? "modules"
                                                                                : "uplift";
       a.last_good_commit_id = commit_id_of(ids, f.last_good);
       a.first_bad_commit_id = commit_id_of(ids, f.first_bad);
       a.culprit_commit_id = commit_id_of(ids, f.culprit);
       a.range_first_commit_id = commit_id_of(ids, f.range_first);
-      a.magnitude = f.kind == "size-changed"      ? std::max(std::abs(f.change.default_delta), std::abs(f.change.learned_delta))
+      a.magnitude = f.kind == "size-changed"
+                        ? std::max(std::abs(f.change.default_delta), std::abs(f.change.learned_delta))
                     : f.kind == "modules-failing" || f.kind == "compiler-failing" ? f.newly_failing
-                                                  : f.change.uplift_delta;
+                                                                                  : f.change.uplift_delta;
       a.details_json = f.details_json();
       a.notify = p.notify.configured();
       suite_found.push_back(
