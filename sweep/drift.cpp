@@ -731,6 +731,7 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
   // edited label, a date added): what alerts and notifications name them by.
   if (!line.repo)
     for (const auto& c : history) db::upsert_commit(db, line.repository_id, {c.sha, {}, "", c.time, c.subject});
+  const auto first_found = report.findings.size();
   for (std::size_t si = 0; si < p.suites.size(); ++si) {
     const auto& suite_name = p.suites[si];
     const auto& suite = selected[si];
@@ -858,6 +859,19 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
                               "the toolchains no longer show this change where it was found (a toolchain added "
                               "between, re-dated, moved or taken off the list); see the newer alerts");
       }
+  }
+  // `bisect --good A --bad B` reports the changes of its range; those
+  // elsewhere are alerted as a sweep would, but not its answer.
+  if (!o.bisect_from.empty()) {
+    auto from = position.find(o.bisect_from), to = position.find(o.bisect_to);
+    auto outside = [&](const Finding& f) {
+      auto at = position.find(f.first_bad);
+      return from == position.end() || to == position.end() || at == position.end() || at->second <= from->second ||
+             at->second > to->second;
+    };
+    report.findings.erase(
+        std::remove_if(report.findings.begin() + static_cast<std::ptrdiff_t>(first_found), report.findings.end(), outside),
+        report.findings.end());
   }
 }
 

@@ -306,6 +306,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   std::optional<std::string> after;
   std::optional<db::LastSweep> last;
   auto sampling = sampling_settings(p);
+  std::string sampling_note;  // said once the branch resolves: a misspelt one is an error, not a new grid
   if (o.only_new) {
     last = db::last_sweep(lock_db, p.name);
     if (!last) say(o, "no finished sweep of this project yet: --new sweeps the whole range");
@@ -313,8 +314,8 @@ SweepReport run_sweep(const SweepOptions& o) {
     // were never planned: only a whole-range sweep plans them (what is done
     // is not done again).
     else if (!p.repo.empty() && !last->sampling.empty() && last->sampling != sampling)
-      say(o, "the project's sampling changed since the last sweep (" + last->sampling + " → " + sampling +
-                 "): --new sweeps the whole range on the new grid; jobs already done are not run again");
+      sampling_note = "the project's sampling changed since the last sweep (" + last->sampling + " → " + sampling +
+                      "): --new sweeps the whole range on the new grid; jobs already done are not run again";
     else
       after = last->head_sha;
   }
@@ -329,6 +330,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
     auto tracked = repo.tracked(p.branch).take();
+    if (!sampling_note.empty()) say(o, sampling_note);
     // A tag or a commit named as the branch resolves too, but never moves:
     // "update the repository" would not help there.
     bool fixed = !p.branch.empty() && tracked != "HEAD" && !tracked.starts_with("refs/heads/") &&

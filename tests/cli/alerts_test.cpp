@@ -884,6 +884,12 @@ TEST_CASE("bisect --good --bad pins the change between them only, and leaves the
   CHECK(p.psql("SELECT culprit_commit_id IS NOT NULL FROM alerts WHERE id = " + ends[0]) == "t");
   // Every other range is as the sweep left it, and nothing outside the two ends was measured.
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NULL") == std::to_string(std::stoi(ranges) - 1));
+  // Its answer is the changes between the two ends, not the project's others.
+  auto others = p.psql("SELECT string_agg(left(b.sha, 12), ' ') FROM alerts a JOIN commits b ON "
+                       "b.id = a.first_bad_commit_id WHERE a.culprit_commit_id IS NULL");
+  REQUIRE_FALSE(others.empty());
+  for (const auto& sha : common::split(others, ' ')) CHECK(b.output.find(sha) == std::string::npos);
+  CHECK(b.output.find("drift: ") != std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE id > " + last_job) != "0");
   CHECK(p.psql("SELECT count(*) FROM jobs j JOIN commits c ON c.sha = j.payload->>'sha' WHERE j.id > " + last_job +
                " AND (c.committed_at < (SELECT committed_at FROM commits WHERE sha = '" + ends[1] +
