@@ -40,11 +40,12 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
   // The learned side's change: 0.0 - x, as -x of no change would print "-0.00%".
   fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n", ".text, all modules (bytes)", u.total_default, u.total_learned,
              0.0 - 100 * u.total_uplift);
-  fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n", ".text, geometric mean ratio", "1.0000", fmt::format("{:.4f}", u.geomean_ratio),
-             0.0 - 100 * u.uplift);
+  fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n", ".text, geometric mean ratio", "1.0000",
+             fmt::format("{:.4f}", u.geomean_ratio), 0.0 - 100 * u.uplift);
   if (r.linked_summary.modules > 0)
-    fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n", fmt::format(".text, {} linked binaries", r.linked_summary.modules),
-               r.linked_summary.total_default, r.linked_summary.total_learned, 0.0 - 100 * r.linked_summary.total_uplift);
+    fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n",
+               fmt::format(".text, {} linked binaries", r.linked_summary.modules), r.linked_summary.total_default,
+               r.linked_summary.total_learned, 0.0 - 100 * r.linked_summary.total_uplift);
   // As `decide` counts it: a module the policy's compile broke is worse than the default's.
   int broken = 0;
   for (const auto& m : r.modules) broken += m.learned_failed();

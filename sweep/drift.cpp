@@ -869,9 +869,9 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       return from == position.end() || to == position.end() || at == position.end() || at->second <= from->second ||
              at->second > to->second;
     };
-    report.findings.erase(
-        std::remove_if(report.findings.begin() + static_cast<std::ptrdiff_t>(first_found), report.findings.end(), outside),
-        report.findings.end());
+    report.findings.erase(std::remove_if(report.findings.begin() + static_cast<std::ptrdiff_t>(first_found),
+                                         report.findings.end(), outside),
+                          report.findings.end());
   }
 }
 

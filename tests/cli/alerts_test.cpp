@@ -885,8 +885,9 @@ TEST_CASE("bisect --good --bad pins the change between them only, and leaves the
   // Every other range is as the sweep left it, and nothing outside the two ends was measured.
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE culprit_commit_id IS NULL") == std::to_string(std::stoi(ranges) - 1));
   // Its answer is the changes between the two ends, not the project's others.
-  auto others = p.psql("SELECT string_agg(left(b.sha, 12), ' ') FROM alerts a JOIN commits b ON "
-                       "b.id = a.first_bad_commit_id WHERE a.culprit_commit_id IS NULL");
+  auto others = p.psql(
+      "SELECT string_agg(left(b.sha, 12), ' ') FROM alerts a JOIN commits b ON "
+      "b.id = a.first_bad_commit_id WHERE a.culprit_commit_id IS NULL");
   REQUIRE_FALSE(others.empty());
   for (const auto& sha : common::split(others, ' ')) CHECK(b.output.find(sha) == std::string::npos);
   CHECK(b.output.find("drift: ") != std::string::npos);
