@@ -13,7 +13,7 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
     std::string markers;  // no unit separator in a compiler's crash phrases
     for (const auto& m : machine.crash_markers) markers += (markers.empty() ? "" : "\x1f") + m;
     auto found = tx.exec_params(
-        "SELECT e.id, c.sha, e.summary::text, coalesce(e.compat_report::text, '{}') FROM evaluations e "
+        "SELECT e.id, c.sha, e.summary::text, coalesce(e.compat_report::text, '{}'), c.subject FROM evaluations e "
         "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
         "WHERE e.policy_id = $1 AND e.suite_id = $2 AND e.status = 'done' "
         "AND e.summary->>'reuse_key' = $3 "
@@ -39,6 +39,7 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
     out->commit = found[0][1].as<std::string>();
     out->summary_json = found[0][2].as<std::string>();
     out->compat_json = found[0][3].as<std::string>();
+    out->subject = found[0][4].as<std::string>();
     for (const auto& r : tx.exec_params(
              "SELECT benchmark_id, heuristic, outcome, message FROM module_results WHERE evaluation_id = $1 "
              "ORDER BY benchmark_id, heuristic",

@@ -13,7 +13,8 @@ namespace db {
 /// An earlier evaluation's rows, read in one snapshot.
 struct ReusableEvaluation {
   Id evaluation_id = 0;
-  std::string commit;  ///< its build's check-in (full sha)
+  std::string commit;   ///< its build's check-in (full sha)
+  std::string subject;  ///< and its subject (a toolchain's label)
   std::string summary_json, compat_json;
   std::vector<ModuleResultRow> results;
   std::vector<MeasurementRow> measurements;

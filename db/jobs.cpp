@@ -70,12 +70,23 @@ bool try_lock_retrain(Database& db, const std::string& project) {
   return try_lock(db, "retrain", "taking the retrain lock", project);
 }
 
-Id begin_sweep(Database& db, const std::string& project) {
+Id begin_sweep(Database& db, const std::string& project, const std::string& project_file) {
   return db.impl().guarded("starting a sweep", [&] {
     pqxx::work tx(db.impl().conn);
-    auto id = tx.exec_params1("INSERT INTO sweeps (project) VALUES ($1) RETURNING id", project)[0].as<Id>();
+    auto id = tx.exec_params1("INSERT INTO sweeps (project, project_file) VALUES ($1, $2) RETURNING id", project,
+                              project_file)[0]
+                  .as<Id>();
     tx.commit();
     return id;
+  });
+}
+
+std::string last_project_file(Database& db, const std::string& project) {
+  return db.impl().guarded("reading the project's last sweep", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "SELECT project_file FROM sweeps WHERE project = $1 AND project_file <> '' ORDER BY id DESC LIMIT 1", project);
+    return r.empty() ? std::string() : r[0][0].as<std::string>();
   });
 }
 

@@ -83,7 +83,12 @@ bool try_lock_retrain(Database& db, const std::string& project);
 /// Every project the database has a sweep or a job of, by name.
 std::vector<std::string> known_projects(Database& db);
 
-Id begin_sweep(Database& db, const std::string& project);
+/// `project_file`: the file the sweep read (its absolute path), recorded for
+/// last_project_file.
+Id begin_sweep(Database& db, const std::string& project, const std::string& project_file = "");
+/// The project file the project's newest sweep that recorded one read; ""
+/// when none did.
+std::string last_project_file(Database& db, const std::string& project);
 /// `sampling`: the project's sampling settings the grid was planned with
 /// (for `--new`'s next run), "" when not the project's own grid.
 void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std::string& head_sha, int planned,

@@ -104,7 +104,12 @@ inline constexpr const char* kRangeNote = "only the last of them was evaluated";
 /// Said of a range over which the level moved in several steps, each below
 /// the threshold: no single check-in made the change.
 inline constexpr const char* kSpreadNote = "spread over several check-ins, each step below the threshold";
-inline const char* range_note(bool spread) { return spread ? kSpreadNote : kRangeNote; }
+/// Said of a range that reaches back to where a module failing since was
+/// last measured: its change may lie anywhere after that measurement.
+inline constexpr const char* kCarriedNote = "a module failing in between was last measured at the last good one";
+inline const char* range_note(bool spread, bool carried = false) {
+  return spread ? kSpreadNote : carried ? kCarriedNote : kRangeNote;
+}
 /// Said where a finding has neither culprit nor range: the first measured
 /// check-in already had it, so no earlier one is known good.
 inline constexpr const char* kNotPinnedNote = "the first check-in measured; none before it is known good";

@@ -365,12 +365,14 @@ std::string render_markdown(const ReportData& d) {
     out += fmt::format("### #{} {} ({}) on {}\n\n{}\n\n", a.id, markdown_escape(a.kind), markdown_escape(a.state),
                        markdown_escape(a.suite), markdown_escape(a.sentence));
     if (!a.culprit.sha.empty())
-      out += fmt::format("- culprit: {} {} ({}, {})\n", md_commit(d, a.culprit.sha),
-                         d.toolchain_labels.count(a.culprit.sha) ? "" : markdown_escape(a.culprit.subject),
-                         markdown_escape(a.culprit.author), date_of(a.culprit.time));
+      out += d.toolchain_labels.count(a.culprit.sha)
+                 ? fmt::format("- culprit: {} ({})\n", md_commit(d, a.culprit.sha), date_of(a.culprit.time))
+                 : fmt::format("- culprit: {} {} ({}, {})\n", md_commit(d, a.culprit.sha),
+                               markdown_escape(a.culprit.subject), markdown_escape(a.culprit.author),
+                               date_of(a.culprit.time));
     else if (!a.range_first.empty())
       out += "- culprit: one of " + md_commit(d, a.range_first) + " .. " + md_commit(d, a.first_bad) +
-             " (" + reports::range_note(a.spread) + ")\n";
+             " (" + reports::range_note(a.spread, a.carried) + ")\n";
     else
       out += "- not pinned: " + md_commit(d, a.first_bad) + " (" + reports::kNotPinnedNote + ")\n";
     // Only a change between two measured levels has an uplift on both sides.

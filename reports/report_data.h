@@ -79,6 +79,7 @@ struct ReportAlert {
   CommitRef culprit;     ///< empty sha when only a range is known
   std::string last_good, first_bad, range_first;
   bool spread = false;  ///< the range is a change made in several smaller steps
+  bool carried = false;  ///< the range reaches back to where a module failing since was last measured
   double magnitude = 0;
   double uplift_before = 0, uplift_after = 0;
   std::vector<std::string> most_affected, win_to_loss, loss_to_win, features_missing, features_new;

@@ -81,7 +81,8 @@ std::string DecideReport::json() const {
                         {"last", last},
                         {"measured_head", measured_head},
                         {"decision_id", decision_id},
-                        {"suites", suites_j}}
+                        {"suites", suites_j},
+                        {"toolchain_labels", labels}}
       .dump();
 }
 

@@ -75,7 +75,7 @@ std::string Finding::sentence() const {
                       : !culprit.empty() ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
                       : !range_first.empty()
                           ? "one of " + checkin_name(range_first, range_first_label) + ".." +
-                                checkin_name(first_bad, first_bad_label) + " (" + reports::range_note(spread) + ")"
+                                checkin_name(first_bad, first_bad_label) + " (" + reports::range_note(spread, !carried.empty()) + ")"
                           : checkin_name(first_bad, first_bad_label) + " (" + reports::kNotPinnedNote + ")";
   std::string what;
   if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
@@ -94,9 +94,9 @@ std::string Finding::sentence() const {
                        newly_failing, suite);
   else if (kind == "compiler-failing")
     what = fmt::format(
-        "the compiler fails on {} more modules of {} with its default heuristic (a crash or a "
+        "the compiler fails on {} more module{} of {} with its default heuristic (a crash or a "
         "hang; left out of the uplift)",
-        newly_failing, suite);
+        newly_failing, newly_failing == 1 ? "" : "s", suite);
   else if (kind == "modules-flipped")
     what = fmt::format("{} modules of {} turned from win to loss (uplift {:+.2f}% → {:+.2f}%)", win_to_loss.size(),
                        suite, 100 * before.uplift, 100 * after.uplift);
@@ -942,6 +942,12 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
   if (toolchains) {
     // Nightlies in date order: a change between two is the later one's, and
     // no check-in lies between to bisect; the grid's samples are commits.
+    // Said under --quiet too: a nightly's log must not read as analysed.
+    for (const auto& t : undated_left_out(p))
+      fmt::print(stderr,
+                 "warning: toolchain {} has no date: measured, but left out of drift analysis, which orders the "
+                 "toolchains by date (give it date = \"YYYY-MM-DD\")\n",
+                 t.label);
     auto line_options = o;
     line_options.bisect = false;
     line_options.samples.clear();

@@ -19,6 +19,7 @@
 #include "policy/compiler.h"
 #include "policy/policy_runner.h"
 #include "sweep/evaluation_reuse.h"
+#include "sweep/timeline.h"
 
 namespace sweep {
 namespace fs = std::filesystem;
@@ -193,7 +194,7 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
   bool kept = source->evaluation_id == eval_id;
   out.reused_from = kept ? "kept its evaluation " + std::to_string(eval_id) + ": measured before, identical compiler " +
                                key.compiler_digest.substr(0, 12)
-                         : "reused from " + source->commit.substr(0, 12) + "'s evaluation " +
+                         : "reused from " + checkin_name(source->commit, source->subject) + "'s evaluation " +
                                std::to_string(source->evaluation_id) + ": identical compiler " +
                                key.compiler_digest.substr(0, 12);
   out.result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

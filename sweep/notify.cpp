@@ -49,13 +49,14 @@ std::string alert_sentence(const db::AlertView& a) {
     return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
   };
   bool spread = !d.is_discarded() && d.value("spread", false);
+  bool carried = !d.is_discarded() && d.contains("carried_forward") && !d["carried_forward"].empty();
   std::string where =
       !a.culprit_sha.empty() && is_toolchain_id(a.culprit_sha) ? checkin_name(a.culprit_sha, a.culprit_subject)
       : !a.culprit_sha.empty() ? a.culprit_sha.substr(0, 12) + " " + tracker::format_date(a.culprit_time) + " " +
                                      common::last_line(a.culprit_subject)
       : !a.range_first_sha.empty()
           ? "one of " + checkin_name(a.range_first_sha, a.range_first_subject) + ".." +
-                checkin_name(a.first_bad_sha, a.first_bad_subject) + " (" + reports::range_note(spread) + ")"
+                checkin_name(a.first_bad_sha, a.first_bad_subject) + " (" + reports::range_note(spread, carried) + ")"
           : checkin_name(a.first_bad_sha, a.first_bad_subject) + " (" + reports::kNotPinnedNote + ")";
   // The compiler stopped asking the policy (Finding::sentence says so too).
   auto asked = [&](const char* key) { return d.is_discarded() ? std::int64_t(-1) : d.value(key, std::int64_t(-1)); };
@@ -74,9 +75,11 @@ std::string alert_sentence(const db::AlertView& a) {
   if (a.kind == "modules-failing")
     return fmt::format("{} more modules of {} fail to compile with the policy {} (a crash or a timeout){}",
                        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
-  if (a.kind == "compiler-failing")
-    return fmt::format("the compiler fails on {} more modules of {} with its default heuristic (a crash or a hang){}",
-                       d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, at);
+  if (a.kind == "compiler-failing") {
+    int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
+    return fmt::format("the compiler fails on {} more module{} of {} with its default heuristic (a crash or a hang){}",
+                       n, n == 1 ? "" : "s", a.suite, at);
+  }
   if (a.kind == "modules-flipped")
     return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%){}", a.suite,
                        100 * num("before", "uplift"), 100 * num("after", "uplift"), at);

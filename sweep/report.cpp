@@ -113,6 +113,7 @@ reports::ReportAlert alert_of(db::Database& db, const db::AlertView& a) {
     r.bisect_evaluations = d.value("bisect_evaluations", 0);
     r.range_size = d.value("range_size", 0);
     r.spread = d.value("spread", false);
+    r.carried = d.contains("carried_forward") && !d["carried_forward"].empty();
   }
   r.most_affected = strings(d, "most_affected");
   r.win_to_loss = strings(d, "win_to_loss");
@@ -220,7 +221,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   }
   // Toolchains are named by their labels and never linked as commits, also
   // in a project that charts its repository and lists the toolchains' alerts.
-  for (const auto& c : toolchain_history(p)) d.toolchain_labels[c.sha] = c.subject;
+  for (const auto& t : p.toolchains) d.toolchain_labels[toolchain_id(t.dir)] = t.label;
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   std::set<std::string> failed;

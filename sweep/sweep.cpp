@@ -305,6 +305,18 @@ SweepReport run_sweep(const SweepOptions& o) {
 
   std::optional<std::string> after;
   std::optional<db::LastSweep> last;
+  // Projects are known by name: a second file of the same name, whose
+  // predecessor is still there, would silently share this one's series,
+  // alerts and lineage. (One whose last file is gone has moved.) Said under
+  // --quiet too.
+  const auto project_file = fs::absolute(p.path).lexically_normal().string();
+  if (auto last_file = db::last_project_file(lock_db, p.name);
+      !p.path.empty() && !last_file.empty() && last_file != project_file && fs::exists(last_file))
+    fmt::print(stderr,
+               "warning: project '{}' was last swept from {}, which is still there; this sweep reads {}: two project "
+               "files of one name share one series, its alerts and its policy lineage (give one of them another "
+               "[project] name if they are two projects)\n",
+               p.name, last_file, project_file);
   auto sampling = sampling_settings(p);
   std::string sampling_note;  // said once the branch resolves: a misspelt one is an error, not a new grid
   if (o.only_new) {
@@ -448,14 +460,17 @@ SweepReport run_sweep(const SweepOptions& o) {
   auto retried = db::requeue_failed_jobs(lock_db, p.name, today);
   if (in.checkins.empty() && retried.empty()) {
     report.nothing_new = true;
-    say(o, "nothing new since the last sweep (" + after.value_or("").substr(0, 12) + ")" + tip_note);
+    std::string last_label;  // a toolchains-only project's head is its newest toolchain
+    for (const auto& t : p.toolchains)
+      if (toolchain_id(t.dir) == after.value_or("")) last_label = t.label;
+    say(o, "nothing new since the last sweep (" + checkin_name(after.value_or(""), last_label) + ")" + tip_note);
     report.drift.notifications = deliver_pending_alerts(p, lock_db);  // what failed to go out last time
     return report;
   }
   report.checkins = static_cast<int>(in.checkins.size());
   if (!p.repo.empty()) report.head = !git_head.empty() ? git_head : after.value_or("");
   else report.head = in.checkins.empty() ? after.value_or("") : in.checkins.back().sha;
-  report.sweep_id = db::begin_sweep(lock_db, p.name);
+  report.sweep_id = db::begin_sweep(lock_db, p.name, project_file);
   auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
   ids.insert(ids.end(), retried.begin(), retried.end());
   std::sort(ids.begin(), ids.end());

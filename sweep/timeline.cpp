@@ -1,6 +1,7 @@
 #include "sweep/timeline.h"
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 
 #include "common/hash.h"
@@ -31,9 +32,22 @@ std::vector<Toolchain> toolchains_in_order(const ProjectFile& p) {
   return list;
 }
 
+std::vector<Toolchain> undated_left_out(const ProjectFile& p) {
+  bool any_dated = std::any_of(p.toolchains.begin(), p.toolchains.end(), [](const auto& t) { return !t.date.empty(); });
+  std::vector<Toolchain> out;
+  if (any_dated)
+    std::copy_if(p.toolchains.begin(), p.toolchains.end(), std::back_inserter(out),
+                 [](const auto& t) { return t.date.empty(); });
+  return out;
+}
+
 std::vector<tracker::CommitInfo> toolchain_history(const ProjectFile& p) {
+  // Dated ones by date; with no dates at all, as the file lists them (a
+  // label such as 19.1.10 does not sort as a version).
+  bool any_dated = std::any_of(p.toolchains.begin(), p.toolchains.end(), [](const auto& t) { return !t.date.empty(); });
   std::vector<tracker::CommitInfo> out;
-  for (const auto& t : toolchains_in_order(p)) {
+  for (const auto& t : any_dated ? toolchains_in_order(p) : p.toolchains) {
+    if (any_dated && t.date.empty()) continue;  // undated_left_out
     tracker::CommitInfo c;
     c.sha = toolchain_id(t.dir);
     c.subject = t.label;

@@ -22,9 +22,14 @@ std::string toolchains_location(const std::string& recipe_name);
 
 /// The project's [[toolchains]] ordered by date, then label (undated first).
 std::vector<Toolchain> toolchains_in_order(const ProjectFile& p);
-/// The same as check-ins: sha toolchain_id(dir), label as subject, dated
-/// `time` (the date's midnight UTC, 0 when undated).
+/// The line drift reads, as check-ins: sha toolchain_id(dir), label as
+/// subject, dated `time` (the date's midnight UTC). The dated toolchains in
+/// date order (then label); where none is dated, all of them in the file's
+/// order (time 0).
 std::vector<tracker::CommitInfo> toolchain_history(const ProjectFile& p);
+/// Undated toolchains beside dated ones: measured, but with no place on
+/// the line (first would make one the baseline, last the newest nightly).
+std::vector<Toolchain> undated_left_out(const ProjectFile& p);
 
 /// How a check-in is named to people: a toolchain by its label ("toolchain
 /// 2026-01-05"), a commit by its short sha.

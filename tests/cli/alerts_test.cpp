@@ -422,7 +422,7 @@ write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked.\n"
   CHECK(p.psql("SELECT details->>'failing' FROM alerts WHERE kind = 'compiler-failing'") == "[\"utf8.c\"]");
   // The policy's compile fails there too, but the default's did first: not the policy's loss.
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "0");
-  CHECK(s.output.find("the compiler fails on 1 more modules of testdata with its default heuristic") !=
+  CHECK(s.output.find("the compiler fails on 1 more module of testdata with its default heuristic") !=
         std::string::npos);
   auto again = p.sweep(p.dsn, {"--new"});
   CHECK(again.exit_code == 0);

@@ -463,6 +463,28 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "1");
   CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id)
             .starts_with("resolved: the toolchains no longer show this change where it was found"));
+  // Taken off the list again: the change is the later nightly's once more,
+  // and its alert opens again rather than stay closed with nothing open.
+  auto delta = "[[toolchains]]\ndir = \"" + (p.dir / "nightly-2026-01-15").string() +
+               "\"\nlabel = \"delta\"\ndate = \"2026-01-15\"\n";
+  p.set(delta, "");
+  auto withdrawn = p.sweep_ok();
+  INFO(withdrawn.output);
+  CHECK(withdrawn.output.find("NEW uplift on testdata rose from -1.59% to +6.19%: toolchain alpha") !=
+        std::string::npos);
+  CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id) == "open: found again");
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "1");
+  std::ofstream(p.config, std::ios::app) << delta;
+  p.sweep_ok();
+  // An undated nightly beside dated ones has no place on the line: measured, said, left out.
+  std::ofstream(p.config, std::ios::app) << "[[toolchains]]\ndir = \"" << nightly(p, "undated").string()
+                                         << "\"\nlabel = \"epsilon\"\n";
+  auto undated = p.sweep_ok();
+  INFO(undated.output);
+  CHECK(undated.output.find("warning: toolchain epsilon has no date: measured, but left out of drift analysis") !=
+        std::string::npos);
+  CHECK(undated.output.find("NEW") == std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "1");
   // decide and the report read the same line, naming toolchains by label.
   auto d = p.run({"decide", "--config", p.config});
   INFO(d.output);
@@ -509,6 +531,28 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   REQUIRE(both.exit_code == 0);
   CHECK(md().find("`toolchain delta`") != std::string::npos);
   CHECK(md().find("toolchain-") == std::string::npos);
+}
+
+TEST_CASE("a second project file of the same name is warned about, a project file that moved is not") {
+  Project p;
+  p.make_small();
+  p.sweep_ok();
+  // A second `init` elsewhere, or a copied directory: the same name, so the
+  // same series, alerts and lineage.
+  auto other = p.dir / "copy" / "driftwatch.toml";
+  std::filesystem::create_directories(other.parent_path());
+  std::filesystem::copy_file(p.config, other);
+  auto copy = run_driftwatch(p.args({"sweep", "--config", other.string(), "-q"}, p.dsn));
+  INFO(copy.output);
+  CHECK(copy.exit_code == 0);
+  CHECK(copy.output.find("warning: project 'toy' was last swept from " + p.config + ", which is still there; this "
+                         "sweep reads " + other.string()) != std::string::npos);
+  // The first file gone (the project moved there): nothing to warn about.
+  std::filesystem::remove(p.config);
+  auto moved = run_driftwatch(p.args({"sweep", "--config", other.string()}, p.dsn));
+  INFO(moved.output);
+  CHECK(moved.exit_code == 0);
+  CHECK(moved.output.find("was last swept from") == std::string::npos);
 }
 
 TEST_CASE("a project of a repository and toolchains: sweep --new goes on from the repository's head") {

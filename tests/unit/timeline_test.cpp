@@ -17,18 +17,29 @@ sweep::ProjectFile nightlies() {
 
 }  // namespace
 
-TEST_CASE("toolchains are ordered by date then label, undated first, each dated at its day's midnight UTC") {
+TEST_CASE("toolchains are ordered by date then label, each dated at its day's midnight UTC, undated ones left out") {
   auto h = sweep::toolchain_history(nightlies());
-  REQUIRE(h.size() == 4);
-  CHECK(h[0].subject == "undated");
-  CHECK(h[0].time == 0);
-  CHECK(h[1].subject == "a");
-  CHECK(h[2].subject == "b");
-  CHECK(h[3].subject == "c");
-  CHECK(h[3].time == 1768780800);  // 2026-01-19T00:00:00Z
-  CHECK(h[1].sha == sweep::toolchain_id("/n/a"));
-  CHECK(h[1].sha != h[2].sha);
-  CHECK(sweep::is_toolchain_id(h[1].sha));
+  REQUIRE(h.size() == 3);
+  CHECK(h[0].subject == "a");
+  CHECK(h[1].subject == "b");
+  CHECK(h[2].subject == "c");
+  CHECK(h[2].time == 1768780800);  // 2026-01-19T00:00:00Z
+  CHECK(h[0].sha == sweep::toolchain_id("/n/a"));
+  CHECK(h[0].sha != h[1].sha);
+  CHECK(sweep::is_toolchain_id(h[0].sha));
+  auto out = sweep::undated_left_out(nightlies());
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].label == "undated");
+}
+
+TEST_CASE("toolchains none of which is dated are read in the file's order, not by label") {
+  sweep::ProjectFile p;
+  p.toolchains = {{"/r/19.1.9", "19.1.9", ""}, {"/r/19.1.10", "19.1.10", ""}};
+  auto h = sweep::toolchain_history(p);
+  REQUIRE(h.size() == 2);
+  CHECK(h[0].subject == "19.1.9");
+  CHECK(h[1].subject == "19.1.10");
+  CHECK(sweep::undated_left_out(p).empty());
 }
 
 TEST_CASE("a toolchain is named by its label, a commit by its short sha") {
