@@ -75,7 +75,8 @@ std::string Finding::sentence() const {
                       : !culprit.empty() ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
                       : !range_first.empty()
                           ? "one of " + checkin_name(range_first, range_first_label) + ".." +
-                                checkin_name(first_bad, first_bad_label) + " (" + reports::range_note(spread, !carried.empty()) + ")"
+                                checkin_name(first_bad, first_bad_label) + " (" +
+                                reports::range_note(spread, !carried.empty()) + ")"
                           : checkin_name(first_bad, first_bad_label) + " (" + reports::kNotPinnedNote + ")";
   std::string what;
   if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";

@@ -545,8 +545,10 @@ TEST_CASE("a second project file of the same name is warned about, a project fil
   auto copy = run_driftwatch(p.args({"sweep", "--config", other.string(), "-q"}, p.dsn));
   INFO(copy.output);
   CHECK(copy.exit_code == 0);
-  CHECK(copy.output.find("warning: project 'toy' was last swept from " + p.config + ", which is still there; this "
-                         "sweep reads " + other.string()) != std::string::npos);
+  CHECK(copy.output.find("warning: project 'toy' was last swept from " + p.config +
+                         ", which is still there; this "
+                         "sweep reads " +
+                         other.string()) != std::string::npos);
   // The first file gone (the project moved there): nothing to warn about.
   std::filesystem::remove(p.config);
   auto moved = run_driftwatch(p.args({"sweep", "--config", other.string()}, p.dsn));

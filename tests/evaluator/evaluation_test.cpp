@@ -1,6 +1,8 @@
 // Real evaluations with the sample compiler: sizes checked against
 // llvm-size-19, failures recorded while the rest goes on, policies that
 // cannot run refused with their compatibility report.
+#include "evaluator/evaluation.h"
+
 #include <doctest/doctest.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -15,7 +17,6 @@
 
 #include "common/process.h"
 #include "common/text.h"
-#include "evaluator/evaluation.h"
 #include "evaluator/object_size.h"
 #include "evaluator/suite_builder.h"
 #include "policy/compiler.h"
