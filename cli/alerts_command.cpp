@@ -14,6 +14,7 @@
 #include "cli/drift_output.h"
 #include "cli/project.h"
 #include "common/json_text.h"
+#include "common/process.h"
 #include "common/text.h"
 #include "db/drift.h"
 #include "db/jobs.h"
@@ -45,8 +46,7 @@ struct AlertArgs {
 using common::printable;
 
 std::string who(const std::string& by) {
-  const char* user = std::getenv("USER");
-  std::string name = !by.empty() ? by : user ? user : "unknown";
+  std::string name = !by.empty() ? by : common::login_name();
   // "driftwatch" marks driftwatch's own moves (a series that ended, an alert
   // superseded), which it may undo: a person working as the service's user
   // (`sudo -u driftwatch`) must not read as driftwatch.

@@ -143,6 +143,7 @@ void run(Context& ctx, const DemoArgs& a) {
   replace("names = [\"holdout\"]", "names = [" + nlohmann::json(suite).dump() + "]");
   sweep::SweepOptions o;
   o.project = sweep::parse_project_file(text, (project_dir / "driftwatch.toml").string(), project_dir).take();
+  o.project.path = project_dir / "driftwatch.toml";
   common::write_file_atomically(project_dir / "driftwatch.toml", text).take();  // only once it parses
   o.target = ctx.target();
   o.data_dir = data;

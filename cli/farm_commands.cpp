@@ -200,8 +200,7 @@ void run_cancel(Context& ctx, const JobsArgs& a) {
   int ways = (a.id != 0) + (a.sweep_id != 0) + a.all_queued;
   if (ways != 1) throw common::Fatal("jobs cancel: give exactly one of ID, --sweep S or --all-queued");
   auto database = ctx.database();
-  const char* user = std::getenv("USER");
-  auto reason = "cancelled by " + (a.by.empty() ? std::string(user ? user : "unknown") : a.by);
+  auto reason = "cancelled by " + (a.by.empty() ? common::login_name() : a.by);
   db::JobFilter f;
   f.project = a.project;
   if (a.sweep_id) {

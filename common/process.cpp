@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -367,6 +369,12 @@ std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   return host;
+}
+
+std::string login_name() {
+  if (const char* user = std::getenv("USER"); user && *user) return user;
+  if (const passwd* pw = getpwuid(geteuid()); pw && pw->pw_name) return pw->pw_name;
+  return "unknown";
 }
 
 std::string pid_namespace() {

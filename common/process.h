@@ -103,6 +103,10 @@ Result<ProcessResult> run_process(const ProcessSpec& spec);
 /// from another's that share the database or a data directory.
 std::string host_name();
 
+/// Who runs this process, for the record of who acted: $USER, else the
+/// effective user's login name (cron and systemd set no $USER), else "unknown".
+std::string login_name();
+
 /// This process's PID namespace and the machine's boot ("4026531836.1a2b3c4d";
 /// "" when unreadable): pids name processes only within it. Containers that
 /// share a host name (hostNetwork pods, a compose file's `hostname:`) each

@@ -18,13 +18,17 @@ constexpr const char* kSuiteId = "(SELECT id FROM suites WHERE manifest_hash = $
 }  // namespace
 
 std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::string& recipe_hash,
-                                     const std::string& policy_hash, const std::string& suite_hash) {
+                                     const std::string& policy_hash, const std::string& suite_hash,
+                                     const MachineFailureRule* machine) {
   return db.impl().guarded("reading the series", [&] {
     // One snapshot for its two statements: an evaluation measured again and
     // stored meanwhile must not give one point the old summary and new sizes.
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(db.impl().conn);
     std::vector<SeriesPoint> out;
     std::map<Id, std::size_t> by_eval;
+    std::string markers;
+    if (machine)
+      for (const auto& m : machine->crash_markers) markers += (markers.empty() ? "" : "\x1f") + m;
     auto rows = tx.exec_params(
         "SELECT c.id, c.sha, c.author, c.subject, extract(epoch FROM c.committed_at)::bigint, b.outcome, "
         "  e.id, COALESCE(e.summary::text, '{}'), COALESCE(e.compat_report::text, '{}'), "
@@ -47,12 +51,13 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "  COALESCE(lf.compiler_broken, false), "
         "  (SELECT sum(m.value)::bigint FROM measurements m WHERE m.evaluation_id = e.id "
         "     AND m.heuristic = 'learned' AND m.metric = 'decisions'), "
-        // Modules the compiler itself crashed or hung on (a timeout is tried
-        // again alone before it is recorded).
+        // Modules the compiler itself crashed on: not a timeout nor a crash
+        // of the machine's (killed, out of memory), which load may cause.
         "  (SELECT string_agg(bd.name, E'\\n' ORDER BY bd.name) FROM module_results d "
         "   JOIN benchmarks bd ON bd.id = d.benchmark_id "
-        "   WHERE d.evaluation_id = e.id AND d.heuristic = 'default' "
-        "     AND d.outcome IN ('compiler-crashed', 'timeout')) "
+        "   WHERE d.evaluation_id = e.id AND d.heuristic = 'default' AND d.outcome = $5 "
+        "     AND NOT EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) m "
+        "       WHERE strpos(d.message, m) > 0)) "
         "FROM builds b JOIN commits c ON c.id = b.commit_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
@@ -65,7 +70,7 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "  AND e.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
         "  AND e.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) "
         "WHERE c.repository_id = $1 AND rc.content_hash = $2",
-        repository_id, recipe_hash, policy_hash, suite_hash);
+        repository_id, recipe_hash, policy_hash, suite_hash, machine ? machine->crashed : std::string(), markers);
     for (const auto& r : rows) {
       SeriesPoint p;
       p.commit_id = r[0].as<Id>();
@@ -139,21 +144,23 @@ bool open_alert(Database& db, const AlertRow& a) {
             "  AND pp.policy_id = " +
             kPolicyId +
             ") "
-            // The same change driftwatch itself closed (a toolchain's alert
-            // whose nightly left the list, then came back): found again, it is
-            // open again and delivered again. One a person resolved or ignored
-            // stays as they left it.
+            // The same change driftwatch closed because the toolchains'
+            // line no longer showed it (a nightly taken off the list, then
+            // back): found again, it is open again and delivered again. Any
+            // other driftwatch closed (a series that ended, a change before
+            // the training check-in) stays closed, and so does one a person
+            // resolved or ignored.
             "ON CONFLICT (fingerprint) DO UPDATE SET state = 'open', state_by = 'driftwatch', "
             "  note = 'found again', details = EXCLUDED.details, last_good_commit_id = EXCLUDED.last_good_commit_id, "
             "  first_bad_commit_id = EXCLUDED.first_bad_commit_id, culprit_commit_id = EXCLUDED.culprit_commit_id, "
             "  range_first_commit_id = EXCLUDED.range_first_commit_id, magnitude = EXCLUDED.magnitude, "
             "  notify_state = EXCLUDED.notify_state, notify_attempts = 0, notify_error = '', hook_sent = false, "
             "  webhook_sent = false, updated_at = now() "
-            "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' "
+            "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND alerts.note = $15 "
             "RETURNING id, xmax <> 0",
         a.fingerprint, a.policy_hash, a.suite_manifest_hash, a.metric, a.project, a.kind, a.details_json,
         a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id, a.range_first_commit_id, a.magnitude,
-        a.notify ? "pending" : "none", a.recipe_hash);
+        a.notify ? "pending" : "none", a.recipe_hash, kLeftTheLineNote);
     if (!r.empty())  // xmax <> 0: the row was updated, not inserted
       tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, 'open', 'driftwatch', $2)",
                      r[0][0].as<Id>(), r[0][1].as<bool>() ? "found again" : "");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "db/evaluation_reuse.h"
 #include "db/store.h"
 
 namespace db {
@@ -33,9 +34,10 @@ struct SeriesPoint {
   /// the above), by name in byte order.
   std::vector<std::string> learned_failing;
   int learned_failed() const { return static_cast<int>(learned_failing.size()); }
-  /// Modules the compiler crashed or hung on under its own default
-  /// heuristic: the compiler's regression, whatever the policy does. By name
-  /// in byte order.
+  /// Modules the compiler crashed on under its own default heuristic, not
+  /// by the machine's doing (load_series' `machine`): the compiler's
+  /// regression, whatever the policy does. By name in byte order. A hang is
+  /// left out: a timeout may be the machine's load.
   std::vector<std::string> default_failing;
   std::string compat_json;  ///< the feature compatibility report
   /// The policy's answers over the evaluation's learned compiles; -1 when
@@ -50,9 +52,11 @@ struct SeriesPoint {
 
 /// Every recorded build of the repository with the recipe, with its
 /// evaluation by the policy on the suite; unordered (the caller orders by
-/// first-parent position).
+/// first-parent position). `machine`: how a module's failure is told to be
+/// the machine's, for SeriesPoint::default_failing (none: left empty).
 std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::string& recipe_hash,
-                                     const std::string& policy_hash, const std::string& suite_manifest_hash);
+                                     const std::string& policy_hash, const std::string& suite_manifest_hash,
+                                     const MachineFailureRule* machine = nullptr);
 
 struct AlertRow {
   std::string fingerprint;
@@ -69,6 +73,13 @@ struct AlertRow {
   std::string details_json = "{}";
   bool notify = false;  ///< a hook or webhook is configured
 };
+
+/// The note of a toolchain's alert whose change its line no longer shows
+/// (a nightly added between, re-dated, moved or taken off the list): the one
+/// kind of alert driftwatch resolved that opens again when found again.
+inline constexpr const char* kLeftTheLineNote =
+    "the toolchains no longer show this change where it was found (a toolchain added between, re-dated, moved or "
+    "taken off the list); see the newer alerts";
 
 /// Opens the alert unless its fingerprint (or, with no recipe recorded, its
 /// legacy fingerprint) exists or its policy is not the project's active one

@@ -455,10 +455,6 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
     for (bool learned : {false, true}) {
       auto& h = learned ? result.modules[i].learned : result.modules[i].by_default;
       if (!h.machine_failure()) continue;
-      // Where the default failed, also alone, the module is out of the
-      // uplift whatever the policy's compile does: a compiler that hangs on
-      // it would only spend one more timeout here.
-      if (learned && !result.modules[i].by_default.ok()) continue;
       bool unreadable = h.outcome == kOutcomeBadObject;
       h = compile_guarded(o, cc_of(static_cast<int>(i)), modules[i], learned, learned ? &reports[i] : nullptr);
       // An object that cannot be read, written again so when compiled alone,

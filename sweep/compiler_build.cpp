@@ -41,7 +41,7 @@ common::Result<SelectedBuild> select_toolchain(const fs::path& dir, const builde
   for (const auto& [name, path] : rendered->artifacts)
     if (!fs::exists(path))
       return common::Error{"toolchain " + dir.string() + " lacks the recipe's artifact '" + name + "' (" +
-                           path.string() + ")"};
+                           path.string() + "; recipe " + recipe.name + ")"};
   auto compile = builder::render_compile(recipe, rendered->artifacts);
   if (!compile) return compile.error();
   if (compile->empty()) return common::Error{"recipe " + recipe.name + " has no [compile] section"};

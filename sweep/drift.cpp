@@ -19,6 +19,7 @@
 #include "reports/module_changes.h"
 #include "sweep/alert_matching.h"
 #include "sweep/compat_features.h"
+#include "sweep/evaluation_reuse.h"
 #include "sweep/notify.h"
 #include "sweep/plan.h"
 #include "sweep/recording.h"
@@ -95,8 +96,8 @@ std::string Finding::sentence() const {
                        newly_failing, suite);
   else if (kind == "compiler-failing")
     what = fmt::format(
-        "the compiler fails on {} more module{} of {} with its default heuristic (a crash or a "
-        "hang; left out of the uplift)",
+        "the compiler fails on {} more module{} of {} with its default heuristic (a crash; left "
+        "out of the uplift)",
         newly_failing, newly_failing == 1 ? "" : "s", suite);
   else if (kind == "modules-flipped")
     what = fmt::format("{} modules of {} turned from win to loss (uplift {:+.2f}% → {:+.2f}%)", win_to_loss.size(),
@@ -194,7 +195,8 @@ class SuiteAnalysis {
   void load() {
     points_.clear();
     for (auto& p :
-         db::load_series(db_, repository_id_, plan_.recipe_hash, plan_.policy_hash, plan_.suites[0].manifest_hash))
+         db::load_series(db_, repository_id_, plan_.recipe_hash, plan_.policy_hash, plan_.suites[0].manifest_hash,
+                         &machine_))
       if (auto it = position_.find(p.sha); it != position_.end()) points_[it->second] = std::move(p);
     filled_.clear();
     auto ev = evaluated();
@@ -654,6 +656,8 @@ class SuiteAnalysis {
   /// The (before, after) pairs bisected: a pair whose bisection left check-ins
   /// unmeasured (not needed for its verdict) is not bisected again.
   std::set<std::pair<std::size_t, std::size_t>> bisected_;
+  /// Tells a compile the machine failed from one the compiler did (compiler-failing counts only those).
+  const db::MachineFailureRule machine_ = machine_failure_rule();
 };
 
 /// A change of the compiler itself, whatever the suite that finds it.
@@ -856,9 +860,7 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
         const auto& at = v.culprit_sha.empty() ? v.first_bad_sha : v.culprit_sha;
         if (is_toolchain_id(at) && of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) &&
             !found_now.count(v.fingerprint))
-          db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch",
-                              "the toolchains no longer show this change where it was found (a toolchain added "
-                              "between, re-dated, moved or taken off the list); see the newer alerts");
+          db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kLeftTheLineNote);
       }
   }
   // `bisect --good A --bad B` reports the changes of its range; those
@@ -873,6 +875,8 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     report.findings.erase(std::remove_if(report.findings.begin() + static_cast<std::ptrdiff_t>(first_found),
                                          report.findings.end(), outside),
                           report.findings.end());
+    report.alerts_opened = static_cast<int>(
+        std::count_if(report.findings.begin(), report.findings.end(), [](const Finding& f) { return f.new_alert; }));
   }
 }
 

@@ -9,11 +9,22 @@
 
 #include "common/hash.h"
 #include "common/shared_libraries.h"
+#include "common/text.h"
 #include "evaluator/corpus.h"
 #include "evaluator/metrics.h"
+#include "policy/compiler.h"
 #include "sweep/reuse_key.h"
 
 namespace sweep {
+
+db::MachineFailureRule machine_failure_rule() {
+  std::string outcomes;
+  for (const char* o : evaluator::kMachineOutcomes) outcomes += (outcomes.empty() ? "" : ",") + std::string(o);
+  // As HeuristicResult::machine_failure reads a crash: killed, or out of memory.
+  std::vector<std::string> crash_markers = {policy::kSigkillMarker};
+  for (const char* phrase : common::kOutOfMemoryPhrases) crash_markers.push_back(phrase);
+  return {outcomes, evaluator::kOutcomeCrashed, crash_markers};
+}
 namespace fs = std::filesystem;
 using nlohmann::json;
 

@@ -18,6 +18,11 @@ struct EvaluationKey {
   std::string compiler_digest;  ///< see sweep::compiler_digest
 };
 
+/// How a stored module result is told to be the machine's, for queries:
+/// evaluator::HeuristicResult::machine_failure's rule (a timeout, a broken
+/// channel, a crash killed or out of memory, …).
+db::MachineFailureRule machine_failure_rule();
+
 /// Hashes every artifact of `build` and the suite's own module command lines.
 EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& suite,
                              const policy::PolicyMetadata& policy, bool compile_every_default);

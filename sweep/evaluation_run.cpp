@@ -180,13 +180,8 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
                                       const SelectedBuild& build, const SelectedSuite& suite,
                                       const policy::PolicyMetadata& meta, const EvaluationRunOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  std::string machine_outcomes;
-  for (const char* o : evaluator::kMachineOutcomes) machine_outcomes += (machine_outcomes.empty() ? "" : ",") + std::string(o);
-  // As HeuristicResult::machine_failure reads a crash: killed, or out of memory.
-  std::vector<std::string> crash_markers = {policy::kSigkillMarker};
-  for (const char* phrase : common::kOutOfMemoryPhrases) crash_markers.push_back(phrase);
-  auto source = db::find_reusable_evaluation(database, policy_id, suite_id, key.key, eval_id,
-                                             {machine_outcomes, evaluator::kOutcomeCrashed, crash_markers});
+  auto source =
+      db::find_reusable_evaluation(database, policy_id, suite_id, key.key, eval_id, machine_failure_rule());
   if (!source) return std::nullopt;
   StoredEvaluation out{result_from_rows(suite.suite, bench_ids, *source), {}, eval_id, {}};
   // The row itself, measured before with this very compiler: a check-in

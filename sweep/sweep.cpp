@@ -309,9 +309,12 @@ SweepReport run_sweep(const SweepOptions& o) {
   // predecessor is still there, would silently share this one's series,
   // alerts and lineage. (One whose last file is gone has moved.) Said under
   // --quiet too.
-  const auto project_file = fs::absolute(p.path).lexically_normal().string();
+  // Canonical: a path through a symlink is the same file.
+  std::error_code canonical_error;
+  const auto project_file = p.path.empty() ? std::string() : fs::weakly_canonical(p.path, canonical_error).string();
   if (auto last_file = db::last_project_file(lock_db, p.name);
-      !p.path.empty() && !last_file.empty() && last_file != project_file && fs::exists(last_file))
+      !project_file.empty() && !last_file.empty() && last_file != project_file && fs::exists(last_file) &&
+      !fs::equivalent(last_file, project_file, canonical_error))
     fmt::print(stderr,
                "warning: project '{}' was last swept from {}, which is still there; this sweep reads {}: two project "
                "files of one name share one series, its alerts and its policy lineage (give one of them another "

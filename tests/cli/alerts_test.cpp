@@ -760,6 +760,7 @@ TEST_CASE("alerts move through their states with who and a note, and --exit-code
   auto show = p.run({"alerts", "--config", p.config, "show", id});
   INFO(show.output);
   CHECK(show.output.find("acknowledged by ana: looking <b>now</b> line 2") != std::string::npos);
+
   // The modules the change moved most, one a line under words, not as JSON.
   CHECK(show.output.find("modules moved most:\n  ") != std::string::npos);
   CHECK(show.output.find("[\"") == std::string::npos);
@@ -767,7 +768,14 @@ TEST_CASE("alerts move through their states with who and a note, and --exit-code
   auto json = p.run({"alerts", "--config", p.config, "--json", "show", id});
   CHECK(json.output.find("\"note\": \"looking <b>now</b>\\nline 2\"") != std::string::npos);
 
-  CHECK(p.run({"alerts", "--config", p.config, "resolve", id, "--note", "retrained"}).exit_code == 0);
+  // Without --by and without $USER (cron, systemd): the login name, not "unknown".
+  auto bare = run_driftwatch(p.args({"alerts", "--config", p.config, "resolve", id, "--note", "retrained"}, p.dsn),
+                             {{"USER", ""}});
+  CHECK(bare.exit_code == 0);
+  common::ProcessSpec id_un;
+  id_un.argv = {"id", "-un"};
+  CHECK(p.psql("SELECT who FROM alert_events WHERE note = 'retrained'") ==
+        common::trim(common::run_process(id_un).take().output));
   // A resolved alert is reopened before anyone acknowledges it again.
   auto late_ack = p.run({"alerts", "--config", p.config, "ack", id});
   CHECK(late_ack.exit_code == 2);
