@@ -194,9 +194,8 @@ class SuiteAnalysis {
  private:
   void load() {
     points_.clear();
-    for (auto& p :
-         db::load_series(db_, repository_id_, plan_.recipe_hash, plan_.policy_hash, plan_.suites[0].manifest_hash,
-                         &machine_))
+    for (auto& p : db::load_series(db_, repository_id_, plan_.recipe_hash, plan_.policy_hash,
+                                   plan_.suites[0].manifest_hash, &machine_))
       if (auto it = position_.find(p.sha); it != position_.end()) points_[it->second] = std::move(p);
     filled_.clear();
     auto ev = evaluated();

@@ -180,8 +180,7 @@ std::optional<StoredEvaluation> reuse(db::Database& database, db::Id eval_id, db
                                       const SelectedBuild& build, const SelectedSuite& suite,
                                       const policy::PolicyMetadata& meta, const EvaluationRunOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  auto source =
-      db::find_reusable_evaluation(database, policy_id, suite_id, key.key, eval_id, machine_failure_rule());
+  auto source = db::find_reusable_evaluation(database, policy_id, suite_id, key.key, eval_id, machine_failure_rule());
   if (!source) return std::nullopt;
   StoredEvaluation out{result_from_rows(suite.suite, bench_ids, *source), {}, eval_id, {}};
   // The row itself, measured before with this very compiler: a check-in
