@@ -113,8 +113,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     if (history.empty()) throw common::Fatal("project " + p.name + " has neither compiler.repo nor [[toolchains]]");
   }
   report.head = history.back().sha;
-  if (!repo)
-    for (const auto& c : history) report.labels[c.sha] = c.subject;
+  if (!repo) report.labels = toolchain_labels(p);
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   std::optional<std::size_t> baseline_pos;

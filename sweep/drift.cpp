@@ -72,13 +72,8 @@ std::string Finding::details_json() const {
 }
 
 std::string Finding::sentence() const {
-  std::string where = !culprit.empty() && is_toolchain_id(culprit) ? checkin_name(culprit, subject)
-                      : !culprit.empty() ? culprit.substr(0, 12) + " " + tracker::format_date(time) + " " + subject
-                      : !range_first.empty()
-                          ? "one of " + checkin_name(range_first, range_first_label) + ".." +
-                                checkin_name(first_bad, first_bad_label) + " (" +
-                                reports::range_note(spread, !carried.empty()) + ")"
-                          : checkin_name(first_bad, first_bad_label) + " (" + reports::kNotPinnedNote + ")";
+  std::string where = change_place_text(
+      {culprit, subject, time, range_first, range_first_label, first_bad, first_bad_label, spread, !carried.empty()});
   std::string what;
   if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
   if (kind == "policy-unusable")
@@ -476,10 +471,10 @@ class SuiteAnalysis {
       std::vector<std::string> moved;
       from = reports::change_reaches_back_to(a, carried, sizes_of(after), &moved);
       for (const auto& name : moved)
-        f.carried.push_back(
-            name + " (measured at " +
-            checkin_name(history_[carried.at(name).measured_at].sha, history_[carried.at(name).measured_at].subject) +
-            ")");
+      {
+        const auto& at = history_[carried.at(name).measured_at];
+        f.carried.push_back(name + " (measured at " + checkin_name(at.sha, at.subject) + ")");
+      }
     }
     if (from < a) {
       f.last_good = points_.at(from).sha;
@@ -728,9 +723,8 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
   const auto& history = line.history;
   std::map<std::string, std::size_t> position;
   for (std::size_t i = line.start; i < history.size(); ++i) position[history[i].sha] = i;
-  std::map<std::string, std::string> label;
-  for (const auto& c : history) label[c.sha] = c.subject;
-  auto label_of = [&](const std::string& sha) { return sha.empty() || !label.count(sha) ? "" : label.at(sha); };
+  const auto label = toolchain_labels(p);
+  auto label_of = [&](const std::string& sha) { return label.count(sha) ? label.at(sha) : std::string(); };
   // The toolchains' labels and dates as the project file gives them now (an
   // edited label, a date added): what alerts and notifications name them by.
   if (!line.repo)

@@ -221,7 +221,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   }
   // Toolchains are named by their labels and never linked as commits, also
   // in a project that charts its repository and lists the toolchains' alerts.
-  for (const auto& t : p.toolchains) d.toolchain_labels[toolchain_id(t.dir)] = t.label;
+  d.toolchain_labels = toolchain_labels(p);
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < history.size(); ++i) position[history[i].sha] = i;
   std::set<std::string> failed;

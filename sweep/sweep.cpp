@@ -463,10 +463,11 @@ SweepReport run_sweep(const SweepOptions& o) {
   auto retried = db::requeue_failed_jobs(lock_db, p.name, today);
   if (in.checkins.empty() && retried.empty()) {
     report.nothing_new = true;
-    std::string last_label;  // a toolchains-only project's head is its newest toolchain
-    for (const auto& t : p.toolchains)
-      if (toolchain_id(t.dir) == after.value_or("")) last_label = t.label;
-    say(o, "nothing new since the last sweep (" + checkin_name(after.value_or(""), last_label) + ")" + tip_note);
+    // A toolchains-only project's head is its newest toolchain.
+    const auto labels = toolchain_labels(p);
+    auto label = labels.find(after.value_or(""));
+    say(o, "nothing new since the last sweep (" +
+               checkin_name(after.value_or(""), label == labels.end() ? "" : label->second) + ")" + tip_note);
     report.drift.notifications = deliver_pending_alerts(p, lock_db);  // what failed to go out last time
     return report;
   }

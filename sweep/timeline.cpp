@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "common/hash.h"
+#include "reports/drift.h"
 #include "tracker/sampling.h"
 
 namespace sweep {
@@ -61,6 +62,23 @@ std::vector<tracker::CommitInfo> toolchain_history(const ProjectFile& p) {
 std::string checkin_name(const std::string& sha, const std::string& label) {
   if (is_toolchain_id(sha) && !label.empty()) return "toolchain " + label;
   return sha.substr(0, 12);
+}
+
+std::map<std::string, std::string> toolchain_labels(const ProjectFile& p) {
+  std::map<std::string, std::string> out;
+  for (const auto& t : p.toolchains) out[toolchain_id(t.dir)] = t.label;
+  return out;
+}
+
+std::string change_place_text(const ChangePlace& c) {
+  // A toolchain's label is its subject, and its date the label's business.
+  if (!c.culprit.empty() && is_toolchain_id(c.culprit)) return checkin_name(c.culprit, c.culprit_subject);
+  if (!c.culprit.empty())
+    return c.culprit.substr(0, 12) + " " + tracker::format_date(c.culprit_time) + " " + c.culprit_subject;
+  if (!c.range_first.empty())
+    return "one of " + checkin_name(c.range_first, c.range_first_label) + ".." +
+           checkin_name(c.first_bad, c.first_bad_label) + " (" + reports::range_note(c.spread, c.carried) + ")";
+  return checkin_name(c.first_bad, c.first_bad_label) + " (" + reports::kNotPinnedNote + ")";
 }
 
 }  // namespace sweep

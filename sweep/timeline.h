@@ -5,7 +5,9 @@
 // (toolchain_id); nothing lies between two of them, so a change between two
 // nightlies is pinned to the later one and there is nothing to bisect.
 // Pure: no I/O.
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,5 +36,20 @@ std::vector<Toolchain> undated_left_out(const ProjectFile& p);
 /// How a check-in is named to people: a toolchain by its label ("toolchain
 /// 2026-01-05"), a commit by its short sha.
 std::string checkin_name(const std::string& sha, const std::string& label);
+/// Every listed toolchain's label by its id (dated or not), for naming them.
+std::map<std::string, std::string> toolchain_labels(const ProjectFile& p);
+
+/// Where a change lies, as an alert or a finding records it: its culprit,
+/// else the range it is one of, else the first check-in that had it.
+struct ChangePlace {
+  std::string culprit, culprit_subject;
+  std::int64_t culprit_time = 0;
+  std::string range_first, range_first_label, first_bad, first_bad_label;
+  bool spread = false;   ///< the range is a change made in steps (reports::range_note)
+  bool carried = false;  ///< the range reaches back to a module's last measurement
+};
+/// "1a2b3c4d5e6f 2026-01-12 [Inliner] Raise …", "toolchain 2026-01-19",
+/// "one of A..B (why a range)", or "B (not pinned)".
+std::string change_place_text(const ChangePlace& place);
 
 }  // namespace sweep

@@ -52,3 +52,17 @@ TEST_CASE("a toolchain is named by its label, a commit by its short sha") {
   // The identity is the directory's, however it is spelled.
   CHECK(sweep::toolchain_id("/n/a/") == sweep::toolchain_id("/n//a"));
 }
+
+TEST_CASE("a change's place reads as its culprit, else its range, else its first bad check-in") {
+  const std::string a = "0123456789abcdef0123456789abcdef01234567", b = "fedcba9876543210fedcba9876543210fedcba98";
+  auto tc = sweep::toolchain_id("/n/c");
+  CHECK(sweep::change_place_text({a, "[Inliner] Raise", 1768780800, "", "", b, "", false, false}) ==
+        "0123456789ab 2026-01-19 [Inliner] Raise");
+  CHECK(sweep::change_place_text({tc, "c", 1768780800, "", "", tc, "c", false, false}) == "toolchain c");
+  CHECK(sweep::change_place_text({"", "", 0, a, "", b, "", false, false}) ==
+        "one of 0123456789ab..fedcba987654 (only the last of them was evaluated)");
+  CHECK(sweep::change_place_text({"", "", 0, a, "", b, "", false, true}) ==
+        "one of 0123456789ab..fedcba987654 (a module failing in between was last measured at the last good one)");
+  CHECK(sweep::change_place_text({"", "", 0, "", "", tc, "c", false, false}) ==
+        "toolchain c (the first check-in measured; none before it is known good)");
+}
