@@ -470,8 +470,7 @@ class SuiteAnalysis {
     if (const auto& carried = filled_.at(a).carried; of_sizes && !carried.empty()) {
       std::vector<std::string> moved;
       from = reports::change_reaches_back_to(a, carried, sizes_of(after), &moved);
-      for (const auto& name : moved)
-      {
+      for (const auto& name : moved) {
         const auto& at = history_[carried.at(name).measured_at];
         f.carried.push_back(name + " (measured at " + checkin_name(at.sha, at.subject) + ")");
       }

@@ -50,9 +50,9 @@ std::string alert_sentence(const db::AlertView& a) {
   };
   bool spread = !d.is_discarded() && d.value("spread", false);
   bool carried = !d.is_discarded() && d.contains("carried_forward") && !d["carried_forward"].empty();
-  std::string where = change_place_text({a.culprit_sha, common::last_line(a.culprit_subject), a.culprit_time,
-                                         a.range_first_sha, a.range_first_subject, a.first_bad_sha,
-                                         a.first_bad_subject, spread, carried});
+  std::string where =
+      change_place_text({a.culprit_sha, common::last_line(a.culprit_subject), a.culprit_time, a.range_first_sha,
+                         a.range_first_subject, a.first_bad_sha, a.first_bad_subject, spread, carried});
   // The compiler stopped asking the policy (Finding::sentence says so too).
   auto asked = [&](const char* key) { return d.is_discarded() ? std::int64_t(-1) : d.value(key, std::int64_t(-1)); };
   auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where;
