@@ -51,13 +51,15 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "  COALESCE(lf.compiler_broken, false), "
         "  (SELECT sum(m.value)::bigint FROM measurements m WHERE m.evaluation_id = e.id "
         "     AND m.heuristic = 'learned' AND m.metric = 'decisions'), "
-        // Modules the compiler itself crashed on: not a timeout nor a crash
-        // of the machine's (killed, out of memory), which load may cause.
+        // Modules the compiler itself failed: crashed on, not as the
+        // machine's crashes (killed, out of memory), which load may cause;
+        // or failed so again when compiled alone (a hang), the load gone.
         "  (SELECT string_agg(bd.name, E'\\n' ORDER BY bd.name) FROM module_results d "
         "   JOIN benchmarks bd ON bd.id = d.benchmark_id "
-        "   WHERE d.evaluation_id = e.id AND d.heuristic = 'default' AND d.outcome = $5 "
+        "   WHERE d.evaluation_id = e.id AND d.heuristic = 'default' AND d.outcome <> 'ok' "
+        "     AND (($7 <> '' AND starts_with(d.message, $7)) OR (d.outcome = $5 "
         "     AND NOT EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) m "
-        "       WHERE strpos(d.message, m) > 0)) "
+        "       WHERE strpos(d.message, m) > 0)))) "
         "FROM builds b JOIN commits c ON c.id = b.commit_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
@@ -70,7 +72,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "  AND e.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
         "  AND e.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) "
         "WHERE c.repository_id = $1 AND rc.content_hash = $2",
-        repository_id, recipe_hash, policy_hash, suite_hash, machine ? machine->crashed : std::string(), markers);
+        repository_id, recipe_hash, policy_hash, suite_hash, machine ? machine->crashed : std::string(), markers,
+        machine ? machine->failed_again_alone : std::string());
     for (const auto& r : rows) {
       SeriesPoint p;
       p.commit_id = r[0].as<Id>();

@@ -34,10 +34,11 @@ struct SeriesPoint {
   /// the above), by name in byte order.
   std::vector<std::string> learned_failing;
   int learned_failed() const { return static_cast<int>(learned_failing.size()); }
-  /// Modules the compiler crashed on under its own default heuristic, not
-  /// by the machine's doing (load_series' `machine`): the compiler's
-  /// regression, whatever the policy does. By name in byte order. A hang is
-  /// left out: a timeout may be the machine's load.
+  /// Modules the compiler failed under its own default heuristic, not by
+  /// the machine's doing (load_series' `machine`): the compiler's
+  /// regression, whatever the policy does. By name in byte order. A hang
+  /// counts only when it timed out again when compiled alone: one timeout
+  /// may be the machine's load.
   std::vector<std::string> default_failing;
   std::string compat_json;  ///< the feature compatibility report
   /// The policy's answers over the evaluation's learned compiles; -1 when

@@ -25,13 +25,15 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
         // Outcomes of the machine, not of the compiler and the module (a
         // timeout under load, a compile SIGKILLed by the OOM killer, a broken
         // FIFO, driftwatch's own failure) are never copied to another check-in.
+        // One that failed so again when compiled alone is the compiler's.
         "AND NOT EXISTS (SELECT 1 FROM module_results r WHERE r.evaluation_id = e.id "
+        "  AND ($8 = '' OR NOT starts_with(r.message, $8)) "
         "  AND (r.outcome = ANY (string_to_array($5, ',')) OR (r.outcome = $6 AND EXISTS (SELECT 1 FROM "
         "    unnest(string_to_array($7, E'\\x1f')) m WHERE strpos(r.message, m) > 0)))) "
         // The row being measured again comes first: a check-in queued again
         // (its repository moved, a requeued job) keeps what it measured.
         "ORDER BY e.id <> $4, (e.summary ? 'reused_from'), e.id LIMIT 1",
-        policy_id, suite_id, key, current, machine.outcomes, machine.crashed, markers);
+        policy_id, suite_id, key, current, machine.outcomes, machine.crashed, markers, machine.failed_again_alone);
     std::optional<ReusableEvaluation> out;
     if (found.empty()) return out;
     out.emplace();

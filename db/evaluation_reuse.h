@@ -32,6 +32,9 @@ struct MachineFailureRule {
   std::string crashed;         ///< the crash outcome, which is when its message holds one of `crash_markers`
   /// What a crash of the machine's says: the SIGKILL marker, running out of memory.
   std::vector<std::string> crash_markers;
+  /// How the message of a result that failed so again when compiled alone
+  /// begins: the compiler's doing whatever its outcome (a hang), never the machine's.
+  std::string failed_again_alone;
 };
 std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
                                                            const std::string& key, Id current,

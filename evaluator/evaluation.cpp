@@ -182,6 +182,7 @@ bool HeuristicResult::failed_outside_compiler() const {
 }
 
 bool HeuristicResult::machine_failure() const {
+  if (message.starts_with(kFailedAgainAloneNote)) return false;
   if (outcome == kOutcomeCrashed) return policy::ran_out_of_memory(message);
   return std::any_of(std::begin(kMachineOutcomes), std::end(kMachineOutcomes),
                      [&](const char* o) { return outcome == o; });
@@ -466,6 +467,11 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
         h.message = "the compiler exited 0 but wrote an object that cannot be read, also when compiled again alone: " +
                     h.message;
       }
+      // A compile that times out again alone, with the load gone, hangs:
+      // under the default heuristic that is the compiler's regression (a
+      // compiler-failing alert), and an identical compiler would hang too.
+      // Killed again alone is left the machine's: memory is the machine's.
+      if (h.outcome == kOutcomeTimeout) h.message = std::string(kFailedAgainAloneNote) + ": " + h.message;
     }
   if (failed > budget) {
     result.machine_failures_untried = static_cast<int>(failed);

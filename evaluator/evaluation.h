@@ -39,6 +39,11 @@ inline constexpr const char* kOutcomeChannelError = "channel-error";
 inline constexpr const char* kOutcomeBadObject = "object-unreadable";
 /// driftwatch itself failed on this module (a filesystem error, say).
 inline constexpr const char* kOutcomeInternalError = "internal-error";
+/// How the message of a compile the machine failed begins when it failed so
+/// again, tried alone: the load that can time out or kill a compile was gone,
+/// so it is the compiler's (a hang under its default heuristic, say), not
+/// the machine's, and it is stored and reused as the compiler's.
+inline constexpr const char* kFailedAgainAloneNote = "failed so again when compiled alone";
 /// How the failure of an evaluation whose compiler compiled no module even
 /// under its default heuristic begins: the compiler is broken, not the policy
 /// (drift treats that check-in as one that did not build).
@@ -66,7 +71,8 @@ struct HeuristicResult {
   /// Failed by the machine rather than by the compiler and the module: a
   /// timeout under load, a compile SIGKILLed (the OOM killer), a broken
   /// FIFO, an unreadable object, driftwatch's own failure (kMachineOutcomes,
-  /// or a crash whose message has policy::kSigkillMarker).
+  /// or a crash whose message has policy::kSigkillMarker); never one that
+  /// failed so again alone (kFailedAgainAloneNote).
   bool machine_failure() const;
   /// Failed where neither the compiler nor the policy had a part: driftwatch
   /// itself or the disk (an unreadable object, internal-error). Never counted

@@ -91,8 +91,8 @@ std::string Finding::sentence() const {
                        newly_failing, suite);
   else if (kind == "compiler-failing")
     what = fmt::format(
-        "the compiler fails on {} more module{} of {} with its default heuristic (a crash; left "
-        "out of the uplift)",
+        "the compiler fails on {} more module{} of {} with its default heuristic (a crash, or a "
+        "hang also when compiled alone; left out of the uplift)",
         newly_failing, newly_failing == 1 ? "" : "s", suite);
   else if (kind == "modules-flipped")
     what = fmt::format("{} modules of {} turned from win to loss (uplift {:+.2f}% → {:+.2f}%)", win_to_loss.size(),

@@ -23,7 +23,7 @@ db::MachineFailureRule machine_failure_rule() {
   // As HeuristicResult::machine_failure reads a crash: killed, or out of memory.
   std::vector<std::string> crash_markers = {policy::kSigkillMarker};
   for (const char* phrase : common::kOutOfMemoryPhrases) crash_markers.push_back(phrase);
-  return {outcomes, evaluator::kOutcomeCrashed, crash_markers};
+  return {outcomes, evaluator::kOutcomeCrashed, crash_markers, evaluator::kFailedAgainAloneNote};
 }
 namespace fs = std::filesystem;
 using nlohmann::json;

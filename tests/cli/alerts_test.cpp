@@ -388,10 +388,13 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
 }
 
-TEST_CASE("a module the compiler starts crashing on under its own heuristic opens a compiler-failing alert") {
+TEST_CASE("a module the compiler starts crashing on, then one it starts hanging on, under its own heuristic each open "
+          "a compiler-failing alert") {
   testing::TempDir scratch;
   // Week 8 aborts on utf8 whatever the heuristic: the compiler's regression,
-  // which no figure shows (the module is compared at its last size).
+  // which no figure shows (the module is compared at its last size). Week 10
+  // spins for ever on sort: a hang, told from the machine's load by timing
+  // out again when compiled alone.
   Project p(history_8w_with(scratch.path() / "history-compiler-fails.toml", R"(
 [[checkin]]
 week = 8
@@ -409,24 +412,60 @@ message = "[Docs] Release notes: the encoding check"
 [[checkin.edit]]
 file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked.\n"
+
+[[checkin]]
+week = 10
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Driver] Wait for the input's sorter"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  if (!M)\n"
+with = "  if (StringRef(InputFilename).contains(\"sort\"))\n    for (volatile unsigned Spin = 0;; Spin = Spin + 1) {\n    }\n  if (!M)\n"
+
+[[checkin]]
+week = 11
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Docs] Release notes: the sorter"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the sorter is waited for.\n"
 )"));
   p.set("every = \"2w\"", "every = \"1m\"");
+  // The sample recipe with a 5 s limit per compile (2 min by default).
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string recipe((std::istreambuf_iterator<char>(in)), {});
+  auto quick = p.dir / "quick-timeout.toml";
+  std::ofstream(quick) << recipe << "timeout = \"5s\"\n";
+  p.set("recipe = \"sample-compiler\"", "recipe = \"" + quick.string() + "\"");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);
   auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver] Check%'");
+  auto hanger = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver] Wait%'");
   REQUIRE(culprit.size() == 40);
-  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "1");
-  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
-               "WHERE a.kind = 'compiler-failing'") == culprit);
-  CHECK(p.psql("SELECT details->>'failing' FROM alerts WHERE kind = 'compiler-failing'") == "[\"utf8.c\"]");
+  REQUIRE(hanger.size() == 40);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "2");
+  CHECK(p.psql("SELECT details->>'failing' FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
+               "WHERE a.kind = 'compiler-failing' AND c.sha = '" + culprit + "'") == "[\"utf8.c\"]");
+  CHECK(p.psql("SELECT details->>'failing' FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
+               "WHERE a.kind = 'compiler-failing' AND c.sha = '" + hanger + "'") == "[\"sort.c\"]");
+  // Stored as the compiler's hang: timed out again alone, under both heuristics.
+  CHECK(p.psql("SELECT string_agg(DISTINCT r.outcome || ' ' || split_part(r.message, ':', 1), ',') "
+               "FROM module_results r JOIN benchmarks bm ON bm.id = r.benchmark_id WHERE bm.name = 'sort.c' "
+               "AND r.outcome <> 'ok'") == "timeout failed so again when compiled alone");
   // The policy's compile fails there too, but the default's did first: not the policy's loss.
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "0");
   CHECK(s.output.find("the compiler fails on 1 more module of testdata with its default heuristic") !=
         std::string::npos);
+  // The hang is the compiler's: week 11's compiler, identical to week 10's,
+  // takes the evaluation measured there rather than spending four timeouts
+  // again (a timeout of the machine's is never copied).
+  CHECK(p.psql("SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id "
+               "JOIN commits c ON c.id = b.commit_id WHERE e.summary ? 'reused_from' "
+               "AND c.subject IN ('[Driver] Wait for the input''s sorter', '[Docs] Release notes: the sorter')") == "1");
   auto again = p.sweep(p.dsn, {"--new"});
   CHECK(again.exit_code == 0);
-  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "1");
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "2");
 }
 
 namespace {
