@@ -72,8 +72,8 @@ std::string alert_sentence(const db::AlertView& a) {
                        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
   if (a.kind == "compiler-failing") {
     int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
-    return fmt::format("the compiler fails on {} more module{} of {} with its default heuristic (a crash or a hang){}", n,
-                       n == 1 ? "" : "s", a.suite, at);
+    return fmt::format("the compiler fails on {} more module{} of {} with its default heuristic (a crash or a hang){}",
+                       n, n == 1 ? "" : "s", a.suite, at);
   }
   if (a.kind == "modules-flipped")
     return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%){}", a.suite,

@@ -388,8 +388,9 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
 }
 
-TEST_CASE("a module the compiler starts crashing on, then one it starts hanging on, under its own heuristic each open "
-          "a compiler-failing alert") {
+TEST_CASE(
+    "a module the compiler starts crashing on, then one it starts hanging on, under its own heuristic each open "
+    "a compiler-failing alert") {
   testing::TempDir scratch;
   // Week 8 aborts on utf8 whatever the heuristic: the compiler's regression,
   // which no figure shows (the module is compared at its last size). Week 10
@@ -446,9 +447,11 @@ write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the so
   REQUIRE(hanger.size() == 40);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "2");
   CHECK(p.psql("SELECT details->>'failing' FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
-               "WHERE a.kind = 'compiler-failing' AND c.sha = '" + culprit + "'") == "[\"utf8.c\"]");
+               "WHERE a.kind = 'compiler-failing' AND c.sha = '" +
+               culprit + "'") == "[\"utf8.c\"]");
   CHECK(p.psql("SELECT details->>'failing' FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
-               "WHERE a.kind = 'compiler-failing' AND c.sha = '" + hanger + "'") == "[\"sort.c\"]");
+               "WHERE a.kind = 'compiler-failing' AND c.sha = '" +
+               hanger + "'") == "[\"sort.c\"]");
   // Stored as the compiler's hang: timed out again alone, under both heuristics.
   CHECK(p.psql("SELECT string_agg(DISTINCT r.outcome || ' ' || split_part(r.message, ':', 1), ',') "
                "FROM module_results r JOIN benchmarks bm ON bm.id = r.benchmark_id WHERE bm.name = 'sort.c' "
@@ -462,7 +465,8 @@ write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the so
   // again (a timeout of the machine's is never copied).
   CHECK(p.psql("SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id "
                "JOIN commits c ON c.id = b.commit_id WHERE e.summary ? 'reused_from' "
-               "AND c.subject IN ('[Driver] Wait for the input''s sorter', '[Docs] Release notes: the sorter')") == "1");
+               "AND c.subject IN ('[Driver] Wait for the input''s sorter', '[Docs] Release notes: the sorter')") ==
+        "1");
   auto again = p.sweep(p.dsn, {"--new"});
   CHECK(again.exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "2");
