@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/finite.h"
+#include "cli/project.h"
 #include "common/process.h"
 #include "common/text.h"
 #include "db/jobs.h"
@@ -145,9 +146,11 @@ struct JobsArgs {
   bool json = false, all = false, all_queued = false;
   long long id = 0, sweep_id = 0;
   std::string by;
+  ProjectArgs config;
 };
 
 void run_list(Context& ctx, const JobsArgs& a) {
+  a.config.load_if_any(ctx);
   db::JobFilter f;
   f.project = a.project;
   if (!a.state.empty()) {
@@ -177,6 +180,7 @@ void run_list(Context& ctx, const JobsArgs& a) {
 }
 
 void run_retry(Context& ctx, const JobsArgs& a) {
+  a.config.load_if_any(ctx);
   auto database = ctx.database();
   // As cancel: a mistyped id must not queue another project's job again.
   if (!a.project.empty() && db::job_state(database, a.id) && !db::job_of_project(database, a.id, a.project))
@@ -199,6 +203,7 @@ void run_retry(Context& ctx, const JobsArgs& a) {
 void run_cancel(Context& ctx, const JobsArgs& a) {
   int ways = (a.id != 0) + (a.sweep_id != 0) + a.all_queued;
   if (ways != 1) throw common::Fatal("jobs cancel: give exactly one of ID, --sweep S or --all-queued");
+  a.config.load_if_any(ctx);
   auto database = ctx.database();
   auto reason = "cancelled by " + (a.by.empty() ? common::login_name() : a.by);
   db::JobFilter f;
@@ -263,6 +268,8 @@ void attach_jobs(CLI::App& sub, Context& ctx) {
   sub.add_option("--limit", a->limit, "list at most N jobs, and say when more match (default 1000; 0: all)")
       ->check(CLI::Range(0, 100000000));
   sub.add_option("--sweep", a->sweep_id, "only the jobs of a sweep (the last that planned or ran each again)");
+  // The project file's database (else the embedded one): jobs of every project in it, unless --project.
+  a->config.attach(sub);
   auto* retry = sub.add_subcommand("retry", "queue a failed job (or a build that timed out) again, attempts reset");
   retry->add_option("id", a->id, "the job")->required();
   retry->callback([&ctx, a] { run_retry(ctx, *a); });

@@ -1,6 +1,7 @@
 #include "cli/project.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 
 namespace cli {
 
@@ -13,6 +14,12 @@ sweep::ProjectFile ProjectArgs::load(Context& ctx) const {
   if (ctx.embedded() && !project.dsn.empty()) ctx.dsn = project.dsn;
   if (!ctx.data_dir_flag && !project.data_dir.empty()) ctx.data_dir_flag = project.data_dir;
   return project;
+}
+
+std::optional<sweep::ProjectFile> ProjectArgs::load_if_any(Context& ctx) const {
+  std::error_code ec;
+  if (config.empty() && !std::filesystem::exists("driftwatch.toml", ec)) return std::nullopt;
+  return load(ctx);
 }
 
 }  // namespace cli

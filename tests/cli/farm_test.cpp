@@ -329,6 +329,12 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(table.exit_code == 0);
   CHECK(table.output.find("0 queued, 0 running, 3 done, 0 skipped, 1 failed") != std::string::npos);
   CHECK(table.output.find("failed 3 of 3 attempts") != std::string::npos);
+  // Given the project file (or run beside it) and no --db, the queue is its
+  // database's, never an empty embedded one's.
+  p.set("dsn = \"\"", "dsn = \"" + p.dsn + "\"");
+  auto by_file = run_driftwatch({p.data, "jobs", "--config", p.config});
+  INFO(by_file.output);
+  CHECK(by_file.output.find("0 queued, 0 running, 3 done, 0 skipped, 1 failed") != std::string::npos);
   auto js = p.run({"jobs", "--json", "--all"});
   REQUIRE(js.exit_code == 0);
   auto j = nlohmann::json::parse(js.output);
