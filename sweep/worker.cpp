@@ -305,6 +305,17 @@ class Executor {
       db::finish_job(db, finish, db::kJobSkipped);
       return;
     }
+    // The suite and the policy first: checked in milliseconds, where the
+    // compiler may have to be built again here (an hour for LLVM).
+    auto s = select_suite(o_.data_dir, suite_name);
+    // A suite built apart on each machine (or rebuilt since the sweep was
+    // planned) can differ: its results would land in another series than the
+    // one the sweep reads, and the planned point would be missing for good.
+    if (auto planned = p.value("suite_hash", ""); !planned.empty() && s.manifest_hash != planned)
+      throw common::Fatal("suite " + suite_name + " here (" + s.dir.string() + ", manifest " +
+                          s.manifest_hash.substr(0, 12) + ") is not the one the sweep planned (" + planned.substr(0, 12) +
+                          "): build the same suite on every machine, or share the data directory");
+    const auto& m = model(p.at("policy").get<std::string>(), p.at("policy_hash").get<std::string>());
     SelectedBuild build;
     if (p.contains("toolchain")) {
       build = select_toolchain(p.at("toolchain").get<std::string>(), recipe(p)).take();
@@ -332,15 +343,6 @@ class Executor {
       build = selected_from(repo(p.at("repo").get<std::string>()), recipe(p), b,
                             build_id);
     }
-    auto s = select_suite(o_.data_dir, suite_name);
-    // A suite built apart on each machine (or rebuilt since the sweep was
-    // planned) can differ: its results would land in another series than the
-    // one the sweep reads, and the planned point would be missing for good.
-    if (auto planned = p.value("suite_hash", ""); !planned.empty() && s.manifest_hash != planned)
-      throw common::Fatal("suite " + suite_name + " here (" + s.dir.string() + ", manifest " +
-                          s.manifest_hash.substr(0, 12) + ") is not the one the sweep planned (" + planned.substr(0, 12) +
-                          "): build the same suite on every machine, or share the data directory");
-    const auto& m = model(p.at("policy").get<std::string>(), p.at("policy_hash").get<std::string>());
     EvaluationRunOptions ro;
     ro.data_dir = o_.data_dir;
     ro.jobs = o_.jobs;
