@@ -313,7 +313,8 @@ class Executor {
     // one the sweep reads, and the planned point would be missing for good.
     if (auto planned = p.value("suite_hash", ""); !planned.empty() && s.manifest_hash != planned)
       throw common::Fatal("suite " + suite_name + " here (" + s.dir.string() + ", manifest " +
-                          s.manifest_hash.substr(0, 12) + ") is not the one the sweep planned (" + planned.substr(0, 12) +
+                          s.manifest_hash.substr(0, 12) + ") is not the one the sweep planned (" +
+                          planned.substr(0, 12) +
                           "): build the same suite on every machine, or share the data directory");
     const auto& m = model(p.at("policy").get<std::string>(), p.at("policy_hash").get<std::string>());
     SelectedBuild build;
