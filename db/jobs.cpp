@@ -216,15 +216,17 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
           "       AND d.state IN ('done', 'failed', 'skipped'))) "
           // A machine on which the job failed leaves it to the others while
           // one of them is at work on the job's project (it takes the job
-          // when it finishes); with no such machine about, it tries again
-          // itself. A machine busy with another project's jobs would never
-          // take it, and the job would wait for as long as that one is busy.
-          "  AND NOT (split_part($3, ':', 1) = ANY (j.failed_hosts) AND EXISTS ("
-          "       SELECT 1 FROM jobs o WHERE o.state = 'running' AND o.lease_expires_at > now() "
+          // when it finishes), and for a grace after the retry may start (an
+          // idle one takes it then); with no such machine about, it tries
+          // again itself. A machine busy with another project's jobs would
+          // never take it, and the job would wait for as long as that one is busy.
+          "  AND NOT (split_part($3, ':', 1) = ANY (j.failed_hosts) AND ("
+          "       COALESCE(j.lease_expires_at, '-infinity') > now() - make_interval(secs => $4) "
+          "       OR EXISTS (SELECT 1 FROM jobs o WHERE o.state = 'running' AND o.lease_expires_at > now() "
           "       AND o.project = j.project "
-          "       AND split_part(o.lease_owner, ':', 1) <> ALL (j.failed_hosts))) "
+          "       AND split_part(o.lease_owner, ':', 1) <> ALL (j.failed_hosts)))) "
           "ORDER BY j.priority DESC, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
-          project, kind_list, owner);
+          project, kind_list, owner, kFailedHostGraceSeconds);
       if (r.empty()) return std::nullopt;
       Job job;
       job.id = r[0][0].as<Id>();

@@ -107,11 +107,21 @@ std::optional<LastSweep> last_sweep(Database& db, const std::string& project);
 /// (a transient failure is retried by the next sweep).
 std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_id, const std::vector<JobSpec>& jobs);
 
+/// How long a machine on which a job failed waits, once the job's retry may
+/// start, before it may take the job itself: idle workers ask for work every
+/// half second, so another machine idle at the time takes it first. Without
+/// it the failing machine, whose wait began as it failed the job, asked at
+/// the very moment and won nearly every time: a machine with a full disk
+/// spent all of a job's attempts in seconds while healthy ones sat idle.
+inline constexpr int kFailedHostGraceSeconds = 3;
+
 /// Claims the next runnable job of the project (any project when empty) whose
 /// dependency has finished, or whose lease expired; nullopt when none is
 /// runnable now. A job past its attempts is marked failed instead. A job that
 /// failed on `owner`'s machine (the part of the owner before its first ':')
-/// is left to other machines while one of them holds a live lease.
+/// is left to other machines while one of them holds a live lease, and for
+/// kFailedHostGraceSeconds after its retry may start, which lets any idle
+/// machine take it first.
 std::optional<Job> claim_job(Database& db, const std::string& project, const std::string& owner,
                              const std::vector<std::string>& kinds, int lease_seconds);
 /// Extends the lease; false when the job is no longer ours (expired and taken).

@@ -3,6 +3,9 @@
 // transaction rolls back), people retry and cancel.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "db/jobs.h"
 #include "tests/support/test_db.h"
 
@@ -397,8 +400,11 @@ TEST_CASE("a job that failed on one machine is left to another machine at work, 
   CHECK(moved->attempts == 2);
   CHECK(moved->failed_hosts == std::vector<std::string>{"bad"});
 
-  // Failed on both machines, and no other machine at work: either tries again.
+  // Failed on both machines, and no other machine at work: either tries
+  // again, once the grace in which an idle machine would have taken it is over.
   db::retry_job_later(d, moved->id, "good:2:0", "attempt 2 of 3: disk full", 0);
+  CHECK_FALSE(db::claim_job(d, "p", "bad:1:0", {}, 3600));
+  std::this_thread::sleep_for(std::chrono::seconds(db::kFailedHostGraceSeconds));
   auto last = db::claim_job(d, "p", "bad:1:0", {}, 3600);
   REQUIRE(last);
   CHECK(last->id == ids[0]);
@@ -424,10 +430,26 @@ TEST_CASE("a job that failed on one machine is not left to a machine busy with a
   auto busy = db::claim_job(d, "q", "elsewhere:2:0", {}, 3600);
   REQUIRE(busy);
   CHECK(busy->id == q[0]);
+  std::this_thread::sleep_for(std::chrono::seconds(db::kFailedHostGraceSeconds));
   auto again = db::claim_job(d, "p", "bad:1:0", {}, 3600);
   REQUIRE(again);
   CHECK(again->id == p[0]);
   CHECK(again->failed_hosts == std::vector<std::string>{"bad"});
+}
+
+TEST_CASE("a job that failed on one machine goes to an idle machine first, however quickly the failing one asks again") {
+  auto d = testing::fresh_database();
+  auto ids = db::enqueue_jobs(d, "p", db::begin_sweep(d, "p"), {{"eval", "e1", "{}", 0, -1, 3}});
+  auto failed = db::claim_job(d, "p", "full-disk:1:0", {}, 3600);
+  REQUIRE(failed);
+  db::retry_job_later(d, failed->id, "full-disk:1:0", "attempt 1 of 3: No space left on device", 0);
+  // Its retry may start now, and nobody is at work: the failing machine,
+  // asking at once, does not get it; an idle machine asking next does.
+  CHECK_FALSE(db::claim_job(d, "p", "full-disk:1:0", {}, 3600));
+  auto healthy = db::claim_job(d, "p", "healthy:2:0", {}, 3600);
+  REQUIRE(healthy);
+  CHECK(healthy->id == ids[0]);
+  CHECK(healthy->attempts == 2);
 }
 
 TEST_CASE("a project's sweep and retrain locks are each held by one connection, and apart from each other") {
