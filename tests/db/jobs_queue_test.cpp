@@ -314,10 +314,10 @@ TEST_CASE("a job planned again with fewer attempts keeps those it has made") {
   auto d = testing::fresh_database();
   auto sweep = db::begin_sweep(d, "p");
   auto ids = db::enqueue_jobs(d, "p", sweep, {{"build", "b", "{}", 0, -1, 3}});
-  for (int i = 0; i < 2; ++i) {
-    auto job = db::claim_job(d, "p", "w:1:0", {}, 3600);
+  for (const char* worker : {"w1:1:0", "w2:1:0"}) {  // two machines: neither waits out the other's failure
+    auto job = db::claim_job(d, "p", worker, {}, 3600);
     REQUIRE(job);
-    db::retry_job_later(d, job->id, "w:1:0", "a full disk", 0, true);
+    db::retry_job_later(d, job->id, worker, "a full disk", 0, true);
   }
   REQUIRE(db::enqueue_jobs(d, "p", sweep, {{"build", "b", "{}", 0, -1, 1}}) == ids);
   auto rows = db::list_jobs(d, {"p", {}, std::nullopt, 10});
@@ -363,7 +363,7 @@ TEST_CASE("a running job whose lease expired counts as queued: its worker is gon
   CHECK(counts.queued == 1);
   // A lease of 0 s has expired by the next statement, in the database's clock.
   db::retry_job_later(d, live->id, "w:1:0", "attempt 1 of 2: again", 0);
-  auto dead = db::claim_job(d, "p", "w:2:0", {}, 0);
+  auto dead = db::claim_job(d, "p", "v:2:0", {}, 0);  // another machine's worker
   REQUIRE(dead);
   counts = db::count_jobs(d, ids);
   CHECK(counts.running == 0);
