@@ -32,7 +32,8 @@ void attach_report(CLI::App& sub, Context& ctx);
 /// bisection's own workers: a nightly sweep stopped (Ctrl-C, `systemctl
 /// stop`, a reboot) is not the job's doing, and three such nights made a
 /// build's next claim its last attempt, where a timeout is the check-in's result.
-void hand_back_on_signals(const Context& ctx, const std::vector<std::string>& owners);
+void hand_back_on_signals(const Context& ctx, const std::vector<std::string>& owners,
+                          const std::string& slurm_array = "");
 /// The owner names of this process's first `workers` local workers (sweep::worker_owner_name).
 std::vector<std::string> local_owners(int workers);
 

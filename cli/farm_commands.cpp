@@ -20,6 +20,7 @@
 #include "policy/model.h"
 #include "sweep/compiler_build.h"
 #include "sweep/job_listing.h"
+#include "sweep/slurm.h"
 #include "sweep/worker.h"
 
 extern char** environ;
@@ -33,6 +34,7 @@ struct WorkerArgs {
   int jobs = 0, max_jobs = 0, lease = 120;
   double idle_exit = -1, retry_backoff = 10;
   std::string hand_back_of;  ///< set by a worker's signal handler (below), not by people
+  std::string cancel_slurm_array;  ///< so is this: the Slurm array of a sweep stopped by a signal
   int after_signal = 0;
 };
 
@@ -53,13 +55,21 @@ std::optional<std::string> projects_if_unknown(db::Database& database, const std
 /// job's doing; without this the job waited for the lease to expire and the
 /// claim counted, so three preemptions failed it.
 void hand_back(Context& ctx, const WorkerArgs& a) {
+  // First, and whatever the database does: its tasks would otherwise take
+  // the sweep's jobs for hours with nobody watching (each hands back its own).
+  if (!a.cancel_slurm_array.empty()) {
+    sweep::cancel_slurm_array(a.cancel_slurm_array);
+    fmt::print("sweep stopped by signal {}: Slurm array {} cancelled; its tasks put their jobs back in the queue\n",
+               a.after_signal, a.cancel_slurm_array);
+  }
   try {
     auto database = ctx.database();
     int n = 0;
     for (const auto& owner : common::split(a.hand_back_of, ','))  // a sweep's local workers, one by one
       if (!owner.empty()) n += db::requeue_jobs_of(database, owner, true);
-    fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, the attempt not counted\n",
-               a.hand_back_of, a.after_signal, n);
+    if (n > 0 || a.cancel_slurm_array.empty())  // a Slurm sweep's own workers seldom hold any
+      fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, the attempt not counted\n",
+                 a.hand_back_of, a.after_signal, n);
   } catch (const std::exception& e) {  // the database away: the lease expires instead
     fmt::print("worker {} stopped by signal {}: could not put its job back ({}); its lease expires\n", a.hand_back_of,
                a.after_signal, common::printable(e.what()));
@@ -81,7 +91,7 @@ std::vector<std::string> local_owners(int workers) {
   return out;
 }
 
-void hand_back_on_signals(const Context& ctx, const std::vector<std::string>& owners) {
+void hand_back_on_signals(const Context& ctx, const std::vector<std::string>& owners, const std::string& slurm_array) {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return;  // no /proc: the lease expires instead
@@ -89,9 +99,11 @@ void hand_back_on_signals(const Context& ctx, const std::vector<std::string>& ow
   for (char** e = environ; *e; ++e)
     if (!std::string_view(*e).starts_with("DRIFTWATCH_DB=")) env.emplace_back(*e);
   if (ctx.dsn) env.push_back("DRIFTWATCH_DB=" + *ctx.dsn);
-  common::exec_after_signals({self.string(), "--quiet", "--data-dir", ctx.data_dir().string(), "worker",
-                              "--hand-back-of", fmt::format("{}", fmt::join(owners, ",")), "--after-signal"},
-                             env);
+  std::vector<std::string> argv = {self.string(), "--quiet", "--data-dir", ctx.data_dir().string(), "worker",
+                                   "--hand-back-of", fmt::format("{}", fmt::join(owners, ","))};
+  if (!slurm_array.empty()) argv.insert(argv.end(), {"--cancel-slurm-array", slurm_array});
+  argv.push_back("--after-signal");
+  common::exec_after_signals(argv, env);
 }
 
 namespace {
@@ -250,6 +262,7 @@ void attach_worker(CLI::App& sub, Context& ctx) {
       ->check(cli::Finite)->check(CLI::Range(0.0, 1e9));
   sub.add_option("--hand-back-of", a->hand_back_of)->group("");  // hidden: see hand_back()
   sub.add_option("--after-signal", a->after_signal)->group("")->check(CLI::Range(1, 64));
+  sub.add_option("--cancel-slurm-array", a->cancel_slurm_array)->group("");  // hidden: see hand_back()
   sub.footer(
       "A worker needs the database (--db or DRIFTWATCH_DB) and read access to the project's repository, policy "
       "and suites at the paths the sweep planned them with (see docs/farm.md). Killed at any moment, it loses "

@@ -142,7 +142,9 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
   o.workers = a.workers;
   o.dsn = o.target.conninfo;
   o.progress = &progress;
-  hand_back_on_signals(ctx, local_owners(a.workers));
+  auto owners = local_owners(a.workers);
+  hand_back_on_signals(ctx, owners);
+  o.on_slurm_array = [&ctx, owners](const std::string& id) { hand_back_on_signals(ctx, owners, id); };
   sweep::SweepReport report;
   try {
     report = sweep::run_sweep(o);
@@ -199,7 +201,7 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
       "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "
       "the next sweep), an alert's delivery failed on a third attempt, or the tracked branch is older than "
       "sampling.stale_after; 2 bad input or a database that stayed away; 3 another sweep of the project is running. "
-      "Ctrl-C or SIGTERM stops it at once with its builds and compiles; a rerun continues where it stopped.");
+      "Ctrl-C or SIGTERM stops it at once with its builds and compiles (and cancels its Slurm array); a rerun continues where it stopped.");
   sub.callback([&ctx, a] { run_sweep(ctx, *a); });
 }
 

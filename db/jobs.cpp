@@ -73,6 +73,13 @@ bool try_lock_retrain(Database& db, const std::string& project) {
 Id begin_sweep(Database& db, const std::string& project, const std::string& project_file) {
   return db.impl().guarded("starting a sweep", [&] {
     pqxx::work tx(db.impl().conn);
+    // The caller holds the project's lock: a sweep of it still 'running'
+    // died (a signal, the database away, the machine), and says so.
+    tx.exec_params(
+        "UPDATE sweeps SET state = 'interrupted', finished_at = now(), "
+        "message = 'ended without finishing (stopped, or lost its database or machine)' "
+        "WHERE project = $1 AND state = 'running'",
+        project);
     auto id = tx.exec_params1("INSERT INTO sweeps (project, project_file) VALUES ($1, $2) RETURNING id", project,
                               project_file)[0]
                   .as<Id>();

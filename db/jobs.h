@@ -84,7 +84,9 @@ bool try_lock_retrain(Database& db, const std::string& project);
 std::vector<std::string> known_projects(Database& db);
 
 /// `project_file`: the file the sweep read (its absolute path), recorded for
-/// last_project_file.
+/// last_project_file. The caller holds the project's lock (try_lock_project):
+/// the project's sweeps still 'running' ended without finishing, and are
+/// marked 'interrupted'.
 Id begin_sweep(Database& db, const std::string& project, const std::string& project_file = "");
 /// The project file the project's newest sweep that recorded one read; ""
 /// when none did.

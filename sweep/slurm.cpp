@@ -123,7 +123,9 @@ common::Result<ArrayTasks> SlurmArray::active() const {
   return parse_squeue(*out);
 }
 
-void SlurmArray::cancel() const { (void)run_slurm({"scancel", id_}); }
+void SlurmArray::cancel() const { cancel_slurm_array(id_); }
+
+void cancel_slurm_array(const std::string& id) { (void)run_slurm({"scancel", id}); }
 
 std::string SlurmArray::accounting() const {
   auto out = run_slurm({"sacct", "-n", "-X", "-P", "-j", id_, "--format=JobID,State,ExitCode,Elapsed,NodeList"});

@@ -66,6 +66,10 @@ class SlurmArray {
   std::string id_;
 };
 
+/// scancel of array `id`, as SlurmArray::cancel (a sweep stopped by a
+/// signal, from the process that hands its jobs back).
+void cancel_slurm_array(const std::string& id);
+
 /// "2 running, 1 pending".
 std::string describe_tasks(const std::map<std::string, int>& states);
 

@@ -248,6 +248,7 @@ class SlurmFollower {
         for (const auto& l : common::split(acct, '\n')) say(o_, "sacct: " + l);
     }
     array_ = SlurmArray::submit(spec_, o_.dsn).take();
+    if (o_.on_slurm_array) o_.on_slurm_array(array_->id());
     waited_on_others_ = false;
     last_waiting_.clear();
     finished_at_submit_ = counts.finished();

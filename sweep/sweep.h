@@ -4,6 +4,7 @@
 // sweep. Killed at any point, a rerun continues where it stopped: jobs are
 // keyed by what they compute and finished with their results.
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -45,6 +46,9 @@ struct SweepOptions {
   /// the sweep, naming why Slurm's tasks wait (0: wait however long).
   std::chrono::seconds stall{3600};
   Progress* progress = nullptr;
+  /// Told the id of each Slurm array the sweep submits: a sweep stopped by
+  /// a signal cancels it (cli's hand-back), else its tasks run on unwatched.
+  std::function<void(const std::string& array_id)> on_slurm_array;
 };
 
 struct SweepReport {

@@ -4,6 +4,7 @@
 // 127.0.0.1 as ccache's remote storage; a shared artifact cache.
 #include <doctest/doctest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -295,6 +296,57 @@ TEST_CASE("sweep --engine slurm waits for a job another worker holds, not 'ended
   CHECK(script.find("dbname") == std::string::npos);
   CHECK(script.find(p.dsn.substr(p.dsn.rfind('=') + 1)) == std::string::npos);
   CHECK(script.find("--retry-backoff 1\n") != std::string::npos);
+}
+
+TEST_CASE("sweep --engine slurm stopped by SIGTERM cancels its array, and the next sweep marks it interrupted and does "
+          "the work") {
+  SlurmCluster slurm;
+  if (!started(slurm)) return;
+  Project p;
+  p.use_prebuilt_toolchains(DWCC_BIN);
+  // Each compile of the nightlies takes 2 s more: the array is at work when
+  // the sweep is stopped, and would go on for a minute unwatched.
+  for (const char* date : {"2026-01-05", "2026-01-12"}) {
+    auto bin = p.dir / (std::string("nightly-") + date) / "bin";
+    std::filesystem::rename(bin / "dwcc", bin / "dwcc.real");
+    std::ofstream(bin / "dwcc") << "#!/bin/sh\nsleep 2\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
+    std::filesystem::permissions(bin / "dwcc", std::filesystem::perms::owner_all);
+  }
+  auto argv = p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "1"}, p.dsn);
+  argv.insert(argv.begin(), DRIFTWATCH_BIN);
+  auto log = p.dir / "sweep.log";
+  auto sweep = start(argv, slurm.env(), log);
+  std::string array;
+  for (int i = 0; i < 600 && array.empty(); ++i) {  // a minute at most
+    auto text = read(log);
+    auto at = text.find("as Slurm array ");
+    if (at != std::string::npos && p.psql("SELECT count(*) FROM jobs WHERE state = 'running'") != "0")
+      array = common::split(text.substr(at + 15), ' ')[0];
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE_MESSAGE(!array.empty(), read(log));
+  kill(sweep.pid(), SIGTERM);
+  auto stopped = sweep.wait();
+  auto said = read(log);
+  INFO(said);
+  CHECK(stopped.signal == SIGTERM);
+  CHECK(said.find("sweep stopped by signal 15: Slurm array " + array + " cancelled") != std::string::npos);
+  // No task of the array is left, within the time scancel takes.
+  std::string left = "?";
+  for (int i = 0; i < 100 && !left.empty(); ++i) {
+    left = common::trim(run({"squeue", "-h", "-j", array, "-o", "%i %T"}, slurm.env()).output);
+    if (left.find("Invalid job id") != std::string::npos) left.clear();
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  CHECK(left == "");
+  // The next sweep takes the rest; the stopped one reads as interrupted, not running for ever.
+  auto again = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "1"},
+                                     p.dsn),
+                              slurm.env());
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");
+  CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM sweeps") == "interrupted,done");
 }
 
 TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why, and loses no job") {

@@ -6,6 +6,10 @@
 #include <chrono>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "common/process.h"
+#include "common/text.h"
 #include "db/jobs.h"
 #include "tests/support/test_db.h"
 
@@ -483,4 +487,18 @@ TEST_CASE("a sweep that lost its connection takes its lock back from its old ses
   // The lost session's is: the lock comes back.
   CHECK(db::retake_project_lock(fresh, "p", db::session_pid(held)));
   CHECK_THROWS_AS(db::count_jobs(held, {}), db::ConnectionLost);
+}
+
+TEST_CASE("a sweep that died running is marked interrupted by the project's next sweep, another project's is not") {
+  std::string name;
+  auto d = testing::fresh_database(true, &name);
+  auto died = db::begin_sweep(d, "p");    // SIGKILLed, or its database went away: never finished
+  auto other = db::begin_sweep(d, "q");   // another project's, running now
+  auto next = db::begin_sweep(d, "p");    // holds p's lock: p's running sweep is gone
+  common::ProcessSpec psql;
+  psql.argv = {"psql", "-X", "-At",
+               "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name, "-c",
+               "SELECT string_agg(id || ' ' || state || ' ' || (finished_at IS NOT NULL), ',' ORDER BY id) FROM sweeps"};
+  auto rows = common::trim(common::run_process(psql).take().output);
+  CHECK(rows == fmt::format("{} interrupted true,{} running false,{} running false", died, other, next));
 }
