@@ -99,8 +99,13 @@ void hand_back_on_signals(const Context& ctx, const std::vector<std::string>& ow
   for (char** e = environ; *e; ++e)
     if (!std::string_view(*e).starts_with("DRIFTWATCH_DB=")) env.emplace_back(*e);
   if (ctx.dsn) env.push_back("DRIFTWATCH_DB=" + *ctx.dsn);
-  std::vector<std::string> argv = {self.string(), "--quiet", "--data-dir", ctx.data_dir().string(), "worker",
-                                   "--hand-back-of", fmt::format("{}", fmt::join(owners, ","))};
+  std::vector<std::string> argv = {self.string(),
+                                   "--quiet",
+                                   "--data-dir",
+                                   ctx.data_dir().string(),
+                                   "worker",
+                                   "--hand-back-of",
+                                   fmt::format("{}", fmt::join(owners, ","))};
   if (!slurm_array.empty()) argv.insert(argv.end(), {"--cancel-slurm-array", slurm_array});
   argv.push_back("--after-signal");
   common::exec_after_signals(argv, env);

@@ -201,7 +201,8 @@ void attach_sweep(CLI::App& sub, Context& ctx) {
       "Exit status: 0 swept (check-ins that do not build are results, not errors); 1 some jobs failed (retried by "
       "the next sweep), an alert's delivery failed on a third attempt, or the tracked branch is older than "
       "sampling.stale_after; 2 bad input or a database that stayed away; 3 another sweep of the project is running. "
-      "Ctrl-C or SIGTERM stops it at once with its builds and compiles (and cancels its Slurm array); a rerun continues where it stopped.");
+      "Ctrl-C or SIGTERM stops it at once with its builds and compiles (and cancels its Slurm array); a rerun "
+      "continues where it stopped.");
   sub.callback([&ctx, a] { run_sweep(ctx, *a); });
 }
 

@@ -4,8 +4,8 @@
 // sweep. Killed at any point, a rerun continues where it stopped: jobs are
 // keyed by what they compute and finished with their results.
 #include <chrono>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>

@@ -298,8 +298,9 @@ TEST_CASE("sweep --engine slurm waits for a job another worker holds, not 'ended
   CHECK(script.find("--retry-backoff 1\n") != std::string::npos);
 }
 
-TEST_CASE("sweep --engine slurm stopped by SIGTERM cancels its array, and the next sweep marks it interrupted and does "
-          "the work") {
+TEST_CASE(
+    "sweep --engine slurm stopped by SIGTERM cancels its array, and the next sweep marks it interrupted and does "
+    "the work") {
   SlurmCluster slurm;
   if (!started(slurm)) return;
   Project p;
@@ -340,9 +341,8 @@ TEST_CASE("sweep --engine slurm stopped by SIGTERM cancels its array, and the ne
   }
   CHECK(left == "");
   // The next sweep takes the rest; the stopped one reads as interrupted, not running for ever.
-  auto again = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "1"},
-                                     p.dsn),
-                              slurm.env());
+  auto again = run_driftwatch(
+      p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "1"}, p.dsn), slurm.env());
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state <> 'done'") == "0");

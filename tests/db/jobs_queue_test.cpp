@@ -2,11 +2,10 @@
 // in the database's clock, a result whose lease was taken is refused (its
 // transaction rolls back), people retry and cancel.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "common/process.h"
 #include "common/text.h"
@@ -492,13 +491,14 @@ TEST_CASE("a sweep that lost its connection takes its lock back from its old ses
 TEST_CASE("a sweep that died running is marked interrupted by the project's next sweep, another project's is not") {
   std::string name;
   auto d = testing::fresh_database(true, &name);
-  auto died = db::begin_sweep(d, "p");    // SIGKILLed, or its database went away: never finished
-  auto other = db::begin_sweep(d, "q");   // another project's, running now
-  auto next = db::begin_sweep(d, "p");    // holds p's lock: p's running sweep is gone
+  auto died = db::begin_sweep(d, "p");   // SIGKILLed, or its database went away: never finished
+  auto other = db::begin_sweep(d, "q");  // another project's, running now
+  auto next = db::begin_sweep(d, "p");   // holds p's lock: p's running sweep is gone
   common::ProcessSpec psql;
-  psql.argv = {"psql", "-X", "-At",
-               "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name, "-c",
-               "SELECT string_agg(id || ' ' || state || ' ' || (finished_at IS NOT NULL), ',' ORDER BY id) FROM sweeps"};
+  psql.argv = {
+      "psql", "-X",
+      "-At",  "host=" + testing::test_cluster_dir() + "/postgres user=postgres dbname=" + name,
+      "-c",   "SELECT string_agg(id || ' ' || state || ' ' || (finished_at IS NOT NULL), ',' ORDER BY id) FROM sweeps"};
   auto rows = common::trim(common::run_process(psql).take().output);
   CHECK(rows == fmt::format("{} interrupted true,{} running false,{} running false", died, other, next));
 }
