@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <fstream>
 
 #include "common/atomic_file.h"
 #include "common/process.h"
@@ -88,6 +89,23 @@ int prune_worker_logs(const fs::path& log_dir, int days) {
     if (!time_ec && written < cutoff && it->is_regular_file(time_ec) && fs::remove(it->path(), time_ec)) ++removed;
   }
   return removed;
+}
+
+std::string last_task_words(const fs::path& log_dir, const std::string& array_id) {
+  std::vector<fs::path> outputs;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(log_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (it->path().filename().string().starts_with("worker-" + array_id + "_") && it->path().extension() == ".out")
+      outputs.push_back(it->path());
+  std::sort(outputs.begin(), outputs.end());
+  for (const auto& f : outputs) {
+    std::ifstream in(f);
+    std::string line, last;
+    while (std::getline(in, line))
+      if (!common::trim(line).empty()) last = common::trim(line);
+    if (!last.empty()) return common::printable(last.substr(0, 300));
+  }
+  return "";
 }
 
 common::Result<SlurmArray> SlurmArray::submit(const SlurmSpec& spec, const std::string& dsn) {

@@ -70,6 +70,11 @@ class SlurmArray {
 /// signal, from the process that hands its jobs back).
 void cancel_slurm_array(const std::string& id);
 
+/// The last line a task of array `id` wrote to its output under `log_dir`
+/// (the first task's that wrote any), "" when none: why tasks that ended
+/// without a job did (a binary missing on the node, say).
+std::string last_task_words(const std::filesystem::path& log_dir, const std::string& array_id);
+
 /// "2 running, 1 pending".
 std::string describe_tasks(const std::map<std::string, int>& states);
 

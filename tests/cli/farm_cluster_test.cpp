@@ -349,6 +349,29 @@ TEST_CASE(
   CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM sweeps") == "interrupted,done");
 }
 
+TEST_CASE("sweep --engine slurm whose tasks cannot run driftwatch quotes what a task said") {
+  SlurmCluster slurm;
+  if (!started(slurm)) return;
+  Project p;
+  p.use_prebuilt_toolchains(DWCC_BIN);
+  // The nodes lack the binary at the sweep's path (not on the shared disk).
+  auto wrappers = p.dir / "bin";
+  std::filesystem::create_directories(wrappers);
+  std::ofstream(wrappers / "sbatch") << "#!/bin/sh\nfor a; do script=$a; done\nsed -i 's|" << DRIFTWATCH_BIN
+                                     << "|/nowhere/driftwatch|' \"$script\"\nexec /usr/bin/sbatch \"$@\"\n";
+  std::filesystem::permissions(wrappers / "sbatch", std::filesystem::perms::owner_all);
+  auto env = slurm.env();
+  env.emplace_back("PATH", wrappers.string() + ":" + std::getenv("PATH"));
+  auto r = run_driftwatch(
+      p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "--stall-timeout", "120"}, p.dsn),
+      env);
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("ended without finishing a job (a task's last line: ") != std::string::npos);
+  CHECK(r.output.find("/nowhere/driftwatch") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'queued'") == p.psql("SELECT count(*) FROM jobs"));
+}
+
 TEST_CASE("sweep --engine slurm gives up on an array that cannot start, says why, and loses no job") {
   SlurmCluster slurm;
   if (!started(slurm)) return;
