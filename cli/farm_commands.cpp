@@ -58,9 +58,12 @@ void hand_back(Context& ctx, const WorkerArgs& a) {
   // First, and whatever the database does: its tasks would otherwise take
   // the sweep's jobs for hours with nobody watching (each hands back its own).
   if (!a.cancel_slurm_array.empty()) {
-    sweep::cancel_slurm_array(a.cancel_slurm_array);
-    fmt::print("sweep stopped by signal {}: Slurm array {} cancelled; its tasks put their jobs back in the queue\n",
-               a.after_signal, a.cancel_slurm_array);
+    if (auto why = sweep::cancel_slurm_array(a.cancel_slurm_array); why.empty())
+      fmt::print("sweep stopped by signal {}: Slurm array {} cancelled; its tasks put their jobs back in the queue\n",
+                 a.after_signal, a.cancel_slurm_array);
+    else
+      fmt::print("sweep stopped by signal {}: could not cancel Slurm array {} ({}); `scancel {}` stops its tasks\n",
+                 a.after_signal, a.cancel_slurm_array, why, a.cancel_slurm_array);
   }
   try {
     auto database = ctx.database();
@@ -196,8 +199,15 @@ void run_list(Context& ctx, const JobsArgs& a) {
                           : sweep::render_jobs_table(rows, counts, a.project, truncated));
 }
 
-void run_retry(Context& ctx, const JobsArgs& a) {
-  a.config.load_if_any(ctx);
+/// The project file's name when `jobs retry|cancel` read one and no
+/// --project was given: a shared farm database holds other teams' jobs.
+std::string project_of(Context& ctx, const JobsArgs& a) {
+  auto file = a.config.load_if_any(ctx);
+  return a.project.empty() && file ? file->name : a.project;
+}
+
+void run_retry(Context& ctx, JobsArgs a) {
+  a.project = project_of(ctx, a);
   auto database = ctx.database();
   // As cancel: a mistyped id must not queue another project's job again.
   if (!a.project.empty() && db::job_state(database, a.id) && !db::job_of_project(database, a.id, a.project))
@@ -217,10 +227,10 @@ void run_retry(Context& ctx, const JobsArgs& a) {
              with.empty() ? "" : ", with " + fmt::format("{}", fmt::join(with, " and ")));
 }
 
-void run_cancel(Context& ctx, const JobsArgs& a) {
+void run_cancel(Context& ctx, JobsArgs a) {
   int ways = (a.id != 0) + (a.sweep_id != 0) + a.all_queued;
   if (ways != 1) throw common::Fatal("jobs cancel: give exactly one of ID, --sweep S or --all-queued");
-  a.config.load_if_any(ctx);
+  a.project = project_of(ctx, a);
   auto database = ctx.database();
   auto reason = "cancelled by " + (a.by.empty() ? common::login_name() : a.by);
   db::JobFilter f;
@@ -286,7 +296,8 @@ void attach_jobs(CLI::App& sub, Context& ctx) {
   sub.add_option("--limit", a->limit, "list at most N jobs, and say when more match (default 1000; 0: all)")
       ->check(CLI::Range(0, 100000000));
   sub.add_option("--sweep", a->sweep_id, "only the jobs of a sweep (the last that planned or ran each again)");
-  // The project file's database (else the embedded one): jobs of every project in it, unless --project.
+  // The project file's database (else the embedded one): the jobs of every
+  // project in it, unless --project; retry and cancel reach its project's only.
   a->config.attach(sub);
   auto* retry = sub.add_subcommand("retry", "queue a failed job (or a build that timed out) again, attempts reset");
   retry->add_option("id", a->id, "the job")->required();

@@ -18,7 +18,9 @@ sweep::ProjectFile ProjectArgs::load(Context& ctx) const {
 
 std::optional<sweep::ProjectFile> ProjectArgs::load_if_any(Context& ctx) const {
   std::error_code ec;
-  if (config.empty() && !std::filesystem::exists("driftwatch.toml", ec)) return std::nullopt;
+  // A database named on the command line or in the environment is the one
+  // meant: a file beside it (perhaps broken) is not read unless given.
+  if (config.empty() && (!ctx.embedded() || !std::filesystem::exists("driftwatch.toml", ec))) return std::nullopt;
   return load(ctx);
 }
 

@@ -20,8 +20,9 @@ struct ProjectArgs {
   /// Reads the project file and applies its database settings to `ctx`.
   sweep::ProjectFile load(Context& ctx) const;
   /// For commands that also work without a project (`jobs`): load() when
-  /// --config is given or ./driftwatch.toml exists, else nothing. Run in a
-  /// project's directory, they read its database, not the embedded one.
+  /// --config is given, or ./driftwatch.toml exists and no database is
+  /// named (--db, $DRIFTWATCH_DB); else nothing. Run in a project's
+  /// directory, they read its database, not the embedded one.
   std::optional<sweep::ProjectFile> load_if_any(Context& ctx) const;
 };
 

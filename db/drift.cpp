@@ -59,7 +59,13 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "   WHERE d.evaluation_id = e.id AND d.heuristic = 'default' AND d.outcome <> 'ok' "
         "     AND (($7 <> '' AND starts_with(d.message, $7)) OR (d.outcome = $5 "
         "     AND NOT EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) m "
-        "       WHERE strpos(d.message, m) > 0)))) "
+        "       WHERE strpos(d.message, m) > 0)))), "
+        // Modules whose default timed out and was not found hanging alone:
+        // the load's, or stored before hangs were told apart.
+        "  (SELECT string_agg(bu.name, E'\\n' ORDER BY bu.name) FROM module_results u "
+        "   JOIN benchmarks bu ON bu.id = u.benchmark_id "
+        "   WHERE u.evaluation_id = e.id AND u.heuristic = 'default' AND u.outcome = 'timeout' "
+        "     AND ($7 = '' OR NOT starts_with(u.message, $7))) "
         "FROM builds b JOIN commits c ON c.id = b.commit_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
@@ -100,6 +106,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
       if (!r[20].is_null()) p.default_failing = common::split(r[20].as<std::string>(), '\n');
       std::sort(p.learned_failing.begin(), p.learned_failing.end());  // byte order, whatever the collation
       std::sort(p.default_failing.begin(), p.default_failing.end());
+      if (!r[21].is_null()) p.default_unsure = common::split(r[21].as<std::string>(), '\n');
+      std::sort(p.default_unsure.begin(), p.default_unsure.end());
       if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
       out.push_back(std::move(p));
     }

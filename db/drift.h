@@ -40,6 +40,10 @@ struct SeriesPoint {
   /// counts only when it timed out again when compiled alone: one timeout
   /// may be the machine's load.
   std::vector<std::string> default_failing;
+  /// Modules whose default compile timed out without being found hanging
+  /// alone (the machine's load; or stored before hangs were told apart):
+  /// whether the compiler fails them here is unknown. By name in byte order.
+  std::vector<std::string> default_unsure;
   std::string compat_json;  ///< the feature compatibility report
   /// The policy's answers over the evaluation's learned compiles; -1 when
   /// not recorded (no done evaluation).

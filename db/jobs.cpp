@@ -70,16 +70,22 @@ bool try_lock_retrain(Database& db, const std::string& project) {
   return try_lock(db, "retrain", "taking the retrain lock", project);
 }
 
+int interrupt_dead_sweeps(Database& db, const std::string& project) {
+  return db.impl().guarded("marking sweeps that ended without finishing", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "UPDATE sweeps SET state = 'interrupted', finished_at = now(), "
+        "message = 'ended without finishing: stopped, failed (its output says why), or lost its database or machine' "
+        "WHERE project = $1 AND state = 'running'",
+        project);
+    tx.commit();
+    return static_cast<int>(r.affected_rows());
+  });
+}
+
 Id begin_sweep(Database& db, const std::string& project, const std::string& project_file) {
   return db.impl().guarded("starting a sweep", [&] {
     pqxx::work tx(db.impl().conn);
-    // The caller holds the project's lock: a sweep of it still 'running'
-    // died (a signal, the database away, the machine), and says so.
-    tx.exec_params(
-        "UPDATE sweeps SET state = 'interrupted', finished_at = now(), "
-        "message = 'ended without finishing (stopped, or lost its database or machine)' "
-        "WHERE project = $1 AND state = 'running'",
-        project);
     auto id = tx.exec_params1("INSERT INTO sweeps (project, project_file) VALUES ($1, $2) RETURNING id", project,
                               project_file)[0]
                   .as<Id>();
@@ -263,6 +269,16 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
       tx.commit();
       return job;
     }
+  });
+}
+
+bool other_jobs_running_on_host(Database& db, const std::string& owner) {
+  return db.impl().guarded("looking for other jobs on this machine", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    return tx.exec_params1("SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_expires_at > now() "
+                           "AND split_part(lease_owner, ':', 1) = split_part($1, ':', 1) AND lease_owner <> $1)",
+                           owner)[0]
+        .as<bool>();
   });
 }
 

@@ -84,10 +84,12 @@ bool try_lock_retrain(Database& db, const std::string& project);
 std::vector<std::string> known_projects(Database& db);
 
 /// `project_file`: the file the sweep read (its absolute path), recorded for
-/// last_project_file. The caller holds the project's lock (try_lock_project):
-/// the project's sweeps still 'running' ended without finishing, and are
-/// marked 'interrupted'.
+/// last_project_file.
 Id begin_sweep(Database& db, const std::string& project, const std::string& project_file = "");
+/// Marks the project's sweeps still 'running' as 'interrupted': called with
+/// the project's lock held (try_lock_project), they ended without finishing
+/// (a signal, an error, the database or the machine lost). How many.
+int interrupt_dead_sweeps(Database& db, const std::string& project);
 /// The project file the project's newest sweep that recorded one read; ""
 /// when none did.
 std::string last_project_file(Database& db, const std::string& project);
@@ -116,6 +118,10 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
 /// the very moment and won nearly every time: a machine with a full disk
 /// spent all of a job's attempts in seconds while healthy ones sat idle.
 inline constexpr int kFailedHostGraceSeconds = 3;
+
+/// Whether a job other than `owner`'s runs under a live lease on `owner`'s
+/// machine (the part of its name before the first ':').
+bool other_jobs_running_on_host(Database& db, const std::string& owner);
 
 /// Claims the next runnable job of the project (any project when empty) whose
 /// dependency has finished, or whose lease expired; nullopt when none is

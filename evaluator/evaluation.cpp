@@ -471,7 +471,11 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
       // under the default heuristic that is the compiler's regression (a
       // compiler-failing alert), and an identical compiler would hang too.
       // Killed again alone is left the machine's: memory is the machine's.
-      if (h.outcome == kOutcomeTimeout) h.message = std::string(kFailedAgainAloneNote) + ": " + h.message;
+      // Alone in this evaluation is not alone on the machine while another
+      // worker's job runs there (a build on every core): then it stays the
+      // machine's, measured again by a later attempt or sweep.
+      if (h.outcome == kOutcomeTimeout && !(o.machine_shared && o.machine_shared()))
+        h.message = std::string(kFailedAgainAloneNote) + ": " + h.message;
     }
   if (failed > budget) {
     result.machine_failures_untried = static_cast<int>(failed);

@@ -122,6 +122,10 @@ struct EvaluationOptions {
   /// or every default is compiled. Unset: every module compiles twice.
   std::optional<policy::DefaultDecisionSlot> default_slot;
   bool compile_every_default = false;  ///< compile the default even where it would be shared
+  /// Whether other work of driftwatch's runs on this machine now (another
+  /// worker's job): a compile that times out again when tried alone then
+  /// may still be the load's, and is left the machine's. Unset: alone.
+  std::function<bool()> machine_shared;
 };
 
 /// How many modules whose learned compile took every default decision have

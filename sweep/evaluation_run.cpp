@@ -13,6 +13,7 @@
 #include "common/json_text.h"
 #include "common/process.h"
 #include "common/text.h"
+#include "db/jobs.h"
 #include "db/store.h"
 #include "evaluator/metrics.h"
 #include "evaluator/suite_builder.h"
@@ -312,6 +313,14 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   }
   o.default_slot = runner_options.default_slot;
   o.compile_every_default = options.compile_every_default;
+  if (options.finish)  // a job: the workers of this machine are in the job table
+    o.machine_shared = [&database, owner = options.finish->owner] {
+      try {
+        return db::other_jobs_running_on_host(database, owner);
+      } catch (const std::exception&) {
+        return true;  // unknown: not taken for the compiler's hang
+      }
+    };
   o.learned = [&model, runner_options](policy::CompatReport* report) {
     return policy::make_policy_runner_copy(model, report, runner_options);
   };

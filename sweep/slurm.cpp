@@ -143,7 +143,10 @@ common::Result<ArrayTasks> SlurmArray::active() const {
 
 void SlurmArray::cancel() const { cancel_slurm_array(id_); }
 
-void cancel_slurm_array(const std::string& id) { (void)run_slurm({"scancel", id}); }
+std::string cancel_slurm_array(const std::string& id) {
+  auto r = run_slurm({"scancel", id});
+  return r ? "" : r.error().message;
+}
 
 std::string SlurmArray::accounting() const {
   auto out = run_slurm({"sacct", "-n", "-X", "-P", "-j", id_, "--format=JobID,State,ExitCode,Elapsed,NodeList"});

@@ -67,8 +67,9 @@ class SlurmArray {
 };
 
 /// scancel of array `id`, as SlurmArray::cancel (a sweep stopped by a
-/// signal, from the process that hands its jobs back).
-void cancel_slurm_array(const std::string& id);
+/// signal, from the process that hands its jobs back): "" once done, else
+/// what scancel said.
+std::string cancel_slurm_array(const std::string& id);
 
 /// The last line a task of array `id` wrote to its output under `log_dir`
 /// (the first task's that wrote any), "" when none: why tasks that ended

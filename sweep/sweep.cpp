@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "builder/recipe.h"
+#include "db/jobs.h"
 #include "common/text.h"
 #include "policy/model.h"
 #include "sweep/compiler_build.h"
@@ -186,6 +187,10 @@ class SlurmFollower {
     spec_.tasks = std::max(1, o.workers);
     spec_.jobs = jobs_per_worker;
     spec_.retry_backoff = o.project.retry_backoff;
+    // A task waits out a job's longest backoff (doubled once: three
+    // attempts), and the grace a machine it failed on gives the others,
+    // without taking it for the end of the work.
+    spec_.idle_exit = std::max(spec_.idle_exit, 2 * spec_.retry_backoff + db::kFailedHostGraceSeconds + 10);
     spec_.log_dir = spec_.data_dir / "slurm" / o.project.name;
   }
   ~SlurmFollower() {
@@ -288,6 +293,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   const auto p = with_tracked_policy(lock_db, o.project);
   if (!db::try_lock_project(lock_db, p.name))
     throw SweepBusy("another sweep of project '" + p.name + "' is running (on " + o.target.display + ")");
+  db::interrupt_dead_sweeps(lock_db, p.name);  // before "nothing new" too: a quiet night still tells them
   requeue_dead_local_workers(lock_db, p.name, o);
 
   auto recipe = builder::load_recipe(p.recipe).take();

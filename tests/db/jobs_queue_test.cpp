@@ -493,7 +493,8 @@ TEST_CASE("a sweep that died running is marked interrupted by the project's next
   auto d = testing::fresh_database(true, &name);
   auto died = db::begin_sweep(d, "p");   // SIGKILLed, or its database went away: never finished
   auto other = db::begin_sweep(d, "q");  // another project's, running now
-  auto next = db::begin_sweep(d, "p");   // holds p's lock: p's running sweep is gone
+  CHECK(db::interrupt_dead_sweeps(d, "p") == 1);  // under p's lock: p's running sweep is gone
+  auto next = db::begin_sweep(d, "p");
   common::ProcessSpec psql;
   psql.argv = {
       "psql", "-X",

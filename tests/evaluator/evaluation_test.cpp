@@ -170,6 +170,16 @@ TEST_CASE("a hung compile is recorded as a timeout and the rest goes on") {
   // Tried again alone, it hung again: the compiler's, not the machine's load.
   CHECK(sort->by_default.message.starts_with(kFailedAgainAloneNote));
   CHECK_FALSE(sort->by_default.machine_failure());
+  // Alone in its evaluation but not on the machine (another worker's job
+  // runs there): still the machine's, never stored as the compiler's hang.
+  o.machine_shared = [] { return true; };
+  auto shared = evaluate(o);
+  REQUIRE(shared.ok());
+  auto busy = std::find_if(shared->modules.begin(), shared->modules.end(), [](const auto& m) { return m.name == "sort.c"; });
+  REQUIRE(busy != shared->modules.end());
+  CHECK(busy->by_default.outcome == kOutcomeTimeout);
+  CHECK_FALSE(busy->by_default.message.starts_with(kFailedAgainAloneNote));
+  CHECK(busy->by_default.machine_failure());
   // The rest went on: every other module measured under both.
   CHECK(r->summary.modules == static_cast<int>(r->modules.size()) - 1);
 }
