@@ -275,9 +275,11 @@ std::optional<Job> claim_job(Database& db, const std::string& project, const std
 bool other_jobs_running_on_host(Database& db, const std::string& owner) {
   return db.impl().guarded("looking for other jobs on this machine", [&] {
     pqxx::read_transaction tx(db.impl().conn);
-    return tx.exec_params1("SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_expires_at > now() "
-                           "AND split_part(lease_owner, ':', 1) = split_part($1, ':', 1) AND lease_owner <> $1)",
-                           owner)[0]
+    return tx
+        .exec_params1(
+            "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_expires_at > now() "
+            "AND split_part(lease_owner, ':', 1) = split_part($1, ':', 1) AND lease_owner <> $1)",
+            owner)[0]
         .as<bool>();
   });
 }

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "builder/recipe.h"
-#include "db/jobs.h"
 #include "common/text.h"
+#include "db/jobs.h"
 #include "policy/model.h"
 #include "sweep/compiler_build.h"
 #include "sweep/lineage.h"
@@ -245,13 +245,12 @@ class SlurmFollower {
       if (counts.given_back > given_back_at_submit_)
         say(o_, fmt::format("the Slurm workers of array {} were stopped and handed back {} job(s): submitting another",
                             array_->id(), counts.given_back - given_back_at_submit_));
-      else if (!waited_on_others_ && ids == ids_at_submit_ && counts.finished() == finished_at_submit_)
-      {
+      else if (!waited_on_others_ && ids == ids_at_submit_ && counts.finished() == finished_at_submit_) {
         auto said = last_task_words(spec_.log_dir, array_->id());
-        throw common::Fatal(fmt::format("the Slurm workers of array {} ended without finishing a job{}; their output "
-                                        "is in {}",
-                                        array_->id(), said.empty() ? "" : " (a task's last line: " + said + ")",
-                                        spec_.log_dir.string()));
+        throw common::Fatal(fmt::format(
+            "the Slurm workers of array {} ended without finishing a job{}; their output "
+            "is in {}",
+            array_->id(), said.empty() ? "" : " (a task's last line: " + said + ")", spec_.log_dir.string()));
       }
       if (auto acct = array_->accounting(); !acct.empty())
         for (const auto& l : common::split(acct, '\n')) say(o_, "sacct: " + l);

@@ -175,7 +175,8 @@ TEST_CASE("a hung compile is recorded as a timeout and the rest goes on") {
   o.machine_shared = [] { return true; };
   auto shared = evaluate(o);
   REQUIRE(shared.ok());
-  auto busy = std::find_if(shared->modules.begin(), shared->modules.end(), [](const auto& m) { return m.name == "sort.c"; });
+  auto busy =
+      std::find_if(shared->modules.begin(), shared->modules.end(), [](const auto& m) { return m.name == "sort.c"; });
   REQUIRE(busy != shared->modules.end());
   CHECK(busy->by_default.outcome == kOutcomeTimeout);
   CHECK_FALSE(busy->by_default.message.starts_with(kFailedAgainAloneNote));
