@@ -347,23 +347,16 @@ class SuiteAnalysis {
     const auto& now = failing(b);
     std::vector<std::string> out;
     std::set_difference(now.begin(), now.end(), was.begin(), was.end(), std::back_inserter(out));
-    if (who == Failing::Default)
-      std::erase_if(out, [&](const std::string& m) { return !known_to_compile_before(a, m); });
-    return out;
-  }
-
-  /// Whether the default last compiled `module` at or before `pos` where
-  /// that is known: a timeout not found hanging alone says nothing, so the
-  /// evaluation before it decides (none: unknown, not new). A module hanging
-  /// for months, stored before hangs were told apart, is not news at the
-  /// first check-in that tells it.
-  bool known_to_compile_before(std::size_t pos, const std::string& module) const {
-    for (auto it = points_.upper_bound(pos); it != points_.begin();) {
-      const auto& p = (--it)->second;
-      if (!p.evaluated || std::binary_search(p.default_unsure.begin(), p.default_unsure.end(), module)) continue;
-      return !std::binary_search(p.default_failing.begin(), p.default_failing.end(), module);
+    // A default that timed out at `a` without being found hanging alone may
+    // have hung already (the load's timeout, or one stored before hangs were
+    // told apart): failing at `b` is not known to be new. A module hanging
+    // for months is no news at the first check-in that tells it, and the
+    // step is never pinned to the wrong side of `a`.
+    if (who == Failing::Default) {
+      const auto& unsure = points_.at(a).default_unsure;
+      std::erase_if(out, [&](const std::string& m) { return std::binary_search(unsure.begin(), unsure.end(), m); });
     }
-    return false;
+    return out;
   }
 
   /// For the modules a step carries, newly failing after `a`: New where that

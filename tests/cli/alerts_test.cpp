@@ -470,6 +470,22 @@ write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the so
   auto again = p.sweep(p.dsn, {"--new"});
   CHECK(again.exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'compiler-failing'") == "2");
+
+  // As a driftwatch that did not tell hangs apart stored it: sort's default
+  // timed out at every check-in before the hanger (a module hanging for
+  // months). The first check-in that tells it hangs is no news then.
+  auto older = p.psql(
+      "UPDATE module_results r SET outcome = 'timeout', message = 'timed out after 5 s' FROM benchmarks bm, "
+      "evaluations e, builds b, commits c WHERE bm.id = r.benchmark_id AND bm.name = 'sort.c' AND r.heuristic = "
+      "'default' AND e.id = r.evaluation_id AND b.id = e.build_id AND c.id = b.commit_id AND c.committed_at < "
+      "(SELECT committed_at FROM commits WHERE sha = '" + hanger + "')");
+  CHECK(older.starts_with("UPDATE "));
+  CHECK(older != "UPDATE 0");
+  p.psql("DELETE FROM alerts WHERE kind = 'compiler-failing' AND details->>'failing' = '[\"sort.c\"]'");
+  auto upgraded = p.sweep(p.dsn);
+  INFO(upgraded.output);
+  CHECK(upgraded.exit_code == 0);
+  CHECK(p.psql("SELECT details->>'failing' FROM alerts WHERE kind = 'compiler-failing'") == "[\"utf8.c\"]");
 }
 
 namespace {
