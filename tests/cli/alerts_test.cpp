@@ -478,7 +478,8 @@ write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the so
       "UPDATE module_results r SET outcome = 'timeout', message = 'timed out after 5 s' FROM benchmarks bm, "
       "evaluations e, builds b, commits c WHERE bm.id = r.benchmark_id AND bm.name = 'sort.c' AND r.heuristic = "
       "'default' AND e.id = r.evaluation_id AND b.id = e.build_id AND c.id = b.commit_id AND c.committed_at < "
-      "(SELECT committed_at FROM commits WHERE sha = '" + hanger + "')");
+      "(SELECT committed_at FROM commits WHERE sha = '" +
+      hanger + "')");
   CHECK(older.starts_with("UPDATE "));
   CHECK(older != "UPDATE 0");
   p.psql("DELETE FROM alerts WHERE kind = 'compiler-failing' AND details->>'failing' = '[\"sort.c\"]'");
