@@ -472,10 +472,15 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
       // compiler-failing alert), and an identical compiler would hang too.
       // Killed again alone is left the machine's: memory is the machine's.
       // Alone in this evaluation is not alone on the machine while another
-      // worker's job runs there (a build on every core): then it stays the
-      // machine's, measured again by a later attempt or sweep.
-      if (h.outcome == kOutcomeTimeout && !(o.machine_shared && o.machine_shared()))
-        h.message = std::string(kFailedAgainAloneNote) + ": " + h.message;
+      // worker's job runs there (a build on every core): once more then,
+      // with a limit kSharedMachineTimeoutFactor times as long, which the
+      // load of one other job does not explain (it at most halves a core).
+      if (h.outcome == kOutcomeTimeout && o.machine_shared && o.machine_shared()) {
+        auto longer = cc_of(static_cast<int>(i));
+        longer.timeout *= kSharedMachineTimeoutFactor;
+        h = compile_guarded(o, longer, modules[i], learned, learned ? &reports[i] : nullptr);
+      }
+      if (h.outcome == kOutcomeTimeout) h.message = std::string(kFailedAgainAloneNote) + ": " + h.message;
     }
   if (failed > budget) {
     result.machine_failures_untried = static_cast<int>(failed);

@@ -44,6 +44,9 @@ inline constexpr const char* kOutcomeInternalError = "internal-error";
 /// so it is the compiler's (a hang under its default heuristic, say), not
 /// the machine's, and it is stored and reused as the compiler's.
 inline constexpr const char* kFailedAgainAloneNote = "failed so again when compiled alone";
+/// How much longer the limit of that last try is while another job runs on
+/// the machine (EvaluationOptions::machine_shared).
+inline constexpr int kSharedMachineTimeoutFactor = 3;
 /// How the failure of an evaluation whose compiler compiled no module even
 /// under its default heuristic begins: the compiler is broken, not the policy
 /// (drift treats that check-in as one that did not build).
@@ -124,7 +127,8 @@ struct EvaluationOptions {
   bool compile_every_default = false;  ///< compile the default even where it would be shared
   /// Whether other work of driftwatch's runs on this machine now (another
   /// worker's job): a compile that times out again when tried alone then
-  /// may still be the load's, and is left the machine's. Unset: alone.
+  /// may still be the load's, and is tried once more with a limit
+  /// kSharedMachineTimeoutFactor times as long. Unset: alone.
   std::function<bool()> machine_shared;
 };
 
