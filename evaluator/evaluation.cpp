@@ -452,6 +452,9 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   // or the compiler is down, and one at a time would take hours.
   std::size_t budget = std::min<std::size_t>(16, std::max<std::size_t>(4, modules.size() / 20)), failed = 0;
   for (const auto& m : result.modules) failed += m.by_default.machine_failure() + m.learned.machine_failure();
+  // The longer tries below: once two hung (three limits each), the
+  // compiler hangs, and the rest are not given one (hours, with many).
+  int longer_hung = 0;
   for (std::size_t i = 0; i < modules.size() && failed <= budget; ++i)
     for (bool learned : {false, true}) {
       auto& h = learned ? result.modules[i].learned : result.modules[i].by_default;
@@ -475,10 +478,11 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
       // worker's job runs there (a build on every core): once more then,
       // with a limit kSharedMachineTimeoutFactor times as long, which the
       // load of one other job does not explain (it at most halves a core).
-      if (h.outcome == kOutcomeTimeout && o.machine_shared && o.machine_shared()) {
+      if (h.outcome == kOutcomeTimeout && longer_hung < 2 && o.machine_shared && o.machine_shared()) {
         auto longer = cc_of(static_cast<int>(i));
         longer.timeout *= kSharedMachineTimeoutFactor;
         h = compile_guarded(o, longer, modules[i], learned, learned ? &reports[i] : nullptr);
+        longer_hung += h.outcome == kOutcomeTimeout;
       }
       if (h.outcome == kOutcomeTimeout) h.message = std::string(kFailedAgainAloneNote) + ": " + h.message;
     }
