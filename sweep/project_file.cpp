@@ -375,8 +375,7 @@ std::string toml_quoted(const std::string& s) {
 std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy,
                                   const std::string& recipe, const std::string& since, const std::string& branch) {
   return fmt::format(R"(# driftwatch project: what to track, and how.
-# The project's commands (sweep, bisect, alerts, report, decide, retrain,
-# policy, jobs) read this file (--config FILE, else ./driftwatch.toml).
+# The project's commands read this file (--config FILE, else ./driftwatch.toml).
 # Relative paths are relative to this file.
 
 [project]
