@@ -26,9 +26,6 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(db.impl().conn);
     std::vector<SeriesPoint> out;
     std::map<Id, std::size_t> by_eval;
-    std::string markers;
-    if (machine)
-      for (const auto& m : machine->crash_markers) markers += (markers.empty() ? "" : "\x1f") + m;
     auto rows = tx.exec_params(
         "SELECT c.id, c.sha, c.author, c.subject, extract(epoch FROM c.committed_at)::bigint, b.outcome, "
         "  e.id, COALESCE(e.summary::text, '{}'), COALESCE(e.compat_report::text, '{}'), "
@@ -78,7 +75,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "  AND e.policy_id = (SELECT id FROM policies WHERE content_hash = $3) "
         "  AND e.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) "
         "WHERE c.repository_id = $1 AND rc.content_hash = $2",
-        repository_id, recipe_hash, policy_hash, suite_hash, machine ? machine->crashed : std::string(), markers,
+        repository_id, recipe_hash, policy_hash, suite_hash, machine ? machine->crashed : std::string(),
+        machine ? machine->crash_markers_param() : std::string(),
         machine ? machine->failed_again_alone : std::string());
     for (const auto& r : rows) {
       SeriesPoint p;

@@ -10,8 +10,6 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
   return db.impl().guarded("looking for an evaluation of an identical compiler", [&] {
     // One snapshot: a rerun of the source replacing its rows meanwhile is not seen half-way.
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(db.impl().conn);
-    std::string markers;  // no unit separator in a compiler's crash phrases
-    for (const auto& m : machine.crash_markers) markers += (markers.empty() ? "" : "\x1f") + m;
     auto found = tx.exec_params(
         "SELECT e.id, c.sha, e.summary::text, coalesce(e.compat_report::text, '{}'), c.subject FROM evaluations e "
         "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id "
@@ -33,7 +31,8 @@ std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id poli
         // The row being measured again comes first: a check-in queued again
         // (its repository moved, a requeued job) keeps what it measured.
         "ORDER BY e.id <> $4, (e.summary ? 'reused_from'), e.id LIMIT 1",
-        policy_id, suite_id, key, current, machine.outcomes, machine.crashed, markers, machine.failed_again_alone);
+        policy_id, suite_id, key, current, machine.outcomes, machine.crashed, machine.crash_markers_param(),
+        machine.failed_again_alone);
     std::optional<ReusableEvaluation> out;
     if (found.empty()) return out;
     out.emplace();

@@ -35,6 +35,13 @@ struct MachineFailureRule {
   /// How the message of a result that failed so again when compiled alone
   /// begins: the compiler's doing whatever its outcome (a hang), never the machine's.
   std::string failed_again_alone;
+  /// `crash_markers` as one query parameter, split in SQL on the unit
+  /// separator (no compiler's crash phrase holds one).
+  std::string crash_markers_param() const {
+    std::string out;
+    for (const auto& m : crash_markers) out += (out.empty() ? "" : "\x1f") + m;
+    return out;
+  }
 };
 std::optional<ReusableEvaluation> find_reusable_evaluation(Database& db, Id policy_id, Id suite_id,
                                                            const std::string& key, Id current,
