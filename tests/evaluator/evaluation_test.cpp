@@ -152,15 +152,25 @@ TEST_CASE("a policy that cannot run on this compiler is refused with its compati
   CHECK(r.error().message.find("eviction_x") != std::string::npos);
 }
 
+namespace {
+
+/// Makes `o`'s compiler dwcc behind a script that first runs `on_sort` (a
+/// shell command) when it compiles sort.c, each compile limited to 3 s.
+void delay_sort(EvaluationOptions& o, const testing::TempDir& tmp, const std::string& on_sort) {
+  std::ofstream(tmp / "cc.sh") << "#!/bin/sh\ncase \"$1\" in *sort*) " << on_sort << ";; esac\nexec " << DWCC_BIN
+                               << " \"$@\"\n";
+  fs::permissions(tmp / "cc.sh", fs::perms::owner_all);
+  o.compiler.argv[0] = (tmp / "cc.sh").string();
+  o.compiler.timeout = std::chrono::seconds(3);
+}
+
+}  // namespace
+
 TEST_CASE("a hung compile is recorded as a timeout and the rest goes on") {
   testing::TempDir tmp;
   auto suite = testdata_suite(tmp);
   auto o = options(suite, tmp / "work", 0);
-  // A "compiler" that hangs on one module only.
-  std::ofstream(tmp / "cc.sh") << "#!/bin/sh\ncase \"$1\" in *sort*) sleep 60;; esac\nexec " << DWCC_BIN << " \"$@\"\n";
-  fs::permissions(tmp / "cc.sh", fs::perms::owner_all);
-  o.compiler.argv[0] = (tmp / "cc.sh").string();
-  o.compiler.timeout = std::chrono::seconds(3);
+  delay_sort(o, tmp, "sleep 60");  // a "compiler" that hangs on one module only
   auto r = evaluate(o);
   REQUIRE(r.ok());
   CHECK(r->failed == 1);
@@ -178,11 +188,7 @@ TEST_CASE("a compile slowed past its limit while another job shares the machine 
   testing::TempDir tmp;
   auto suite = testdata_suite(tmp);
   auto o = options(suite, tmp / "work", 0);
-  // A compile of sort that takes 5 s, past its 3 s limit also alone.
-  std::ofstream(tmp / "cc.sh") << "#!/bin/sh\ncase \"$1\" in *sort*) sleep 5;; esac\nexec " << DWCC_BIN << " \"$@\"\n";
-  fs::permissions(tmp / "cc.sh", fs::perms::owner_all);
-  o.compiler.argv[0] = (tmp / "cc.sh").string();
-  o.compiler.timeout = std::chrono::seconds(3);
+  delay_sort(o, tmp, "sleep 5");  // a compile of sort that takes 5 s, past its 3 s limit also alone
   auto sort_of = [](const EvaluationResult& r) {
     return *std::find_if(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.name == "sort.c"; });
   };
@@ -206,11 +212,7 @@ TEST_CASE("a compile that times out once, as under load, is measured when tried 
   auto suite = testdata_suite(tmp);
   auto o = options(suite, tmp / "work", 0);
   // A "compiler" whose first compile of sort hangs, and no other.
-  std::ofstream(tmp / "cc.sh") << "#!/bin/sh\ncase \"$1\" in *sort*) mkdir " << (tmp / "once").string()
-                               << " 2>/dev/null && sleep 60;; esac\nexec " << DWCC_BIN << " \"$@\"\n";
-  fs::permissions(tmp / "cc.sh", fs::perms::owner_all);
-  o.compiler.argv[0] = (tmp / "cc.sh").string();
-  o.compiler.timeout = std::chrono::seconds(3);
+  delay_sort(o, tmp, "mkdir " + (tmp / "once").string() + " 2>/dev/null && sleep 60");
   auto r = evaluate(o);
   REQUIRE(r.ok());
   CHECK(fs::exists(tmp / "once"));  // it did time out once
