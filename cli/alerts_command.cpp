@@ -107,7 +107,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
         "culprit: one of {}..{} ({})\n", named(al->range_first_sha, al->range_first_subject),
         named(al->first_bad_sha, al->first_bad_subject),
         reports::range_note(!d.is_discarded() && d.value("spread", false),
-                            !d.is_discarded() && d.contains("carried_forward") && !d["carried_forward"].empty()));
+                            sweep::details_carried_forward(al->details_json)));
   else
     fmt::print("not pinned: {} ({})\n", named(al->first_bad_sha, al->first_bad_subject), reports::kNotPinnedNote);
   fmt::print("last good: {}\nfirst bad: {}\n", named(al->last_good_sha, al->last_good_subject),

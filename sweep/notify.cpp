@@ -43,13 +43,18 @@ std::string alert_json(const db::AlertView& a) {
                                 {"created_at", a.created_at}});
 }
 
+bool details_carried_forward(const std::string& details_json) {
+  auto d = json::parse(details_json.empty() ? "{}" : details_json, nullptr, false);
+  return d.is_object() && d.contains("carried_forward") && !d["carried_forward"].empty();
+}
+
 std::string alert_sentence(const db::AlertView& a) {
   auto d = json::parse(a.details_json.empty() ? "{}" : a.details_json, nullptr, false);
   auto num = [&](const char* group, const char* key) {
     return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
   };
   bool spread = !d.is_discarded() && d.value("spread", false);
-  bool carried = !d.is_discarded() && d.contains("carried_forward") && !d["carried_forward"].empty();
+  bool carried = details_carried_forward(a.details_json);
   std::string where =
       change_place_text({a.culprit_sha, common::last_line(a.culprit_subject), a.culprit_time, a.range_first_sha,
                          a.range_first_subject, a.first_bad_sha, a.first_bad_subject, spread, carried});
@@ -68,7 +73,8 @@ std::string alert_sentence(const db::AlertView& a) {
            (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded"));
   if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + at;
   if (a.kind == "modules-failing")
-    return fmt::format("{} more modules of {} fail to compile with the policy {} (a crash or a timeout){}",
+    return fmt::format("{} more modules of {} fail to compile with the policy {} (a crash or a timeout; or a "
+                       "compile that never asked it){}",
                        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
   if (a.kind == "compiler-failing") {
     int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);

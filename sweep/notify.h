@@ -16,6 +16,10 @@ namespace sweep {
 std::string alert_json(const db::AlertView& alert);
 /// One line for people: what moved, where, and the culprit.
 std::string alert_sentence(const db::AlertView& alert);
+/// Whether an alert's stored details (sweep::Finding::details_json) compare
+/// modules at a size carried forward from an earlier check-in: its range
+/// then starts at that measurement, which every sentence about it says.
+bool details_carried_forward(const std::string& details_json);
 
 inline constexpr int kDeliveryAttemptsBeforeFailing = 3;
 

@@ -113,8 +113,8 @@ reports::ReportAlert alert_of(db::Database& db, const db::AlertView& a) {
     r.bisect_evaluations = d.value("bisect_evaluations", 0);
     r.range_size = d.value("range_size", 0);
     r.spread = d.value("spread", false);
-    r.carried = d.contains("carried_forward") && !d["carried_forward"].empty();
   }
+  r.carried = details_carried_forward(a.details_json);
   r.most_affected = strings(d, "most_affected");
   r.win_to_loss = strings(d, "win_to_loss");
   r.loss_to_win = strings(d, "loss_to_win");
