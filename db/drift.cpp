@@ -62,7 +62,14 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "  (SELECT string_agg(bu.name, E'\\n' ORDER BY bu.name) FROM module_results u "
         "   JOIN benchmarks bu ON bu.id = u.benchmark_id "
         "   WHERE u.evaluation_id = e.id AND u.heuristic = 'default' AND u.outcome = 'timeout' "
-        "     AND ($7 = '' OR NOT starts_with(u.message, $7))) "
+        "     AND ($7 = '' OR NOT starts_with(u.message, $7))), "
+        // Modules the default compiled and whose learned compile never
+        // asked the policy (the ML channel never opened), while others did.
+        "  (SELECT string_agg(bn.name, E'\\n' ORDER BY bn.name) FROM module_results n "
+        "   JOIN module_results d ON d.evaluation_id = n.evaluation_id "
+        "     AND d.benchmark_id = n.benchmark_id AND d.heuristic = 'default' AND d.outcome = 'ok' "
+        "   JOIN benchmarks bn ON bn.id = n.benchmark_id "
+        "   WHERE n.evaluation_id = e.id AND n.heuristic = 'learned' AND n.outcome = 'policy-not-consulted') "
         "FROM builds b JOIN commits c ON c.id = b.commit_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
@@ -106,6 +113,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
       std::sort(p.default_failing.begin(), p.default_failing.end());
       if (!r[21].is_null()) p.default_unsure = common::split(r[21].as<std::string>(), '\n');
       std::sort(p.default_unsure.begin(), p.default_unsure.end());
+      if (!r[22].is_null()) p.learned_unasked = common::split(r[22].as<std::string>(), '\n');
+      std::sort(p.learned_unasked.begin(), p.learned_unasked.end());
       if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
       out.push_back(std::move(p));
     }

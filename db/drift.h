@@ -34,6 +34,11 @@ struct SeriesPoint {
   /// the above), by name in byte order.
   std::vector<std::string> learned_failing;
   int learned_failed() const { return static_cast<int>(learned_failing.size()); }
+  /// Modules the default compiled and whose learned compile never asked the
+  /// policy (others of the suite did): compiled as if the policy were not
+  /// there. Not in learned_failing (no loss of the policy's: decide leaves
+  /// them out), but news when it starts. By name in byte order.
+  std::vector<std::string> learned_unasked;
   /// Modules the compiler failed under its own default heuristic, not by
   /// the machine's doing (load_series' `machine`): the compiler's
   /// regression, whatever the policy does. By name in byte order. A hang

@@ -86,8 +86,8 @@ std::string Finding::sentence() const {
            reports::uplift_change_text(kind == "uplift-dropped", spread, change.uplift_delta, before.uplift,
                                        after.uplift);
   else if (kind == "modules-failing")
-    what = fmt::format("{} more modules of {} fail to compile with the policy (a crash or a timeout; left out "
-                       "of the uplift)",
+    what = fmt::format("{} more modules of {} fail to compile with the policy (a crash or a timeout; or a "
+                       "compile that never asked it; left out of the uplift)",
                        newly_failing, suite);
   else if (kind == "compiler-failing")
     what = fmt::format(
@@ -340,8 +340,15 @@ class SuiteAnalysis {
 
   /// The modules `who`'s compile fails on at `b` and did not at `a`.
   std::vector<std::string> newly_failing(std::size_t a, std::size_t b, Failing who) const {
-    auto failing = [&](std::size_t pos) -> const std::vector<std::string>& {
-      return who == Failing::Learned ? points_.at(pos).learned_failing : points_.at(pos).default_failing;
+    // A learned compile that stops asking the policy is as lost to it as
+    // one that fails: its module is compared at its last measured sizes.
+    auto failing = [&](std::size_t pos) {
+      const auto& p = points_.at(pos);
+      if (who == Failing::Default) return p.default_failing;
+      std::vector<std::string> lost;
+      std::set_union(p.learned_failing.begin(), p.learned_failing.end(), p.learned_unasked.begin(),
+                     p.learned_unasked.end(), std::back_inserter(lost));
+      return lost;
     };
     const auto& was = failing(a);
     const auto& now = failing(b);

@@ -388,6 +388,42 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
 }
 
+TEST_CASE("modules the compiler stops asking the policy on, while it asks on others, open a modules-failing alert") {
+  testing::TempDir scratch;
+  // Week 6 leaves the ML inliner off for json, ini and utf8 (a fast path a
+  // compiler might take): their learned compiles succeed without opening the
+  // channel, the others still ask. Compared at their last sizes, no figure
+  // would move: only this alert says the policy no longer reaches them.
+  Project p(history_8w_with(scratch.path() / "history-unasked-modules.toml", R"toml(
+[[checkin]]
+week = 6
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Driver] Skip the ML advisor for small inputs"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  for (int I = 1; I < argc; ++I)\n    Args.push_back(argv[I]);\n"
+with = "  bool Small = false;\n  for (int I = 1; I < argc; ++I)\n    Small |= argv[I][0] != '-' && (StringRef(argv[I]).contains(\"json\") || StringRef(argv[I]).contains(\"ini\") || StringRef(argv[I]).contains(\"utf8\"));\n  for (int I = 1; I < argc; ++I)\n    if (!Small || !StringRef(argv[I]).contains(\"enable-ml-inliner\"))\n      Args.push_back(argv[I]);\n"
+)toml" + kDocsWeek9));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver] Skip%'");
+  REQUIRE(culprit.size() == 40);
+  // The evaluation ran (others asked): not the policy being unusable.
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'policy-unusable'") == "0");
+  CHECK(p.psql("SELECT count(DISTINCT r.evaluation_id) FROM module_results r WHERE r.outcome = "
+               "'policy-not-consulted'") != "0");
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
+               "WHERE a.kind = 'modules-failing'") == culprit);
+  CHECK(p.psql("SELECT details->>'newly_failing' FROM alerts WHERE kind = 'modules-failing'") == "3");
+  CHECK(p.psql("SELECT details->>'failing' FROM alerts WHERE kind = 'modules-failing'") ==
+        "[\"ini.c\", \"json.c\", \"utf8.c\"]");
+  CHECK(s.output.find("3 more modules of testdata fail to compile with the policy (a crash or a timeout; or a "
+                      "compile that never asked it") != std::string::npos);
+}
+
 TEST_CASE(
     "a module the compiler starts crashing on, then one it starts hanging on, under its own heuristic each open "
     "a compiler-failing alert") {
