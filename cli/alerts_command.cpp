@@ -103,11 +103,10 @@ void run_show(Context& ctx, const AlertArgs& a) {
     fmt::print("culprit: {} {} by {}\n  {}\n", al->culprit_sha, tracker::format_date(al->culprit_time),
                printable(al->culprit_author), printable(al->culprit_subject));
   else if (!al->range_first_sha.empty())
-    fmt::print(
-        "culprit: one of {}..{} ({})\n", named(al->range_first_sha, al->range_first_subject),
-        named(al->first_bad_sha, al->first_bad_subject),
-        reports::range_note(!d.is_discarded() && d.value("spread", false),
-                            sweep::details_carried_forward(al->details_json)));
+    fmt::print("culprit: one of {}..{} ({})\n", named(al->range_first_sha, al->range_first_subject),
+               named(al->first_bad_sha, al->first_bad_subject),
+               reports::range_note(!d.is_discarded() && d.value("spread", false),
+                                   sweep::details_carried_forward(al->details_json)));
   else
     fmt::print("not pinned: {} ({})\n", named(al->first_bad_sha, al->first_bad_subject), reports::kNotPinnedNote);
   fmt::print("last good: {}\nfirst bad: {}\n", named(al->last_good_sha, al->last_good_subject),

@@ -86,9 +86,10 @@ std::string Finding::sentence() const {
            reports::uplift_change_text(kind == "uplift-dropped", spread, change.uplift_delta, before.uplift,
                                        after.uplift);
   else if (kind == "modules-failing")
-    what = fmt::format("{} more modules of {} fail to compile with the policy (a crash or a timeout; or a "
-                       "compile that never asked it; left out of the uplift)",
-                       newly_failing, suite);
+    what = fmt::format(
+        "{} more modules of {} fail to compile with the policy (a crash or a timeout; or a "
+        "compile that never asked it; left out of the uplift)",
+        newly_failing, suite);
   else if (kind == "compiler-failing")
     what = fmt::format(
         "the compiler fails on {} more module{} of {} with its default heuristic (a crash, or a "

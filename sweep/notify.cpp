@@ -73,9 +73,10 @@ std::string alert_sentence(const db::AlertView& a) {
            (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded"));
   if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + at;
   if (a.kind == "modules-failing")
-    return fmt::format("{} more modules of {} fail to compile with the policy {} (a crash or a timeout; or a "
-                       "compile that never asked it){}",
-                       d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
+    return fmt::format(
+        "{} more modules of {} fail to compile with the policy {} (a crash or a timeout; or a "
+        "compile that never asked it){}",
+        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
   if (a.kind == "compiler-failing") {
     int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
     return fmt::format("the compiler fails on {} more module{} of {} with its default heuristic (a crash or a hang){}",
