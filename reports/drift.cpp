@@ -93,6 +93,39 @@ std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const Compare
   return out;
 }
 
+std::vector<FoundStep> slow_drifts(const std::vector<bool>& sample, const CompareLevels& levels,
+                                   const std::vector<FoundStep>& steps, double min_uplift_change) {
+  std::vector<FoundStep> out;
+  std::optional<std::size_t> from;
+  for (std::size_t i = 0; i < sample.size(); ++i) {
+    if (!sample[i]) continue;
+    if (!from) {
+      from = i;
+      continue;
+    }
+    // An uplift step after the reference: its alert tells the move up to it.
+    bool stepped = std::any_of(steps.begin(), steps.end(), [&](const FoundStep& s) {
+      return s.change.uplift_moved && s.after > *from && s.after <= i;
+    });
+    if (stepped) {
+      from = i;
+      continue;
+    }
+    auto [a, b] = levels(*from, i);
+    double delta = b.uplift - a.uplift;
+    if (delta == 0 || std::abs(delta) < min_uplift_change) continue;
+    LevelChange c;
+    c.index = i;
+    c.uplift_delta = delta;
+    c.uplift_moved = true;
+    FoundStep drift{*from, i, c, true};
+    drift.across_samples = true;
+    out.push_back(std::move(drift));
+    from = i;
+  }
+  return out;
+}
+
 std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing,
                                      int threshold) {
   std::vector<FoundStep> out;

@@ -50,6 +50,9 @@ struct FoundStep {
   /// failing_steps: the modules the step carries (sorted): those newly
   /// failing, and for a spread one only those no step inside it names.
   std::vector<std::string> modules;
+  /// slow_drifts: spread over several samples, each sample-to-sample move
+  /// below the threshold. Nothing to bisect: no check-in made it alone.
+  bool across_samples = false;
 };
 
 /// A found step's range and the modules it turned from win to loss.
@@ -86,6 +89,18 @@ using CompareLevelsWithin =
     std::function<std::pair<Level, Level>(std::size_t before, std::size_t after, std::size_t from, std::size_t to)>;
 std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const CompareLevels& levels,
                                   const DriftThresholds& thresholds, const CompareLevelsWithin& within = {});
+
+/// The uplift's slow drifts across samples, which find_steps (samples
+/// compared with their neighbours only) never sees: 0.15 points a week for
+/// nine weeks is 1.35 points lost with no step of 0.2. From a reference
+/// sample (the first; then the end of each drift, or the first sample at or
+/// after an uplift step of `steps`, whose alert says the move before it),
+/// the uplift's move to each later sample, once it is at or above
+/// min_uplift_change, is a drift (spread, across_samples). Later samples
+/// are judged from its end, so each sample's move is told once. Only the
+/// uplift: the totals grow with the compiler's own work.
+std::vector<FoundStep> slow_drifts(const std::vector<bool>& sample, const CompareLevels& levels,
+                                   const std::vector<FoundStep>& steps, double min_uplift_change);
 
 /// The modules the policy's compile fails on at `after` and did not at `before` (indices of evaluated check-ins).
 using NewlyFailing = std::function<std::vector<std::string>(std::size_t before, std::size_t after)>;

@@ -223,6 +223,7 @@ class SuiteAnalysis {
     std::size_t before, after;  ///< positions of evaluated check-ins: consecutive, unless spread
     bool spread = false;        ///< crossed the threshold over several steps, none of them alone
     std::vector<std::string> modules;  ///< failing_steps(): the modules it carries (reports::FoundStep)
+    bool across_samples = false;       ///< reports::slow_drifts(): over several samples, nothing to bisect
   };
 
   /// Every change worth an alert (reports::find_steps), each pair compared
@@ -251,15 +252,19 @@ class SuiteAnalysis {
     };
     std::vector<bool> sample;
     for (auto pos : ev) sample.push_back(is_sample(pos));
-    for (const auto& s : reports::find_steps(sample, levels, thresholds(), within))
-      out.push_back({s.change, ev[s.before], ev[s.after], s.spread});
+    auto found = reports::find_steps(sample, levels, thresholds(), within);
+    for (auto& d : reports::slow_drifts(sample, levels, found, thresholds().min_uplift_change))
+      found.push_back(std::move(d));
+    std::stable_sort(found.begin(), found.end(), [](const auto& x, const auto& y) { return x.after < y.after; });
+    for (const auto& s : found) out.push_back({s.change, ev[s.before], ev[s.after], s.spread, {}, s.across_samples});
     return out;
   }
 
-  /// Changes as (position before, position after).
+  /// Changes to bisect, as (position before, position after).
   std::vector<std::pair<std::size_t, std::size_t>> changes() const {
     std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (const auto& s : steps()) out.emplace_back(s.before, s.after);
+    for (const auto& s : steps())
+      if (!s.across_samples) out.emplace_back(s.before, s.after);
     return out;
   }
 

@@ -218,7 +218,7 @@ TEST_CASE("an uplift rise inside two samples that hides a drop in parts leaves t
 
 TEST_CASE("steps are found between consecutive samples only: a drift of small steps across samples is none") {
   // 0.15 points a week, each week sampled: no step between two samples
-  // reaches 0.2 (decide's fraction rule judges erosion from the baseline).
+  // reaches 0.2 (slow_drifts finds it).
   std::vector<Level> s;
   for (int week = 0; week < 8; ++week) s.push_back({0.05 - 0.0015 * week, 1000, 1000});
   CHECK(steps_of(s, std::vector<bool>(8, true), {0.002, 1}).empty());
@@ -230,6 +230,52 @@ TEST_CASE("steps are found between consecutive samples only: a drift of small st
   CHECK(found[1].after == 2);
   CHECK(steps_of({{0.05, 1000, 950}}, {true}, {0.002, 1}).empty());
   CHECK(steps_of({}, {}, {0.002, 1}).empty());
+}
+
+namespace {
+
+std::vector<reports::FoundStep> drifts_of(const std::vector<Level>& s, const std::vector<bool>& sample,
+                                          reports::DriftThresholds t) {
+  auto levels = [&](std::size_t a, std::size_t b) { return std::pair{s[a], s[b]}; };
+  return reports::slow_drifts(sample, levels, reports::find_steps(sample, levels, t), t.min_uplift_change);
+}
+
+}  // namespace
+
+TEST_CASE("a slow drift of the uplift across samples is found from where it started, each sample's move told once") {
+  // 0.15 points a week for nine weeks, each week sampled: the move from week
+  // 0 reaches 0.2 at week 2 (0.30), then from week 2 at week 4, and so on.
+  std::vector<Level> s;
+  for (int week = 0; week < 10; ++week) s.push_back({0.03 - 0.0015 * week, 1000, 1000 - week});
+  auto found = drifts_of(s, std::vector<bool>(10, true), {0.002, 1});
+  REQUIRE(found.size() == 4);
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    CHECK(found[k].before == 2 * k);
+    CHECK(found[k].after == 2 * k + 2);
+    CHECK(found[k].spread);
+    CHECK(found[k].across_samples);
+    CHECK(found[k].change.uplift_moved);
+    CHECK_FALSE(found[k].change.default_moved);
+    CHECK(found[k].change.uplift_delta == doctest::Approx(-0.003));
+  }
+  // Check-ins bisection measured between samples are not references.
+  std::vector<Level> t = {{0.03, 1000, 970}, {0.0, 1000, 1000}, {0.0285, 1000, 970}, {0.027, 1000, 973}};
+  auto inside = drifts_of(t, {true, false, true, true}, {0.002, 1});
+  // (0 → 1 and 1 → 2 are steps: the reference moves past them.)
+  CHECK(inside.empty());
+  // A rise then a fall back of the same size, each below the threshold, is no drift.
+  std::vector<Level> u = {{0.03, 1000, 970}, {0.0315, 1000, 970}, {0.03, 1000, 970}, {0.0315, 1000, 970}};
+  CHECK(drifts_of(u, std::vector<bool>(4, true), {0.002, 1}).empty());
+  // A step resets the reference: the drift before it is its alert's, the one after starts there.
+  std::vector<Level> v = {{0.03, 1000, 970}, {0.029, 1000, 971}, {0.02, 1000, 980}, {0.019, 1000, 981},
+                          {0.0175, 1000, 982}};
+  auto after_step = drifts_of(v, std::vector<bool>(5, true), {0.002, 1});
+  REQUIRE(after_step.size() == 1);
+  CHECK(after_step[0].before == 2);
+  CHECK(after_step[0].after == 4);
+  CHECK(after_step[0].change.uplift_delta == doctest::Approx(-0.0025));
+  CHECK(drifts_of({}, {}, {0.002, 1}).empty());
+  CHECK(drifts_of({{0.03, 1000, 970}}, {true}, {0.002, 1}).empty());
 }
 
 TEST_CASE("bisecting a change, a check-in is new once it is nearer the new level in the figure that moved") {
