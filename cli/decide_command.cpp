@@ -37,7 +37,7 @@ void print_decision(const sweep::DecideReport& r) {
   bool from_first = std::all_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_measured; });
   fmt::print("decision {}: {} — policy {} ({}), baseline {}{}\n", r.decision_id, r.retrain ? "RETRAIN" : "keep",
              r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.name_of(r.baseline),
-             !r.baseline_in_history ? " (not in the history: from the first evaluated check-in)"
+             !r.baseline_in_history ? " (not in the history: from the first evaluated check-in of the project's range)"
              : unmeasured && from_first
                  ? " (not evaluated: before the project's range, or its build or evaluation failed; from the first "
                    "check-in evaluated after it)"

@@ -135,6 +135,15 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   if (repo)
     if (auto sampled = sweep_checkins(p, p.every, p.since, std::nullopt, baseline_pos ? report.baseline : ""))
       grid.insert(sampled->begin(), sampled->end());
+  // The project's range begins at its first sample: what was measured
+  // before it (a one-off `eval`, another project's sweep) is no baseline of
+  // its own, as drift analysis does not read it either.
+  std::optional<std::size_t> range_first;
+  for (const auto& sha : grid)
+    if (auto it = position.find(sha); it != position.end() && (!range_first || it->second < *range_first))
+      range_first = it->second;
+  auto from_pos = baseline_pos;
+  if (range_first && (!from_pos || *from_pos < *range_first)) from_pos = range_first;
   auto rules = p.decide;
   rules.min_drop = p.alerts.min_uplift_change;
 
@@ -163,14 +172,13 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     // the report reads it (reports::baseline_position).
     std::vector<int> evaluated;
     for (const auto& [pos, pt] : points) evaluated.push_back(int(pos));
-    auto first =
-        reports::baseline_position(evaluated, baseline_pos ? std::optional<int>(int(*baseline_pos)) : std::nullopt);
+    auto first = reports::baseline_position(evaluated, from_pos ? std::optional<int>(int(*from_pos)) : std::nullopt);
     auto base = first ? std::optional<std::size_t>(std::size_t(*first)) : baseline_pos;
     // The policy could not run at all at the newest evaluated check-in: one
     // before the baseline (a full sweep measures a promoted candidate on older
     // check-ins, where features it needs may be missing) is not the policy's
     // failure now.
-    if (baseline_pos) failed.erase(failed.begin(), failed.lower_bound(*baseline_pos));
+    if (from_pos) failed.erase(failed.begin(), failed.lower_bound(*from_pos));
     if (!failed.empty() && (points.empty() || failed.rbegin()->first > points.rbegin()->first)) {
       series.unusable_sha = failed.rbegin()->second.sha;
       series.unusable_error = failed.rbegin()->second.evaluation_error;

@@ -689,7 +689,8 @@ std::string change_key(const Finding& f) {
 /// first bad there (a `bisect --good` whose range ends there) is part of
 /// the baseline too, and no analysis from there on would revisit it.
 void resolve_alerts_before(db::Database& db, const std::string& project, const std::string& policy_hash,
-                           const std::vector<tracker::CommitInfo>& history, std::size_t trained_at) {
+                           const std::vector<tracker::CommitInfo>& history, std::size_t trained_at,
+                           const std::string& what) {
   std::map<std::string, std::vector<std::pair<db::Id, std::string>>> by_sha;  // first bad: (alert, last good)
   for (const auto& a : db::list_alerts(db, project, {"open", "acknowledged"})) {
     const auto& sha = !a.first_bad_sha.empty() ? a.first_bad_sha : a.culprit_sha;
@@ -711,8 +712,8 @@ void resolve_alerts_before(db::Database& db, const std::string& project, const s
         if (i < trained_at || before_training.count(last_good))
           db::set_alert_state(
               db, project, id, "resolved", "driftwatch",
-              (i < trained_at ? "before the policy's training check-in " : "at the policy's training check-in ") +
-                  history[trained_at].short_sha() + ", from which drift is analysed");
+              (i < trained_at ? "before " : "at ") + what + " " + history[trained_at].short_sha() +
+                  ", from which drift is analysed");
       by_sha.erase(it);
     }
 }
@@ -954,7 +955,19 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     // analysis reaches now (found when drift was analysed over the whole
     // range, or by a `bisect --good` before it); not while such a bisect runs.
     if (o.bisect_from.empty() && trained_at > 0)
-      resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at);
+      resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at,
+                            "the policy's training check-in");
+    // Nor is what lies before the project's range its drift: check-ins
+    // measured there by a one-off `eval`, by another project's sweep of the
+    // repository, or before `since` moved on would otherwise be bisected and
+    // alerted on, notifying a new project of culprits from before it began.
+    // It starts at its first sample (the training check-in when in range).
+    if (o.bisect_from.empty())
+      if (auto first = first_sample_position(history, o.samples); first && *first > start) {
+        start = *first;
+        resolve_alerts_before(db, p.name, policy_meta.content_hash, history, start,
+                              "the project's first sampled check-in");
+      }
     analyse_line(o, db, {repository_id, std::move(history), start, &repo}, recipe, policy_meta.content_hash, selected,
                  wide_changes, report);
   }

@@ -23,6 +23,7 @@
 #include "sweep/recording.h"
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
+#include "sweep/sweep.h"
 #include "sweep/timeline.h"
 #include "tracker/git.h"
 
@@ -207,6 +208,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   // toolchains in date order, as drift reads them (sweep/timeline.h).
   std::optional<db::Id> repository_id;
   std::vector<tracker::CommitInfo> history;
+  std::vector<std::string> grid;
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
     // As sweep and decide read it: a policy's metadata may name its training
@@ -215,6 +217,11 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     auto tip = repo.tracked(p.branch).take();
     repository_id = recorded_repository(db, repo, tip);
     history = repo.cloned_history(tip).take();
+    // The project's grid, as decide reads it: its range begins at its first sample.
+    bool trained_here = std::any_of(history.begin(), history.end(),
+                                    [&](const auto& c) { return c.sha == d.policy.trained_at; });
+    if (auto sampled = sweep_checkins(p, p.every, p.since, std::nullopt, trained_here ? d.policy.trained_at : ""))
+      grid = std::move(*sampled);
   } else {
     repository_id = db::find_repository(db, toolchains_location(recipe.name));
     history = toolchain_history(p);
@@ -230,6 +237,11 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   // series starts from its first evaluated check-in, as in `decide`.
   std::optional<int> trained_position;
   if (auto it = position.find(d.policy.trained_at); it != position.end()) trained_position = int(it->second);
+  // What was measured before the project's range (a one-off `eval`, another
+  // project's sweep) is no baseline of its own, as in decide and drift.
+  std::optional<int> from_position = trained_position;
+  if (auto first = first_sample_position(history, grid); first && (!from_position || *from_position < int(*first)))
+    from_position = int(*first);
   for (const auto& name : p.suites) {
     auto suite = select_suite(data_dir, name);
     auto loaded =
@@ -241,7 +253,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     for (auto& f : feature_changes(s.name, loaded, s)) d.feature_changes.push_back(std::move(f));
     reports::SuiteOverview o{s.name, {}, {}, 0, 0, false, {}};
     int last_measured = -1;  // position of the latest measured check-in
-    if (auto b = reports::baseline_index(s, trained_position)) {
+    if (auto b = reports::baseline_index(s, from_position)) {
       const auto& base = s.points[*b];
       trained_in_series = trained_in_series || base.commit.sha == d.policy.trained_at;
       const reports::ReportPoint* latest = nullptr;

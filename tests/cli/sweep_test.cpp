@@ -193,6 +193,44 @@ TEST_CASE("--new after the project's sampling is edited plans the new grid's ear
   CHECK(again.output.find("sampling changed") == std::string::npos);
 }
 
+TEST_CASE("a project's drift, decide and report begin at its range: what was measured before it is not its own") {
+  Project p;
+  p.sweep_ok();  // the whole history, every two weeks, bisected: its changes alerted
+  REQUIRE(p.psql("SELECT count(*) FROM alerts WHERE project = 'toy'") != "0");
+  // A second project on the same repository whose range begins after the
+  // merge (the last change): what the first measured before it would
+  // otherwise be bisected and alerted on, and be its baseline.
+  auto after_merge = p.psql(
+      "SELECT to_char(committed_at + interval '1 day', 'YYYY-MM-DD') FROM commits WHERE subject LIKE 'Merge branch%'");
+  REQUIRE(after_merge.size() == 10);
+  p.set("name = \"toy\"", "name = \"late\"");
+  p.set("since = \"\"", "since = \"" + after_merge + "\"");
+  auto late = p.sweep_ok();
+  INFO(late.output);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE project = 'late'") == "0");
+  CHECK(late.output.find("drift: one evaluated check-in so far") != std::string::npos);
+  auto first = p.psql(
+      "SELECT c.sha FROM commits c WHERE c.committed_at >= '" + after_merge + "' AND EXISTS (SELECT 1 FROM builds b "
+      "JOIN evaluations e ON e.build_id = b.id WHERE b.commit_id = c.id AND e.status = 'done') ORDER BY "
+      "c.committed_at LIMIT 1");
+  REQUIRE(first.size() == 40);
+  auto out = p.dir / "late-report";
+  auto rep = p.run({"report", "--config", p.config, "--out", out.string()});
+  REQUIRE_MESSAGE(rep.exit_code == 0, rep.output);
+  std::ifstream in(out / "report.json");
+  auto page = nlohmann::json::parse(in);
+  REQUIRE(page["overview"].size() == 1);
+  CHECK(page["overview"][0]["baseline"]["sha"] == first);
+  // decide judges from the same check-in: its uplift is the baseline's.
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  CHECK(d.output.find("from the first evaluated check-in of the project's range") != std::string::npos);
+  CHECK(d.output.find("the baseline's uplift " + common::signed_percent(page["overview"][0]["baseline_uplift"])) !=
+        std::string::npos);
+  // The first project's own alerts of those changes stand.
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE project = 'toy' AND state = 'open'") != "0");
+}
+
 TEST_CASE("a branch that names a tag is said to never move when nothing is new") {
   Project p;
   p.set("branch = \"\"", "branch = \"v1.0\"");  // the import alone
