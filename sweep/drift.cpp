@@ -710,10 +710,9 @@ void resolve_alerts_before(db::Database& db, const std::string& project, const s
         // last good check-in earlier): one with nothing good before it (the
         // policy cannot run there at all) is the analysis's own, and stays.
         if (i < trained_at || before_training.count(last_good))
-          db::set_alert_state(
-              db, project, id, "resolved", "driftwatch",
-              (i < trained_at ? "before " : "at ") + what + " " + history[trained_at].short_sha() +
-                  ", from which drift is analysed");
+          db::set_alert_state(db, project, id, "resolved", "driftwatch",
+                              (i < trained_at ? "before " : "at ") + what + " " + history[trained_at].short_sha() +
+                                  ", from which drift is analysed");
       by_sha.erase(it);
     }
 }

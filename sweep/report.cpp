@@ -218,8 +218,8 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     repository_id = recorded_repository(db, repo, tip);
     history = repo.cloned_history(tip).take();
     // The project's grid, as decide reads it: its range begins at its first sample.
-    bool trained_here = std::any_of(history.begin(), history.end(),
-                                    [&](const auto& c) { return c.sha == d.policy.trained_at; });
+    bool trained_here =
+        std::any_of(history.begin(), history.end(), [&](const auto& c) { return c.sha == d.policy.trained_at; });
     if (auto sampled = sweep_checkins(p, p.every, p.since, std::nullopt, trained_here ? d.policy.trained_at : ""))
       grid = std::move(*sampled);
   } else {

@@ -388,7 +388,8 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
 }
 
-TEST_CASE("a slow drift of the uplift across weekly samples, each week below the threshold, opens alerts over its range") {
+TEST_CASE(
+    "a slow drift of the uplift across weekly samples, each week below the threshold, opens alerts over its range") {
   Project p;
   p.set("every = \"2w\"", "every = \"1w\"");
   p.set("bisect = true", "bisect = false");
@@ -428,8 +429,7 @@ TEST_CASE("a slow drift of the uplift across weekly samples, each week below the
       "lg.id = a.last_good_commit_id JOIN commits fb ON fb.id = a.first_bad_commit_id WHERE a.kind = "
       "'uplift-dropped' AND a.details->>'spread' = 'true'");
   auto parts = common::split(ranges, ' ');
-  for (std::size_t k = 1; k < parts.size(); ++k)
-    CHECK(parts[k].substr(0, 40) == parts[k - 1].substr(41));
+  for (std::size_t k = 1; k < parts.size(); ++k) CHECK(parts[k].substr(0, 40) == parts[k - 1].substr(41));
 }
 
 TEST_CASE("modules the compiler stops asking the policy on, while it asks on others, open a modules-failing alert") {

@@ -209,10 +209,11 @@ TEST_CASE("a project's drift, decide and report begin at its range: what was mea
   INFO(late.output);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE project = 'late'") == "0");
   CHECK(late.output.find("drift: one evaluated check-in so far") != std::string::npos);
-  auto first = p.psql(
-      "SELECT c.sha FROM commits c WHERE c.committed_at >= '" + after_merge + "' AND EXISTS (SELECT 1 FROM builds b "
-      "JOIN evaluations e ON e.build_id = b.id WHERE b.commit_id = c.id AND e.status = 'done') ORDER BY "
-      "c.committed_at LIMIT 1");
+  auto first =
+      p.psql("SELECT c.sha FROM commits c WHERE c.committed_at >= '" + after_merge +
+             "' AND EXISTS (SELECT 1 FROM builds b "
+             "JOIN evaluations e ON e.build_id = b.id WHERE b.commit_id = c.id AND e.status = 'done') ORDER BY "
+             "c.committed_at LIMIT 1");
   REQUIRE(first.size() == 40);
   auto out = p.dir / "late-report";
   auto rep = p.run({"report", "--config", p.config, "--out", out.string()});

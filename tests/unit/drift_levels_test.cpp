@@ -267,8 +267,8 @@ TEST_CASE("a slow drift of the uplift across samples is found from where it star
   std::vector<Level> u = {{0.03, 1000, 970}, {0.0315, 1000, 970}, {0.03, 1000, 970}, {0.0315, 1000, 970}};
   CHECK(drifts_of(u, std::vector<bool>(4, true), {0.002, 1}).empty());
   // A step resets the reference: the drift before it is its alert's, the one after starts there.
-  std::vector<Level> v = {{0.03, 1000, 970}, {0.029, 1000, 971}, {0.02, 1000, 980}, {0.019, 1000, 981},
-                          {0.0175, 1000, 982}};
+  std::vector<Level> v = {
+      {0.03, 1000, 970}, {0.029, 1000, 971}, {0.02, 1000, 980}, {0.019, 1000, 981}, {0.0175, 1000, 982}};
   auto after_step = drifts_of(v, std::vector<bool>(5, true), {0.002, 1});
   REQUIRE(after_step.size() == 1);
   CHECK(after_step[0].before == 2);
