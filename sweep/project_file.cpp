@@ -197,6 +197,33 @@ bool type_fits(Type t, const toml::node& n) {
   return false;
 }
 
+/// A TOML basic string holding `s` exactly: quotes, backslashes and control characters escaped.
+std::string toml_quoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\', out += char(ch);
+    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\u{:04X}", ch);
+    else out += char(ch);
+  }
+  return out + "\"";
+}
+
+/// A value as the file wrote it, for an error: which of several keys (or
+/// which typo) is wrong shows without opening the file.
+std::string written(const toml::node& n) {
+  if (n.is_string()) return toml_quoted(get<std::string>(n));
+  if (n.is_integer()) return std::to_string(get<std::int64_t>(n));
+  if (n.is_floating_point()) return fmt::format("{}", get<double>(n));
+  if (n.is_boolean()) return get<bool>(n) ? "true" : "false";
+  if (n.is_array()) return "a list";
+  if (n.is_table()) return "a table";
+  std::ostringstream out;  // a date, a time, or both: as TOML writes them
+  if (n.is_date_time()) out << n.as_date_time()->get();
+  else if (n.is_date()) out << n.as_date()->get();
+  else if (n.is_time()) out << n.as_time()->get();
+  return out.str();
+}
+
 std::string where(const std::string& origin, const toml::node& n) {
   return fmt::format("{}:{}", origin, n.source().begin.line);
 }
@@ -334,7 +361,8 @@ common::Result<ProjectFile> parse_project_file(const std::string& text, const st
                      names + ")"};
       }
       if (!type_fits(found->type, value))
-        return Error{where(origin, value) + ": " + sname + "." + kname + " must be " + type_name(found->type)};
+        return Error{where(origin, value) + ": " + sname + "." + kname + " must be " + type_name(found->type) +
+                     ", not " + written(value)};
       found->set(p, value, base_dir);
     }
   }
@@ -359,18 +387,6 @@ common::Result<ProjectFile> load_project_file(const fs::path& path) {
   return p;
 }
 
-namespace {
-/// A TOML basic string holding `s` exactly: quotes, backslashes and control characters escaped.
-std::string toml_quoted(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\', out += char(ch);
-    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\u{:04X}", ch);
-    else out += char(ch);
-  }
-  return out + "\"";
-}
-}  // namespace
 
 std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy,
                                   const std::string& recipe, const std::string& since, const std::string& branch) {
