@@ -201,9 +201,12 @@ bool type_fits(Type t, const toml::node& n) {
 std::string toml_quoted(const std::string& s) {
   std::string out = "\"";
   for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\', out += char(ch);
-    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\u{:04X}", ch);
-    else out += char(ch);
+    if (ch == '"' || ch == '\\')
+      out += '\\', out += char(ch);
+    else if (ch < 0x20 || ch == 0x7f)
+      out += fmt::format("\\u{:04X}", ch);
+    else
+      out += char(ch);
   }
   return out + "\"";
 }
@@ -218,9 +221,12 @@ std::string written(const toml::node& n) {
   if (n.is_array()) return "a list";
   if (n.is_table()) return "a table";
   std::ostringstream out;  // a date, a time, or both: as TOML writes them
-  if (n.is_date_time()) out << n.as_date_time()->get();
-  else if (n.is_date()) out << n.as_date()->get();
-  else if (n.is_time()) out << n.as_time()->get();
+  if (n.is_date_time())
+    out << n.as_date_time()->get();
+  else if (n.is_date())
+    out << n.as_date()->get();
+  else if (n.is_time())
+    out << n.as_time()->get();
   return out.str();
 }
 
@@ -386,7 +392,6 @@ common::Result<ProjectFile> load_project_file(const fs::path& path) {
   if (p) p->path = abs;
   return p;
 }
-
 
 std::string project_file_template(const std::string& name, const std::string& repo, const std::string& policy,
                                   const std::string& recipe, const std::string& since, const std::string& branch) {

@@ -135,7 +135,8 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
   CHECK(error_of(std::string(kMinimal) + "[run]\njobs = 5000\n") ==
         "driftwatch.toml:8: run.jobs must be a whole number from 0 (one per core) to 1024, not 5000");
   CHECK(error_of(std::string(kMinimal) + "[sampling]\nsince = 2026-01-31T12:00:00+02:00\n") ==
-        "driftwatch.toml:8: sampling.since must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00, not 2026-01-31T12:00:00+02:00");
+        "driftwatch.toml:8: sampling.since must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00, not "
+        "2026-01-31T12:00:00+02:00");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook_format = \"xml\"\n") ==
         "driftwatch.toml: notify.webhook_format must be \"json\" or \"slack\"");
   CHECK(error_of("[compiler]\nrepo = \"c\"\n[policy]\nfile = \"p.policy\"\n[suites]\nnames = [\"\"]\n") ==
