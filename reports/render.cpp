@@ -28,8 +28,6 @@ std::string date_of(std::int64_t t) {
 
 std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
-/// A difference of two uplifts: percentage points, not percent of anything.
-std::string signed_points(double fraction_delta) { return fmt::format("{:+.2f} points", 100 * fraction_delta); }
 /// At most `n` bytes of UTF-8 text, cut at a character boundary, "…" when cut.
 std::string clipped(const std::string& s, std::size_t n) {
   if (s.size() <= n) return s;
@@ -257,7 +255,7 @@ std::string html_overview(const ReportData& d) {
                     h(common::signed_percent(o.baseline_uplift)),
                     html_commit(d, o.latest.sha) + " " + h(date_of(o.latest.time)),
                     "<b>" + h(common::signed_percent(o.latest_uplift)) + "</b>" + h(o.partial_text()) + " (" +
-                        h(signed_points(o.change)) + ")" +
+                        h(o.change_text()) + ")" +
                         (o.unusable_since.sha.empty()
                              ? std::string()
                              : "<br><b>the policy cannot run since " + html_commit(d, o.unusable_since.sha) + " " +
@@ -355,7 +353,7 @@ std::string render_markdown(const ReportData& d) {
         "| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
         date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
         date_of(o.latest.time), common::signed_percent(o.latest_uplift) + o.partial_text(),
-        signed_points(o.change) + (o.unusable_since.sha.empty() ? std::string()
+        o.change_text() + (o.unusable_since.sha.empty() ? std::string()
                                                                 : "; **the policy cannot run since " +
                                                                       md_commit(d, o.unusable_since.sha) + "**"));
   }
@@ -463,9 +461,9 @@ std::vector<std::string> summary_lines(const ReportData& d) {
       base += common::printable(o.suite) + ": " + o.unmeasured_text();
       continue;
     }
-    now += fmt::format("{} on {} at {} {}{} ({:+.2f} points since the baseline)",
-                       common::signed_percent(o.latest_uplift), common::printable(o.suite), d.name_of(o.latest.sha),
-                       date_of(o.latest.time), o.partial_text(), 100 * (o.change));
+    now += fmt::format("{} on {} at {} {}{} ({} since the baseline)", common::signed_percent(o.latest_uplift),
+                       common::printable(o.suite), d.name_of(o.latest.sha), date_of(o.latest.time), o.partial_text(),
+                       o.change_text());
     if (!o.unusable_since.sha.empty())
       now +=
           ", but the policy cannot run since " + d.name_of(o.unusable_since.sha) + " " + date_of(o.unusable_since.time);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <iterator>
 
 namespace reports {
@@ -39,6 +40,12 @@ std::size_t ReportData::acknowledged_alerts() const {
 
 std::string SuiteOverview::partial_text() const {
   return latest_measured < modules ? fmt::format(" over {} of {} modules", latest_measured, modules) : std::string();
+}
+
+std::string SuiteOverview::change_text() const {
+  // Shown to two decimals of a point: a difference that rounds away is none.
+  bool other_modules = std::abs(100 * ((latest_uplift - baseline_uplift) - change)) >= 0.005;
+  return fmt::format("{:+.2f} points", 100 * change) + (other_modules ? " over the modules both measured" : "");
 }
 
 std::string SuiteOverview::unmeasured_text() const {

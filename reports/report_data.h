@@ -146,6 +146,11 @@ struct SuiteOverview {
   /// " over N of M modules" where the latest point measured fewer than the
   /// suite holds, else "": written after its uplift wherever it is shown.
   std::string partial_text() const;
+  /// "-1.91 points" (a difference of two uplifts: percentage points, not
+  /// percent of anything): the change; " over the modules both measured" added
+  /// where that is not latest_uplift - baseline_uplift, which the reader
+  /// sees beside it and would otherwise take for a wrong sum.
+  std::string change_text() const;
 };
 
 struct ReportData {

@@ -233,6 +233,16 @@ TEST_CASE("summary_lines names culprits, the uplift against the baseline, open a
   CHECK(reports::render_html(partial, kAssets).find("<b>+0.50%</b> over 1 of 2 modules (") != std::string::npos);
   CHECK(reports::render_markdown(sample()).find(" of 2 modules") == std::string::npos);
   CHECK(reports::render_html(sample(), kAssets).find(" of 2 modules") == std::string::npos);
+  // Measured over the modules both check-ins measured, the change is not
+  // the difference of the two uplifts shown beside it: said so everywhere.
+  partial.overview[0].change = -0.0191;
+  CHECK(reports::summary_lines(partial)[1] ==
+        "uplift now: +0.50% on testdata at bbbbbbbbbbbb 2026-01-08 over 1 of 2 modules (-1.91 points over the "
+        "modules both measured since the baseline)");
+  CHECK(reports::render_markdown(partial).find("| -1.91 points over the modules both measured |") != std::string::npos);
+  CHECK(reports::render_html(partial, kAssets).find("(-1.91 points over the modules both measured)") !=
+        std::string::npos);
+  CHECK(reports::render_markdown(sample()).find("both measured") == std::string::npos);
   CHECK(lines[2] == "baseline: +2.00% at aaaaaaaaaaaa 2026-01-01 (the first swept check-in)");
   CHECK(lines[3] == "open alerts: 1 of 1");
   CHECK(lines[4] == "retraining: not decided yet (no decision recorded)");
