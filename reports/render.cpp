@@ -353,9 +353,9 @@ std::string render_markdown(const ReportData& d) {
         "| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
         date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
         date_of(o.latest.time), common::signed_percent(o.latest_uplift) + o.partial_text(),
-        o.change_text() + (o.unusable_since.sha.empty() ? std::string()
-                                                                : "; **the policy cannot run since " +
-                                                                      md_commit(d, o.unusable_since.sha) + "**"));
+        o.change_text() + (o.unusable_since.sha.empty()
+                               ? std::string()
+                               : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
   }
   out += "\n## Alerts — open: " + d.open_alerts_text() + "\n\n";
   if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
