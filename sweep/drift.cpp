@@ -62,6 +62,7 @@ std::string Finding::details_json() const {
                                 {"newly_failing", newly_failing},
                                 {"failing", failing},
                                 {"evaluation_error", evaluation_error},
+                                {"broken_samples", broken_samples},
                                 {"decisions_before", decisions_before},
                                 {"decisions_after", decisions_after},
                                 {"not_compared", not_compared},
@@ -75,7 +76,7 @@ std::string Finding::sentence() const {
   std::string where = change_place_text(
       {culprit, subject, time, range_first, range_first_label, first_bad, first_bad_label, spread, !carried.empty()});
   std::string what;
-  if (kind == "build-broken") return "the build broke at " + where + " and stayed broken";
+  if (kind == "build-broken") return "the build broke at " + where + broken_samples_text(broken_samples);
   if (kind == "policy-unusable")
     return "the policy cannot run on " + suite + " from " + where + ": " + evaluation_error;
   if (kind == "feature-set-changed")
@@ -588,6 +589,7 @@ class SuiteAnalysis {
       f.last_good = points_.at(run.last_ok).sha;
       pin(f, run.last_ok + 1, run.first_broken);
       f.first_bad = history_[run.first_broken].sha;
+      f.broken_samples = o_.project.alerts.broken_builds;
       out.push_back(std::move(f));
     }
     for (auto& f : unusable()) out.push_back(std::move(f));

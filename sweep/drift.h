@@ -43,6 +43,10 @@ struct Finding {
   int newly_failing = 0;
   std::vector<std::string> failing;
   std::string evaluation_error;  ///< for policy-unusable: why the policy could not run at first_bad
+  /// For build-broken: the sampled check-ins in a row that did not build,
+  /// which made it an alert (the project's alerts.broken_builds). Said as
+  /// such: a fix built later does not make "stayed broken" untrue.
+  int broken_samples = 0;
   /// The policy's answers over the suite at last_good and first_bad (-1:
   /// not recorded). A compiler that still opens the channel but asks
   /// nothing reads as ties everywhere: the sentence says so.

@@ -67,7 +67,8 @@ std::string alert_sentence(const db::AlertView& a) {
                                        d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
                                        num("after", "uplift")) +
            at;
-  if (a.kind == "build-broken") return "the build broke and stayed broken: " + where;
+  if (a.kind == "build-broken")
+    return "the build broke" + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) + ": " + where;
   if (a.kind == "policy-unusable")
     return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +
            (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded"));

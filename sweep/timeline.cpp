@@ -1,5 +1,7 @@
 #include "sweep/timeline.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <iterator>
 #include <set>
@@ -88,6 +90,12 @@ std::string change_place_text(const ChangePlace& c) {
     return "one of " + checkin_name(c.range_first, c.range_first_label) + ".." +
            checkin_name(c.first_bad, c.first_bad_label) + " (" + reports::range_note(c.spread, c.carried) + ")";
   return checkin_name(c.first_bad, c.first_bad_label) + " (" + reports::kNotPinnedNote + ")";
+}
+
+std::string broken_samples_text(int n) {
+  // One broken sample is the alert: "stayed" would claim more than was seen.
+  if (n <= 1) return {};
+  return fmt::format(" and stayed broken for {} sampled check-ins in a row", n);
 }
 
 }  // namespace sweep

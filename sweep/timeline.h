@@ -59,4 +59,9 @@ struct ChangePlace {
 /// "one of A..B (why a range)", or "B (not pinned)".
 std::string change_place_text(const ChangePlace& place);
 
+/// " and stayed broken for 3 sampled check-ins in a row" (what made a
+/// build-broken alert); "" for one, or when not recorded (an alert of an
+/// older driftwatch).
+std::string broken_samples_text(int broken_samples);
+
 }  // namespace sweep

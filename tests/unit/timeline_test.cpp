@@ -66,3 +66,9 @@ TEST_CASE("a change's place reads as its culprit, else its range, else its first
   CHECK(sweep::change_place_text({"", "", 0, "", "", tc, "c", false, false}) ==
         "toolchain c (the first check-in measured; none before it is known good)");
 }
+
+TEST_CASE("a build-broken alert says how many samples in a row did not build, not that it is broken still") {
+  CHECK(sweep::broken_samples_text(3) == " and stayed broken for 3 sampled check-ins in a row");
+  CHECK(sweep::broken_samples_text(1).empty());
+  CHECK(sweep::broken_samples_text(0).empty());  // not recorded: an older driftwatch's alert
+}
