@@ -29,8 +29,8 @@ struct RetrainArgs {
 };
 
 void print_decision(const sweep::DecideReport& r) {
-  // In the history but measured on no suite (before the project's range, or
-  // its build or evaluation failed): the rules measure from the first
+  // In the history but before the project's range, or measured on no suite
+  // (its build or evaluation failed): the rules measure from the first
   // check-in evaluated after it, as the report does; with none, not at all.
   bool unmeasured = r.baseline_in_history && !r.series.empty() &&
                     std::none_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.baseline_is_training; });
@@ -38,9 +38,10 @@ void print_decision(const sweep::DecideReport& r) {
   fmt::print("decision {}: {} — policy {} ({}), baseline {}{}\n", r.decision_id, r.retrain ? "RETRAIN" : "keep",
              r.policy_name, r.policy_hash.substr(0, 12), r.baseline.empty() ? "(unknown)" : r.name_of(r.baseline),
              !r.baseline_in_history ? " (not in the history: from the first evaluated check-in of the project's range)"
+             : r.baseline_before_range && from_first
+                 ? " (before the project's range: from the first check-in evaluated in it)"
              : unmeasured && from_first
-                 ? " (not evaluated: before the project's range, or its build or evaluation failed; from the first "
-                   "check-in evaluated after it)"
+                 ? " (not evaluated: its build or evaluation failed; from the first check-in evaluated after it)"
              : unmeasured ? " (not evaluated, nor any check-in after it on some suite: not swept yet, or its build or "
                             "evaluation failed)"
                           : "");

@@ -76,6 +76,7 @@ std::string DecideReport::json() const {
                         {"policy_hash", policy_hash},
                         {"baseline", baseline},
                         {"baseline_in_history", baseline_in_history},
+                        {"baseline_before_range", baseline_before_range},
                         {"head", head},
                         {"first", first},
                         {"last", last},
@@ -135,15 +136,15 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   if (repo)
     if (auto sampled = sweep_checkins(p, p.every, p.since, std::nullopt, baseline_pos ? report.baseline : ""))
       grid.insert(sampled->begin(), sampled->end());
-  // The project's range begins at its first sample: what was measured
-  // before it (a one-off `eval`, another project's sweep) is no baseline of
-  // its own, as drift analysis does not read it either.
-  std::optional<std::size_t> range_first;
-  for (const auto& sha : grid)
-    if (auto it = position.find(sha); it != position.end() && (!range_first || it->second < *range_first))
-      range_first = it->second;
+  // What was measured before the project's range (a one-off `eval`,
+  // another project's sweep) is no baseline of its own, as drift does not
+  // read it either.
   auto from_pos = baseline_pos;
-  if (range_first && (!from_pos || *from_pos < *range_first)) from_pos = range_first;
+  if (repo)
+    if (auto start = project_range_start(p, history, baseline_pos); start > 0) {
+      report.baseline_before_range = baseline_pos && start > *baseline_pos;
+      from_pos = start;
+    }
   auto rules = p.decide;
   rules.min_drop = p.alerts.min_uplift_change;
 

@@ -18,6 +18,9 @@ struct DecideReport {
   bool retrain = false;
   std::string policy_name, policy_hash, baseline;  ///< baseline: the policy's training check-in ("" if unknown)
   bool baseline_in_history = false;
+  /// The training check-in lies before the project's range (`from`,
+  /// `since`): the rules measure from the range's first evaluated check-in.
+  bool baseline_before_range = false;
   std::string head;  ///< the branch's head
   db::Id lineage_id = 0, decision_id = 0;
   std::vector<reports::SuiteDecision> suites;

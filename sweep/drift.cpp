@@ -25,6 +25,7 @@
 #include "sweep/recording.h"
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
+#include "sweep/sweep.h"
 #include "sweep/timeline.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
@@ -69,6 +70,7 @@ std::string Finding::details_json() const {
                                 {"carried_forward", carried},
                                 {"range_size", range_size},
                                 {"spread", spread},
+                                {"across_samples", across_samples},
                                 {"bisect_evaluations", evaluations}});
 }
 
@@ -536,6 +538,12 @@ class SuiteAnalysis {
       auto f = finding_between(step.before, step.after);
       f.spread = step.spread && f.culprit.empty();
       f.change = step.change;
+      if (step.across_samples) {
+        // Never bisected: what bisection spent in its range was another change's.
+        f.across_samples = true;
+        f.evaluations = 0;
+        if (f.last_good == points_.at(step.before).sha) f.range_size = int(step.after - step.before - 1);
+      }
       level.push_back(std::move(f));
     }
     // A spread range's own flips, not those of a step inside it.
@@ -878,6 +886,15 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
             !found_now.count(v.fingerprint))
           db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kLeftTheLineNote);
       }
+    // A slow drift across samples is told from where the last one ended, so
+    // a sample measured late, a step found inside or an edited grid moves
+    // every later range: the alert of a drift this analysis no longer tells
+    // would stay open beside the newer ones, its erosion told twice.
+    for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"}))
+      if (of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) &&
+          !found_now.count(v.fingerprint) && details_across_samples(v.details_json))
+        db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch",
+                            "superseded: the slow drift is now told over other samples (see the newer alerts)");
   }
   // `bisect --good A --bad B` reports the changes of its range; those
   // elsewhere are alerted as a sweep would, but not its answer.
@@ -939,8 +956,14 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       if (at == history.end()) return std::nullopt;
       return static_cast<std::size_t>(at - history.begin());
     };
-    const std::size_t trained_at = position_of(policy_meta.compiler_commit).value_or(0);
-    std::size_t start = trained_at;
+    const auto trained = position_of(policy_meta.compiler_commit);
+    const std::size_t trained_at = trained.value_or(0);
+    // Nor is what lies before the project's range its drift: check-ins
+    // measured there by a one-off `eval`, by another project's sweep of the
+    // repository, or before `since` moved on would otherwise be bisected and
+    // alerted on, notifying a new project of culprits from before it began.
+    const std::size_t range_start = project_range_start(p, history, trained);
+    std::size_t start = range_start;
     if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
     if (start == trained_at && start > 0 && o.workers.progress) {
       std::set<std::string> samples(o.samples.begin(), o.samples.end());
@@ -952,23 +975,16 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
             "not bisected or alerted on",
             history[start].short_sha(), earlier));
     }
-    // So would alerts of changes before the training check-in, which no
-    // analysis reaches now (found when drift was analysed over the whole
-    // range, or by a `bisect --good` before it); not while such a bisect runs.
+    // So would alerts of changes before the training check-in, or before the
+    // range, which no analysis reaches now (found when drift was analysed
+    // over a wider range, or by a `bisect --good` before it); not while such
+    // a bisect runs.
     if (o.bisect_from.empty() && trained_at > 0)
       resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at,
                             "the policy's training check-in");
-    // Nor is what lies before the project's range its drift: check-ins
-    // measured there by a one-off `eval`, by another project's sweep of the
-    // repository, or before `since` moved on would otherwise be bisected and
-    // alerted on, notifying a new project of culprits from before it began.
-    // It starts at its first sample (the training check-in when in range).
-    if (o.bisect_from.empty())
-      if (auto first = first_sample_position(history, o.samples); first && *first > start) {
-        start = *first;
-        resolve_alerts_before(db, p.name, policy_meta.content_hash, history, start,
-                              "the project's first sampled check-in");
-      }
+    if (o.bisect_from.empty() && range_start > trained_at)
+      resolve_alerts_before(db, p.name, policy_meta.content_hash, history, range_start,
+                            "the first check-in of the project's range");
     analyse_line(o, db, {repository_id, std::move(history), start, &repo}, recipe, policy_meta.content_hash, selected,
                  wide_changes, report);
   }

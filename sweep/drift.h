@@ -63,6 +63,8 @@ struct Finding {
   /// The level moved past the threshold over several check-ins of the range,
   /// each step below it (a slow drift, or a change made in parts).
   bool spread = false;
+  /// A slow drift over several samples (reports::slow_drifts): never bisected.
+  bool across_samples = false;
   bool new_alert = false;
   std::string details_json() const;
   /// "uplift on holdout dropped from +1.70% to +0.40%: 1a2b3c4d5e6f [Inliner] Raise …"

@@ -48,6 +48,11 @@ bool details_carried_forward(const std::string& details_json) {
   return d.is_object() && d.contains("carried_forward") && !d["carried_forward"].empty();
 }
 
+bool details_across_samples(const std::string& details_json) {
+  auto d = json::parse(details_json.empty() ? "{}" : details_json, nullptr, false);
+  return d.is_object() && d.value("across_samples", false);
+}
+
 std::string alert_sentence(const db::AlertView& a) {
   auto d = json::parse(a.details_json.empty() ? "{}" : a.details_json, nullptr, false);
   auto num = [&](const char* group, const char* key) {

@@ -20,6 +20,9 @@ std::string alert_sentence(const db::AlertView& alert);
 /// modules at a size carried forward from an earlier check-in: its range
 /// then starts at that measurement, which every sentence about it says.
 bool details_carried_forward(const std::string& details_json);
+/// Whether an alert's stored details are of a slow drift across samples
+/// (sweep::Finding::across_samples), whose range moves with its anchor.
+bool details_across_samples(const std::string& details_json);
 
 inline constexpr int kDeliveryAttemptsBeforeFailing = 3;
 

@@ -208,7 +208,6 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   // toolchains in date order, as drift reads them (sweep/timeline.h).
   std::optional<db::Id> repository_id;
   std::vector<tracker::CommitInfo> history;
-  std::vector<std::string> grid;
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
     // As sweep and decide read it: a policy's metadata may name its training
@@ -217,11 +216,6 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     auto tip = repo.tracked(p.branch).take();
     repository_id = recorded_repository(db, repo, tip);
     history = repo.cloned_history(tip).take();
-    // The project's grid, as decide reads it: its range begins at its first sample.
-    bool trained_here =
-        std::any_of(history.begin(), history.end(), [&](const auto& c) { return c.sha == d.policy.trained_at; });
-    if (auto sampled = sweep_checkins(p, p.every, p.since, std::nullopt, trained_here ? d.policy.trained_at : ""))
-      grid = std::move(*sampled);
   } else {
     repository_id = db::find_repository(db, toolchains_location(recipe.name));
     history = toolchain_history(p);
@@ -240,8 +234,11 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   // What was measured before the project's range (a one-off `eval`, another
   // project's sweep) is no baseline of its own, as in decide and drift.
   std::optional<int> from_position = trained_position;
-  if (auto first = first_sample_position(history, grid); first && (!from_position || *from_position < int(*first)))
-    from_position = int(*first);
+  if (!p.repo.empty())
+    if (auto start = project_range_start(
+            p, history, trained_position ? std::optional<std::size_t>(*trained_position) : std::nullopt);
+        start > 0)
+      from_position = int(start);
   for (const auto& name : p.suites) {
     auto suite = select_suite(data_dir, name);
     auto loaded =
@@ -284,14 +281,19 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     // Where the policy stopped running: the first such check-in after the
     // latest measured one, or of all when none was measured.
     for (const auto& pt : s.points)
-      if (pt.position > last_measured && !pt.evaluation_error.empty()) {
+      if (pt.position > last_measured && pt.position >= from_position.value_or(INT_MIN) &&
+          !pt.evaluation_error.empty()) {
         o.unusable_since = pt.commit;
         break;
       }
     d.overview.push_back(std::move(o));
     d.suites.push_back(std::move(s));
   }
-  if (!any_measured && trained_position && any_before_training)
+  // The training check-in lies before the project's range: drift starts at the range.
+  const bool range_after_training = from_position && trained_position && *from_position > *trained_position;
+  if (!any_measured && range_after_training && any_before_training)
+    d.baseline_note = "nothing measured in the project's range yet";
+  else if (!any_measured && trained_position && any_before_training)
     d.baseline_note =
         "nothing measured since the check-in the policy was trained at (" + d.policy.trained_at.substr(0, 12) + ")";
   else if (!any_measured)
@@ -300,10 +302,13 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     d.baseline_note = "the check-in the policy was trained at (" + d.policy.trained_at.substr(0, 12) + ")";
   else if (d.policy.trained_at.empty())
     d.baseline_note = "the first swept check-in: the policy names no check-in it was trained at";
+  else if (range_after_training)
+    d.baseline_note = "the first check-in evaluated in the project's range, which begins after the one the policy "
+                      "was trained at (" +
+                      d.policy.trained_at.substr(0, 12) + ")";
   else if (position.count(d.policy.trained_at))
     d.baseline_note = "the first check-in evaluated after the one the policy was trained at (" +
-                      d.policy.trained_at.substr(0, 12) +
-                      "), which has no evaluation here (before the project's range, or its build or evaluation failed)";
+                      d.policy.trained_at.substr(0, 12) + "), which has no evaluation here (its build or evaluation failed)";
   else
     d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
                       d.policy.trained_at.substr(0, 12) + ") is not in the swept first-parent history";

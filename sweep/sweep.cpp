@@ -120,6 +120,23 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   return out;
 }
 
+std::size_t project_range_start(const ProjectFile& p, const std::vector<tracker::CommitInfo>& history,
+                                std::optional<std::size_t> trained_at) {
+  std::size_t start = trained_at.value_or(0);
+  auto repo = tracker::GitRepo::open(p.repo);
+  if (!repo) return start;
+  auto tip = repo->tracked(p.branch);
+  if (!tip) return start;
+  std::optional<std::int64_t> since;
+  if (!p.since.empty())
+    if (auto t = tracker::parse_date(p.since)) since = *t;
+  auto range = repo->first_parent_history(*tip, p.from.empty() ? std::nullopt : std::optional(p.from), since);
+  if (!range || range->empty()) return start;
+  auto first = std::find_if(history.begin(), history.end(), [&](const auto& c) { return c.sha == range->front().sha; });
+  if (first == history.end()) return start;
+  return std::max(start, static_cast<std::size_t>(first - history.begin()));
+}
+
 std::optional<Engine> parse_engine(const std::string& name) {
   if (name == "local") return Engine::Local;
   if (name == "external") return Engine::External;

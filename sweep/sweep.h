@@ -14,6 +14,7 @@
 #include "db/jobs.h"
 #include "sweep/drift.h"
 #include "sweep/progress.h"
+#include "tracker/commit.h"
 #include "sweep/project_file.h"
 
 namespace sweep {
@@ -80,5 +81,16 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& proje
                                                         const std::string& since,
                                                         const std::optional<std::string>& after,
                                                         const std::string& baseline, bool nightly = false);
+
+/// Where the project's drift begins in `history` (its repository's
+/// first-parent line, oldest first): the first check-in of its range (`from`,
+/// `since`), or the policy's training check-in `trained_at` when that is
+/// later. The series is read per repository, recipe, policy and suite, not
+/// per project: what was measured before (a one-off `eval`, another
+/// project's sweep, an earlier `since`) is not the project's drift, nor its
+/// baseline. Drift, `decide` and the report all start here. 0 when the range
+/// cannot be read (a shallow clone that ends inside it): all of it counts.
+std::size_t project_range_start(const ProjectFile& project, const std::vector<tracker::CommitInfo>& history,
+                                std::optional<std::size_t> trained_at);
 
 }  // namespace sweep

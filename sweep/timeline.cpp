@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <set>
 #include <tuple>
 
 #include "common/hash.h"
@@ -60,14 +59,6 @@ std::vector<tracker::CommitInfo> toolchain_history(const ProjectFile& p) {
     out.push_back(std::move(c));
   }
   return out;
-}
-
-std::optional<std::size_t> first_sample_position(const std::vector<tracker::CommitInfo>& history,
-                                                 const std::vector<std::string>& samples) {
-  std::set<std::string> grid(samples.begin(), samples.end());
-  for (std::size_t i = 0; i < history.size(); ++i)
-    if (grid.count(history[i].sha)) return i;
-  return std::nullopt;
 }
 
 std::string checkin_name(const std::string& sha, const std::string& label) {

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,12 +32,6 @@ std::vector<tracker::CommitInfo> toolchain_history(const ProjectFile& p);
 /// Undated toolchains beside dated ones: measured, but with no place on
 /// the line (first would make one the baseline, last the newest nightly).
 std::vector<Toolchain> undated_left_out(const ProjectFile& p);
-
-/// The position in `history` (oldest first) of the first of the project's
-/// samples (its grid over its range, the training check-in included when in
-/// range): where the project's drift begins. None without a grid.
-std::optional<std::size_t> first_sample_position(const std::vector<tracker::CommitInfo>& history,
-                                                 const std::vector<std::string>& samples);
 
 /// How a check-in is named to people: a toolchain by its label ("toolchain
 /// 2026-01-05"), a commit by its short sha.

@@ -412,13 +412,17 @@ TEST_CASE(
   auto evaluated = std::stoi(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'"));
   REQUIRE(evaluated >= 5);
   CHECK(rewritten == "UPDATE " + std::to_string(evaluated));
+  p.set("bisect = false", "bisect = true");
   auto again = p.sweep(p.dsn);
   INFO(again.output);
   REQUIRE(again.exit_code == 0);
   // Two samples' worth of drift (0.32 points) each: one alert from the
   // first sample, the next from where it ended.
   CHECK(p.psql(spread_drops) == std::to_string((evaluated - 1) / 2));
-  // No check-in made it: no culprit, nothing bisected, said as a drift in parts.
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE details->>'across_samples' = 'true'") ==
+        std::to_string((evaluated - 1) / 2));
+  // No check-in made it: no culprit, nothing bisected (bisection on), said as a drift in parts.
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == std::to_string(evaluated));
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'uplift-dropped' AND details->>'spread' = 'true' AND "
                "(culprit_commit_id IS NOT NULL OR (details->>'bisect_evaluations')::int <> 0)") == "0");
   CHECK(again.output.find("uplift on testdata dropped 0.3") != std::string::npos);
@@ -430,6 +434,30 @@ TEST_CASE(
       "'uplift-dropped' AND a.details->>'spread' = 'true'");
   auto parts = common::split(ranges, ' ');
   for (std::size_t k = 1; k < parts.size(); ++k) CHECK(parts[k].substr(0, 40) == parts[k - 1].substr(41));
+
+  // The second sample's move grows past the threshold (a step of its own):
+  // each later drift is now told from there, over other samples. The old
+  // drift alerts are done, not left open beside the new ones: the first,
+  // whose range holds the step, follows it (narrowed), the others are
+  // superseded.
+  p.set("bisect = true", "bisect = false");
+  p.psql(
+      "UPDATE measurements m SET value = m.value + 8 FROM benchmarks bm WHERE bm.id = m.benchmark_id AND bm.name = "
+      "'json.c' AND m.heuristic = 'learned' AND m.metric = 'text_bytes' AND m.value > 980");
+  auto shifted = p.sweep(p.dsn);
+  INFO(shifted.output);
+  REQUIRE(shifted.exit_code == 0);
+  auto open_drifts = "SELECT count(*) FROM alerts WHERE details->>'across_samples' = 'true' AND state = 'open'";
+  CHECK(p.psql(open_drifts) == std::to_string((evaluated - 2) / 2));
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE details->>'across_samples' = 'true' AND state = 'resolved' AND "
+               "note LIKE 'superseded: the slow drift is now told over other samples%'") ==
+        std::to_string((evaluated - 1) / 2 - 1));
+  // The step is an ordinary alert, between the first two samples: the first drift's, narrowed.
+  CHECK(p.psql("WITH s AS (SELECT b.commit_id, rank() OVER (ORDER BY c.committed_at) - 1 AS rank FROM evaluations e "
+               "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id WHERE e.status = 'done') "
+               "SELECT count(*) FROM alerts a WHERE a.kind = 'uplift-dropped' AND a.state = 'open' AND "
+               "a.details->>'spread' = 'false' AND a.last_good_commit_id = (SELECT commit_id FROM s WHERE rank = 0) "
+               "AND a.first_bad_commit_id = (SELECT commit_id FROM s WHERE rank = 1)") == "1");
 }
 
 TEST_CASE("modules the compiler stops asking the policy on, while it asks on others, open a modules-failing alert") {

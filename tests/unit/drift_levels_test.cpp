@@ -258,11 +258,12 @@ TEST_CASE("a slow drift of the uplift across samples is found from where it star
     CHECK_FALSE(found[k].change.default_moved);
     CHECK(found[k].change.uplift_delta == doctest::Approx(-0.003));
   }
-  // Check-ins bisection measured between samples are not references.
-  std::vector<Level> t = {{0.03, 1000, 970}, {0.0, 1000, 1000}, {0.0285, 1000, 970}, {0.027, 1000, 973}};
-  auto inside = drifts_of(t, {true, false, true, true}, {0.002, 1});
-  // (0 → 1 and 1 → 2 are steps: the reference moves past them.)
-  CHECK(inside.empty());
+  // Check-ins bisection measured between samples are not references: from
+  // sample 0 (+3.00%) to sample 3 (+2.85%) is 0.15 points, although the
+  // check-in at 2 (+2.70%) lay 0.30 below.
+  std::vector<Level> t = {{0.03, 1000, 970}, {0.0285, 1000, 970}, {0.027, 1000, 973}, {0.0285, 1000, 970}};
+  CHECK(drifts_of(t, {true, false, false, true}, {0.002, 1}).empty());
+  CHECK(drifts_of(t, {true, true, true, true}, {0.002, 1}).size() == 1);  // as samples, 0 → 2 is one
   // A rise then a fall back of the same size, each below the threshold, is no drift.
   std::vector<Level> u = {{0.03, 1000, 970}, {0.0315, 1000, 970}, {0.03, 1000, 970}, {0.0315, 1000, 970}};
   CHECK(drifts_of(u, std::vector<bool>(4, true), {0.002, 1}).empty());
