@@ -891,8 +891,8 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     // every later range: the alert of a drift this analysis no longer tells
     // would stay open beside the newer ones, its erosion told twice.
     for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"}))
-      if (of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) &&
-          !found_now.count(v.fingerprint) && details_across_samples(v.details_json))
+      if (of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) && !found_now.count(v.fingerprint) &&
+          details_across_samples(v.details_json))
         db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch",
                             "superseded: the slow drift is now told over other samples (see the newer alerts)");
   }

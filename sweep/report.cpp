@@ -303,12 +303,14 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   else if (d.policy.trained_at.empty())
     d.baseline_note = "the first swept check-in: the policy names no check-in it was trained at";
   else if (range_after_training)
-    d.baseline_note = "the first check-in evaluated in the project's range, which begins after the one the policy "
-                      "was trained at (" +
-                      d.policy.trained_at.substr(0, 12) + ")";
+    d.baseline_note =
+        "the first check-in evaluated in the project's range, which begins after the one the policy "
+        "was trained at (" +
+        d.policy.trained_at.substr(0, 12) + ")";
   else if (position.count(d.policy.trained_at))
     d.baseline_note = "the first check-in evaluated after the one the policy was trained at (" +
-                      d.policy.trained_at.substr(0, 12) + "), which has no evaluation here (its build or evaluation failed)";
+                      d.policy.trained_at.substr(0, 12) +
+                      "), which has no evaluation here (its build or evaluation failed)";
   else
     d.baseline_note = "the first swept check-in: the check-in the policy was trained at (" +
                       d.policy.trained_at.substr(0, 12) + ") is not in the swept first-parent history";

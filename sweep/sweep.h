@@ -14,8 +14,8 @@
 #include "db/jobs.h"
 #include "sweep/drift.h"
 #include "sweep/progress.h"
-#include "tracker/commit.h"
 #include "sweep/project_file.h"
+#include "tracker/commit.h"
 
 namespace sweep {
 
