@@ -240,7 +240,8 @@ common::Result<Toolchain> parse_toolchain(const toml::node& n, const std::string
   Toolchain out;
   for (const auto& [k, v] : *t) {
     std::string key(k.str());
-    if (!v.is_string()) return Error{where(origin, v) + ": toolchains." + key + " must be a string"};
+    if (!v.is_string())
+      return Error{where(origin, v) + ": toolchains." + key + " must be a string, not " + written(v)};
     if (key == "dir") {
       out.dir = path_value(v, base);
       // "nightly/" is "nightly": one identity, and its name as the label.
@@ -248,7 +249,7 @@ common::Result<Toolchain> parse_toolchain(const toml::node& n, const std::string
     } else if (key == "label")
       out.label = get<std::string>(v);
     else if (key == "date" && !get<std::string>(v).empty() && !tracker::parse_date(get<std::string>(v)))
-      return Error{where(origin, v) + ": toolchains.date must be " + type_name(Type::Date)};
+      return Error{where(origin, v) + ": toolchains.date must be " + type_name(Type::Date) + ", not " + written(v)};
     else if (key == "date") out.date = get<std::string>(v);
     else return Error{where(origin, v) + ": unknown key 'toolchains." + key + "' (expected dir, label, date)"};
   }

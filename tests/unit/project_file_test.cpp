@@ -127,7 +127,7 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
   CHECK(error_of(std::string(kMinimal) + "[sampling]\nsince = \"2026/01/01\"\n") ==
         "driftwatch.toml:8: sampling.since must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00, not \"2026/01/01\"");
   CHECK(error_of(std::string(kMinimal) + "[[toolchains]]\ndir = \"/t\"\ndate = \"Jan 5\"\n") ==
-        "driftwatch.toml:9: toolchains.date must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00");
+        "driftwatch.toml:9: toolchains.date must be a UTC date, 2026-01-31 or 2026-01-31T12:00:00, not \"Jan 5\"");
   // The name names directories (Slurm's logs, the worktrees).
   CHECK(error_of(std::string(kMinimal) + "[project]\nname = \"../x\"\n") ==
         "driftwatch.toml: project.name '../x' must not be empty, '.' or '..', nor hold a '/' (it names directories)");
