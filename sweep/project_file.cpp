@@ -240,8 +240,7 @@ common::Result<Toolchain> parse_toolchain(const toml::node& n, const std::string
   Toolchain out;
   for (const auto& [k, v] : *t) {
     std::string key(k.str());
-    if (!v.is_string())
-      return Error{where(origin, v) + ": toolchains." + key + " must be a string, not " + written(v)};
+    if (!v.is_string()) return Error{where(origin, v) + ": toolchains." + key + " must be a string, not " + written(v)};
     if (key == "dir") {
       out.dir = path_value(v, base);
       // "nightly/" is "nightly": one identity, and its name as the label.
