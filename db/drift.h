@@ -85,11 +85,16 @@ struct AlertRow {
 };
 
 /// The note of a toolchain's alert whose change its line no longer shows
-/// (a nightly added between, re-dated, moved or taken off the list): the one
-/// kind of alert driftwatch resolved that opens again when found again.
+/// (a nightly added between, re-dated, moved or taken off the list): one of
+/// the two kinds of alert driftwatch resolved that open again when found again.
 inline constexpr const char* kLeftTheLineNote =
     "the toolchains no longer show this change where it was found (a toolchain added between, re-dated, moved or "
     "taken off the list); see the newer alerts";
+/// The other: a slow drift across samples no longer told over these samples
+/// (a sample measured late, a step found inside, an edited grid), which an
+/// edit back or a later sweep may tell again.
+inline constexpr const char* kDriftRetoldNote =
+    "superseded: the slow drift is now told over other samples (see the newer alerts)";
 
 /// Opens the alert unless its fingerprint (or, with no recipe recorded, its
 /// legacy fingerprint) exists or its policy is not the project's active one

@@ -890,11 +890,13 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     // a sample measured late, a step found inside or an edited grid moves
     // every later range: the alert of a drift this analysis no longer tells
     // would stay open beside the newer ones, its erosion told twice.
+    // Only this line's (another line's drifts are not in found_now) and
+    // only from its start on (what lies before is resolve_alerts_before's).
     for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"}))
-      if (of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) && !found_now.count(v.fingerprint) &&
+      if (of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) &&
+          position.count(v.first_bad_sha) && !found_now.count(v.fingerprint) &&
           details_across_samples(v.details_json))
-        db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch",
-                            "superseded: the slow drift is now told over other samples (see the newer alerts)");
+        db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kDriftRetoldNote);
   }
   // `bisect --good A --bad B` reports the changes of its range; those
   // elsewhere are alerted as a sweep would, but not its answer.

@@ -458,6 +458,17 @@ TEST_CASE(
                "SELECT count(*) FROM alerts a WHERE a.kind = 'uplift-dropped' AND a.state = 'open' AND "
                "a.details->>'spread' = 'false' AND a.last_good_commit_id = (SELECT commit_id FROM s WHERE rank = 0) "
                "AND a.first_bad_commit_id = (SELECT commit_id FROM s WHERE rank = 1)") == "1");
+  // Back as it was: the drifts told over the first samples again are open
+  // again (the superseded ones reopened, the narrowed one anew).
+  p.psql(
+      "UPDATE measurements m SET value = m.value - 8 FROM benchmarks bm WHERE bm.id = m.benchmark_id AND bm.name = "
+      "'json.c' AND m.heuristic = 'learned' AND m.metric = 'text_bytes' AND m.value > 988");
+  auto back = p.sweep(p.dsn);
+  INFO(back.output);
+  REQUIRE(back.exit_code == 0);
+  CHECK(p.psql(open_drifts) == std::to_string((evaluated - 1) / 2));
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE details->>'across_samples' = 'true' AND state = 'open' AND note = "
+               "'found again'") == std::to_string((evaluated - 1) / 2 - 1));
 }
 
 TEST_CASE("modules the compiler stops asking the policy on, while it asks on others, open a modules-failing alert") {
