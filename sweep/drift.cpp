@@ -893,9 +893,8 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     // Only this line's (another line's drifts are not in found_now) and
     // only from its start on (what lies before is resolve_alerts_before's).
     for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"}))
-      if (of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) &&
-          position.count(v.first_bad_sha) && !found_now.count(v.fingerprint) &&
-          details_across_samples(v.details_json))
+      if (of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) && position.count(v.first_bad_sha) &&
+          !found_now.count(v.fingerprint) && details_across_samples(v.details_json))
         db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kDriftRetoldNote);
   }
   // `bisect --good A --bad B` reports the changes of its range; those
