@@ -875,27 +875,26 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
          superseded_alerts(open, plan.policy_hash, suite.manifest_hash, recipe.content_hash, suite_found, position))
       db::set_alert_state(db, p.name, id, "resolved", "driftwatch",
                           "superseded: a later sweep pinned the changes in its range (see the newer alerts)");
-    // Two nightlies side by side always pin a change exactly, so nothing
-    // above retires a toolchain's alert. One whose change this line no longer
-    // shows (a nightly added between, re-dated, moved or taken off the list)
-    // would stay open for ever beside the alert of where the change is now.
-    if (!line.repo)
-      for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"})) {
-        const auto& at = v.culprit_sha.empty() ? v.first_bad_sha : v.culprit_sha;
-        if (is_toolchain_id(at) && of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) &&
-            !found_now.count(v.fingerprint))
-          db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kLeftTheLineNote);
-      }
-    // A slow drift across samples is told from where the last one ended, so
-    // a sample measured late, a step found inside or an edited grid moves
-    // every later range: the alert of a drift this analysis no longer tells
-    // would stay open beside the newer ones, its erosion told twice.
-    // Only this line's (another line's drifts are not in found_now) and
-    // only from its start on (what lies before is resolve_alerts_before's).
-    for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"}))
-      if (of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) && position.count(v.first_bad_sha) &&
-          !found_now.count(v.fingerprint) && details_across_samples(v.details_json))
+    // Alerts of this series whose change this analysis no longer finds
+    // where they put it, and which nothing above retires:
+    // - a toolchain's: two nightlies side by side always pin a change
+    //   exactly, so one whose change this line no longer shows (a nightly
+    //   added between, re-dated, moved or taken off the list) would stay
+    //   open for ever beside the alert of where the change is now;
+    // - a slow drift across samples, told from where the last one ended: a
+    //   sample measured late, a step found inside or an edited grid moves
+    //   every later range, and the old alert would tell its erosion twice.
+    //   Only this line's (another line's drifts are not in found_now) and
+    //   only from its start on (what lies before is resolve_alerts_before's).
+    for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"})) {
+      if (!of_series(v, plan.policy_hash, suite.manifest_hash, recipe.content_hash) || found_now.count(v.fingerprint))
+        continue;
+      const auto& at = v.culprit_sha.empty() ? v.first_bad_sha : v.culprit_sha;
+      if (!line.repo && is_toolchain_id(at))
+        db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kLeftTheLineNote);
+      else if (position.count(v.first_bad_sha) && details_across_samples(v.details_json))
         db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kDriftRetoldNote);
+    }
   }
   // `bisect --good A --bad B` reports the changes of its range; those
   // elsewhere are alerted as a sweep would, but not its answer.
