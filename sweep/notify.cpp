@@ -20,8 +20,17 @@ namespace sweep {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+namespace {
+
+/// An alert's stored details; discarded (is_discarded()) when they do not parse.
+json details_of(const std::string& details_json) {
+  return json::parse(details_json.empty() ? "{}" : details_json, nullptr, false);
+}
+
+}  // namespace
+
 std::string alert_json(const db::AlertView& a) {
-  auto details = json::parse(a.details_json.empty() ? "{}" : a.details_json, nullptr, false);
+  auto details = details_of(a.details_json);
   return common::json_text(json{{"id", a.id},
                                 {"project", a.project},
                                 {"kind", a.kind},
@@ -44,17 +53,17 @@ std::string alert_json(const db::AlertView& a) {
 }
 
 bool details_carried_forward(const std::string& details_json) {
-  auto d = json::parse(details_json.empty() ? "{}" : details_json, nullptr, false);
+  auto d = details_of(details_json);
   return d.is_object() && d.contains("carried_forward") && !d["carried_forward"].empty();
 }
 
 bool details_across_samples(const std::string& details_json) {
-  auto d = json::parse(details_json.empty() ? "{}" : details_json, nullptr, false);
+  auto d = details_of(details_json);
   return d.is_object() && d.value("across_samples", false);
 }
 
 std::string alert_sentence(const db::AlertView& a) {
-  auto d = json::parse(a.details_json.empty() ? "{}" : a.details_json, nullptr, false);
+  auto d = details_of(a.details_json);
   auto num = [&](const char* group, const char* key) {
     return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
   };
