@@ -255,8 +255,12 @@ void run_cancel(Context& ctx, JobsArgs a) {
       throw common::Fatal("job " + std::to_string(a.id) + " is " + st->state + "; only queued or running jobs are cancelled");
   }
   auto ids = db::cancel_jobs(database, f, one, reason);
-  fmt::print("cancelled {} job(s) ({}); `driftwatch jobs retry ID` or the next sweep queues them again\n", ids.size(),
-             reason);
+  // A running job's worker learns of it when it next renews its lease.
+  fmt::print("cancelled {} job(s) ({}){}; `driftwatch jobs retry ID` or the next sweep queues them again\n", ids.size(),
+             reason,
+             a.all_queued || ids.empty() ? ""
+                                         : "; a running one's worker stops its build or compiles when it next renews "
+                                           "the lease (a third of the lease, 40 s by default)");
 }
 
 }  // namespace
@@ -302,7 +306,8 @@ void attach_jobs(CLI::App& sub, Context& ctx) {
   auto* retry = sub.add_subcommand("retry", "queue a failed job (or a build that timed out) again, attempts reset");
   retry->add_option("id", a->id, "the job")->required();
   retry->callback([&ctx, a] { run_retry(ctx, *a); });
-  auto* cancel = sub.add_subcommand("cancel", "cancel queued or running jobs: one, a sweep's, or every queued one");
+  auto* cancel = sub.add_subcommand("cancel", "cancel queued or running jobs (a running one's worker stops it when it next renews the lease): one, a "
+                                     "sweep's, or every queued one");
   cancel->add_option("id", a->id, "the job");
   cancel->add_option("--sweep", a->sweep_id, "the jobs of a sweep (the last that planned or ran each again)");
   cancel->add_flag("--all-queued", a->all_queued, "every queued job (of --project, if given)");

@@ -160,7 +160,17 @@ std::vector<std::string> merged_environment(const ProcessSpec& spec) {
 
 }  // namespace
 
+namespace {
+thread_local const std::atomic<bool>* stop_flag = nullptr;
+}  // namespace
+
+StopScope::StopScope(const std::atomic<bool>* stop) : previous_(stop_flag) { stop_flag = stop; }
+StopScope::~StopScope() { stop_flag = previous_; }
+const std::atomic<bool>* StopScope::current() { return stop_flag; }
+bool StopScope::stopped() { return stop_flag && stop_flag->load(); }
+
 std::string ProcessResult::describe() const {
+  if (stopped) return "stopped: the work it ran for was called off";
   if (timed_out) return "timed out after " + format_seconds(seconds);
   if (signal != 0) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
   return "exit status " + std::to_string(exit_code);
@@ -326,6 +336,12 @@ std::optional<ProcessResult> Child::try_wait() {
   int status = 0;
   pid_t w = waitpid(pid_, &status, WNOHANG);
   if (w == pid_) return finish(status);
+  if (StopScope::stopped()) {
+    auto r = kill_group();
+    r.stopped = true;
+    done_ = r;
+    return r;
+  }
   return std::nullopt;
 }
 

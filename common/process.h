@@ -3,6 +3,7 @@
 // kill the whole process group, so a hanging build never hangs a sweep.
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -38,12 +39,35 @@ struct ProcessResult {
   int exit_code = -1;   ///< valid when signal == 0 and !timed_out
   int signal = 0;       ///< the signal that killed it, 0 if it exited
   bool timed_out = false;
+  bool stopped = false;  ///< killed because the work it ran for was called off (StopScope)
   double seconds = 0;   ///< wall time
   std::string output;   ///< captured stdout+stderr (when no log_file); past 9 MiB its first 1 and last 4 MiB
 
-  bool ok() const { return !timed_out && signal == 0 && exit_code == 0; }
+  bool ok() const { return !timed_out && !stopped && signal == 0 && exit_code == 0; }
   /// "exit status 2", "killed by signal 11 (Segmentation fault)", "timed out after 30 s".
   std::string describe() const;
+};
+
+/// Work that another thread may call off: a worker's job that people
+/// cancelled, or whose lease another worker took. While a scope is alive,
+/// every child the calling thread waits for (wait, try_wait) is killed, its
+/// whole group, once `stop` is set, and its result says `stopped`; so a
+/// build or compile of a job that is no longer this worker's stops within
+/// moments rather than running for an hour to be refused. Threads that work
+/// for the scope's thread (a pool of compiles) open one with current().
+class StopScope {
+ public:
+  explicit StopScope(const std::atomic<bool>* stop);
+  ~StopScope();
+  StopScope(const StopScope&) = delete;
+  StopScope& operator=(const StopScope&) = delete;
+  /// The calling thread's flag (nullptr when none), for threads it starts.
+  static const std::atomic<bool>* current();
+  /// Whether the calling thread's work was called off.
+  static bool stopped();
+
+ private:
+  const std::atomic<bool>* previous_;
 };
 
 /// A started child in its own process group.
@@ -57,9 +81,10 @@ class Child {
   ~Child();  ///< kills the group if still running
 
   int pid() const { return pid_; }
-  /// The result if the child has exited, without blocking.
+  /// The result if the child has exited, without blocking (or once killed
+  /// because its work was called off: StopScope).
   std::optional<ProcessResult> try_wait();
-  /// Blocks until exit or until the spec's timeout, then kills the group.
+  /// Blocks until exit or until the spec's timeout (or StopScope's stop), then kills the group.
   ProcessResult wait();
   /// SIGTERM then SIGKILL to the whole group; reaps the child.
   ProcessResult kill_group();

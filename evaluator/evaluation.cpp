@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 
 #include "common/hash.h"
+#include "common/process.h"
 #include "common/text.h"
 #include "evaluator/corpus.h"
 
@@ -160,10 +161,13 @@ class TaskQueue {
 
 void run_tasks(TaskQueue& queue, int jobs, const std::function<std::optional<Task>(Task)>& run) {
   std::vector<std::thread> threads;
+  // A job called off stops the compiles its threads run, and starts no more.
+  const auto* stop = common::StopScope::current();
   for (int t = 0; t < std::max(1, jobs); ++t) {
     try {
-      threads.emplace_back([&] {
-        while (auto task = queue.take()) queue.done(run(*task));
+      threads.emplace_back([&, stop] {
+        common::StopScope scope(stop);
+        while (auto task = queue.take()) queue.done(common::StopScope::stopped() ? std::nullopt : run(*task));
       });
     } catch (const std::system_error&) {
       // The system gives no more threads: those started do the work. Thrown
@@ -444,7 +448,11 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
     if (--remaining[t.module] == 0 && o.progress) o.progress(++done, static_cast<int>(modules.size()), m);
     return std::nullopt;
   });
+  // Its results are dropped: a compile stopped is no result of the compiler's.
+  auto called_off = [] { return common::Error{"stopped: the evaluation was called off", true, true}; };
+  if (common::StopScope::stopped()) return called_off();
   if (share) check_shared_defaults(o, modules, bytes, cc_of, result);
+  if (common::StopScope::stopped()) return called_off();
   // A compile the machine failed (a timeout under load, the OOM killer, a
   // full disk) says nothing of the compiler or the policy: it is tried once
   // more, alone, so the load that failed it is gone. Only when there are a
@@ -494,6 +502,7 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
         failed, budget));
   }
   for (const auto& report : reports) result.compat = policy::merge(result.compat, report);
+  if (common::StopScope::stopped()) return called_off();
 
   tally(result);
   if (auto why = whole_failure(result); !why.message.empty()) return why;

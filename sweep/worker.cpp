@@ -44,7 +44,10 @@ std::string hosts_failed(const db::Job& job, const std::string& owner) {
 }
 
 /// Renews a job's lease from its own connection while the job runs, so a
-/// long build is not taken for a dead worker's.
+/// long build is not taken for a dead worker's. Once the job is no longer
+/// this worker's (people cancelled it, or it expired and another worker
+/// took it), lost() is set: the job's build or compiles are stopped
+/// (common::StopScope) rather than run on for nothing.
 class LeaseKeeper {
  public:
   LeaseKeeper(const db::Target& target, db::Id job, std::string owner, int lease_seconds,
@@ -58,6 +61,7 @@ class LeaseKeeper {
     wake_.notify_all();
     thread_.join();
   }
+  const std::atomic<bool>* lost() const { return &lost_; }
 
  private:
   void run(const db::Target& target, db::Id job, const std::string& owner, int lease_seconds) {
@@ -65,11 +69,11 @@ class LeaseKeeper {
     while (!wake_.wait_for(lock, std::chrono::seconds(std::max(1, lease_seconds / 3)), [this] { return done_; })) {
       try {  // a database away for a moment is the main loop's to handle
         auto db = db::Database::connect(target);
-        if (db && !db::renew_lease(*db, job, owner, lease_seconds) && !lost_) {
-          lost_ = true;  // said once: the job runs on, and its result is refused when it ends
+        if (db && !lost_ && !db::renew_lease(*db, job, owner, lease_seconds)) {
+          lost_ = true;  // said once: the job's children are stopped, and its result is refused
           if (log_)
             log_("job " + std::to_string(job) + ": its lease was taken (it expired and another worker claimed the " +
-                 "job, or it was cancelled): what this worker finds will be dropped");
+                 "job, or it was cancelled): its build or compiles are stopped, and nothing of it is stored");
         }
       } catch (const std::exception&) {
       }
@@ -79,7 +83,7 @@ class LeaseKeeper {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false;
-  bool lost_ = false;
+  std::atomic<bool> lost_ = false;
   std::thread thread_;
 };
 
@@ -419,6 +423,7 @@ WorkerReport run_worker(const WorkerOptions& o) {
       JobEvent ev;
       {
         LeaseKeeper lease(o.target, job->id, o.owner, o.lease_seconds, o.log);
+        common::StopScope stop(lease.lost());
         ev = executor.run(db, *job);
       }
       ++ran;

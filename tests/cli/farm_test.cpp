@@ -197,6 +197,53 @@ TEST_CASE(
   CHECK(p.psql("SELECT attempts FROM jobs WHERE id = " + job) == "1");
 }
 
+TEST_CASE("a running evaluation cancelled by people stops its compiles at the worker's next lease renewal, and stores "
+          "nothing") {
+  Project p;
+  p.make_small();
+  // One toolchain whose every compile sleeps 97 s first: run on, its ten
+  // modules' compiles would take half an hour; the sleeps are this test's own.
+  auto slow = p.slow_toolchain(DWCC_BIN, 97);
+  p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
+  std::ofstream(p.config, std::ios::app) << "[[toolchains]]\ndir = \"" << slow.string()
+                                         << "\"\nlabel = \"slow\"\ndate = \"2026-01-05\"\n";
+  auto sleeps = [] {
+    common::ProcessSpec pgrep;
+    pgrep.argv = {"pgrep", "-cx", "-f", "sleep 97"};
+    return number(common::trim(common::run_process(pgrep).take().output));
+  };
+  auto sweep = start_external_sweep(p, p.config);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs WHERE kind = 'eval'", 1));
+  auto worker = start_worker(p, {"--lease", "6", "--idle-exit", "3"});
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs WHERE kind = 'eval' AND state = 'running'", 1));
+  auto job = p.psql("SELECT id FROM jobs WHERE kind = 'eval'");
+  bool compiling = false;
+  for (int i = 0; i < 300 && !compiling; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(200)))
+    compiling = sleeps() >= 1;
+  REQUIRE_MESSAGE(compiling, "no compile of the slow toolchain started");
+
+  auto cancel = p.run({"jobs", "cancel", job, "--by", "ops"});
+  INFO(cancel.output);
+  CHECK(cancel.exit_code == 0);
+  CHECK(cancel.output.find("a running one's worker stops its build or compiles when it next renews the lease") !=
+        std::string::npos);
+  // The lease is renewed every 2 s: the worker stops the compile, finds the
+  // job no longer its own, and exits once idle for 3 s.
+  auto stopped = finish(worker, 60);
+  INFO(stopped.output);
+  CHECK(stopped.exit_code == 0);
+  CHECK(stopped.output.find("job " + job + ": its lease was taken") != std::string::npos);
+  CHECK(stopped.output.find("its build or compiles are stopped, and nothing of it is stored") != std::string::npos);
+  CHECK(stopped.output.find("1 lease(s) lost") != std::string::npos);
+  CHECK(sleeps() == 0);
+  CHECK(p.psql("SELECT count(*) FROM module_results") == "0");
+  CHECK(p.psql("SELECT state || ' ' || error FROM jobs WHERE id = " + job) == "failed cancelled by ops");
+  auto r = finish(sweep, 60);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("cancelled by ops") != std::string::npos);
+}
+
 TEST_CASE("PostgreSQL restarted while driftwatch eval compiles: it reconnects and stores what it measured") {
   Project p;
   // A toolchain whose compiler takes two seconds a compile: the restart falls inside the evaluation.
