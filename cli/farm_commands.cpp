@@ -306,8 +306,10 @@ void attach_jobs(CLI::App& sub, Context& ctx) {
   auto* retry = sub.add_subcommand("retry", "queue a failed job (or a build that timed out) again, attempts reset");
   retry->add_option("id", a->id, "the job")->required();
   retry->callback([&ctx, a] { run_retry(ctx, *a); });
-  auto* cancel = sub.add_subcommand("cancel", "cancel queued or running jobs (a running one's worker stops it when it next renews the lease): one, a "
-                                     "sweep's, or every queued one");
+  auto* cancel = sub.add_subcommand(
+      "cancel",
+      "cancel queued or running jobs (a running one's worker stops it when it next renews the lease): one, a "
+      "sweep's, or every queued one");
   cancel->add_option("id", a->id, "the job");
   cancel->add_option("--sweep", a->sweep_id, "the jobs of a sweep (the last that planned or ran each again)");
   cancel->add_flag("--all-queued", a->all_queued, "every queued job (of --project, if given)");

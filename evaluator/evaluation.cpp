@@ -1,5 +1,7 @@
 #include "evaluator/evaluation.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -10,8 +12,6 @@
 #include <optional>
 #include <system_error>
 #include <thread>
-
-#include <fmt/core.h>
 
 #include "common/hash.h"
 #include "common/process.h"

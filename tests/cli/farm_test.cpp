@@ -197,8 +197,9 @@ TEST_CASE(
   CHECK(p.psql("SELECT attempts FROM jobs WHERE id = " + job) == "1");
 }
 
-TEST_CASE("a running evaluation cancelled by people stops its compiles at the worker's next lease renewal, and stores "
-          "nothing") {
+TEST_CASE(
+    "a running evaluation cancelled by people stops its compiles at the worker's next lease renewal, and stores "
+    "nothing") {
   Project p;
   p.make_small();
   // One toolchain whose every compile sleeps 97 s first: run on, its ten

@@ -52,7 +52,8 @@ TEST_CASE("a child waited on under a StopScope is killed with its whole group on
   CHECK(waited < 60);  // not the sleep's 300 s
   auto sleeper = std::stol(common::trim(r.output));
   bool gone = false;
-  for (int i = 0; i < 50 && !gone; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(100))) gone = dead(sleeper);
+  for (int i = 0; i < 50 && !gone; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(100)))
+    gone = dead(sleeper);
   CHECK(gone);
 
   // Called off already: the next child this thread waits for is stopped at once.
