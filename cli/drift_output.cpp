@@ -37,8 +37,11 @@ void print_drift(const sweep::DriftReport& r) {
   auto unevaluated = r.bisect_unevaluated > 0
                          ? fmt::format(" ({} more tried gave no evaluation)", r.bisect_unevaluated)
                          : std::string();
-  fmt::print("drift: {} change(s); bisection evaluated {} check-in(s){}; {} new alert(s)\n", r.findings.size(),
-             r.bisect_evaluations, unevaluated, r.alerts_opened);
+  auto recovered = r.alerts_recovered > 0
+                       ? fmt::format("; {} resolved: their failure is gone at a later check-in", r.alerts_recovered)
+                       : std::string();
+  fmt::print("drift: {} change(s); bisection evaluated {} check-in(s){}; {} new alert(s){}\n", r.findings.size(),
+             r.bisect_evaluations, unevaluated, r.alerts_opened, recovered);
   for (const auto& f : r.findings)
     fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", common::printable(f.sentence()),
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");

@@ -64,6 +64,8 @@ std::string Finding::details_json() const {
                                 {"failing", failing},
                                 {"evaluation_error", evaluation_error},
                                 {"broken_samples", broken_samples},
+                                {"recovered_at", recovered_at},
+                                {"recovered_at_label", recovered_at_label},
                                 {"decisions_before", decisions_before},
                                 {"decisions_after", decisions_after},
                                 {"not_compared", not_compared},
@@ -78,9 +80,10 @@ std::string Finding::sentence() const {
   std::string where = change_place_text(
       {culprit, subject, time, range_first, range_first_label, first_bad, first_bad_label, spread, !carried.empty()});
   std::string what;
-  if (kind == "build-broken") return "the build broke at " + where + broken_samples_text(broken_samples);
+  auto recovered = recovered_text(kind, recovered_at, recovered_at_label, newly_failing);
+  if (kind == "build-broken") return "the build broke at " + where + broken_samples_text(broken_samples) + recovered;
   if (kind == "policy-unusable")
-    return "the policy cannot run on " + suite + " from " + where + ": " + evaluation_error;
+    return "the policy cannot run on " + suite + " from " + where + ": " + evaluation_error + recovered;
   if (kind == "feature-set-changed")
     what = fmt::format("the compiler's features changed on {} ({} newly missing, {} newly sent)", suite,
                        features_missing.size(), features_new.size());
@@ -106,7 +109,7 @@ std::string Finding::sentence() const {
                        100 * change.default_delta, 100 * change.learned_delta, 100 * before.uplift, 100 * after.uplift);
   // Ties on every module, the policy never asked: not a policy that got
   // worse but a compiler that stopped consulting it.
-  return what + reports::unasked_note(decisions_before, decisions_after) + ": " + where;
+  return what + reports::unasked_note(decisions_before, decisions_after) + ": " + where + recovered;
 }
 
 namespace {
@@ -348,19 +351,29 @@ class SuiteAnalysis {
   }
 
   /// The modules `who`'s compile fails on at `b` and did not at `a`.
+  /// The modules `who`'s compile fails on at `pos`, sorted. A learned
+  /// compile that stops asking the policy is as lost to it as one that
+  /// fails: its module is compared at its last measured sizes.
+  std::vector<std::string> failing_at(std::size_t pos, Failing who) const {
+    const auto& p = points_.at(pos);
+    if (who == Failing::Default) return p.default_failing;
+    std::vector<std::string> lost;
+    std::set_union(p.learned_failing.begin(), p.learned_failing.end(), p.learned_unasked.begin(),
+                   p.learned_unasked.end(), std::back_inserter(lost));
+    return lost;
+  }
+
+  /// The first check-in after `pos` for which `gone` holds (a failure's
+  /// cause no longer seen), "" when none does.
+  std::string first_after(std::size_t pos, const std::function<bool(const db::SeriesPoint&)>& gone) const {
+    for (auto it = points_.upper_bound(pos); it != points_.end(); ++it)
+      if (gone(it->second)) return it->second.sha;
+    return "";
+  }
+
   std::vector<std::string> newly_failing(std::size_t a, std::size_t b, Failing who) const {
-    // A learned compile that stops asking the policy is as lost to it as
-    // one that fails: its module is compared at its last measured sizes.
-    auto failing = [&](std::size_t pos) {
-      const auto& p = points_.at(pos);
-      if (who == Failing::Default) return p.default_failing;
-      std::vector<std::string> lost;
-      std::set_union(p.learned_failing.begin(), p.learned_failing.end(), p.learned_unasked.begin(),
-                     p.learned_unasked.end(), std::back_inserter(lost));
-      return lost;
-    };
-    const auto& was = failing(a);
-    const auto& now = failing(b);
+    const auto was = failing_at(a, who);
+    const auto now = failing_at(b, who);
     std::vector<std::string> out;
     std::set_difference(now.begin(), now.end(), was.begin(), was.end(), std::back_inserter(out));
     // A default that timed out at `a` without being found hanging alone may
@@ -585,6 +598,12 @@ class SuiteAnalysis {
         // A spread range's own modules: those an alert inside it names are that alert's.
         f.failing = step.modules;
         f.newly_failing = static_cast<int>(f.failing.size());
+        f.recovered_at = first_after(step.after, [&](const db::SeriesPoint& p) {
+          if (!p.evaluated) return false;
+          auto now = failing_at(position_.at(p.sha), who);
+          return std::none_of(f.failing.begin(), f.failing.end(),
+                              [&](const std::string& m) { return std::binary_search(now.begin(), now.end(), m); });
+        });
         out.push_back(std::move(f));
       }
     // Builds that broke and stayed broken for N samples of the grid.
@@ -598,6 +617,7 @@ class SuiteAnalysis {
       pin(f, run.last_ok + 1, run.first_broken);
       f.first_bad = history_[run.first_broken].sha;
       f.broken_samples = o_.project.alerts.broken_builds;
+      f.recovered_at = first_after(run.first_broken, [](const db::SeriesPoint& p) { return p.build_outcome == "ok"; });
       out.push_back(std::move(f));
     }
     for (auto& f : unusable()) out.push_back(std::move(f));
@@ -636,6 +656,7 @@ class SuiteAnalysis {
       f.kind = "policy-unusable";
       f.evaluation_error = p.evaluation_error;
       f.first_bad = p.sha;
+      f.recovered_at = first_after(pos, [](const db::SeriesPoint& q) { return q.evaluated; });
       if (last_done) {
         f.last_good = points_.at(*last_done).sha;
         f.before = level_of(points_.at(*last_done));
@@ -785,6 +806,7 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;
     std::vector<db::AlertRow> rows;
+    std::map<std::string, std::string> recovered;  ///< fingerprint → the resolving note
     for (auto& f : findings) {
       // A range may start at a check-in nobody built: recorded, so the alert names it.
       if (!f.range_first.empty() && !ids.count(f.range_first))
@@ -815,8 +837,14 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
                         ? std::max(std::abs(f.change.default_delta), std::abs(f.change.learned_delta))
                     : f.kind == "modules-failing" || f.kind == "compiler-failing" ? f.newly_failing
                                                                                   : f.change.uplift_delta;
+      f.recovered_at_label = label_of(f.recovered_at);
       a.details_json = f.details_json();
-      a.notify = p.notify.configured();
+      // A failure over before any sweep alerted it (a year swept at once) is
+      // recorded and resolved below, not sent to people as news.
+      a.notify = p.notify.configured() && f.recovered_at.empty();
+      if (!f.recovered_at.empty())
+        recovered[a.fingerprint] =
+            "recovered: " + recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing).substr(2);
       suite_found.push_back(
           {a.kind, a.policy_hash, a.suite_manifest_hash, a.recipe_hash, a.fingerprint, f.culprit, f.range_first,
            f.first_bad});
@@ -868,6 +896,14 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       if (f.new_alert) ++report.alerts_opened;
       report.findings.push_back(std::move(f));
     }
+    // A failure a later check-in no longer shows (a build fixed, a crash
+    // reverted) is over: its alert is resolved, saying where, rather than
+    // left open beside a compiler that works again. Acknowledged ones too.
+    for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"}))
+      if (auto it = recovered.find(v.fingerprint); it != recovered.end()) {
+        db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second);
+        ++report.alerts_recovered;
+      }
     // A wide alert whose range bisection has since pinned as other changes
     // (of another kind, or already alerted) is done: said in its history.
     auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});

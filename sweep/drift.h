@@ -47,6 +47,11 @@ struct Finding {
   /// which made it an alert (the project's alerts.broken_builds). Said as
   /// such: a fix built later does not make "stayed broken" untrue.
   int broken_samples = 0;
+  /// For the failures that can end (timeline's recovers()): the first
+  /// check-in after first_bad, evaluated or built, that no longer shows it
+  /// (the build builds, the policy runs, every one of `failing` compiles);
+  /// "" while it is still seen. Its alert is resolved, saying so.
+  std::string recovered_at, recovered_at_label;
   /// The policy's answers over the suite at last_good and first_bad (-1:
   /// not recorded). A compiler that still opens the channel but asks
   /// nothing reads as ties everywhere: the sentence says so.
@@ -86,6 +91,9 @@ struct DriftReport {
   std::map<std::string, std::size_t> evaluated_by_suite;
   std::vector<db::Id> job_ids;  ///< the jobs bisection enqueued
   int alerts_opened = 0;
+  /// Failure alerts resolved because a later check-in no longer shows their
+  /// cause (Finding::recovered_at), those opened and resolved at once included.
+  int alerts_recovered = 0;
   Delivery notifications;  ///< of the pending alerts, this one's included
 };
 

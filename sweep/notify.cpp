@@ -74,7 +74,11 @@ std::string alert_sentence(const db::AlertView& a) {
                          a.range_first_subject, a.first_bad_sha, a.first_bad_subject, spread, carried});
   // The compiler stopped asking the policy (Finding::sentence says so too).
   auto asked = [&](const char* key) { return d.is_discarded() ? std::int64_t(-1) : d.value(key, std::int64_t(-1)); };
-  auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where;
+  // A failure over when it was first found says so (Finding::recovered_at).
+  auto recovered = d.is_discarded() ? std::string()
+                                    : recovered_text(a.kind, d.value("recovered_at", ""),
+                                                     d.value("recovered_at_label", ""), d.value("newly_failing", 0));
+  auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where + recovered;
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
     return "uplift of " + a.policy + " on " + a.suite + " " +
            reports::uplift_change_text(a.kind == "uplift-dropped", spread,
@@ -82,10 +86,12 @@ std::string alert_sentence(const db::AlertView& a) {
                                        num("after", "uplift")) +
            at;
   if (a.kind == "build-broken")
-    return "the build broke" + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) + ": " + where;
+    return "the build broke" + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) + ": " + where +
+           recovered;
   if (a.kind == "policy-unusable")
     return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +
-           (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded"));
+           (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded")) +
+           recovered;
   if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + at;
   if (a.kind == "modules-failing")
     return fmt::format(

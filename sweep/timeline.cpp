@@ -89,4 +89,17 @@ std::string broken_samples_text(int n) {
   return fmt::format(" and stayed broken for {} sampled check-ins in a row", n);
 }
 
+bool recovers(const std::string& kind) {
+  return kind == "build-broken" || kind == "policy-unusable" || kind == "modules-failing" ||
+         kind == "compiler-failing";
+}
+
+std::string recovered_text(const std::string& kind, const std::string& sha, const std::string& label, int modules) {
+  if (sha.empty() || !recovers(kind)) return {};
+  auto at = checkin_name(sha, label);
+  if (kind == "build-broken") return "; it builds again at " + at;
+  if (kind == "policy-unusable") return "; it runs again at " + at;
+  return (modules == 1 ? "; it compiles again at " : "; they all compile again at ") + at;
+}
+
 }  // namespace sweep

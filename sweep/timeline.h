@@ -57,4 +57,13 @@ std::string change_place_text(const ChangePlace& place);
 /// older driftwatch).
 std::string broken_samples_text(int broken_samples);
 
+/// "; it builds again at 1a2b3c4d5e6f" (or "toolchain <label>") for a
+/// failure alert whose cause a later check-in no longer shows: the build
+/// (build-broken), the policy running (policy-unusable), or the `modules`
+/// failing modules compiling (modules-failing, compiler-failing). "" when
+/// `sha` is empty (still seen) or the kind has no such end.
+std::string recovered_text(const std::string& kind, const std::string& sha, const std::string& label, int modules);
+/// Whether an alert of this kind is resolved once a later check-in no longer shows its cause.
+bool recovers(const std::string& kind);
+
 }  // namespace sweep

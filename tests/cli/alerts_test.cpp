@@ -671,6 +671,77 @@ write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
   CHECK(failing.find("json") == std::string::npos);
 }
 
+TEST_CASE("a failure alert whose cause a later check-in no longer shows is resolved, saying where it recovered") {
+  testing::TempDir scratch;
+  // Week 8 crashes the policy's compile on json and ini, week 9 is docs,
+  // week 10 reverts the crash and week 11 is docs again.
+  Project p(history_8w_with(scratch.path() / "history-crash-reverted.toml", kCrashJsonAndIniUnderPolicy + R"toml(
+[[checkin]]
+week = 9
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Docs] Release notes: the advisor's checks"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
+
+[[checkin]]
+week = 10
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "Revert the advisor's state check on entry"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
+with = "  if (!M)\n"
+
+[[checkin]]
+week = 11
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Docs] Release notes: the check is gone"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n"
+)toml"));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
+  auto revert = p.git({"log", "--format=%H", "--grep=Revert the advisor", "main"});
+  REQUIRE(revert.size() == 40);
+  auto week9 = p.git({"log", "-1", "--format=%cs", "--grep=the advisor's checks", "main"});
+  REQUIRE(week9.size() == 10);
+  auto state = [&] { return p.psql("SELECT string_agg(state, ',') FROM alerts WHERE kind = 'modules-failing'"); };
+
+  // Last night's sweep ended before the revert: the crash is an open alert.
+  p.set("until = \"\"", "until = \"" + week9 + "\"");
+  auto before = p.sweep(p.dsn);
+  INFO(before.output);
+  REQUIRE(before.exit_code == 0);
+  REQUIRE(state() == "open");
+  CHECK(before.output.find("resolved: their failure is gone") == std::string::npos);
+
+  // Tonight's sees the revert: the alert is resolved, naming where the
+  // modules compile again (the revert, or a later check-in evaluated).
+  p.set("until = \"" + week9 + "\"", "until = \"\"");
+  auto after = p.sweep(p.dsn);
+  INFO(after.output);
+  CHECK(after.exit_code == 0);
+  CHECK(state() == "resolved");
+  CHECK(after.output.find("; they all compile again at ") != std::string::npos);
+  CHECK(after.output.find("1 resolved: their failure is gone at a later check-in") != std::string::npos);
+  auto note = p.psql("SELECT e.note FROM alert_events e JOIN alerts a ON a.id = e.alert_id "
+                     "WHERE a.kind = 'modules-failing' AND e.state = 'resolved'");
+  INFO(note);
+  const std::string said = "recovered: they all compile again at ";
+  REQUIRE(note.rfind(said, 0) == 0);
+  auto at = note.substr(said.size(), 12);
+  auto since_revert = p.git({"rev-list", revert + "^.." + at});
+  CHECK(since_revert.find(revert) != std::string::npos);  // not before the revert
+
+  // Found again by the next analysis, it stays resolved, and no alert is added.
+  auto again = p.run({"bisect", "--config", p.config});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(state() == "resolved");
+}
+
 TEST_CASE("on a suite of three modules, the policy's compile failing on two of them is an alert at the default count") {
   testing::TempDir scratch;
   // Week 8 crashes the policy's compile on json and ini. At three modules,
