@@ -467,6 +467,26 @@ std::vector<long> processes_holding(const std::filesystem::path& path) {
   return holders;
 }
 
+std::vector<long> processes_naming(const std::filesystem::path& dir) {
+  std::vector<long> out;
+  auto base = dir.lexically_normal().string();
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (base.size() <= 1) return out;  // "/" would name every process
+  for (long pid : running_pids()) {
+    if (pid == getpid()) continue;
+    // NUL-separated words; a path may also stand inside one ("-o=<dir>/x").
+    auto words = proc_file(pid, "cmdline");
+    for (auto at = words.find(base); at != std::string::npos; at = words.find(base, at + 1)) {
+      auto end = at + base.size();
+      if (end == words.size() || words[end] == '/' || words[end] == '\0') {
+        out.push_back(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 std::string proc_file(long pid, const char* name) {
   const auto path = "/proc/" + std::to_string(pid) + "/" + name;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

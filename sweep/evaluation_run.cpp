@@ -1,5 +1,6 @@
 #include "sweep/evaluation_run.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,6 +152,11 @@ void remove_orphaned_scratch(const fs::path& data) {
         gone = common::process_gone_here(name.substr(first + 1, dashes[2] - first - 1),
                                          name.substr(dashes[2] + 1, dashes[1] - dashes[2] - 1), pid);
     }
+    // Its compiles behind a wrapper that did not exec outlived it (only
+    // the wrapper died with it): one blocked opening the dead run's ML
+    // channel would wait for ever.
+    if (gone)
+      for (long pid : common::processes_naming(e.path())) kill(static_cast<pid_t>(pid), SIGKILL);
     if (gone || idle_for(e.path(), kIdle)) fs::remove_all(e.path(), ec);
   }
 }

@@ -2,7 +2,9 @@
 // real suite (samples/testdata through clang-19), real compiles, PostgreSQL.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <fstream>
+#include <optional>
 #include <csignal>
 #include <thread>
 
@@ -58,9 +60,25 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
   auto orphan = scratch(common::host_name(), gone), elsewhere = scratch("other-host", gone),
        live = scratch(common::host_name(), getpid()),
        container = scratch(common::host_name(), gone, common::pid_namespace() + "1");
+  // A compile the killed evaluation left behind a wrapper that did not exec
+  // (blocked on its dead ML channel, it would wait for ever) dies with its
+  // scratch; one of a live evaluation's scratch is left alone.
+  auto naming = [](const std::filesystem::path& dir) {
+    common::ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "sleep 300", (dir / "channel.in").string()};
+    return common::Child::start(spec).take();
+  };
+  auto stuck = naming(orphan), working = naming(live);
   auto e1 = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy", policy});
   INFO(e1.output);
   REQUIRE(e1.exit_code == 0);
+  std::optional<common::ProcessResult> ended;
+  for (int i = 0; i < 50 && !ended; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(100)))
+    ended = stuck.try_wait();
+  REQUIRE(ended);
+  CHECK(ended->signal == SIGKILL);
+  CHECK_FALSE(working.try_wait());
+  working.kill_group();
   CHECK_FALSE(std::filesystem::exists(orphan));
   CHECK(std::filesystem::exists(elsewhere));
   CHECK(std::filesystem::exists(live));
