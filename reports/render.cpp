@@ -113,6 +113,8 @@ json report_json(const ReportData& d) {
          {"baseline_uplift", o.baseline_uplift},
          {"latest_uplift", o.latest_uplift},
          {"change", o.change},
+         {"latest_modules_measured", o.latest_measured},
+         {"modules", o.modules},
          {"unusable_since", o.unusable_since.sha.empty() ? json(nullptr) : commit_json(o.unusable_since)},
          {"unmeasured", o.measured ? "" : o.unmeasured_text()}});
   json suites = json::array();

@@ -127,11 +127,15 @@ reports::ReportAlert alert_of(db::Database& db, const db::AlertView& a) {
 }
 
 /// One suite's series in first-parent order: evaluated check-ins and failed builds.
-reports::SuiteSeries series_of(const std::string& suite_name, const std::string& manifest_hash,
+reports::SuiteSeries series_of(const evaluator::Suite& suite, const std::string& manifest_hash,
                                std::vector<db::SeriesPoint> loaded,
                                const std::map<std::string, std::size_t>& position) {
-  reports::SuiteSeries s{suite_name, manifest_hash, {}, {}};
+  reports::SuiteSeries s{suite.name, manifest_hash, {}, {}};
+  // Every module of the suite, measured or not: one that fails at every
+  // check-in (a hang the compiler always had) is a column without a value
+  // and makes the uplift "over 4 of 5 modules", not a suite shrunk unsaid.
   std::set<std::string> modules;
+  for (const auto& m : suite.modules) modules.insert(m.name);
   std::map<std::size_t, db::SeriesPoint> ordered;
   for (auto& p : loaded) {
     auto it = position.find(p.sha);
@@ -243,7 +247,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     auto suite = select_suite(data_dir, name);
     auto loaded =
         series_of_repository(db, repository_id, recipe.content_hash, d.policy.content_hash, suite.manifest_hash);
-    auto s = series_of(suite.suite.name, suite.manifest_hash, loaded, position);
+    auto s = series_of(suite.suite, suite.manifest_hash, loaded, position);
     for (const auto& pt : s.points)
       if (pt.build_outcome != "ok" && failed.insert(pt.commit.sha).second)
         d.build_failures.push_back({s.name, pt.commit, pt.build_outcome});

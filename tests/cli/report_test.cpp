@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -249,4 +250,35 @@ TEST_CASE(
   CHECK(j["overview"][1]["measured"] == false);
   CHECK(j["overview"][1]["unmeasured"] == "not measured yet");
   CHECK(read(out / "report.md").find("no check-in built") == std::string::npos);
+}
+
+TEST_CASE("report: a module the compiler fails on at every check-in is still the suite's, and the uplift is over the "
+          "others") {
+  Project p;
+  p.make_small();
+  p.use_prebuilt_toolchains(DWCC_BIN);
+  // Both nightlies' compilers fail json.c, whatever the heuristic: no step,
+  // so no alert; only the report can say the suite is measured in part.
+  for (const char* date : {"2026-01-05", "2026-01-12"}) {
+    auto bin = p.dir / (std::string("nightly-") + date) / "bin";
+    fs::rename(bin / "dwcc", bin / "dwcc.real");
+    std::ofstream(bin / "dwcc") << "#!/bin/sh\ncase \"$*\" in *json*) echo 'LLVM ERROR: json is not for us' >&2; exit 1;; "
+                                   "esac\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
+    fs::permissions(bin / "dwcc", fs::perms::owner_all);
+  }
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  REQUIRE(s.output.find("1 module(s) failed to compile (first: json.c (default)") != std::string::npos);
+  auto out = p.dir / "report";
+  auto r = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "json,md"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto j = json::parse(read(out / "report.json"));
+  auto modules = j["suites"][0]["modules"].get<std::vector<std::string>>();
+  CHECK(std::find(modules.begin(), modules.end(), "json.c") != modules.end());
+  CHECK(modules.size() == 5);
+  CHECK(j["overview"][0]["latest_modules_measured"] == 4);
+  CHECK(j["overview"][0]["modules"] == 5);
+  CHECK(read(out / "report.md").find(" over 4 of 5 modules") != std::string::npos);
 }
