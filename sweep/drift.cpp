@@ -495,12 +495,17 @@ class SuiteAnalysis {
     f.after = levels.after;
     f.not_compared = levels.only_before;
     f.not_compared.insert(f.not_compared.end(), levels.only_after.begin(), levels.only_after.end());
-    f.range_size = between_.count(b) ? between_.at(b) : int(b - a - 1);
-    // Bisection credits the check-in it pinned; a change made in parts was
-    // pinned inside the range, so everything credited within it counts.
-    f.evaluations = 0;
-    for (auto it = evaluations_.upper_bound(a); it != evaluations_.end() && it->first <= b; ++it)
-      f.evaluations += it->second;
+    if (auto searched = search_between_samples(a, b)) {
+      f.range_size = searched->first;
+      f.evaluations = searched->second;
+    } else {
+      f.range_size = between_.count(b) ? between_.at(b) : int(b - a - 1);
+      // Bisection credits the check-in it pinned; a change made in parts was
+      // pinned inside the range, so everything credited within it counts.
+      f.evaluations = 0;
+      for (auto it = evaluations_.upper_bound(a); it != evaluations_.end() && it->first <= b; ++it)
+        f.evaluations += it->second;
+    }
     // A module that failed at a and comes back changed at b may have changed
     // anywhere after its last measurement: the range reaches back there, and
     // b (perhaps the check-in that fixed its crash) is not named alone.
@@ -661,7 +666,8 @@ class SuiteAnalysis {
         f.last_good = points_.at(*last_done).sha;
         f.before = level_of(points_.at(*last_done));
       }
-      f.evaluations = evaluations_.count(pos) ? evaluations_.at(pos) : 0;
+      auto searched = last_done ? search_between_samples(*last_done, pos) : std::nullopt;
+      f.evaluations = searched ? searched->second : evaluations_.count(pos) ? evaluations_.at(pos) : 0;
       // Failing from the first measured check-in: nothing was ever good, so
       // nothing is pinned (the root commit and the whole history were named).
       if (!last_done) {
@@ -670,11 +676,35 @@ class SuiteAnalysis {
       }
       std::size_t from = *last_done + 1;
       pin(f, from, pos);
-      if (between_.count(pos)) f.range_size = between_.at(pos);
+      if (searched) f.range_size = searched->first;
+      else if (between_.count(pos)) f.range_size = between_.at(pos);
       else if (from != pos) f.range_size = int(pos - from);
       out.push_back(std::move(f));
     }
     return out;
+  }
+
+  /// For a change found between `a` and `b` inside one interval of the
+  /// grid: the check-ins strictly between its two samples, and how many of
+  /// them were measured (an evaluation, or one that failed whole). Read from
+  /// what is stored, not from this run's bisection: a sweep resumed after
+  /// an interruption mid-bisection tells the same search as one that was
+  /// not. nullopt when the samples are not known there (no grid, an end
+  /// outside it, or a sample between a and b: a drift across samples).
+  std::optional<std::pair<int, int>> search_between_samples(std::size_t a, std::size_t b) const {
+    if (samples_.empty()) return std::nullopt;
+    std::vector<std::size_t> at;  // the grid's positions, in order
+    for (const auto& sha : samples_)
+      if (auto it = position_.find(sha); it != position_.end()) at.push_back(it->second);
+    std::sort(at.begin(), at.end());
+    auto after = std::lower_bound(at.begin(), at.end(), b);  // the first sample at or after b
+    if (after == at.end() || after == at.begin()) return std::nullopt;
+    auto before = std::prev(after);  // the last sample before b
+    if (*before > a) return std::nullopt;
+    int measured = 0;
+    for (auto it = points_.upper_bound(*before); it != points_.end() && it->first < *after; ++it)
+      measured += it->second.evaluated || !it->second.evaluation_error.empty();
+    return std::pair<int, int>{int(*after - *before - 1), measured};
   }
 
   /// Names the check-in at `pos` the culprit when it is the first not known

@@ -92,6 +92,48 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
                              "GROUP BY project) t") == "1");
 }
 
+TEST_CASE("an alert found after a bisection cut short tells the same search as one bisected in one run") {
+  // The search between two samples is told from what is stored: a sweep
+  // killed mid-bisection and run again said "[1 of 1 check-ins evaluated]"
+  // where one run says "[1 of 2 …]" (or 2 of 2), as if the range were narrower.
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto whole = p.sweep(p.dsn);
+  INFO(whole.output);
+  REQUIRE(whole.exit_code == 0);
+  auto searched = [](const std::string& db) {
+    return Project::psql(db, "SELECT string_agg(kind || ' ' || (details->>'range_size') || ' ' || "
+                             "(details->>'bisect_evaluations'), ', ' ORDER BY kind) FROM alerts WHERE state = 'open'");
+  };
+  auto expected = searched(p.dsn);
+  REQUIRE(expected.find(" 2 ") != std::string::npos);  // two check-ins between December's and January's samples
+  auto first_step = p.psql("SELECT payload->>'sha' FROM jobs WHERE priority = 10 AND kind = 'eval' ORDER BY id LIMIT 1");
+  REQUIRE(first_step.size() == 40);
+
+  // Another database: the samples, then bisection's first step alone (as a
+  // sweep killed right after it leaves them), then the analysis goes on.
+  std::string other_name;
+  auto other = second_database(&other_name);
+  p.set("bisect = true", "bisect = false");
+  auto samples = p.sweep(other);
+  INFO(samples.output);
+  REQUIRE(samples.exit_code == 0);
+  REQUIRE(Project::psql(other, "SELECT count(*) FROM alerts") == "1");  // the samples' range, not bisected
+  auto step = run_driftwatch(p.args({"eval", "--repo", p.repo, "--recipe", "sample-compiler", "--build", first_step,
+                                     "--suite", "testdata", "--policy",
+                                     std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"},
+                                    other));
+  INFO(step.output);
+  REQUIRE(step.exit_code == 0);
+  p.set("bisect = false", "bisect = true");
+  auto rest = run_driftwatch(p.args({"bisect", "--config", p.config}, other));
+  INFO(rest.output);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(searched(other) == expected);
+  CHECK(Project::psql(other, "SELECT string_agg(c.subject, ', ') FROM alerts a JOIN commits c ON c.id = "
+                             "a.culprit_commit_id WHERE a.state = 'open'") == "Merge branch 'side/cost-model'");
+}
+
 TEST_CASE("changes before the policy's training check-in are not bisected nor alerted on") {
   // The monthly sweep's one alert is the cost-model merge (see above); a
   // policy trained at the merge itself has nothing to drift from before it.
