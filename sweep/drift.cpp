@@ -676,8 +676,10 @@ class SuiteAnalysis {
       }
       std::size_t from = *last_done + 1;
       pin(f, from, pos);
-      if (searched) f.range_size = searched->first;
-      else if (between_.count(pos)) f.range_size = between_.at(pos);
+      if (searched)
+        f.range_size = searched->first;
+      else if (between_.count(pos))
+        f.range_size = between_.at(pos);
       else if (from != pos) f.range_size = int(pos - from);
       out.push_back(std::move(f));
     }

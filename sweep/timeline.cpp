@@ -90,8 +90,7 @@ std::string broken_samples_text(int n) {
 }
 
 bool recovers(const std::string& kind) {
-  return kind == "build-broken" || kind == "policy-unusable" || kind == "modules-failing" ||
-         kind == "compiler-failing";
+  return kind == "build-broken" || kind == "policy-unusable" || kind == "modules-failing" || kind == "compiler-failing";
 }
 
 std::string recovered_text(const std::string& kind, const std::string& sha, const std::string& label, int modules) {

@@ -726,8 +726,9 @@ write = "# dwcc release notes\n"
   CHECK(state() == "resolved");
   CHECK(after.output.find("; they all compile again at ") != std::string::npos);
   CHECK(after.output.find("1 resolved: their failure is gone at a later check-in") != std::string::npos);
-  auto note = p.psql("SELECT e.note FROM alert_events e JOIN alerts a ON a.id = e.alert_id "
-                     "WHERE a.kind = 'modules-failing' AND e.state = 'resolved'");
+  auto note = p.psql(
+      "SELECT e.note FROM alert_events e JOIN alerts a ON a.id = e.alert_id "
+      "WHERE a.kind = 'modules-failing' AND e.state = 'resolved'");
   INFO(note);
   const std::string said = "recovered: they all compile again at ";
   REQUIRE(note.rfind(said, 0) == 0);

@@ -1,19 +1,18 @@
 // train, eval, policy info and policy serve end to end: the real binary, a
 // real suite (samples/testdata through clang-19), real compiles, PostgreSQL.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <optional>
-#include <csignal>
 #include <thread>
-
-#include <unistd.h>
 
 #include "common/process.h"
 #include "common/text.h"
-#include "tests/support/temp_dir.h"
 #include "tests/support/sweep_project.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_db.h"
 
 using testing::run_driftwatch;

@@ -252,8 +252,9 @@ TEST_CASE(
   CHECK(read(out / "report.md").find("no check-in built") == std::string::npos);
 }
 
-TEST_CASE("report: a module the compiler fails on at every check-in is still the suite's, and the uplift is over the "
-          "others") {
+TEST_CASE(
+    "report: a module the compiler fails on at every check-in is still the suite's, and the uplift is over the "
+    "others") {
   Project p;
   p.make_small();
   p.use_prebuilt_toolchains(DWCC_BIN);
@@ -262,8 +263,9 @@ TEST_CASE("report: a module the compiler fails on at every check-in is still the
   for (const char* date : {"2026-01-05", "2026-01-12"}) {
     auto bin = p.dir / (std::string("nightly-") + date) / "bin";
     fs::rename(bin / "dwcc", bin / "dwcc.real");
-    std::ofstream(bin / "dwcc") << "#!/bin/sh\ncase \"$*\" in *json*) echo 'LLVM ERROR: json is not for us' >&2; exit 1;; "
-                                   "esac\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
+    std::ofstream(bin / "dwcc")
+        << "#!/bin/sh\ncase \"$*\" in *json*) echo 'LLVM ERROR: json is not for us' >&2; exit 1;; "
+           "esac\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
     fs::permissions(bin / "dwcc", fs::perms::owner_all);
   }
   auto s = p.sweep(p.dsn);

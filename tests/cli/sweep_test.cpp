@@ -102,12 +102,14 @@ TEST_CASE("an alert found after a bisection cut short tells the same search as o
   INFO(whole.output);
   REQUIRE(whole.exit_code == 0);
   auto searched = [](const std::string& db) {
-    return Project::psql(db, "SELECT string_agg(kind || ' ' || (details->>'range_size') || ' ' || "
-                             "(details->>'bisect_evaluations'), ', ' ORDER BY kind) FROM alerts WHERE state = 'open'");
+    return Project::psql(db,
+                         "SELECT string_agg(kind || ' ' || (details->>'range_size') || ' ' || "
+                         "(details->>'bisect_evaluations'), ', ' ORDER BY kind) FROM alerts WHERE state = 'open'");
   };
   auto expected = searched(p.dsn);
   REQUIRE(expected.find(" 2 ") != std::string::npos);  // two check-ins between December's and January's samples
-  auto first_step = p.psql("SELECT payload->>'sha' FROM jobs WHERE priority = 10 AND kind = 'eval' ORDER BY id LIMIT 1");
+  auto first_step =
+      p.psql("SELECT payload->>'sha' FROM jobs WHERE priority = 10 AND kind = 'eval' ORDER BY id LIMIT 1");
   REQUIRE(first_step.size() == 40);
 
   // Another database: the samples, then bisection's first step alone (as a
@@ -119,10 +121,10 @@ TEST_CASE("an alert found after a bisection cut short tells the same search as o
   INFO(samples.output);
   REQUIRE(samples.exit_code == 0);
   REQUIRE(Project::psql(other, "SELECT count(*) FROM alerts") == "1");  // the samples' range, not bisected
-  auto step = run_driftwatch(p.args({"eval", "--repo", p.repo, "--recipe", "sample-compiler", "--build", first_step,
-                                     "--suite", "testdata", "--policy",
-                                     std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"},
-                                    other));
+  auto step = run_driftwatch(
+      p.args({"eval", "--repo", p.repo, "--recipe", "sample-compiler", "--build", first_step, "--suite", "testdata",
+              "--policy", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy"},
+             other));
   INFO(step.output);
   REQUIRE(step.exit_code == 0);
   p.set("bisect = false", "bisect = true");
@@ -130,8 +132,9 @@ TEST_CASE("an alert found after a bisection cut short tells the same search as o
   INFO(rest.output);
   REQUIRE(rest.exit_code == 0);
   CHECK(searched(other) == expected);
-  CHECK(Project::psql(other, "SELECT string_agg(c.subject, ', ') FROM alerts a JOIN commits c ON c.id = "
-                             "a.culprit_commit_id WHERE a.state = 'open'") == "Merge branch 'side/cost-model'");
+  CHECK(Project::psql(other,
+                      "SELECT string_agg(c.subject, ', ') FROM alerts a JOIN commits c ON c.id = "
+                      "a.culprit_commit_id WHERE a.state = 'open'") == "Merge branch 'side/cost-model'");
 }
 
 TEST_CASE("changes before the policy's training check-in are not bisected nor alerted on") {
