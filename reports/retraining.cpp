@@ -151,9 +151,15 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
 RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
   auto o = head_below_rule(
       "no_worse", r.no_worse_on, r.min_no_worse, s, [](const auto& p) { return p.no_worse; },
-      [](double v) {
+      [&s](double v) {
         char share[64];
         std::snprintf(share, sizeof share, "%.1f%% of modules no worse than the default at the head", 100 * v);
+        // Modules the compiler's own default fails on are in no share: said,
+        // or a suite shrunk by a crash reads as a policy at 100%.
+        const auto& head = s.points.back();
+        if (head.measured > 0 && head.modules > head.measured)
+          return std::string(share) + " (over " + std::to_string(head.measured) + " of the suite's " +
+                 std::to_string(head.modules) + " modules: the compiler's default failed on the others there)";
         return std::string(share);
       },
       num(100 * r.min_no_worse) + "%");

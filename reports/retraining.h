@@ -32,6 +32,10 @@ struct RetrainPoint {
   /// Modules whose compile under the policy failed (their decisions are not
   /// in `decisions`: no decision count is kept of a failed compile).
   int learned_failed = 0;
+  /// The modules `no_worse` is over (their default compiled there; the
+  /// policy's failures count as worse), and the suite's: fewer when the
+  /// compiler's default failed on some. 0 when not known.
+  int measured = 0, modules = 0;
 };
 
 struct RetrainSeries {

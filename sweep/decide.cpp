@@ -25,13 +25,15 @@ using json = nlohmann::json;
 namespace {
 
 /// A recorded point as the rules see it.
-reports::RetrainPoint retrain_point(const db::SeriesPoint& p) {
+reports::RetrainPoint retrain_point(const db::SeriesPoint& p, std::size_t suite_modules) {
   reports::RetrainPoint r;
   r.sha = p.sha;
   r.uplift = p.uplift;
   // A module the policy's compile broke is worse than the default's.
   int measured = p.wins + p.ties + p.losses + p.learned_failed();
   r.no_worse = measured > 0 ? double(p.wins + p.ties) / measured : 1.0;
+  r.measured = measured;
+  r.modules = static_cast<int>(suite_modules);
   auto lost = compat_features(p.compat_json).lost;
   r.features_lost = static_cast<int>(lost.size());
   r.decisions = p.learned_decisions;
@@ -188,7 +190,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     series.baseline_is_training = series.baseline_measured && baseline_pos && *base == *baseline_pos;
     for (const auto& [pos, pt] : points) {
       if (base && pos < *base) continue;
-      auto r = retrain_point(pt);
+      auto r = retrain_point(pt, suite.suite.modules.size());
       r.sample = grid.empty() || grid.count(pt.sha) > 0;
       if (series.baseline_measured && pos > *base) {
         auto c = reports::compare_levels(sizes_of(points.at(*base)), sizes_of(pt));

@@ -283,4 +283,9 @@ TEST_CASE(
   CHECK(j["overview"][0]["latest_modules_measured"] == 4);
   CHECK(j["overview"][0]["modules"] == 5);
   CHECK(read(out / "report.md").find(" over 4 of 5 modules") != std::string::npos);
+  // decide's share of modules no worse says what it is over, too.
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  CHECK(d.output.find("(over 4 of the suite's 5 modules: the compiler's default failed on the others there)") !=
+        std::string::npos);
 }

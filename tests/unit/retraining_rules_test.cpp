@@ -190,6 +190,20 @@ TEST_CASE("no_worse fires when the share of modules no worse than the default fa
   CHECK_FALSE(reports::decide(s, r).retrain);
 }
 
+TEST_CASE("no_worse says when its share is over fewer modules than the suite's, the default failing on the others") {
+  auto r = only("no_worse");
+  r.min_no_worse = 0.9;
+  auto s = series({0.02, 0.02});
+  s.points[1].measured = 4;
+  s.points[1].modules = 5;
+  auto o = rule(reports::decide(s, r), "no_worse");
+  CHECK_FALSE(o.fired);
+  CHECK(o.detail.find("100.0% of modules no worse than the default at the head (over 4 of the suite's 5 modules: the "
+                      "compiler's default failed on the others there)") != std::string::npos);
+  s.points[1].measured = 5;
+  CHECK(rule(reports::decide(s, r), "no_worse").detail.find("over ") == std::string::npos);
+}
+
 TEST_CASE("no_worse leaves a share the policy already had at its training check-in to the policy") {
   auto r = only("no_worse");
   r.min_no_worse = 0.9;
