@@ -220,6 +220,14 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   auto finish = [&](Outcome o, std::string message) {
     r.outcome = o;
     r.message = std::move(message);
+    // The job was called off (common::StopScope): a step it stopped may have
+    // exited with an ordinary status (bash runs ninja in its place, and ninja
+    // exits 2 on SIGTERM), and a check cut short (ldd) said nothing. Neither
+    // is the check-in's result: not cached, not recorded.
+    if (common::StopScope::stopped() && !r.transient) {
+      r.transient = true;
+      r.message += " (stopped: its job was called off; not cached)";
+    }
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.log_tail = common::tail_lines(read_file(log), kLogTailLines);
     r.log = log;
@@ -271,13 +279,16 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   auto failed = [&](const char* step, const common::ProcessResult& p, std::uintmax_t output_from) {
     auto text = read_file(log);
     auto output = output_from < text.size() ? text.substr(output_from) : std::string();
-    bool killed = killed_by_signal(p);
+    // Stopped (its job called off) is killed, whatever status it exited with.
+    bool stopped = p.stopped || common::StopScope::stopped();
+    bool killed = stopped || killed_by_signal(p);
     auto machine = killed ? std::nullopt : machine_failure(output);
     auto missing = killed || machine ? std::nullopt : missing_tool_line(p, output);
     bool missing_tool = missing.has_value();
     r.unexplained = !killed && !machine && !missing_tool && ninja_failed_without_a_word(output);
     r.transient = killed || machine || missing_tool || r.unexplained;
     std::string note = !r.transient    ? ""
+                       : stopped       ? " (stopped: its job was called off; not cached)"
                        : p.signal      ? " (not cached)"
                        : machine       ? " (the machine failed it: not cached)"
                        : missing_tool  ? " (a command the recipe runs is not installed here: not cached)"

@@ -458,12 +458,13 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   // more, alone, so the load that failed it is gone. Only when there are a
   // few (at most 16, each up to the compile timeout): many mean the machine
   // or the compiler is down, and one at a time would take hours.
+  if (common::StopScope::stopped()) return called_off();
   std::size_t budget = std::min<std::size_t>(16, std::max<std::size_t>(4, modules.size() / 20)), failed = 0;
   for (const auto& m : result.modules) failed += m.by_default.machine_failure() + m.learned.machine_failure();
   // The longer tries below: once two hung (three limits each), the
   // compiler hangs, and the rest are not given one (hours, with many).
   int longer_hung = 0;
-  for (std::size_t i = 0; i < modules.size() && failed <= budget; ++i)
+  for (std::size_t i = 0; i < modules.size() && failed <= budget && !common::StopScope::stopped(); ++i)
     for (bool learned : {false, true}) {
       auto& h = learned ? result.modules[i].learned : result.modules[i].by_default;
       if (!h.machine_failure()) continue;

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -268,6 +270,35 @@ TEST_CASE("a build killed by a signal is not cached but a real failure is") {
   auto [gone, gone_cached] = run("gone-script", "./no-such-build.sh");
   CHECK_FALSE(gone.transient);
   CHECK(gone_cached);
+}
+
+TEST_CASE("a build step its job called off is not cached, whatever it exits with (ninja under bash exits 2 on SIGTERM)") {
+  testing::TempDir dir;
+  auto repo = eight_weeks(dir);
+  auto commit = repo.commit("main").take();
+  // Catches SIGTERM and exits 2, as ninja does where /bin/sh is bash (which
+  // runs a lone command in its own place): no signal says it was killed.
+  auto recipe = builder::parse_recipe(
+                    "name = 'stopped'\n[build]\ncommand = \"trap 'exit 2' TERM; sleep 30 & wait\"\n"
+                    "[artifacts]\ncompiler = 'bin/x'\n",
+                    "stopped.toml")
+                    .take();
+  std::atomic<bool> stop = false;
+  common::StopScope scope(&stop);
+  std::thread caller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    stop = true;
+  });
+  auto first = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
+  caller.join();
+  INFO(first.result.message);
+  CHECK(first.result.transient);
+  CHECK(first.result.message.find("(stopped: its job was called off; not cached)") != std::string::npos);
+  CHECK(read(first.result.log).find("building afresh") == std::string::npos);  // no fresh try after it
+  // Not cached: the next build runs the step again (and is stopped again).
+  auto second = build_checkin(repo, recipe, commit, {dir / "data", 1, false}).take();
+  CHECK_FALSE(second.result.from_cache);
+  CHECK(second.result.transient);
 }
 
 TEST_CASE("a recipe whose configure flags changed configures again, and a flag dropped does not linger") {
