@@ -166,20 +166,24 @@ bool open_alert(Database& db, const AlertRow& a) {
             // line no longer showed it (a nightly taken off the list, then
             // back), or a slow drift no longer told over the samples (a grid
             // edited, then back): found again, it is open again and delivered
-            // again. Any other driftwatch closed (a series that ended, a
-            // change before the training check-in) stays closed, and so does
-            // one a person resolved or ignored.
+            // again. So does a failure resolved as over (a build fixed)
+            // whose check-ins since show it again. Any other driftwatch
+            // closed (a series that ended, a change before the training
+            // check-in) stays closed, and so does one a person resolved or
+            // ignored.
             "ON CONFLICT (fingerprint) DO UPDATE SET state = 'open', state_by = 'driftwatch', "
             "  note = 'found again', details = EXCLUDED.details, last_good_commit_id = EXCLUDED.last_good_commit_id, "
             "  first_bad_commit_id = EXCLUDED.first_bad_commit_id, culprit_commit_id = EXCLUDED.culprit_commit_id, "
             "  range_first_commit_id = EXCLUDED.range_first_commit_id, magnitude = EXCLUDED.magnitude, "
             "  notify_state = EXCLUDED.notify_state, notify_attempts = 0, notify_error = '', hook_sent = false, "
             "  webhook_sent = false, updated_at = now() "
-            "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND alerts.note IN ($15, $16) "
+            "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND (alerts.note IN ($15, $16) "
+            "    OR (starts_with(alerts.note, $17) AND NOT $18)) "
             "RETURNING id, xmax <> 0",
         a.fingerprint, a.policy_hash, a.suite_manifest_hash, a.metric, a.project, a.kind, a.details_json,
         a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id, a.range_first_commit_id, a.magnitude,
-        a.notify ? "pending" : "none", a.recipe_hash, kLeftTheLineNote, kDriftRetoldNote);
+        a.notify ? "pending" : "none", a.recipe_hash, kLeftTheLineNote, kDriftRetoldNote, kRecoveredNotePrefix,
+        a.recovered);
     if (!r.empty())  // xmax <> 0: the row was updated, not inserted
       tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, 'open', 'driftwatch', $2)",
                      r[0][0].as<Id>(), r[0][1].as<bool>() ? "found again" : "");

@@ -82,7 +82,15 @@ struct AlertRow {
   double magnitude = 0;
   std::string details_json = "{}";
   bool notify = false;  ///< a hook or webhook is configured
+  /// Its failure is over at a later check-in (sweep::Finding::recovered_at):
+  /// an alert resolved so stays resolved; without it, found again, it opens again.
+  bool recovered = false;
 };
+
+/// How the note of an alert resolved because its failure is over begins
+/// ("recovered: it builds again at …"): one that opens again should the
+/// failure be back at the head.
+inline constexpr const char* kRecoveredNotePrefix = "recovered: ";
 
 /// The note of a toolchain's alert whose change its line no longer shows
 /// (a nightly added between, re-dated, moved or taken off the list): one of

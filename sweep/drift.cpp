@@ -363,12 +363,34 @@ class SuiteAnalysis {
     return lost;
   }
 
-  /// The first check-in after `pos` for which `gone` holds (a failure's
-  /// cause no longer seen), "" when none does.
-  std::string first_after(std::size_t pos, const std::function<bool(const db::SeriesPoint&)>& gone) const {
-    for (auto it = points_.upper_bound(pos); it != points_.end(); ++it)
-      if (gone(it->second)) return it->second.sha;
-    return "";
+  /// Whether `who`'s compile of `module` is known to have worked at `p`
+  /// (and, the policy's, to have asked it): not merely absent from the
+  /// failures, as a timeout the machine may have caused, or a compile the
+  /// machine failed, are in none of them and say nothing.
+  static bool compiles(const db::SeriesPoint& p, const std::string& module, Failing who) {
+    auto in = [&](const std::vector<std::string>& sorted) {
+      return std::binary_search(sorted.begin(), sorted.end(), module);
+    };
+    bool both = std::any_of(p.modules.begin(), p.modules.end(), [&](const auto& m) { return m.name == module; });
+    if (who == Failing::Learned) return both && !in(p.learned_unasked);
+    // The default compiled where both did, or where only the policy's failed or never asked.
+    return both || in(p.learned_failing) || in(p.learned_unasked);
+  }
+
+  /// Where a failure found at `pos` ended for good: the first check-in of
+  /// the run after `pos`, up to the last one that `counts`, for which `gone`
+  /// holds (its cause no longer seen); "" when the last one still shows it.
+  /// A fix that did not hold (the crash back on fewer modules than an alert
+  /// needs, a build broken again for fewer samples) is no recovery.
+  std::string recovered_since(std::size_t pos, const std::function<bool(const db::SeriesPoint&)>& counts,
+                              const std::function<bool(const db::SeriesPoint&)>& gone) const {
+    std::string since;
+    for (auto it = points_.rbegin(); it != points_.rend() && it->first > pos; ++it) {
+      if (!counts(it->second)) continue;
+      if (!gone(it->second)) break;
+      since = it->second.sha;
+    }
+    return since;
   }
 
   std::vector<std::string> newly_failing(std::size_t a, std::size_t b, Failing who) const {
@@ -603,12 +625,12 @@ class SuiteAnalysis {
         // A spread range's own modules: those an alert inside it names are that alert's.
         f.failing = step.modules;
         f.newly_failing = static_cast<int>(f.failing.size());
-        f.recovered_at = first_after(step.after, [&](const db::SeriesPoint& p) {
-          if (!p.evaluated) return false;
-          auto now = failing_at(position_.at(p.sha), who);
-          return std::none_of(f.failing.begin(), f.failing.end(),
-                              [&](const std::string& m) { return std::binary_search(now.begin(), now.end(), m); });
-        });
+        f.recovered_at = recovered_since(
+            step.after, [](const db::SeriesPoint& p) { return p.evaluated; },
+            [&](const db::SeriesPoint& p) {
+              return std::all_of(f.failing.begin(), f.failing.end(),
+                                 [&](const std::string& m) { return compiles(p, m, who); });
+            });
         out.push_back(std::move(f));
       }
     // Builds that broke and stayed broken for N samples of the grid.
@@ -622,7 +644,9 @@ class SuiteAnalysis {
       pin(f, run.last_ok + 1, run.first_broken);
       f.first_bad = history_[run.first_broken].sha;
       f.broken_samples = o_.project.alerts.broken_builds;
-      f.recovered_at = first_after(run.first_broken, [](const db::SeriesPoint& p) { return p.build_outcome == "ok"; });
+      f.recovered_at = recovered_since(
+          run.first_broken, [](const db::SeriesPoint& p) { return !p.build_outcome.empty(); },
+          [](const db::SeriesPoint& p) { return p.build_outcome == "ok"; });
       out.push_back(std::move(f));
     }
     for (auto& f : unusable()) out.push_back(std::move(f));
@@ -661,7 +685,9 @@ class SuiteAnalysis {
       f.kind = "policy-unusable";
       f.evaluation_error = p.evaluation_error;
       f.first_bad = p.sha;
-      f.recovered_at = first_after(pos, [](const db::SeriesPoint& q) { return q.evaluated; });
+      f.recovered_at = recovered_since(
+          pos, [](const db::SeriesPoint& q) { return q.evaluated || !q.evaluation_error.empty(); },
+          [](const db::SeriesPoint& q) { return q.evaluated; });
       if (last_done) {
         f.last_good = points_.at(*last_done).sha;
         f.before = level_of(points_.at(*last_done));
@@ -688,16 +714,23 @@ class SuiteAnalysis {
 
   /// For a change found between `a` and `b` inside one interval of the
   /// grid: the check-ins strictly between its two samples, and how many of
-  /// them were measured (an evaluation, or one that failed whole). Read from
-  /// what is stored, not from this run's bisection: a sweep resumed after
-  /// an interruption mid-bisection tells the same search as one that was
-  /// not. nullopt when the samples are not known there (no grid, an end
-  /// outside it, or a sample between a and b: a drift across samples).
+  /// them were measured (an evaluation, or one that failed whole: by
+  /// bisection, or by any earlier run or `eval` of the same series). Read
+  /// from what is stored, not from this run's bisection: a sweep resumed
+  /// after an interruption mid-bisection tells the same search as one that
+  /// was not. nullopt when the samples are not known there (no grid, an end
+  /// outside it, or a measured sample between a and b: a drift across
+  /// samples).
   std::optional<std::pair<int, int>> search_between_samples(std::size_t a, std::size_t b) const {
     if (samples_.empty()) return std::nullopt;
-    std::vector<std::size_t> at;  // the grid's positions, in order
+    // The grid's measured positions, in order: a sample that did not build
+    // or evaluate bounds nothing, as steps are judged between measured ones.
+    std::vector<std::size_t> at;
     for (const auto& sha : samples_)
-      if (auto it = position_.find(sha); it != position_.end()) at.push_back(it->second);
+      if (auto it = position_.find(sha); it != position_.end())
+        if (auto p = points_.find(it->second);
+            p != points_.end() && (p->second.evaluated || !p->second.evaluation_error.empty()))
+          at.push_back(it->second);
     std::sort(at.begin(), at.end());
     auto after = std::lower_bound(at.begin(), at.end(), b);  // the first sample at or after b
     if (after == at.end() || after == at.begin()) return std::nullopt;
@@ -874,9 +907,10 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       // A failure over before any sweep alerted it (a year swept at once) is
       // recorded and resolved below, not sent to people as news.
       a.notify = p.notify.configured() && f.recovered_at.empty();
-      if (!f.recovered_at.empty())
+      a.recovered = !f.recovered_at.empty();
+      if (a.recovered)
         recovered[a.fingerprint] =
-            "recovered: " + recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing).substr(2);
+            db::kRecoveredNotePrefix + recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing).substr(2);
       suite_found.push_back(
           {a.kind, a.policy_hash, a.suite_manifest_hash, a.recipe_hash, a.fingerprint, f.culprit, f.range_first,
            f.first_bad});
