@@ -272,7 +272,8 @@ TEST_CASE("a build killed by a signal is not cached but a real failure is") {
   CHECK(gone_cached);
 }
 
-TEST_CASE("a build step its job called off is not cached, whatever it exits with (ninja under bash exits 2 on SIGTERM)") {
+TEST_CASE(
+    "a build step its job called off is not cached, whatever it exits with (ninja under bash exits 2 on SIGTERM)") {
   testing::TempDir dir;
   auto repo = eight_weeks(dir);
   auto commit = repo.commit("main").take();
