@@ -391,7 +391,8 @@ BuildResult run_build(const Recipe& recipe, const BuildPaths& paths) {
   // A failure only counts once a build from an empty directory fails too;
   // ccache makes that build mostly hits. Timeouts and killed steps are not
   // cached anyway.
-  if (failure && incremental && !r.transient && failure->outcome != Outcome::Timeout) {
+  if (failure && incremental && !r.transient && failure->outcome != Outcome::Timeout &&
+      !common::StopScope::stopped()) {  // a job called off wipes no build directory
     append_log(log,
                "# that build started from an earlier check-in's build directory: building afresh, so that "
                "only a failure of this check-in's own is recorded\n");

@@ -458,7 +458,6 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   // more, alone, so the load that failed it is gone. Only when there are a
   // few (at most 16, each up to the compile timeout): many mean the machine
   // or the compiler is down, and one at a time would take hours.
-  if (common::StopScope::stopped()) return called_off();
   std::size_t budget = std::min<std::size_t>(16, std::max<std::size_t>(4, modules.size() / 20)), failed = 0;
   for (const auto& m : result.modules) failed += m.by_default.machine_failure() + m.learned.machine_failure();
   // The longer tries below: once two hung (three limits each), the

@@ -377,17 +377,24 @@ class SuiteAnalysis {
     return both || in(p.learned_failing) || in(p.learned_unasked);
   }
 
+  /// Whether a check-in shows a failure (true), shows it gone (false), or
+  /// says nothing of it (nullopt: not measured, or a compile the machine
+  /// failed).
+  using Shows = std::function<std::optional<bool>(const db::SeriesPoint&)>;
+
   /// Where a failure found at `pos` ended for good: the first check-in of
-  /// the run after `pos`, up to the last one that `counts`, for which `gone`
-  /// holds (its cause no longer seen); "" when the last one still shows it.
-  /// A fix that did not hold (the crash back on fewer modules than an alert
-  /// needs, a build broken again for fewer samples) is no recovery.
-  std::string recovered_since(std::size_t pos, const std::function<bool(const db::SeriesPoint&)>& counts,
-                              const std::function<bool(const db::SeriesPoint&)>& gone) const {
+  /// the run, up to the last one before `until` (the next finding of the
+  /// same cause, which is that finding's to tell) that says anything, for
+  /// which `shows` is false; "" when that last one still shows it. A fix
+  /// that did not hold (the crash back on fewer modules than an alert needs,
+  /// a build broken again for fewer samples) is no recovery.
+  std::string recovered_since(std::size_t pos, std::optional<std::size_t> until, const Shows& shows) const {
     std::string since;
-    for (auto it = points_.rbegin(); it != points_.rend() && it->first > pos; ++it) {
-      if (!counts(it->second)) continue;
-      if (!gone(it->second)) break;
+    auto from = until ? points_.lower_bound(*until) : points_.end();
+    for (auto it = std::make_reverse_iterator(from); it != points_.rend() && it->first > pos; ++it) {
+      auto failing = shows(it->second);
+      if (!failing) continue;
+      if (*failing) break;
       since = it->second.sha;
     }
     return since;
@@ -617,26 +624,42 @@ class SuiteAnalysis {
     }
     // Modules the policy's compile newly fails on: each is compared at its
     // last measured size, so no figure moves and no other alert says it.
-    for (auto who : {Failing::Learned, Failing::Default})
-      for (const auto& step : failing_steps(who)) {
+    for (auto who : {Failing::Learned, Failing::Default}) {
+      const auto steps = failing_steps(who);
+      for (std::size_t k = 0; k < steps.size(); ++k) {
+        const auto& step = steps[k];
         auto f = finding_between(step.before, step.after, false);
         f.spread = step.spread && f.culprit.empty();
         f.kind = who == Failing::Learned ? "modules-failing" : "compiler-failing";
         // A spread range's own modules: those an alert inside it names are that alert's.
         f.failing = step.modules;
         f.newly_failing = static_cast<int>(f.failing.size());
-        f.recovered_at = recovered_since(
-            step.after, [](const db::SeriesPoint& p) { return p.evaluated; },
-            [&](const db::SeriesPoint& p) {
-              return std::all_of(f.failing.begin(), f.failing.end(),
-                                 [&](const std::string& m) { return compiles(p, m, who); });
-            });
+        // Until a later step that fails one of these modules again: that
+        // step's alert tells the failure from there.
+        std::optional<std::size_t> until;
+        for (std::size_t later = k + 1; later < steps.size() && !until; ++later)
+          for (const auto& m : steps[later].modules)
+            if (std::binary_search(f.failing.begin(), f.failing.end(), m)) until = steps[later].after;
+        f.recovered_at = recovered_since(step.after, until, [&](const db::SeriesPoint& p) -> std::optional<bool> {
+          if (!p.evaluated) return std::nullopt;
+          auto now = failing_at(position_.at(p.sha), who);
+          if (std::any_of(f.failing.begin(), f.failing.end(),
+                          [&](const std::string& m) { return std::binary_search(now.begin(), now.end(), m); }))
+            return true;
+          if (std::all_of(f.failing.begin(), f.failing.end(),
+                          [&](const std::string& m) { return compiles(p, m, who); }))
+            return false;
+          return std::nullopt;  // a compile the machine failed, or the default's failure under the policy
+        });
         out.push_back(std::move(f));
       }
+    }
     // Builds that broke and stayed broken for N samples of the grid.
     std::vector<reports::BuildPoint> builds;
     for (const auto& [pos, p] : points_) builds.push_back({pos, p.build_outcome == "ok", is_sample(pos)});
-    for (const auto& run : reports::broken_runs(builds, o_.project.alerts.broken_builds)) {
+    const auto runs = reports::broken_runs(builds, o_.project.alerts.broken_builds);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const auto& run = runs[k];
       Finding f;
       f.suite = suite_;
       f.kind = "build-broken";
@@ -645,8 +668,8 @@ class SuiteAnalysis {
       f.first_bad = history_[run.first_broken].sha;
       f.broken_samples = o_.project.alerts.broken_builds;
       f.recovered_at = recovered_since(
-          run.first_broken, [](const db::SeriesPoint& p) { return !p.build_outcome.empty(); },
-          [](const db::SeriesPoint& p) { return p.build_outcome == "ok"; });
+          run.first_broken, k + 1 < runs.size() ? std::optional(runs[k + 1].first_broken) : std::nullopt,
+          [](const db::SeriesPoint& p) -> std::optional<bool> { return p.build_outcome != "ok"; });
       out.push_back(std::move(f));
     }
     for (auto& f : unusable()) out.push_back(std::move(f));
@@ -678,7 +701,9 @@ class SuiteAnalysis {
 
   std::vector<Finding> unusable() const {
     std::vector<Finding> out;
-    for (const auto& [last_done, pos] : unusable_starts()) {
+    const auto starts = unusable_starts();
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      const auto& [last_done, pos] = starts[k];
       const auto& p = points_.at(pos);
       Finding f;
       f.suite = suite_;
@@ -686,8 +711,11 @@ class SuiteAnalysis {
       f.evaluation_error = p.evaluation_error;
       f.first_bad = p.sha;
       f.recovered_at = recovered_since(
-          pos, [](const db::SeriesPoint& q) { return q.evaluated || !q.evaluation_error.empty(); },
-          [](const db::SeriesPoint& q) { return q.evaluated; });
+          pos, k + 1 < starts.size() ? std::optional(starts[k + 1].first_failed) : std::nullopt,
+          [](const db::SeriesPoint& q) -> std::optional<bool> {
+            if (q.evaluated) return false;
+            return q.evaluation_error.empty() ? std::nullopt : std::optional(true);
+          });
       if (last_done) {
         f.last_good = points_.at(*last_done).sha;
         f.before = level_of(points_.at(*last_done));

@@ -216,7 +216,8 @@ class Executor {
     // Two timeouts in a row are the check-in's: a build that hangs (a
     // generator step that never ends) would spend a third on every sweep.
     bool second_timeout = timeout && timed_out_before;
-    if ((last_attempt && (timeout || b.result.unexplained)) || second_timeout) {
+    // Not for a job called off: what a stopped build did is nobody's result.
+    if (((last_attempt && (timeout || b.result.unexplained)) || second_timeout) && !common::StopScope::stopped()) {
       b.result.transient = false;  // the check-in's result now, recorded as such (not cached)
       b.result.message += second_timeout ? std::string("; the build job's attempt before timed out too")
                                          : std::string("; the build job's last attempt ") +

@@ -669,6 +669,12 @@ write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
   CHECK(failing.find("utf8") != std::string::npos);
   CHECK(failing.find("sort") != std::string::npos);
   CHECK(failing.find("json") == std::string::npos);
+  // json and ini compile again from week 10 on: the first alert is over,
+  // whatever else fails there; the swap's stays open.
+  CHECK(p.psql("SELECT string_agg(a.state, ',') FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
+               "WHERE a.kind = 'modules-failing' AND c.sha = '" + swap + "'") == "open");
+  CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'") ==
+        "resolved,open");
 }
 
 TEST_CASE("a failure alert whose cause a later check-in no longer shows is resolved, saying where it recovered") {
@@ -763,6 +769,31 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
   CHECK(back.output.find("they all compile again") == std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM alert_events e JOIN alerts a ON a.id = e.alert_id WHERE a.kind = "
                "'modules-failing' AND e.state = 'open' AND e.note = 'found again'") == "1");
+}
+
+TEST_CASE("a crash reverted and later back is two alerts: the first resolved where it recovered, the second open") {
+  testing::TempDir scratch;
+  // Weeks 8 and 12 crash the policy's compile on json and ini; week 10 reverts it.
+  Project p(history_8w_with(scratch.path() / "history-crash-twice.toml", kCrashJsonAndIniUnderPolicy + R"toml(
+[[checkin]]
+week = 10
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "Revert the advisor's state check on entry"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
+with = "  if (!M)\n"
+)toml" + std::string(kCrashJsonAndIniUnderPolicy).replace(kCrashJsonAndIniUnderPolicy.find("week = 8"), 8, "week = 12")));
+  p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
+  p.set("bisect = true", "bisect = false");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  // The crash at the head is the second alert's: the first, over at week
+  // 10, is not opened again for it.
+  CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'") ==
+        "resolved,open");
+  CHECK(s.output.find("; they all compile again at ") != std::string::npos);
 }
 
 TEST_CASE("on a suite of three modules, the policy's compile failing on two of them is an alert at the default count") {

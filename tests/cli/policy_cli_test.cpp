@@ -64,7 +64,8 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
   // scratch; one of a live evaluation's scratch is left alone.
   auto naming = [](const std::filesystem::path& dir) {
     common::ProcessSpec spec;
-    spec.argv = {"/bin/sh", "-c", "sleep 300", (dir / "channel.in").string()};
+    // One process (perl-base is essential in Debian): a shell would leave its sleep behind when killed.
+    spec.argv = {"perl", "-e", "sleep 300", (dir / "channel.in").string()};
     return common::Child::start(spec).take();
   };
   auto stuck = naming(orphan), working = naming(live);
