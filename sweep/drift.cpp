@@ -710,12 +710,12 @@ class SuiteAnalysis {
       f.kind = "policy-unusable";
       f.evaluation_error = p.evaluation_error;
       f.first_bad = p.sha;
-      f.recovered_at = recovered_since(
-          pos, k + 1 < starts.size() ? std::optional(starts[k + 1].first_failed) : std::nullopt,
-          [](const db::SeriesPoint& q) -> std::optional<bool> {
-            if (q.evaluated) return false;
-            return q.evaluation_error.empty() ? std::nullopt : std::optional(true);
-          });
+      f.recovered_at =
+          recovered_since(pos, k + 1 < starts.size() ? std::optional(starts[k + 1].first_failed) : std::nullopt,
+                          [](const db::SeriesPoint& q) -> std::optional<bool> {
+                            if (q.evaluated) return false;
+                            return q.evaluation_error.empty() ? std::nullopt : std::optional(true);
+                          });
       if (last_done) {
         f.last_good = points_.at(*last_done).sha;
         f.before = level_of(points_.at(*last_done));

@@ -672,7 +672,8 @@ write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
   // json and ini compile again from week 10 on: the first alert is over,
   // whatever else fails there; the swap's stays open.
   CHECK(p.psql("SELECT string_agg(a.state, ',') FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id "
-               "WHERE a.kind = 'modules-failing' AND c.sha = '" + swap + "'") == "open");
+               "WHERE a.kind = 'modules-failing' AND c.sha = '" +
+               swap + "'") == "open");
   CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'") ==
         "resolved,open");
 }
@@ -774,7 +775,8 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
 TEST_CASE("a crash reverted and later back is two alerts: the first resolved where it recovered, the second open") {
   testing::TempDir scratch;
   // Weeks 8 and 12 crash the policy's compile on json and ini; week 10 reverts it.
-  Project p(history_8w_with(scratch.path() / "history-crash-twice.toml", kCrashJsonAndIniUnderPolicy + R"toml(
+  Project p(history_8w_with(scratch.path() / "history-crash-twice.toml",
+                            kCrashJsonAndIniUnderPolicy + R"toml(
 [[checkin]]
 week = 10
 author = "Jon Meyer <jon.meyer@example.org>"
@@ -783,7 +785,9 @@ message = "Revert the advisor's state check on entry"
 file = "src/main.cpp"
 replace = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
 with = "  if (!M)\n"
-)toml" + std::string(kCrashJsonAndIniUnderPolicy).replace(kCrashJsonAndIniUnderPolicy.find("week = 8"), 8, "week = 12")));
+)toml" +
+                                std::string(kCrashJsonAndIniUnderPolicy)
+                                    .replace(kCrashJsonAndIniUnderPolicy.find("week = 8"), 8, "week = 12")));
   p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
   p.set("bisect = true", "bisect = false");
   auto s = p.sweep(p.dsn);
