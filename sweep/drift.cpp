@@ -380,7 +380,7 @@ class SuiteAnalysis {
   /// Whether a check-in shows a failure (true), shows it gone (false), or
   /// says nothing of it (nullopt: not measured, or a compile the machine
   /// failed).
-  using Shows = std::function<std::optional<bool>(const db::SeriesPoint&)>;
+  using Shows = std::function<std::optional<bool>(std::size_t pos, const db::SeriesPoint&)>;
 
   /// Where a failure found at `pos` ended for good: the first check-in of
   /// the run, up to the last one before `until` (the next finding of the
@@ -392,7 +392,7 @@ class SuiteAnalysis {
     std::string since;
     auto from = until ? points_.lower_bound(*until) : points_.end();
     for (auto it = std::make_reverse_iterator(from); it != points_.rend() && it->first > pos; ++it) {
-      auto failing = shows(it->second);
+      auto failing = shows(it->first, it->second);
       if (!failing) continue;
       if (*failing) break;
       since = it->second.sha;
@@ -634,23 +634,33 @@ class SuiteAnalysis {
         // A spread range's own modules: those an alert inside it names are that alert's.
         f.failing = step.modules;
         f.newly_failing = static_cast<int>(f.failing.size());
-        // Until a later step that fails one of these modules again: that
-        // step's alert tells the failure from there.
-        std::optional<std::size_t> until;
-        for (std::size_t later = k + 1; later < steps.size() && !until; ++later)
+        // Each module only until a later step fails it again (from just
+        // after that step's last check-in without it: a spread step's
+        // failure may begin anywhere after there): that step's alert tells
+        // it from there, and this one is over once the others compile.
+        std::map<std::string, std::size_t> until;
+        for (std::size_t later = k + 1; later < steps.size(); ++later)
           for (const auto& m : steps[later].modules)
-            if (std::binary_search(f.failing.begin(), f.failing.end(), m)) until = steps[later].after;
-        f.recovered_at = recovered_since(step.after, until, [&](const db::SeriesPoint& p) -> std::optional<bool> {
-          if (!p.evaluated) return std::nullopt;
-          auto now = failing_at(position_.at(p.sha), who);
-          if (std::any_of(f.failing.begin(), f.failing.end(),
-                          [&](const std::string& m) { return std::binary_search(now.begin(), now.end(), m); }))
-            return true;
-          if (std::all_of(f.failing.begin(), f.failing.end(),
-                          [&](const std::string& m) { return compiles(p, m, who); }))
-            return false;
-          return std::nullopt;  // a compile the machine failed, or the default's failure under the policy
-        });
+            if (std::binary_search(f.failing.begin(), f.failing.end(), m)) {
+              auto from = steps[later].before + 1;
+              auto [it, added] = until.emplace(m, from);
+              if (!added) it->second = std::min(it->second, from);
+            }
+        f.recovered_at = recovered_since(
+            step.after, std::nullopt, [&](std::size_t pos, const db::SeriesPoint& p) -> std::optional<bool> {
+              if (!p.evaluated) return std::nullopt;
+              std::vector<std::string> own;  // the modules still this finding's here
+              for (const auto& m : f.failing)
+                if (auto u = until.find(m); u == until.end() || pos < u->second) own.push_back(m);
+              if (own.empty()) return std::nullopt;
+              auto now = failing_at(pos, who);
+              if (std::any_of(own.begin(), own.end(),
+                              [&](const std::string& m) { return std::binary_search(now.begin(), now.end(), m); }))
+                return true;
+              if (std::all_of(own.begin(), own.end(), [&](const std::string& m) { return compiles(p, m, who); }))
+                return false;
+              return std::nullopt;  // a compile the machine failed, or the default's failure under the policy
+            });
         out.push_back(std::move(f));
       }
     }
@@ -669,7 +679,7 @@ class SuiteAnalysis {
       f.broken_samples = o_.project.alerts.broken_builds;
       f.recovered_at = recovered_since(
           run.first_broken, k + 1 < runs.size() ? std::optional(runs[k + 1].first_broken) : std::nullopt,
-          [](const db::SeriesPoint& p) -> std::optional<bool> { return p.build_outcome != "ok"; });
+          [](std::size_t, const db::SeriesPoint& p) -> std::optional<bool> { return p.build_outcome != "ok"; });
       out.push_back(std::move(f));
     }
     for (auto& f : unusable()) out.push_back(std::move(f));
@@ -712,7 +722,7 @@ class SuiteAnalysis {
       f.first_bad = p.sha;
       f.recovered_at =
           recovered_since(pos, k + 1 < starts.size() ? std::optional(starts[k + 1].first_failed) : std::nullopt,
-                          [](const db::SeriesPoint& q) -> std::optional<bool> {
+                          [](std::size_t, const db::SeriesPoint& q) -> std::optional<bool> {
                             if (q.evaluated) return false;
                             return q.evaluation_error.empty() ? std::nullopt : std::optional(true);
                           });

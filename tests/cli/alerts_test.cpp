@@ -620,6 +620,17 @@ file = "src/main.cpp"
 replace = "  if (!M)\n"
 with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
 )toml";
+/// A week 10 that takes kCrashJsonAndIniUnderPolicy's check out again.
+const std::string kRevertCrashJsonAndIni = R"toml(
+[[checkin]]
+week = 10
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "Revert the advisor's state check on entry"
+[[checkin.edit]]
+file = "src/main.cpp"
+replace = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
+with = "  if (!M)\n"
+)toml";
 }  // namespace
 
 TEST_CASE("a check-in that fixes two failing modules and breaks two others opens its own modules-failing alert") {
@@ -690,16 +701,7 @@ message = "[Docs] Release notes: the advisor's checks"
 [[checkin.edit]]
 file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
-
-[[checkin]]
-week = 10
-author = "Jon Meyer <jon.meyer@example.org>"
-message = "Revert the advisor's state check on entry"
-[[checkin.edit]]
-file = "src/main.cpp"
-replace = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
-with = "  if (!M)\n"
-
+)toml" + kRevertCrashJsonAndIni + R"toml(
 [[checkin]]
 week = 11
 author = "Priya Raman <priya.raman@example.org>"
@@ -776,16 +778,7 @@ TEST_CASE("a crash reverted and later back is two alerts: the first resolved whe
   testing::TempDir scratch;
   // Weeks 8 and 12 crash the policy's compile on json and ini; week 10 reverts it.
   Project p(history_8w_with(scratch.path() / "history-crash-twice.toml",
-                            kCrashJsonAndIniUnderPolicy + R"toml(
-[[checkin]]
-week = 10
-author = "Jon Meyer <jon.meyer@example.org>"
-message = "Revert the advisor's state check on entry"
-[[checkin.edit]]
-file = "src/main.cpp"
-replace = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && (StringRef(InputFilename).contains(\"json\") || StringRef(InputFilename).contains(\"ini\")))\n      abort();\n  if (!M)\n"
-with = "  if (!M)\n"
-)toml" +
+                            kCrashJsonAndIniUnderPolicy + kRevertCrashJsonAndIni +
                                 std::string(kCrashJsonAndIniUnderPolicy)
                                     .replace(kCrashJsonAndIniUnderPolicy.find("week = 8"), 8, "week = 12")));
   p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
@@ -798,6 +791,37 @@ with = "  if (!M)\n"
   CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'") ==
         "resolved,open");
   CHECK(s.output.find("; they all compile again at ") != std::string::npos);
+}
+
+TEST_CASE("an alert whose modules a later alert takes in part is over once its other modules compile") {
+  testing::TempDir scratch;
+  // Week 8 crashes json and ini under the policy; week 10 fixes json; week 12
+  // crashes json again and utf8 (the second alert's); week 14 fixes ini.
+  auto edit = [](int week, const std::string& from, const std::string& to) {
+    return "\n[[checkin]]\nweek = " + std::to_string(week) +
+           "\nauthor = \"Jon Meyer <jon.meyer@example.org>\"\nmessage = \"[MLInliner] Week " + std::to_string(week) +
+           "'s checks\"\n[[checkin.edit]]\nfile = \"src/main.cpp\"\nreplace = \"" + from + "\"\nwith = \"" + to + "\"\n";
+  };
+  const std::string json = "StringRef(InputFilename).contains(\\\"json\\\")";
+  const std::string ini = "StringRef(InputFilename).contains(\\\"ini\\\")";
+  const std::string utf8 = "StringRef(InputFilename).contains(\\\"utf8\\\")";
+  Project p(history_8w_with(scratch.path() / "history-crash-in-part.toml",
+                            kCrashJsonAndIniUnderPolicy + edit(10, json + " || " + ini, ini) +
+                                edit(12, "(" + ini + ")", "(" + ini + " || " + json + " || " + utf8 + ")") +
+                                edit(14, ini + " || ", "")));
+  p.set("every = \"2w\"", "every = \"1w\"");
+  p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
+  p.set("bisect = true", "bisect = false");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto failing = p.psql("SELECT string_agg(details->>'failing', ' ' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'");
+  INFO(failing);
+  REQUIRE(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "2");
+  // json fails again at the head, but that is the second alert's: the first
+  // is over once ini compiles at week 14.
+  CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'") ==
+        "resolved,open");
 }
 
 TEST_CASE("on a suite of three modules, the policy's compile failing on two of them is an alert at the default count") {
