@@ -800,7 +800,8 @@ TEST_CASE("an alert whose modules a later alert takes in part is over once its o
   auto edit = [](int week, const std::string& from, const std::string& to) {
     return "\n[[checkin]]\nweek = " + std::to_string(week) +
            "\nauthor = \"Jon Meyer <jon.meyer@example.org>\"\nmessage = \"[MLInliner] Week " + std::to_string(week) +
-           "'s checks\"\n[[checkin.edit]]\nfile = \"src/main.cpp\"\nreplace = \"" + from + "\"\nwith = \"" + to + "\"\n";
+           "'s checks\"\n[[checkin.edit]]\nfile = \"src/main.cpp\"\nreplace = \"" + from + "\"\nwith = \"" + to +
+           "\"\n";
   };
   const std::string json = "StringRef(InputFilename).contains(\\\"json\\\")";
   const std::string ini = "StringRef(InputFilename).contains(\\\"ini\\\")";
@@ -815,7 +816,8 @@ TEST_CASE("an alert whose modules a later alert takes in part is over once its o
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   REQUIRE(s.exit_code == 0);
-  auto failing = p.psql("SELECT string_agg(details->>'failing', ' ' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'");
+  auto failing =
+      p.psql("SELECT string_agg(details->>'failing', ' ' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'");
   INFO(failing);
   REQUIRE(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "2");
   // json fails again at the head, but that is the second alert's: the first
