@@ -7,6 +7,8 @@
 #include <signal.h>
 
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -208,10 +210,12 @@ TEST_CASE(
   p.set("repo = \"" + p.repo + "\"", "repo = \"\"");
   std::ofstream(p.config, std::ios::app) << "[[toolchains]]\ndir = \"" << slow.string()
                                          << "\"\nlabel = \"slow\"\ndate = \"2026-01-05\"\n";
-  auto sleeps = [] {
-    common::ProcessSpec pgrep;
-    pgrep.argv = {"pgrep", "-cx", "-f", "sleep 97"};
-    return number(common::trim(common::run_process(pgrep).take().output));
+  auto sleeps = [] {  // this machine's `sleep 97`s, from /proc (procps need not be installed)
+    int n = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec))
+      n += common::proc_file(std::atol(e.path().filename().c_str()), "cmdline") == std::string("sleep\0" "97\0", 9);
+    return n;
   };
   auto sweep = start_external_sweep(p, p.config);
   REQUIRE(wait_for(p, "SELECT count(*) FROM jobs WHERE kind = 'eval'", 1));
