@@ -7,9 +7,9 @@
 #include <signal.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <chrono>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -214,7 +214,10 @@ TEST_CASE(
     int n = 0;
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator("/proc", ec))
-      n += common::proc_file(std::atol(e.path().filename().c_str()), "cmdline") == std::string("sleep\0" "97\0", 9);
+      n += common::proc_file(std::atol(e.path().filename().c_str()), "cmdline") == std::string(
+                                                                                       "sleep\0"
+                                                                                       "97\0",
+                                                                                       9);
     return n;
   };
   auto sweep = start_external_sweep(p, p.config);
