@@ -1004,14 +1004,17 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     // A failure a later check-in no longer shows (a build fixed, a crash
     // reverted) is over: its alert is resolved, saying where, rather than
     // left open beside a compiler that works again. Acknowledged ones too.
-    for (const auto& v : db::list_alerts(db, p.name, {"open", "acknowledged"}))
-      if (auto it = recovered.find(v.fingerprint); it != recovered.end()) {
-        db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second);
-        ++report.alerts_recovered;
-      }
+    // Read once for this and the next pass, which sees those still open.
+    auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});
+    std::erase_if(open, [&](const db::AlertView& v) {
+      auto it = recovered.find(v.fingerprint);
+      if (it == recovered.end()) return false;
+      db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second);
+      ++report.alerts_recovered;
+      return true;
+    });
     // A wide alert whose range bisection has since pinned as other changes
     // (of another kind, or already alerted) is done: said in its history.
-    auto open = db::list_alerts(db, p.name, {"open", "acknowledged"});
     for (auto id :
          superseded_alerts(open, plan.policy_hash, suite.manifest_hash, recipe.content_hash, suite_found, position))
       db::set_alert_state(db, p.name, id, "resolved", "driftwatch",

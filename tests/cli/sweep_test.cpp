@@ -98,9 +98,7 @@ TEST_CASE("an alert found after a bisection cut short tells the same search as o
   // where one run says "[1 of 2 …]" (or 2 of 2), as if the range were narrower.
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
-  auto whole = p.sweep(p.dsn);
-  INFO(whole.output);
-  REQUIRE(whole.exit_code == 0);
+  p.sweep_ok();
   auto searched = [](const std::string& db) {
     return Project::psql(db,
                          "SELECT string_agg(kind || ' ' || (details->>'range_size') || ' ' || "
