@@ -37,13 +37,19 @@ void print_drift(const sweep::DriftReport& r) {
   auto unevaluated = r.bisect_unevaluated > 0
                          ? fmt::format(" ({} more tried gave no evaluation)", r.bisect_unevaluated)
                          : std::string();
+  auto found_over = r.alerts_found_over > 0
+                        ? fmt::format(" and {} of failures already over (recorded, resolved, not sent)",
+                                      r.alerts_found_over)
+                        : std::string();
   auto recovered = r.alerts_recovered > 0
                        ? fmt::format("; {} resolved: their failure is gone at a later check-in", r.alerts_recovered)
                        : std::string();
-  fmt::print("drift: {} change(s); bisection evaluated {} check-in(s){}; {} new alert(s){}\n", r.findings.size(),
-             r.bisect_evaluations, unevaluated, r.alerts_opened, recovered);
+  fmt::print("drift: {} change(s); bisection evaluated {} check-in(s){}; {} new alert(s){}{}\n", r.findings.size(),
+             r.bisect_evaluations, unevaluated, r.alerts_opened, found_over, recovered);
+  // NEW marks what a reader must act on: an alert found already over says
+  // so in its sentence, and is no news.
   for (const auto& f : r.findings)
-    fmt::print("  {} {}{}\n", f.new_alert ? "NEW" : "   ", common::printable(f.sentence()),
+    fmt::print("  {} {}{}\n", f.new_alert && f.recovered_at.empty() ? "NEW" : "   ", common::printable(f.sentence()),
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");
   print_suites_too_short(r);
   if (r.notifications.sent + r.notifications.failed > 0)

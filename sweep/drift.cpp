@@ -957,7 +957,7 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     }
     // Every finding first: an alert whose own change is found again is never
     // taken for a wider form of another.
-    std::set<std::string> found_now;
+    std::set<std::string> found_now, opened_now;
     for (const auto& found : suite_found) found_now.insert(found.fingerprint);
     for (std::size_t k = 0; k < findings.size(); ++k) {
       auto& f = findings[k];
@@ -998,7 +998,10 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
         continue;
       }
       f.new_alert = db::open_alert(db, a);
-      if (f.new_alert) ++report.alerts_opened;
+      if (f.new_alert) {
+        opened_now.insert(a.fingerprint);
+        ++(a.recovered ? report.alerts_found_over : report.alerts_opened);
+      }
       report.findings.push_back(std::move(f));
     }
     // A failure a later check-in no longer shows (a build fixed, a crash
@@ -1010,7 +1013,7 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       auto it = recovered.find(v.fingerprint);
       if (it == recovered.end()) return false;
       db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second);
-      ++report.alerts_recovered;
+      if (!opened_now.count(v.fingerprint)) ++report.alerts_recovered;  // one of this run's is found over, not news
       return true;
     });
     // A wide alert whose range bisection has since pinned as other changes
@@ -1052,8 +1055,13 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     report.findings.erase(std::remove_if(report.findings.begin() + static_cast<std::ptrdiff_t>(first_found),
                                          report.findings.end(), outside),
                           report.findings.end());
-    report.alerts_opened = static_cast<int>(
-        std::count_if(report.findings.begin(), report.findings.end(), [](const Finding& f) { return f.new_alert; }));
+    auto opened = [&](bool over) {
+      return static_cast<int>(std::count_if(report.findings.begin(), report.findings.end(), [&](const Finding& f) {
+        return f.new_alert && f.recovered_at.empty() != over;
+      }));
+    };
+    report.alerts_opened = opened(false);
+    report.alerts_found_over = opened(true);
   }
 }
 

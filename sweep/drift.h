@@ -90,9 +90,13 @@ struct DriftReport {
   /// can show no change, whatever the others show.
   std::map<std::string, std::size_t> evaluated_by_suite;
   std::vector<db::Id> job_ids;  ///< the jobs bisection enqueued
-  int alerts_opened = 0;
-  /// Failure alerts resolved because a later check-in no longer shows their
-  /// cause (Finding::recovered_at), those opened and resolved at once included.
+  int alerts_opened = 0;  ///< new alerts of changes still there: those sent to people
+  /// New alerts of failures a later check-in already shows over (a year
+  /// swept at once): recorded and resolved at once, not sent, and not
+  /// counted among the new ones a reader must act on.
+  int alerts_found_over = 0;
+  /// Alerts of earlier runs resolved because a later check-in no longer
+  /// shows their cause (Finding::recovered_at).
   int alerts_recovered = 0;
   Delivery notifications;  ///< of the pending alerts, this one's included
 };

@@ -791,6 +791,17 @@ TEST_CASE("a crash reverted and later back is two alerts: the first resolved whe
   CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'") ==
         "resolved,open");
   CHECK(s.output.find("; they all compile again at ") != std::string::npos);
+  // The first is found over: recorded and resolved, but no news to act on,
+  // and not counted as a recovery of an alert people were told of.
+  CHECK(s.output.find(" new alert(s) and 1 of failures already over") != std::string::npos);
+  CHECK(s.output.find("resolved: their failure is gone") == std::string::npos);
+  std::size_t failing_news = 0;
+  for (auto at = s.output.find("\n  NEW "); at != std::string::npos; at = s.output.find("\n  NEW ", at + 1)) {
+    auto line = s.output.substr(at, s.output.find('\n', at + 1) - at);
+    CHECK(line.find("compile again") == std::string::npos);
+    failing_news += line.find("fail to compile") != std::string::npos;
+  }
+  CHECK(failing_news == 1);
 }
 
 TEST_CASE("an alert whose modules a later alert takes in part is over once its other modules compile") {
