@@ -90,7 +90,7 @@ struct DriftReport {
   /// can show no change, whatever the others show.
   std::map<std::string, std::size_t> evaluated_by_suite;
   std::vector<db::Id> job_ids;  ///< the jobs bisection enqueued
-  int alerts_opened = 0;  ///< new alerts of changes still there: those sent to people
+  int alerts_opened = 0;        ///< new alerts of changes still there: those sent to people
   /// New alerts of failures a later check-in already shows over (a year
   /// swept at once): recorded and resolved at once, not sent, and not
   /// counted among the new ones a reader must act on.
