@@ -127,7 +127,8 @@ std::string safe_url(const std::string& url) {
   return url.substr(0, start) + authority + (end == std::string::npos ? "" : "/…");
 }
 
-common::Status run_hook(const std::string& command, const std::string& body) {
+/// `hung`: set when the hook ran past its time (and was killed).
+common::Status run_hook(const std::string& command, const std::string& body, bool& hung) {
   char path[] = "/tmp/driftwatch-alert-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) return common::Error{"cannot create a scratch file for the alert hook"};
@@ -145,14 +146,18 @@ common::Status run_hook(const std::string& command, const std::string& body) {
   auto r = common::run_process(spec);
   unlink(path);
   if (!r) return r.error();
+  hung = r->timed_out;
   // Not the command itself: hooks often carry a token on their command line.
-  if (!r->ok()) return common::Error{"the alert hook (notify.command) " + r->describe() + ": " + common::last_line(r->output)};
+  if (!r->ok()) {
+    auto said = common::last_line(r->output);
+    return common::Error{"the alert hook (notify.command) " + r->describe() + (said.empty() ? "" : ": " + said)};
+  }
   return common::Ok{};
 }
 
 }  // namespace
 
-common::Status post_json(const std::string& url, const std::string& body, double timeout_seconds) {
+common::Status post_json(const std::string& url, const std::string& body, double timeout_seconds, bool* hung) {
   static std::once_flag init;
   std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   CURL* curl = curl_easy_init();
@@ -171,6 +176,7 @@ common::Status post_json(const std::string& url, const std::string& body, double
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
+  if (hung) *hung = rc == CURLE_OPERATION_TIMEDOUT;
   if (rc != CURLE_OK) return common::Error{"webhook " + safe_url(url) + ": " + curl_easy_strerror(rc)};
   if (status < 200 || status >= 300)
     return common::Error{"webhook " + safe_url(url) + " answered HTTP " + std::to_string(status)};
@@ -182,6 +188,11 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
   if (!p.notify.configured()) return out;
   // An alert raised before a channel was configured is still someone's to act on.
   db::adopt_unnotified_alerts(db, p.name);
+  // A channel that hung on one alert is not tried on the rest this run: a
+  // hook stuck on a dead server would otherwise cost its timeout per alert,
+  // one after another, while the sweep waits. Those alerts stay pending.
+  std::string hook_hung, webhook_hung;
+  auto not_tried = [](const std::string& why) { return "not tried: " + why + " on an earlier alert of this run"; };
   for (const auto& listed : db::undelivered_alerts(db, p.name)) {
     auto claimed = db::claim_delivery(db, listed.id);
     if (!claimed) continue;
@@ -201,15 +212,25 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     d.fingerprint = a.fingerprint;
     auto failed = [&d](const std::string& why) { d.error += (d.error.empty() ? "" : "; ") + why; };
     if (!p.notify.command.empty() && !a.hook_sent) {
-      if (auto s = run_hook(p.notify.command, body); s) d.hook = true;
-      else failed(s.error().message);
+      bool hung = false;
+      if (!hook_hung.empty()) failed(not_tried(hook_hung));
+      else if (auto s = run_hook(p.notify.command, body, hung); s) d.hook = true;
+      else {
+        failed(s.error().message);
+        if (hung) hook_hung = "the alert hook (notify.command) timed out";
+      }
     }
     if (!p.notify.webhook.empty() && !a.webhook_sent) {
       auto payload = p.notify.webhook_format == "slack"
                          ? common::json_text(json{{"text", "driftwatch: " + slack_escape(alert_sentence(a))}})
                          : body;
-      if (auto s = post_json(p.notify.webhook, payload, 10); s) d.webhook = true;
-      else failed(s.error().message);
+      bool hung = false;
+      if (!webhook_hung.empty()) failed(not_tried(webhook_hung));
+      else if (auto s = post_json(p.notify.webhook, payload, 10, &hung); s) d.webhook = true;
+      else {
+        failed(s.error().message);
+        if (hung) webhook_hung = "the webhook timed out";
+      }
     }
     db::mark_delivery(db, a.id, d);
     if (d.error.empty()) ++out.sent;

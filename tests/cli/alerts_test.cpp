@@ -1083,6 +1083,32 @@ TEST_CASE("two deliveries of the same pending alert at once (cron's alerts notif
   CHECK(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "sent");
 }
 
+TEST_CASE("an alert hook that hangs is run once a delivery, not once for every pending alert") {
+  Project p;  // every 2w: more than one change, so more than one alert
+  int port = closed_port();
+  auto down = "webhook = \"http://127.0.0.1:" + std::to_string(port) + "/down\"";
+  p.set("webhook = \"\"", down);
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto pending = Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE notify_state = 'pending'");
+  REQUIRE(std::stoi(pending) >= 2);
+  // A hook that hangs past its 30 s, noting each time it is run.
+  auto runs_file = (p.dir / "hook-runs").string();
+  p.set(down, "webhook = \"\"");
+  p.set("command = \"\"", "command = \"echo run >> " + runs_file + "; sleep 100\"");
+  auto r = p.run({"alerts", "--config", p.config, "notify"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  std::ifstream runs(runs_file);
+  std::string ran((std::istreambuf_iterator<char>(runs)), {});
+  CHECK(ran == "run\n");
+  CHECK(r.output.find("the alert hook (notify.command) timed out after 30.0 s\n") != std::string::npos);
+  CHECK(r.output.find("not tried: the alert hook (notify.command) timed out on an earlier alert of this run") !=
+        std::string::npos);
+  CHECK(r.output.find("notifications: 0 sent, " + pending + " failed") != std::string::npos);
+  // Every one stays due for the next sweep.
+  CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE notify_state = 'pending'") == pending);
+}
+
 TEST_CASE("alerts move through their states with who and a note, and --exit-code follows the open ones") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
