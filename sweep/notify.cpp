@@ -213,8 +213,10 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     auto failed = [&d](const std::string& why) { d.error += (d.error.empty() ? "" : "; ") + why; };
     if (!p.notify.command.empty() && !a.hook_sent) {
       bool hung = false;
-      if (!hook_hung.empty()) failed(not_tried(hook_hung));
-      else if (auto s = run_hook(p.notify.command, body, hung); s) d.hook = true;
+      if (!hook_hung.empty())
+        failed(not_tried(hook_hung));
+      else if (auto s = run_hook(p.notify.command, body, hung); s)
+        d.hook = true;
       else {
         failed(s.error().message);
         if (hung) hook_hung = "the alert hook (notify.command) timed out";
@@ -225,8 +227,10 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
                          ? common::json_text(json{{"text", "driftwatch: " + slack_escape(alert_sentence(a))}})
                          : body;
       bool hung = false;
-      if (!webhook_hung.empty()) failed(not_tried(webhook_hung));
-      else if (auto s = post_json(p.notify.webhook, payload, 10, &hung); s) d.webhook = true;
+      if (!webhook_hung.empty())
+        failed(not_tried(webhook_hung));
+      else if (auto s = post_json(p.notify.webhook, payload, 10, &hung); s)
+        d.webhook = true;
       else {
         failed(s.error().message);
         if (hung) webhook_hung = "the webhook timed out";

@@ -40,7 +40,6 @@ Delivery deliver_pending_alerts(const ProjectFile& project, db::Database& db);
 
 /// POSTs `body` as JSON; the error names the URL (never its query) and the
 /// reason. `hung`, if given: set when the server took longer than the timeout.
-common::Status post_json(const std::string& url, const std::string& body, double timeout_seconds,
-                         bool* hung = nullptr);
+common::Status post_json(const std::string& url, const std::string& body, double timeout_seconds, bool* hung = nullptr);
 
 }  // namespace sweep
