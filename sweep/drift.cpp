@@ -66,6 +66,7 @@ std::string Finding::details_json() const {
                                 {"broken_samples", broken_samples},
                                 {"recovered_at", recovered_at},
                                 {"recovered_at_label", recovered_at_label},
+                                {"recovered_taken", recovered_taken},
                                 {"decisions_before", decisions_before},
                                 {"decisions_after", decisions_after},
                                 {"not_compared", not_compared},
@@ -80,7 +81,7 @@ std::string Finding::sentence() const {
   std::string where = change_place_text(
       {culprit, subject, time, range_first, range_first_label, first_bad, first_bad_label, spread, !carried.empty()});
   std::string what;
-  auto recovered = recovered_text(kind, recovered_at, recovered_at_label, newly_failing);
+  auto recovered = recovered_text(kind, recovered_at, recovered_at_label, newly_failing, recovered_taken);
   if (kind == "build-broken") return "the build broke at " + where + broken_samples_text(broken_samples) + recovered;
   if (kind == "policy-unusable")
     return "the policy cannot run on " + suite + " from " + where + ": " + evaluation_error + recovered;
@@ -661,6 +662,12 @@ class SuiteAnalysis {
                 return false;
               return std::nullopt;  // a compile the machine failed, or the default's failure under the policy
             });
+        for (const auto& [pos, p] : points_)
+          if (!f.recovered_at.empty() && p.sha == f.recovered_at)
+            f.recovered_taken = static_cast<int>(std::count_if(f.failing.begin(), f.failing.end(), [&](const auto& m) {
+              auto u = until.find(m);
+              return u != until.end() && u->second <= pos;
+            }));
         out.push_back(std::move(f));
       }
     }
@@ -949,7 +956,8 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       if (a.recovered)
         recovered[a.fingerprint] =
             db::kRecoveredNotePrefix +
-            recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing).substr(2);
+            recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing, f.recovered_taken)
+                .substr(2);
       suite_found.push_back(
           {a.kind, a.policy_hash, a.suite_manifest_hash, a.recipe_hash, a.fingerprint, f.culprit, f.range_first,
            f.first_bad});

@@ -52,6 +52,9 @@ struct Finding {
   /// (the build builds, the policy runs, every one of `failing` compiles);
   /// "" while it is still seen. Its alert is resolved, saying so.
   std::string recovered_at, recovered_at_label;
+  /// Of `failing`, those that fail again by recovered_at from a later
+  /// check-in on: a later alert's, which this one's end does not claim.
+  int recovered_taken = 0;
   /// The policy's answers over the suite at last_good and first_bad (-1:
   /// not recorded). A compiler that still opens the channel but asks
   /// nothing reads as ties everywhere: the sentence says so.

@@ -93,11 +93,16 @@ bool recovers(const std::string& kind) {
   return kind == "build-broken" || kind == "policy-unusable" || kind == "modules-failing" || kind == "compiler-failing";
 }
 
-std::string recovered_text(const std::string& kind, const std::string& sha, const std::string& label, int modules) {
+std::string recovered_text(const std::string& kind, const std::string& sha, const std::string& label, int modules,
+                           int taken) {
   if (sha.empty() || !recovers(kind)) return {};
   auto at = checkin_name(sha, label);
   if (kind == "build-broken") return "; it builds again at " + at;
   if (kind == "policy-unusable") return "; it runs again at " + at;
+  // "They all compile again" would be untrue beside a later alert of some of them.
+  if (taken > 0 && taken < modules)
+    return fmt::format("; at {} all compile again but {} that fail{} again from a later check-in on (a later alert's)",
+                       at, taken, taken == 1 ? "s" : "");
   return (modules == 1 ? "; it compiles again at " : "; they all compile again at ") + at;
 }
 

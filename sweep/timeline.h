@@ -61,8 +61,11 @@ std::string broken_samples_text(int broken_samples);
 /// failure alert whose cause a later check-in no longer shows: the build
 /// (build-broken), the policy running (policy-unusable), or the `modules`
 /// failing modules compiling (modules-failing, compiler-failing). "" when
-/// `sha` is empty (still seen) or the kind has no such end.
-std::string recovered_text(const std::string& kind, const std::string& sha, const std::string& label, int modules);
+/// `sha` is empty (still seen) or the kind has no such end. `taken`: of
+/// the modules, those failing again by then, a later alert's, said apart
+/// ("all compile again but 1 that fails again …").
+std::string recovered_text(const std::string& kind, const std::string& sha, const std::string& label, int modules,
+                           int taken = 0);
 /// Whether an alert of this kind is resolved once a later check-in no longer shows its cause.
 bool recovers(const std::string& kind);
 

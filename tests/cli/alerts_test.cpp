@@ -835,6 +835,15 @@ TEST_CASE("an alert whose modules a later alert takes in part is over once its o
   // is over once ini compiles at week 14.
   CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'") ==
         "resolved,open");
+  // Its end does not claim json, the second alert's: "they all compile
+  // again" would be untrue beside it.
+  auto note = p.psql(
+      "SELECT note FROM alert_events WHERE alert_id = (SELECT min(id) FROM alerts WHERE kind = 'modules-failing') "
+      "ORDER BY id DESC LIMIT 1");
+  CHECK(note.find("recovered: at ") == 0);
+  CHECK(note.find(" all compile again but 1 that fails again from a later check-in on (a later alert's)") !=
+        std::string::npos);
+  CHECK(s.output.find("they all compile again") == std::string::npos);
 }
 
 TEST_CASE("on a suite of three modules, the policy's compile failing on two of them is an alert at the default count") {

@@ -72,3 +72,14 @@ TEST_CASE("a build-broken alert says how many samples in a row did not build, no
   CHECK(sweep::broken_samples_text(1).empty());
   CHECK(sweep::broken_samples_text(0).empty());  // not recorded: an older driftwatch's alert
 }
+
+TEST_CASE("a failure's end names what ended, and leaves out the modules a later alert took") {
+  const std::string a = "0123456789abcdef0123456789abcdef01234567";
+  CHECK(sweep::recovered_text("build-broken", a, "", 0) == "; it builds again at 0123456789ab");
+  CHECK(sweep::recovered_text("modules-failing", a, "", 1) == "; it compiles again at 0123456789ab");
+  CHECK(sweep::recovered_text("modules-failing", a, "", 3) == "; they all compile again at 0123456789ab");
+  CHECK(sweep::recovered_text("compiler-failing", a, "", 3, 2) ==
+        "; at 0123456789ab all compile again but 2 that fail again from a later check-in on (a later alert's)");
+  CHECK(sweep::recovered_text("modules-failing", "", "", 3).empty());  // still seen
+  CHECK(sweep::recovered_text("uplift-dropped", a, "", 0).empty());    // a level has no end
+}
