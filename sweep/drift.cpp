@@ -956,8 +956,7 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       if (a.recovered)
         recovered[a.fingerprint] =
             db::kRecoveredNotePrefix +
-            recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing, f.recovered_taken)
-                .substr(2);
+            recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing, f.recovered_taken).substr(2);
       suite_found.push_back(
           {a.kind, a.policy_hash, a.suite_manifest_hash, a.recipe_hash, a.fingerprint, f.culprit, f.range_first,
            f.first_bad});

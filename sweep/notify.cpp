@@ -75,10 +75,10 @@ std::string alert_sentence(const db::AlertView& a) {
   // The compiler stopped asking the policy (Finding::sentence says so too).
   auto asked = [&](const char* key) { return d.is_discarded() ? std::int64_t(-1) : d.value(key, std::int64_t(-1)); };
   // A failure over when it was first found says so (Finding::recovered_at).
-  auto recovered = d.is_discarded() ? std::string()
-                                    : recovered_text(a.kind, d.value("recovered_at", ""),
-                                                     d.value("recovered_at_label", ""), d.value("newly_failing", 0),
-                                                     d.value("recovered_taken", 0));
+  auto recovered = d.is_discarded()
+                       ? std::string()
+                       : recovered_text(a.kind, d.value("recovered_at", ""), d.value("recovered_at_label", ""),
+                                        d.value("newly_failing", 0), d.value("recovered_taken", 0));
   auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where + recovered;
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
     return "uplift of " + a.policy + " on " + a.suite + " " +
