@@ -467,23 +467,50 @@ std::vector<long> processes_holding(const std::filesystem::path& path) {
   return holders;
 }
 
+namespace {
+
+/// Whether `words` (a command line, NUL-separated) names `spelled` or a
+/// path inside it at `at`: what follows is its end, a '/' or the word's end.
+bool path_ends_at(const std::string& words, std::size_t end) {
+  return end == words.size() || words[end] == '/' || words[end] == '\0';
+}
+
+}  // namespace
+
 std::vector<long> processes_naming(const std::filesystem::path& dir) {
   std::vector<long> out;
-  auto base = dir.lexically_normal().string();
+  auto norm = dir.lexically_normal();
+  auto base = norm.string();
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   if (base.size() <= 1) return out;  // "/" would name every process
-  for (long pid : running_pids()) {
-    if (pid == getpid()) continue;
+  // Another spelling of the same directory (a data directory reached through
+  // a symlink, or by another mount of it) ends with the same last two names:
+  // the candidates, each resolved to compare with the directory's own real path.
+  norm = std::filesystem::path(base);
+  auto tail = "/" + norm.parent_path().filename().string() + "/" + norm.filename().string();
+  std::error_code ec;
+  auto real = std::filesystem::weakly_canonical(norm, ec);
+  if (ec) real.clear();
+  auto names = [&](const std::string& words) {
     // NUL-separated words; a path may also stand inside one ("-o=<dir>/x").
-    auto words = proc_file(pid, "cmdline");
-    for (auto at = words.find(base); at != std::string::npos; at = words.find(base, at + 1)) {
-      auto end = at + base.size();
-      if (end == words.size() || words[end] == '/' || words[end] == '\0') {
-        out.push_back(pid);
-        break;
+    for (auto at = words.find(base); at != std::string::npos; at = words.find(base, at + 1))
+      if (path_ends_at(words, at + base.size())) return true;
+    if (real.empty()) return false;
+    for (auto at = words.find(tail); at != std::string::npos; at = words.find(tail, at + 1)) {
+      auto end = at + tail.size();
+      if (!path_ends_at(words, end)) continue;
+      // Every absolute path in the word that ends here: "-I/a/b" holds "/a/b".
+      auto word = words.rfind('\0', at);
+      word = word == std::string::npos ? 0 : word + 1;
+      for (auto s = words.find('/', word); s != std::string::npos && s <= at; s = words.find('/', s + 1)) {
+        auto spelled = std::filesystem::weakly_canonical(words.substr(s, end - s), ec);
+        if (!ec && spelled == real) return true;
       }
     }
-  }
+    return false;
+  };
+  for (long pid : running_pids())
+    if (pid != getpid() && names(proc_file(pid, "cmdline"))) out.push_back(pid);
   return out;
 }
 

@@ -151,7 +151,7 @@ bool process_gone_here(const std::string& host, const std::string& pid_ns, long 
 std::vector<long> processes_holding(const std::filesystem::path& path);
 
 /// This machine's processes (not this one) whose command line names a path
-/// inside `dir` (or `dir` itself): the compiles a SIGKILLed evaluation left
+/// inside `dir` (or `dir` itself; or via a symlink): the compiles a SIGKILLed evaluation left
 /// behind a wrapper that did not exec (ccache, a site script), which
 /// PR_SET_PDEATHSIG cannot reach and a dead ML channel can block for ever.
 std::vector<long> processes_naming(const std::filesystem::path& dir);

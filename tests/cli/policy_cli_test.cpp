@@ -69,12 +69,21 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
     return common::Child::start(spec).take();
   };
   auto stuck = naming(orphan), working = naming(live);
+  // One started by a worker that reached the data directory through a symlink.
+  auto link = f.dir / "data-by-link";
+  std::filesystem::create_directory_symlink(f.dir / "data", link);
+  auto stuck_by_link = naming(link / "eval" / orphan.filename());
   auto e1 = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--policy", policy});
   INFO(e1.output);
   REQUIRE(e1.exit_code == 0);
   std::optional<common::ProcessResult> ended;
   for (int i = 0; i < 50 && !ended; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(100)))
     ended = stuck.try_wait();
+  REQUIRE(ended);
+  CHECK(ended->signal == SIGKILL);
+  ended.reset();
+  for (int i = 0; i < 50 && !ended; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(100)))
+    ended = stuck_by_link.try_wait();
   REQUIRE(ended);
   CHECK(ended->signal == SIGKILL);
   CHECK_FALSE(working.try_wait());
