@@ -37,10 +37,9 @@ void print_drift(const sweep::DriftReport& r) {
   auto unevaluated = r.bisect_unevaluated > 0
                          ? fmt::format(" ({} more tried gave no evaluation)", r.bisect_unevaluated)
                          : std::string();
-  auto found_over =
-      r.alerts_found_over > 0
-          ? fmt::format(" and {} of failures already over (recorded, resolved, not sent)", r.alerts_found_over)
-          : std::string();
+  auto found_over = r.alerts_found_over > 0
+                        ? fmt::format(" and {} already over (recorded, resolved, not sent)", r.alerts_found_over)
+                        : std::string();
   auto recovered = r.alerts_recovered > 0
                        ? fmt::format("; {} resolved: their failure is gone at a later check-in", r.alerts_recovered)
                        : std::string();

@@ -432,8 +432,10 @@ std::vector<AlertView> undelivered_alerts(Database& db, const std::string& proje
   return db.impl().guarded("listing undelivered alerts", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<AlertView> out;
-    for (const auto& r : tx.exec_params(
-             std::string(kAlertColumns) + "WHERE a.project = $1 AND a.notify_state = 'pending' AND a.state = 'open' ORDER BY a.id", project))
+    for (const auto& r : tx.exec_params(std::string(kAlertColumns) +
+                                            "WHERE a.project = $1 AND a.notify_state = 'pending' AND a.state = 'open' "
+                                            "ORDER BY a.notify_attempts, a.id",
+                                        project))
       out.push_back(alert_view(r));
     return out;
   });
@@ -473,8 +475,9 @@ void mark_delivery(Database& db, Id id, const Delivered& d) {
     tx.exec_params(
         "UPDATE alerts SET notify_state = CASE WHEN $2 THEN 'sent' ELSE notify_state END, "
         "hook_sent = hook_sent OR $3, webhook_sent = webhook_sent OR $4, "
-        "notify_attempts = notify_attempts + 1, notify_error = $5 WHERE id = $1 AND fingerprint = $6",
-        id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint);
+        "notify_attempts = notify_attempts + CASE WHEN $7 THEN 1 ELSE 0 END, notify_error = $5 "
+        "WHERE id = $1 AND fingerprint = $6",
+        id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint, d.attempted);
     tx.commit();
   });
 }

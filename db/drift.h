@@ -173,7 +173,8 @@ struct AlertEvent {
 std::vector<AlertEvent> alert_events(Database& db, Id id);
 
 /// Open alerts whose delivery is still pending (one acknowledged, resolved
-/// or ignored meanwhile is not sent).
+/// or ignored meanwhile is not sent), those tried least often first: one a
+/// channel hangs on goes after those it kept waiting.
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project);
 /// Open alerts raised while the project had no notification channel
 /// (delivery "none") become pending, so that a channel configured later
@@ -191,6 +192,9 @@ void release_delivery(Database& db, Id id);
 struct Delivered {
   bool hook = false, webhook = false;
   std::string error;
+  /// False when no channel failed but for those not tried this run (one hung
+  /// on an earlier alert): not an attempt of this alert's, so not counted.
+  bool attempted = true;
   /// The alert's fingerprint as delivered: a sweep that narrowed it while it
   /// was being delivered made it due again, and that stays so.
   std::string fingerprint;

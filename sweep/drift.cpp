@@ -662,12 +662,16 @@ class SuiteAnalysis {
                 return false;
               return std::nullopt;  // a compile the machine failed, or the default's failure under the policy
             });
+        // Of its modules a later alert took, those failing still where this
+        // one ended: one fixed again by then compiles, as "all" says.
         for (const auto& [pos, p] : points_)
-          if (!f.recovered_at.empty() && p.sha == f.recovered_at)
+          if (!f.recovered_at.empty() && p.sha == f.recovered_at) {
+            const auto now = failing_at(pos, who);
             f.recovered_taken = static_cast<int>(std::count_if(f.failing.begin(), f.failing.end(), [&](const auto& m) {
               auto u = until.find(m);
-              return u != until.end() && u->second <= pos;
+              return u != until.end() && u->second <= pos && std::binary_search(now.begin(), now.end(), m);
             }));
+          }
         out.push_back(std::move(f));
       }
     }

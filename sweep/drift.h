@@ -52,7 +52,7 @@ struct Finding {
   /// (the build builds, the policy runs, every one of `failing` compiles);
   /// "" while it is still seen. Its alert is resolved, saying so.
   std::string recovered_at, recovered_at_label;
-  /// Of `failing`, those that fail again by recovered_at from a later
+  /// Of `failing`, those failing again at recovered_at from a later
   /// check-in on: a later alert's, which this one's end does not claim.
   int recovered_taken = 0;
   /// The policy's answers over the suite at last_good and first_bad (-1:
@@ -93,7 +93,7 @@ struct DriftReport {
   /// can show no change, whatever the others show.
   std::map<std::string, std::size_t> evaluated_by_suite;
   std::vector<db::Id> job_ids;  ///< the jobs bisection enqueued
-  int alerts_opened = 0;        ///< new alerts of changes still there: those sent to people
+  int alerts_opened = 0;        ///< new alerts of changes still there: news, sent where a channel is configured
   /// New alerts of failures a later check-in already shows over (a year
   /// swept at once): recorded and resolved at once, not sent, and not
   /// counted among the new ones a reader must act on.

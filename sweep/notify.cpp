@@ -191,7 +191,8 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
   db::adopt_unnotified_alerts(db, p.name);
   // A channel that hung on one alert is not tried on the rest this run: a
   // hook stuck on a dead server would otherwise cost its timeout per alert,
-  // one after another, while the sweep waits. Those alerts stay pending.
+  // one after another, while the sweep waits. Those alerts stay pending,
+  // and the skip is no attempt of theirs: the next run tries them first.
   std::string hook_hung, webhook_hung;
   auto not_tried = [](const std::string& why) { return "not tried: " + why + " on an earlier alert of this run"; };
   for (const auto& listed : db::undelivered_alerts(db, p.name)) {
@@ -211,11 +212,18 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     auto body = alert_json(a);
     db::Delivered d;
     d.fingerprint = a.fingerprint;
-    auto failed = [&d](const std::string& why) { d.error += (d.error.empty() ? "" : "; ") + why; };
+    std::string tried_error;  ///< of the channels tried, those that failed
+    auto failed = [&d, &tried_error](const std::string& why) {
+      d.error += (d.error.empty() ? "" : "; ") + why;
+      tried_error += (tried_error.empty() ? "" : "; ") + why;
+    };
+    auto skipped = [&d, &not_tried](const std::string& why) {
+      d.error += (d.error.empty() ? "" : "; ") + not_tried(why);
+    };
     if (!p.notify.command.empty() && !a.hook_sent) {
       bool hung = false;
       if (!hook_hung.empty())
-        failed(not_tried(hook_hung));
+        skipped(hook_hung);
       else if (auto s = run_hook(p.notify.command, body, hung); s)
         d.hook = true;
       else {
@@ -229,7 +237,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
                          : body;
       bool hung = false;
       if (!webhook_hung.empty())
-        failed(not_tried(webhook_hung));
+        skipped(webhook_hung);
       else if (auto s = post_json(p.notify.webhook, payload, 10, &hung); s)
         d.webhook = true;
       else {
@@ -237,15 +245,16 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
         if (hung) webhook_hung = "the webhook timed out";
       }
     }
+    d.attempted = d.error.empty() || !tried_error.empty();
     db::mark_delivery(db, a.id, d);
     if (d.error.empty()) ++out.sent;
     else {
       ++out.failed;
       // Still pending, so each attempt so far failed on some channel: the one
       // failing now, as a channel that took the alert is not tried again.
-      if (a.notify_attempts + 1 >= kDeliveryAttemptsBeforeFailing) {
+      if (d.attempted && a.notify_attempts + 1 >= kDeliveryAttemptsBeforeFailing) {
         ++out.failing_repeatedly;
-        out.last_error = d.error;
+        out.last_error = tried_error;
       }
       fmt::print(stderr, "driftwatch: alert {} not delivered (retried by the next sweep): {}\n", a.id, d.error);
     }
