@@ -383,22 +383,20 @@ class SuiteAnalysis {
   /// failed).
   using Shows = std::function<std::optional<bool>(std::size_t pos, const db::SeriesPoint&)>;
 
-  /// Where a failure found at `pos` ended for good: the first check-in of
-  /// the run, up to the last one before `until` (the next finding of the
-  /// same cause, which is that finding's to tell) that says anything, for
-  /// which `shows` is false; "" when that last one still shows it. A fix
-  /// that did not hold (the crash back on fewer modules than an alert needs,
-  /// a build broken again for fewer samples) is no recovery.
+  /// Where a failure found at `pos` ended: the first check-in after it,
+  /// before `until` (the next finding of the same cause, which is that
+  /// finding's to tell), for which `shows` is false; "" while none is.
+  /// What fails after that is judged as any failure is: a crash back on as
+  /// many modules, or a build broken for as many samples, as the project's
+  /// alerts need is a finding and an alert of its own, with its own
+  /// culprit; one on fewer is below the project's threshold, like any other,
+  /// and does not take back the end of this one (whose culprit and count it
+  /// does not share: an unrelated check-in crashing one of five modules).
   std::string recovered_since(std::size_t pos, std::optional<std::size_t> until, const Shows& shows) const {
-    std::string since;
-    auto from = until ? points_.lower_bound(*until) : points_.end();
-    for (auto it = std::make_reverse_iterator(from); it != points_.rend() && it->first > pos; ++it) {
-      auto failing = shows(it->first, it->second);
-      if (!failing) continue;
-      if (*failing) break;
-      since = it->second.sha;
-    }
-    return since;
+    auto end = until ? points_.lower_bound(*until) : points_.end();
+    for (auto it = points_.upper_bound(pos); it != end; ++it)
+      if (auto failing = shows(it->first, it->second); failing && !*failing) return it->second.sha;
+    return {};
   }
 
   std::vector<std::string> newly_failing(std::size_t a, std::size_t b, Failing who) const {
