@@ -1105,6 +1105,16 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     auto tip = repo.tracked(p.branch).take();
     auto repository_id = record_repository(db, repo, tip);  // a sweep writes: a moved checkout's path is recorded
     auto history = repo.cloned_history(tip).take();
+    // Nor what lies after the range's `until` (another project's later
+    // sweep), but where `bisect --bad` asks for it.
+    {
+      auto end = project_range_end(p, history);
+      if (!o.bisect_to.empty())
+        if (auto sha = repo.resolve(o.bisect_to))
+          for (std::size_t i = end; i < history.size(); ++i)
+            if (history[i].sha == *sha) end = i + 1;
+      history.resize(end);
+    }
     // Drift is the policy's since it was trained: check-ins before its
     // training check-in (a range that starts earlier, or a policy just
     // promoted at the head) are left to the series as it was, not bisected

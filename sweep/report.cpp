@@ -220,6 +220,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     auto tip = repo.tracked(p.branch).take();
     repository_id = recorded_repository(db, repo, tip);
     history = repo.cloned_history(tip).take();
+    history.resize(project_range_end(p, history));  // as drift reads it: not what was measured after `until`
   } else {
     repository_id = db::find_repository(db, toolchains_location(recipe.name));
     history = toolchain_history(p);

@@ -26,6 +26,18 @@
 namespace sweep {
 namespace fs = std::filesystem;
 
+namespace {
+
+/// The project's `until` as a time (nullopt: none); a bare date means the whole day.
+common::Result<std::optional<std::int64_t>> until_time(const ProjectFile& p) {
+  if (p.until.empty()) return std::optional<std::int64_t>();
+  auto t = tracker::parse_date(p.until);
+  if (!t) return t.error();
+  return std::optional<std::int64_t>(p.until.size() == 10 ? *t + 86399 : *t);
+}
+
+}  // namespace
+
 common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, const std::string& every,
                                                         const std::string& since,
                                                         const std::optional<std::string>& after,
@@ -75,15 +87,11 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
     return common::Error{"the last swept check-in " + after->substr(0, 12) + " is not on the first-parent line of " +
                          tip + " any more (force-pushed?), or the project's from/since moved past it; nothing was "
                          "deleted: sweep without --new to measure the range again"};
-  std::optional<std::int64_t> until;
-  if (!p.until.empty()) {
-    auto t = tracker::parse_date(p.until);
-    if (!t) return t.error();
-    until = p.until.size() == 10 ? *t + 86399 : *t;  // a bare date means the whole day
-  }
+  auto until = until_time(p);
+  if (!until) return until.error();
   std::vector<tracker::CommitInfo> window;
   for (auto& c : *history)
-    if (!until || c.time <= *until) window.push_back(c);
+    if (!*until || c.time <= **until) window.push_back(c);
   tracker::SamplingRule rule;
   if (!every.empty()) {
     auto e = tracker::parse_every(every);
@@ -94,7 +102,7 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   // A nightly sweep's newest check-in is not the last of its week yet,
   // unless the range ends at an `until` already past.
   auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  bool until_past = until && *until < now;
+  bool until_past = *until && **until < now;
   rule.open_end = (after || nightly) && !until_past && !window.empty() && window.back().sha == history->back().sha;
   rule.now = now;
   // With --new: the window's check-ins after the last swept one (none when
@@ -118,6 +126,15 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   for (auto i : picked)
     if (i >= first_new) out.push_back(window[i].sha);
   return out;
+}
+
+std::size_t project_range_end(const ProjectFile& p, const std::vector<tracker::CommitInfo>& history) {
+  auto until = until_time(p);
+  if (!until || !*until) return history.size();
+  std::size_t end = 0;
+  for (std::size_t i = 0; i < history.size(); ++i)
+    if (history[i].time <= **until) end = i + 1;
+  return end == 0 ? history.size() : end;  // nothing in range: the sweep says so, not an empty analysis
 }
 
 std::size_t project_range_start(const ProjectFile& p, const std::vector<tracker::CommitInfo>& history,

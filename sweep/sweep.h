@@ -92,5 +92,11 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& proje
 /// cannot be read (a shallow clone that ends inside it): all of it counts.
 std::size_t project_range_start(const ProjectFile& project, const std::vector<tracker::CommitInfo>& history,
                                 std::optional<std::size_t> trained_at);
+/// Where the project's range ends in `history`: just after the last
+/// check-in dated on or before its `until` (history.size() without one, or
+/// when none is). What another project measured later (a nightly's range
+/// that ends at `until`, re-run tomorrow with a later one) is not this
+/// project's drift, decision or report, as it is not its sweep.
+std::size_t project_range_end(const ProjectFile& project, const std::vector<tracker::CommitInfo>& history);
 
 }  // namespace sweep

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "common/text.h"
@@ -926,4 +927,49 @@ TEST_CASE("a tracked branch older than stale_after fails the sweep, which still 
   CHECK(fresh.output.find("(every = \"1m\" samples none of the check-ins after the last sweep yet)") !=
         std::string::npos);
   CHECK(fresh.output.find("never fetches") == std::string::npos);
+}
+
+TEST_CASE("a project's until ends its drift, decision and report, whatever another project measured after it") {
+  Project p;
+  p.set("bisect = true", "bisect = false");
+  // Another project of the same series (repository, recipe, policy, suite)
+  // sweeps the whole history, week 4's change of the uplift included.
+  p.set("name = \"toy\"", "name = \"other\"");
+  auto whole = p.sweep(p.dsn);
+  INFO(whole.output);
+  REQUIRE(whole.exit_code == 0);
+  // This one's range ends with week 3.
+  auto week3 = p.git({"log", "-1", "--format=%cs", "--grep=Describe the cost model", "main"});
+  REQUIRE(week3.size() == 10);
+  std::set<std::string> later;  // check-ins after the range
+  for (const auto& line : common::split(p.git({"log", "--format=%H %cs", "main"}), '\n'))
+    if (line.size() > 41 && line.substr(41) > week3) later.insert(line.substr(0, 40));
+  REQUIRE_FALSE(later.empty());
+  auto first_bad = [&](const std::string& project) {
+    return common::split(p.psql("SELECT string_agg(c.sha, ' ') FROM alerts a JOIN commits c ON c.id = "
+                                "a.first_bad_commit_id WHERE a.project = '" +
+                                project + "'"),
+                         ' ');
+  };
+  auto after_range = [&](const std::vector<std::string>& shas) {
+    return std::count_if(shas.begin(), shas.end(), [&](const std::string& s) { return later.count(s) > 0; });
+  };
+  REQUIRE(after_range(first_bad("other")) > 0);  // the series holds a change after the range
+  p.set("name = \"other\"", "name = \"toy\"");
+  p.set("until = \"\"", "until = \"" + week3 + "\"");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  CHECK(after_range(first_bad("toy")) == 0);
+  auto decide = p.run({"decide", "--config", p.config, "--json"});
+  INFO(decide.output);
+  auto head = nlohmann::json::parse(decide.output.substr(decide.output.find('{')))["head"].get<std::string>();
+  CHECK_FALSE(later.count(head));
+  auto out = p.dir / "report";
+  REQUIRE(p.run({"report", "--config", p.config, "--out", out.string(), "--format", "json"}).exit_code == 0);
+  std::ifstream in(out / "report.json");
+  auto report = nlohmann::json::parse(in);
+  REQUIRE_FALSE(report["overview"].empty());
+  for (const auto& o : report["overview"]) CHECK_FALSE(later.count(o["latest"]["sha"].get<std::string>()));
+  for (const auto& a : report["alerts"]) CHECK_FALSE(later.count(a["first_bad"].get<std::string>()));
 }
