@@ -157,10 +157,19 @@ RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
         // Modules the compiler's own default fails on are in no share: said,
         // or a suite shrunk by a crash reads as a policy at 100%.
         const auto& head = s.points.back();
+        std::string out = share;
         if (head.measured > 0 && head.modules > head.measured)
-          return std::string(share) + " (over " + std::to_string(head.measured) + " of the suite's " +
-                 std::to_string(head.modules) + " modules: the compiler's default failed on the others there)";
-        return std::string(share);
+          out += " (over " + std::to_string(head.measured) + " of the suite's " + std::to_string(head.modules) +
+                 " modules: the compiler's default failed on the others there)";
+        // A compile the policy's run crashed counts as worse, but it is the
+        // compiler's failure, which a retrained policy may meet too: said,
+        // so that the advice is not read as a policy that lost on size.
+        if (head.learned_failed > 0)
+          out += "; " + std::to_string(head.learned_failed) +
+                 (head.learned_failed == 1 ? " module fails" : " modules fail") +
+                 " to compile with the policy there, counted as worse (the compiler crashing or hanging, not the "
+                 "policy losing on size)";
+        return out;
       },
       num(100 * r.min_no_worse) + "%");
   // A share the policy had already at its training check-in is how it was

@@ -204,6 +204,22 @@ TEST_CASE("no_worse says when its share is over fewer modules than the suite's, 
   CHECK(rule(reports::decide(s, r), "no_worse").detail.find("over ") == std::string::npos);
 }
 
+TEST_CASE("no_worse says which of its worse modules are compiles the policy's run failed, not sizes it lost") {
+  auto r = only("no_worse");
+  r.min_no_worse = 0.9;
+  auto s = series({0.02, 0.02});
+  s.points[1].no_worse = 6.0 / 11;
+  s.points[1].measured = s.points[1].modules = 11;
+  s.points[1].learned_failed = 5;
+  auto o = rule(reports::decide(s, r), "no_worse");
+  CHECK(o.fired);
+  CHECK(o.detail.find("54.5% of modules no worse than the default at the head; 5 modules fail to compile with the "
+                      "policy there, counted as worse (the compiler crashing or hanging, not the policy losing on "
+                      "size)") != std::string::npos);
+  s.points[1].learned_failed = 0;
+  CHECK(rule(reports::decide(s, r), "no_worse").detail.find("fail to compile") == std::string::npos);
+}
+
 TEST_CASE("no_worse leaves a share the policy already had at its training check-in to the policy") {
   auto r = only("no_worse");
   r.min_no_worse = 0.9;
