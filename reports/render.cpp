@@ -131,7 +131,11 @@ json report_json(const ReportData& d) {
   for (const auto& a : d.alerts) alerts.push_back(alert_json(a));
   json decisions = json::array();
   for (const auto& x : d.decisions)
-    decisions.push_back({{"at", x.at}, {"verdict", x.verdict}, {"rule", x.rule}, {"evidence", x.evidence}});
+    decisions.push_back({{"at", x.at},
+                         {"verdict", x.verdict},
+                         {"rule", x.rule},
+                         {"evidence", x.evidence},
+                         {"stale", x.stale.empty() ? json(nullptr) : json(x.stale)}});
   json failures = json::array();
   for (const auto& f : d.build_failures)
     failures.push_back({{"suite", f.suite}, {"commit", commit_json(f.commit)}, {"outcome", f.outcome}});
@@ -189,6 +193,7 @@ std::string md_decision(const ReportData& d) {
   std::string out =
       fmt::format("**{}** ({}){}\n\n", markdown_escape(x.verdict), markdown_escape(common::utc_for_people(x.at)),
                   x.rule.empty() ? "" : ", rule: " + markdown_escape(x.rule));
+  if (!x.stale.empty()) out += "*Out of date: " + markdown_escape(x.stale) + ".*\n\n";
   for (const auto& e : x.evidence) out += "- " + markdown_escape(e) + "\n";
   return out;
 }
@@ -245,7 +250,10 @@ std::string html_overview(const ReportData& d) {
   out += "<dt>Last retraining decision</dt><dd>" +
          (d.decisions.empty()
               ? h(kNoDecision)
-              : h(d.decisions.front().verdict) + " (" + h(common::utc_for_people(d.decisions.front().at)) + ")") +
+              : h(d.decisions.front().verdict) + " (" + h(common::utc_for_people(d.decisions.front().at)) + ")" +
+                    (d.decisions.front().stale.empty()
+                         ? std::string()
+                         : " <strong class=\"stale\">out of date: " + h(d.decisions.front().stale) + "</strong>")) +
          "</dd></dl>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : d.overview) {
@@ -480,7 +488,9 @@ std::vector<std::string> summary_lines(const ReportData& d) {
           : "retraining: " + common::printable(d.decisions.front().verdict) + " (" +
                 common::printable(common::utc_for_people(d.decisions.front().at)) + ")" +
                 (d.decisions.front().rule.empty() ? std::string()
-                                                  : ", fired: " + common::printable(d.decisions.front().rule));
+                                                  : ", fired: " + common::printable(d.decisions.front().rule)) +
+                (d.decisions.front().stale.empty() ? std::string()
+                                                   : "; out of date: " + common::printable(d.decisions.front().stale));
   return {c, now, base, "open alerts: " + d.open_alerts_text(), decision};
 }
 

@@ -93,6 +93,11 @@ struct ReportAlert {
 struct Decision {
   std::string at, verdict, rule;  ///< at: ISO 8601 UTC
   std::vector<std::string> evidence;
+  /// Non-empty when the check-in it judged is older than the latest the
+  /// report shows measured: "judged at …, before … was measured: run
+  /// `driftwatch decide` for the head". A verdict on a head since fixed (or
+  /// since broken) must not read as the state of things now.
+  std::string stale;
 };
 
 struct BuildFailure {

@@ -340,10 +340,22 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     }
   // Likewise the decisions: a "retrain" about the policy a promotion retired
   // says nothing of the one tracked now.
+  // The latest check-in measured on any suite: a decision that judged an
+  // older head is said to be so.
+  std::optional<std::size_t> latest;
+  std::string latest_sha;
+  for (const auto& o : d.overview)
+    if (auto it = position.find(o.latest.sha); o.measured && it != position.end() && (!latest || it->second > *latest))
+      latest = it->second, latest_sha = o.latest.sha;
   for (const auto& row : db::list_decisions(db, p.name)) {
     auto ev = nlohmann::json::parse(row.evidence_json, nullptr, false);
     auto hash = ev.is_object() ? ev.value("policy_hash", std::string()) : std::string();
-    if (hash.empty() || hash == d.policy.content_hash) d.decisions.push_back(decision_of(row, d));
+    if (!hash.empty() && hash != d.policy.content_hash) continue;
+    auto x = decision_of(row, d);
+    if (auto judged = position.find(row.last_commit); latest && judged != position.end() && judged->second < *latest)
+      x.stale = "judged at " + d.name_of(row.last_commit) + ", before " + d.name_of(latest_sha) +
+                " was measured: run `driftwatch decide` for the head";
+    d.decisions.push_back(std::move(x));
   }
   return d;
 }

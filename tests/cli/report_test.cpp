@@ -289,3 +289,40 @@ TEST_CASE(
   CHECK(d.output.find("(over 4 of the suite's 5 modules: the compiler's default failed on the others there)") !=
         std::string::npos);
 }
+
+TEST_CASE("report: a retraining decision that judged an older head than the latest measured says it is out of date") {
+  Project p;
+  p.set("bisect = true", "bisect = false");
+  p.set("every = \"2w\"", "every = \"1w\"");
+  // Last night's range and decision end with week 3.
+  auto week3 = p.git({"log", "-1", "--format=%cs", "--grep=Describe the cost model", "main"});
+  REQUIRE(week3.size() == 10);
+  p.set("until = \"\"", "until = \"" + week3 + "\"");
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto first = p.run({"decide", "--config", p.config});
+  INFO(first.output);
+  REQUIRE((first.exit_code == 0 || first.exit_code == 1));
+  // Tonight's sweep measures the rest, and nobody decides again.
+  p.set("until = \"" + week3 + "\"", "until = \"\"");
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto out = p.dir / "report";
+  auto r = p.run({"report", "--config", p.config, "--out", out.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("; out of date: judged at ") != std::string::npos);
+  auto data = json::parse(read(out / "report.json"));
+  REQUIRE(data["decisions"].size() == 1);
+  CHECK(data["decisions"][0]["stale"].get<std::string>().find("run `driftwatch decide` for the head") !=
+        std::string::npos);
+  CHECK(read(out / "report.md").find("*Out of date: judged at ") != std::string::npos);
+  CHECK(read(out / "index.html").find("class=\"stale\"") != std::string::npos);
+  // Decided again at the head: current.
+  auto again = p.run({"decide", "--config", p.config});
+  REQUIRE((again.exit_code == 0 || again.exit_code == 1));
+  auto now = p.run({"report", "--config", p.config, "--out", out.string()});
+  INFO(now.output);
+  REQUIRE(now.exit_code == 0);
+  CHECK(now.output.find("out of date") == std::string::npos);
+  data = json::parse(read(out / "report.json"));
+  CHECK(data["decisions"][0]["stale"].is_null());
+}
