@@ -52,8 +52,8 @@ void print_drift(const sweep::DriftReport& r) {
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");
   print_suites_too_short(r);
   if (r.notifications.sent + r.notifications.failed > 0)
-    fmt::print("notifications: {} sent, {} failed (retried by the next sweep)\n", r.notifications.sent,
-               r.notifications.failed);
+    fmt::print("notifications: {} sent, {} failed{}\n", r.notifications.sent, r.notifications.failed,
+               r.notifications.failed > 0 ? " (retried by the next sweep)" : "");
 }
 
 bool report_stuck_notifications(const sweep::Delivery& d) {

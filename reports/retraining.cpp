@@ -60,11 +60,18 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   // The best of the last K samples: every one of them is below the bar when
   // it is; and the least fall among them, which must be worth acting on too.
   std::vector<RetrainPoint> last(samples.end() - r.in_a_row, samples.end());
+  auto fraction = [&](const RetrainPoint& p) {
+    bool compared = p.vs_baseline && p.vs_baseline->first > 0;
+    return compared ? p.vs_baseline->second / p.vs_baseline->first : p.uplift / base;
+  };
+  auto drop = [&](const RetrainPoint& p) {
+    bool compared = p.vs_baseline && p.vs_baseline->first > 0;
+    return compared ? p.vs_baseline->first - p.vs_baseline->second : base - p.uplift;
+  };
   double best = -1e300, least_drop = 1e300;
   for (const auto& p : last) {
-    bool compared = p.vs_baseline && p.vs_baseline->first > 0;
-    best = std::max(best, compared ? p.vs_baseline->second / p.vs_baseline->first : p.uplift / base);
-    least_drop = std::min(least_drop, compared ? p.vs_baseline->first - p.vs_baseline->second : base - p.uplift);
+    best = std::max(best, fraction(p));
+    least_drop = std::min(least_drop, drop(p));
   }
   o.evaluated = true;
   o.measured = best;
@@ -80,6 +87,18 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   if (small)
     o.detail += ", but the uplift fell only " + num(100 * least_drop) + " points (less than " + num(100 * r.min_drop) +
                 ", the alerts' min_uplift_change)";
+  // Kept only because the loss is not K samples old yet: said, or "keep"
+  // beside a head whose uplift is gone reads as all being well.
+  if (!o.fired) {
+    int trailing = 0;
+    for (auto it = samples.rbegin(); it != samples.rend() && fraction(*it) < r.min_fraction && drop(*it) >= r.min_drop;
+         ++it)
+      ++trailing;
+    if (trailing > 0)
+      o.detail += "; below it at the last " + std::to_string(trailing) + " sampled check-in(s) (the head keeps " +
+                  num(fraction(samples.back())) + "): " + std::to_string(r.in_a_row - trailing) +
+                  " more in a row fire this rule";
+  }
   return o;
 }
 

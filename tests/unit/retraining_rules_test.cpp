@@ -73,10 +73,15 @@ TEST_CASE("uplift_fraction fires after K evaluated check-ins in a row below the 
   CHECK(o.last == "c3");
   CHECK(d.first == "c0");
   CHECK(d.last == "c3");
-  // Only one below in a row: keep.
+  // Only one below in a row: keep, saying the head is below already.
   d = reports::decide(series({0.02, 0.008, 0.015, 0.008}), r);
   CHECK_FALSE(rule(d, "uplift_fraction").fired);
   CHECK_FALSE(d.retrain);
+  CHECK(rule(d, "uplift_fraction").detail.find("; below it at the last 1 sampled check-in(s) (the head keeps 0.4): 1 "
+                                               "more in a row fire this rule") != std::string::npos);
+  // A head above it says nothing of the sort.
+  d = reports::decide(series({0.02, 0.008, 0.015}), r);
+  CHECK(rule(d, "uplift_fraction").detail.find("below it at the last") == std::string::npos);
   // Exactly at the fraction is not below it.
   d = reports::decide(series({0.02, 0.01, 0.01}), r);
   CHECK(rule(d, "uplift_fraction").measured == doctest::Approx(0.5));
