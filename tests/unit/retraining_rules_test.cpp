@@ -77,8 +77,9 @@ TEST_CASE("uplift_fraction fires after K evaluated check-ins in a row below the 
   d = reports::decide(series({0.02, 0.008, 0.015, 0.008}), r);
   CHECK_FALSE(rule(d, "uplift_fraction").fired);
   CHECK_FALSE(d.retrain);
-  CHECK(rule(d, "uplift_fraction").detail.find("; below it at the last 1 sampled check-in(s) (the head keeps 0.4): 1 "
-                                               "more in a row fire this rule") != std::string::npos);
+  CHECK(rule(d, "uplift_fraction")
+            .detail.find("; below it at the last 1 sampled check-in(s) (the head keeps 0.4): 1 "
+                         "more in a row fire this rule") != std::string::npos);
   // A head above it says nothing of the sort.
   d = reports::decide(series({0.02, 0.008, 0.015}), r);
   CHECK(rule(d, "uplift_fraction").detail.find("below it at the last") == std::string::npos);
