@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -118,11 +119,27 @@ void run_show(Context& ctx, const AlertArgs& a) {
         {"most_affected", "modules moved most"},    {"win_to_loss", "turned from win to loss"},
         {"loss_to_win", "turned from loss to win"}, {"failing", "failing"},
         {"features_missing", "features missing"},   {"features_new", "features new"}};
+    // A failing module with the compiler's reason where it was seen failing:
+    // a crash's signal or a hang's timeout, not "a crash or a hang".
+    std::map<std::string, db::ModuleFailure> why;
+    if (al->kind == "modules-failing" || al->kind == "compiler-failing")
+      for (auto& f :
+           db::alert_module_failures(database, al->id, al->kind == "modules-failing" ? "learned" : "default"))
+        why.emplace(f.module, std::move(f));
     for (const auto& [key, label] : lists) {
       if (!d.contains(key) || !d[key].is_array() || d[key].empty()) continue;
       fmt::print("{}:\n", label);
-      for (const auto& entry : d[key])
-        fmt::print("  {}\n", printable(entry.is_string() ? entry.get<std::string>() : entry.dump()));
+      for (const auto& entry : d[key]) {
+        auto text = entry.is_string() ? entry.get<std::string>() : entry.dump();
+        auto it = std::string_view(key) == "failing" ? why.find(text) : why.end();
+        if (it == why.end()) fmt::print("  {}\n", printable(text));
+        else {
+          // One line of it: a compiler's message may run on for pages.
+          auto said = it->second.message.substr(0, it->second.message.find('\n'));
+          if (said.size() > 300) said = said.substr(0, 300) + "…";
+          fmt::print("  {}: {}{}\n", printable(text), it->second.outcome, said.empty() ? "" : ": " + printable(said));
+        }
+      }
     }
   }
   fmt::print("delivery: {}{}\n", al->notify_state, al->notify_error.empty() ? "" : " (" + printable(al->notify_error) + ")");
@@ -203,6 +220,11 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     auto good_at = at("--good", a.good), bad_at = at("--bad", a.bad);
     if (good_at >= bad_at)
       throw common::Fatal("--good " + a.good + " must come before --bad " + a.bad + " on the first-parent history");
+    // The project's drift ends at its `until`: alerts found past it would be
+    // undone by the next sweep, which reads only the range.
+    if (bad_at >= sweep::project_range_end(project, line))
+      throw common::Fatal("--bad " + a.bad + " lies after the project's until (" + project.until +
+                          "): move until, or bisect inside the range");
     // Measure both ends first: the analysis then sees the change between them.
     auto recipe = builder::load_recipe(project.recipe).take();
     sweep::PlanInput in;

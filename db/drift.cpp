@@ -167,7 +167,8 @@ bool open_alert(Database& db, const AlertRow& a) {
             // back), or a slow drift no longer told over the samples (a grid
             // edited, then back): found again, it is open again and delivered
             // again. So does a failure resolved as over (a build fixed)
-            // whose check-ins since show it again. Any other driftwatch
+            // that a later analysis, on changed data (an evaluation
+            // re-run, a suite rebuilt), finds no end to. Any other driftwatch
             // closed (a series that ended, a change before the training
             // check-in) stays closed, and so does one a person resolved or
             // ignored.
@@ -413,6 +414,24 @@ std::vector<AlertEvent> alert_events(Database& db, Id id) {
                         "WHERE alert_id = $1 ORDER BY id",
                         id))
       out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>()});
+    return out;
+  });
+}
+
+std::vector<ModuleFailure> alert_module_failures(Database& db, Id alert_id, const std::string& heuristic) {
+  return db.impl().guarded("reading an alert's failed compiles", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<ModuleFailure> out;
+    for (const auto& r : tx.exec_params(
+             "SELECT DISTINCT ON (b.name) b.name, mr.outcome, mr.message FROM alerts a "
+             "JOIN builds bu ON bu.commit_id = a.first_bad_commit_id AND bu.recipe_id = a.recipe_id "
+             "JOIN evaluations e ON e.build_id = bu.id AND e.policy_id = a.policy_id AND e.suite_id = a.suite_id "
+             "  AND e.status = 'done' "
+             "JOIN module_results mr ON mr.evaluation_id = e.id AND mr.heuristic = $2 AND mr.outcome <> 'ok' "
+             "JOIN benchmarks b ON b.id = mr.benchmark_id "
+             "WHERE a.id = $1 ORDER BY b.name, e.id DESC",
+             alert_id, heuristic))
+      out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>()});
     return out;
   });
 }

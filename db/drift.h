@@ -172,6 +172,16 @@ struct AlertEvent {
 };
 std::vector<AlertEvent> alert_events(Database& db, Id id);
 
+/// Why a module gave no measurement where an alert saw it fail.
+struct ModuleFailure {
+  std::string module, outcome, message;  ///< outcome: compiler-crashed, timeout, … (evaluator/evaluation.h)
+};
+/// The failed compiles under `heuristic` ("learned" or "default") of the
+/// alert's evaluation at its first bad check-in (its build, policy and
+/// suite), by module name: what a modules-failing or compiler-failing alert
+/// names, with the compiler's reason (a crash's signal, a hang's timeout).
+std::vector<ModuleFailure> alert_module_failures(Database& db, Id alert_id, const std::string& heuristic);
+
 /// Open alerts whose delivery is still pending (one acknowledged, resolved
 /// or ignored meanwhile is not sent), those tried least often first: one a
 /// channel hangs on goes after those it kept waiting.

@@ -158,6 +158,39 @@ std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const Newl
     }
     last = i;
   }
+  // Modules that begin failing a few at a time, each sample below the
+  // threshold (a crash coming back one module a night, or spreading): no
+  // step above names them, as samples in a row have none between them.
+  // Counted from where each began failing, less those a step names, they
+  // reach it at some sample: a spread step from the sample before the
+  // earliest of them. A module that compiles again leaves the count.
+  std::map<std::string, std::size_t> since;  // failing module -> the last sample it compiled at
+  std::set<std::string> carried;             // failing modules a step names, this run of failing
+  last.reset();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!sample[i]) continue;
+    if (last) {
+      for (const auto& m : newly_failing(i, *last)) {  // failing at the sample before, not at this one
+        since.erase(m);
+        carried.erase(m);
+      }
+      for (const auto& m : newly_failing(*last, i)) since.emplace(m, *last);
+      for (const auto& s : out)
+        if (s.after > *last && s.after <= i) carried.insert(s.modules.begin(), s.modules.end());
+      std::vector<std::string> left;
+      std::size_t from = i;
+      for (const auto& [m, at] : since)
+        if (!carried.count(m)) {
+          left.push_back(m);
+          from = std::min(from, at);
+        }
+      if (static_cast<int>(left.size()) >= threshold && from < *last) {
+        carried.insert(left.begin(), left.end());
+        step(from, i, std::move(left), true);
+      }
+    }
+    last = i;
+  }
   std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.after < y.after; });
   return out;
 }

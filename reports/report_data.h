@@ -93,9 +93,9 @@ struct ReportAlert {
 struct Decision {
   std::string at, verdict, rule;  ///< at: ISO 8601 UTC
   std::vector<std::string> evidence;
-  /// Non-empty when the check-in it judged is older than the latest the
-  /// report shows measured: "judged at …, before … was measured: run
-  /// `driftwatch decide` for the head". A verdict on a head since fixed (or
+  /// Non-empty when the newest check-in it read is older than the latest the
+  /// report shows measured: "judged at …, older than the latest check-in
+  /// measured, …: run `driftwatch decide` for the head". A verdict on a head since fixed (or
   /// since broken) must not read as the state of things now.
   std::string stale;
 };

@@ -110,7 +110,12 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
     repository_id = recorded_repository(db, *repo, tip);
     history = repo->cloned_history(tip).take();
     if (history.empty()) throw common::Fatal("the branch of " + p.repo + " has no check-ins");
-    history.resize(project_range_end(p, history));  // as drift reads it: not what was measured after `until`
+    // As drift reads it: not what was measured after `until`.
+    auto trained_sha = tracked.trained_commit.empty() ? common::Result<std::string>(common::Error{""})
+                                                      : repo->resolve(tracked.trained_commit);
+    history.resize(project_range_end(p, history, trained_sha ? *trained_sha : ""));
+    if (history.empty())
+      throw common::Fatal("no check-in of " + p.repo + " lies in the project's range (until = \"" + p.until + "\")");
   } else {
     repository_id = db::find_repository(db, toolchains_location(recipe.name));
     history = toolchain_history(p);

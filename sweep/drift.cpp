@@ -1106,14 +1106,13 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     auto repository_id = record_repository(db, repo, tip);  // a sweep writes: a moved checkout's path is recorded
     auto history = repo.cloned_history(tip).take();
     // Nor what lies after the range's `until` (another project's later
-    // sweep), but where `bisect --bad` asks for it.
+    // sweep; `bisect --bad` is refused there).
     {
-      auto end = project_range_end(p, history);
-      if (!o.bisect_to.empty())
-        if (auto sha = repo.resolve(o.bisect_to))
-          for (std::size_t i = end; i < history.size(); ++i)
-            if (history[i].sha == *sha) end = i + 1;
-      history.resize(end);
+      auto trained_sha = policy_meta.compiler_commit.empty() ? common::Result<std::string>(common::Error{""})
+                                                             : repo.resolve(policy_meta.compiler_commit);
+      history.resize(project_range_end(p, history, trained_sha ? *trained_sha : ""));
+      if (history.empty())
+        throw common::Fatal("no check-in of " + p.repo + " lies in the project's range (until = \"" + p.until + "\")");
     }
     // Drift is the policy's since it was trained: check-ins before its
     // training check-in (a range that starts earlier, or a policy just

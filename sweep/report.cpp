@@ -220,7 +220,8 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     auto tip = repo.tracked(p.branch).take();
     repository_id = recorded_repository(db, repo, tip);
     history = repo.cloned_history(tip).take();
-    history.resize(project_range_end(p, history));  // as drift reads it: not what was measured after `until`
+    // As drift reads it: not what was measured after `until`.
+    history.resize(project_range_end(p, history, d.policy.trained_at));
   } else {
     repository_id = db::find_repository(db, toolchains_location(recipe.name));
     history = toolchain_history(p);
@@ -344,17 +345,22 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   // older head is said to be so.
   std::optional<std::size_t> latest;
   std::string latest_sha;
+  // (Where the policy stopped running, that check-in is measured too.)
   for (const auto& o : d.overview)
-    if (auto it = position.find(o.latest.sha); o.measured && it != position.end() && (!latest || it->second > *latest))
-      latest = it->second, latest_sha = o.latest.sha;
+    for (const auto& sha : {o.measured ? o.latest.sha : std::string(), o.unusable_since.sha})
+      if (auto it = position.find(sha); !sha.empty() && it != position.end() && (!latest || it->second > *latest))
+        latest = it->second, latest_sha = sha;
   for (const auto& row : db::list_decisions(db, p.name)) {
     auto ev = nlohmann::json::parse(row.evidence_json, nullptr, false);
     auto hash = ev.is_object() ? ev.value("policy_hash", std::string()) : std::string();
     if (!hash.empty() && hash != d.policy.content_hash) continue;
     auto x = decision_of(row, d);
-    if (auto judged = position.find(row.last_commit); latest && judged != position.end() && judged->second < *latest)
-      x.stale = "judged at " + d.name_of(row.last_commit) + ", before " + d.name_of(latest_sha) +
-                " was measured: run `driftwatch decide` for the head";
+    // The newest check-in it read (not its evidence's range, which ends
+    // where the rules that fired do).
+    auto head = ev.is_object() ? ev.value("measured_head", row.last_commit) : row.last_commit;
+    if (auto judged = position.find(head); latest && judged != position.end() && judged->second < *latest)
+      x.stale = "judged at " + d.name_of(head) + ", older than the latest check-in measured, " + d.name_of(latest_sha) +
+                ": run `driftwatch decide` for the head";
     d.decisions.push_back(std::move(x));
   }
   return d;

@@ -128,13 +128,14 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& p, co
   return out;
 }
 
-std::size_t project_range_end(const ProjectFile& p, const std::vector<tracker::CommitInfo>& history) {
+std::size_t project_range_end(const ProjectFile& p, const std::vector<tracker::CommitInfo>& history,
+                              const std::string& trained) {
   auto until = until_time(p);
   if (!until || !*until) return history.size();
   std::size_t end = 0;
   for (std::size_t i = 0; i < history.size(); ++i)
-    if (history[i].time <= **until) end = i + 1;
-  return end == 0 ? history.size() : end;  // nothing in range: the sweep says so, not an empty analysis
+    if (history[i].time <= **until || (!trained.empty() && history[i].sha == trained)) end = i + 1;
+  return end;
 }
 
 std::size_t project_range_start(const ProjectFile& p, const std::vector<tracker::CommitInfo>& history,

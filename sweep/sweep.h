@@ -93,10 +93,14 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& proje
 std::size_t project_range_start(const ProjectFile& project, const std::vector<tracker::CommitInfo>& history,
                                 std::optional<std::size_t> trained_at);
 /// Where the project's range ends in `history`: just after the last
-/// check-in dated on or before its `until` (history.size() without one, or
+/// check-in dated on or before its `until` (history.size() without one; 0
 /// when none is). What another project measured later (a nightly's range
 /// that ends at `until`, re-run tomorrow with a later one) is not this
-/// project's drift, decision or report, as it is not its sweep.
-std::size_t project_range_end(const ProjectFile& project, const std::vector<tracker::CommitInfo>& history);
+/// project's drift, decision or report, as it is not its sweep. `trained`
+/// (a full sha): the policy's training check-in, kept when it lies later
+/// (a policy retrained at the tip), so that it is still known as such and
+/// nothing before it is taken for the policy's drift.
+std::size_t project_range_end(const ProjectFile& project, const std::vector<tracker::CommitInfo>& history,
+                              const std::string& trained = "");
 
 }  // namespace sweep

@@ -383,6 +383,11 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(failing.find("json") != std::string::npos);
   CHECK(failing.find("utf8") == std::string::npos);
   CHECK(s.output.find("3 more modules of testdata fail to compile with the policy") != std::string::npos);
+  // Each with the reason its compile under the policy failed there.
+  auto shown = p.run(
+      {"alerts", "--config", p.config, "show", p.psql("SELECT id FROM alerts WHERE kind = 'modules-failing'")});
+  INFO(shown.output);
+  CHECK(shown.output.find("json.c: compiler-crashed: ") != std::string::npos);
   auto again = p.sweep(p.dsn, {"--new"});
   CHECK(again.exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
@@ -579,6 +584,19 @@ write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the so
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "0");
   CHECK(s.output.find("the compiler fails on 1 more module of testdata with its default heuristic") !=
         std::string::npos);
+  // `alerts show` gives each failing module the compiler's reason there: a
+  // crash's, a hang's (not "a crash or a hang").
+  auto shown = [&](const std::string& sha) {
+    auto id = p.psql("SELECT a.id FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id WHERE a.kind = "
+                     "'compiler-failing' AND c.sha = '" +
+                     sha + "'");
+    return p.run({"alerts", "--config", p.config, "show", id}).output;
+  };
+  auto crash = shown(culprit), hang = shown(hanger);
+  INFO(crash);
+  INFO(hang);
+  CHECK(crash.find("failing:\n  utf8.c: compiler-crashed: ") != std::string::npos);
+  CHECK(hang.find("failing:\n  sort.c: timeout: failed so again when compiled alone") != std::string::npos);
   // The hang is the compiler's: week 11's compiler, identical to week 10's,
   // takes the evaluation measured there rather than spending four timeouts
   // again (a timeout of the machine's is never copied).

@@ -368,6 +368,45 @@ TEST_CASE("modules newly failing in parts between two samples are found by modul
   CHECK(steps[0].after == 1);
 }
 
+TEST_CASE("modules that begin failing a few a sample, each sample below the threshold, are a step once they reach it") {
+  std::vector<std::set<std::string>> failing;
+  auto newly = [&](std::size_t a, std::size_t b) {
+    std::vector<std::string> out;
+    std::set_difference(failing[b].begin(), failing[b].end(), failing[a].begin(), failing[a].end(),
+                        std::back_inserter(out));
+    return out;
+  };
+  std::vector<bool> samples(6, true);
+  // A crash of a and b, fixed at 2, back one module a sample at 4 and 5:
+  // the head fails on both again, with no two samples a step apart.
+  failing = {{}, {"a", "b"}, {}, {}, {"a"}, {"a", "b"}};
+  auto steps = reports::failing_steps(samples, newly, 2);
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].before == 0);
+  CHECK(steps[0].after == 1);
+  CHECK_FALSE(steps[0].spread);
+  CHECK(steps[1].before == 3);  // the last sample a compiled at
+  CHECK(steps[1].after == 5);
+  CHECK(steps[1].spread);
+  CHECK(steps[1].modules == std::vector<std::string>{"a", "b"});
+  // Spreading one module a sample: told at the third, at a threshold of three.
+  failing = {{}, {"x"}, {"x", "y"}, {"x", "y", "z"}, {"x", "y", "z"}, {"x", "y", "z"}};
+  steps = reports::failing_steps(samples, newly, 3);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].before == 0);
+  CHECK(steps[0].after == 3);
+  CHECK(steps[0].modules == std::vector<std::string>{"x", "y", "z"});
+  // A module that compiles again leaves the count; one failing from the
+  // first sample on is no new failure.
+  failing = {{"w"}, {"w", "x"}, {"w"}, {"w", "y"}, {"w", "y", "z"}, {"w", "y", "z"}};
+  CHECK(reports::failing_steps(samples, newly, 3).empty());
+  // Modules a step names are not counted again.
+  failing = {{}, {"x", "y", "z"}, {"x", "y", "z"}, {"x", "y", "z", "u"}, {"x", "y", "z", "u"}, {"x", "y", "z", "u"}};
+  steps = reports::failing_steps(samples, newly, 3);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].after == 1);
+}
+
 TEST_CASE("a spread range's flips leave out those a step inside it carries") {
   // Samples at 0 and 8: check-in 3 turned A-D from win to loss (its own
   // alert); the rest of the range moved sizes in parts and turned E.
