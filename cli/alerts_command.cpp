@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
@@ -123,8 +123,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
     // a crash's signal or a hang's timeout, not "a crash or a hang".
     std::map<std::string, db::ModuleFailure> why;
     if (al->kind == "modules-failing" || al->kind == "compiler-failing")
-      for (auto& f :
-           db::alert_module_failures(database, al->id, al->kind == "modules-failing" ? "learned" : "default"))
+      for (auto& f : db::alert_module_failures(database, al->id, al->kind == "modules-failing" ? "learned" : "default"))
         why.emplace(f.module, std::move(f));
     for (const auto& [key, label] : lists) {
       if (!d.contains(key) || !d[key].is_array() || d[key].empty()) continue;
@@ -132,7 +131,8 @@ void run_show(Context& ctx, const AlertArgs& a) {
       for (const auto& entry : d[key]) {
         auto text = entry.is_string() ? entry.get<std::string>() : entry.dump();
         auto it = std::string_view(key) == "failing" ? why.find(text) : why.end();
-        if (it == why.end()) fmt::print("  {}\n", printable(text));
+        if (it == why.end())
+          fmt::print("  {}\n", printable(text));
         else {
           // One line of it: a compiler's message may run on for pages.
           auto said = it->second.message.substr(0, it->second.message.find('\n'));

@@ -384,8 +384,8 @@ TEST_CASE("modules the policy's compile starts crashing on open a modules-failin
   CHECK(failing.find("utf8") == std::string::npos);
   CHECK(s.output.find("3 more modules of testdata fail to compile with the policy") != std::string::npos);
   // Each with the reason its compile under the policy failed there.
-  auto shown = p.run(
-      {"alerts", "--config", p.config, "show", p.psql("SELECT id FROM alerts WHERE kind = 'modules-failing'")});
+  auto shown =
+      p.run({"alerts", "--config", p.config, "show", p.psql("SELECT id FROM alerts WHERE kind = 'modules-failing'")});
   INFO(shown.output);
   CHECK(shown.output.find("json.c: compiler-crashed: ") != std::string::npos);
   auto again = p.sweep(p.dsn, {"--new"});
@@ -587,9 +587,10 @@ write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the so
   // `alerts show` gives each failing module the compiler's reason there: a
   // crash's, a hang's (not "a crash or a hang").
   auto shown = [&](const std::string& sha) {
-    auto id = p.psql("SELECT a.id FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id WHERE a.kind = "
-                     "'compiler-failing' AND c.sha = '" +
-                     sha + "'");
+    auto id = p.psql(
+        "SELECT a.id FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id WHERE a.kind = "
+        "'compiler-failing' AND c.sha = '" +
+        sha + "'");
     return p.run({"alerts", "--config", p.config, "show", id}).output;
   };
   auto crash = shown(culprit), hang = shown(hanger);
