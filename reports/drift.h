@@ -108,7 +108,10 @@ using NewlyFailing = std::function<std::vector<std::string>(std::size_t before, 
 /// level changes: between consecutive evaluated check-ins where at least
 /// `threshold` modules newly fail, and between consecutive samples where the
 /// modules newly failing from one to the other, less those the steps inside
-/// name, still reach it (a change bisection measured in parts). By module,
+/// name, still reach it (a change bisection measured in parts); and at the
+/// sample where modules that began failing a few a sample, none named by a
+/// step, reach it (a spread step from the last sample the earliest of them
+/// compiled at). By module,
 /// not by count: modules that failed and came back between the samples are
 /// no failure left, and so no part of one. A step's uplift_delta is its count.
 std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing, int threshold);
