@@ -425,8 +425,11 @@ std::vector<ModuleFailure> alert_module_failures(Database& db, Id alert_id, cons
     for (const auto& r : tx.exec_params(
              "SELECT DISTINCT ON (b.name) b.name, mr.outcome, mr.message FROM alerts a "
              "JOIN builds bu ON bu.commit_id = a.first_bad_commit_id AND bu.recipe_id = a.recipe_id "
-             "JOIN evaluations e ON e.build_id = bu.id AND e.policy_id = a.policy_id AND e.suite_id = a.suite_id "
-             "  AND e.status = 'done' "
+             // The suite by its manifest, as the series reads it: a suite row
+             // of another name with the same modules is the same suite.
+             "JOIN suites sa ON sa.id = a.suite_id "
+             "JOIN evaluations e ON e.build_id = bu.id AND e.policy_id = a.policy_id AND e.status = 'done' "
+             "JOIN suites se ON se.id = e.suite_id AND se.manifest_hash = sa.manifest_hash "
              "JOIN module_results mr ON mr.evaluation_id = e.id AND mr.heuristic = $2 AND mr.outcome <> 'ok' "
              "JOIN benchmarks b ON b.id = mr.benchmark_id "
              "WHERE a.id = $1 ORDER BY b.name, e.id DESC",

@@ -177,6 +177,9 @@ std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const Newl
       for (const auto& m : newly_failing(*last, i)) since.emplace(m, *last);
       for (const auto& s : out)
         if (s.after > *last && s.after <= i) carried.insert(s.modules.begin(), s.modules.end());
+      // A module a step inside named that compiles again by this sample is
+      // carried no longer: failing again, it counts anew.
+      std::erase_if(carried, [&](const std::string& m) { return !since.count(m); });
       std::vector<std::string> left;
       std::size_t from = i;
       for (const auto& [m, at] : since)
@@ -186,7 +189,11 @@ std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const Newl
         }
       if (static_cast<int>(left.size()) >= threshold && from < *last) {
         carried.insert(left.begin(), left.end());
+        std::map<std::string, std::size_t> began;
+        for (const auto& m : left) began[m] = since.at(m);
         step(from, i, std::move(left), true);
+        out.back().across_samples = true;
+        out.back().began = std::move(began);
       }
     }
     last = i;

@@ -52,7 +52,11 @@ struct FoundStep {
   std::vector<std::string> modules;
   /// slow_drifts: spread over several samples, each sample-to-sample move
   /// below the threshold. Nothing to bisect: no check-in made it alone.
+  /// failing_steps: modules that began failing a few a sample, likewise.
   bool across_samples = false;
+  /// failing_steps, across samples: where each module's failure began (the
+  /// last sample it compiled at), which may differ from module to module.
+  std::map<std::string, std::size_t> began;
 };
 
 /// A found step's range and the modules it turned from win to loss.

@@ -160,7 +160,8 @@ class SuiteAnalysis {
       for (auto who : {Failing::Learned, Failing::Default})
         for (const auto& c : failing_steps(who)) {
           if (narrowed) break;
-          if (!asked_for(c.before, c.after) || unknown_between(c.before, c.after).empty() ||
+          // Begun a few a sample: no check-in made it alone.
+          if (c.across_samples || !asked_for(c.before, c.after) || unknown_between(c.before, c.after).empty() ||
               !bisected_.insert({c.before, c.after}).second)
             continue;
           bisect(c.before, c.after, failing_verdict(c.before, c.modules, who), report);
@@ -231,6 +232,7 @@ class SuiteAnalysis {
     bool spread = false;        ///< crossed the threshold over several steps, none of them alone
     std::vector<std::string> modules;  ///< failing_steps(): the modules it carries (reports::FoundStep)
     bool across_samples = false;       ///< reports::slow_drifts(): over several samples, nothing to bisect
+    std::map<std::string, std::size_t> began;  ///< failing_steps() across samples: each module's own start
   };
 
   /// Every change worth an alert (reports::find_steps), each pair compared
@@ -346,8 +348,10 @@ class SuiteAnalysis {
     // three others is three new failures.
     auto newly = [&](std::size_t a, std::size_t b) { return newly_failing(ev[a], ev[b], who); };
     std::vector<Step> out;
-    for (const auto& s : reports::failing_steps(sample, newly, failing_threshold(who)))
-      out.push_back({s.change, ev[s.before], ev[s.after], s.spread, s.modules});
+    for (const auto& s : reports::failing_steps(sample, newly, failing_threshold(who))) {
+      out.push_back({s.change, ev[s.before], ev[s.after], s.spread, s.modules, s.across_samples, {}});
+      for (const auto& [m, at] : s.began) out.back().began[m] = ev[at];
+    }
     return out;
   }
 
@@ -630,6 +634,11 @@ class SuiteAnalysis {
         auto f = finding_between(step.before, step.after, false);
         f.spread = step.spread && f.culprit.empty();
         f.kind = who == Failing::Learned ? "modules-failing" : "compiler-failing";
+        if (step.across_samples) {
+          f.across_samples = true;  // never bisected
+          f.evaluations = 0;
+          if (f.last_good == points_.at(step.before).sha) f.range_size = int(step.after - step.before - 1);
+        }
         // A spread range's own modules: those an alert inside it names are that alert's.
         f.failing = step.modules;
         f.newly_failing = static_cast<int>(f.failing.size());
@@ -641,7 +650,9 @@ class SuiteAnalysis {
         for (std::size_t later = k + 1; later < steps.size(); ++later)
           for (const auto& m : steps[later].modules)
             if (std::binary_search(f.failing.begin(), f.failing.end(), m)) {
-              auto from = steps[later].before + 1;
+              // A step begun a few a sample knows where each module's began.
+              auto began = steps[later].began.find(m);
+              auto from = (began != steps[later].began.end() ? began->second : steps[later].before) + 1;
               auto [it, added] = until.emplace(m, from);
               if (!added) it->second = std::min(it->second, from);
             }
@@ -1111,9 +1122,12 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       auto trained_sha = policy_meta.compiler_commit.empty() ? common::Result<std::string>(common::Error{""})
                                                              : repo.resolve(policy_meta.compiler_commit);
       history.resize(project_range_end(p, history, trained_sha ? *trained_sha : ""));
-      if (history.empty())
-        throw common::Fatal("no check-in of " + p.repo + " lies in the project's range (until = \"" + p.until + "\")");
     }
+    const auto empty_range = "no check-in of " + p.repo + " lies in the project's range (until = \"" + p.until + "\")";
+    if (history.empty() && !toolchains) throw common::Fatal(empty_range);
+    // Its toolchains are the project's still.
+    if (history.empty()) fmt::print(stderr, "warning: {}: only its toolchains are analysed\n", empty_range);
+    else {
     // Drift is the policy's since it was trained: check-ins before its
     // training check-in (a range that starts earlier, or a policy just
     // promoted at the head) are left to the series as it was, not bisected
@@ -1157,6 +1171,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
                             "the first check-in of the project's range");
     analyse_line(o, db, {repository_id, std::move(history), start, &repo}, recipe, policy_meta.content_hash, selected,
                  wide_changes, report);
+    }
   }
   if (toolchains) {
     // Nightlies in date order: a change between two is the later one's, and

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <map>
 #include <set>
 
 #include "reports/drift.h"
@@ -388,6 +389,23 @@ TEST_CASE("modules that begin failing a few a sample, each sample below the thre
   CHECK(steps[1].before == 3);  // the last sample a compiled at
   CHECK(steps[1].after == 5);
   CHECK(steps[1].spread);
+  CHECK(steps[1].across_samples);  // no check-in made it alone: nothing to bisect
+  CHECK(steps[1].modules == std::vector<std::string>{"a", "b"});
+  CHECK(steps[1].began == std::map<std::string, std::size_t>{{"a", 3}, {"b", 4}});
+  // Each module from its own start: a, failing at 1 until 3, began again at 3.
+  failing = {{}, {"a", "b"}, {"a", "x"}, {"x"}, {"a", "x"}, {"a", "x"}};
+  steps = reports::failing_steps(samples, newly, 2);
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[1].after == 4);
+  CHECK(steps[1].began == std::map<std::string, std::size_t>{{"a", 3}, {"x", 1}});
+  // A module a step between two samples named, compiling again by the next
+  // sample, counts anew when it fails again.
+  std::vector<bool> sparse = {true, false, true, true, true};
+  failing = {{}, {"a", "b"}, {}, {"a"}, {"a", "b"}};
+  steps = reports::failing_steps(sparse, newly, 2);
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].after == 1);
+  CHECK(steps[1].after == 4);
   CHECK(steps[1].modules == std::vector<std::string>{"a", "b"});
   // Spreading one module a sample: told at the third, at a threshold of three.
   failing = {{}, {"x"}, {"x", "y"}, {"x", "y", "z"}, {"x", "y", "z"}, {"x", "y", "z"}};
