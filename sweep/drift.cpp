@@ -1126,51 +1126,52 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
     const auto empty_range = "no check-in of " + p.repo + " lies in the project's range (until = \"" + p.until + "\")";
     if (history.empty() && !toolchains) throw common::Fatal(empty_range);
     // Its toolchains are the project's still.
-    if (history.empty()) fmt::print(stderr, "warning: {}: only its toolchains are analysed\n", empty_range);
+    if (history.empty())
+      fmt::print(stderr, "warning: {}: only its toolchains are analysed\n", empty_range);
     else {
-    // Drift is the policy's since it was trained: check-ins before its
-    // training check-in (a range that starts earlier, or a policy just
-    // promoted at the head) are left to the series as it was, not bisected
-    // and alerted on, as `decide` and the report measure from there too.
-    // A range asked for by hand (`bisect --good`) is analysed wherever it starts.
-    auto position_of = [&](const std::string& rev) -> std::optional<std::size_t> {
-      auto sha = rev.empty() ? common::Result<std::string>(common::Error{""}) : repo.resolve(rev);
-      if (!sha) return std::nullopt;
-      auto at = std::find_if(history.begin(), history.end(), [&](const auto& c) { return c.sha == *sha; });
-      if (at == history.end()) return std::nullopt;
-      return static_cast<std::size_t>(at - history.begin());
-    };
-    const auto trained = position_of(policy_meta.compiler_commit);
-    const std::size_t trained_at = trained.value_or(0);
-    // Nor is what lies before the project's range its drift: check-ins
-    // measured there by a one-off `eval`, by another project's sweep of the
-    // repository, or before `since` moved on would otherwise be bisected and
-    // alerted on, notifying a new project of culprits from before it began.
-    const std::size_t range_start = project_range_start(p, history, trained);
-    std::size_t start = range_start;
-    if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
-    if (start == trained_at && start > 0 && o.workers.progress) {
-      std::set<std::string> samples(o.samples.begin(), o.samples.end());
-      auto earlier = std::count_if(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start),
-                                   [&](const auto& c) { return samples.count(c.sha) > 0; });
-      if (earlier > 0)
-        o.workers.progress->line(fmt::format(
-            "drift is analysed from the policy's training check-in {} on: {} sampled check-in(s) before it are "
-            "not bisected or alerted on",
-            history[start].short_sha(), earlier));
-    }
-    // So would alerts of changes before the training check-in, or before the
-    // range, which no analysis reaches now (found when drift was analysed
-    // over a wider range, or by a `bisect --good` before it); not while such
-    // a bisect runs.
-    if (o.bisect_from.empty() && trained_at > 0)
-      resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at,
-                            "the policy's training check-in");
-    if (o.bisect_from.empty() && range_start > trained_at)
-      resolve_alerts_before(db, p.name, policy_meta.content_hash, history, range_start,
-                            "the first check-in of the project's range");
-    analyse_line(o, db, {repository_id, std::move(history), start, &repo}, recipe, policy_meta.content_hash, selected,
-                 wide_changes, report);
+      // Drift is the policy's since it was trained: check-ins before its
+      // training check-in (a range that starts earlier, or a policy just
+      // promoted at the head) are left to the series as it was, not bisected
+      // and alerted on, as `decide` and the report measure from there too.
+      // A range asked for by hand (`bisect --good`) is analysed wherever it starts.
+      auto position_of = [&](const std::string& rev) -> std::optional<std::size_t> {
+        auto sha = rev.empty() ? common::Result<std::string>(common::Error{""}) : repo.resolve(rev);
+        if (!sha) return std::nullopt;
+        auto at = std::find_if(history.begin(), history.end(), [&](const auto& c) { return c.sha == *sha; });
+        if (at == history.end()) return std::nullopt;
+        return static_cast<std::size_t>(at - history.begin());
+      };
+      const auto trained = position_of(policy_meta.compiler_commit);
+      const std::size_t trained_at = trained.value_or(0);
+      // Nor is what lies before the project's range its drift: check-ins
+      // measured there by a one-off `eval`, by another project's sweep of the
+      // repository, or before `since` moved on would otherwise be bisected and
+      // alerted on, notifying a new project of culprits from before it began.
+      const std::size_t range_start = project_range_start(p, history, trained);
+      std::size_t start = range_start;
+      if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
+      if (start == trained_at && start > 0 && o.workers.progress) {
+        std::set<std::string> samples(o.samples.begin(), o.samples.end());
+        auto earlier = std::count_if(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start),
+                                     [&](const auto& c) { return samples.count(c.sha) > 0; });
+        if (earlier > 0)
+          o.workers.progress->line(fmt::format(
+              "drift is analysed from the policy's training check-in {} on: {} sampled check-in(s) before it are "
+              "not bisected or alerted on",
+              history[start].short_sha(), earlier));
+      }
+      // So would alerts of changes before the training check-in, or before the
+      // range, which no analysis reaches now (found when drift was analysed
+      // over a wider range, or by a `bisect --good` before it); not while such
+      // a bisect runs.
+      if (o.bisect_from.empty() && trained_at > 0)
+        resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at,
+                              "the policy's training check-in");
+      if (o.bisect_from.empty() && range_start > trained_at)
+        resolve_alerts_before(db, p.name, policy_meta.content_hash, history, range_start,
+                              "the first check-in of the project's range");
+      analyse_line(o, db, {repository_id, std::move(history), start, &repo}, recipe, policy_meta.content_hash, selected,
+                   wide_changes, report);
     }
   }
   if (toolchains) {
