@@ -220,9 +220,13 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     auto good_at = at("--good", a.good), bad_at = at("--bad", a.bad);
     if (good_at >= bad_at)
       throw common::Fatal("--good " + a.good + " must come before --bad " + a.bad + " on the first-parent history");
-    // The project's drift ends at its `until`: alerts found past it would be
-    // undone by the next sweep, which reads only the range.
-    if (bad_at >= sweep::project_range_end(project, line))
+    // The project's drift ends at its `until` (or at a later training
+    // check-in, which it keeps): alerts found past it would be undone by the
+    // next sweep, which reads only the range.
+    std::string trained_sha;
+    if (const auto& trained = model.metadata().compiler_commit; !trained.empty())
+      if (auto sha = repo.resolve(trained)) trained_sha = *sha;
+    if (bad_at >= sweep::project_range_end(project, line, trained_sha))
       throw common::Fatal("--bad " + a.bad + " lies after the project's until (" + project.until +
                           "): move until, or bisect inside the range");
     // Measure both ends first: the analysis then sees the change between them.
