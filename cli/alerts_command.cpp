@@ -204,6 +204,11 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   sweep::LocalWorkers local{ctx.target(), project.name, ctx.data_dir(), sweep::jobs_or_cores(a.jobs ? a.jobs : project.jobs),
                             1, &progress, &failures, &reported, nullptr, {}};
   local.retry_backoff = project.retry_backoff;
+  // The policy's training check-in: the grid below holds it, and drift keeps
+  // it past `until`.
+  std::string baseline;
+  if (const auto& trained = model.metadata().compiler_commit; !trained.empty())
+    if (auto sha = repo.resolve(trained)) baseline = *sha;
   if (!a.good.empty() || !a.bad.empty()) {
     if (a.good.empty() || a.bad.empty()) throw common::Fatal("give both --good and --bad, or neither");
     // The analysis reads the tracked first-parent line only: an end off it
@@ -223,10 +228,7 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
     // The project's drift ends at its `until` (or at a later training
     // check-in, which it keeps): alerts found past it would be undone by the
     // next sweep, which reads only the range.
-    std::string trained_sha;
-    if (const auto& trained = model.metadata().compiler_commit; !trained.empty())
-      if (auto sha = repo.resolve(trained)) trained_sha = *sha;
-    if (bad_at >= sweep::project_range_end(project, line, trained_sha))
+    if (bad_at >= sweep::project_range_end(project, line, baseline))
       throw common::Fatal("--bad " + a.bad + " lies after the project's until (" + project.until +
                           "): move until, or bisect inside the range");
     // Measure both ends first: the analysis then sees the change between them.
@@ -250,9 +252,6 @@ void run_bisect(Context& ctx, const BisectArgs& a) {
   // are not). As the sweep's, it holds the policy's training check-in: on
   // another grid a change spread between samples reads otherwise, and an
   // alert would open or close by which command ran last.
-  std::string baseline;
-  if (const auto& trained = model.metadata().compiler_commit; !trained.empty())
-    if (auto sha = repo.resolve(trained)) baseline = *sha;
   // A grid that cannot be sampled (a `from` that no longer resolves, a
   // damaged tag) stops bisect as it stops the sweep: with no grid every
   // measured check-in would count as a sample, and alerts read otherwise.
