@@ -28,7 +28,11 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function pct(x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(2) + '%'; }
+  // Two decimals, signed; a tiny negative is "+0.00%", not a "-0.00%" loss.
+  function pct(x) {
+    var s = (100 * x).toFixed(2);
+    return (s.charAt(0) === '-' && +s !== 0 ? '' : '+') + (+s === 0 ? '0.00' : s) + '%';
+  }
   function short(sha) { return sha ? sha.slice(0, 12) : ''; }
   // A toolchain stands for a check-in under a made-up sha: named by its label.
   function toolchain(sha) {
@@ -131,15 +135,20 @@
 
   function totalsChart(box, s, pts) {
     var chart = init(box);
-    // A partial point's totals dip by the modules it left out: hollow and
-    // orange, as in the uplift chart, not an ordinary drop of the line.
+    // A partial point's totals dip by the modules it left out, which is no
+    // change of the code: the lines break there, and the point stands apart,
+    // hollow and orange as in the uplift chart.
     function totals(of) {
+      return pts.map(function (p, i) { return { value: [i, p.evaluated && !partial(s, p) ? of(p) : null] }; });
+    }
+    function partials(of) {
       return pts.map(function (p, i) {
-        var item = { value: [i, p.evaluated ? of(p) : null] };
-        if (partial(s, p)) item.itemStyle = { color: '#ff7f0e' }, item.symbol = 'emptyCircle', item.symbolSize = 10;
-        return item;
+        if (!partial(s, p)) return { value: [i, null] };
+        return { value: [i, of(p)], itemStyle: { color: '#ff7f0e' }, symbol: 'emptyCircle', symbolSize: 10 };
       });
     }
+    function defaults(p) { return p.total_default; }
+    function learned(p) { return p.total_learned; }
     chart.setOption({
       animation: false,
       title: { text: 'total .text on ' + s.name, textStyle: { fontSize: 14 } },
@@ -160,8 +169,10 @@
       yAxis: { type: 'value', name: 'bytes', scale: true, boundaryGap: ['10%', '10%'] },
       dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
       series: [
-        { name: 'default', type: 'line', step: 'end', data: totals(function (p) { return p.total_default; }) },
-        { name: 'learned', type: 'line', step: 'end', data: totals(function (p) { return p.total_learned; }) }
+        { name: 'default', type: 'line', step: 'end', data: totals(defaults) },
+        { name: 'learned', type: 'line', step: 'end', data: totals(learned) },
+        { name: 'default', type: 'scatter', data: partials(defaults) },
+        { name: 'learned', type: 'scatter', data: partials(learned) }
       ]
     });
     return chart;

@@ -49,6 +49,9 @@ try {
         learned_points: c.totals.getOption().series[1].data.length,
         hollow_totals: c.totals.getOption().series.reduce(
           (n, series) => n + series.data.filter((v) => v && v.symbol === 'emptyCircle').length, 0),
+        // Check-ins the totals lines break at (no value on a line series).
+        totals_line_gaps: c.totals.getOption().series.filter((series) => series.type === 'line').reduce(
+          (n, series) => n + series.data.filter((v) => v && v.value && v.value[1] === null).length, 0),
         heatmap_columns: heat.xAxis[0].data.length,
         heatmap_rows: heat.yAxis[0].data.length,
         heatmap_cells: heat.series[0].data.length,

@@ -67,8 +67,10 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   auto page = nlohmann::json::parse(common::last_line(b.output));
   CHECK(page["console_errors"].empty());
   CHECK(page["charts"]["holdout"]["uplift_points"] == 3);
-  // The partial point is marked in the totals chart too (both lines), not drawn as a drop.
+  // The partial point is marked in the totals chart too (both totals), not
+  // drawn as a drop: both lines break there.
   CHECK(page["charts"]["holdout"]["hollow_totals"] == 2);
+  CHECK(page["charts"]["holdout"]["totals_line_gaps"] == 2);
   REQUIRE(page["lowest"]["sha"] == zero.commit.sha);
   std::string lowest = page["lowest"]["tooltip"];
   CHECK_MESSAGE(lowest.find("222222222222") != std::string::npos, lowest);
