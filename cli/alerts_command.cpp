@@ -103,11 +103,13 @@ void run_show(Context& ctx, const AlertArgs& a) {
   else if (!al->culprit_sha.empty())
     fmt::print("culprit: {} {} by {}\n  {}\n", al->culprit_sha, tracker::format_date(al->culprit_time),
                printable(al->culprit_author), printable(al->culprit_subject));
+  else if (!al->range_first_sha.empty() && !d.is_discarded() && d.value("spread", false))
+    fmt::print("changed over: {}..{} ({})\n", named(al->range_first_sha, al->range_first_subject),
+               named(al->first_bad_sha, al->first_bad_subject), reports::kSpreadNote);
   else if (!al->range_first_sha.empty())
     fmt::print("culprit: one of {}..{} ({})\n", named(al->range_first_sha, al->range_first_subject),
                named(al->first_bad_sha, al->first_bad_subject),
-               reports::range_note(!d.is_discarded() && d.value("spread", false),
-                                   sweep::details_carried_forward(al->details_json)));
+               reports::range_note(false, sweep::details_carried_forward(al->details_json)));
   else
     fmt::print("not pinned: {} ({})\n", named(al->first_bad_sha, al->first_bad_subject), reports::kNotPinnedNote);
   fmt::print("last good: {}\nfirst bad: {}\n", named(al->last_good_sha, al->last_good_subject),
@@ -172,7 +174,7 @@ void run_notify(Context& ctx, const AlertArgs& a) {
     throw common::Fatal("no channel to deliver alerts to: set notify.command or notify.webhook in the project file");
   auto database = ctx.database();
   auto d = sweep::deliver_pending_alerts(project, database);
-  fmt::print("notifications: {} sent, {} failed\n", d.sent, d.failed);
+  fmt::print("notifications: {}\n", notifications_text(d));
   if (d.failed > 0) ctx.exit_code = 1;
   report_stuck_notifications(d);
   if (a.exit_code) set_exit_code(ctx, database, project.name);

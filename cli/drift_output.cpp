@@ -52,8 +52,13 @@ void print_drift(const sweep::DriftReport& r) {
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");
   print_suites_too_short(r);
   if (r.notifications.sent + r.notifications.failed > 0)
-    fmt::print("notifications: {} sent, {} failed{}\n", r.notifications.sent, r.notifications.failed,
+    fmt::print("notifications: {}{}\n", notifications_text(r.notifications),
                r.notifications.failed > 0 ? " (retried by the next sweep)" : "");
+}
+
+std::string notifications_text(const sweep::Delivery& d) {
+  return fmt::format("{} sent{}, {} failed", d.sent,
+                     d.ends_sent > 0 ? fmt::format(" ({} of them the end of an alert)", d.ends_sent) : "", d.failed);
 }
 
 bool report_stuck_notifications(const sweep::Delivery& d) {

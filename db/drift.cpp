@@ -177,7 +177,8 @@ bool open_alert(Database& db, const AlertRow& a) {
             "  first_bad_commit_id = EXCLUDED.first_bad_commit_id, culprit_commit_id = EXCLUDED.culprit_commit_id, "
             "  range_first_commit_id = EXCLUDED.range_first_commit_id, magnitude = EXCLUDED.magnitude, "
             "  notify_state = EXCLUDED.notify_state, notify_attempts = 0, notify_error = '', hook_sent = false, "
-            "  webhook_sent = false, updated_at = now() "
+            "  webhook_sent = false, updated_at = now(), resolution_notify_state = 'none', "
+            "  resolution_notify_attempts = 0, resolution_hook_sent = false, resolution_webhook_sent = false "
             "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND (alerts.note IN ($15, $16) "
             "    OR (starts_with(alerts.note, $17) AND NOT $18)) "
             "RETURNING id, xmax <> 0",
@@ -231,7 +232,8 @@ const char* kAlertColumns =
     "  to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
     "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), COALESCE(p.content_hash, ''), "
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, ''), "
-    "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, '') "
+    "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, ''), a.resolution_notify_state, "
+    "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
@@ -271,6 +273,10 @@ AlertView alert_view(const pqxx::row& r) {
   v.last_good_subject = r[29].as<std::string>();
   v.first_bad_subject = r[30].as<std::string>();
   v.range_first_subject = r[31].as<std::string>();
+  v.resolution_notify_state = r[32].as<std::string>();
+  v.resolution_hook_sent = r[33].as<bool>();
+  v.resolution_webhook_sent = r[34].as<bool>();
+  v.resolution_notify_attempts = r[35].as<int>();
   return v;
 }
 
@@ -392,10 +398,19 @@ bool set_alert_state(Database& db, const std::string& project, Id id, const std:
   auto who = common::valid_utf8(who_text), note = common::valid_utf8(note_text);
   return db.impl().guarded("changing an alert", [&] {
     pqxx::work tx(db.impl().conn);
+    // Its end is news only where driftwatch saw the failure over and its
+    // opening was told; any other move leaves nothing to tell of its end.
     auto r = tx.exec_params(
         "UPDATE alerts SET state = $2, state_by = $3, note = CASE WHEN $4 = '' THEN note ELSE $4 END, "
-        "updated_at = now() WHERE id = $1 AND project = $5",
-        id, state, who, note, project);
+        "updated_at = now(), "
+        "resolution_notify_state = CASE WHEN $2 = 'resolved' AND state <> 'resolved' AND $3 = 'driftwatch' "
+        "  AND starts_with($4, $6) AND notify_state = 'sent' THEN 'pending' "
+        "  WHEN $2 = 'resolved' THEN resolution_notify_state ELSE 'none' END, "
+        "resolution_notify_attempts = CASE WHEN $2 = 'resolved' THEN resolution_notify_attempts ELSE 0 END, "
+        "resolution_hook_sent = resolution_hook_sent AND $2 = 'resolved', "
+        "resolution_webhook_sent = resolution_webhook_sent AND $2 = 'resolved' "
+        "WHERE id = $1 AND project = $5",
+        id, state, who, note, project, kRecoveredNotePrefix);
     if (r.affected_rows() == 0) return false;
     tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, $2, $3, $4)", id, state, who,
                    note);
@@ -463,17 +478,33 @@ std::vector<AlertView> undelivered_alerts(Database& db, const std::string& proje
   });
 }
 
+std::vector<AlertView> undelivered_resolutions(Database& db, const std::string& project) {
+  return db.impl().guarded("listing undelivered resolutions", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<AlertView> out;
+    for (const auto& r : tx.exec_params(std::string(kAlertColumns) +
+                                            "WHERE a.project = $1 AND a.resolution_notify_state = 'pending' "
+                                            "AND a.state = 'resolved' ORDER BY a.resolution_notify_attempts, a.id",
+                                        project))
+      out.push_back(alert_view(r));
+    return out;
+  });
+}
+
 // The key of the session advisory lock that holds one alert's delivery.
 #define DELIVERY_LOCK "(hashtext('driftwatch alert delivery'), ($1::bigint & 2147483647)::int)"
 
-std::optional<AlertView> claim_delivery(Database& db, Id id) {
+std::optional<AlertView> claim_delivery(Database& db, Id id, bool resolution) {
   return db.impl().guarded("claiming an alert's delivery", [&]() -> std::optional<AlertView> {
     pqxx::nontransaction nt(db.impl().conn);
     if (!nt.exec_params1("SELECT pg_try_advisory_lock" DELIVERY_LOCK, id)[0].as<bool>())
       return std::nullopt;  // another process is delivering it now
     // Read again under the lock: the other process may have delivered it
     // (or someone acknowledged it) since the list was read.
-    auto r = nt.exec_params(std::string(kAlertColumns) + "WHERE a.id = $1 AND a.notify_state = 'pending' AND a.state = 'open'", id);
+    auto r = nt.exec_params(std::string(kAlertColumns) +
+                                (resolution ? "WHERE a.id = $1 AND a.resolution_notify_state = 'pending' AND a.state = 'resolved'"
+                                            : "WHERE a.id = $1 AND a.notify_state = 'pending' AND a.state = 'open'"),
+                            id);
     if (r.empty()) {
       nt.exec_params("SELECT pg_advisory_unlock" DELIVERY_LOCK, id);
       return std::nullopt;
@@ -494,12 +525,14 @@ void release_delivery(Database& db, Id id) {
 void mark_delivery(Database& db, Id id, const Delivered& d) {
   db.impl().guarded("recording a delivery", [&] {
     pqxx::work tx(db.impl().conn);
-    tx.exec_params(
-        "UPDATE alerts SET notify_state = CASE WHEN $2 THEN 'sent' ELSE notify_state END, "
-        "hook_sent = hook_sent OR $3, webhook_sent = webhook_sent OR $4, "
-        "notify_attempts = notify_attempts + CASE WHEN $7 THEN 1 ELSE 0 END, notify_error = $5 "
-        "WHERE id = $1 AND fingerprint = $6",
-        id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint, d.attempted);
+    // The opening's columns, or the end's (resolution_…): the same moves.
+    std::string p = d.resolution ? "resolution_" : "";
+    tx.exec_params("UPDATE alerts SET " + p + "notify_state = CASE WHEN $2 THEN 'sent' ELSE " + p +
+                       "notify_state END, " + p + "hook_sent = " + p + "hook_sent OR $3, " + p + "webhook_sent = " + p +
+                       "webhook_sent OR $4, " + p + "notify_attempts = " + p +
+                       "notify_attempts + CASE WHEN $7 THEN 1 ELSE 0 END, notify_error = $5 "
+                       "WHERE id = $1 AND fingerprint = $6",
+                   id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint, d.attempted);
     tx.commit();
   });
 }

@@ -125,6 +125,11 @@ struct AlertView {
   std::string notify_state, notify_error;
   bool hook_sent = false, webhook_sent = false;  ///< which channels have it: a failed one is retried alone
   int notify_attempts = 0;
+  /// Its end's notice (a failure over by itself, once its opening was sent):
+  /// none | pending | sent, per channel, and attempts, as the opening's.
+  std::string resolution_notify_state;
+  bool resolution_hook_sent = false, resolution_webhook_sent = false;
+  int resolution_notify_attempts = 0;
   std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
 };
 
@@ -141,6 +146,8 @@ std::vector<AlertView> list_alerts(Database& db, const std::string& project, con
 std::optional<AlertView> find_alert(Database& db, const std::string& project, Id id);
 /// Moves an alert to `state` (acknowledged, resolved, ignored, open) with who and a note; false when no such alert.
 /// An empty note keeps the alert's last one (every note stays in its events).
+/// Resolved by driftwatch as over (a note starting kRecoveredNotePrefix)
+/// after its opening was sent, its end is due to the same channels.
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state, const std::string& who,
                      const std::string& note);
 
@@ -186,6 +193,8 @@ std::vector<ModuleFailure> alert_module_failures(Database& db, Id alert_id, cons
 /// or ignored meanwhile is not sent), those tried least often first: one a
 /// channel hangs on goes after those it kept waiting.
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project);
+/// Alerts whose end (a failure over) is still to be told, tried least often first.
+std::vector<AlertView> undelivered_resolutions(Database& db, const std::string& project);
 /// Open alerts raised while the project had no notification channel
 /// (delivery "none") become pending, so that a channel configured later
 /// receives what is still open; returns how many.
@@ -195,7 +204,8 @@ int adopt_unnotified_alerts(Database& db, const std::string& project);
 /// release_delivery (or until it closes). nullopt: leave it alone. Without
 /// it, `alerts notify` from cron during a sweep's delivery ran the hook
 /// twice for one alert.
-std::optional<AlertView> claim_delivery(Database& db, Id id);
+/// `resolution`: its end's notice, not its opening's.
+std::optional<AlertView> claim_delivery(Database& db, Id id, bool resolution = false);
 void release_delivery(Database& db, Id id);
 /// One delivery attempt: the channels that took the alert this time, and
 /// what failed (empty: it is sent, on every channel it was still due on).
@@ -208,6 +218,7 @@ struct Delivered {
   /// The alert's fingerprint as delivered: a sweep that narrowed it while it
   /// was being delivered made it due again, and that stays so.
   std::string fingerprint;
+  bool resolution = false;  ///< its end's notice, not its opening's
 };
 void mark_delivery(Database& db, Id id, const Delivered& d);
 

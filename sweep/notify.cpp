@@ -11,106 +11,11 @@
 
 #include "common/process.h"
 #include "common/text.h"
-#include "reports/drift.h"
 #include "sweep/slack_text.h"
-#include "sweep/timeline.h"
-#include "tracker/sampling.h"
 
 namespace sweep {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-namespace {
-
-/// An alert's stored details; discarded (is_discarded()) when they do not parse.
-json details_of(const std::string& details_json) {
-  return json::parse(details_json.empty() ? "{}" : details_json, nullptr, false);
-}
-
-}  // namespace
-
-std::string alert_json(const db::AlertView& a) {
-  auto details = details_of(a.details_json);
-  return common::json_text(json{{"id", a.id},
-                                {"project", a.project},
-                                {"kind", a.kind},
-                                {"state", a.state},
-                                {"suite", a.suite},
-                                {"policy", a.policy},
-                                {"culprit",
-                                 {{"sha", a.culprit_sha},
-                                  {"subject", a.culprit_subject},
-                                  {"author", a.culprit_author},
-                                  {"date", a.culprit_time ? tracker::format_date(a.culprit_time) : ""}}},
-                                {"last_good", a.last_good_sha},
-                                {"first_bad", a.first_bad_sha},
-                                {"range_first", a.range_first_sha},
-                                {"magnitude", a.magnitude},
-                                {"summary", alert_sentence(a)},
-                                {"details", details.is_discarded() ? json::object() : details},
-                                {"note", a.note},
-                                {"created_at", a.created_at}});
-}
-
-bool details_carried_forward(const std::string& details_json) {
-  auto d = details_of(details_json);
-  return d.is_object() && d.contains("carried_forward") && !d["carried_forward"].empty();
-}
-
-bool details_across_samples(const std::string& details_json) {
-  auto d = details_of(details_json);
-  return d.is_object() && d.value("across_samples", false);
-}
-
-std::string alert_sentence(const db::AlertView& a) {
-  auto d = details_of(a.details_json);
-  auto num = [&](const char* group, const char* key) {
-    return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
-  };
-  bool spread = !d.is_discarded() && d.value("spread", false);
-  bool carried = details_carried_forward(a.details_json);
-  std::string where =
-      change_place_text({a.culprit_sha, common::last_line(a.culprit_subject), a.culprit_time, a.range_first_sha,
-                         a.range_first_subject, a.first_bad_sha, a.first_bad_subject, spread, carried});
-  // The compiler stopped asking the policy (Finding::sentence says so too).
-  auto asked = [&](const char* key) { return d.is_discarded() ? std::int64_t(-1) : d.value(key, std::int64_t(-1)); };
-  // A failure over when it was first found says so (Finding::recovered_at).
-  auto recovered = d.is_discarded()
-                       ? std::string()
-                       : recovered_text(a.kind, d.value("recovered_at", ""), d.value("recovered_at_label", ""),
-                                        d.value("newly_failing", 0), d.value("recovered_taken", 0));
-  auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where + recovered;
-  if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
-    return "uplift of " + a.policy + " on " + a.suite + " " +
-           reports::uplift_change_text(a.kind == "uplift-dropped", spread,
-                                       d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
-                                       num("after", "uplift")) +
-           at;
-  if (a.kind == "build-broken")
-    return "the build broke" + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) + ": " + where +
-           recovered;
-  if (a.kind == "policy-unusable")
-    return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +
-           (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded")) +
-           recovered;
-  if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + at;
-  if (a.kind == "modules-failing")
-    return fmt::format(
-        "{} more modules of {} fail to compile with the policy {} (a crash or a timeout; or a "
-        "compile that never asked it){}",
-        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
-  if (a.kind == "compiler-failing") {
-    int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
-    return fmt::format("the compiler fails on {} more module{} of {} with its default heuristic (a crash or a hang){}",
-                       n, n == 1 ? "" : "s", a.suite, at);
-  }
-  if (a.kind == "modules-flipped")
-    return fmt::format("modules of {} turned from win to loss (uplift {:+.2f}% to {:+.2f}%){}", a.suite,
-                       100 * num("before", "uplift"), 100 * num("after", "uplift"), at);
-  return fmt::format("code size on {} moved (default {:+.2f}%, learned {:+.2f}%){}", a.suite,
-                     100 * (d.is_discarded() ? 0.0 : d.value("default_delta", 0.0)),
-                     100 * (d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)), at);
-}
 
 namespace {
 
@@ -195,9 +100,11 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
   // and the skip is no attempt of theirs: the next run tries them first.
   std::string hook_hung, webhook_hung;
   auto not_tried = [](const std::string& why) { return "not tried: " + why + " on an earlier alert of this run"; };
-  for (const auto& listed : db::undelivered_alerts(db, p.name)) {
-    auto claimed = db::claim_delivery(db, listed.id);
-    if (!claimed) continue;
+  // Opening notices first: an end is told after its beginning, also when
+  // both wait for a channel that was down.
+  auto deliver = [&](const db::AlertView& listed, bool resolution) {
+    auto claimed = db::claim_delivery(db, listed.id, resolution);
+    if (!claimed) return;
     struct Release {
       db::Database& db;
       db::Id id;
@@ -209,9 +116,10 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
       }
     } release{db, listed.id};
     const auto& a = *claimed;
-    auto body = alert_json(a);
+    auto body = notice_json(a, resolution);
     db::Delivered d;
     d.fingerprint = a.fingerprint;
+    d.resolution = resolution;
     std::string tried_error;  ///< of the channels tried, those that failed
     auto failed = [&d, &tried_error](const std::string& why) {
       d.error += (d.error.empty() ? "" : "; ") + why;
@@ -220,7 +128,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     auto skipped = [&d, &not_tried](const std::string& why) {
       d.error += (d.error.empty() ? "" : "; ") + not_tried(why);
     };
-    if (!p.notify.command.empty() && !a.hook_sent) {
+    if (!p.notify.command.empty() && !(resolution ? a.resolution_hook_sent : a.hook_sent)) {
       bool hung = false;
       if (!hook_hung.empty())
         skipped(hook_hung);
@@ -231,9 +139,9 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
         if (hung) hook_hung = "the alert hook (notify.command) timed out";
       }
     }
-    if (!p.notify.webhook.empty() && !a.webhook_sent) {
+    if (!p.notify.webhook.empty() && !(resolution ? a.resolution_webhook_sent : a.webhook_sent)) {
       auto payload = p.notify.webhook_format == "slack"
-                         ? common::json_text(json{{"text", "driftwatch: " + slack_escape(alert_sentence(a))}})
+                         ? common::json_text(json{{"text", slack_escape(notice_text(a, resolution))}})
                          : body;
       bool hung = false;
       if (!webhook_hung.empty())
@@ -247,18 +155,25 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     }
     d.attempted = d.error.empty() || !tried_error.empty();
     db::mark_delivery(db, a.id, d);
-    if (d.error.empty()) ++out.sent;
-    else {
+    if (d.error.empty()) {
+      ++out.sent;
+      if (resolution) ++out.ends_sent;
+    } else {
       ++out.failed;
       // Still pending, so each attempt so far failed on some channel: the one
       // failing now, as a channel that took the alert is not tried again.
-      if (d.attempted && a.notify_attempts + 1 >= kDeliveryAttemptsBeforeFailing) {
+      int attempts = resolution ? a.resolution_notify_attempts : a.notify_attempts;
+      if (d.attempted && attempts + 1 >= kDeliveryAttemptsBeforeFailing) {
         ++out.failing_repeatedly;
         out.last_error = tried_error;
       }
-      fmt::print(stderr, "driftwatch: alert {} not delivered (retried by the next sweep): {}\n", a.id, d.error);
+      fmt::print(stderr, "driftwatch: {} of alert {} not delivered (retried by the next sweep): {}\n",
+                 resolution ? "the end" : "the opening", a.id, d.error);
     }
-  }
+  };
+  for (const auto& listed : db::undelivered_alerts(db, p.name)) deliver(listed, false);
+  if (p.notify.resolved)
+    for (const auto& listed : db::undelivered_resolutions(db, p.name)) deliver(listed, true);
   return out;
 }
 

@@ -107,6 +107,7 @@ const std::vector<Key>& keys() {
       {"notify", "webhook", Type::String, [](auto& p, auto& n, auto&) { p.notify.webhook = get<std::string>(n); }},
       {"notify", "webhook_format", Type::String,
        [](auto& p, auto& n, auto&) { p.notify.webhook_format = get<std::string>(n); }},
+      {"notify", "resolved", Type::Bool, [](auto& p, auto& n, auto&) { p.notify.resolved = get<bool>(n); }},
       {"report", "commit_url", Type::String, [](auto& p, auto& n, auto&) { p.commit_url = get<std::string>(n); }},
       // [decide]: the retraining rules, each on or off with its thresholds (reports/retraining.h).
       {"decide", "uplift_fraction", Type::Bool, [](auto& p, auto& n, auto&) { p.decide.fraction_on = get<bool>(n); }},
@@ -446,6 +447,7 @@ bisect = true               # pin every change to one check-in
 command = ""                # run with each new alert as JSON on standard input
 webhook = ""                # http(s) URL receiving each new alert as a JSON POST
 webhook_format = "json"     # json, or slack (also Mattermost)
+resolved = true             # also send the end of a failure alert (a build fixed, a crash gone)
 
 [report]
 commit_url = ""             # e.g. "https://github.com/llvm/llvm-project/commit/{{sha}}"

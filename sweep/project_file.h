@@ -36,6 +36,7 @@ struct NotifySettings {
   std::string command;                 ///< run with the alert as JSON on stdin
   std::string webhook;                 ///< http:// URL that receives a JSON POST
   std::string webhook_format = "json"; ///< json | slack (Slack and Mattermost)
+  bool resolved = true;                ///< also tell them a failure alert's end (a build fixed, a crash gone)
   bool configured() const { return !command.empty() || !webhook.empty(); }
 };
 

@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <fstream>
+#include <iterator>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
@@ -747,6 +749,19 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
   auto week11 = p.git({"log", "-1", "--format=%cs", "--grep=the check is gone", "main"});
   REQUIRE(week11.size() == 10);
   auto state = [&] { return p.psql("SELECT string_agg(state, ',') FROM alerts WHERE kind = 'modules-failing'"); };
+  // The team's hook: each notice on a line of its own.
+  auto hook_file = (scratch.path() / "hook.jsonl").string();
+  p.set("command = \"\"", "command = \"cat >> " + hook_file + "; echo >> " + hook_file + "\"");
+  auto notices = [&](const std::string& event) {
+    std::ifstream in(hook_file);
+    std::vector<nlohmann::json> out;
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) {
+        auto j = nlohmann::json::parse(line);
+        if (j.value("kind", "") == "modules-failing" && j.value("event", "") == event) out.push_back(j);
+      }
+    return out;
+  };
 
   // Last night's sweep ended before the revert: the crash is an open alert.
   p.set("until = \"\"", "until = \"" + week9 + "\"");
@@ -755,6 +770,8 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
   REQUIRE(before.exit_code == 0);
   REQUIRE(state() == "open");
   CHECK(before.output.find("resolved: their failure is gone") == std::string::npos);
+  CHECK(notices("opened").size() == 1);
+  CHECK(notices("resolved").empty());
 
   // Tonight's sees the revert: the alert is resolved, naming where the
   // modules compile again (the revert, or a later check-in evaluated).
@@ -774,6 +791,14 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
   auto at = note.substr(said.size(), 12);
   auto since_revert = p.git({"rev-list", revert + "^.." + at});
   CHECK(since_revert.find(revert) != std::string::npos);  // not before the revert
+  // Those told of the crash are told it is over, once, with where.
+  auto ended = notices("resolved");
+  REQUIRE(ended.size() == 1);
+  CHECK(ended[0]["state"] == "resolved");
+  CHECK(ended[0]["note"] == note);
+  CHECK(notices("opened").size() == 1);
+  CHECK(after.output.find("(1 of them the end of an alert), 0 failed") != std::string::npos);
+  CHECK(p.psql("SELECT resolution_notify_state FROM alerts WHERE kind = 'modules-failing'") == "sent");
 
   // Found again by the next analysis, it stays resolved, and no alert is added.
   auto again = p.run({"bisect", "--config", p.config});
@@ -795,6 +820,8 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
                "'modules-failing' AND e.state = 'open' AND e.note = 'found again'") == "0");
   // Nor is a second alert opened for it.
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
+  // Nor is its end told twice.
+  CHECK(notices("resolved").size() == 1);
 }
 
 TEST_CASE("a crash reverted and later back is two alerts: the first resolved where it recovered, the second open") {
@@ -806,9 +833,17 @@ TEST_CASE("a crash reverted and later back is two alerts: the first resolved whe
                                     .replace(kCrashJsonAndIniUnderPolicy.find("week = 8"), 8, "week = 12")));
   p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
   p.set("bisect = true", "bisect = false");
+  auto hook_file = (scratch.path() / "hook.jsonl").string();
+  p.set("command = \"\"", "command = \"cat >> " + hook_file + "; echo >> " + hook_file + "\"");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   REQUIRE(s.exit_code == 0);
+  // The first alert was over before anyone was told of it: no end to tell.
+  std::ifstream hooked(hook_file);
+  std::string sent((std::istreambuf_iterator<char>(hooked)), std::istreambuf_iterator<char>());
+  CHECK(sent.find("\"event\":\"opened\"") != std::string::npos);
+  CHECK(sent.find("\"event\":\"resolved\"") == std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE resolution_notify_state <> 'none'") == "0");
   // The crash at the head is the second alert's: the first, over at week
   // 10, is not opened again for it.
   CHECK(p.psql("SELECT string_agg(state, ',' ORDER BY id) FROM alerts WHERE kind = 'modules-failing'") ==

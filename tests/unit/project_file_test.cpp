@@ -36,9 +36,17 @@ TEST_CASE("the template driftwatch init writes is a valid project file with the 
   CHECK(p->alerts.min_uplift_change == doctest::Approx(0.002));
   CHECK(p->alerts.bisect);
   CHECK(p->notify.webhook_format == "json");
+  CHECK(p->notify.resolved);
   CHECK(p->toolchains.empty());
   CHECK(p->retry_backoff == 10);
   CHECK(p->stale_after_seconds == 0);
+}
+
+TEST_CASE("the end of a failure alert is sent unless notify.resolved is false") {
+  auto p = parse_project_file(std::string(kMinimal) + "[notify]\nresolved = false\n", "driftwatch.toml", "/proj");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK_FALSE(p->notify.resolved);
+  CHECK(error_of(std::string(kMinimal) + "[notify]\nresolved = \"no\"\n").find("notify.resolved") != std::string::npos);
 }
 
 TEST_CASE("a stale branch's age is a duration above zero, or empty for never") {

@@ -1,0 +1,125 @@
+#include "sweep/alert_text.h"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/text.h"
+#include "reports/drift.h"
+#include "sweep/timeline.h"
+#include "tracker/sampling.h"
+
+namespace sweep {
+using json = nlohmann::json;
+
+namespace {
+
+/// An alert's stored details; discarded (is_discarded()) when they do not parse.
+json details_of(const std::string& details_json) {
+  return json::parse(details_json.empty() ? "{}" : details_json, nullptr, false);
+}
+
+json alert_object(const db::AlertView& a) {
+  auto details = details_of(a.details_json);
+  return json{{"id", a.id},
+              {"project", a.project},
+              {"kind", a.kind},
+              {"state", a.state},
+              {"suite", a.suite},
+              {"policy", a.policy},
+              {"culprit",
+               {{"sha", a.culprit_sha},
+                {"subject", a.culprit_subject},
+                {"author", a.culprit_author},
+                {"date", a.culprit_time ? tracker::format_date(a.culprit_time) : ""}}},
+              {"last_good", a.last_good_sha},
+              {"first_bad", a.first_bad_sha},
+              {"range_first", a.range_first_sha},
+              {"magnitude", a.magnitude},
+              {"summary", alert_sentence(a)},
+              {"details", details.is_discarded() ? json::object() : details},
+              {"note", a.note},
+              {"created_at", a.created_at}};
+}
+
+}  // namespace
+
+std::string alert_json(const db::AlertView& a) { return common::json_text(alert_object(a)); }
+
+std::string notice_json(const db::AlertView& a, bool resolution) {
+  auto o = alert_object(a);
+  o["event"] = resolution ? "resolved" : "opened";
+  return common::json_text(o);
+}
+
+std::string notice_text(const db::AlertView& a, bool resolution) {
+  if (!resolution) return "driftwatch: " + alert_sentence(a);
+  // The note says how it ended ("recovered: at X they build again").
+  std::string why = a.note.rfind(db::kRecoveredNotePrefix, 0) == 0
+                        ? a.note.substr(std::string(db::kRecoveredNotePrefix).size())
+                        : a.note;
+  return "driftwatch: over: " + alert_sentence(a) + (why.empty() ? "" : " (" + why + ")");
+}
+
+bool details_carried_forward(const std::string& details_json) {
+  auto d = details_of(details_json);
+  return d.is_object() && d.contains("carried_forward") && !d["carried_forward"].empty();
+}
+
+bool details_across_samples(const std::string& details_json) {
+  auto d = details_of(details_json);
+  return d.is_object() && d.value("across_samples", false);
+}
+
+std::string alert_sentence(const db::AlertView& a) {
+  auto d = details_of(a.details_json);
+  auto num = [&](const char* group, const char* key) {
+    return d.is_discarded() || !d.contains(group) ? 0.0 : d[group].value(key, 0.0);
+  };
+  bool spread = !d.is_discarded() && d.value("spread", false);
+  bool carried = details_carried_forward(a.details_json);
+  std::string where =
+      change_place_text({a.culprit_sha, common::last_line(a.culprit_subject), a.culprit_time, a.range_first_sha,
+                         a.range_first_subject, a.first_bad_sha, a.first_bad_subject, spread, carried});
+  // The compiler stopped asking the policy (Finding::sentence says so too).
+  auto asked = [&](const char* key) { return d.is_discarded() ? std::int64_t(-1) : d.value(key, std::int64_t(-1)); };
+  // A failure over when it was first found says so (Finding::recovered_at).
+  auto recovered = d.is_discarded()
+                       ? std::string()
+                       : recovered_text(a.kind, d.value("recovered_at", ""), d.value("recovered_at_label", ""),
+                                        d.value("newly_failing", 0), d.value("recovered_taken", 0));
+  auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where + recovered;
+  if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
+    return "uplift of " + a.policy + " on " + a.suite + " " +
+           reports::uplift_change_text(a.kind == "uplift-dropped", spread,
+                                       d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
+                                       num("after", "uplift")) +
+           at;
+  if (a.kind == "build-broken")
+    return "the build broke" + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) + ": " + where +
+           recovered;
+  if (a.kind == "policy-unusable")
+    return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +
+           (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded")) +
+           recovered;
+  if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + at;
+  if (a.kind == "modules-failing")
+    return fmt::format(
+        "{} more modules of {} fail to compile with the policy {} (a crash or a timeout; or a "
+        "compile that never asked it){}",
+        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
+  if (a.kind == "compiler-failing") {
+    int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
+    return fmt::format("the compiler fails on {} more module{} of {} with its default heuristic (a crash or a hang){}",
+                       n, n == 1 ? "" : "s", a.suite, at);
+  }
+  if (a.kind == "modules-flipped")
+    return fmt::format("modules of {} turned from win to loss (uplift {} to {}){}", a.suite,
+                       common::signed_percent(num("before", "uplift")), common::signed_percent(num("after", "uplift")),
+                       at);
+  return fmt::format("code size on {} moved (default {}, learned {}){}", a.suite,
+                     common::signed_percent(d.is_discarded() ? 0.0 : d.value("default_delta", 0.0)),
+                     common::signed_percent(d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)), at);
+}
+
+}  // namespace sweep

@@ -1,0 +1,38 @@
+// What the hook and the webhook receive of an alert's opening and of its end.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "db/drift.h"
+#include "sweep/notify.h"
+
+namespace {
+
+db::AlertView broken_build() {
+  db::AlertView a;
+  a.id = 7;
+  a.project = "llvm";
+  a.kind = "build-broken";
+  a.state = "resolved";
+  a.note = std::string(db::kRecoveredNotePrefix) + "it builds again at 0123456789ab";
+  a.first_bad_sha = "fedcba9876543210fedcba9876543210fedcba98";
+  a.details_json = "{}";
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("an alert's end reads as over, with how it ended, and its opening as the alert alone") {
+  auto a = broken_build();
+  CHECK(sweep::notice_text(a, false) == "driftwatch: " + sweep::alert_sentence(a));
+  CHECK(sweep::notice_text(a, true) ==
+        "driftwatch: over: " + sweep::alert_sentence(a) + " (it builds again at 0123456789ab)");
+  auto opened = nlohmann::json::parse(sweep::notice_json(a, false));
+  auto ended = nlohmann::json::parse(sweep::notice_json(a, true));
+  CHECK(opened["event"] == "opened");
+  CHECK(ended["event"] == "resolved");
+  CHECK(ended["id"] == 7);
+  CHECK(ended["note"] == a.note);
+  // `alerts --json` lists alerts, not notices: no event there.
+  CHECK_FALSE(nlohmann::json::parse(sweep::alert_json(a)).contains("event"));
+}
