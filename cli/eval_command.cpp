@@ -50,9 +50,9 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
   int broken = 0;
   for (const auto& m : r.modules) broken += m.learned_failed();
   int judged = u.wins + u.ties + u.losses + broken;
-  fmt::print("\nuplift {:+.2f}% (geometric mean), {:+.2f}% (total); wins {}, ties {}, losses {}: "
+  fmt::print("\nuplift {} (geometric mean), {} (total); wins {}, ties {}, losses {}: "
              "matches or beats the default on {:.1f}% of modules{}\n",
-             100 * u.uplift, 100 * u.total_uplift, u.wins, u.ties, u.losses,
+             common::signed_percent(u.uplift), common::signed_percent(u.total_uplift), u.wins, u.ties, u.losses,
              judged > 0 ? 100.0 * (u.wins + u.ties) / judged : 100.0,
              broken > 0 ? fmt::format(" (the {} the policy's compile failed on count as worse)", broken) : "");
   if (r.packages.size() > 1) {

@@ -115,6 +115,8 @@ std::string format_seconds(double s) {
 std::string signed_percent(double fraction) {
   char buf[64];
   snprintf(buf, sizeof buf, "%+.2f%%", 100 * fraction);
+  // A tiny negative rounds to "-0.00%", which a reader takes for a loss.
+  if (std::string_view(buf) == "-0.00%") return "+0.00%";
   return buf;
 }
 

@@ -1,4 +1,5 @@
 #include "reports/drift.h"
+#include "common/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -114,11 +115,25 @@ std::vector<FoundStep> slow_drifts(const std::vector<bool>& sample, const Compar
     auto [a, b] = levels(*from, i);
     double delta = b.uplift - a.uplift;
     if (delta == 0 || std::abs(delta) < min_uplift_change) continue;
+    // The drift begins at the last sample from which the move to here still
+    // reaches the threshold: samples before it were flat, or moved less
+    // than the threshold, and are no part of the range people are sent to.
+    std::size_t start = *from;
+    for (std::size_t j = i; j-- > *from + 1;) {
+      if (!sample[j]) continue;
+      auto [ja, jb] = levels(j, i);
+      double moved = jb.uplift - ja.uplift;
+      if ((moved < 0) == (delta < 0) && moved != 0 && std::abs(moved) >= min_uplift_change) {
+        start = j;
+        delta = moved;
+        break;
+      }
+    }
     LevelChange c;
     c.index = i;
     c.uplift_delta = delta;
     c.uplift_moved = true;
-    FoundStep drift{*from, i, c, true};
+    FoundStep drift{start, i, c, true};
     drift.across_samples = true;
     out.push_back(std::move(drift));
     from = i;
@@ -127,7 +142,7 @@ std::vector<FoundStep> slow_drifts(const std::vector<bool>& sample, const Compar
 }
 
 std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing,
-                                     int threshold) {
+                                     int threshold, const CompilesAt& compiles_at) {
   std::vector<FoundStep> out;
   auto step = [&](std::size_t before, std::size_t after, std::vector<std::string> modules, bool spread) {
     LevelChange c;
@@ -170,10 +185,13 @@ std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const Newl
   for (std::size_t i = 0; i < n; ++i) {
     if (!sample[i]) continue;
     if (last) {
-      for (const auto& m : newly_failing(i, *last)) {  // failing at the sample before, not at this one
-        since.erase(m);
-        carried.erase(m);
-      }
+      // Off the failing list is not compiling: a module the default failed
+      // on too, or whose result the machine lost, may fail there still. So
+      // where that is known, a module leaves the count where it compiles.
+      if (compiles_at)
+        std::erase_if(since, [&](const auto& failing) { return compiles_at(i, failing.first); });
+      else
+        for (const auto& m : newly_failing(i, *last)) since.erase(m);  // failing at the sample before, not here
       for (const auto& m : newly_failing(*last, i)) since.emplace(m, *last);
       for (const auto& s : out)
         if (s.after > *last && s.after <= i) carried.insert(s.modules.begin(), s.modules.end());
@@ -320,9 +338,9 @@ std::string change_kind(const LevelChange& c, std::size_t win_to_loss, int flip_
 std::string uplift_change_text(bool dropped, bool spread, double rest, double before, double after) {
   const char* moved = dropped ? "dropped" : "rose";
   if (spread)
-    return fmt::format("{} {:.2f} points in parts (samples {:+.2f}% → {:+.2f}%)", moved, 100 * std::abs(rest),
-                       100 * before, 100 * after);
-  return fmt::format("{} from {:+.2f}% to {:+.2f}%", moved, 100 * before, 100 * after);
+    return fmt::format("{} {:.2f} points in parts (samples {} → {})", moved, 100 * std::abs(rest),
+                       common::signed_percent(before), common::signed_percent(after));
+  return fmt::format("{} from {} to {}", moved, common::signed_percent(before), common::signed_percent(after));
 }
 
 std::string unasked_note(std::int64_t decisions_before, std::int64_t decisions_after) {

@@ -100,9 +100,10 @@ std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const Compare
 /// sample (the first; then the end of each drift, or the first sample at or
 /// after an uplift step of `steps`, whose alert says the move before it),
 /// the uplift's move to each later sample, once it is at or above
-/// min_uplift_change, is a drift (spread, across_samples). Later samples
-/// are judged from its end, so each sample's move is told once. Only the
-/// uplift: the totals grow with the compiler's own work.
+/// min_uplift_change, is a drift (spread, across_samples), from the last
+/// sample whose move to it still reaches that (the flat samples before are
+/// no part of it). Later samples are judged from its end, so each sample's
+/// move is told once. Only the uplift: the totals grow with the compiler's own work.
 std::vector<FoundStep> slow_drifts(const std::vector<bool>& sample, const CompareLevels& levels,
                                    const std::vector<FoundStep>& steps, double min_uplift_change);
 
@@ -118,7 +119,12 @@ using NewlyFailing = std::function<std::vector<std::string>(std::size_t before, 
 /// compiled at). By module,
 /// not by count: modules that failed and came back between the samples are
 /// no failure left, and so no part of one. A step's uplift_delta is its count.
-std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing, int threshold);
+/// `compiles_at` (index, module), when given: whether a module is known to
+/// compile there; one off the failing list that is not (the default failed
+/// too, the machine lost the result) stays counted from where it began.
+using CompilesAt = std::function<bool(std::size_t at, const std::string& module)>;
+std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing, int threshold,
+                                     const CompilesAt& compiles_at = {});
 
 /// Said of an alert pinned to a range, not one check-in: those between were
 /// never tried (no bisection for that kind, or it was off), or did not build.

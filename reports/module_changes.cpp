@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/core.h>
+
 namespace reports {
 namespace {
 
@@ -33,6 +35,16 @@ common::Result<std::map<std::string, evaluator::ModuleSizes>> by_name(const std:
 
 std::int64_t ModuleMove::bytes_moved() const {
   return std::llabs(default_after - default_before) + std::llabs(learned_after - learned_before);
+}
+
+std::string ModuleMove::text() const {
+  // Every line in bytes, so a list of them reads alike: the ratio (what the
+  // uplift is made of) is added where it moved, not put in their place.
+  auto out = fmt::format("{}: .text default {} → {} B, learned {} → {} B", name, default_before, default_after,
+                         learned_before, learned_after);
+  if (fmt::format("{:.4f}", ratio_before) != fmt::format("{:.4f}", ratio_after))
+    out += fmt::format(" (learned/default {:.4f} → {:.4f})", ratio_before, ratio_after);
+  return out;
 }
 
 common::Result<ModuleChanges> module_changes(const std::vector<evaluator::ModuleSizes>& before,

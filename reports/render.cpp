@@ -284,7 +284,8 @@ std::string html_alerts(const ReportData& d) {
                                   (d.toolchain_labels.count(a.culprit.sha) ? "" : h(a.culprit.subject)) +
                                   "<br><small>" + h(a.culprit.author) + ", " + h(date_of(a.culprit.time)) + "</small>"
                         : !a.range_first.empty()
-                            ? "one of " + html_commit(d, a.range_first) + ".." + html_commit(d, a.first_bad) +
+                            ? (a.spread ? "" : "one of ") + html_commit(d, a.range_first) + ".." +
+                                  html_commit(d, a.first_bad) +
                                   (a.spread ? " <small>(" + h(kSpreadNote) + ")</small>" : "")
                             : html_commit(d, a.first_bad) + " <small>(" + h(kNotPinnedNote) + ")</small>";
     std::string evidence = h(a.sentence);

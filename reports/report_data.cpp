@@ -1,4 +1,5 @@
 #include "reports/report_data.h"
+#include "common/text.h"
 
 #include <fmt/core.h>
 
@@ -45,7 +46,10 @@ std::string SuiteOverview::partial_text() const {
 std::string SuiteOverview::change_text() const {
   // Shown to two decimals of a point: a difference that rounds away is none.
   bool other_modules = std::abs(100 * ((latest_uplift - baseline_uplift) - change)) >= 0.005;
-  return fmt::format("{:+.2f} points", 100 * change) + (other_modules ? " over the modules both measured" : "");
+  // In points of uplift, the percentage's number ("+1.23%" is "+1.23 points").
+  auto points = common::signed_percent(change);
+  points.pop_back();
+  return points + " points" + (other_modules ? " over the modules both measured" : "");
 }
 
 std::string SuiteOverview::unmeasured_text() const {

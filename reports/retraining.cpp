@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <fmt/core.h>
+
 #include "common/text.h"
 
 namespace reports {
@@ -119,10 +121,18 @@ RuleOutcome head_below_rule(const char* name, bool on, double threshold, const R
   return o;
 }
 
+/// An uplift beside the floor: two decimals, more where two would print
+/// them alike ("+0.00% at the head, below +0.00%" would say nothing).
+std::string uplift_beside(double v, double floor) {
+  auto text = common::signed_percent(v);
+  if (v == floor || text != common::signed_percent(floor)) return text;
+  return fmt::format("{:+.4f}%", 100 * v);
+}
+
 RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
   auto o = head_below_rule(
       "uplift_floor", r.floor_on, r.min_uplift, s, [](const auto& p) { return p.uplift; },
-      [](double v) { return "uplift " + common::signed_percent(v) + " at the head"; },
+      [&r](double v) { return "uplift " + uplift_beside(v, r.min_uplift) + " at the head"; },
       common::signed_percent(r.min_uplift));
   // A policy promoted below the floor (it beat a worse one) would otherwise
   // be retrained every night at the check-in it was just trained at: the

@@ -29,6 +29,7 @@
 #include "sweep/timeline.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
+#include "common/text.h"
 
 namespace sweep {
 using json = nlohmann::json;
@@ -103,11 +104,12 @@ std::string Finding::sentence() const {
         "hang also when compiled alone; left out of the uplift)",
         newly_failing, newly_failing == 1 ? "" : "s", suite);
   else if (kind == "modules-flipped")
-    what = fmt::format("{} modules of {} turned from win to loss (uplift {:+.2f}% → {:+.2f}%)", win_to_loss.size(),
-                       suite, 100 * before.uplift, 100 * after.uplift);
+    what = fmt::format("{} modules of {} turned from win to loss (uplift {} → {})", win_to_loss.size(), suite,
+                       common::signed_percent(before.uplift), common::signed_percent(after.uplift));
   else
-    what = fmt::format("sizes on {} moved: default {:+.2f}%, learned {:+.2f}% (uplift {:+.2f}% → {:+.2f}%)", suite,
-                       100 * change.default_delta, 100 * change.learned_delta, 100 * before.uplift, 100 * after.uplift);
+    what = fmt::format("sizes on {} moved: default {}, learned {} (uplift {} → {})", suite,
+                       common::signed_percent(change.default_delta), common::signed_percent(change.learned_delta),
+                       common::signed_percent(before.uplift), common::signed_percent(after.uplift));
   // Ties on every module, the policy never asked: not a policy that got
   // worse but a compiler that stopped consulting it.
   return what + reports::unasked_note(decisions_before, decisions_after) + ": " + where + recovered;
@@ -347,8 +349,9 @@ class SuiteAnalysis {
     // Which modules, not how many: a check-in that fixes three and breaks
     // three others is three new failures.
     auto newly = [&](std::size_t a, std::size_t b) { return newly_failing(ev[a], ev[b], who); };
+    auto compiles_at = [&](std::size_t at, const std::string& m) { return compiles(points_.at(ev[at]), m, who); };
     std::vector<Step> out;
-    for (const auto& s : reports::failing_steps(sample, newly, failing_threshold(who))) {
+    for (const auto& s : reports::failing_steps(sample, newly, failing_threshold(who), compiles_at)) {
       out.push_back({s.change, ev[s.before], ev[s.after], s.spread, s.modules, s.across_samples, {}});
       for (const auto& [m, at] : s.began) out.back().began[m] = ev[at];
     }
@@ -568,13 +571,7 @@ class SuiteAnalysis {
     if (moves) {
       f.win_to_loss = moves->win_to_loss;
       f.loss_to_win = moves->loss_to_win;
-      for (const auto& m : moves->largest_moves) {
-        bool ratio_held = fmt::format("{:.4f}", m.ratio_before) == fmt::format("{:.4f}", m.ratio_after);
-        f.most_affected.push_back(
-            ratio_held ? fmt::format("{}: .text default {} → {} B, learned {} → {} B", m.name, m.default_before,
-                                     m.default_after, m.learned_before, m.learned_after)
-                       : fmt::format("{}: ratio {:.4f} → {:.4f}", m.name, m.ratio_before, m.ratio_after));
-      }
+      for (const auto& m : moves->largest_moves) f.most_affected.push_back(m.text());
     }
     return f;
   }

@@ -25,8 +25,8 @@ std::string result_of(const db::JobRow& j) {
   auto r = json::parse(j.result_json.empty() ? "{}" : j.result_json, nullptr, false);
   if (!r.is_object()) return j.error;
   if (r.contains("uplift") && r["uplift"].is_number() && r.contains("total_uplift") && r["total_uplift"].is_number()) {
-    auto out = fmt::format("uplift {:+.2f}%, total {:+.2f}%", 100 * r["uplift"].get<double>(),
-                           100 * r["total_uplift"].get<double>());
+    auto out = fmt::format("uplift {}, total {}", common::signed_percent(r["uplift"].get<double>()),
+                           common::signed_percent(r["total_uplift"].get<double>()));
     if (auto failed = r.value("failed_modules", 0); failed > 0) out += fmt::format(", {} module(s) failed", failed);
     return out;
   }

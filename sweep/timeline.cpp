@@ -77,8 +77,9 @@ std::string change_place_text(const ChangePlace& c) {
   if (!c.culprit.empty() && is_toolchain_id(c.culprit)) return checkin_name(c.culprit, c.culprit_subject);
   if (!c.culprit.empty())
     return c.culprit.substr(0, 12) + " " + tracker::format_date(c.culprit_time) + " " + c.culprit_subject;
+  // A spread change has no one culprit: it is the range, not "one of" it.
   if (!c.range_first.empty())
-    return "one of " + checkin_name(c.range_first, c.range_first_label) + ".." +
+    return (c.spread ? "" : "one of ") + checkin_name(c.range_first, c.range_first_label) + ".." +
            checkin_name(c.first_bad, c.first_bad_label) + " (" + reports::range_note(c.spread, c.carried) + ")";
   return checkin_name(c.first_bad, c.first_bad_label) + " (" + reports::kNotPinnedNote + ")";
 }

@@ -365,8 +365,8 @@ class Executor {
       ev.evaluate = stored.result.seconds;
       ev.store = std::max(0.0, total - stored.result.seconds);
       const auto& u = stored.result.summary;
-      ev.what += fmt::format(": uplift {:+.2f}%, total {:+.2f}%, {}/{}/{}", 100 * u.uplift, 100 * u.total_uplift, u.wins,
-                             u.ties, u.losses);
+      ev.what += fmt::format(": uplift {}, total {}, {}/{}/{}", common::signed_percent(u.uplift),
+                             common::signed_percent(u.total_uplift), u.wins, u.ties, u.losses);
       // The figures leave such modules out: said here, or a compiler that
       // crashes on some of the suite reads as a quiet night.
       const auto& r = stored.result;

@@ -210,6 +210,8 @@ TEST_CASE("an uplift rise inside two samples that hides a drop in parts leaves t
   CHECK(reports::uplift_change_text(true, true, found[1].change.uplift_delta, s[0].uplift, s[4].uplift) ==
         "dropped 0.30 points in parts (samples +5.00% → +4.95%)");
   CHECK(reports::uplift_change_text(false, false, 0.0025, 0.05, 0.0525) == "rose from +5.00% to +5.25%");
+  // A level a hair below zero is "+0.00%": no "-0.00%" that reads as a loss.
+  CHECK(reports::uplift_change_text(true, false, -0.003, 0.003, -0.00001) == "dropped from +0.30% to +0.00%");
   // A step inside that carries the samples' change whole leaves nothing.
   s = {{0.050, 1000, 950}, {0.050, 1000, 950}, {0.047, 1000, 953}, {0.047, 1000, 953}};
   found = steps_of(s, {true, false, false, true}, {0.002, 0});
@@ -276,6 +278,19 @@ TEST_CASE("a slow drift of the uplift across samples is found from where it star
   CHECK(after_step[0].before == 2);
   CHECK(after_step[0].after == 4);
   CHECK(after_step[0].change.uplift_delta == doctest::Approx(-0.0025));
+  // Flat weeks before a drift are no part of its range: it starts at the
+  // last sample from which the move still reaches the threshold (week 3).
+  std::vector<Level> w = {{0.03, 1000, 970},   {0.03, 1000, 970},   {0.03, 1000, 970},
+                          {0.03, 1000, 970},   {0.0285, 1000, 971}, {0.027, 1000, 973}};
+  auto after_flat = drifts_of(w, std::vector<bool>(6, true), {0.002, 1});
+  REQUIRE(after_flat.size() == 1);
+  CHECK(after_flat[0].before == 3);
+  CHECK(after_flat[0].after == 5);
+  CHECK(after_flat[0].change.uplift_delta == doctest::Approx(-0.003));
+  // Sample gaps in between are stepped over: week 3 is not a sample here, so week 2 begins it.
+  auto gapped = drifts_of(w, {true, true, true, false, true, true}, {0.002, 1});
+  REQUIRE(gapped.size() == 1);
+  CHECK(gapped[0].before == 2);
   CHECK(drifts_of({}, {}, {0.002, 1}).empty());
   CHECK(drifts_of({{0.03, 1000, 970}}, {true}, {0.002, 1}).empty());
 }
@@ -423,6 +438,22 @@ TEST_CASE("modules that begin failing a few a sample, each sample below the thre
   steps = reports::failing_steps(samples, newly, 3);
   REQUIRE(steps.size() == 1);
   CHECK(steps[0].after == 1);
+  // Off the failing list is not compiling again: at 3, a's result was lost
+  // (say the default failed on it too). It still counts from where it began,
+  // with b and c joining: the range starts at 0, the last sample a compiled
+  // at. Taken as compiling at 3, a would count from 3 and the range from 1.
+  failing = {{}, {"a"}, {"a", "b"}, {"b"}, {"a", "b", "c"}, {"a", "b", "c"}};
+  auto lost_at_3 = [&](std::size_t at, const std::string& m) {
+    return !failing[at].count(m) && !(at == 3 && m == "a");
+  };
+  steps = reports::failing_steps(samples, newly, 3, lost_at_3);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].before == 0);
+  CHECK(steps[0].after == 4);
+  CHECK(steps[0].began == std::map<std::string, std::size_t>{{"a", 0}, {"b", 1}, {"c", 3}});
+  steps = reports::failing_steps(samples, newly, 3);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].before == 1);
 }
 
 TEST_CASE("a spread range's flips leave out those a step inside it carries") {

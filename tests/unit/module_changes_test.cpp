@@ -46,6 +46,15 @@ TEST_CASE("module changes: where the ratios held (a size change), the modules th
   CHECK(c.largest_moves[0].default_before == 1000);
   CHECK(c.largest_moves[0].learned_after == 1800);
   CHECK(c.largest_moves[1].name == "a");
+  // Listed in bytes; the ratio held, so it is not said.
+  CHECK(c.largest_moves[0].text() == "b: .text default 1000 → 2000 B, learned 900 → 1800 B");
+}
+
+TEST_CASE("a module's move reads in bytes, with its ratio where that moved") {
+  std::vector<evaluator::ModuleSizes> before{{"a", 100, 95}}, after{{"a", 90, 93}};
+  auto c = module_changes(before, after, 5).take();
+  REQUIRE(c.largest_moves.size() == 1);
+  CHECK(c.largest_moves[0].text() == "a: .text default 100 → 90 B, learned 95 → 93 B (learned/default 0.9500 → 1.0333)");
 }
 
 TEST_CASE("module changes: modules that appear or disappear count in their side's totals only") {

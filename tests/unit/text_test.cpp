@@ -98,3 +98,13 @@ TEST_CASE("utc_for_people reads an ISO 8601 UTC time and leaves other text alone
   CHECK(common::utc_for_people("2026-12-06 01:02:03+01") == "2026-12-06 01:02:03+01");
   CHECK(common::utc_for_people("") == "");
 }
+
+TEST_CASE("signed_percent: two decimals with a sign, and no negative zero") {
+  CHECK(common::signed_percent(0.0123) == "+1.23%");
+  CHECK(common::signed_percent(-0.0123) == "-1.23%");
+  CHECK(common::signed_percent(0.0) == "+0.00%");
+  // Losses too small to show are no loss: "-0.00%" would read as one.
+  CHECK(common::signed_percent(-0.00001) == "+0.00%");
+  CHECK(common::signed_percent(-0.0) == "+0.00%");
+  CHECK(common::signed_percent(-0.00005) == "-0.01%");
+}

@@ -63,6 +63,9 @@ TEST_CASE("a change's place reads as its culprit, else its range, else its first
         "one of 0123456789ab..fedcba987654 (only the last of them was evaluated)");
   CHECK(sweep::change_place_text({"", "", 0, a, "", b, "", false, true}) ==
         "one of 0123456789ab..fedcba987654 (a module failing in between was last measured at the last good one)");
+  // A change spread over the range has no one culprit in it.
+  CHECK(sweep::change_place_text({"", "", 0, a, "", b, "", true, false}) ==
+        "0123456789ab..fedcba987654 (spread over several check-ins, each step below the threshold)");
   CHECK(sweep::change_place_text({"", "", 0, "", "", tc, "c", false, false}) ==
         "toolchain c (the first check-in measured; none before it is known good)");
 }
