@@ -50,11 +50,12 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
   int broken = 0;
   for (const auto& m : r.modules) broken += m.learned_failed();
   int judged = u.wins + u.ties + u.losses + broken;
-  fmt::print("\nuplift {} (geometric mean), {} (total); wins {}, ties {}, losses {}: "
-             "matches or beats the default on {:.1f}% of modules{}\n",
-             common::signed_percent(u.uplift), common::signed_percent(u.total_uplift), u.wins, u.ties, u.losses,
-             judged > 0 ? 100.0 * (u.wins + u.ties) / judged : 100.0,
-             broken > 0 ? fmt::format(" (the {} the policy's compile failed on count as worse)", broken) : "");
+  fmt::print(
+      "\nuplift {} (geometric mean), {} (total); wins {}, ties {}, losses {}: "
+      "matches or beats the default on {:.1f}% of modules{}\n",
+      common::signed_percent(u.uplift), common::signed_percent(u.total_uplift), u.wins, u.ties, u.losses,
+      judged > 0 ? 100.0 * (u.wins + u.ties) / judged : 100.0,
+      broken > 0 ? fmt::format(" (the {} the policy's compile failed on count as worse)", broken) : "");
   if (r.packages.size() > 1) {
     fmt::print("per package:\n  {:<24} {:>7} {:>9} {:>9} {:>16}\n", "package", "modules", "geomean", "total",
                "wins/ties/losses");

@@ -501,10 +501,11 @@ std::optional<AlertView> claim_delivery(Database& db, Id id, bool resolution) {
       return std::nullopt;  // another process is delivering it now
     // Read again under the lock: the other process may have delivered it
     // (or someone acknowledged it) since the list was read.
-    auto r = nt.exec_params(std::string(kAlertColumns) +
-                                (resolution ? "WHERE a.id = $1 AND a.resolution_notify_state = 'pending' AND a.state = 'resolved'"
-                                            : "WHERE a.id = $1 AND a.notify_state = 'pending' AND a.state = 'open'"),
-                            id);
+    auto r = nt.exec_params(
+        std::string(kAlertColumns) +
+            (resolution ? "WHERE a.id = $1 AND a.resolution_notify_state = 'pending' AND a.state = 'resolved'"
+                        : "WHERE a.id = $1 AND a.notify_state = 'pending' AND a.state = 'open'"),
+        id);
     if (r.empty()) {
       nt.exec_params("SELECT pg_advisory_unlock" DELIVERY_LOCK, id);
       return std::nullopt;

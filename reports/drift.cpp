@@ -1,5 +1,6 @@
 #include "reports/drift.h"
-#include "common/text.h"
+
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +8,7 @@
 #include <optional>
 #include <set>
 
-#include <fmt/core.h>
+#include "common/text.h"
 
 namespace reports {
 
@@ -141,8 +142,8 @@ std::vector<FoundStep> slow_drifts(const std::vector<bool>& sample, const Compar
   return out;
 }
 
-std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing,
-                                     int threshold, const CompilesAt& compiles_at) {
+std::vector<FoundStep> failing_steps(const std::vector<bool>& sample, const NewlyFailing& newly_failing, int threshold,
+                                     const CompilesAt& compiles_at) {
   std::vector<FoundStep> out;
   auto step = [&](std::size_t before, std::size_t after, std::vector<std::string> modules, bool spread) {
     LevelChange c;

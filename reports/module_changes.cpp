@@ -1,13 +1,13 @@
 #include "reports/module_changes.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
 #include <map>
 #include <set>
-
-#include <fmt/core.h>
 
 namespace reports {
 namespace {

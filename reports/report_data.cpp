@@ -1,5 +1,4 @@
 #include "reports/report_data.h"
-#include "common/text.h"
 
 #include <fmt/core.h>
 
@@ -7,6 +6,8 @@
 #include <climits>
 #include <cmath>
 #include <iterator>
+
+#include "common/text.h"
 
 namespace reports {
 

@@ -1,10 +1,10 @@
 #include "reports/retraining.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-
-#include <fmt/core.h>
 
 #include "common/text.h"
 

@@ -12,6 +12,7 @@
 
 #include "builder/recipe.h"
 #include "common/json_text.h"
+#include "common/text.h"
 #include "db/drift.h"
 #include "db/jobs.h"
 #include "policy/model.h"
@@ -29,7 +30,6 @@
 #include "sweep/timeline.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
-#include "common/text.h"
 
 namespace sweep {
 using json = nlohmann::json;

@@ -35,7 +35,7 @@ struct Finding {
   reports::Level before, after;
   reports::LevelChange change;
   std::vector<std::string> win_to_loss, loss_to_win;
-  std::vector<std::string> most_affected;  ///< reports::ModuleMove::text, largest moves first
+  std::vector<std::string> most_affected;                   ///< reports::ModuleMove::text, largest moves first
   std::vector<std::string> features_missing, features_new;  ///< for feature-set-changed
   /// For modules-failing: how many more modules the policy's compile fails
   /// on than at last_good, and those no longer measured there, by name; for

@@ -280,8 +280,8 @@ TEST_CASE("a slow drift of the uplift across samples is found from where it star
   CHECK(after_step[0].change.uplift_delta == doctest::Approx(-0.0025));
   // Flat weeks before a drift are no part of its range: it starts at the
   // last sample from which the move still reaches the threshold (week 3).
-  std::vector<Level> w = {{0.03, 1000, 970},   {0.03, 1000, 970},   {0.03, 1000, 970},
-                          {0.03, 1000, 970},   {0.0285, 1000, 971}, {0.027, 1000, 973}};
+  std::vector<Level> w = {{0.03, 1000, 970}, {0.03, 1000, 970},   {0.03, 1000, 970},
+                          {0.03, 1000, 970}, {0.0285, 1000, 971}, {0.027, 1000, 973}};
   auto after_flat = drifts_of(w, std::vector<bool>(6, true), {0.002, 1});
   REQUIRE(after_flat.size() == 1);
   CHECK(after_flat[0].before == 3);

@@ -54,7 +54,8 @@ TEST_CASE("a module's move reads in bytes, with its ratio where that moved") {
   std::vector<evaluator::ModuleSizes> before{{"a", 100, 95}}, after{{"a", 90, 93}};
   auto c = module_changes(before, after, 5).take();
   REQUIRE(c.largest_moves.size() == 1);
-  CHECK(c.largest_moves[0].text() == "a: .text default 100 → 90 B, learned 95 → 93 B (learned/default 0.9500 → 1.0333)");
+  CHECK(c.largest_moves[0].text() ==
+        "a: .text default 100 → 90 B, learned 95 → 93 B (learned/default 0.9500 → 1.0333)");
 }
 
 TEST_CASE("module changes: modules that appear or disappear count in their side's totals only") {

@@ -160,8 +160,9 @@ TEST_CASE("uplift_floor fires when the head's uplift is below the floor, not at 
   r.min_drop = 0.002;
   auto tied = rule(reports::decide(series({0.0, -0.00001}), r), "uplift_floor");
   CHECK_FALSE(tied.fired);
-  CHECK(tied.detail == "uplift -0.0010% at the head, below +0.00%, but only 0.001 points below the baseline's +0.00% "
-                       "(less than min_uplift_change, 0.2)");
+  CHECK(tied.detail ==
+        "uplift -0.0010% at the head, below +0.00%, but only 0.001 points below the baseline's +0.00% "
+        "(less than min_uplift_change, 0.2)");
   CHECK(rule(reports::decide(series({0.0, -0.0021}), r), "uplift_floor").fired);
   CHECK(rule(reports::decide(series({0.001, -0.0011}), r), "uplift_floor").fired);
   CHECK(rule(reports::decide(lost, r), "uplift_floor").fired);
