@@ -145,6 +145,9 @@ void run_show(Context& ctx, const AlertArgs& a) {
     }
   }
   fmt::print("delivery: {}{}\n", al->notify_state, al->notify_error.empty() ? "" : " (" + printable(al->notify_error) + ")");
+  if (al->resolution_notify_state != "none")
+    fmt::print("delivery of its end: {}{}\n", al->resolution_notify_state,
+               al->resolution_notify_error.empty() ? "" : " (" + printable(al->resolution_notify_error) + ")");
   for (const auto& e : db::alert_events(database, a.id))
     fmt::print("  {} {} by {}{}\n", common::utc_for_people(e.at), e.state, printable(e.who),
                e.note.empty() ? "" : ": " + printable(e.note));

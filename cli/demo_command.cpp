@@ -94,8 +94,8 @@ void print_series(db::Database& database, const std::filesystem::path& data_dir,
       line += "not evaluated: " + common::printable(pt.evaluation_error);
     else if (!pt.evaluated) line += "not evaluated";
     else
-      line += fmt::format("{:+6.2f}%  {:+6.2f}%  {:>3}/{:>3}/{:>3}", 100 * pt.uplift, 100 * pt.total_uplift, pt.wins,
-                          pt.ties, pt.losses);
+      line += fmt::format("{:>7}  {:>7}  {:>3}/{:>3}/{:>3}", common::signed_percent(pt.uplift),
+                          common::signed_percent(pt.total_uplift), pt.wins, pt.ties, pt.losses);
     if (culprits.count(c.sha)) line += "  <- culprit";
     fmt::print("{}\n", line);
   }

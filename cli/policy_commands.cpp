@@ -164,8 +164,9 @@ void run_train(Context& ctx, const TrainArgs& a) {
   } else if (meta.margin > 0)
     fmt::print("margin {:g}: departs from the compiler's default only where its score passes it by that much{}\n",
                meta.margin, meta.margin >= 1e5 ? " (never: no margin won on the validation suite)" : "");
-  fmt::print("uplift on the {} suite: {:+.2f}% geometric mean, {:+.2f}% total .text; {} wins, {} ties, {} losses\n",
-             result.on_validation ? "validation" : "training", 100 * result.uplift, 100 * result.total_uplift,
+  fmt::print("uplift on the {} suite: {} geometric mean, {} total .text; {} wins, {} ties, {} losses\n",
+             result.on_validation ? "validation" : "training", common::signed_percent(result.uplift),
+             common::signed_percent(result.total_uplift),
              result.wins, result.ties, result.losses);
 }
 
@@ -284,8 +285,8 @@ void print_lineage_row(const db::LineageRow& r) {
   auto figures = nlohmann::json::parse(r.figures_json.empty() ? "{}" : r.figures_json, nullptr, false);
   std::string held;
   if (figures.is_object() && figures.contains("candidate"))
-    held = fmt::format("  held-out {:+.2f}% vs parent {:+.2f}%", 100 * figures["candidate"].value("uplift", 0.0),
-                       100 * figures["active"].value("uplift", 0.0));
+    held = fmt::format("  held-out {} vs parent {}", common::signed_percent(figures["candidate"].value("uplift", 0.0)),
+                       common::signed_percent(figures["active"].value("uplift", 0.0)));
   fmt::print("{:>4} {:<9} {} {:<28} parent {:<5} trained at {}{}\n", r.id, r.state, r.content_hash.substr(0, 12),
              r.name, r.parent_id == 0 ? std::string("-") : std::to_string(r.parent_id),
              r.trained_commit.empty() ? std::string("?") : r.trained_commit.substr(0, 12), held);

@@ -178,7 +178,8 @@ bool open_alert(Database& db, const AlertRow& a) {
             "  range_first_commit_id = EXCLUDED.range_first_commit_id, magnitude = EXCLUDED.magnitude, "
             "  notify_state = EXCLUDED.notify_state, notify_attempts = 0, notify_error = '', hook_sent = false, "
             "  webhook_sent = false, updated_at = now(), resolution_notify_state = 'none', "
-            "  resolution_notify_attempts = 0, resolution_hook_sent = false, resolution_webhook_sent = false "
+            "  resolution_notify_attempts = 0, resolution_notify_error = '', resolution_hook_sent = false, "
+            "  resolution_webhook_sent = false, hook_told = false, webhook_told = false "
             "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND (alerts.note IN ($15, $16) "
             "    OR (starts_with(alerts.note, $17) AND NOT $18)) "
             "RETURNING id, xmax <> 0",
@@ -233,7 +234,7 @@ const char* kAlertColumns =
     "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), COALESCE(p.content_hash, ''), "
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, ''), "
     "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, ''), a.resolution_notify_state, "
-    "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts "
+    "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts, a.resolution_notify_error "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
@@ -277,6 +278,7 @@ AlertView alert_view(const pqxx::row& r) {
   v.resolution_hook_sent = r[33].as<bool>();
   v.resolution_webhook_sent = r[34].as<bool>();
   v.resolution_notify_attempts = r[35].as<int>();
+  v.resolution_notify_error = r[36].as<std::string>();
   return v;
 }
 
@@ -392,26 +394,39 @@ int follow_suites(Database& db, const std::string& project,
   });
 }
 
+namespace {
+
+/// Makes alert $1's end due to the channels its opening reached (the
+/// others are marked as having it): a fresh delivery, attempts from 0.
+const char* kEndDueSql =
+    "UPDATE alerts SET resolution_notify_state = 'pending', resolution_notify_attempts = 0, "
+    "resolution_notify_error = '', resolution_hook_sent = NOT hook_told, resolution_webhook_sent = NOT webhook_told "
+    "WHERE id = $1 AND (hook_told OR webhook_told)";
+
+}  // namespace
+
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state,
                      const std::string& who_text, const std::string& note_text) {
   // People's words from a command line: any bytes, stored as valid UTF-8.
   auto who = common::valid_utf8(who_text), note = common::valid_utf8(note_text);
   return db.impl().guarded("changing an alert", [&] {
     pqxx::work tx(db.impl().conn);
-    // Its end is news only where driftwatch saw the failure over and its
-    // opening was told; any other move leaves nothing to tell of its end.
-    auto r = tx.exec_params(
+    auto was = tx.exec_params("SELECT state FROM alerts WHERE id = $1 AND project = $2 FOR UPDATE", id, project);
+    if (was.empty()) return false;
+    tx.exec_params(
         "UPDATE alerts SET state = $2, state_by = $3, note = CASE WHEN $4 = '' THEN note ELSE $4 END, "
-        "updated_at = now(), "
-        "resolution_notify_state = CASE WHEN $2 = 'resolved' AND state <> 'resolved' AND $3 = 'driftwatch' "
-        "  AND starts_with($4, $6) AND notify_state = 'sent' THEN 'pending' "
-        "  WHEN $2 = 'resolved' THEN resolution_notify_state ELSE 'none' END, "
-        "resolution_notify_attempts = CASE WHEN $2 = 'resolved' THEN resolution_notify_attempts ELSE 0 END, "
-        "resolution_hook_sent = resolution_hook_sent AND $2 = 'resolved', "
-        "resolution_webhook_sent = resolution_webhook_sent AND $2 = 'resolved' "
-        "WHERE id = $1 AND project = $5",
-        id, state, who, note, project, kRecoveredNotePrefix);
-    if (r.affected_rows() == 0) return false;
+        "updated_at = now() WHERE id = $1",
+        id, state, who, note);
+    // Its end is news only where driftwatch saw the failure over and its
+    // opening reached someone; any other move leaves no end to tell.
+    if (state == "resolved" && was[0][0].as<std::string>() != "resolved" && who == "driftwatch" &&
+        note.rfind(kRecoveredNotePrefix, 0) == 0)
+      tx.exec_params(kEndDueSql, id);
+    else if (state != "resolved")
+      tx.exec_params(
+          "UPDATE alerts SET resolution_notify_state = 'none', resolution_notify_attempts = 0, "
+          "resolution_notify_error = '', resolution_hook_sent = false, resolution_webhook_sent = false WHERE id = $1",
+          id);
     tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, $2, $3, $4)", id, state, who,
                    note);
     tx.commit();
@@ -491,6 +506,17 @@ std::vector<AlertView> undelivered_resolutions(Database& db, const std::string& 
   });
 }
 
+int drop_pending_resolutions(Database& db, const std::string& project) {
+  return db.impl().guarded("letting alerts' ends go", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "UPDATE alerts SET resolution_notify_state = 'none' WHERE project = $1 AND resolution_notify_state = 'pending'",
+        project);
+    tx.commit();
+    return static_cast<int>(r.affected_rows());
+  });
+}
+
 // The key of the session advisory lock that holds one alert's delivery.
 #define DELIVERY_LOCK "(hashtext('driftwatch alert delivery'), ($1::bigint & 2147483647)::int)"
 
@@ -527,13 +553,24 @@ void mark_delivery(Database& db, Id id, const Delivered& d) {
   db.impl().guarded("recording a delivery", [&] {
     pqxx::work tx(db.impl().conn);
     // The opening's columns, or the end's (resolution_…): the same moves.
+    // An end is recorded only on an alert still resolved: one reopened
+    // meanwhile has no end yet, and a later one must reach every channel.
     std::string p = d.resolution ? "resolution_" : "";
     tx.exec_params("UPDATE alerts SET " + p + "notify_state = CASE WHEN $2 THEN 'sent' ELSE " + p +
                        "notify_state END, " + p + "hook_sent = " + p + "hook_sent OR $3, " + p + "webhook_sent = " + p +
                        "webhook_sent OR $4, " + p + "notify_attempts = " + p +
-                       "notify_attempts + CASE WHEN $7 THEN 1 ELSE 0 END, notify_error = $5 "
-                       "WHERE id = $1 AND fingerprint = $6",
+                       "notify_attempts + CASE WHEN $7 THEN 1 ELSE 0 END, " + p + "notify_error = $5" +
+                       (d.resolution ? " WHERE id = $1 AND fingerprint = $6 AND state = 'resolved'"
+                                     : ", hook_told = hook_told OR $3, webhook_told = webhook_told OR $4 "
+                                       "WHERE id = $1 AND fingerprint = $6"),
                    id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint, d.attempted);
+    // Found over by a sweep while this opening was on its way (no end was
+    // due then, as it had reached nobody): its end is due now.
+    if (!d.resolution && (d.hook || d.webhook))
+      tx.exec_params(std::string(kEndDueSql) +
+                         " AND state = 'resolved' AND state_by = 'driftwatch' AND starts_with(note, $2) "
+                         "AND resolution_notify_state = 'none'",
+                     id, kRecoveredNotePrefix);
     tx.commit();
   });
 }

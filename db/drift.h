@@ -127,7 +127,7 @@ struct AlertView {
   int notify_attempts = 0;
   /// Its end's notice (a failure over by itself, once its opening was sent):
   /// none | pending | sent, per channel, and attempts, as the opening's.
-  std::string resolution_notify_state;
+  std::string resolution_notify_state, resolution_notify_error;
   bool resolution_hook_sent = false, resolution_webhook_sent = false;
   int resolution_notify_attempts = 0;
   std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
@@ -195,6 +195,9 @@ std::vector<ModuleFailure> alert_module_failures(Database& db, Id alert_id, cons
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project);
 /// Alerts whose end (a failure over) is still to be told, tried least often first.
 std::vector<AlertView> undelivered_resolutions(Database& db, const std::string& project);
+/// The project's pending ends are let go (notify.resolved = false): turned
+/// on again, it tells the ends found from then on, not a backlog. Returns how many.
+int drop_pending_resolutions(Database& db, const std::string& project);
 /// Open alerts raised while the project had no notification channel
 /// (delivery "none") become pending, so that a channel configured later
 /// receives what is still open; returns how many.

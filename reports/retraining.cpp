@@ -126,7 +126,8 @@ RuleOutcome head_below_rule(const char* name, bool on, double threshold, const R
 std::string uplift_beside(double v, double floor) {
   auto text = common::signed_percent(v);
   if (v == floor || text != common::signed_percent(floor)) return text;
-  return fmt::format("{:+.4f}%", 100 * v);
+  text = fmt::format("{:+.4f}%", 100 * v);
+  return text == "-0.0000%" ? "+0.0000%" : text;
 }
 
 RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {

@@ -174,6 +174,8 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
   for (const auto& listed : db::undelivered_alerts(db, p.name)) deliver(listed, false);
   if (p.notify.resolved)
     for (const auto& listed : db::undelivered_resolutions(db, p.name)) deliver(listed, true);
+  else
+    db::drop_pending_resolutions(db, p.name);
   return out;
 }
 

@@ -444,8 +444,8 @@ broken_builds = 3           # consecutive broken samples before an alert
 bisect = true               # pin every change to one check-in
 
 [notify]
-command = ""                # run with each new alert as JSON on standard input
-webhook = ""                # http(s) URL receiving each new alert as a JSON POST
+command = ""                # run with each new alert (and end) as JSON on standard input
+webhook = ""                # http(s) URL receiving each new alert (and end) as a JSON POST
 webhook_format = "json"     # json, or slack (also Mattermost)
 resolved = true             # also send the end of a failure alert (a build fixed, a crash gone)
 

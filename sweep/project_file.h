@@ -33,7 +33,7 @@ struct AlertSettings {
 };
 
 struct NotifySettings {
-  std::string command;                 ///< run with the alert as JSON on stdin
+  std::string command;                 ///< run with the notice as JSON on stdin (sweep::notice_json)
   std::string webhook;                 ///< http:// URL that receives a JSON POST
   std::string webhook_format = "json"; ///< json | slack (Slack and Mattermost)
   bool resolved = true;                ///< also tell them a failure alert's end (a build fixed, a crash gone)

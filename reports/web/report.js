@@ -30,6 +30,7 @@
   }
   // Two decimals, signed; a tiny negative is "+0.00%", not a "-0.00%" loss.
   function pct(x) {
+    if (typeof x !== 'number') return '';
     var s = (100 * x).toFixed(2);
     return (s.charAt(0) === '-' && +s !== 0 ? '' : '+') + (+s === 0 ? '0.00' : s) + '%';
   }
@@ -169,8 +170,9 @@
       yAxis: { type: 'value', name: 'bytes', scale: true, boundaryGap: ['10%', '10%'] },
       dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
       series: [
-        { name: 'default', type: 'line', step: 'end', data: totals(defaults) },
-        { name: 'learned', type: 'line', step: 'end', data: totals(learned) },
+        // Every point drawn: one between two breaks has no segment to show it.
+        { name: 'default', type: 'line', step: 'end', data: totals(defaults), showAllSymbol: true },
+        { name: 'learned', type: 'line', step: 'end', data: totals(learned), showAllSymbol: true },
         { name: 'default', type: 'scatter', data: partials(defaults) },
         { name: 'learned', type: 'scatter', data: partials(learned) }
       ]

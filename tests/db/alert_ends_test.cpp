@@ -1,0 +1,107 @@
+// The end of a failure alert (a build fixed, a crash gone) as a notice due
+// to the channels its opening reached: when it is due, to whom, and once.
+#include <doctest/doctest.h>
+
+#include "db/drift.h"
+#include "db/store.h"
+#include "tests/support/test_db.h"
+
+namespace {
+
+const std::string kRecovered = std::string(db::kRecoveredNotePrefix) + "it builds again at 0123456789ab";
+
+/// A build-broken alert of project toy, to be delivered; its id.
+db::Id open_build_alert(db::Database& database) {
+  db::upsert_policy(database, "a", "A", "c-a", "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  db::AlertRow r;
+  r.fingerprint = "broken";
+  r.project = "toy";
+  r.kind = "build-broken";
+  r.policy_hash = "A";
+  r.suite_manifest_hash = "S";
+  r.metric = "uplift";
+  r.notify = true;
+  REQUIRE(db::open_alert(database, r));
+  return db::list_alerts(database, "toy", {}).front().id;
+}
+
+db::Delivered delivered(bool hook, bool webhook, bool end, const std::string& error = "") {
+  db::Delivered d;
+  d.hook = hook;
+  d.webhook = webhook;
+  d.resolution = end;
+  d.error = error;
+  d.fingerprint = "broken";
+  return d;
+}
+
+db::AlertView alert(db::Database& database, db::Id id) { return *db::find_alert(database, "toy", id); }
+
+}  // namespace
+
+TEST_CASE("an alert's end is due, once, to the channels its opening reached, when driftwatch finds it over") {
+  auto database = testing::fresh_database();
+  auto id = open_build_alert(database);
+  // The hook took the opening; the webhook was down.
+  db::mark_delivery(database, id, delivered(true, false, false, "webhook down"));
+  REQUIRE(alert(database, id).notify_state == "pending");
+  // A person's resolution, and back: no end to tell.
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "ana", "fixed by hand"));
+  CHECK(alert(database, id).resolution_notify_state == "none");
+  REQUIRE(db::set_alert_state(database, "toy", id, "open", "ana", ""));
+  // Found over by a sweep: due to the hook, not to the webhook that never had it.
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  auto due = alert(database, id);
+  CHECK(due.resolution_notify_state == "pending");
+  CHECK_FALSE(due.resolution_hook_sent);
+  CHECK(due.resolution_webhook_sent);
+  REQUIRE(db::undelivered_resolutions(database, "toy").size() == 1);
+  auto claimed = db::claim_delivery(database, id, true);
+  REQUIRE(claimed);
+  CHECK(claimed->state == "resolved");
+  CHECK_FALSE(db::claim_delivery(database, id, false));  // no opening is due of a resolved alert
+  db::release_delivery(database, id);
+  db::mark_delivery(database, id, delivered(true, false, true));
+  CHECK(alert(database, id).resolution_notify_state == "sent");
+  CHECK(db::undelivered_resolutions(database, "toy").empty());
+  // Resolved again as over (the next sweep): told once.
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  CHECK(alert(database, id).resolution_notify_state == "sent");
+}
+
+TEST_CASE("an alert found over while its opening was on its way: the end is due once the opening is recorded") {
+  auto database = testing::fresh_database();
+  auto id = open_build_alert(database);
+  REQUIRE(db::claim_delivery(database, id));
+  // The sweep resolves it meanwhile: told to nobody yet, so no end is due.
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  CHECK(alert(database, id).resolution_notify_state == "none");
+  db::mark_delivery(database, id, delivered(false, true, false));
+  db::release_delivery(database, id);
+  auto due = alert(database, id);
+  CHECK(due.resolution_notify_state == "pending");
+  CHECK(due.resolution_hook_sent);  // the hook never had its opening
+  CHECK_FALSE(due.resolution_webhook_sent);
+}
+
+TEST_CASE("an end delivered while the alert was opened again is not recorded on it, and ends let go are not sent") {
+  auto database = testing::fresh_database();
+  auto id = open_build_alert(database);
+  db::mark_delivery(database, id, delivered(true, true, false));
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  REQUIRE(db::claim_delivery(database, id, true));
+  REQUIRE(db::set_alert_state(database, "toy", id, "open", "driftwatch", "found again"));
+  db::mark_delivery(database, id, delivered(true, true, true));
+  db::release_delivery(database, id);
+  auto reopened = alert(database, id);
+  CHECK(reopened.resolution_notify_state == "none");
+  CHECK_FALSE(reopened.resolution_hook_sent);
+  // Over again: due anew to both channels. notify.resolved = false lets it go.
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  CHECK(alert(database, id).resolution_notify_state == "pending");
+  CHECK(db::drop_pending_resolutions(database, "toy") == 1);
+  CHECK(alert(database, id).resolution_notify_state == "none");
+  CHECK(db::undelivered_resolutions(database, "toy").empty());
+}
