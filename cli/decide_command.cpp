@@ -65,8 +65,8 @@ void print_decision(const sweep::DecideReport& r) {
 void print_retrain(const sweep::RetrainReport& r, std::FILE* out = stdout) {
   if (r.trained)
     fmt::print(out, "candidate {} trained at {}{}: {} on suite {} ({})\n", r.candidate_hash.substr(0, 12),
-               r.checkin.substr(0, 12), r.resumed ? " (resumed from its checkpoint)" : "", common::signed_percent(r.train_uplift),
-               r.train_uplift_on, common::format_seconds(r.train_seconds));
+               r.checkin.substr(0, 12), r.resumed ? " (resumed from its checkpoint)" : "",
+               common::signed_percent(r.train_uplift), r.train_uplift_on, common::format_seconds(r.train_seconds));
   for (const auto& h : r.holdout)
     fmt::print(out, "  held-out {}: active {} ({} losing), candidate {} ({} losing) of {} modules\n", h.suite,
                common::signed_percent(h.active_uplift), h.active_losses, common::signed_percent(h.candidate_uplift),

@@ -166,8 +166,7 @@ void run_train(Context& ctx, const TrainArgs& a) {
                meta.margin, meta.margin >= 1e5 ? " (never: no margin won on the validation suite)" : "");
   fmt::print("uplift on the {} suite: {} geometric mean, {} total .text; {} wins, {} ties, {} losses\n",
              result.on_validation ? "validation" : "training", common::signed_percent(result.uplift),
-             common::signed_percent(result.total_uplift),
-             result.wins, result.ties, result.losses);
+             common::signed_percent(result.total_uplift), result.wins, result.ties, result.losses);
 }
 
 std::atomic<bool> g_interrupted{false};

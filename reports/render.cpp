@@ -380,8 +380,8 @@ std::string render_markdown(const ReportData& d) {
                                markdown_escape(a.culprit.subject), markdown_escape(a.culprit.author),
                                date_of(a.culprit.time));
     else if (!a.range_first.empty())
-      out += std::string(a.spread ? "- changed over: " : "- culprit: one of ") + md_commit(d, a.range_first) +
-             " .. " + md_commit(d, a.first_bad) + " (" + reports::range_note(a.spread, a.carried) + ")\n";
+      out += std::string(a.spread ? "- changed over: " : "- culprit: one of ") + md_commit(d, a.range_first) + " .. " +
+             md_commit(d, a.first_bad) + " (" + reports::range_note(a.spread, a.carried) + ")\n";
     else
       out += "- not pinned: " + md_commit(d, a.first_bad) + " (" + reports::kNotPinnedNote + ")\n";
     // Only a change between two measured levels has an uplift on both sides.
