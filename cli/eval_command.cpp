@@ -37,15 +37,15 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
   if (!reused_from.empty()) fmt::print("{} (no compiles; --no-reuse compiles anyway)\n", reused_from);
   fmt::print("features: {}\n\n", r.compat.summary());
   fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "", "default", "learned", "change");
-  // The learned side's change: 0.0 - x, as -x of no change would print "-0.00%".
-  fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n", ".text, all modules (bytes)", u.total_default, u.total_learned,
-             0.0 - 100 * u.total_uplift);
-  fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n", ".text, geometric mean ratio", "1.0000",
-             fmt::format("{:.4f}", u.geomean_ratio), 0.0 - 100 * u.uplift);
+  // The learned side's change, the uplift's opposite (signed_percent prints no "-0.00%").
+  fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", ".text, all modules (bytes)", u.total_default, u.total_learned,
+             common::signed_percent(-u.total_uplift));
+  fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", ".text, geometric mean ratio", "1.0000",
+             fmt::format("{:.4f}", u.geomean_ratio), common::signed_percent(-u.uplift));
   if (r.linked_summary.modules > 0)
-    fmt::print("  {:<28} {:>14} {:>14} {:>+8.2f}%\n",
+    fmt::print("  {:<28} {:>14} {:>14} {:>9}\n",
                fmt::format(".text, {} linked binaries", r.linked_summary.modules), r.linked_summary.total_default,
-               r.linked_summary.total_learned, 0.0 - 100 * r.linked_summary.total_uplift);
+               r.linked_summary.total_learned, common::signed_percent(-r.linked_summary.total_uplift));
   // As `decide` counts it: a module the policy's compile broke is worse than the default's.
   int broken = 0;
   for (const auto& m : r.modules) broken += m.learned_failed();
@@ -60,8 +60,8 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
     fmt::print("per package:\n  {:<24} {:>7} {:>9} {:>9} {:>16}\n", "package", "modules", "geomean", "total",
                "wins/ties/losses");
     for (const auto& [package, p] : r.packages)
-      fmt::print("  {:<24} {:>7} {:>+8.2f}% {:>+8.2f}% {:>16}\n", package, p.modules, 100 * p.uplift,
-                 100 * p.total_uplift, fmt::format("{}/{}/{}", p.wins, p.ties, p.losses));
+      fmt::print("  {:<24} {:>7} {:>9} {:>9} {:>16}\n", package, p.modules, common::signed_percent(p.uplift),
+                 common::signed_percent(p.total_uplift), fmt::format("{}/{}/{}", p.wins, p.ties, p.losses));
   }
   if (!u.worst.empty()) {
     fmt::print("worst regressions:\n");

@@ -47,6 +47,13 @@ std::string ModuleMove::text() const {
   return out;
 }
 
+std::vector<ModuleMove> by_bytes_moved(std::vector<ModuleMove> moves, std::size_t top_k) {
+  std::stable_sort(moves.begin(), moves.end(),
+                   [](const ModuleMove& a, const ModuleMove& b) { return a.bytes_moved() > b.bytes_moved(); });
+  if (moves.size() > top_k) moves.resize(top_k);
+  return moves;
+}
+
 common::Result<ModuleChanges> module_changes(const std::vector<evaluator::ModuleSizes>& before,
                                              const std::vector<evaluator::ModuleSizes>& after, std::size_t top_k) {
   ModuleChanges c;

@@ -48,6 +48,10 @@ struct ModuleChanges {
 common::Result<ModuleChanges> module_changes(const std::vector<evaluator::ModuleSizes>& before,
                                              const std::vector<evaluator::ModuleSizes>& after, std::size_t top_k);
 
+/// The moves of a size change (its alert lists bytes): most bytes moved
+/// under both heuristics first, then as given; at most top_k.
+std::vector<ModuleMove> by_bytes_moved(std::vector<ModuleMove> moves, std::size_t top_k);
+
 /// Feature names the compiler sends on each side, compared as sets.
 struct FeatureSetChange {
   std::vector<std::string> added;                                      ///< sent after, not before, sorted

@@ -18,6 +18,13 @@ std::string num(double v) {
   return buf;
 }
 
+/// Points of uplift, to three significant digits: 0.184914 reads 0.185.
+std::string points(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 std::string rule_error(const char* rule, const std::string& what) {
   return "rule '" + std::string(rule) + "': " + what;
 }
@@ -151,7 +158,7 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
     // below the floor by a change the alerts call a change.
     if (double below = r.min_uplift - o.measured; below < r.min_drop) {
       o.fired = false;
-      o.detail += ", but only " + num(100 * below) + " points below it (less than min_uplift_change, " +
+      o.detail += ", but only " + points(100 * below) + " points below it (less than min_uplift_change, " +
                   num(100 * r.min_drop) + "; the baseline is not the policy's training check-in)";
     }
     return o;
@@ -171,7 +178,7 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
     // floor 0) would be retrained for a module a few bytes larger: a fall
     // smaller than a change the alerts call a change is noise here too.
     o.fired = false;
-    o.detail += ", but only " + num(100 * fall) + " points below the baseline's " +
+    o.detail += ", but only " + points(100 * fall) + " points below the baseline's " +
                 common::signed_percent(s.points.front().uplift) + " (less than min_uplift_change, " +
                 num(100 * r.min_drop) + ")";
   }

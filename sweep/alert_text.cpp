@@ -113,13 +113,15 @@ std::string alert_sentence(const db::AlertView& a) {
     return fmt::format("the compiler fails on {} more module{} of {} with its default heuristic (a crash or a hang){}",
                        n, n == 1 ? "" : "s", a.suite, at);
   }
+  // As the sweep says it (Finding::sentence): one wording wherever it is read.
   if (a.kind == "modules-flipped")
-    return fmt::format("modules of {} turned from win to loss (uplift {} to {}){}", a.suite,
+    return fmt::format("modules of {} turned from win to loss (uplift {} → {}){}", a.suite,
                        common::signed_percent(num("before", "uplift")), common::signed_percent(num("after", "uplift")),
                        at);
-  return fmt::format("code size on {} moved (default {}, learned {}){}", a.suite,
+  return fmt::format("sizes on {} moved: default {}, learned {} (uplift {} → {}){}", a.suite,
                      common::signed_percent(d.is_discarded() ? 0.0 : d.value("default_delta", 0.0)),
-                     common::signed_percent(d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)), at);
+                     common::signed_percent(d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)),
+                     common::signed_percent(num("before", "uplift")), common::signed_percent(num("after", "uplift")), at);
 }
 
 }  // namespace sweep

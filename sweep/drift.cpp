@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -602,6 +603,16 @@ class SuiteAnalysis {
       level[k].win_to_loss = std::move(flips[k].win_to_loss);
       level[k].kind =
           reports::change_kind(level_steps[k].change, level[k].win_to_loss.size(), o_.project.alerts.flipped_modules);
+      // A size change is told in bytes: the modules that moved most bytes,
+      // not those whose ratio moved most (a few bytes of a small module).
+      if (level[k].kind != "size-changed") continue;
+      auto moves = reports::module_changes(filled_.at(level_steps[k].before).sizes,
+                                           filled_.at(level_steps[k].after).sizes,
+                                           std::numeric_limits<std::size_t>::max());
+      if (!moves) continue;
+      level[k].most_affected.clear();
+      for (const auto& m : reports::by_bytes_moved(moves->largest_moves, 5))
+        level[k].most_affected.push_back(m.text());
     }
     for (auto& f : level) out.push_back(std::move(f));
     // The compiler's feature set, as the policy saw it at each evaluated check-in.
@@ -1029,6 +1040,9 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     std::erase_if(open, [&](const db::AlertView& v) {
       auto it = recovered.find(v.fingerprint);
       if (it == recovered.end()) return false;
+      // A person who reopened it doubts that end: it is theirs to resolve,
+      // not driftwatch's to close again (and tell again) every night.
+      if (v.state == "open" && !v.state_by.empty() && v.state_by != "driftwatch") return false;
       db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second);
       if (!opened_now.count(v.fingerprint)) ++report.alerts_recovered;  // one of this run's is found over, not news
       return true;

@@ -85,11 +85,20 @@
 
   function upliftChart(box, s, pts, culprits) {
     var chart = init(box);
+    // A partial point's uplift is over other modules than its neighbours':
+    // the line breaks there and the point stands apart (hollow; orange, or
+    // a red diamond where it is a culprit), as in the totals chart.
+    function uplift(p) { return +(100 * p.uplift).toFixed(4); }
     var values = pts.map(function (p, i) {
-      var item = { value: [i, p.evaluated ? +(100 * p.uplift).toFixed(4) : null] };
-      if (partial(s, p)) item.itemStyle = { color: '#ff7f0e' }, item.symbol = 'emptyCircle', item.symbolSize = 10;
+      var item = { value: [i, p.evaluated && !partial(s, p) ? uplift(p) : null] };
       if (culprits[p.sha]) item.itemStyle = { color: '#d62728' }, item.symbol = 'diamond', item.symbolSize = 14;
       return item;
+    });
+    var partialValues = pts.map(function (p, i) {
+      if (!partial(s, p)) return { value: [i, null] };
+      if (culprits[p.sha])
+        return { value: [i, uplift(p)], itemStyle: { color: '#d62728' }, symbol: 'emptyDiamond', symbolSize: 14 };
+      return { value: [i, uplift(p)], itemStyle: { color: '#ff7f0e' }, symbol: 'emptyCircle', symbolSize: 10 };
     });
     var lines = Object.keys(culprits).map(function (sha) {
       var i = pts.findIndex(function (p) { return p.sha === sha; });
@@ -129,7 +138,7 @@
       series: [{
         name: 'uplift', type: 'line', step: 'end', data: values, symbolSize: 7, showAllSymbol: true,
         markLine: { symbol: 'none', silent: true, lineStyle: { color: '#d62728', type: 'dashed' }, data: lines }
-      }]
+      }, { name: 'uplift', type: 'scatter', data: partialValues }]
     });
     return chart;
   }

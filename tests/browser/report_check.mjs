@@ -45,6 +45,11 @@ try {
       const heat = c.modules.getOption();
       r[suite] = {
         uplift_points: c.uplift.getOption().series[0].data.length,
+        // Check-ins the uplift line breaks at, and points drawn hollow apart from it.
+        uplift_line_gaps: c.uplift.getOption().series[0].data.filter((v) => v && v.value && v.value[1] === null).length,
+        hollow_uplift: c.uplift.getOption().series.reduce(
+          (n, series) => n + series.data.filter((v) => v && v.value && v.value[1] !== null &&
+            /^empty/.test(v.symbol || '')).length, 0),
         default_points: c.totals.getOption().series[0].data.length,
         learned_points: c.totals.getOption().series[1].data.length,
         hollow_totals: c.totals.getOption().series.reduce(
@@ -70,8 +75,14 @@ try {
         const pts = s.points;  // one column per check-in of the series
         const i = pts.findIndex((p) => p.sha === sha);
         if (i < 0) continue;
-        const v = c[chart].getOption().series[series].data[i];
-        const [x, y] = c[chart].convertToPixel({ seriesIndex: series }, [i, v !== null && typeof v === 'object' ? v.value[1] : v]);
+        // The series asked for, else the first that has a value there (a
+        // partial point stands apart from its line).
+        const all = c[chart].getOption().series;
+        const valueOf = (k) => { const v = all[k].data[i]; return v !== null && typeof v === 'object' ? v.value[1] : v; };
+        let k = series;
+        if (valueOf(k) === null || valueOf(k) === undefined) k = all.findIndex((_, j) => valueOf(j) !== null && valueOf(j) !== undefined);
+        if (k < 0) continue;
+        const [x, y] = c[chart].convertToPixel({ seriesIndex: k }, [i, valueOf(k)]);
         const box = c[chart].getDom().getBoundingClientRect();
         return { suite, x: box.left + x, y: box.top + y };
       }

@@ -67,6 +67,9 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   auto page = nlohmann::json::parse(common::last_line(b.output));
   CHECK(page["console_errors"].empty());
   CHECK(page["charts"]["holdout"]["uplift_points"] == 3);
+  // The partial point's uplift is over other modules: off the line, apart.
+  CHECK(page["charts"]["holdout"]["uplift_line_gaps"] == 1);
+  CHECK(page["charts"]["holdout"]["hollow_uplift"] == 1);
   // The partial point is marked in the totals chart too (both totals), not
   // drawn as a drop: both lines break there.
   CHECK(page["charts"]["holdout"]["hollow_totals"] == 2);

@@ -827,6 +827,17 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
   // Nor is its end told twice.
   CHECK(notices("resolved").size() == 1);
+
+  // A person who doubts the end reopens it: the next analysis leaves it
+  // open, theirs to resolve, and tells no second end.
+  auto id = p.psql("SELECT id FROM alerts WHERE kind = 'modules-failing'");
+  REQUIRE(p.run({"alerts", "--config", p.config, "reopen", id, "--by", "ana", "--note", "still seeing it?"}).exit_code ==
+          0);
+  auto doubted = p.run({"bisect", "--config", p.config});
+  INFO(doubted.output);
+  CHECK(doubted.exit_code == 0);
+  CHECK(state() == "open");
+  CHECK(notices("resolved").size() == 1);
 }
 
 TEST_CASE("a crash reverted and later back is two alerts: the first resolved where it recovered, the second open") {

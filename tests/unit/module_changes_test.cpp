@@ -50,6 +50,17 @@ TEST_CASE("module changes: where the ratios held (a size change), the modules th
   CHECK(c.largest_moves[0].text() == "b: .text default 1000 → 2000 B, learned 900 → 1800 B");
 }
 
+TEST_CASE("a size change lists the modules that moved most bytes first, whatever their ratio did") {
+  // a's ratio moved most (its few bytes), b moved the most bytes.
+  std::vector<evaluator::ModuleSizes> before{{"a", 100, 95}, {"b", 1236, 1226}}, after{{"a", 100, 80}, {"b", 1173, 1171}};
+  auto c = module_changes(before, after, 5).take();
+  REQUIRE(c.largest_moves.size() == 2);
+  CHECK(c.largest_moves[0].name == "a");
+  auto bytes = reports::by_bytes_moved(c.largest_moves, 1);
+  REQUIRE(bytes.size() == 1);
+  CHECK(bytes[0].name == "b");
+}
+
 TEST_CASE("a module's move reads in bytes, with its ratio where that moved") {
   std::vector<evaluator::ModuleSizes> before{{"a", 100, 95}}, after{{"a", 90, 93}};
   auto c = module_changes(before, after, 5).take();
