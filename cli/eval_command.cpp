@@ -43,9 +43,9 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
   fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", ".text, geometric mean ratio", "1.0000",
              fmt::format("{:.4f}", u.geomean_ratio), common::signed_percent(-u.uplift));
   if (r.linked_summary.modules > 0)
-    fmt::print("  {:<28} {:>14} {:>14} {:>9}\n",
-               fmt::format(".text, {} linked binaries", r.linked_summary.modules), r.linked_summary.total_default,
-               r.linked_summary.total_learned, common::signed_percent(-r.linked_summary.total_uplift));
+    fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", fmt::format(".text, {} linked binaries", r.linked_summary.modules),
+               r.linked_summary.total_default, r.linked_summary.total_learned,
+               common::signed_percent(-r.linked_summary.total_uplift));
   // As `decide` counts it: a module the policy's compile broke is worse than the default's.
   int broken = 0;
   for (const auto& m : r.modules) broken += m.learned_failed();

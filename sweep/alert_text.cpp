@@ -121,7 +121,8 @@ std::string alert_sentence(const db::AlertView& a) {
   return fmt::format("sizes on {} moved: default {}, learned {} (uplift {} → {}){}", a.suite,
                      common::signed_percent(d.is_discarded() ? 0.0 : d.value("default_delta", 0.0)),
                      common::signed_percent(d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)),
-                     common::signed_percent(num("before", "uplift")), common::signed_percent(num("after", "uplift")), at);
+                     common::signed_percent(num("before", "uplift")), common::signed_percent(num("after", "uplift")),
+                     at);
 }
 
 }  // namespace sweep

@@ -606,13 +606,12 @@ class SuiteAnalysis {
       // A size change is told in bytes: the modules that moved most bytes,
       // not those whose ratio moved most (a few bytes of a small module).
       if (level[k].kind != "size-changed") continue;
-      auto moves = reports::module_changes(filled_.at(level_steps[k].before).sizes,
-                                           filled_.at(level_steps[k].after).sizes,
-                                           std::numeric_limits<std::size_t>::max());
+      auto moves =
+          reports::module_changes(filled_.at(level_steps[k].before).sizes, filled_.at(level_steps[k].after).sizes,
+                                  std::numeric_limits<std::size_t>::max());
       if (!moves) continue;
       level[k].most_affected.clear();
-      for (const auto& m : reports::by_bytes_moved(moves->largest_moves, 5))
-        level[k].most_affected.push_back(m.text());
+      for (const auto& m : reports::by_bytes_moved(moves->largest_moves, 5)) level[k].most_affected.push_back(m.text());
     }
     for (auto& f : level) out.push_back(std::move(f));
     // The compiler's feature set, as the policy saw it at each evaluated check-in.

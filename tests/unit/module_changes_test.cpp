@@ -52,7 +52,8 @@ TEST_CASE("module changes: where the ratios held (a size change), the modules th
 
 TEST_CASE("a size change lists the modules that moved most bytes first, whatever their ratio did") {
   // a's ratio moved most (its few bytes), b moved the most bytes.
-  std::vector<evaluator::ModuleSizes> before{{"a", 100, 95}, {"b", 1236, 1226}}, after{{"a", 100, 80}, {"b", 1173, 1171}};
+  std::vector<evaluator::ModuleSizes> before{{"a", 100, 95}, {"b", 1236, 1226}},
+      after{{"a", 100, 80}, {"b", 1173, 1171}};
   auto c = module_changes(before, after, 5).take();
   REQUIRE(c.largest_moves.size() == 2);
   CHECK(c.largest_moves[0].name == "a");
