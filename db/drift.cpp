@@ -179,7 +179,11 @@ bool open_alert(Database& db, const AlertRow& a) {
             "  notify_state = EXCLUDED.notify_state, notify_attempts = 0, notify_error = '', hook_sent = false, "
             "  webhook_sent = false, updated_at = now(), resolution_notify_state = 'none', "
             "  resolution_notify_attempts = 0, resolution_notify_error = '', resolution_hook_sent = false, "
-            "  resolution_webhook_sent = false, hook_told = false, webhook_told = false "
+            // Told its end, it is news anew; closed untold (left the line,
+            // retold), those who had its opening still wait for its end.
+            "  resolution_webhook_sent = false, end_doubted = false, "
+            "  hook_told = alerts.hook_told AND NOT starts_with(alerts.note, $17), "
+            "  webhook_told = alerts.webhook_told AND NOT starts_with(alerts.note, $17) "
             "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND (alerts.note IN ($15, $16) "
             "    OR (starts_with(alerts.note, $17) AND NOT $18)) "
             "RETURNING id, xmax <> 0",
@@ -234,7 +238,8 @@ const char* kAlertColumns =
     "  to_char(a.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), COALESCE(p.content_hash, ''), "
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, ''), "
     "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, ''), a.resolution_notify_state, "
-    "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts, a.resolution_notify_error "
+    "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts, a.resolution_notify_error, "
+    "  a.end_doubted "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
@@ -279,6 +284,7 @@ AlertView alert_view(const pqxx::row& r) {
   v.resolution_webhook_sent = r[34].as<bool>();
   v.resolution_notify_attempts = r[35].as<int>();
   v.resolution_notify_error = r[36].as<std::string>();
+  v.end_doubted = r[37].as<bool>();
   return v;
 }
 
@@ -411,16 +417,25 @@ bool set_alert_state(Database& db, const std::string& project, Id id, const std:
   auto who = common::valid_utf8(who_text), note = common::valid_utf8(note_text);
   return db.impl().guarded("changing an alert", [&] {
     pqxx::work tx(db.impl().conn);
-    auto was = tx.exec_params("SELECT state FROM alerts WHERE id = $1 AND project = $2 FOR UPDATE", id, project);
+    auto was = tx.exec_params("SELECT state, state_by, note FROM alerts WHERE id = $1 AND project = $2 FOR UPDATE", id,
+                              project);
     if (was.empty()) return false;
+    auto was_state = was[0][0].as<std::string>();
+    bool recovered = note.rfind(kRecoveredNotePrefix, 0) == 0;
+    // driftwatch resolves what is open or acknowledged: a person who moved
+    // the alert since the sweep read it (ignored, resolved it) has the last word.
+    if (who == "driftwatch" && state == "resolved" && was_state != "open" && was_state != "acknowledged") return false;
+    // A person reopening what driftwatch resolved as over doubts that end.
+    bool doubted = who != "driftwatch" && state == "open" && was_state == "resolved" &&
+                   was[0][1].as<std::string>() == "driftwatch" &&
+                   was[0][2].as<std::string>().rfind(kRecoveredNotePrefix, 0) == 0;
     tx.exec_params(
         "UPDATE alerts SET state = $2, state_by = $3, note = CASE WHEN $4 = '' THEN note ELSE $4 END, "
-        "updated_at = now() WHERE id = $1",
-        id, state, who, note);
+        "updated_at = now(), end_doubted = end_doubted OR $5 WHERE id = $1",
+        id, state, who, note, doubted);
     // Its end is news only where driftwatch saw the failure over and its
     // opening reached someone; any other move leaves no end to tell.
-    if (state == "resolved" && was[0][0].as<std::string>() != "resolved" && who == "driftwatch" &&
-        note.rfind(kRecoveredNotePrefix, 0) == 0)
+    if (state == "resolved" && who == "driftwatch" && recovered)
       tx.exec_params(kEndDueSql, id);
     else if (state != "resolved")
       tx.exec_params(
@@ -560,10 +575,13 @@ void mark_delivery(Database& db, Id id, const Delivered& d) {
                        "notify_state END, " + p + "hook_sent = " + p + "hook_sent OR $3, " + p + "webhook_sent = " + p +
                        "webhook_sent OR $4, " + p + "notify_attempts = " + p +
                        "notify_attempts + CASE WHEN $7 THEN 1 ELSE 0 END, " + p + "notify_error = $5" +
-                       (d.resolution ? " WHERE id = $1 AND fingerprint = $6 AND state = 'resolved'"
-                                     : ", hook_told = hook_told OR $3, webhook_told = webhook_told OR $4 "
-                                       "WHERE id = $1 AND fingerprint = $6"),
+                       " WHERE id = $1 AND fingerprint = $6" + (d.resolution ? " AND state = 'resolved'" : ""),
                    id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint, d.attempted);
+    // A channel that took an opening heard of this alert, whatever its pin
+    // now (a sweep may have narrowed it meanwhile): its end is theirs too.
+    if (!d.resolution)
+      tx.exec_params("UPDATE alerts SET hook_told = hook_told OR $2, webhook_told = webhook_told OR $3 WHERE id = $1",
+                     id, d.hook, d.webhook);
     // Found over by a sweep while this opening was on its way (no end was
     // due then, as it had reached nobody): its end is due now.
     if (!d.resolution && (d.hook || d.webhook))

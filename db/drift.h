@@ -130,6 +130,7 @@ struct AlertView {
   std::string resolution_notify_state, resolution_notify_error;
   bool resolution_hook_sent = false, resolution_webhook_sent = false;
   int resolution_notify_attempts = 0;
+  bool end_doubted = false;  ///< a person reopened it after driftwatch resolved it as over
   std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
 };
 
@@ -146,8 +147,11 @@ std::vector<AlertView> list_alerts(Database& db, const std::string& project, con
 std::optional<AlertView> find_alert(Database& db, const std::string& project, Id id);
 /// Moves an alert to `state` (acknowledged, resolved, ignored, open) with who and a note; false when no such alert.
 /// An empty note keeps the alert's last one (every note stays in its events).
-/// Resolved by driftwatch as over (a note starting kRecoveredNotePrefix)
-/// after its opening was sent, its end is due to the same channels.
+/// Resolved by driftwatch as over (a note starting kRecoveredNotePrefix),
+/// its end is due to the channels its opening reached. driftwatch resolves
+/// only an open or acknowledged alert (false otherwise, but for one already
+/// resolved that it resolves with another note). A person reopening one
+/// driftwatch resolved as over marks that end doubted (AlertView::end_doubted).
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state, const std::string& who,
                      const std::string& note);
 

@@ -115,7 +115,8 @@ std::string alert_sentence(const db::AlertView& a) {
   }
   // As the sweep says it (Finding::sentence): one wording wherever it is read.
   if (a.kind == "modules-flipped")
-    return fmt::format("modules of {} turned from win to loss (uplift {} → {}){}", a.suite,
+    return fmt::format("{} modules of {} turned from win to loss (uplift {} → {}){}",
+                       d.is_discarded() || !d.contains("win_to_loss") ? 0 : d["win_to_loss"].size(), a.suite,
                        common::signed_percent(num("before", "uplift")), common::signed_percent(num("after", "uplift")),
                        at);
   return fmt::format("sizes on {} moved: default {}, learned {} (uplift {} → {}){}", a.suite,

@@ -1041,7 +1041,7 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       if (it == recovered.end()) return false;
       // A person who reopened it doubts that end: it is theirs to resolve,
       // not driftwatch's to close again (and tell again) every night.
-      if (v.state == "open" && !v.state_by.empty() && v.state_by != "driftwatch") return false;
+      if (v.end_doubted) return false;
       db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second);
       if (!opened_now.count(v.fingerprint)) ++report.alerts_recovered;  // one of this run's is found over, not news
       return true;

@@ -12,6 +12,9 @@ ALTER TABLE alerts ADD COLUMN resolution_notify_state text NOT NULL DEFAULT 'non
   CHECK (resolution_notify_state IN ('none', 'pending', 'sent'));
 ALTER TABLE alerts ADD COLUMN resolution_notify_attempts integer NOT NULL DEFAULT 0;
 ALTER TABLE alerts ADD COLUMN resolution_notify_error text NOT NULL DEFAULT '';
+-- A person reopened it after driftwatch resolved it as over: they doubt
+-- that end, so the analysis does not resolve it (and tell it) again.
+ALTER TABLE alerts ADD COLUMN end_doubted boolean NOT NULL DEFAULT false;
 -- Set for a channel the opening never reached: it is not told the end.
 ALTER TABLE alerts ADD COLUMN resolution_hook_sent boolean NOT NULL DEFAULT false;
 ALTER TABLE alerts ADD COLUMN resolution_webhook_sent boolean NOT NULL DEFAULT false;

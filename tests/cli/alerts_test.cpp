@@ -828,16 +828,17 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
   // Nor is its end told twice.
   CHECK(notices("resolved").size() == 1);
 
-  // A person who doubts the end reopens it: the next analysis leaves it
-  // open, theirs to resolve, and tells no second end.
+  // A person who doubts the end reopens it, and acknowledges it: the next
+  // analysis leaves it theirs to resolve, and tells no second end.
   auto id = p.psql("SELECT id FROM alerts WHERE kind = 'modules-failing'");
   REQUIRE(
       p.run({"alerts", "--config", p.config, "reopen", id, "--by", "ana", "--note", "still seeing it?"}).exit_code ==
       0);
+  REQUIRE(p.run({"alerts", "--config", p.config, "ack", id, "--by", "ana"}).exit_code == 0);
   auto doubted = p.run({"bisect", "--config", p.config});
   INFO(doubted.output);
   CHECK(doubted.exit_code == 0);
-  CHECK(state() == "open");
+  CHECK(state() == "acknowledged");
   CHECK(notices("resolved").size() == 1);
 }
 

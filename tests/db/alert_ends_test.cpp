@@ -66,9 +66,20 @@ TEST_CASE("an alert's end is due, once, to the channels its opening reached, whe
   db::mark_delivery(database, id, delivered(true, false, true));
   CHECK(alert(database, id).resolution_notify_state == "sent");
   CHECK(db::undelivered_resolutions(database, "toy").empty());
-  // Resolved again as over (the next sweep): told once.
-  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  // Resolved again as over (the next sweep): refused, told once.
+  CHECK_FALSE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
   CHECK(alert(database, id).resolution_notify_state == "sent");
+  // A person who doubts that end reopens it, and acknowledges it: doubted
+  // either way, which the analysis reads to leave it theirs.
+  CHECK_FALSE(alert(database, id).end_doubted);
+  REQUIRE(db::set_alert_state(database, "toy", id, "open", "ana", "still seeing it?"));
+  CHECK(alert(database, id).end_doubted);
+  REQUIRE(db::set_alert_state(database, "toy", id, "acknowledged", "ana", ""));
+  CHECK(alert(database, id).end_doubted);
+  // Ignored since the sweep read it: driftwatch does not resolve it over the person.
+  REQUIRE(db::set_alert_state(database, "toy", id, "ignored", "ana", ""));
+  CHECK_FALSE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  CHECK(alert(database, id).state == "ignored");
 }
 
 TEST_CASE("an alert found over while its opening was on its way: the end is due once the opening is recorded") {
