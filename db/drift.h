@@ -130,7 +130,7 @@ struct AlertView {
   std::string resolution_notify_state, resolution_notify_error;
   bool resolution_hook_sent = false, resolution_webhook_sent = false;
   int resolution_notify_attempts = 0;
-  bool end_doubted = false;  ///< a person reopened it after driftwatch resolved it as over
+  bool end_doubted = false;            ///< a person reopened it after driftwatch resolved it as over
   std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
 };
 

@@ -94,8 +94,8 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
              " (each over the modules it and the baseline measured)" + (below ? ", below " : ", not below ") +
              num(r.min_fraction);
   if (small)
-    o.detail += ", but the uplift fell only " + points(100 * least_drop) + " points (less than " + num(100 * r.min_drop) +
-                ", the alerts' min_uplift_change)";
+    o.detail += ", but the uplift fell only " + points(100 * least_drop) + " points (less than " +
+                num(100 * r.min_drop) + ", the alerts' min_uplift_change)";
   // Kept only because the loss is not K samples old yet: said, or "keep"
   // beside a head whose uplift is gone reads as all being well.
   if (!o.fired) {
