@@ -292,7 +292,7 @@ std::string html_alerts(const ReportData& d) {
     // A failing module has no size to move: the modules that moved most are
     // another matter than the alert's.
     if (!a.failing.empty()) evidence += "<br><small>failing: " + html_list(a.failing) + "</small>";
-    else if (!a.most_affected.empty()) evidence += "<br><small>most affected: " + html_list(a.most_affected) + "</small>";
+    else if (!a.most_affected.empty()) evidence += "<br><small>modules moved most: " + html_list(a.most_affected) + "</small>";
     if (!a.win_to_loss.empty()) evidence += "<br><small>win → loss: " + html_list(a.win_to_loss) + "</small>";
     std::string history;
     for (const auto& e : a.events)
@@ -399,7 +399,8 @@ std::string render_markdown(const ReportData& d) {
     auto md_list = [&](const char* what, const std::vector<std::string>& items) {
       if (items.empty()) return;
       out += std::string("- ") + what + ":";
-      for (const auto& m : items) out += " " + markdown_escape(m) + ";";
+      // Separated, not ended: "a; b", no stray ";" after the last.
+      for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "; " : " ") + markdown_escape(items[i]);
       out += "\n";
     };
     md_list(a.kind == "compiler-failing" ? "failing under the default heuristic" : "failing under the policy",

@@ -53,12 +53,14 @@ std::string notice_json(const db::AlertView& a, bool resolution) {
 }
 
 std::string notice_text(const db::AlertView& a, bool resolution) {
-  if (!resolution) return "driftwatch: " + alert_sentence(a);
+  // The project named: one channel often hears several projects.
+  std::string head = "driftwatch (" + a.project + "): ";
+  if (!resolution) return head + alert_sentence(a);
   // The note says how it ended ("recovered: at X they build again").
   std::string why = a.note.rfind(db::kRecoveredNotePrefix, 0) == 0
                         ? a.note.substr(std::string(db::kRecoveredNotePrefix).size())
                         : a.note;
-  return "driftwatch: over: " + alert_sentence(a) + (why.empty() ? "" : " (" + why + ")");
+  return head + "over: " + alert_sentence(a) + (why.empty() ? "" : " (" + why + ")");
 }
 
 bool details_carried_forward(const std::string& details_json) {

@@ -12,8 +12,8 @@ std::string alert_json(const db::AlertView& alert);
 /// The alert as the hook and the webhook receive it: alert_json with
 /// "event": "opened", or "resolved" for the notice of its end.
 std::string notice_json(const db::AlertView& alert, bool resolution);
-/// A notice's one line for Slack: "driftwatch: " and the alert's sentence;
-/// its end's starts "driftwatch: over: " and adds why (the note).
+/// A notice's one line for Slack: "driftwatch (project): " and the alert's
+/// sentence; its end's continues "over: " and adds why (the note).
 std::string notice_text(const db::AlertView& alert, bool resolution);
 /// One line for people: what moved, where, and the culprit.
 std::string alert_sentence(const db::AlertView& alert);

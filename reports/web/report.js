@@ -89,9 +89,16 @@
     // the line breaks there and the point stands apart (hollow; orange, or
     // a red diamond where it is a culprit), as in the totals chart.
     function uplift(p) { return +(100 * p.uplift).toFixed(4); }
+    // A culprit is a filled diamond; the last check-in of a range alert
+    // (no one check-in made it, or none was pinned) a hollow one.
+    function pinned(sha) {
+      return (culprits[sha] || []).some(function (a) { return a.culprit.sha === sha; });
+    }
     var values = pts.map(function (p, i) {
       var item = { value: [i, p.evaluated && !partial(s, p) ? uplift(p) : null] };
-      if (culprits[p.sha]) item.itemStyle = { color: '#d62728' }, item.symbol = 'diamond', item.symbolSize = 14;
+      if (culprits[p.sha])
+        item.itemStyle = { color: '#d62728' }, item.symbol = pinned(p.sha) ? 'diamond' : 'emptyDiamond',
+          item.symbolSize = 14;
       return item;
     });
     var partialValues = pts.map(function (p, i) {
@@ -105,7 +112,8 @@
       return i < 0 ? null : {
         xAxis: i,
         label: {
-          formatter: toolchain(sha) !== undefined ? toolchain(sha) : sha.slice(0, 7),
+          // "..abc1234": the end of a range, not its culprit.
+          formatter: (pinned(sha) ? '' : '..') + (toolchain(sha) !== undefined ? toolchain(sha) : sha.slice(0, 7)),
           position: 'insideEndTop',
           fontSize: 9
         }

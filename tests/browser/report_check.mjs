@@ -61,6 +61,9 @@ try {
         heatmap_rows: heat.yAxis[0].data.length,
         heatmap_cells: heat.series[0].data.length,
         marked_checkins: (c.uplift.getOption().series[0].markLine.data || []).length,
+        // Culprits (filled) and ends of range alerts (hollow) on the line.
+        culprit_marks: c.uplift.getOption().series[0].data.filter((v) => v && v.symbol === 'diamond').length,
+        range_end_marks: c.uplift.getOption().series[0].data.filter((v) => v && v.symbol === 'emptyDiamond').length,
       };
     }
     return r;

@@ -38,10 +38,12 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   auto first = point("1111111111111111111111111111111111111111", 1767225600, 0.01, 2);
   auto zero = point("2222222222222222222222222222222222222222", 1767830400, 0.0, 2);
   auto partial = point("3333333333333333333333333333333333333333", 1768435200, 0.004, 1);
+  // A rise in parts ends here: the end of a range, not a culprit.
+  auto rose = point("4444444444444444444444444444444444444444", 1769040000, 0.006, 2);
   reports::ReportData d;
   d.project = "page";
   d.generated_at = "2026-12-03T12:00:00Z";
-  d.suites = {{"holdout", "m1", {"a.c", "b.c"}, {first, zero, partial}}};
+  d.suites = {{"holdout", "m1", {"a.c", "b.c"}, {first, zero, partial, rose}}};
   d.overview = {{"holdout", first.commit, partial.commit, 0.01, 0.004, true, {}, -0.006}};
   reports::ReportAlert alert;
   alert.id = 1;
@@ -52,7 +54,16 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   alert.culprit = zero.commit;
   alert.last_good = first.commit.sha;
   alert.first_bad = zero.commit.sha;
-  d.alerts = {alert};
+  reports::ReportAlert spread = alert;
+  spread.id = 2;
+  spread.kind = "uplift-rose";
+  spread.sentence = "uplift on holdout rose 0.60 points in parts";
+  spread.culprit = {};
+  spread.last_good = zero.commit.sha;
+  spread.range_first = partial.commit.sha;
+  spread.first_bad = rose.commit.sha;
+  spread.spread = true;
+  d.alerts = {alert, spread};
 
   testing::TempDir dir;
   auto html = dir / "index.html";
@@ -66,10 +77,14 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   REQUIRE(b.exit_code == 0);
   auto page = nlohmann::json::parse(common::last_line(b.output));
   CHECK(page["console_errors"].empty());
-  CHECK(page["charts"]["holdout"]["uplift_points"] == 3);
+  CHECK(page["charts"]["holdout"]["uplift_points"] == 4);
   // The partial point's uplift is over other modules: off the line, apart.
   CHECK(page["charts"]["holdout"]["uplift_line_gaps"] == 1);
-  CHECK(page["charts"]["holdout"]["hollow_uplift"] == 1);
+  // Hollow: the partial point, and the end of the spread range (no culprit).
+  CHECK(page["charts"]["holdout"]["hollow_uplift"] == 2);
+  CHECK(page["charts"]["holdout"]["culprit_marks"] == 1);
+  CHECK(page["charts"]["holdout"]["range_end_marks"] == 1);
+  CHECK(page["charts"]["holdout"]["marked_checkins"] == 2);
   // The partial point is marked in the totals chart too (both totals), not
   // drawn as a drop: both lines break there.
   CHECK(page["charts"]["holdout"]["hollow_totals"] == 2);

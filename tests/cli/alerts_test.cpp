@@ -1120,7 +1120,7 @@ TEST_CASE(
   CHECK(again.exit_code == 0);
   auto bodies = server.bodies();
   REQUIRE(bodies.size() == 1);
-  CHECK(bodies[0].rfind("{\"text\":\"driftwatch: uplift of ", 0) == 0);
+  CHECK(bodies[0].rfind("{\"text\":\"driftwatch (toy): uplift of ", 0) == 0);
   CHECK(bodies[0].find("dropped from") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "sent");
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts") == "1");  // nothing opened twice

@@ -24,9 +24,9 @@ db::AlertView broken_build() {
 
 TEST_CASE("an alert's end reads as over, with how it ended, and its opening as the alert alone") {
   auto a = broken_build();
-  CHECK(sweep::notice_text(a, false) == "driftwatch: " + sweep::alert_sentence(a));
+  CHECK(sweep::notice_text(a, false) == "driftwatch (llvm): " + sweep::alert_sentence(a));
   CHECK(sweep::notice_text(a, true) ==
-        "driftwatch: over: " + sweep::alert_sentence(a) + " (it builds again at 0123456789ab)");
+        "driftwatch (llvm): over: " + sweep::alert_sentence(a) + " (it builds again at 0123456789ab)");
   auto opened = nlohmann::json::parse(sweep::notice_json(a, false));
   auto ended = nlohmann::json::parse(sweep::notice_json(a, true));
   CHECK(opened["event"] == "opened");
