@@ -292,7 +292,8 @@ std::string html_alerts(const ReportData& d) {
     // A failing module has no size to move: the modules that moved most are
     // another matter than the alert's.
     if (!a.failing.empty()) evidence += "<br><small>failing: " + html_list(a.failing) + "</small>";
-    else if (!a.most_affected.empty()) evidence += "<br><small>modules moved most: " + html_list(a.most_affected) + "</small>";
+    else if (!a.most_affected.empty())
+      evidence += "<br><small>modules moved most: " + html_list(a.most_affected) + "</small>";
     if (!a.win_to_loss.empty()) evidence += "<br><small>win → loss: " + html_list(a.win_to_loss) + "</small>";
     std::string history;
     for (const auto& e : a.events)
