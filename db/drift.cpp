@@ -181,7 +181,11 @@ bool open_alert(Database& db, const AlertRow& a) {
             "  resolution_notify_attempts = 0, resolution_notify_error = '', resolution_hook_sent = false, "
             // Told its end, it is news anew; closed untold (left the line,
             // retold), those who had its opening still wait for its end.
-            "  resolution_webhook_sent = false, end_doubted = false, "
+            // A person's doubt of an end holds through driftwatch's own
+            // closing and reopening (left the line, retold); a new opening
+            // after a told end is news of its own.
+            "  resolution_webhook_sent = false, "
+            "  end_doubted = alerts.end_doubted AND NOT starts_with(alerts.note, $17), "
             "  hook_told = alerts.hook_told AND NOT starts_with(alerts.note, $17), "
             "  webhook_told = alerts.webhook_told AND NOT starts_with(alerts.note, $17) "
             "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND (alerts.note IN ($15, $16) "
@@ -425,8 +429,9 @@ bool set_alert_state(Database& db, const std::string& project, Id id, const std:
     // driftwatch resolves what is open or acknowledged: a person who moved
     // the alert since the sweep read it (ignored, resolved it) has the last word.
     if (who == "driftwatch" && state == "resolved" && was_state != "open" && was_state != "acknowledged") return false;
-    // A person reopening what driftwatch resolved as over doubts that end.
-    bool doubted = who != "driftwatch" && state == "open" && was_state == "resolved" &&
+    // A person moving what driftwatch resolved as over out of resolved
+    // (reopening it, or ignoring it first) doubts that end.
+    bool doubted = who != "driftwatch" && state != "resolved" && was_state == "resolved" &&
                    was[0][1].as<std::string>() == "driftwatch" &&
                    was[0][2].as<std::string>().rfind(kRecoveredNotePrefix, 0) == 0;
     tx.exec_params(

@@ -145,13 +145,14 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
 std::vector<AlertView> list_alerts(Database& db, const std::string& project, const std::vector<std::string>& states);
 /// One of the project's alerts; none when the id names no alert or another project's.
 std::optional<AlertView> find_alert(Database& db, const std::string& project, Id id);
-/// Moves an alert to `state` (acknowledged, resolved, ignored, open) with who and a note; false when no such alert.
+/// Moves an alert to `state` (acknowledged, resolved, ignored, open) with who and a note.
 /// An empty note keeps the alert's last one (every note stays in its events).
+/// False, with no change, when no such alert, or when driftwatch resolves
+/// one that is not open or acknowledged (a person moved it since).
 /// Resolved by driftwatch as over (a note starting kRecoveredNotePrefix),
-/// its end is due to the channels its opening reached. driftwatch resolves
-/// only an open or acknowledged alert (false otherwise, but for one already
-/// resolved that it resolves with another note). A person reopening one
-/// driftwatch resolved as over marks that end doubted (AlertView::end_doubted).
+/// its end is due to the channels its opening reached. A person moving one
+/// driftwatch resolved as over out of resolved marks that end doubted
+/// (AlertView::end_doubted), which driftwatch's own reopening keeps.
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state, const std::string& who,
                      const std::string& note);
 

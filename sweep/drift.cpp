@@ -1042,8 +1042,10 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       // A person who reopened it doubts that end: it is theirs to resolve,
       // not driftwatch's to close again (and tell again) every night.
       if (v.end_doubted) return false;
-      db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second);
-      if (!opened_now.count(v.fingerprint)) ++report.alerts_recovered;  // one of this run's is found over, not news
+      // Refused where a person moved it since the list was read: not counted.
+      if (db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second) &&
+          !opened_now.count(v.fingerprint))
+        ++report.alerts_recovered;  // one of this run's is found over, not news
       return true;
     });
     // A wide alert whose range bisection has since pinned as other changes

@@ -76,6 +76,21 @@ TEST_CASE("an alert's end is due, once, to the channels its opening reached, whe
   CHECK(alert(database, id).end_doubted);
   REQUIRE(db::set_alert_state(database, "toy", id, "acknowledged", "ana", ""));
   CHECK(alert(database, id).end_doubted);
+  // driftwatch's own closing and reopening (a nightly off its line, then
+  // back) keeps the doubt.
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", db::kLeftTheLineNote));
+  db::AlertRow again;
+  again.fingerprint = "broken";
+  again.project = "toy";
+  again.kind = "build-broken";
+  again.policy_hash = "A";
+  again.suite_manifest_hash = "S";
+  again.metric = "uplift";
+  again.notify = true;
+  again.recovered = true;
+  REQUIRE(db::open_alert(database, again));
+  REQUIRE(alert(database, id).state == "open");
+  CHECK(alert(database, id).end_doubted);
   // Ignored since the sweep read it: driftwatch does not resolve it over the person.
   REQUIRE(db::set_alert_state(database, "toy", id, "ignored", "ana", ""));
   CHECK_FALSE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
@@ -115,4 +130,15 @@ TEST_CASE("an end delivered while the alert was opened again is not recorded on 
   CHECK(db::drop_pending_resolutions(database, "toy") == 1);
   CHECK(alert(database, id).resolution_notify_state == "none");
   CHECK(db::undelivered_resolutions(database, "toy").empty());
+}
+
+TEST_CASE("a person who ignores an end driftwatch found, then reopens the alert, doubts that end") {
+  auto database = testing::fresh_database();
+  auto id = open_build_alert(database);
+  db::mark_delivery(database, id, delivered(true, false, false));
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  REQUIRE(db::set_alert_state(database, "toy", id, "ignored", "ana", "not over for me"));
+  CHECK(alert(database, id).end_doubted);
+  REQUIRE(db::set_alert_state(database, "toy", id, "open", "ana", ""));
+  CHECK(alert(database, id).end_doubted);
 }
