@@ -64,6 +64,11 @@ try {
         // Culprits (filled) and ends of range alerts (hollow) on the line.
         culprit_marks: c.uplift.getOption().series[0].data.filter((v) => v && v.symbol === 'diamond').length,
         range_end_marks: c.uplift.getOption().series[0].data.filter((v) => v && v.symbol === 'emptyDiamond').length,
+        // The dashed lines' labels: a culprit's sha, a range end's "..sha".
+        mark_labels: (c.uplift.getOption().series[0].markLine.data || []).map((m) => {
+          const f = m.label && m.label.formatter;
+          return typeof f === 'function' ? f() : f;
+        }),
       };
     }
     return r;

@@ -85,6 +85,7 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   CHECK(page["charts"]["holdout"]["culprit_marks"] == 1);
   CHECK(page["charts"]["holdout"]["range_end_marks"] == 1);
   CHECK(page["charts"]["holdout"]["marked_checkins"] == 2);
+  CHECK(page["charts"]["holdout"]["mark_labels"] == nlohmann::json::array({"2222222", "..4444444"}));
   // The partial point is marked in the totals chart too (both totals), not
   // drawn as a drop: both lines break there.
   CHECK(page["charts"]["holdout"]["hollow_totals"] == 2);

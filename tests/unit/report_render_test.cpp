@@ -133,6 +133,8 @@ TEST_CASE("render_html escapes every untrusted text and inlines the data once") 
   CHECK(html.find("<title>driftwatch report: toy &lt;proj&gt;</title>") != std::string::npos);
   CHECK(html.find("href=\"https://git.example.org/dwcc/commit/bbbbbbbbbbbbbbbbbbbb\"") != std::string::npos);
   CHECK(html.find("No retraining decision recorded yet.") != std::string::npos);
+  // The modules behind the alert, under the words the Markdown and `alerts show` use.
+  CHECK(html.find("modules moved most: ") != std::string::npos);
   // The inlined data parses back to the JSON rendering.
   auto begin = html.find("<script id=\"driftwatch-data\" type=\"application/json\">");
   REQUIRE(begin != std::string::npos);
