@@ -179,11 +179,10 @@ bool open_alert(Database& db, const AlertRow& a) {
             "  notify_state = EXCLUDED.notify_state, notify_attempts = 0, notify_error = '', hook_sent = false, "
             "  webhook_sent = false, updated_at = now(), resolution_notify_state = 'none', "
             "  resolution_notify_attempts = 0, resolution_notify_error = '', resolution_hook_sent = false, "
-            // Told its end, it is news anew; closed untold (left the line,
-            // retold), those who had its opening still wait for its end.
-            // A person's doubt of an end holds through driftwatch's own
-            // closing and reopening (left the line, retold); a new opening
-            // after a told end is news of its own.
+            // Reopened after a told end (a recovered note), it is news of its
+            // own: told afresh, doubted by nobody. Reopened after driftwatch
+            // closed it untold (left the line, retold), those who had its
+            // opening still wait for its end, and a person's doubt holds.
             "  resolution_webhook_sent = false, "
             "  end_doubted = alerts.end_doubted AND NOT starts_with(alerts.note, $17), "
             "  hook_told = alerts.hook_told AND NOT starts_with(alerts.note, $17), "
@@ -582,18 +581,18 @@ void mark_delivery(Database& db, Id id, const Delivered& d) {
                        "notify_attempts + CASE WHEN $7 THEN 1 ELSE 0 END, " + p + "notify_error = $5" +
                        " WHERE id = $1 AND fingerprint = $6" + (d.resolution ? " AND state = 'resolved'" : ""),
                    id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint, d.attempted);
-    // A channel that took an opening heard of this alert, whatever its pin
-    // now (a sweep may have narrowed it meanwhile): its end is theirs too.
-    if (!d.resolution)
+    if (!d.resolution && (d.hook || d.webhook)) {
+      // A channel that took an opening heard of this alert, whatever its pin
+      // now (a sweep may have narrowed it meanwhile): its end is theirs too.
       tx.exec_params("UPDATE alerts SET hook_told = hook_told OR $2, webhook_told = webhook_told OR $3 WHERE id = $1",
                      id, d.hook, d.webhook);
-    // Found over by a sweep while this opening was on its way (no end was
-    // due then, as it had reached nobody): its end is due now.
-    if (!d.resolution && (d.hook || d.webhook))
+      // Found over by a sweep while this opening was on its way (no end was
+      // due then, as it had reached nobody): its end is due now.
       tx.exec_params(std::string(kEndDueSql) +
                          " AND state = 'resolved' AND state_by = 'driftwatch' AND starts_with(note, $2) "
                          "AND resolution_notify_state = 'none'",
                      id, kRecoveredNotePrefix);
+    }
     tx.commit();
   });
 }

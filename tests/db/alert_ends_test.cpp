@@ -10,11 +10,8 @@ namespace {
 
 const std::string kRecovered = std::string(db::kRecoveredNotePrefix) + "it builds again at 0123456789ab";
 
-/// A build-broken alert of project toy, to be delivered; its id.
-db::Id open_build_alert(db::Database& database) {
-  db::upsert_policy(database, "a", "A", "c-a", "{}");
-  std::vector<db::Id> ids;
-  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+/// The build-broken alert of project toy, policy A and suite S, to be delivered.
+db::AlertRow build_alert_row() {
   db::AlertRow r;
   r.fingerprint = "broken";
   r.project = "toy";
@@ -23,7 +20,15 @@ db::Id open_build_alert(db::Database& database) {
   r.suite_manifest_hash = "S";
   r.metric = "uplift";
   r.notify = true;
-  REQUIRE(db::open_alert(database, r));
+  return r;
+}
+
+/// Opens build_alert_row(); its id.
+db::Id open_build_alert(db::Database& database) {
+  db::upsert_policy(database, "a", "A", "c-a", "{}");
+  std::vector<db::Id> ids;
+  db::upsert_suite(database, "hold", "S", "{}", {}, &ids);
+  REQUIRE(db::open_alert(database, build_alert_row()));
   return db::list_alerts(database, "toy", {}).front().id;
 }
 
@@ -79,14 +84,7 @@ TEST_CASE("an alert's end is due, once, to the channels its opening reached, whe
   // driftwatch's own closing and reopening (a nightly off its line, then
   // back) keeps the doubt.
   REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", db::kLeftTheLineNote));
-  db::AlertRow again;
-  again.fingerprint = "broken";
-  again.project = "toy";
-  again.kind = "build-broken";
-  again.policy_hash = "A";
-  again.suite_manifest_hash = "S";
-  again.metric = "uplift";
-  again.notify = true;
+  auto again = build_alert_row();
   again.recovered = true;
   REQUIRE(db::open_alert(database, again));
   REQUIRE(alert(database, id).state == "open");
