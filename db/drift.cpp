@@ -499,14 +499,29 @@ int adopt_unnotified_alerts(Database& db, const std::string& project) {
   });
 }
 
+namespace {
+
+/// Alert a's opening, still pending, is to be told ($2: kRecoveredNotePrefix):
+/// while it is open, and also once driftwatch found it over if no person
+/// acted on it since it was opened. A failure that began and ended while
+/// the channels were down (a two-week crash) is still news to them: they
+/// get its opening, then its end (mark_delivery makes that due). One a
+/// person acknowledged, resolved or ignored is theirs, and not sent.
+const char* kOpeningDue =
+    "a.notify_state = 'pending' AND (a.state = 'open' OR (a.state = 'resolved' AND a.state_by = 'driftwatch' "
+    "AND starts_with(a.note, $2) AND NOT EXISTS (SELECT 1 FROM alert_events e WHERE e.alert_id = a.id "
+    "AND e.who <> 'driftwatch' AND e.id > (SELECT COALESCE(max(o.id), 0) FROM alert_events o "
+    "WHERE o.alert_id = a.id AND o.state = 'open' AND o.who = 'driftwatch')))) ";
+
+}  // namespace
+
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project) {
   return db.impl().guarded("listing undelivered alerts", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<AlertView> out;
-    for (const auto& r : tx.exec_params(std::string(kAlertColumns) +
-                                            "WHERE a.project = $1 AND a.notify_state = 'pending' AND a.state = 'open' "
+    for (const auto& r : tx.exec_params(std::string(kAlertColumns) + "WHERE a.project = $1 AND " + kOpeningDue +
                                             "ORDER BY a.notify_attempts, a.id",
-                                        project))
+                                        project, kRecoveredNotePrefix))
       out.push_back(alert_view(r));
     return out;
   });
@@ -546,11 +561,12 @@ std::optional<AlertView> claim_delivery(Database& db, Id id, bool resolution) {
       return std::nullopt;  // another process is delivering it now
     // Read again under the lock: the other process may have delivered it
     // (or someone acknowledged it) since the list was read.
-    auto r = nt.exec_params(
-        std::string(kAlertColumns) +
-            (resolution ? "WHERE a.id = $1 AND a.resolution_notify_state = 'pending' AND a.state = 'resolved'"
-                        : "WHERE a.id = $1 AND a.notify_state = 'pending' AND a.state = 'open'"),
-        id);
+    auto r = resolution ? nt.exec_params(std::string(kAlertColumns) +
+                                             "WHERE a.id = $1 AND a.resolution_notify_state = 'pending' "
+                                             "AND a.state = 'resolved'",
+                                         id)
+                        : nt.exec_params(std::string(kAlertColumns) + "WHERE a.id = $1 AND " + kOpeningDue, id,
+                                         kRecoveredNotePrefix);
     if (r.empty()) {
       nt.exec_params("SELECT pg_advisory_unlock" DELIVERY_LOCK, id);
       return std::nullopt;
@@ -582,16 +598,29 @@ void mark_delivery(Database& db, Id id, const Delivered& d) {
                        " WHERE id = $1 AND fingerprint = $6" + (d.resolution ? " AND state = 'resolved'" : ""),
                    id, d.error.empty(), d.hook, d.webhook, d.error, d.fingerprint, d.attempted);
     if (!d.resolution && (d.hook || d.webhook)) {
+      // Found over by a sweep before this opening reached these channels (it
+      // was on its way, or they were down): its end is due to them now. With
+      // no end due yet, that is to every channel told; with one due or sent
+      // already, to the channels told for the first time now. Read before
+      // the told flags below take them in.
+      tx.exec_params(
+          "UPDATE alerts SET "
+          "resolution_hook_sent = CASE WHEN resolution_notify_state = 'none' THEN NOT (hook_told OR $2) "
+          "  ELSE resolution_hook_sent AND (hook_told OR NOT $2) END, "
+          "resolution_webhook_sent = CASE WHEN resolution_notify_state = 'none' THEN NOT (webhook_told OR $3) "
+          "  ELSE resolution_webhook_sent AND (webhook_told OR NOT $3) END, "
+          "resolution_notify_attempts = CASE WHEN resolution_notify_state = 'pending' "
+          "  THEN resolution_notify_attempts ELSE 0 END, "
+          "resolution_notify_error = CASE WHEN resolution_notify_state = 'pending' THEN resolution_notify_error "
+          "  ELSE '' END, "
+          "resolution_notify_state = 'pending' "
+          "WHERE id = $1 AND state = 'resolved' AND state_by = 'driftwatch' AND starts_with(note, $4) "
+          "AND (resolution_notify_state = 'none' OR ($2 AND NOT hook_told) OR ($3 AND NOT webhook_told))",
+          id, d.hook, d.webhook, kRecoveredNotePrefix);
       // A channel that took an opening heard of this alert, whatever its pin
       // now (a sweep may have narrowed it meanwhile): its end is theirs too.
       tx.exec_params("UPDATE alerts SET hook_told = hook_told OR $2, webhook_told = webhook_told OR $3 WHERE id = $1",
                      id, d.hook, d.webhook);
-      // Found over by a sweep while this opening was on its way (no end was
-      // due then, as it had reached nobody): its end is due now.
-      tx.exec_params(std::string(kEndDueSql) +
-                         " AND state = 'resolved' AND state_by = 'driftwatch' AND starts_with(note, $2) "
-                         "AND resolution_notify_state = 'none'",
-                     id, kRecoveredNotePrefix);
     }
     tx.commit();
   });

@@ -194,9 +194,11 @@ struct ModuleFailure {
 /// names, with the compiler's reason (a crash's signal, a hang's timeout).
 std::vector<ModuleFailure> alert_module_failures(Database& db, Id alert_id, const std::string& heuristic);
 
-/// Open alerts whose delivery is still pending (one acknowledged, resolved
-/// or ignored meanwhile is not sent), those tried least often first: one a
-/// channel hangs on goes after those it kept waiting.
+/// Open alerts whose delivery is still pending (one a person acknowledged,
+/// resolved or ignored meanwhile is not sent), those tried least often
+/// first: one a channel hangs on goes after those it kept waiting. One
+/// driftwatch found over before its opening reached a channel is listed
+/// too: its opening, then its end, are news to that channel.
 std::vector<AlertView> undelivered_alerts(Database& db, const std::string& project);
 /// Alerts whose end (a failure over) is still to be told, tried least often first.
 std::vector<AlertView> undelivered_resolutions(Database& db, const std::string& project);

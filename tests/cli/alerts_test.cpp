@@ -880,6 +880,74 @@ TEST_CASE("a crash reverted and later back is two alerts: the first resolved whe
   CHECK(failing_news == 1);
 }
 
+TEST_CASE("a crash that began and ended while the hook was down is told once it is back: its opening, then its end") {
+  testing::TempDir scratch;
+  // Week 8 crashes the policy's compile on json and ini, week 9 is docs,
+  // week 10 reverts the crash and week 11 is docs again.
+  const std::string docs = R"toml(
+[[checkin]]
+week = WEEK
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Docs] Release notes, week WEEK"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes, week WEEK\n"
+)toml";
+  auto docs_of = [&](const std::string& week) { return std::regex_replace(docs, std::regex("WEEK"), week); };
+  Project p(history_8w_with(scratch.path() / "history-crash-while-down.toml",
+                            kCrashJsonAndIniUnderPolicy + docs_of("9") + kRevertCrashJsonAndIni + docs_of("11")));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
+  auto week9 = p.git({"log", "-1", "--format=%cs", "--grep=notes, week 9", "main"});
+  auto week11 = p.git({"log", "-1", "--format=%cs", "--grep=notes, week 11", "main"});
+  REQUIRE(week9.size() == 10);
+  REQUIRE(week11.size() == 10);
+  // The team's hook fails while the file `down` exists; each notice on a line.
+  auto down = scratch.path() / "down";
+  auto hook_file = scratch.path() / "hook.jsonl";
+  p.set("command = \"\"", "command = \"test ! -e " + down.string() + " || exit 1; cat >> " + hook_file.string() +
+                              "; echo >> " + hook_file.string() + "\"");
+  auto events = [&] {
+    std::ifstream in(hook_file);
+    std::vector<std::string> out;
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) {
+        auto j = nlohmann::json::parse(line);
+        if (j.value("kind", "") == "modules-failing") out.push_back(j.value("event", "") + " " + j.value("state", ""));
+      }
+    return out;
+  };
+
+  // The night the crash is found, the hook is down.
+  std::ofstream(down).put('x');
+  p.set("until = \"\"", "until = \"" + week9 + "\"");
+  auto found = p.sweep(p.dsn);
+  INFO(found.output);
+  REQUIRE(found.exit_code == 0);
+  REQUIRE(p.psql("SELECT state || ' ' || notify_state FROM alerts WHERE kind = 'modules-failing'") ==
+          "open pending");
+  CHECK(found.output.find("notifications: 0 sent, ") != std::string::npos);
+  CHECK(events().empty());
+
+  // By the night it is back up, the crash is reverted: the alert is over,
+  // and the team still hears of it, its opening before its end.
+  std::filesystem::remove(down);
+  p.set("until = \"" + week9 + "\"", "until = \"" + week11 + "\"");
+  auto over = p.sweep(p.dsn);
+  INFO(over.output);
+  CHECK(over.exit_code == 0);
+  CHECK(p.psql("SELECT state || ' ' || notify_state || ' ' || resolution_notify_state FROM alerts "
+               "WHERE kind = 'modules-failing'") == "resolved sent sent");
+  CHECK(over.output.find(" sent (1 of them the end of an alert), 0 failed") != std::string::npos);
+  CHECK(events() == std::vector<std::string>{"opened resolved", "resolved resolved"});
+
+  // Told once: nothing is due to the hook after that.
+  auto notify = p.run({"alerts", "--config", p.config, "notify"});
+  INFO(notify.output);
+  CHECK(notify.exit_code == 0);
+  CHECK(events().size() == 2);
+}
+
 TEST_CASE("an alert whose modules a later alert takes in part is over once its other modules compile") {
   testing::TempDir scratch;
   // Week 8 crashes json and ini under the policy; week 10 fixes json; week 12

@@ -140,3 +140,61 @@ TEST_CASE("a person who ignores an end driftwatch found, then reopens the alert,
   REQUIRE(db::set_alert_state(database, "toy", id, "open", "ana", ""));
   CHECK(alert(database, id).end_doubted);
 }
+
+TEST_CASE("an alert found over before its opening reached a channel is told to it: its opening, then its end") {
+  auto database = testing::fresh_database();
+  auto id = open_build_alert(database);
+  // The hook took the opening; the webhook was down, and the sweep found it over.
+  db::mark_delivery(database, id, delivered(true, false, false, "webhook down"));
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  REQUIRE(db::undelivered_alerts(database, "toy").size() == 1);
+  REQUIRE(db::claim_delivery(database, id, false));
+  db::release_delivery(database, id);
+  // The hook hears the end first (the webhook still down for the opening).
+  db::mark_delivery(database, id, delivered(false, false, false, "webhook down"));
+  db::mark_delivery(database, id, delivered(true, false, true));
+  REQUIRE(alert(database, id).resolution_notify_state == "sent");
+  // Back up, the webhook takes the opening: its end is due to it alone.
+  db::mark_delivery(database, id, delivered(false, true, false));
+  auto due = alert(database, id);
+  CHECK(due.notify_state == "sent");
+  CHECK(due.resolution_notify_state == "pending");
+  CHECK(due.resolution_hook_sent);
+  CHECK_FALSE(due.resolution_webhook_sent);
+  CHECK(db::undelivered_alerts(database, "toy").empty());
+  db::mark_delivery(database, id, delivered(false, true, true));
+  CHECK(alert(database, id).resolution_notify_state == "sent");
+  // An opening again (narrowed, say) reaches channels told already: no second end.
+  db::mark_delivery(database, id, delivered(true, true, false));
+  CHECK(alert(database, id).resolution_notify_state == "sent");
+}
+
+TEST_CASE("an alert a person acted on before driftwatch found it over is not told later, one nobody touched is") {
+  auto database = testing::fresh_database();
+  auto id = open_build_alert(database);
+  REQUIRE(db::set_alert_state(database, "toy", id, "acknowledged", "ana", "looking"));
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  CHECK(db::undelivered_alerts(database, "toy").empty());
+  CHECK_FALSE(db::claim_delivery(database, id, false));
+  // Found again (a later analysis finds no end to it), and over again
+  // before any channel took it: told, as nobody acted on it since.
+  REQUIRE(db::open_alert(database, build_alert_row()));
+  REQUIRE(alert(database, id).state == "open");
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
+  REQUIRE(db::undelivered_alerts(database, "toy").size() == 1);
+  REQUIRE(db::claim_delivery(database, id, false));
+  db::release_delivery(database, id);
+  // Both channels take the opening: the end is due to both.
+  db::mark_delivery(database, id, delivered(true, true, false));
+  auto due = alert(database, id);
+  CHECK(due.resolution_notify_state == "pending");
+  CHECK_FALSE(due.resolution_hook_sent);
+  CHECK_FALSE(due.resolution_webhook_sent);
+  // A person's resolution is not driftwatch's: a pending opening stays untold.
+  auto other = build_alert_row();
+  other.fingerprint = "broken-2";
+  REQUIRE(db::open_alert(database, other));
+  auto other_id = db::list_alerts(database, "toy", {"open"}).front().id;
+  REQUIRE(db::set_alert_state(database, "toy", other_id, "resolved", "ana", kRecovered));
+  for (const auto& v : db::undelivered_alerts(database, "toy")) CHECK(v.id != other_id);
+}
