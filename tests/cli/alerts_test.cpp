@@ -924,8 +924,7 @@ write = "# dwcc release notes, week WEEK\n"
   auto found = p.sweep(p.dsn);
   INFO(found.output);
   REQUIRE(found.exit_code == 0);
-  REQUIRE(p.psql("SELECT state || ' ' || notify_state FROM alerts WHERE kind = 'modules-failing'") ==
-          "open pending");
+  REQUIRE(p.psql("SELECT state || ' ' || notify_state FROM alerts WHERE kind = 'modules-failing'") == "open pending");
   CHECK(found.output.find("notifications: 0 sent, ") != std::string::npos);
   CHECK(events().empty());
 
