@@ -453,6 +453,14 @@ bool set_alert_state(Database& db, const std::string& project, Id id, const std:
   });
 }
 
+void merge_alert_details(Database& db, Id id, const std::string& json_object) {
+  db.impl().guarded("recording an alert's details", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params("UPDATE alerts SET details = details || $2::jsonb WHERE id = $1", id, json_object);
+    tx.commit();
+  });
+}
+
 std::vector<AlertEvent> alert_events(Database& db, Id id) {
   return db.impl().guarded("reading alert events", [&] {
     pqxx::read_transaction tx(db.impl().conn);

@@ -179,6 +179,10 @@ int follow_policy(Database& db, const std::string& project, const std::string& p
 int follow_suites(Database& db, const std::string& project,
                   const std::vector<std::pair<std::string, std::string>>& suites);
 
+/// Sets the keys of `json_object` in alert `id`'s details, keeping the others
+/// (where a failure recovered, once driftwatch resolves it as over).
+void merge_alert_details(Database& db, Id id, const std::string& json_object);
+
 struct AlertEvent {
   std::string state, who, note, at;  ///< at: ISO 8601 UTC
 };

@@ -56,7 +56,10 @@ std::string notice_text(const db::AlertView& a, bool resolution) {
   // The project named: one channel often hears several projects.
   std::string head = "driftwatch (" + a.project + "): ";
   if (!resolution) return head + alert_sentence(a);
-  // The note says how it ended ("recovered: at X they build again").
+  // The sentence says where it recovered once the details hold it; an
+  // alert resolved before they did has it in its note only.
+  auto d = details_of(a.details_json);
+  if (d.is_object() && !d.value("recovered_at", "").empty()) return head + "over: " + alert_sentence(a);
   std::string why = a.note.rfind(db::kRecoveredNotePrefix, 0) == 0
                         ? a.note.substr(std::string(db::kRecoveredNotePrefix).size())
                         : a.note;

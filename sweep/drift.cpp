@@ -936,7 +936,9 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
     auto ids = analysis.commit_ids();
     std::vector<FoundAt> suite_found;
     std::vector<db::AlertRow> rows;
-    std::map<std::string, std::string> recovered;  ///< fingerprint → the resolving note
+    /// Fingerprint → the resolving note, and where it recovered as the
+    /// details' keys (a hook's reader takes the check-in from there).
+    std::map<std::string, std::pair<std::string, std::string>> recovered;
     for (auto& f : findings) {
       // A range may start at a check-in nobody built: recorded, so the alert names it.
       if (!f.range_first.empty() && !ids.count(f.range_first))
@@ -974,9 +976,13 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       a.notify = p.notify.configured() && f.recovered_at.empty();
       a.recovered = !f.recovered_at.empty();
       if (a.recovered)
-        recovered[a.fingerprint] =
+        recovered[a.fingerprint] = {
             db::kRecoveredNotePrefix +
-            recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing, f.recovered_taken).substr(2);
+                recovered_text(f.kind, f.recovered_at, f.recovered_at_label, f.newly_failing, f.recovered_taken)
+                    .substr(2),
+            common::json_text(nlohmann::json{{"recovered_at", f.recovered_at},
+                                             {"recovered_at_label", f.recovered_at_label},
+                                             {"recovered_taken", f.recovered_taken}})};
       suite_found.push_back(
           {a.kind, a.policy_hash, a.suite_manifest_hash, a.recipe_hash, a.fingerprint, f.culprit, f.range_first,
            f.first_bad});
@@ -1043,9 +1049,9 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       // not driftwatch's to close again (and tell again) every night.
       if (v.end_doubted) return false;
       // Refused where a person moved it since the list was read: not counted.
-      if (db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second) &&
-          !opened_now.count(v.fingerprint))
-        ++report.alerts_recovered;  // one of this run's is found over, not news
+      if (!db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second.first)) return true;
+      db::merge_alert_details(db, v.id, it->second.second);
+      if (!opened_now.count(v.fingerprint)) ++report.alerts_recovered;  // one of this run's is found over, not news
       return true;
     });
     // A wide alert whose range bisection has since pinned as other changes

@@ -800,6 +800,8 @@ with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"
   REQUIRE(ended.size() == 1);
   CHECK(ended[0]["state"] == "resolved");
   CHECK(ended[0]["note"] == note);
+  CHECK(ended[0]["details"]["recovered_at"].get<std::string>().rfind(at, 0) == 0);  // as data too
+  CHECK(ended[0]["summary"].get<std::string>().find("; they all compile again at " + at) != std::string::npos);
   CHECK(notices("opened").size() == 1);
   CHECK(after.output.find("(1 of them the end of an alert), 0 failed") != std::string::npos);
   CHECK(p.psql("SELECT resolution_notify_state FROM alerts WHERE kind = 'modules-failing'") == "sent");

@@ -36,3 +36,14 @@ TEST_CASE("an alert's end reads as over, with how it ended, and its opening as t
   // `alerts --json` lists alerts, not notices: no event there.
   CHECK_FALSE(nlohmann::json::parse(sweep::alert_json(a)).contains("event"));
 }
+
+TEST_CASE("an end whose details hold where it recovered says it once, and carries the check-in as data") {
+  auto a = broken_build();
+  a.details_json = R"({"recovered_at": "0123456789abcdef0123456789abcdef01234567", "recovered_at_label": ""})";
+  CHECK(sweep::alert_sentence(a).find("; it builds again at 0123456789ab") != std::string::npos);
+  auto text = sweep::notice_text(a, true);
+  CHECK(text == "driftwatch (llvm): over: " + sweep::alert_sentence(a));
+  CHECK(text.find("again at", text.find("again at") + 1) == std::string::npos);
+  auto ended = nlohmann::json::parse(sweep::notice_json(a, true));
+  CHECK(ended["details"]["recovered_at"] == "0123456789abcdef0123456789abcdef01234567");
+}
