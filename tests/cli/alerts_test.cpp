@@ -929,6 +929,17 @@ write = "# dwcc release notes, week WEEK\n"
   REQUIRE(p.psql("SELECT state || ' ' || notify_state FROM alerts WHERE kind = 'modules-failing'") == "open pending");
   CHECK(found.output.find("notifications: 0 sent, ") != std::string::npos);
   CHECK(events().empty());
+  auto id = p.psql("SELECT id FROM alerts WHERE kind = 'modules-failing'");
+  auto delivery = [&] {
+    auto shown = p.run({"alerts", "--config", p.config, "--json", "show", id});
+    REQUIRE(shown.exit_code == 0);
+    return nlohmann::json::parse(shown.output)["delivery"];
+  };
+  auto pending = delivery();
+  CHECK(pending["opening"]["state"] == "pending");
+  CHECK(pending["opening"]["attempts"] == 1);
+  CHECK(pending["opening"]["error"].get<std::string>().find("notify.command") != std::string::npos);
+  CHECK(pending["end"]["state"] == "none");
 
   // By the night it is back up, the crash is reverted: the alert is over,
   // and the team still hears of it, its opening before its end.
@@ -941,6 +952,11 @@ write = "# dwcc release notes, week WEEK\n"
                "WHERE kind = 'modules-failing'") == "resolved sent sent");
   CHECK(over.output.find(" sent (1 of them the end of an alert), 0 failed") != std::string::npos);
   CHECK(events() == std::vector<std::string>{"opened resolved", "resolved resolved"});
+  auto sent = delivery();
+  CHECK(sent["opening"]["state"] == "sent");
+  CHECK(sent["opening"]["hook_sent"] == true);
+  CHECK(sent["end"]["state"] == "sent");
+  CHECK(sent["end"]["hook_sent"] == true);
 
   // Told once: nothing is due to the hook after that.
   auto notify = p.run({"alerts", "--config", p.config, "notify"});
