@@ -87,14 +87,13 @@ void run_show(Context& ctx, const AlertArgs& a) {
     auto j = json::parse(sweep::alert_json(*al));
     // Where its notices stand, as the text's "delivery:" lines say it.
     auto delivery = [](const std::string& state, const std::string& error, int attempts, bool hook, bool webhook) {
-      return json{{"state", state}, {"error", error}, {"attempts", attempts}, {"hook_sent", hook},
-                  {"webhook_sent", webhook}};
+      return json{
+          {"state", state}, {"error", error}, {"attempts", attempts}, {"hook_sent", hook}, {"webhook_sent", webhook}};
     };
-    j["delivery"] = {{"opening", delivery(al->notify_state, al->notify_error, al->notify_attempts, al->hook_sent,
-                                          al->webhook_sent)},
-                     {"end", delivery(al->resolution_notify_state, al->resolution_notify_error,
-                                      al->resolution_notify_attempts, al->resolution_hook_sent,
-                                      al->resolution_webhook_sent)}};
+    j["delivery"] = {
+        {"opening", delivery(al->notify_state, al->notify_error, al->notify_attempts, al->hook_sent, al->webhook_sent)},
+        {"end", delivery(al->resolution_notify_state, al->resolution_notify_error, al->resolution_notify_attempts,
+                         al->resolution_hook_sent, al->resolution_webhook_sent)}};
     j["events"] = json::array();
     for (const auto& e : db::alert_events(database, a.id))
       j["events"].push_back({{"state", e.state}, {"who", e.who}, {"note", e.note}, {"at", e.at}});
