@@ -20,9 +20,7 @@ void print_suites_too_short(const sweep::DriftReport& r) {
                  n == 0 ? "no" : "one", n == 0 ? "s" : "");
 }
 
-}  // namespace
-
-void print_drift(const sweep::DriftReport& r) {
+void print_findings(const sweep::DriftReport& r) {
   if (!r.analysed) return;  // the sweep said why
   if (r.findings.empty()) {
     if (r.evaluated_checkins == 0)
@@ -51,14 +49,29 @@ void print_drift(const sweep::DriftReport& r) {
     fmt::print("  {} {}{}\n", f.new_alert && f.recovered_at.empty() ? "NEW" : "   ", common::printable(f.sentence()),
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");
   print_suites_too_short(r);
-  if (r.notifications.sent + r.notifications.failed > 0)
-    fmt::print("notifications: {}{}\n", notifications_text(r.notifications),
-               r.notifications.failed > 0 ? " (retried by the next sweep)" : "");
+}
+
+}  // namespace
+
+void print_drift(const sweep::DriftReport& r) {
+  print_findings(r);
+  // Also where the analysis found nothing or did not run: what a sweep
+  // retried of last night's is told.
+  print_notifications(r.notifications);
+}
+
+void print_notifications(const sweep::Delivery& d) {
+  if (d.sent + d.failed > 0)
+    fmt::print("notifications: {}{}\n", notifications_text(d), d.failed > 0 ? " (retried by the next sweep)" : "");
 }
 
 std::string notifications_text(const sweep::Delivery& d) {
-  return fmt::format("{} sent{}, {} failed", d.sent,
-                     d.ends_sent > 0 ? fmt::format(" ({} of them the end of an alert)", d.ends_sent) : "", d.failed);
+  return fmt::format(
+      "{} sent{}, {} failed{}", d.sent,
+      d.ends_sent > 0 ? fmt::format(" ({} of them the end of an alert)", d.ends_sent) : "", d.failed,
+      d.failed_on_one_channel > 0
+          ? fmt::format(", {} of them taken by one of its two channels", d.failed_on_one_channel)
+          : "");
 }
 
 bool report_stuck_notifications(const sweep::Delivery& d) {

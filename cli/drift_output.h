@@ -10,7 +10,10 @@ void print_drift(const sweep::DriftReport& report);
 /// standard error, after everything on standard output, and returns true,
 /// for a non-zero exit; false when deliveries are well.
 bool report_stuck_notifications(const sweep::Delivery& delivery);
-/// "3 sent (1 of them the end of an alert), 0 failed".
+/// The notifications line, when anything was delivered or tried.
+void print_notifications(const sweep::Delivery& delivery);
+/// "3 sent (1 of them the end of an alert), 1 failed, 1 of them taken by
+/// one of its two channels".
 std::string notifications_text(const sweep::Delivery& delivery);
 
 }  // namespace cli

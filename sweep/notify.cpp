@@ -160,6 +160,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
       if (resolution) ++out.ends_sent;
     } else {
       ++out.failed;
+      if (d.hook || d.webhook) ++out.failed_on_one_channel;
       // Still pending, so each attempt so far failed on some channel: the one
       // failing now, as a channel that took the alert is not tried again.
       int attempts = resolution ? a.resolution_notify_attempts : a.notify_attempts;

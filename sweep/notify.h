@@ -18,6 +18,9 @@ inline constexpr int kDeliveryAttemptsBeforeFailing = 3;
 struct Delivery {
   int sent = 0, failed = 0;  ///< notices: alerts opened, and ends of alerts
   int ends_sent = 0;         ///< of `sent`, ends
+  /// Of `failed`, those one channel took this time while another failed
+  /// (retried on that one alone).
+  int failed_on_one_channel = 0;
   /// Of those that failed, alerts that a channel has not taken on any of at
   /// least kDeliveryAttemptsBeforeFailing attempts (a channel that took it
   /// is not tried again), and the last one's reason.
