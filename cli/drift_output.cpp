@@ -66,12 +66,11 @@ void print_notifications(const sweep::Delivery& d) {
 }
 
 std::string notifications_text(const sweep::Delivery& d) {
-  return fmt::format(
-      "{} sent{}, {} failed{}", d.sent,
-      d.ends_sent > 0 ? fmt::format(" ({} of them the end of an alert)", d.ends_sent) : "", d.failed,
-      d.failed_on_one_channel > 0
-          ? fmt::format(", {} of them taken by one of its two channels", d.failed_on_one_channel)
-          : "");
+  return fmt::format("{} sent{}, {} failed{}", d.sent,
+                     d.ends_sent > 0 ? fmt::format(" ({} of them the end of an alert)", d.ends_sent) : "", d.failed,
+                     d.failed_on_one_channel > 0
+                         ? fmt::format(", {} of them taken by one of its two channels", d.failed_on_one_channel)
+                         : "");
 }
 
 bool report_stuck_notifications(const sweep::Delivery& d) {
