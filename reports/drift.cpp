@@ -95,6 +95,21 @@ std::vector<FoundStep> find_steps(const std::vector<bool>& sample, const Compare
   return out;
 }
 
+std::pair<std::size_t, std::size_t> moving_span(const std::vector<const FilledPoint*>& points) {
+  if (points.size() < 2) return {0, points.empty() ? 0 : points.size() - 1};
+  auto same = [&](std::size_t k) {
+    const auto &x = points[k]->sizes, &y = points[k + 1]->sizes;
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const auto& a, const auto& b) {
+      return a.name == b.name && a.default_bytes == b.default_bytes && a.learned_bytes == b.learned_bytes;
+    });
+  };
+  std::size_t first = 0, last = points.size() - 1;
+  while (first < last && same(first)) ++first;
+  while (last > first && same(last - 1)) --last;
+  if (first == last) return {0, points.size() - 1};
+  return {first, last};
+}
+
 std::vector<FoundStep> slow_drifts(const std::vector<bool>& sample, const CompareLevels& levels,
                                    const std::vector<FoundStep>& steps, double min_uplift_change) {
   std::vector<FoundStep> out;

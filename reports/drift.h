@@ -178,6 +178,14 @@ struct FilledPoint {
 std::vector<FilledPoint> carried_forward(const std::vector<std::vector<evaluator::ModuleSizes>>& series,
                                          const std::vector<std::size_t>& positions);
 
+/// Of a change spread over consecutive evaluated points (`points`, the
+/// first and the last its two samples), the first and the last index
+/// between which any module's size moved: points equal to their neighbour
+/// at either end (a docs-only check-in, a compiler byte-identical to the
+/// one before) are no part of the range people are sent to. (0, size - 1)
+/// when nothing moved.
+std::pair<std::size_t, std::size_t> moving_span(const std::vector<const FilledPoint*>& points);
+
 /// Where a change from the point at `before` to a later one may have begun:
 /// a module carried at `before` that the later point measured with other
 /// sizes may have changed anywhere after its last measurement, so the

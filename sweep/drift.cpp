@@ -577,6 +577,28 @@ class SuiteAnalysis {
     return f;
   }
 
+  /// A spread change's range without the check-ins at either end that
+  /// bisection measured flat (a docs-only check-in after the last part, a
+  /// byte-identical compiler): from the last flat one to the last that
+  /// moved. Its figures stay the samples'; a range of one check-in would
+  /// name a culprit no step found, and stays as it is.
+  void narrow_to_moves(Finding& f, const Step& step) const {
+    std::vector<std::size_t> at;
+    std::vector<const reports::FilledPoint*> points;
+    for (auto pos : evaluated())
+      if (pos >= step.before && pos <= step.after) {
+        at.push_back(pos);
+        points.push_back(&filled_.at(pos));
+      }
+    auto [first, last] = reports::moving_span(points);
+    if ((at[first] == step.before && at[last] == step.after) || at[last] - at[first] < 2) return;
+    auto narrowed = finding_between(at[first], at[last]);
+    f.last_good = narrowed.last_good;
+    f.first_bad = narrowed.first_bad;
+    f.range_first = narrowed.range_first;
+    f.range_size = narrowed.range_size;
+  }
+
   std::vector<Finding> findings() const {
     std::vector<Finding> out;
     auto ev = evaluated();
@@ -586,6 +608,7 @@ class SuiteAnalysis {
       auto f = finding_between(step.before, step.after);
       f.spread = step.spread && f.culprit.empty();
       f.change = step.change;
+      if (f.spread && !step.across_samples) narrow_to_moves(f, step);
       if (step.across_samples) {
         // Never bisected: what bisection spent in its range was another change's.
         f.across_samples = true;

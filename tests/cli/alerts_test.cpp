@@ -1128,6 +1128,101 @@ write = "# dwcc release notes\n\n## 1.1\nHigher -Oz threshold.\n"
   CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
 }
 
+TEST_CASE("a spread change's range ends at the last check-in that moved, not at a docs-only sample after it") {
+  testing::TempDir scratch;
+  auto file = scratch.path() / "history-split-then-docs.toml";
+  std::ofstream(file) << "tree = \"" << DRIFTWATCH_SOURCE_DIR << R"(/samples/compiler"
+branch = "main"
+
+[[checkin]]
+week = 0
+author = "Alex Chen <alex.chen@example.org>"
+message = "Import dwcc"
+tag = "v1.0"
+
+[[checkin]]
+week = 1
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Docs] Add release notes"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n"
+
+[[checkin]]
+week = 2
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Inliner] Raise the -Oz threshold from 5 to 15"
+[[checkin.edit]]
+file = "src/Heuristic.h"
+replace = "constexpr int OzInlineThreshold = 5;"
+with = "constexpr int OzInlineThreshold = 15;"
+
+[[checkin]]
+week = 2
+hours = 2
+author = "Alex Chen <alex.chen@example.org>"
+message = "[Inliner] Raise the -Oz threshold from 15 to 25"
+[[checkin.edit]]
+file = "src/Heuristic.h"
+replace = "constexpr int OzInlineThreshold = 15;"
+with = "constexpr int OzInlineThreshold = 25;"
+
+[[checkin]]
+week = 2
+hours = 4
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Docs] Note the threshold"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\nThreshold 25.\n"
+
+[[checkin]]
+week = 2
+hours = 6
+author = "Priya Raman <priya.raman@example.org>"
+message = "[Docs] Note the threshold again"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\nThreshold 25, for -Oz.\n"
+
+[[checkin]]
+week = 3
+author = "Jon Meyer <jon.meyer@example.org>"
+message = "[Docs] Release notes for 1.1"
+[[checkin.edit]]
+file = "docs/ReleaseNotes.md"
+write = "# dwcc release notes\n\n## 1.1\nHigher -Oz threshold.\n"
+)";
+  Project p(file.string());
+  p.set("every = \"2w\"", "every = \"1w\"");  // the two raises lie between the samples of weeks 1 and 2
+  p.set("min_uplift_change = 0.002", "min_uplift_change = 0.5");  // the sizes alone decide here
+  // The testdata's default .text: 5516 bytes, 5581 (+1.18%) after the first
+  // raise, 5588 (+0.13%) after the second; 1.25% lies between a part and the whole.
+  p.set("min_total_change = 0.002", "min_total_change = 0.0125");
+  auto s = p.sweep(p.dsn);
+  INFO(s.output);
+  REQUIRE(s.exit_code == 0);
+  auto first = p.psql("SELECT sha FROM commits WHERE subject LIKE '%from 5 to 15'");
+  auto second = p.psql("SELECT sha FROM commits WHERE subject LIKE '%from 15 to 25'");
+  REQUIRE(first.size() == 40);
+  REQUIRE(second.size() == 40);
+  INFO(p.psql("SELECT string_agg(c.sha || ' ' || c.subject || ' ' || e.status, '; ') FROM evaluations e "
+              "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"));
+  // Bisection measured the first raise; neither raise alone moved the total
+  // by the threshold, both together did: one alert over the two.
+  CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
+  CHECK(p.psql("SELECT kind || ' ' || (culprit_commit_id IS NULL) || ' ' || (details->>'spread') FROM alerts") ==
+        "size-changed true true");
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.range_first_commit_id") == first);
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id") == second);
+  // Bisection measured both raises, and the docs check-ins after the
+  // second moved nothing: the range is the raises', not the week's.
+  auto id = p.psql("SELECT id FROM alerts");
+  auto show = p.run({"alerts", "--config", p.config, "show", id});
+  INFO(show.output);
+  CHECK(show.output.find("changed over: " + first + ".." + second) != std::string::npos);
+}
+
 TEST_CASE("an alert raised before any channel was configured is delivered once one is, if still open") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");

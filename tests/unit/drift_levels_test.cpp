@@ -161,6 +161,32 @@ TEST_CASE("a change made in parts between two samples is one spread change over 
   CHECK_FALSE(found[0].spread);
 }
 
+TEST_CASE("a spread change's range runs from the first check-in that moved to the last, not from sample to sample") {
+  auto point = [](std::int64_t learned_a, std::int64_t learned_b) {
+    return reports::FilledPoint{{{"a.c", 1000, learned_a}, {"b.c", 500, learned_b}}, {}};
+  };
+  // Sample, a docs check-in, two check-ins that move a little each, a
+  // compiler byte-identical to the last, the next sample.
+  std::vector<reports::FilledPoint> p = {point(950, 490), point(950, 490), point(951, 490),
+                                         point(951, 492), point(951, 492), point(951, 492)};
+  std::vector<const reports::FilledPoint*> ptrs;
+  for (const auto& x : p) ptrs.push_back(&x);
+  CHECK(reports::moving_span(ptrs) == std::pair<std::size_t, std::size_t>{1, 3});
+  // Moving at both ends: the samples' range, whole.
+  p[1] = point(949, 490);
+  p[5] = point(951, 493);
+  CHECK(reports::moving_span(ptrs) == std::pair<std::size_t, std::size_t>{0, 5});
+  // A module the next point no longer lists is a move too.
+  p[1] = p[0];
+  p[5] = p[4];
+  p[4].sizes.pop_back();
+  p[5].sizes.pop_back();
+  CHECK(reports::moving_span(ptrs) == std::pair<std::size_t, std::size_t>{1, 4});
+  // Nothing moved: the whole range.
+  std::vector<const reports::FilledPoint*> flat = {&p[0], &p[1]};
+  CHECK(reports::moving_span(flat) == std::pair<std::size_t, std::size_t>{0, 1});
+}
+
 TEST_CASE("a step between samples that one check-in inside made is that check-in's alone") {
   // The samples moved 0.35 points; 0.3 of it in one step between two of
   // bisection's check-ins: that step is the change, not the samples' range.
