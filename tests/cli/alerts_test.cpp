@@ -1206,8 +1206,9 @@ write = "# dwcc release notes\n\n## 1.1\nHigher -Oz threshold.\n"
   auto second = p.psql("SELECT sha FROM commits WHERE subject LIKE '%from 15 to 25'");
   REQUIRE(first.size() == 40);
   REQUIRE(second.size() == 40);
-  INFO(p.psql("SELECT string_agg(c.sha || ' ' || c.subject || ' ' || e.status, '; ') FROM evaluations e "
-              "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"));
+  INFO(
+      p.psql("SELECT string_agg(c.sha || ' ' || c.subject || ' ' || e.status, '; ') FROM evaluations e "
+             "JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = b.commit_id"));
   // Bisection measured the first raise; neither raise alone moved the total
   // by the threshold, both together did: one alert over the two.
   CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
