@@ -85,15 +85,24 @@ void run_show(Context& ctx, const AlertArgs& a) {
   if (!al) throw common::Fatal("no alert " + std::to_string(a.id) + " in project " + project.name);
   if (a.json) {
     auto j = json::parse(sweep::alert_json(*al));
-    // Where its notices stand, as the text's "delivery:" lines say it.
-    auto delivery = [](const std::string& state, const std::string& error, int attempts, bool hook, bool webhook) {
-      return json{
-          {"state", state}, {"error", error}, {"attempts", attempts}, {"hook_sent", hook}, {"webhook_sent", webhook}};
-    };
+    // Where its notices stand: each one's state, last error and attempts,
+    // and per channel "sent", "due" (still to be sent) or "not owed" (no
+    // such channel, or, of an end, one its opening never reached).
+    auto channel = [](bool sent, bool owed) { return sent ? "sent" : owed ? "due" : "not owed"; };
+    bool opening_owed = al->notify_state == "pending", end_owed = al->resolution_notify_state != "none";
     j["delivery"] = {
-        {"opening", delivery(al->notify_state, al->notify_error, al->notify_attempts, al->hook_sent, al->webhook_sent)},
-        {"end", delivery(al->resolution_notify_state, al->resolution_notify_error, al->resolution_notify_attempts,
-                         al->resolution_hook_sent, al->resolution_webhook_sent)}};
+        {"opening",
+         {{"state", al->notify_state},
+          {"error", al->notify_error},
+          {"attempts", al->notify_attempts},
+          {"hook", channel(al->hook_sent, opening_owed && !project.notify.command.empty())},
+          {"webhook", channel(al->webhook_sent, opening_owed && !project.notify.webhook.empty())}}},
+        {"end",
+         {{"state", al->resolution_notify_state},
+          {"error", al->resolution_notify_error},
+          {"attempts", al->resolution_notify_attempts},
+          {"hook", channel(al->hook_told && al->resolution_hook_sent, end_owed && al->hook_told)},
+          {"webhook", channel(al->webhook_told && al->resolution_webhook_sent, end_owed && al->webhook_told)}}}};
     j["events"] = json::array();
     for (const auto& e : db::alert_events(database, a.id))
       j["events"].push_back({{"state", e.state}, {"who", e.who}, {"note", e.note}, {"at", e.at}});

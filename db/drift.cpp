@@ -242,7 +242,7 @@ const char* kAlertColumns =
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, ''), "
     "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, ''), a.resolution_notify_state, "
     "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts, a.resolution_notify_error, "
-    "  a.end_doubted "
+    "  a.end_doubted, a.hook_told, a.webhook_told "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
@@ -288,6 +288,8 @@ AlertView alert_view(const pqxx::row& r) {
   v.resolution_notify_attempts = r[35].as<int>();
   v.resolution_notify_error = r[36].as<std::string>();
   v.end_doubted = r[37].as<bool>();
+  v.hook_told = r[38].as<bool>();
+  v.webhook_told = r[39].as<bool>();
   return v;
 }
 
@@ -415,7 +417,7 @@ const char* kEndDueSql =
 }  // namespace
 
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state,
-                     const std::string& who_text, const std::string& note_text) {
+                     const std::string& who_text, const std::string& note_text, const std::string& details) {
   // People's words from a command line: any bytes, stored as valid UTF-8.
   auto who = common::valid_utf8(who_text), note = common::valid_utf8(note_text);
   return db.impl().guarded("changing an alert", [&] {
@@ -433,10 +435,14 @@ bool set_alert_state(Database& db, const std::string& project, Id id, const std:
     bool doubted = who != "driftwatch" && state != "resolved" && was_state == "resolved" &&
                    was[0][1].as<std::string>() == "driftwatch" &&
                    was[0][2].as<std::string>().rfind(kRecoveredNotePrefix, 0) == 0;
+    // A doubted end takes where it recovered out of its details too: the
+    // alert's sentence would still say it compiles again there.
     tx.exec_params(
         "UPDATE alerts SET state = $2, state_by = $3, note = CASE WHEN $4 = '' THEN note ELSE $4 END, "
-        "updated_at = now(), end_doubted = end_doubted OR $5 WHERE id = $1",
-        id, state, who, note, doubted);
+        "updated_at = now(), end_doubted = end_doubted OR $5, "
+        "details = CASE WHEN $5 THEN details - 'recovered_at' - 'recovered_at_label' - 'recovered_taken' "
+        "  ELSE details END || $6::jsonb WHERE id = $1",
+        id, state, who, note, doubted, details.empty() ? std::string("{}") : details);
     // Its end is news only where driftwatch saw the failure over and its
     // opening reached someone; any other move leaves no end to tell.
     if (state == "resolved" && who == "driftwatch" && recovered)
@@ -450,14 +456,6 @@ bool set_alert_state(Database& db, const std::string& project, Id id, const std:
                    note);
     tx.commit();
     return true;
-  });
-}
-
-void merge_alert_details(Database& db, Id id, const std::string& json_object) {
-  db.impl().guarded("recording an alert's details", [&] {
-    pqxx::work tx(db.impl().conn);
-    tx.exec_params("UPDATE alerts SET details = details || $2::jsonb WHERE id = $1", id, json_object);
-    tx.commit();
   });
 }
 
@@ -511,10 +509,11 @@ namespace {
 
 /// Alert a's opening, still pending, is to be told ($2: kRecoveredNotePrefix):
 /// while it is open, and also once driftwatch found it over if no person
-/// acted on it since it was opened. A failure that began and ended while
-/// the channels were down (a two-week crash) is still news to them: they
-/// get its opening, then its end (mark_delivery makes that due). One a
-/// person acknowledged, resolved or ignored is theirs, and not sent.
+/// acted on it (acknowledged, resolved, ignored or reopened it) since it was
+/// opened. A failure that began and ended while the channels were down (a
+/// two-week crash) is still news to them: they get its opening, then its
+/// end (mark_delivery makes that due); channels told of it before (a
+/// narrowed alert's) get the end alone (sweep/notify.cpp).
 const char* kOpeningDue =
     "a.notify_state = 'pending' AND (a.state = 'open' OR (a.state = 'resolved' AND a.state_by = 'driftwatch' "
     "AND starts_with(a.note, $2) AND NOT EXISTS (SELECT 1 FROM alert_events e WHERE e.alert_id = a.id "

@@ -131,6 +131,7 @@ struct AlertView {
   bool resolution_hook_sent = false, resolution_webhook_sent = false;
   int resolution_notify_attempts = 0;
   bool end_doubted = false;            ///< a person reopened it after driftwatch resolved it as over
+  bool hook_told = false, webhook_told = false;  ///< an opening of it ever reached that channel
   std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
 };
 
@@ -153,8 +154,11 @@ std::optional<AlertView> find_alert(Database& db, const std::string& project, Id
 /// its end is due to the channels its opening reached. A person moving one
 /// driftwatch resolved as over out of resolved marks that end doubted
 /// (AlertView::end_doubted), which driftwatch's own reopening keeps.
+/// `details`: keys set in its details with the move (where a failure
+/// recovered, as driftwatch resolves it as over); a person moving it out of
+/// resolved takes those keys out again.
 bool set_alert_state(Database& db, const std::string& project, Id id, const std::string& state, const std::string& who,
-                     const std::string& note);
+                     const std::string& note, const std::string& details = "");
 
 /// Resolves the project's open and acknowledged alerts about suite `name` as
 /// another build of it (a manifest other than `manifest_hash`) measured them:
@@ -178,10 +182,6 @@ int follow_policy(Database& db, const std::string& project, const std::string& p
 /// a listed suite (that build of it) resolved so are reopened.
 int follow_suites(Database& db, const std::string& project,
                   const std::vector<std::pair<std::string, std::string>>& suites);
-
-/// Sets the keys of `json_object` in alert `id`'s details, keeping the others
-/// (where a failure recovered, once driftwatch resolves it as over).
-void merge_alert_details(Database& db, Id id, const std::string& json_object);
 
 struct AlertEvent {
   std::string state, who, note, at;  ///< at: ISO 8601 UTC

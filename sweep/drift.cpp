@@ -580,8 +580,9 @@ class SuiteAnalysis {
   /// A spread change's range without the check-ins at either end that
   /// bisection measured flat (a docs-only check-in after the last part, a
   /// byte-identical compiler): from the last flat one to the last that
-  /// moved. Its figures stay the samples'; a range of one check-in would
-  /// name a culprit no step found, and stays as it is.
+  /// moved. Its figures stay the samples', and so does what names its alert
+  /// (Finding::samples_range); a range of one check-in would name a culprit
+  /// no step found, and stays as it is.
   void narrow_to_moves(Finding& f, const Step& step) const {
     std::vector<std::size_t> at;
     std::vector<const reports::FilledPoint*> points;
@@ -593,10 +594,12 @@ class SuiteAnalysis {
     auto [first, last] = reports::moving_span(points);
     if ((at[first] == step.before && at[last] == step.after) || at[last] - at[first] < 2) return;
     auto narrowed = finding_between(at[first], at[last]);
+    f.samples_range = f.range_first + ".." + f.first_bad;
     f.last_good = narrowed.last_good;
     f.first_bad = narrowed.first_bad;
     f.range_first = narrowed.range_first;
     f.range_size = narrowed.range_size;
+    f.carried = narrowed.carried;
   }
 
   std::vector<Finding> findings() const {
@@ -865,6 +868,7 @@ bool compiler_wide(const std::string& kind) { return kind == "build-broken" || k
 /// What changed and where (the culprit, else the range): the same change
 /// seen by a later sweep, or by another suite, has the same key.
 std::string change_key(const Finding& f) {
+  if (!f.samples_range.empty()) return f.kind + "|" + f.samples_range;
   return f.kind + "|" + (f.culprit.empty() ? f.range_first + ".." + f.first_bad : f.culprit);
 }
 
@@ -1072,9 +1076,9 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       // not driftwatch's to close again (and tell again) every night.
       if (v.end_doubted) return false;
       // Refused where a person moved it since the list was read: not counted.
-      if (!db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second.first)) return true;
-      db::merge_alert_details(db, v.id, it->second.second);
-      if (!opened_now.count(v.fingerprint)) ++report.alerts_recovered;  // one of this run's is found over, not news
+      if (db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", it->second.first, it->second.second) &&
+          !opened_now.count(v.fingerprint))
+        ++report.alerts_recovered;  // one of this run's is found over, not news
       return true;
     });
     // A wide alert whose range bisection has since pinned as other changes

@@ -116,10 +116,22 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
       }
     } release{db, listed.id};
     const auto& a = *claimed;
-    auto body = notice_json(a, resolution);
+    // An alert found over before its opening reached a channel: told there
+    // now. A channel that had an opening of it (before a narrowing) hears
+    // the end alone.
+    bool late = !resolution && a.state == "resolved";
+    bool hook_due =
+        !p.notify.command.empty() && !(resolution ? a.resolution_hook_sent : a.hook_sent) && !(late && a.hook_told);
+    bool webhook_due = !p.notify.webhook.empty() && !(resolution ? a.resolution_webhook_sent : a.webhook_sent) &&
+                       !(late && a.webhook_told);
     db::Delivered d;
     d.fingerprint = a.fingerprint;
     d.resolution = resolution;
+    if (late && !hook_due && !webhook_due) {
+      db::mark_delivery(db, a.id, d);  // nothing of it is news to anyone: done, and no notice counted
+      return;
+    }
+    auto body = notice_json(a, resolution);
     std::string tried_error;  ///< of the channels tried, those that failed
     auto failed = [&d, &tried_error](const std::string& why) {
       d.error += (d.error.empty() ? "" : "; ") + why;
@@ -128,7 +140,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
     auto skipped = [&d, &not_tried](const std::string& why) {
       d.error += (d.error.empty() ? "" : "; ") + not_tried(why);
     };
-    if (!p.notify.command.empty() && !(resolution ? a.resolution_hook_sent : a.hook_sent)) {
+    if (hook_due) {
       bool hung = false;
       if (!hook_hung.empty())
         skipped(hook_hung);
@@ -139,7 +151,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
         if (hung) hook_hung = "the alert hook (notify.command) timed out";
       }
     }
-    if (!p.notify.webhook.empty() && !(resolution ? a.resolution_webhook_sent : a.webhook_sent)) {
+    if (webhook_due) {
       auto payload = p.notify.webhook_format == "slack"
                          ? common::json_text(json{{"text", slack_escape(notice_text(a, resolution))}})
                          : body;

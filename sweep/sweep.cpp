@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -177,6 +178,22 @@ std::string days_or_hours(std::int64_t seconds) {
 std::string sampling_settings(const ProjectFile& p) {
   return fmt::format("branch \"{}\", from \"{}\", since \"{}\", until \"{}\", every \"{}\", tags {}", p.branch, p.from,
                      p.since, p.until, p.every, p.tags ? "true" : "false");
+}
+
+/// The last sweep's grid (`last`, as sampling_settings wrote it) is this
+/// project's but for an `until` moved later, or taken off: the grid up to
+/// the last sweep's head is the same, and what lies after it is what --new
+/// plans anyway (a nightly over a fixed history, moving `until` each night).
+bool only_until_moved_later(const std::string& last, const ProjectFile& p) {
+  static const std::regex until_of(R"re(until "([^"]*)")re");
+  std::smatch m;
+  if (!std::regex_search(last, m, until_of)) return false;
+  auto before = p;
+  before.until = m[1].str();
+  if (sampling_settings(before) != last || before.until.empty()) return false;
+  if (p.until.empty()) return true;
+  auto was = until_time(before), now = until_time(p);
+  return was && now && *was && *now && **now >= **was;
 }
 
 void say(const SweepOptions& o, const std::string& text) {
@@ -373,7 +390,8 @@ SweepReport run_sweep(const SweepOptions& o) {
     // Edited sampling makes another grid, whose points before the last head
     // were never planned: only a whole-range sweep plans them (what is done
     // is not done again).
-    else if (!p.repo.empty() && !last->sampling.empty() && last->sampling != sampling)
+    else if (!p.repo.empty() && !last->sampling.empty() && last->sampling != sampling &&
+             !only_until_moved_later(last->sampling, p))
       sampling_note = "the project's sampling changed since the last sweep (" + last->sampling + " → " + sampling +
                       "): --new sweeps the whole range on the new grid; jobs already done are not run again";
     else
@@ -402,11 +420,14 @@ SweepReport run_sweep(const SweepOptions& o) {
       // A tip past the last sweep's head: its check-ins wait for their
       // period (or count) of `every` to end, which fetching would not change.
       bool moved = after && tip->sha != *after;
-      tip_note = "; the tip of " + branch + " is " + tip->short_sha() + " from " + tracker::format_date(tip->time) +
-                 (fixed ? " (branch = \"" + p.branch +
-                              "\" names no branch, local or remote-tracking: a tag or a commit, it never moves)"
-                  : moved ? " (every = \"" + every + "\" samples none of the check-ins after the last sweep yet)"
-                          : " (driftwatch never fetches: update the repository first)");
+      auto until = until_time(p).take();
+      tip_note =
+          "; the tip of " + branch + " is " + tip->short_sha() + " from " + tracker::format_date(tip->time) +
+          (fixed ? " (branch = \"" + p.branch +
+                       "\" names no branch, local or remote-tracking: a tag or a commit, it never moves)"
+           : moved && until && tip->time > *until ? " (until = \"" + p.until + "\" ends the project's range before it)"
+           : moved ? " (every = \"" + every + "\" samples none of the check-ins after the last sweep yet)"
+                   : " (driftwatch never fetches: update the repository first)");
       // Sweeps of a repository nobody updates find "nothing new" night
       // after night and exit 0: with stale_after set, that fails instead.
       auto age = std::int64_t(std::time(nullptr)) - tip->time;
@@ -484,6 +505,41 @@ SweepReport run_sweep(const SweepOptions& o) {
         say(o, "measuring the policy's training check-in " + baseline.substr(0, 12) +
                    " too: drift is measured from it");
         in.checkins.insert(in.checkins.begin(), b);
+      }
+    }
+    // The grid's check-ins swept already, from the baseline on, built under
+    // this recipe but never evaluated with this policy or suite (a policy
+    // promoted or rolled back, a suite added since): measured too, or the
+    // series would end at an older head while the range's head has a
+    // result of another policy only. Those nobody built under this recipe
+    // (a recipe edited, a checkout moved) are left to a sweep of the range.
+    if (after) {
+      auto from = baseline.empty() ? grid.end() : std::find(grid.begin(), grid.end(), baseline);
+      std::vector<PlannedCheckin> candidates;
+      std::vector<std::string> keys;
+      for (auto it = from == grid.end() ? grid.begin() : from; it != grid.end(); ++it) {
+        if (std::any_of(in.checkins.begin(), in.checkins.end(), [&](const auto& c) { return c.sha == *it; })) continue;
+        candidates.push_back({*it, "", "", 0});
+        keys.push_back(build_job_key(in, candidates.back()));
+        for (const auto& s : in.suites) keys.push_back(eval_job_key(in, candidates.back(), s));
+      }
+      auto states = db::job_states(lock_db, keys);
+      std::vector<PlannedCheckin> unmeasured;
+      for (const auto& c : candidates) {
+        auto built = states.find(build_job_key(in, c));
+        if (built == states.end() || built->second != "done") continue;
+        if (std::any_of(in.suites.begin(), in.suites.end(),
+                        [&](const auto& s) { return !states.count(eval_job_key(in, c, s)); }))
+          unmeasured.push_back(c);
+      }
+      if (!unmeasured.empty()) {
+        say(o, fmt::format("measuring {} check-in(s) swept before too: this policy or suite has no result there yet "
+                           "(a policy promoted or rolled back, a suite added)",
+                           unmeasured.size()));
+        // After the baseline, which drift is measured from.
+        auto at = in.checkins.begin();
+        if (at != in.checkins.end() && at->sha == baseline) ++at;
+        in.checkins.insert(at, unmeasured.begin(), unmeasured.end());
       }
     }
     if (in.checkins.empty() && !after && p.toolchains.empty())

@@ -939,7 +939,9 @@ write = "# dwcc release notes, week WEEK\n"
   CHECK(pending["opening"]["state"] == "pending");
   CHECK(pending["opening"]["attempts"] == 1);
   CHECK(pending["opening"]["error"].get<std::string>().find("notify.command") != std::string::npos);
+  CHECK(pending["opening"]["hook"] == "due");
   CHECK(pending["end"]["state"] == "none");
+  CHECK(pending["end"]["hook"] == "not owed");
 
   // By the night it is back up, the crash is reverted: the alert is over,
   // and the team still hears of it, its opening before its end.
@@ -954,9 +956,11 @@ write = "# dwcc release notes, week WEEK\n"
   CHECK(events() == std::vector<std::string>{"opened resolved", "resolved resolved"});
   auto sent = delivery();
   CHECK(sent["opening"]["state"] == "sent");
-  CHECK(sent["opening"]["hook_sent"] == true);
+  CHECK(sent["opening"]["hook"] == "sent");
+  CHECK(sent["opening"]["webhook"] == "not owed");  // the project has none
   CHECK(sent["end"]["state"] == "sent");
-  CHECK(sent["end"]["hook_sent"] == true);
+  CHECK(sent["end"]["hook"] == "sent");
+  CHECK(sent["end"]["webhook"] == "not owed");
 
   // Told once: nothing is due to the hook after that.
   auto notify = p.run({"alerts", "--config", p.config, "notify"});

@@ -237,6 +237,49 @@ TEST_CASE("--new after the project's sampling is edited plans the new grid's ear
   CHECK(again.output.find("sampling changed") == std::string::npos);
 }
 
+TEST_CASE(
+    "--new measures the project's policy where another one had the newer check-ins, and until moved later keeps the "
+    "grid") {
+  Project p;
+  p.make_small();  // monthly: December's last check-in, then January's
+  p.set("until = \"\"", "until = \"2025-12-31\"");
+  p.sweep_ok();
+  // Nothing new: the reason is `until`, not the grid.
+  auto quiet = p.sweep_ok({"--new"});
+  CHECK(quiet.output.find("nothing new since the last sweep") != std::string::npos);
+  CHECK(quiet.output.find("(until = \"2025-12-31\" ends the project's range before it)") != std::string::npos);
+
+  // Another policy, and `until` taken off: January is new; December, swept
+  // under the first policy, is measured under this one too, from its
+  // training check-in on. Moving `until` later is no new grid.
+  const std::string frozen = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
+  auto week1 = p.git({"log", "-1", "--format=%H", "--grep=Add release notes", "main"});
+  REQUIRE(week1.size() == 40);
+  p.track_policy_trained_at(week1);
+  p.set("until = \"2025-12-31\"", "until = \"\"");
+  auto other = p.sweep_ok({"--new"});
+  INFO(other.output);
+  CHECK(other.output.find("sampling changed") == std::string::npos);
+  CHECK(other.output.find("measuring 1 check-in(s) swept before too") != std::string::npos);
+  auto head = p.git({"rev-parse", "HEAD"});
+  auto policies_at = [&](const std::string& sha) {
+    return p.psql(
+        "SELECT count(DISTINCT e.policy_id) FROM evaluations e JOIN builds b ON b.id = e.build_id "
+        "JOIN commits c ON c.id = b.commit_id WHERE e.status = 'done' AND c.sha = '" +
+        sha + "'");
+  };
+  CHECK(policies_at(head) == "1");
+
+  // Back to the first policy (a rollback, by hand): its series would end
+  // in December, while January has the other policy's result only.
+  p.set((p.dir / ("trained-at-" + week1.substr(0, 12) + ".policy")).string(), frozen);
+  auto back = p.sweep_ok({"--new"});
+  INFO(back.output);
+  CHECK(back.output.find("measuring 1 check-in(s) swept before too") != std::string::npos);
+  CHECK(policies_at(head) == "2");
+  CHECK(p.sweep_ok({"--new"}).output.find("nothing new since the last sweep") != std::string::npos);
+}
+
 TEST_CASE("a project's drift, decide and report begin at its range: what was measured before it is not its own") {
   Project p;
   p.sweep_ok();  // the whole history, every two weeks, bisected: its changes alerted

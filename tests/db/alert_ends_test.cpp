@@ -196,5 +196,22 @@ TEST_CASE("an alert a person acted on before driftwatch found it over is not tol
   REQUIRE(db::open_alert(database, other));
   auto other_id = db::list_alerts(database, "toy", {"open"}).front().id;
   REQUIRE(db::set_alert_state(database, "toy", other_id, "resolved", "ana", kRecovered));
-  for (const auto& v : db::undelivered_alerts(database, "toy")) CHECK(v.id != other_id);
+  CHECK(alert(database, other_id).notify_state == "pending");
+  CHECK_FALSE(db::claim_delivery(database, other_id, false));
+  CHECK(db::undelivered_alerts(database, "toy").empty());
+}
+
+TEST_CASE("where a failure recovered goes into its alert's details with driftwatch's end, and out with a doubt") {
+  auto database = testing::fresh_database();
+  auto id = open_build_alert(database);
+  db::mark_delivery(database, id, delivered(true, false, false));
+  const std::string where = R"({"recovered_at": "0123456789abcdef0123456789abcdef01234567", "recovered_taken": 0})";
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered, where));
+  CHECK(alert(database, id).details_json.find("0123456789abcdef0123456789abcdef01234567") != std::string::npos);
+  // A person who reopens it doubts that end: the alert no longer says it.
+  REQUIRE(db::set_alert_state(database, "toy", id, "open", "ana", "still seeing it"));
+  CHECK(alert(database, id).details_json.find("recovered_at") == std::string::npos);
+  // The person's own resolution keeps the details as they are.
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "ana", "fixed"));
+  CHECK(alert(database, id).details_json == "{}");
 }
