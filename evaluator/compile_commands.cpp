@@ -121,6 +121,17 @@ bool drop_flag(std::string_view a) {
   return false;
 }
 
+// Of what drop_flag takes out, what changes the code or its outcome, not
+// the build's plumbing (outputs, dependency files, modes): people are told.
+bool changes_code(std::string_view a) {
+  for (std::string_view p : {"-Werror", "-fno-inline", "-flto", "-fembed-bitcode", "-fwhole-program-vtables",
+                             "-fvirtual-function-elimination", "-fsplit-lto-unit", "-fsanitize=cfi", "-fsanitize-cfi",
+                             "-fprofile-instr-generate", "-fprofile-generate", "-fcs-profile-generate",
+                             "-fcoverage-mapping"})
+    if (starts_with(a, p)) return true;
+  return false;
+}
+
 bool is_input(const CompileCommand& c, const std::string& arg) {
   if (arg == c.file) return true;
   if (arg.empty() || arg[0] == '-') return false;
@@ -357,7 +368,7 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
                                                       const ClangTools& tools, const std::string& opt_level) {
   auto lang = command_language(c);
   if (!lang) return Error{c.file + ": not a C or C++ compile"};
-  std::vector<std::string> kept;
+  std::vector<std::string> kept, left_out;
   std::string opt;
   bool saw_input = false;
   const auto& args = c.arguments;
@@ -367,10 +378,12 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
     // replaced here ("__OPTIMIZE__ predefined macro was disabled in PCH
     // file"): read the header itself, which CMake also passes with -include.
     if (a == "-include-pch") {
+      left_out.push_back(a);
       ++i;
       continue;
     }
     if (a == "-Xclang" && i + 1 < args.size() && args[i + 1] == "-include-pch") {
+      left_out.push_back("-include-pch");
       i += (i + 3 < args.size() && args[i + 2] == "-Xclang") ? 3 : 1;
       continue;
     }
@@ -393,7 +406,9 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
       for (const auto& s : common::split(a.substr(std::string("-fsanitize=").size()), ','))
         if (!starts_with(s, "cfi")) rest += (rest.empty() ? "" : ",") + s;
       if (!rest.empty()) kept.push_back("-fsanitize=" + rest);
+      left_out.push_back("-fsanitize=cfi");
     } else if (drop_flag(a) || is_other_input(c, a)) {
+      if (changes_code(a)) left_out.push_back(a);
       continue;
     } else {
       saw_input = saw_input || is_input(c, a);
@@ -403,6 +418,7 @@ common::Result<BitcodeInvocation> rewrite_for_bitcode(const CompileCommand& c, c
   if (!saw_input) kept.push_back(c.file);
   BitcodeInvocation inv;
   inv.language = *lang;
+  inv.left_out = std::move(left_out);
   inv.opt_level_defaulted = opt_level.empty() && (opt.empty() || opt == "-O0");
   inv.opt_level = !opt_level.empty() ? opt_level : inv.opt_level_defaulted ? "-Oz" : opt;
   const auto& driver = *lang == Language::C ? tools.cc : tools.cxx;

@@ -57,6 +57,10 @@ struct BitcodeInvocation {
   std::vector<std::string> probe_argv;
   std::string opt_level;             ///< e.g. "-O2"
   bool opt_level_defaulted = false;  ///< none or -O0 in the entry: -Oz instead (-O0 would add optnone)
+  /// What was taken out that would have made it other code than the
+  /// project's, or failed it (-fno-inline, -flto=thin, a profile's
+  /// instrumentation, CFI, a precompiled header, -Werror): said in the summary.
+  std::vector<std::string> left_out;
 };
 
 /// Rewrites an entry: launcher and output/dependency/LTO/-Werror/-fno-inline

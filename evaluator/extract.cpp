@@ -156,7 +156,7 @@ common::Result<ExtractedModule> extract_one(const CompileCommand& c, const Plann
   if (has_optnone(ir->output)) return Error{"the bitcode has optnone functions (compiled as -O0?)"};
   auto sha = common::sha256_file(bc);
   if (!sha) return sha.error();
-  return ExtractedModule{p.name, p.source, *sha, inv->language, inv->opt_level_defaulted, dropped};
+  return ExtractedModule{p.name, p.source, *sha, inv->language, inv->opt_level_defaulted, dropped, inv->left_out};
 }
 
 }  // namespace
@@ -311,6 +311,18 @@ std::string summarize(const ExtractReport& r) {
     std::string flags;
     for (const auto& f : dropped) flags += (flags.empty() ? "" : " ") + f;
     s += fmt::format("; {} compiled without flags clang-19 does not know ({})", tus, flags);
+  }
+  std::set<std::string> left_out;
+  int changed = 0;
+  for (const auto& m : r.modules) {
+    left_out.insert(m.left_out.begin(), m.left_out.end());
+    changed += m.left_out.empty() ? 0 : 1;
+  }
+  if (!left_out.empty()) {
+    std::string flags;
+    for (const auto& f : left_out) flags += (flags.empty() ? "" : " ") + f;
+    s += fmt::format("; {} compiled without what would make them other code than the project's, or fail them ({})",
+                     changed, flags);
   }
   return s;
 }

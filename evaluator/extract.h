@@ -64,6 +64,8 @@ struct ExtractedModule {
   bool opt_level_defaulted = false;
   /// Flags clang-19 does not know (GCC's -fipa-pta, say), dropped after it refused them.
   std::vector<std::string> dropped_flags;
+  /// Flags taken out that would have changed its code or failed it (BitcodeInvocation::left_out).
+  std::vector<std::string> left_out;
 };
 
 struct TuFailure {

@@ -71,6 +71,8 @@ TEST_CASE("a compile becomes a bitcode compile: outputs and deps and LTO and -We
                                  "-Wno-error=incompatible-function-pointer-types", "-o", "/out/a.c.bc"});
   CHECK(inv->probe_argv ==
         std::vector<std::string>{"clang-19", "-###", "-DX=1", "-I", "inc", "src/a.c", "-O2", "-c", "-o", "/out/a.c.o"});
+  // What would change the code or fail it is told; the build's plumbing is not.
+  CHECK(inv->left_out == std::vector<std::string>{"-Werror", "-Werror=format-security", "-flto=thin"});
 }
 
 TEST_CASE("a coverage or CFI build's compile loses its instrumentation and LTO-only flags, not its defines") {
@@ -189,6 +191,7 @@ TEST_CASE("a real project's compiles: -fno-inline, a precompiled header and the 
   CHECK_FALSE(has(inv->bitcode_argv, "-fno-inline"));
   CHECK_FALSE(has(inv->bitcode_argv, "-fno-inline-functions"));
   CHECK_FALSE(has(inv->probe_argv, "-fno-inline"));
+  CHECK(inv->left_out == std::vector<std::string>{"-fno-inline", "-fno-inline-functions"});
   // CMake's clang PCH, in both forms: made at another -O level or by another clang.
   inv = rewrite_for_bitcode(cmd({"clang", "-Xclang", "-include-pch", "-Xclang", "/b/cmake_pch.h.pch", "-Xclang",
                                  "-include", "-Xclang", "/b/cmake_pch.h", "-include-pch", "/b/other.pch", "-c", "a.c"}),
@@ -197,6 +200,7 @@ TEST_CASE("a real project's compiles: -fno-inline, a precompiled header and the 
   CHECK_FALSE(has(inv->bitcode_argv, "-include-pch"));
   CHECK_FALSE(has(inv->bitcode_argv, "/b/cmake_pch.h.pch"));
   CHECK_FALSE(has(inv->bitcode_argv, "/b/other.pch"));
+  CHECK(inv->left_out == std::vector<std::string>{"-include-pch", "-include-pch"});
   // The header itself is still included, its -Xclang pairs whole.
   auto at = std::find(inv->bitcode_argv.begin(), inv->bitcode_argv.end(), "-include");
   REQUIRE(at - inv->bitcode_argv.begin() >= 2);
@@ -287,4 +291,18 @@ TEST_CASE("a unity build's sources are the project's code, CMake's compiler chec
   REQUIRE(plan.modules.size() == 1);
   CHECK(plan.modules[0].name == "b/CMakeFiles/core.dir/Unity/unity_0_c.c");
   CHECK(plan.probes == 2);
+}
+
+TEST_CASE("the summary says which flags were taken out that would have changed the project's code") {
+  evaluator::ExtractReport r;
+  r.modules.push_back({"a.c", "a.c", "0", Language::C, false, {}, {"-fno-inline", "-flto=thin"}});
+  r.modules.push_back({"b.c", "b.c", "1", Language::C, false, {}, {"-flto=thin"}});
+  r.modules.push_back({"c.c", "c.c", "2", Language::C, false, {}, {}});
+  auto text = evaluator::summarize(r);
+  CHECK(text.find("; 2 compiled without what would make them other code than the project's, or fail them "
+                  "(-flto=thin -fno-inline)") != std::string::npos);
+  r.modules.pop_back();
+  r.modules.pop_back();
+  r.modules.pop_back();
+  CHECK(evaluator::summarize(r).find("other code") == std::string::npos);
 }
