@@ -43,6 +43,9 @@ json commit_json(const CommitRef& c) {
 json point_json(const ReportPoint& p) {
   json ratios = json::array();
   for (double r : p.ratios) ratios.push_back(r < 0 ? json(nullptr) : json(rounded(r)));
+  // A check-in with no evaluation (its build broke, the policy could not
+  // run) has no figures: null, never a 0 a reader would plot.
+  auto figure = [&](auto value) { return p.evaluated ? json(value) : json(nullptr); };
   return {{"sha", p.commit.sha},
           {"author", p.commit.author},
           {"subject", p.commit.subject},
@@ -51,15 +54,15 @@ json point_json(const ReportPoint& p) {
           {"position", p.position},
           {"build_outcome", p.build_outcome},
           {"evaluated", p.evaluated},
-          {"uplift", p.uplift},
-          {"total_uplift", p.total_uplift},
-          {"total_default", p.total_default},
-          {"total_learned", p.total_learned},
-          {"wins", p.wins},
-          {"ties", p.ties},
-          {"losses", p.losses},
-          {"measured", p.measured},
-          {"learned_failed", p.learned_failed},
+          {"uplift", figure(p.uplift)},
+          {"total_uplift", figure(p.total_uplift)},
+          {"total_default", figure(p.total_default)},
+          {"total_learned", figure(p.total_learned)},
+          {"wins", figure(p.wins)},
+          {"ties", figure(p.ties)},
+          {"losses", figure(p.losses)},
+          {"measured", figure(p.measured)},
+          {"learned_failed", figure(p.learned_failed)},
           {"evaluation_error", p.evaluation_error},
           {"ratios", ratios}};
 }

@@ -159,7 +159,8 @@ struct SuiteOverview {
 };
 
 struct ReportData {
-  static constexpr int kSchemaVersion = 2;        ///< 2: times are ISO 8601 UTC
+  /// 2: times are ISO 8601 UTC; 3: a point with no evaluation has null figures (uplift, totals, counts)
+  static constexpr int kSchemaVersion = 3;
   std::string project, generated_at, commit_url;  ///< generated_at: ISO 8601 UTC
   PolicyInfo policy;
   std::string baseline_note;  ///< how the baseline was chosen

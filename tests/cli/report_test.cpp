@@ -76,7 +76,7 @@ TEST_CASE(
   CHECK(r.output.find("retraining: not decided yet") != std::string::npos);
 
   auto data = json::parse(read(out / "report.json"));
-  CHECK(data["schema_version"] == 2);
+  CHECK(data["schema_version"] == 3);
   REQUIRE(data["suites"].size() == 1);
   int evaluated = data["suites"][0]["evaluated"];
   int points = static_cast<int>(data["suites"][0]["points"].size());  // failed builds too

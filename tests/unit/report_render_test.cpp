@@ -97,7 +97,13 @@ TEST_CASE("markdown_escape keeps text on one line with no markup") {
 
 TEST_CASE("render_json is versioned and carries the hostile subject unchanged") {
   auto j = json::parse(reports::render_json(sample()));
-  CHECK(j["schema_version"] == 2);
+  CHECK(j["schema_version"] == 3);
+  // The broken build's point has no figures, not figures of 0.
+  CHECK(j["suites"][0]["points"][2]["evaluated"] == false);
+  CHECK(j["suites"][0]["points"][2]["uplift"].is_null());
+  CHECK(j["suites"][0]["points"][2]["total_default"].is_null());
+  CHECK(j["suites"][0]["points"][2]["wins"].is_null());
+  CHECK(j["suites"][0]["points"][1]["uplift"] == doctest::Approx(0.005));
   CHECK(j["project"] == "toy <proj>");
   CHECK(j["suites"][0]["evaluated"] == 2);
   CHECK(j["suites"][0]["points"][1]["subject"] == kHostile);
