@@ -159,10 +159,18 @@
     function totals(of) {
       return pts.map(function (p, i) { return { value: [i, p.evaluated && !partial(s, p) ? of(p) : null] }; });
     }
+    // Drawn at its line's level (the last whole point's, else the next's):
+    // its own sums, over fewer modules, would stretch the axis until the
+    // lines' real moves looked flat. Its tooltip gives its own sums.
     function partials(of) {
+      function whole(j) { return pts[j].evaluated && !partial(s, pts[j]); }
       return pts.map(function (p, i) {
         if (!partial(s, p)) return { value: [i, null] };
-        return { value: [i, of(p)], itemStyle: { color: '#ff7f0e' }, symbol: 'emptyCircle', symbolSize: 10 };
+        var at = -1;
+        for (var j = i - 1; j >= 0 && at < 0; --j) if (whole(j)) at = j;
+        for (var k = i + 1; k < pts.length && at < 0; ++k) if (whole(k)) at = k;
+        return { value: [i, of(at < 0 ? p : pts[at])], itemStyle: { color: '#ff7f0e' }, symbol: 'emptyCircle',
+                 symbolSize: 10 };
       });
     }
     function defaults(p) { return p.total_default; }

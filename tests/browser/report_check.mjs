@@ -54,6 +54,14 @@ try {
         learned_points: c.totals.getOption().series[1].data.length,
         hollow_totals: c.totals.getOption().series.reduce(
           (n, series) => n + series.data.filter((v) => v && v.symbol === 'emptyCircle').length, 0),
+        // Partial points drawn on their line's level, not at their own
+        // smaller sums (which would stretch the axis): each at a value its line has.
+        partial_totals_off_line: c.totals.getOption().series.filter((series) => series.type === 'scatter').reduce(
+          (n, series, k) => {
+            const line = c.totals.getOption().series.filter((x) => x.type === 'line')[k];
+            const levels = new Set(line.data.map((v) => v && v.value ? v.value[1] : null).filter((v) => v !== null));
+            return n + series.data.filter((v) => v && v.value && v.value[1] !== null && !levels.has(v.value[1])).length;
+          }, 0),
         // Check-ins the totals lines break at (no value on a line series).
         totals_line_gaps: c.totals.getOption().series.filter((series) => series.type === 'line').reduce(
           (n, series) => n + series.data.filter((v) => v && v.value && v.value[1] === null).length, 0),

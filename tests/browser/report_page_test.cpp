@@ -90,6 +90,8 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   // drawn as a drop: both lines break there.
   CHECK(page["charts"]["holdout"]["hollow_totals"] == 2);
   CHECK(page["charts"]["holdout"]["totals_line_gaps"] == 2);
+  // Drawn at its lines' level: its smaller sums would stretch the axis.
+  CHECK(page["charts"]["holdout"]["partial_totals_off_line"] == 0);
   REQUIRE(page["lowest"]["sha"] == zero.commit.sha);
   std::string lowest = page["lowest"]["tooltip"];
   CHECK_MESSAGE(lowest.find("222222222222") != std::string::npos, lowest);
