@@ -176,6 +176,14 @@ Id record_decision(Database& db, const std::string& project, Id project_policy_i
                    const std::string& first_commit, const std::string& last_commit, const std::string& evidence_json) {
   return db.impl().guarded("recording a retraining decision", [&] {
     pqxx::work tx(db.impl().conn);
+    // The same decision as the project's last (asked again, `decide --json`
+    // after `decide`): the same row, not a second one in the report's history.
+    auto same = tx.exec_params(
+        "SELECT id FROM (SELECT * FROM retraining_decisions WHERE project = $1 ORDER BY id DESC LIMIT 1) last "
+        "WHERE project_policy_id IS NOT DISTINCT FROM NULLIF($2, 0) AND verdict = $3 AND first_commit = $4 "
+        "AND last_commit = $5 AND evidence - 'decision_id' = $6::jsonb - 'decision_id'",
+        project, project_policy_id, verdict, first_commit, last_commit, evidence_json);
+    if (!same.empty()) return same[0][0].as<Id>();
     auto id = tx.exec_params1(
                     "INSERT INTO retraining_decisions (project, project_policy_id, verdict, first_commit, "
                     "  last_commit, evidence) VALUES ($1, NULLIF($2, 0), $3, $4, $5, $6::jsonb) RETURNING id",

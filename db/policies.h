@@ -57,7 +57,8 @@ void set_lineage_state(Database& db, Id id, const std::string& state, const std:
 bool promote(Database& db, const std::string& project, Id id, Id expected_active, const std::string& reason);
 
 /// Records a decision with its evidence (a JSON object, its "decision_id"
-/// set to the new id); returns the id.
+/// set to the new id); returns the id. One the same as the project's last
+/// (policy, verdict, range and evidence) is that decision: its id, no new row.
 Id record_decision(Database& db, const std::string& project, Id project_policy_id, const std::string& verdict,
                    const std::string& first_commit, const std::string& last_commit, const std::string& evidence_json);
 std::int64_t count_decisions(Database& db, const std::string& project);

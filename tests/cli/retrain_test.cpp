@@ -74,7 +74,9 @@ TEST_CASE(
   for (const auto& r : dj["suites"][0]["rules"])
     if (r["rule"] == "uplift_floor") floor_fired = r["fired"].get<bool>() && r["measured"].get<double>() < 0;
   CHECK(floor_fired);
-  CHECK(p.psql("SELECT string_agg(verdict, ',' ORDER BY id) FROM retraining_decisions") == "retrain,retrain");
+  // Asked twice with nothing changed: one decision, its id the same both times.
+  CHECK(p.psql("SELECT string_agg(verdict, ',' ORDER BY id) FROM retraining_decisions") == "retrain");
+  CHECK(d.output.find("decision " + std::to_string(dj["decision_id"].get<long>()) + ":") != std::string::npos);
 
   // The report shows the recorded decision with the rule that fired, and the database lineage.
   auto out = p.dir / "decided-report";
@@ -85,7 +87,7 @@ TEST_CASE(
   CHECK(rep.output.find("fired: ") != std::string::npos);
   std::ifstream jf(out / "report.json");
   auto rj = nlohmann::json::parse(jf);
-  REQUIRE(rj["decisions"].size() == 2);
+  REQUIRE(rj["decisions"].size() == 1);  // decide, then decide --json: one decision
   CHECK(rj["decisions"][0]["verdict"] == "retrain");
   CHECK(rj["decisions"][0]["rule"].get<std::string>().find("uplift_floor") != std::string::npos);
   bool floor_line = false;

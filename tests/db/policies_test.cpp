@@ -99,9 +99,16 @@ TEST_CASE("promotions replace the active policy they expect, and only that one")
 TEST_CASE("decisions are recorded with their evidence, keep included") {
   auto database = testing::fresh_database();
   auto root = db::add_to_lineage(database, row("root", 0, "active"), "{}");
-  db::record_decision(database, "toy", root, "keep", "c1", "c2", R"({"verdict": "keep"})");
-  db::record_decision(database, "toy", root, "retrain", "c2", "c3", R"({"verdict": "retrain"})");
+  auto keep = db::record_decision(database, "toy", root, "keep", "c1", "c2", R"({"verdict": "keep"})");
+  auto retrain = db::record_decision(database, "toy", root, "retrain", "c2", "c3", R"({"verdict": "retrain"})");
+  CHECK(retrain != keep);
+  // Asked again with nothing changed: the same decision, not a second row.
+  CHECK(db::record_decision(database, "toy", root, "retrain", "c2", "c3", R"({"verdict": "retrain"})") == retrain);
   CHECK(db::count_decisions(database, "toy") == 2);
+  // Back to the first answer: a new decision, the project's history moved.
+  auto back = db::record_decision(database, "toy", root, "keep", "c1", "c2", R"({"verdict": "keep"})");
+  CHECK(back != keep);
+  CHECK(db::count_decisions(database, "toy") == 3);
   CHECK(db::count_decisions(database, "other") == 0);
   // A policy named again keeps its row and its state; its figures are replaced.
   auto again = row("root", 0, "candidate");
