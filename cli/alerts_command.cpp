@@ -78,6 +78,33 @@ void run_list(Context& ctx, const AlertArgs& a) {
   if (a.exit_code) set_exit_code(ctx, database, project.name);
 }
 
+/// Where a notice stands on each channel: "sent", "due" (still to be sent)
+/// or "not owed" (no such channel, or, of an end, one its opening never reached).
+struct Channels {
+  std::string hook, webhook;
+  /// " (hook due, webhook sent)": the channels owed it, for people.
+  std::string text() const {
+    std::string out;
+    for (const auto& [name, state] : {std::pair{"hook", hook}, std::pair{"webhook", webhook}})
+      if (state != "not owed") out += (out.empty() ? "" : ", ") + std::string(name) + " " + state;
+    return out.empty() ? "" : " (" + out + ")";
+  }
+};
+
+std::string channel_state(bool sent, bool owed) { return sent ? "sent" : owed ? "due" : "not owed"; }
+
+Channels opening_channels(const db::AlertView& a, const sweep::ProjectFile& p) {
+  bool owed = a.notify_state == "pending";
+  return {channel_state(a.hook_sent, owed && !p.notify.command.empty()),
+          channel_state(a.webhook_sent, owed && !p.notify.webhook.empty())};
+}
+
+Channels end_channels(const db::AlertView& a) {
+  bool owed = a.resolution_notify_state != "none";
+  return {channel_state(a.hook_told && a.resolution_hook_sent, owed && a.hook_told),
+          channel_state(a.webhook_told && a.resolution_webhook_sent, owed && a.webhook_told)};
+}
+
 void run_show(Context& ctx, const AlertArgs& a) {
   auto project = a.project.load(ctx);
   auto database = ctx.database();
@@ -85,24 +112,19 @@ void run_show(Context& ctx, const AlertArgs& a) {
   if (!al) throw common::Fatal("no alert " + std::to_string(a.id) + " in project " + project.name);
   if (a.json) {
     auto j = json::parse(sweep::alert_json(*al));
-    // Where its notices stand: each one's state, last error and attempts,
-    // and per channel "sent", "due" (still to be sent) or "not owed" (no
-    // such channel, or, of an end, one its opening never reached).
-    auto channel = [](bool sent, bool owed) { return sent ? "sent" : owed ? "due" : "not owed"; };
-    bool opening_owed = al->notify_state == "pending", end_owed = al->resolution_notify_state != "none";
-    j["delivery"] = {
-        {"opening",
-         {{"state", al->notify_state},
-          {"error", al->notify_error},
-          {"attempts", al->notify_attempts},
-          {"hook", channel(al->hook_sent, opening_owed && !project.notify.command.empty())},
-          {"webhook", channel(al->webhook_sent, opening_owed && !project.notify.webhook.empty())}}},
-        {"end",
-         {{"state", al->resolution_notify_state},
-          {"error", al->resolution_notify_error},
-          {"attempts", al->resolution_notify_attempts},
-          {"hook", channel(al->hook_told && al->resolution_hook_sent, end_owed && al->hook_told)},
-          {"webhook", channel(al->webhook_told && al->resolution_webhook_sent, end_owed && al->webhook_told)}}}};
+    auto opening = opening_channels(*al, project), end = end_channels(*al);
+    j["delivery"] = {{"opening",
+                      {{"state", al->notify_state},
+                       {"error", al->notify_error},
+                       {"attempts", al->notify_attempts},
+                       {"hook", opening.hook},
+                       {"webhook", opening.webhook}}},
+                     {"end",
+                      {{"state", al->resolution_notify_state},
+                       {"error", al->resolution_notify_error},
+                       {"attempts", al->resolution_notify_attempts},
+                       {"hook", end.hook},
+                       {"webhook", end.webhook}}}};
     j["events"] = json::array();
     for (const auto& e : db::alert_events(database, a.id))
       j["events"].push_back({{"state", e.state}, {"who", e.who}, {"note", e.note}, {"at", e.at}});
@@ -162,10 +184,13 @@ void run_show(Context& ctx, const AlertArgs& a) {
       }
     }
   }
-  fmt::print("delivery: {}{}\n", al->notify_state, al->notify_error.empty() ? "" : " (" + printable(al->notify_error) + ")");
+  // Per channel: a notice one channel took and another still waits for is
+  // neither sent nor failed as a whole.
+  fmt::print("delivery: {}{}{}\n", al->notify_state, opening_channels(*al, project).text(),
+             al->notify_error.empty() ? "" : ": " + printable(al->notify_error));
   if (al->resolution_notify_state != "none")
-    fmt::print("delivery of its end: {}{}\n", al->resolution_notify_state,
-               al->resolution_notify_error.empty() ? "" : " (" + printable(al->resolution_notify_error) + ")");
+    fmt::print("delivery of its end: {}{}{}\n", al->resolution_notify_state, end_channels(*al).text(),
+               al->resolution_notify_error.empty() ? "" : ": " + printable(al->resolution_notify_error));
   for (const auto& e : db::alert_events(database, a.id))
     fmt::print("  {} {} by {}{}\n", common::utc_for_people(e.at), e.state, printable(e.who),
                e.note.empty() ? "" : ": " + printable(e.note));

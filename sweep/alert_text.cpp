@@ -53,8 +53,8 @@ std::string notice_json(const db::AlertView& a, bool resolution) {
 }
 
 std::string notice_text(const db::AlertView& a, bool resolution) {
-  // The project named: one channel often hears several projects.
-  std::string head = "driftwatch (" + a.project + "): ";
+  // The project and the policy named: one channel often hears several of each.
+  std::string head = "driftwatch (" + a.project + (a.policy.empty() ? "" : ", " + a.policy) + "): ";
   if (!resolution) return head + alert_sentence(a);
   // The sentence says where it recovered once the details hold it; an
   // alert resolved before they did has it in its note only.
@@ -94,31 +94,39 @@ std::string alert_sentence(const db::AlertView& a) {
                        : recovered_text(a.kind, d.value("recovered_at", ""), d.value("recovered_at_label", ""),
                                         d.value("newly_failing", 0), d.value("recovered_taken", 0));
   auto at = reports::unasked_note(asked("decisions_before"), asked("decisions_after")) + ": " + where + recovered;
+  // Word for word as the sweep says it (Finding::sentence): a line of the
+  // console is found in the hook's log, the report and `alerts` too.
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
-    return "uplift of " + a.policy + " on " + a.suite + " " +
+    return "uplift on " + a.suite + " " +
            reports::uplift_change_text(a.kind == "uplift-dropped", spread,
                                        d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
                                        num("after", "uplift")) +
            at;
   if (a.kind == "build-broken")
-    return "the build broke" + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) + ": " + where +
+    return "the build broke at " + where + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) +
            recovered;
   if (a.kind == "policy-unusable")
-    return "the policy " + a.policy + " cannot run on the compiler from " + where + ": " +
+    return "the policy cannot run on " + a.suite + " from " + where + ": " +
            (d.is_discarded() ? std::string("no reason recorded") : d.value("evaluation_error", "no reason recorded")) +
            recovered;
-  if (a.kind == "feature-set-changed") return "the compiler's feature set changed for " + a.policy + at;
+  auto listed = [&](const char* key) {
+    return d.is_discarded() || !d.contains(key) || !d[key].is_array() ? std::size_t(0) : d[key].size();
+  };
+  if (a.kind == "feature-set-changed")
+    return fmt::format("the compiler's features changed on {} ({} newly missing, {} newly sent){}", a.suite,
+                       listed("features_missing"), listed("features_new"), at);
   if (a.kind == "modules-failing")
     return fmt::format(
-        "{} more modules of {} fail to compile with the policy {} (a crash or a timeout; or a "
-        "compile that never asked it){}",
-        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, a.policy, at);
+        "{} more modules of {} fail to compile with the policy (a crash or a timeout; or a compile that never asked "
+        "it; left out of the uplift){}",
+        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, at);
   if (a.kind == "compiler-failing") {
     int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
-    return fmt::format("the compiler fails on {} more module{} of {} with its default heuristic (a crash or a hang){}",
-                       n, n == 1 ? "" : "s", a.suite, at);
+    return fmt::format(
+        "the compiler fails on {} more module{} of {} with its default heuristic (a crash, or a hang also when "
+        "compiled alone; left out of the uplift){}",
+        n, n == 1 ? "" : "s", a.suite, at);
   }
-  // As the sweep says it (Finding::sentence): one wording wherever it is read.
   if (a.kind == "modules-flipped")
     return fmt::format("{} modules of {} turned from win to loss (uplift {} → {}){}",
                        d.is_discarded() || !d.contains("win_to_loss") ? 0 : d["win_to_loss"].size(), a.suite,

@@ -581,7 +581,8 @@ SweepReport run_sweep(const SweepOptions& o) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   auto counts = db::count_jobs(lock_db, ids);
-  say(o, fmt::format("sweep {} of project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id,
+  // The sweep's id is the database's (`jobs --sweep N`), not a count of this project's sweeps.
+  say(o, fmt::format("sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id,
                      p.name, report.checkins, in.suites.size(), ids.size(), counts.done + counts.skipped,
                      retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())));
 

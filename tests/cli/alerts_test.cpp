@@ -942,6 +942,8 @@ write = "# dwcc release notes, week WEEK\n"
   CHECK(pending["opening"]["hook"] == "due");
   CHECK(pending["end"]["state"] == "none");
   CHECK(pending["end"]["hook"] == "not owed");
+  auto shown = p.run({"alerts", "--config", p.config, "show", id});
+  CHECK(shown.output.find("\ndelivery: pending (hook due): the alert hook (notify.command)") != std::string::npos);
 
   // By the night it is back up, the crash is reverted: the alert is over,
   // and the team still hears of it, its opening before its end.
@@ -961,6 +963,8 @@ write = "# dwcc release notes, week WEEK\n"
   CHECK(sent["end"]["state"] == "sent");
   CHECK(sent["end"]["hook"] == "sent");
   CHECK(sent["end"]["webhook"] == "not owed");
+  shown = p.run({"alerts", "--config", p.config, "show", id});
+  CHECK(shown.output.find("\ndelivery: sent (hook sent)\ndelivery of its end: sent (hook sent)\n") != std::string::npos);
 
   // Told once: nothing is due to the hook after that.
   auto notify = p.run({"alerts", "--config", p.config, "notify"});
@@ -1310,7 +1314,9 @@ TEST_CASE(
   CHECK(again.output.find("notifications: 1 sent, 0 failed") != std::string::npos);
   auto bodies = server.bodies();
   REQUIRE(bodies.size() == 1);
-  CHECK(bodies[0].rfind("{\"text\":\"driftwatch (toy): uplift of ", 0) == 0);
+  // The project and the policy, then the sweep's own sentence.
+  CHECK(bodies[0].rfind("{\"text\":\"driftwatch (toy, ", 0) == 0);
+  CHECK(bodies[0].find("): uplift on testdata ") != std::string::npos);
   CHECK(bodies[0].find("dropped from") != std::string::npos);
   CHECK(Project::psql(p.dsn, "SELECT notify_state FROM alerts") == "sent");
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM alerts") == "1");  // nothing opened twice

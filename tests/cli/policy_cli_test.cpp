@@ -279,7 +279,7 @@ TEST_CASE("the demo sweeps the sampled check-ins and evaluates the policy at eac
   REQUIRE(d.exit_code == 0);
   // 2025-12-01 + 8 weeks: the last check-ins of December and of January, and
   // whatever bisection measured between them.
-  CHECK(d.output.find("sweep 1 of project demo: 2 check-in(s)") != std::string::npos);
+  CHECK(d.output.find("sweep #1, project demo: 2 check-in(s)") != std::string::npos);
   CHECK(d.output.find("wins/ties/losses") != std::string::npos);
   CHECK(d.output.find("drift: ") != std::string::npos);
   CHECK(std::stoi(f.psql("SELECT count(*) FROM evaluations WHERE status = 'done'")) >= 2);
