@@ -99,8 +99,8 @@ struct SweepArgs {
 void print_summary(const sweep::SweepReport& r) {
   // What failed to go out last time is tried again on a quiet night too.
   if (r.nothing_new) return print_notifications(r.drift.notifications);
-  fmt::print("sweep #{}: {} check-in(s); jobs: {} done, {} skipped (no build to evaluate), {} failed; {}\n",
-             r.sweep_id, r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds));
+  fmt::print("sweep #{}: {} check-in(s); jobs: {} done, {} skipped (no build to evaluate), {} failed; {}\n", r.sweep_id,
+             r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds));
   for (const auto& f : r.failures) fmt::print("  failed: {}\n", f);
   const auto& t = r.time;
   if (t.jobs > 0)

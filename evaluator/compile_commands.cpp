@@ -124,10 +124,10 @@ bool drop_flag(std::string_view a) {
 // Of what drop_flag takes out, what changes the code or its outcome, not
 // the build's plumbing (outputs, dependency files, modes): people are told.
 bool changes_code(std::string_view a) {
-  for (std::string_view p : {"-Werror", "-fno-inline", "-flto", "-fembed-bitcode", "-fwhole-program-vtables",
-                             "-fvirtual-function-elimination", "-fsplit-lto-unit", "-fsanitize=cfi", "-fsanitize-cfi",
-                             "-fprofile-instr-generate", "-fprofile-generate", "-fcs-profile-generate",
-                             "-fcoverage-mapping"})
+  for (std::string_view p :
+       {"-Werror", "-fno-inline", "-flto", "-fembed-bitcode", "-fwhole-program-vtables",
+        "-fvirtual-function-elimination", "-fsplit-lto-unit", "-fsanitize=cfi", "-fsanitize-cfi",
+        "-fprofile-instr-generate", "-fprofile-generate", "-fcs-profile-generate", "-fcoverage-mapping"})
     if (starts_with(a, p)) return true;
   return false;
 }

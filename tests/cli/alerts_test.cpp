@@ -964,7 +964,8 @@ write = "# dwcc release notes, week WEEK\n"
   CHECK(sent["end"]["hook"] == "sent");
   CHECK(sent["end"]["webhook"] == "not owed");
   shown = p.run({"alerts", "--config", p.config, "show", id});
-  CHECK(shown.output.find("\ndelivery: sent (hook sent)\ndelivery of its end: sent (hook sent)\n") != std::string::npos);
+  CHECK(shown.output.find("\ndelivery: sent (hook sent)\ndelivery of its end: sent (hook sent)\n") !=
+        std::string::npos);
 
   // Told once: nothing is due to the hook after that.
   auto notify = p.run({"alerts", "--config", p.config, "notify"});
