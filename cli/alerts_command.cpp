@@ -93,16 +93,33 @@ struct Channels {
 
 std::string channel_state(bool sent, bool owed) { return sent ? "sent" : owed ? "due" : "not owed"; }
 
-Channels opening_channels(const db::AlertView& a, const sweep::ProjectFile& p) {
-  bool owed = a.notify_state == "pending";
-  return {channel_state(a.hook_sent, owed && !p.notify.command.empty()),
-          channel_state(a.webhook_sent, owed && !p.notify.webhook.empty())};
+/// Found over by driftwatch (resolved with a "recovered: " note).
+bool found_over(const db::AlertView& a) {
+  return a.state == "resolved" && a.state_by == "driftwatch" && a.note.starts_with(db::kRecoveredNotePrefix);
 }
 
-Channels end_channels(const db::AlertView& a) {
+/// Pending, an opening is owed while the alert is open, and, once driftwatch
+/// found it over, to the channels no opening of it reached (sweep/notify.cpp):
+/// one a person acknowledged, ignored or resolved is theirs.
+Channels opening_channels(const db::AlertView& a, const sweep::ProjectFile& p) {
+  bool pending = a.notify_state == "pending";
+  auto owed = [&](bool configured, bool told) {
+    return pending && configured && (a.state == "open" || (found_over(a) && !told));
+  };
+  return {channel_state(a.hook_sent, owed(!p.notify.command.empty(), a.hook_told)),
+          channel_state(a.webhook_sent, owed(!p.notify.webhook.empty(), a.webhook_told))};
+}
+
+/// A channel its opening has not reached yet is owed the end too, once
+/// driftwatch found the failure over: the end follows the late opening.
+Channels end_channels(const db::AlertView& a, const Channels& opening) {
   bool owed = a.resolution_notify_state != "none";
-  return {channel_state(a.hook_told && a.resolution_hook_sent, owed && a.hook_told),
-          channel_state(a.webhook_told && a.resolution_webhook_sent, owed && a.webhook_told)};
+  auto state = [&](bool told, bool sent, const std::string& opening_state) {
+    if (!told && found_over(a) && opening_state == "due") return std::string("due");
+    return channel_state(told && sent, owed && told);
+  };
+  return {state(a.hook_told, a.resolution_hook_sent, opening.hook),
+          state(a.webhook_told, a.resolution_webhook_sent, opening.webhook)};
 }
 
 void run_show(Context& ctx, const AlertArgs& a) {
@@ -112,7 +129,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
   if (!al) throw common::Fatal("no alert " + std::to_string(a.id) + " in project " + project.name);
   if (a.json) {
     auto j = json::parse(sweep::alert_json(*al));
-    auto opening = opening_channels(*al, project), end = end_channels(*al);
+    auto opening = opening_channels(*al, project), end = end_channels(*al, opening);
     j["delivery"] = {{"opening",
                       {{"state", al->notify_state},
                        {"error", al->notify_error},
@@ -186,10 +203,11 @@ void run_show(Context& ctx, const AlertArgs& a) {
   }
   // Per channel: a notice one channel took and another still waits for is
   // neither sent nor failed as a whole.
-  fmt::print("delivery: {}{}{}\n", al->notify_state, opening_channels(*al, project).text(),
+  auto opening = opening_channels(*al, project), end = end_channels(*al, opening);
+  fmt::print("delivery: {}{}{}\n", al->notify_state, opening.text(),
              al->notify_error.empty() ? "" : ": " + printable(al->notify_error));
-  if (al->resolution_notify_state != "none")
-    fmt::print("delivery of its end: {}{}{}\n", al->resolution_notify_state, end_channels(*al).text(),
+  if (al->resolution_notify_state != "none" || !end.text().empty())
+    fmt::print("delivery of its end: {}{}{}\n", al->resolution_notify_state, end.text(),
                al->resolution_notify_error.empty() ? "" : ": " + printable(al->resolution_notify_error));
   for (const auto& e : db::alert_events(database, a.id))
     fmt::print("  {} {} by {}{}\n", common::utc_for_people(e.at), e.state, printable(e.who),

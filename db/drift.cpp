@@ -509,8 +509,8 @@ namespace {
 
 /// Alert a's opening, still pending, is to be told ($2: kRecoveredNotePrefix):
 /// while it is open, and also once driftwatch found it over if no person
-/// acted on it (acknowledged, resolved, ignored or reopened it) since it was
-/// opened. A failure that began and ended while the channels were down (a
+/// acted on it (acknowledged, resolved or ignored it) since driftwatch
+/// opened it. A failure that began and ended while the channels were down (a
 /// two-week crash) is still news to them: they get its opening, then its
 /// end (mark_delivery makes that due); channels told of it before (a
 /// narrowed alert's) get the end alone (sweep/notify.cpp).

@@ -177,11 +177,16 @@ Id record_decision(Database& db, const std::string& project, Id project_policy_i
   return db.impl().guarded("recording a retraining decision", [&] {
     pqxx::work tx(db.impl().conn);
     // The same decision as the project's last (asked again, `decide --json`
-    // after `decide`): the same row, not a second one in the report's history.
+    // after `decide`): the same row, not a second one in the report's
+    // history. Not after the lineage moved since (a retrain judged, a
+    // promotion, a rollback): asked again then, it is news. One at a time.
+    tx.exec_params("SELECT pg_advisory_xact_lock(hashtext('driftwatch decision'), hashtext($1))", project);
     auto same = tx.exec_params(
         "SELECT id FROM (SELECT * FROM retraining_decisions WHERE project = $1 ORDER BY id DESC LIMIT 1) last "
         "WHERE project_policy_id IS NOT DISTINCT FROM NULLIF($2, 0) AND verdict = $3 AND first_commit = $4 "
-        "AND last_commit = $5 AND evidence - 'decision_id' = $6::jsonb - 'decision_id'",
+        "AND last_commit = $5 AND evidence - 'decision_id' = $6::jsonb - 'decision_id' "
+        "AND NOT EXISTS (SELECT 1 FROM project_policies pp WHERE pp.project = $1 "
+        "  AND greatest(pp.created_at, pp.updated_at) >= last.created_at)",
         project, project_policy_id, verdict, first_commit, last_commit, evidence_json);
     if (!same.empty()) return same[0][0].as<Id>();
     auto id = tx.exec_params1(

@@ -301,29 +301,20 @@ std::string summarize(const ExtractReport& r) {
   int defaulted = static_cast<int>(
       std::count_if(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.opt_level_defaulted; }));
   add(defaulted, "without an -O level (or -O0) compiled at -Oz");
-  std::set<std::string> dropped;
-  int tus = 0;
-  for (const auto& m : r.modules) {
-    dropped.insert(m.dropped_flags.begin(), m.dropped_flags.end());
-    tus += m.dropped_flags.empty() ? 0 : 1;
-  }
-  if (!dropped.empty()) {
-    std::string flags;
-    for (const auto& f : dropped) flags += (flags.empty() ? "" : " ") + f;
-    s += fmt::format("; {} compiled without flags clang-19 does not know ({})", tus, flags);
-  }
-  std::set<std::string> left_out;
-  int changed = 0;
-  for (const auto& m : r.modules) {
-    left_out.insert(m.left_out.begin(), m.left_out.end());
-    changed += m.left_out.empty() ? 0 : 1;
-  }
-  if (!left_out.empty()) {
-    std::string flags;
-    for (const auto& f : left_out) flags += (flags.empty() ? "" : " ") + f;
-    s += fmt::format("; {} compiled without what would make them other code than the project's, or fail them ({})",
-                     changed, flags);
-  }
+  // "; 2 compiled without <why> (-a -b)": the modules that lost some flags, and those flags.
+  auto without = [&](std::vector<std::string> ExtractedModule::*flags_of, const char* why) {
+    std::set<std::string> flags;
+    int modules = 0;
+    for (const auto& m : r.modules) {
+      flags.insert((m.*flags_of).begin(), (m.*flags_of).end());
+      modules += (m.*flags_of).empty() ? 0 : 1;
+    }
+    std::string listed;
+    for (const auto& f : flags) listed += (listed.empty() ? "" : " ") + f;
+    if (!flags.empty()) s += fmt::format("; {} compiled without {} ({})", modules, why, listed);
+  };
+  without(&ExtractedModule::dropped_flags, "flags clang-19 does not know");
+  without(&ExtractedModule::left_out, "what would make them other code than the project's, or fail them");
   return s;
 }
 

@@ -46,7 +46,28 @@ json alert_object(const db::AlertView& a) {
 
 std::string alert_json(const db::AlertView& a) { return common::json_text(alert_object(a)); }
 
-std::string notice_json(const db::AlertView& a, bool resolution) {
+namespace {
+
+/// The alert as its opening told it: an opening sent late, once driftwatch
+/// found the failure over (a channel that was down), reads on every channel
+/// as it did on those that took it on time; its end follows.
+db::AlertView as_opened(const db::AlertView& a) {
+  if (a.state != "resolved") return a;
+  auto opened = a;
+  opened.state = "open";
+  opened.note.clear();
+  auto d = details_of(a.details_json);
+  if (d.is_object()) {
+    for (const char* key : {"recovered_at", "recovered_at_label", "recovered_taken"}) d.erase(key);
+    opened.details_json = common::json_text(d);
+  }
+  return opened;
+}
+
+}  // namespace
+
+std::string notice_json(const db::AlertView& given, bool resolution) {
+  const auto a = resolution ? given : as_opened(given);
   auto o = alert_object(a);
   o["event"] = resolution ? "resolved" : "opened";
   return common::json_text(o);
@@ -55,7 +76,7 @@ std::string notice_json(const db::AlertView& a, bool resolution) {
 std::string notice_text(const db::AlertView& a, bool resolution) {
   // The project and the policy named: one channel often hears several of each.
   std::string head = "driftwatch (" + a.project + (a.policy.empty() ? "" : ", " + a.policy) + "): ";
-  if (!resolution) return head + alert_sentence(a);
+  if (!resolution) return head + alert_sentence(as_opened(a));
   // The sentence says where it recovered once the details hold it; an
   // alert resolved before they did has it in its note only.
   auto d = details_of(a.details_json);

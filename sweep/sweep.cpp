@@ -513,11 +513,22 @@ SweepReport run_sweep(const SweepOptions& o) {
     // series would end at an older head while the range's head has a
     // result of another policy only. Those nobody built under this recipe
     // (a recipe edited, a checkout moved) are left to a sweep of the range.
-    if (after) {
-      auto from = baseline.empty() ? grid.end() : std::find(grid.begin(), grid.end(), baseline);
+    // Looked for only when the last head has no evaluation of this policy
+    // and suite (the night after such a change): a nightly's own --new reads
+    // one job, not the whole grid's. On the project's grid, as drift judges
+    // it, not a one-off --every or --since.
+    auto evaluated_at = [&](const std::string& sha) {
+      std::vector<std::string> keys;
+      for (const auto& s : in.suites) keys.push_back(eval_job_key(in, {sha, "", "", 0}, s));
+      auto states = db::job_states(lock_db, keys);
+      return states.size() == keys.size();
+    };
+    if (after && !evaluated_at(*after)) {
+      const auto& on = analysis_grid;
+      auto from = baseline.empty() ? on.end() : std::find(on.begin(), on.end(), baseline);
       std::vector<PlannedCheckin> candidates;
       std::vector<std::string> keys;
-      for (auto it = from == grid.end() ? grid.begin() : from; it != grid.end(); ++it) {
+      for (auto it = from == on.end() ? on.begin() : from; it != on.end(); ++it) {
         if (std::any_of(in.checkins.begin(), in.checkins.end(), [&](const auto& c) { return c.sha == *it; })) continue;
         candidates.push_back({*it, "", "", 0});
         keys.push_back(build_job_key(in, candidates.back()));

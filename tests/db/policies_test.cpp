@@ -109,6 +109,13 @@ TEST_CASE("decisions are recorded with their evidence, keep included") {
   auto back = db::record_decision(database, "toy", root, "keep", "c1", "c2", R"({"verdict": "keep"})");
   CHECK(back != keep);
   CHECK(db::count_decisions(database, "toy") == 3);
+  // The lineage moved since (its figures replaced, as a retrain's judging
+  // does): the same answer is news.
+  auto judged = row("root", 0, "active");
+  judged.figures_json = R"({"uplift": 0.02})";
+  CHECK(db::add_to_lineage(database, judged, "{}") == root);
+  CHECK(db::record_decision(database, "toy", root, "keep", "c1", "c2", R"({"verdict": "keep"})") != back);
+  CHECK(db::count_decisions(database, "toy") == 4);
   CHECK(db::count_decisions(database, "other") == 0);
   // A policy named again keeps its row and its state; its figures are replaced.
   auto again = row("root", 0, "candidate");

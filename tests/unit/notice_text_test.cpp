@@ -47,3 +47,20 @@ TEST_CASE("an end whose details hold where it recovered says it once, and carrie
   auto ended = nlohmann::json::parse(sweep::notice_json(a, true));
   CHECK(ended["details"]["recovered_at"] == "0123456789abcdef0123456789abcdef01234567");
 }
+
+TEST_CASE("an opening sent after the failure was found over reads as the opening did on time, on every channel") {
+  auto a = broken_build();
+  a.details_json = R"({"recovered_at": "0123456789abcdef0123456789abcdef01234567", "broken_samples": 2})";
+  auto opened = nlohmann::json::parse(sweep::notice_json(a, false));
+  CHECK(opened["event"] == "opened");
+  CHECK(opened["state"] == "open");
+  CHECK(opened["note"] == "");
+  CHECK_FALSE(opened["details"].contains("recovered_at"));
+  CHECK(opened["details"]["broken_samples"] == 2);
+  CHECK(opened["summary"].get<std::string>().find("again at") == std::string::npos);
+  CHECK(sweep::notice_text(a, false).find("again at") == std::string::npos);
+  // Its end says where it recovered.
+  auto ended = nlohmann::json::parse(sweep::notice_json(a, true));
+  CHECK(ended["state"] == "resolved");
+  CHECK(ended["summary"].get<std::string>().find("; it builds again at 0123456789ab") != std::string::npos);
+}
