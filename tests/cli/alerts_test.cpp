@@ -951,8 +951,7 @@ write = "# dwcc release notes, week WEEK\n"
   auto over = p.sweep(p.dsn);
   INFO(over.output);
   CHECK(over.exit_code == 0);
-  CHECK(p.psql("SELECT state || ' ' || notify_state FROM alerts WHERE kind = 'modules-failing'") ==
-        "resolved pending");
+  CHECK(p.psql("SELECT state || ' ' || notify_state FROM alerts WHERE kind = 'modules-failing'") == "resolved pending");
   CHECK(events().empty());
   auto waiting = delivery();
   CHECK(waiting["opening"]["hook"] == "due");
