@@ -250,6 +250,11 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     auto loaded =
         series_of_repository(db, repository_id, recipe.content_hash, d.policy.content_hash, suite.manifest_hash);
     auto s = series_of(suite.suite, suite.manifest_hash, loaded, position);
+    // The charts begin where the project's range does, as its `until` ends
+    // them: a check-in before it that another project (or an `eval`)
+    // measured is not this project's point.
+    if (from_position)
+      std::erase_if(s.points, [&](const reports::ReportPoint& pt) { return pt.position < *from_position; });
     for (const auto& pt : s.points)
       if (pt.build_outcome != "ok" && failed.insert(pt.commit.sha).second)
         d.build_failures.push_back({s.name, pt.commit, pt.build_outcome});

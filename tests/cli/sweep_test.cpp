@@ -309,6 +309,9 @@ TEST_CASE("a project's drift, decide and report begin at its range: what was mea
   auto page = nlohmann::json::parse(in);
   REQUIRE(page["overview"].size() == 1);
   CHECK(page["overview"][0]["baseline"]["sha"] == first);
+  // Its charts begin there too: the first project's earlier points are not drawn.
+  REQUIRE_FALSE(page["suites"][0]["points"].empty());
+  CHECK(page["suites"][0]["points"][0]["sha"] == first);
   // decide judges from the same check-in: its uplift is the baseline's.
   auto d = p.run({"decide", "--config", p.config});
   INFO(d.output);
