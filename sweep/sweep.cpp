@@ -196,6 +196,41 @@ bool only_until_moved_later(const std::string& last, const ProjectFile& p) {
   return was && now && *was && *now && **now >= **was;
 }
 
+/// Every suite of `in` has an evaluation job of its policy at `sha`.
+bool evaluated_here(db::Database& db, const PlanInput& in, const std::string& sha) {
+  std::vector<std::string> keys;
+  for (const auto& s : in.suites) keys.push_back(eval_job_key(in, {sha, "", "", 0}, s));
+  return db::job_states(db, keys).size() == keys.size();
+}
+
+/// Of `grid`, from `baseline` on (the whole grid when it is not on it), the
+/// check-ins `in` does not plan already whose build under this recipe is
+/// done but which some suite has no evaluation job of this policy at.
+std::vector<PlannedCheckin> unmeasured_on_grid(db::Database& db, const PlanInput& in,
+                                               const std::vector<std::string>& grid, const std::string& baseline) {
+  std::set<std::string> planned;
+  for (const auto& c : in.checkins) planned.insert(c.sha);
+  auto from = baseline.empty() ? grid.end() : std::find(grid.begin(), grid.end(), baseline);
+  std::vector<PlannedCheckin> candidates;
+  std::vector<std::string> keys;
+  for (auto it = from == grid.end() ? grid.begin() : from; it != grid.end(); ++it) {
+    if (planned.count(*it)) continue;
+    candidates.push_back({*it, "", "", 0});
+    keys.push_back(build_job_key(in, candidates.back()));
+    for (const auto& s : in.suites) keys.push_back(eval_job_key(in, candidates.back(), s));
+  }
+  auto states = db::job_states(db, keys);
+  std::vector<PlannedCheckin> out;
+  for (const auto& c : candidates) {
+    auto built = states.find(build_job_key(in, c));
+    if (built == states.end() || built->second != "done") continue;
+    if (std::any_of(in.suites.begin(), in.suites.end(),
+                    [&](const auto& s) { return !states.count(eval_job_key(in, c, s)); }))
+      out.push_back(c);
+  }
+  return out;
+}
+
 void say(const SweepOptions& o, const std::string& text) {
   if (o.progress) o.progress->line(text);
 }
@@ -517,32 +552,8 @@ SweepReport run_sweep(const SweepOptions& o) {
     // and suite (the night after such a change): a nightly's own --new reads
     // one job, not the whole grid's. On the project's grid, as drift judges
     // it, not a one-off --every or --since.
-    auto evaluated_at = [&](const std::string& sha) {
-      std::vector<std::string> keys;
-      for (const auto& s : in.suites) keys.push_back(eval_job_key(in, {sha, "", "", 0}, s));
-      auto states = db::job_states(lock_db, keys);
-      return states.size() == keys.size();
-    };
-    if (after && !evaluated_at(*after)) {
-      const auto& on = analysis_grid;
-      auto from = baseline.empty() ? on.end() : std::find(on.begin(), on.end(), baseline);
-      std::vector<PlannedCheckin> candidates;
-      std::vector<std::string> keys;
-      for (auto it = from == on.end() ? on.begin() : from; it != on.end(); ++it) {
-        if (std::any_of(in.checkins.begin(), in.checkins.end(), [&](const auto& c) { return c.sha == *it; })) continue;
-        candidates.push_back({*it, "", "", 0});
-        keys.push_back(build_job_key(in, candidates.back()));
-        for (const auto& s : in.suites) keys.push_back(eval_job_key(in, candidates.back(), s));
-      }
-      auto states = db::job_states(lock_db, keys);
-      std::vector<PlannedCheckin> unmeasured;
-      for (const auto& c : candidates) {
-        auto built = states.find(build_job_key(in, c));
-        if (built == states.end() || built->second != "done") continue;
-        if (std::any_of(in.suites.begin(), in.suites.end(),
-                        [&](const auto& s) { return !states.count(eval_job_key(in, c, s)); }))
-          unmeasured.push_back(c);
-      }
+    if (after && !evaluated_here(lock_db, in, *after)) {
+      auto unmeasured = unmeasured_on_grid(lock_db, in, analysis_grid, baseline);
       if (!unmeasured.empty()) {
         say(o, fmt::format("measuring {} check-in(s) swept before too: this policy or suite has no result there yet "
                            "(a policy promoted or rolled back, a suite added)",
