@@ -204,8 +204,9 @@ bool evaluated_here(db::Database& db, const PlanInput& in, const std::string& sh
 }
 
 /// Of `grid`, from `baseline` on (the whole grid when it is not on it), the
-/// check-ins `in` does not plan already whose build under this recipe is
-/// done but which some suite has no evaluation job of this policy at.
+/// check-ins `in` does not plan already whose build under this recipe gave
+/// a compiler but which some suite has no evaluation job of this policy at
+/// (a broken check-in has nothing to measure: it is not counted).
 std::vector<PlannedCheckin> unmeasured_on_grid(db::Database& db, const PlanInput& in,
                                                const std::vector<std::string>& grid, const std::string& baseline) {
   std::set<std::string> planned;
@@ -223,7 +224,7 @@ std::vector<PlannedCheckin> unmeasured_on_grid(db::Database& db, const PlanInput
   std::vector<PlannedCheckin> out;
   for (const auto& c : candidates) {
     auto built = states.find(build_job_key(in, c));
-    if (built == states.end() || built->second != "done") continue;
+    if (built == states.end() || built->second.state != "done" || built->second.outcome != "ok") continue;
     if (std::any_of(in.suites.begin(), in.suites.end(),
                     [&](const auto& s) { return !states.count(eval_job_key(in, c, s)); }))
       out.push_back(c);

@@ -241,9 +241,15 @@ TEST_CASE(
     "--new measures the project's policy where another one had the newer check-ins, and until moved later keeps the "
     "grid") {
   Project p;
-  p.make_small();  // monthly: December's last check-in, then January's
+  p.make_small();
+  // Weekly, so that the grid holds a check-in that does not build (the
+  // rename before its fix), December's weeks first.
+  p.set("every = \"1m\"", "every = \"1w\"");
   p.set("until = \"\"", "until = \"2025-12-31\"");
   p.sweep_ok();
+  auto broken = p.psql("SELECT count(*) FROM builds b JOIN commits c ON c.id = b.commit_id WHERE b.outcome <> 'ok' "
+                       "AND c.subject LIKE '[NFC] Rename buildAndRunPipeline%'");
+  REQUIRE(broken == "1");
   // Nothing new: the reason is `until`, not the grid.
   auto quiet = p.sweep_ok({"--new"});
   CHECK(quiet.output.find("nothing new since the last sweep") != std::string::npos);
@@ -251,7 +257,8 @@ TEST_CASE(
 
   // Another policy, and `until` taken off: January is new; December, swept
   // under the first policy, is measured under this one too, from its
-  // training check-in on. Moving `until` later is no new grid.
+  // training check-in on, but for the check-in that does not build: it has
+  // nothing to measure. Moving `until` later is no new grid.
   const std::string frozen = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
   auto week1 = p.git({"log", "-1", "--format=%H", "--grep=Add release notes", "main"});
   REQUIRE(week1.size() == 40);
@@ -260,7 +267,7 @@ TEST_CASE(
   auto other = p.sweep_ok({"--new"});
   INFO(other.output);
   CHECK(other.output.find("sampling changed") == std::string::npos);
-  CHECK(other.output.find("measuring 1 check-in(s) swept before too") != std::string::npos);
+  CHECK(other.output.find("measuring 2 check-in(s) swept before too") != std::string::npos);
   auto head = p.git({"rev-parse", "HEAD"});
   auto policies_at = [&](const std::string& sha) {
     return p.psql(
@@ -275,7 +282,7 @@ TEST_CASE(
   p.set((p.dir / ("trained-at-" + week1.substr(0, 12) + ".policy")).string(), frozen);
   auto back = p.sweep_ok({"--new"});
   INFO(back.output);
-  CHECK(back.output.find("measuring 1 check-in(s) swept before too") != std::string::npos);
+  CHECK(back.output.find("measuring 3 check-in(s) swept before too") != std::string::npos);
   CHECK(policies_at(head) == "2");
   CHECK(p.sweep_ok({"--new"}).output.find("nothing new since the last sweep") != std::string::npos);
 }
