@@ -247,8 +247,9 @@ TEST_CASE(
   p.set("every = \"1m\"", "every = \"1w\"");
   p.set("until = \"\"", "until = \"2025-12-31\"");
   p.sweep_ok();
-  auto broken = p.psql("SELECT count(*) FROM builds b JOIN commits c ON c.id = b.commit_id WHERE b.outcome <> 'ok' "
-                       "AND c.subject LIKE '[NFC] Rename buildAndRunPipeline%'");
+  auto broken = p.psql(
+      "SELECT count(*) FROM builds b JOIN commits c ON c.id = b.commit_id WHERE b.outcome <> 'ok' "
+      "AND c.subject LIKE '[NFC] Rename buildAndRunPipeline%'");
   REQUIRE(broken == "1");
   // Nothing new: the reason is `until`, not the grid.
   auto quiet = p.sweep_ok({"--new"});
