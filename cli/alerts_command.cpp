@@ -99,12 +99,14 @@ bool found_over(const db::AlertView& a) {
 }
 
 /// Pending, an opening is owed while the alert is open, and, once driftwatch
-/// found it over, to the channels no opening of it reached (sweep/notify.cpp):
-/// one a person acknowledged, ignored or resolved is theirs.
+/// found it over, to the channels no opening of it reached (sweep/notify.cpp),
+/// unless a person acknowledged, ignored or resolved it since it was opened:
+/// then it is theirs (db's kOpeningDue, which the delivery follows).
 Channels opening_channels(const db::AlertView& a, const sweep::ProjectFile& p) {
   bool pending = a.notify_state == "pending";
   auto owed = [&](bool configured, bool told) {
-    return pending && configured && (a.state == "open" || (found_over(a) && !told));
+    return pending && configured &&
+           (a.state == "open" || (found_over(a) && !a.acted_on_since_opened && !told));
   };
   return {channel_state(a.hook_sent, owed(!p.notify.command.empty(), a.hook_told)),
           channel_state(a.webhook_sent, owed(!p.notify.webhook.empty(), a.webhook_told))};

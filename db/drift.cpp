@@ -232,6 +232,14 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
 
 namespace {
 
+/// A person acknowledged, resolved or ignored alert a since driftwatch last
+/// opened it: a late opening is no longer owed (kOpeningDue), and `alerts
+/// show` says so (AlertView::acted_on_since_opened).
+#define ACTED_ON_SINCE_OPENED                                                                          \
+  "EXISTS (SELECT 1 FROM alert_events e WHERE e.alert_id = a.id AND e.who <> 'driftwatch' AND e.id > " \
+  "(SELECT COALESCE(max(o.id), 0) FROM alert_events o WHERE o.alert_id = a.id AND o.state = 'open' "   \
+  "AND o.who = 'driftwatch'))"
+
 const char* kAlertColumns =
     "SELECT a.id, a.project, a.kind, a.state, a.state_by, a.note, a.fingerprint, COALESCE(s.name, ''), "
     "  COALESCE(p.name, ''), a.metric, COALESCE(cc.sha, ''), COALESCE(cc.subject, ''), COALESCE(cc.author, ''), "
@@ -242,7 +250,7 @@ const char* kAlertColumns =
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, ''), "
     "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, ''), a.resolution_notify_state, "
     "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts, a.resolution_notify_error, "
-    "  a.end_doubted, a.hook_told, a.webhook_told "
+    "  a.end_doubted, a.hook_told, a.webhook_told, " ACTED_ON_SINCE_OPENED " "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
@@ -290,6 +298,7 @@ AlertView alert_view(const pqxx::row& r) {
   v.end_doubted = r[37].as<bool>();
   v.hook_told = r[38].as<bool>();
   v.webhook_told = r[39].as<bool>();
+  v.acted_on_since_opened = r[40].as<bool>();
   return v;
 }
 
@@ -516,9 +525,7 @@ namespace {
 /// narrowed alert's) get the end alone (sweep/notify.cpp).
 const char* kOpeningDue =
     "a.notify_state = 'pending' AND (a.state = 'open' OR (a.state = 'resolved' AND a.state_by = 'driftwatch' "
-    "AND starts_with(a.note, $2) AND NOT EXISTS (SELECT 1 FROM alert_events e WHERE e.alert_id = a.id "
-    "AND e.who <> 'driftwatch' AND e.id > (SELECT COALESCE(max(o.id), 0) FROM alert_events o "
-    "WHERE o.alert_id = a.id AND o.state = 'open' AND o.who = 'driftwatch')))) ";
+    "AND starts_with(a.note, $2) AND NOT " ACTED_ON_SINCE_OPENED ")) ";
 
 }  // namespace
 

@@ -132,6 +132,9 @@ struct AlertView {
   int resolution_notify_attempts = 0;
   bool end_doubted = false;            ///< a person reopened it after driftwatch resolved it as over
   bool hook_told = false, webhook_told = false;  ///< an opening of it ever reached that channel
+  /// A person acknowledged, resolved or ignored it since driftwatch last
+  /// opened it: a pending opening is theirs, not owed once it is over.
+  bool acted_on_since_opened = false;
   std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
 };
 
