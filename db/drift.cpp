@@ -250,7 +250,8 @@ const char* kAlertColumns =
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, ''), "
     "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, ''), a.resolution_notify_state, "
     "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts, a.resolution_notify_error, "
-    "  a.end_doubted, a.hook_told, a.webhook_told, " ACTED_ON_SINCE_OPENED " "
+    "  a.end_doubted, a.hook_told, a.webhook_told, " ACTED_ON_SINCE_OPENED
+    " "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
