@@ -230,6 +230,28 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
   });
 }
 
+bool repin_alert(Database& db, const AlertRow& a, const std::string& note) {
+  return db.impl().guarded("re-pinning an alert", [&] {
+    pqxx::work tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "UPDATE alerts SET details = $2::jsonb, last_good_commit_id = NULLIF($3, 0), "
+        "first_bad_commit_id = NULLIF($4, 0), culprit_commit_id = NULLIF($5, 0), "
+        "range_first_commit_id = NULLIF($6, 0), magnitude = $7, updated_at = now() "
+        "WHERE fingerprint = $1 AND state IN ('open', 'acknowledged') AND ("
+        "last_good_commit_id IS DISTINCT FROM NULLIF($3, 0) OR first_bad_commit_id IS DISTINCT FROM NULLIF($4, 0) "
+        "OR culprit_commit_id IS DISTINCT FROM NULLIF($5, 0) OR range_first_commit_id IS DISTINCT FROM NULLIF($6, 0)) "
+        "RETURNING id",
+        a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
+        a.range_first_commit_id, a.magnitude);
+    if (r.empty()) return false;
+    tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) SELECT id, state, 'driftwatch', $2 "
+                   "FROM alerts WHERE id = $1",
+                   r[0][0].as<Id>(), note);
+    tx.commit();
+    return true;
+  });
+}
+
 namespace {
 
 /// A person acknowledged, resolved or ignored alert a since driftwatch last

@@ -145,6 +145,13 @@ struct AlertView {
 /// has the new fingerprint.
 bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& note);
 
+/// Found again under its fingerprint with other check-ins (a spread change,
+/// named by its samples, whose ends a later measurement inside moved): an
+/// alert still open or acknowledged takes them and its evidence, quietly
+/// (its change was told), with `note` in its history. False when it was not
+/// such an alert or its check-ins are the same.
+bool repin_alert(Database& db, const AlertRow& a, const std::string& note);
+
 /// The project's alerts, newest first; `states` empty for all.
 std::vector<AlertView> list_alerts(Database& db, const std::string& project, const std::vector<std::string>& states);
 /// One of the project's alerts; none when the id names no alert or another project's.

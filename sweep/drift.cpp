@@ -1058,6 +1058,10 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
         continue;
       }
       f.new_alert = db::open_alert(db, a);
+      // A spread change found again with its ends moved (a check-in inside
+      // measured since): its alert takes the range the console gives.
+      if (!f.new_alert && !f.samples_range.empty())
+        db::repin_alert(db, a, "its range is now the one a later measurement gives: " + f.sentence());
       if (f.new_alert) {
         opened_now.insert(a.fingerprint);
         ++(a.recovered ? report.alerts_found_over : report.alerts_opened);

@@ -1201,9 +1201,14 @@ write = "# dwcc release notes\n\nThreshold 25, for -Oz.\n"
   auto show = p.run({"alerts", "--config", p.config, "show", id});
   INFO(show.output);
   CHECK(show.output.find("changed over: " + first + ".." + second) != std::string::npos);
-  // Named by its samples' range: the next sweep finds the same alert.
+  // Named by its samples' range: the next sweep finds the same alert, and
+  // a stored pin that differs from what the analysis gives (as one from
+  // before a measurement inside moved its ends) takes the analysis's.
+  p.psql("UPDATE alerts SET first_bad_commit_id = (SELECT id FROM commits WHERE subject = '[Docs] Note the threshold')");
   REQUIRE(p.sweep(p.dsn).exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
+  CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id") == second);
+  CHECK(p.psql("SELECT count(*) FROM alert_events WHERE note LIKE 'its range is now%'") == "1");
 }
 
 TEST_CASE("an alert raised before any channel was configured is delivered once one is, if still open") {

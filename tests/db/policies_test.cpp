@@ -422,3 +422,37 @@ TEST_CASE("an alert a later sweep re-pins counts its failed deliveries anew") {
   CHECK(after->notify_state == "pending");
   CHECK(after->notify_attempts == 0);
 }
+
+TEST_CASE("a spread alert found again with its ends moved takes them quietly, while open or acknowledged") {
+  auto database = testing::fresh_database();
+  auto [spread, id] = open_deliverable_alert(database);
+  auto repo = db::upsert_repository(database, "/srv/compiler");
+  auto first = db::upsert_commit(database, repo, {"aaa", {}, "Ada <a@b>", 1700000000, "First part"});
+  auto docs = db::upsert_commit(database, repo, {"bbb", {"aaa"}, "Ada <a@b>", 1700000100, "Docs only"});
+  db::Delivered told;
+  told.hook = true;
+  told.fingerprint = spread.fingerprint;
+  db::mark_delivery(database, id, told);
+  REQUIRE(db::find_alert(database, "toy", id)->notify_state == "sent");
+  auto moved = spread;
+  moved.range_first_commit_id = first;
+  moved.first_bad_commit_id = docs;
+  REQUIRE(db::repin_alert(database, moved, "its range is now aaa..bbb"));
+  auto after = db::find_alert(database, "toy", id);
+  CHECK(after->range_first_sha == "aaa");
+  CHECK(after->first_bad_sha == "bbb");
+  CHECK(after->notify_state == "sent");  // its change was told: not told again
+  CHECK(db::alert_events(database, id).back().note == "its range is now aaa..bbb");
+  // The same check-ins again: nothing to do, nothing in its history.
+  auto events = db::alert_events(database, id).size();
+  CHECK_FALSE(db::repin_alert(database, moved, "again"));
+  CHECK(db::alert_events(database, id).size() == events);
+  // Acknowledged, it follows too; resolved or ignored, it is the person's as it was.
+  REQUIRE(db::set_alert_state(database, "toy", id, "acknowledged", "ana", ""));
+  moved.first_bad_commit_id = first;
+  CHECK(db::repin_alert(database, moved, "narrower"));
+  REQUIRE(db::set_alert_state(database, "toy", id, "ignored", "ana", ""));
+  moved.first_bad_commit_id = docs;
+  CHECK_FALSE(db::repin_alert(database, moved, "wider"));
+  CHECK(db::find_alert(database, "toy", id)->first_bad_sha == "aaa");
+}
