@@ -244,9 +244,10 @@ bool repin_alert(Database& db, const AlertRow& a, const std::string& note) {
         a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
         a.range_first_commit_id, a.magnitude);
     if (r.empty()) return false;
-    tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) SELECT id, state, 'driftwatch', $2 "
-                   "FROM alerts WHERE id = $1",
-                   r[0][0].as<Id>(), note);
+    tx.exec_params(
+        "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, state, 'driftwatch', $2 "
+        "FROM alerts WHERE id = $1",
+        r[0][0].as<Id>(), note);
     tx.commit();
     return true;
   });

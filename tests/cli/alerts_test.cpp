@@ -1204,7 +1204,8 @@ write = "# dwcc release notes\n\nThreshold 25, for -Oz.\n"
   // Named by its samples' range: the next sweep finds the same alert, and
   // a stored pin that differs from what the analysis gives (as one from
   // before a measurement inside moved its ends) takes the analysis's.
-  p.psql("UPDATE alerts SET first_bad_commit_id = (SELECT id FROM commits WHERE subject = '[Docs] Note the threshold')");
+  p.psql(
+      "UPDATE alerts SET first_bad_commit_id = (SELECT id FROM commits WHERE subject = '[Docs] Note the threshold')");
   REQUIRE(p.sweep(p.dsn).exit_code == 0);
   CHECK(p.psql("SELECT count(*) FROM alerts") == "1");
   CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id") == second);
