@@ -133,6 +133,9 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
     for (const auto& r : modules)
       out[by_eval.at(r[0].as<Id>())].modules.push_back(
           {r[1].as<std::string>(), r[2].as<std::int64_t>(), r[3].as<std::int64_t>()});
+    // Byte order, whatever the database's collation: looked up by name.
+    for (auto& p : out)
+      std::sort(p.modules.begin(), p.modules.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     return out;
   });
 }

@@ -57,7 +57,7 @@ struct SeriesPoint {
     std::string name;
     std::int64_t default_bytes = 0, learned_bytes = 0;
   };
-  std::vector<Module> modules;  ///< .text per module, both heuristics measured
+  std::vector<Module> modules;  ///< .text per module, both heuristics measured; by name in byte order
 };
 
 /// Every recorded build of the repository with the recipe, with its

@@ -380,7 +380,9 @@ class SuiteAnalysis {
     auto in = [&](const std::vector<std::string>& sorted) {
       return std::binary_search(sorted.begin(), sorted.end(), module);
     };
-    bool both = std::any_of(p.modules.begin(), p.modules.end(), [&](const auto& m) { return m.name == module; });
+    auto at = std::lower_bound(p.modules.begin(), p.modules.end(), module,
+                               [](const auto& m, const std::string& name) { return m.name < name; });
+    bool both = at != p.modules.end() && at->name == module;
     if (who == Failing::Learned) return both && !in(p.learned_unasked);
     // The default compiled where both did, or where only the policy's failed or never asked.
     return both || in(p.learned_failing) || in(p.learned_unasked);
