@@ -25,7 +25,7 @@ struct Database::Impl {
       return f();
     } catch (const pqxx::broken_connection& e) {
       throw ConnectionLost("lost the connection to PostgreSQL (" + target.display + ") while " + what + ": " +
-                           first_line(e.what()));
+                           lost_why(e.what()));
     } catch (const pqxx::in_doubt_error& e) {
       // The connection went during COMMIT: whether the write landed is not
       // known, but the connection is gone either way (callers reconnect).
@@ -41,6 +41,15 @@ struct Database::Impl {
                              first_line(e.what()));
       throw common::Fatal(std::string("database error while ") + what + ": " + first_line(e.what()));
     }
+  }
+
+  /// libpqxx 6 says a connection the server closed cannot tell its client
+  /// encoding, when it escapes or quotes for the next statement: a riddle
+  /// in a line that tells a person why a sweep stopped.
+  static std::string lost_why(const std::string& s) {
+    auto line = first_line(s);
+    return line.starts_with("Could not obtain client encoding") ? "the connection is closed (the server went away)"
+                                                                 : line;
   }
 
   static std::string first_line(const std::string& s) {
