@@ -49,7 +49,7 @@ struct Database::Impl {
   static std::string lost_why(const std::string& s) {
     auto line = first_line(s);
     return line.starts_with("Could not obtain client encoding") ? "the connection is closed (the server went away)"
-                                                                 : line;
+                                                                : line;
   }
 
   static std::string first_line(const std::string& s) {
