@@ -105,7 +105,7 @@ bool found_over(const db::AlertView& a) {
 Channels opening_channels(const db::AlertView& a, const sweep::ProjectFile& p) {
   bool pending = a.notify_state == "pending";
   auto owed = [&](bool configured, bool told) {
-    return pending && configured && (a.state == "open" || (found_over(a) && !a.acted_on_since_opened && !told));
+    return pending && configured && (a.state == "open" || (found_over(a) && !a.late_opening_theirs && !told));
   };
   return {channel_state(a.hook_sent, owed(!p.notify.command.empty(), a.hook_told)),
           channel_state(a.webhook_sent, owed(!p.notify.webhook.empty(), a.webhook_told))};

@@ -233,7 +233,10 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
   });
 }
 
-bool repin_alert(Database& db, const AlertRow& a, const std::string& note) {
+/// The note of a quiet re-pin's event: not an opening (ACTED_ON_SINCE_OPENED).
+#define REPINNED_NOTE "its range is now the one a later measurement gives: "
+
+bool repin_alert(Database& db, const AlertRow& a, const std::string& sentence) {
   return db.impl().guarded("re-pinning an alert", [&] {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
@@ -243,14 +246,12 @@ bool repin_alert(Database& db, const AlertRow& a, const std::string& note) {
         "WHERE fingerprint = $1 AND state IN ('open', 'acknowledged') AND ("
         "last_good_commit_id IS DISTINCT FROM NULLIF($3, 0) OR first_bad_commit_id IS DISTINCT FROM NULLIF($4, 0) "
         "OR culprit_commit_id IS DISTINCT FROM NULLIF($5, 0) OR range_first_commit_id IS DISTINCT FROM NULLIF($6, 0)) "
-        "RETURNING id",
+        "RETURNING id, state",
         a.fingerprint, a.details_json, a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id,
         a.range_first_commit_id, a.magnitude);
     if (r.empty()) return false;
-    tx.exec_params(
-        "INSERT INTO alert_events (alert_id, state, who, note) SELECT id, state, 'driftwatch', $2 "
-        "FROM alerts WHERE id = $1",
-        r[0][0].as<Id>(), note);
+    tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, $2, 'driftwatch', $3)",
+                   r[0][0].as<Id>(), r[0][1].as<std::string>(), REPINNED_NOTE + sentence);
     tx.commit();
     return true;
   });
@@ -259,12 +260,16 @@ bool repin_alert(Database& db, const AlertRow& a, const std::string& note) {
 namespace {
 
 /// A person acknowledged, resolved or ignored alert a since driftwatch last
-/// opened it: a late opening is no longer owed (kOpeningDue), and `alerts
-/// show` says so (AlertView::acted_on_since_opened).
-#define ACTED_ON_SINCE_OPENED                                                                          \
-  "EXISTS (SELECT 1 FROM alert_events e WHERE e.alert_id = a.id AND e.who <> 'driftwatch' AND e.id > " \
-  "(SELECT COALESCE(max(o.id), 0) FROM alert_events o WHERE o.alert_id = a.id AND o.state = 'open' "   \
-  "AND o.who = 'driftwatch'))"
+/// opened it (found, found again, narrowed: not a quiet re-pin): a late
+/// opening is no longer owed (kOpeningDue), and `alerts show` says so
+/// (AlertView::late_opening_theirs).
+#define ACTED_ON_SINCE_OPENED                                                                              \
+  "EXISTS (SELECT 1 FROM alert_events e WHERE e.alert_id = a.id AND e.who <> 'driftwatch' AND e.id > "     \
+  "(SELECT COALESCE(max(o.id), 0) FROM alert_events o WHERE o.alert_id = a.id AND o.state = 'open' "       \
+  "AND o.who = 'driftwatch' AND NOT starts_with(o.note, '" REPINNED_NOTE "')))"
+/// A pending opening of an alert driftwatch found over; where the question
+/// decides nothing it is not asked.
+#define FOUND_OVER_PENDING "a.notify_state = 'pending' AND a.state = 'resolved' AND a.state_by = 'driftwatch' "
 
 const char* kAlertColumns =
     "SELECT a.id, a.project, a.kind, a.state, a.state_by, a.note, a.fingerprint, COALESCE(s.name, ''), "
@@ -276,8 +281,8 @@ const char* kAlertColumns =
     "  COALESCE(s.manifest_hash, ''), a.hook_sent, a.webhook_sent, COALESCE(rc.content_hash, ''), "
     "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, ''), a.resolution_notify_state, "
     "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts, a.resolution_notify_error, "
-    "  a.end_doubted, a.hook_told, a.webhook_told, " ACTED_ON_SINCE_OPENED
-    " "
+    "  a.end_doubted, a.hook_told, a.webhook_told, "
+    "  CASE WHEN " FOUND_OVER_PENDING " THEN " ACTED_ON_SINCE_OPENED " ELSE false END "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
@@ -325,7 +330,7 @@ AlertView alert_view(const pqxx::row& r) {
   v.end_doubted = r[37].as<bool>();
   v.hook_told = r[38].as<bool>();
   v.webhook_told = r[39].as<bool>();
-  v.acted_on_since_opened = r[40].as<bool>();
+  v.late_opening_theirs = r[40].as<bool>();
   return v;
 }
 
@@ -553,6 +558,9 @@ namespace {
 const char* kOpeningDue =
     "a.notify_state = 'pending' AND (a.state = 'open' OR (a.state = 'resolved' AND a.state_by = 'driftwatch' "
     "AND starts_with(a.note, $2) AND NOT " ACTED_ON_SINCE_OPENED ")) ";
+#undef ACTED_ON_SINCE_OPENED
+#undef FOUND_OVER_PENDING
+#undef REPINNED_NOTE
 
 }  // namespace
 

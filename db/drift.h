@@ -132,9 +132,10 @@ struct AlertView {
   int resolution_notify_attempts = 0;
   bool end_doubted = false;            ///< a person reopened it after driftwatch resolved it as over
   bool hook_told = false, webhook_told = false;  ///< an opening of it ever reached that channel
-  /// A person acknowledged, resolved or ignored it since driftwatch last
-  /// opened it: a pending opening is theirs, not owed once it is over.
-  bool acted_on_since_opened = false;
+  /// Its opening is pending and driftwatch found it over, but a person
+  /// acknowledged, resolved or ignored it since driftwatch opened it: that
+  /// late opening is theirs, owed to no channel. False in every other case.
+  bool late_opening_theirs = false;
   std::string created_at, updated_at;  ///< ISO 8601 UTC, "2026-01-31T12:00:00Z"
 };
 
@@ -147,10 +148,11 @@ bool narrow_alert(Database& db, Id id, const AlertRow& a, const std::string& not
 
 /// Found again under its fingerprint with other check-ins (a spread change,
 /// named by its samples, whose ends a later measurement inside moved): an
-/// alert still open or acknowledged takes them and its evidence, quietly
-/// (its change was told), with `note` in its history. False when it was not
-/// such an alert or its check-ins are the same.
-bool repin_alert(Database& db, const AlertRow& a, const std::string& note);
+/// alert still open or acknowledged takes them and its evidence, with
+/// "its range is now …: <sentence>" in its history, and no new delivery
+/// (its change is the same; a webhook keeps the range it was sent). False
+/// when it is not open or acknowledged, or has those check-ins already.
+bool repin_alert(Database& db, const AlertRow& a, const std::string& sentence);
 
 /// The project's alerts, newest first; `states` empty for all.
 std::vector<AlertView> list_alerts(Database& db, const std::string& project, const std::vector<std::string>& states);

@@ -476,14 +476,14 @@ bool jobs_finished(Database& db, const std::vector<std::string>& keys) {
   });
 }
 
-std::map<std::string, KeyedJobState> job_states(Database& db, const std::vector<std::string>& keys) {
+std::map<std::string, JobStateAndOutcome> job_states(Database& db, const std::vector<std::string>& keys) {
   return db.impl().guarded("looking up jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
-    std::map<std::string, KeyedJobState> out;
+    std::map<std::string, JobStateAndOutcome> out;
     for (const auto& r : tx.exec_params("SELECT key, state, COALESCE(result->>'outcome', '') FROM jobs "
                                         "WHERE key = ANY ($1::text[])",
                                         text_array(keys)))
-      out.emplace(r[0].as<std::string>(), KeyedJobState{r[1].as<std::string>(), r[2].as<std::string>()});
+      out.emplace(r[0].as<std::string>(), JobStateAndOutcome{r[1].as<std::string>(), r[2].as<std::string>()});
     return out;
   });
 }

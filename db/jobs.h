@@ -231,12 +231,12 @@ struct JobCounts {
 bool jobs_finished(Database& db, const std::vector<std::string>& keys);
 /// A job's state (queued, running, done, failed, skipped) and, for a done
 /// build job, its outcome ("ok" when it gave a compiler; empty for others).
-struct KeyedJobState {
+struct JobStateAndOutcome {
   std::string state;
   std::string outcome;
 };
 /// The state of each key's job; a key no job has is not in it.
-std::map<std::string, KeyedJobState> job_states(Database& db, const std::vector<std::string>& keys);
+std::map<std::string, JobStateAndOutcome> job_states(Database& db, const std::vector<std::string>& keys);
 /// Counts over the given jobs; a running job whose lease expired counts as queued.
 JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids);
 /// Counts per state over a project's jobs (every project when empty).

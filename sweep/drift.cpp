@@ -586,6 +586,9 @@ class SuiteAnalysis {
   /// (Finding::samples_range); a range of one check-in would name a culprit
   /// no step found, and stays as it is.
   void narrow_to_moves(Finding& f, const Step& step) const {
+    // Set narrowed or not: ends narrowed once and no longer (a part and its
+    // revert measured inside since) are moved back by the same alert.
+    f.samples_range = f.range_first + ".." + f.first_bad;
     std::vector<std::size_t> at;
     std::vector<const reports::FilledPoint*> points;
     for (auto pos : evaluated())
@@ -596,7 +599,6 @@ class SuiteAnalysis {
     auto [first, last] = reports::moving_span(points);
     if ((at[first] == step.before && at[last] == step.after) || at[last] - at[first] < 2) return;
     auto narrowed = finding_between(at[first], at[last]);
-    f.samples_range = f.range_first + ".." + f.first_bad;
     f.last_good = narrowed.last_good;
     f.first_bad = narrowed.first_bad;
     f.range_first = narrowed.range_first;
@@ -1062,8 +1064,7 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       f.new_alert = db::open_alert(db, a);
       // A spread change found again with its ends moved (a check-in inside
       // measured since): its alert takes the range the console gives.
-      if (!f.new_alert && !f.samples_range.empty())
-        db::repin_alert(db, a, "its range is now the one a later measurement gives: " + f.sentence());
+      if (!f.new_alert && !f.samples_range.empty()) db::repin_alert(db, a, f.sentence());
       if (f.new_alert) {
         opened_now.insert(a.fingerprint);
         ++(a.recovered ? report.alerts_found_over : report.alerts_opened);

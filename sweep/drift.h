@@ -27,9 +27,10 @@ struct Finding {
   std::string first_bad;   ///< the first evaluated check-in with it
   std::string culprit;     ///< the check-in that made it, when known exactly
   std::string range_first; ///< else: the culprit is one of range_first .. first_bad (broken builds between)
-  /// A spread change narrowed to the check-ins that moved: its samples'
-  /// range, which names its alert (a later measurement inside may move the
-  /// narrowed ends; the change, and its alert, stay the same).
+  /// A spread change between samples: its samples' range, which names its
+  /// alert while its own range is narrowed to the check-ins that moved (a
+  /// later measurement inside may move those ends; the change, and its
+  /// alert, stay the same).
   std::string samples_range;
   std::string subject, author;
   /// The toolchains' labels of last_good, first_bad and range_first (a

@@ -196,11 +196,16 @@ bool only_until_moved_later(const std::string& last, const ProjectFile& p) {
   return was && now && *was && *now && **now >= **was;
 }
 
-/// Every suite of `in` has an evaluation job of its policy at `sha`.
+/// Every suite of `in` has an evaluation job of its policy at `sha`, or
+/// `sha` did not build under this recipe (nothing there to measure).
 bool evaluated_here(db::Database& db, const PlanInput& in, const std::string& sha) {
-  std::vector<std::string> keys;
-  for (const auto& s : in.suites) keys.push_back(eval_job_key(in, {sha, "", "", 0}, s));
-  return db::job_states(db, keys).size() == keys.size();
+  PlannedCheckin c{sha, "", "", 0};
+  std::vector<std::string> keys{build_job_key(in, c)};
+  for (const auto& s : in.suites) keys.push_back(eval_job_key(in, c, s));
+  auto states = db::job_states(db, keys);
+  auto built = states.find(keys.front());
+  if (built != states.end() && built->second.state == "done" && built->second.outcome != "ok") return true;
+  return std::all_of(keys.begin() + 1, keys.end(), [&](const auto& k) { return states.count(k) > 0; });
 }
 
 /// Of `grid`, from `baseline` on (the whole grid when it is not on it), the

@@ -269,6 +269,12 @@ TEST_CASE(
   INFO(other.output);
   CHECK(other.output.find("sampling changed") == std::string::npos);
   CHECK(other.output.find("measuring 2 check-in(s) swept before too") != std::string::npos);
+  // The check-in that does not build was not planned again: its only
+  // evaluation job is the first policy's, skipped.
+  auto rename = p.git({"log", "-1", "--format=%H", "--grep=Rename buildAndRunPipeline", "main"});
+  REQUIRE(rename.size() == 40);
+  CHECK(p.psql("SELECT string_agg(state, ',') FROM jobs WHERE kind = 'eval' AND key LIKE '%@" + rename + ":%'") ==
+        "skipped");
   auto head = p.git({"rev-parse", "HEAD"});
   auto policies_at = [&](const std::string& sha) {
     return p.psql(

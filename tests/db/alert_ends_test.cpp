@@ -177,13 +177,13 @@ TEST_CASE("an alert a person acted on before driftwatch found it over is not tol
   CHECK(db::undelivered_alerts(database, "toy").empty());
   CHECK_FALSE(db::claim_delivery(database, id, false));
   // What `alerts show` reads to say no channel is owed it.
-  CHECK(alert(database, id).acted_on_since_opened);
+  CHECK(alert(database, id).late_opening_theirs);
   // Found again (a later analysis finds no end to it), and over again
   // before any channel took it: told, as nobody acted on it since.
   REQUIRE(db::open_alert(database, build_alert_row()));
   REQUIRE(alert(database, id).state == "open");
   REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch", kRecovered));
-  CHECK_FALSE(alert(database, id).acted_on_since_opened);
+  CHECK_FALSE(alert(database, id).late_opening_theirs);
   REQUIRE(db::undelivered_alerts(database, "toy").size() == 1);
   REQUIRE(db::claim_delivery(database, id, false));
   db::release_delivery(database, id);

@@ -437,12 +437,13 @@ TEST_CASE("a spread alert found again with its ends moved takes them quietly, wh
   auto moved = spread;
   moved.range_first_commit_id = first;
   moved.first_bad_commit_id = docs;
-  REQUIRE(db::repin_alert(database, moved, "its range is now aaa..bbb"));
+  REQUIRE(db::repin_alert(database, moved, "uplift dropped over aaa..bbb"));
   auto after = db::find_alert(database, "toy", id);
   CHECK(after->range_first_sha == "aaa");
   CHECK(after->first_bad_sha == "bbb");
   CHECK(after->notify_state == "sent");  // its change was told: not told again
-  CHECK(db::alert_events(database, id).back().note == "its range is now aaa..bbb");
+  CHECK(db::alert_events(database, id).back().note ==
+        "its range is now the one a later measurement gives: uplift dropped over aaa..bbb");
   // The same check-ins again: nothing to do, nothing in its history.
   auto events = db::alert_events(database, id).size();
   CHECK_FALSE(db::repin_alert(database, moved, "again"));
@@ -451,8 +452,25 @@ TEST_CASE("a spread alert found again with its ends moved takes them quietly, wh
   REQUIRE(db::set_alert_state(database, "toy", id, "acknowledged", "ana", ""));
   moved.first_bad_commit_id = first;
   CHECK(db::repin_alert(database, moved, "narrower"));
-  REQUIRE(db::set_alert_state(database, "toy", id, "ignored", "ana", ""));
-  moved.first_bad_commit_id = docs;
-  CHECK_FALSE(db::repin_alert(database, moved, "wider"));
+  for (const char* theirs : {"ignored", "resolved"}) {
+    REQUIRE(db::set_alert_state(database, "toy", id, theirs, "ana", ""));
+    moved.first_bad_commit_id = moved.first_bad_commit_id == docs ? first : docs;
+    CHECK_FALSE(db::repin_alert(database, moved, "moved"));
+  }
   CHECK(db::find_alert(database, "toy", id)->first_bad_sha == "aaa");
+}
+
+TEST_CASE("a quiet re-pin is not an opening: a person's act before it still makes a late opening theirs") {
+  auto database = testing::fresh_database();
+  auto [spread, id] = open_deliverable_alert(database);  // its opening pending: no channel took it yet
+  auto repo = db::upsert_repository(database, "/srv/compiler");
+  REQUIRE(db::set_alert_state(database, "toy", id, "acknowledged", "ana", "on it"));
+  REQUIRE(db::set_alert_state(database, "toy", id, "open", "ana", "not mine after all"));
+  auto moved = spread;
+  moved.first_bad_commit_id = db::upsert_commit(database, repo, {"aaa", {}, "Ada <a@b>", 1700000000, "Part"});
+  REQUIRE(db::repin_alert(database, moved, "moved"));
+  REQUIRE(db::set_alert_state(database, "toy", id, "resolved", "driftwatch",
+                              std::string(db::kRecoveredNotePrefix) + "gone at aaa"));
+  CHECK(db::find_alert(database, "toy", id)->late_opening_theirs);
+  CHECK(db::undelivered_alerts(database, "toy").empty());
 }
