@@ -263,9 +263,9 @@ namespace {
 /// opened it (found, found again, narrowed: not a quiet re-pin): a late
 /// opening is no longer owed (kOpeningDue), and `alerts show` says so
 /// (AlertView::late_opening_theirs).
-#define ACTED_ON_SINCE_OPENED                                                                              \
-  "EXISTS (SELECT 1 FROM alert_events e WHERE e.alert_id = a.id AND e.who <> 'driftwatch' AND e.id > "     \
-  "(SELECT COALESCE(max(o.id), 0) FROM alert_events o WHERE o.alert_id = a.id AND o.state = 'open' "       \
+#define ACTED_ON_SINCE_OPENED                                                                          \
+  "EXISTS (SELECT 1 FROM alert_events e WHERE e.alert_id = a.id AND e.who <> 'driftwatch' AND e.id > " \
+  "(SELECT COALESCE(max(o.id), 0) FROM alert_events o WHERE o.alert_id = a.id AND o.state = 'open' "   \
   "AND o.who = 'driftwatch' AND NOT starts_with(o.note, '" REPINNED_NOTE "')))"
 /// A pending opening of an alert driftwatch found over; where the question
 /// decides nothing it is not asked.
@@ -282,7 +282,8 @@ const char* kAlertColumns =
     "  COALESCE(g.subject, ''), COALESCE(fb.subject, ''), COALESCE(rf.subject, ''), a.resolution_notify_state, "
     "  a.resolution_hook_sent, a.resolution_webhook_sent, a.resolution_notify_attempts, a.resolution_notify_error, "
     "  a.end_doubted, a.hook_told, a.webhook_told, "
-    "  CASE WHEN " FOUND_OVER_PENDING " THEN " ACTED_ON_SINCE_OPENED " ELSE false END "
+    "  CASE WHEN " FOUND_OVER_PENDING " THEN " ACTED_ON_SINCE_OPENED
+    " ELSE false END "
     "FROM alerts a LEFT JOIN suites s ON s.id = a.suite_id LEFT JOIN recipes rc ON rc.id = a.recipe_id LEFT JOIN "
     "policies p ON p.id = a.policy_id "
     "LEFT JOIN commits cc ON cc.id = a.culprit_commit_id LEFT JOIN commits g ON g.id = a.last_good_commit_id "
