@@ -21,6 +21,7 @@
 #include "db/jobs.h"
 #include "policy/model.h"
 #include "sweep/compiler_build.h"
+#include "sweep/delivery_channels.h"
 #include "sweep/drift.h"
 #include "sweep/lineage.h"
 #include "sweep/notify.h"
@@ -78,51 +79,6 @@ void run_list(Context& ctx, const AlertArgs& a) {
   if (a.exit_code) set_exit_code(ctx, database, project.name);
 }
 
-/// Where a notice stands on each channel: "sent", "due" (still to be sent)
-/// or "not owed" (no such channel, or, of an end, one its opening never reached).
-struct Channels {
-  std::string hook, webhook;
-  /// " (hook due, webhook sent)": the channels owed it, for people.
-  std::string text() const {
-    std::string out;
-    for (const auto& [name, state] : {std::pair{"hook", hook}, std::pair{"webhook", webhook}})
-      if (state != "not owed") out += (out.empty() ? "" : ", ") + std::string(name) + " " + state;
-    return out.empty() ? "" : " (" + out + ")";
-  }
-};
-
-std::string channel_state(bool sent, bool owed) { return sent ? "sent" : owed ? "due" : "not owed"; }
-
-/// Found over by driftwatch (resolved with a "recovered: " note).
-bool found_over(const db::AlertView& a) {
-  return a.state == "resolved" && a.state_by == "driftwatch" && a.note.starts_with(db::kRecoveredNotePrefix);
-}
-
-/// Pending, an opening is owed while the alert is open, and, once driftwatch
-/// found it over, to the channels no opening of it reached (sweep/notify.cpp),
-/// unless a person acknowledged, ignored or resolved it since it was opened:
-/// then it is theirs (db's kOpeningDue, which the delivery follows).
-Channels opening_channels(const db::AlertView& a, const sweep::ProjectFile& p) {
-  bool pending = a.notify_state == "pending";
-  auto owed = [&](bool configured, bool told) {
-    return pending && configured && (a.state == "open" || (found_over(a) && !a.late_opening_theirs && !told));
-  };
-  return {channel_state(a.hook_sent, owed(!p.notify.command.empty(), a.hook_told)),
-          channel_state(a.webhook_sent, owed(!p.notify.webhook.empty(), a.webhook_told))};
-}
-
-/// A channel its opening has not reached yet is owed the end too, once
-/// driftwatch found the failure over: the end follows the late opening.
-Channels end_channels(const db::AlertView& a, const Channels& opening) {
-  bool owed = a.resolution_notify_state != "none";
-  auto state = [&](bool told, bool sent, const std::string& opening_state) {
-    if (!told && found_over(a) && opening_state == "due") return std::string("due");
-    return channel_state(told && sent, owed && told);
-  };
-  return {state(a.hook_told, a.resolution_hook_sent, opening.hook),
-          state(a.webhook_told, a.resolution_webhook_sent, opening.webhook)};
-}
-
 void run_show(Context& ctx, const AlertArgs& a) {
   auto project = a.project.load(ctx);
   auto database = ctx.database();
@@ -130,7 +86,8 @@ void run_show(Context& ctx, const AlertArgs& a) {
   if (!al) throw common::Fatal("no alert " + std::to_string(a.id) + " in project " + project.name);
   if (a.json) {
     auto j = json::parse(sweep::alert_json(*al));
-    auto opening = opening_channels(*al, project), end = end_channels(*al, opening);
+    auto opening = sweep::opening_states(*al, !project.notify.command.empty(), !project.notify.webhook.empty());
+  auto end = sweep::end_states(*al, opening);
     j["delivery"] = {{"opening",
                       {{"state", al->notify_state},
                        {"error", al->notify_error},
@@ -204,7 +161,8 @@ void run_show(Context& ctx, const AlertArgs& a) {
   }
   // Per channel: a notice one channel took and another still waits for is
   // neither sent nor failed as a whole.
-  auto opening = opening_channels(*al, project), end = end_channels(*al, opening);
+  auto opening = sweep::opening_states(*al, !project.notify.command.empty(), !project.notify.webhook.empty());
+  auto end = sweep::end_states(*al, opening);
   fmt::print("delivery: {}{}{}\n", al->notify_state, opening.text(),
              al->notify_error.empty() ? "" : ": " + printable(al->notify_error));
   if (al->resolution_notify_state != "none" || !end.text().empty())
