@@ -87,7 +87,7 @@ void run_show(Context& ctx, const AlertArgs& a) {
   if (a.json) {
     auto j = json::parse(sweep::alert_json(*al));
     auto opening = sweep::opening_states(*al, !project.notify.command.empty(), !project.notify.webhook.empty());
-  auto end = sweep::end_states(*al, opening);
+    auto end = sweep::end_states(*al, opening);
     j["delivery"] = {{"opening",
                       {{"state", al->notify_state},
                        {"error", al->notify_error},

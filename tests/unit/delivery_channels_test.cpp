@@ -1,8 +1,9 @@
 // What `alerts show` says is owed to each channel of an alert's opening and end.
+#include "sweep/delivery_channels.h"
+
 #include <doctest/doctest.h>
 
 #include "db/drift.h"
-#include "sweep/delivery_channels.h"
 
 namespace {
 
