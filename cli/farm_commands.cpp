@@ -199,11 +199,15 @@ void run_list(Context& ctx, const JobsArgs& a) {
                           : sweep::render_jobs_table(rows, counts, a.project, truncated));
 }
 
-/// The project file's name when `jobs retry|cancel` read one and no
-/// --project was given: a shared farm database holds other teams' jobs.
+/// --project, else the project file's name (--config, or ./driftwatch.toml
+/// even where --db or $DRIFTWATCH_DB names the database, as on a farm): a
+/// shared database holds other teams' jobs, and `jobs cancel` run in one
+/// project's directory must not reach them. "" when there is no project.
 std::string project_of(Context& ctx, const JobsArgs& a) {
-  auto file = a.config.load_if_any(ctx);
-  return a.project.empty() && file ? file->name : a.project;
+  if (!a.project.empty()) return a.project;
+  std::error_code ec;
+  if (a.config.config.empty() && !std::filesystem::exists("driftwatch.toml", ec)) return "";
+  return a.config.load(ctx).name;
 }
 
 void run_retry(Context& ctx, JobsArgs a) {
@@ -256,8 +260,8 @@ void run_cancel(Context& ctx, JobsArgs a) {
   }
   auto ids = db::cancel_jobs(database, f, one, reason);
   // A running job's worker learns of it when it next renews its lease.
-  fmt::print("cancelled {} job(s) ({}){}; `driftwatch jobs retry ID` or the next sweep queues them again\n", ids.size(),
-             reason,
+  fmt::print("cancelled {} job(s) {} ({}){}; `driftwatch jobs retry ID` or the next sweep queues them again\n",
+             ids.size(), a.project.empty() ? "of every project" : "of project " + a.project, reason,
              a.all_queued || ids.empty() ? ""
                                          : "; a running one's worker stops its build or compiles when it next renews "
                                            "the lease (a third of the lease, 40 s by default)");

@@ -435,9 +435,39 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(elsewhere.exit_code == 2);
   CHECK(common::last_line(elsewhere.output) == "driftwatch: job " + bad + " is not of project someone-else");
   CHECK(p.psql("SELECT state FROM jobs WHERE id = " + bad) == "queued");
+  // Run in another project's directory with the database named, as in a
+  // farm's shell with $DRIFTWATCH_DB: that directory's project file says
+  // whose jobs are meant, and toy's are not its.
+  auto other_dir = p.dir / "other";
+  std::filesystem::create_directories(other_dir);
+  {
+    std::ifstream in(p.config);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto at = text.find("name = \"toy\"");
+    REQUIRE(at != std::string::npos);
+    std::ofstream(other_dir / "driftwatch.toml") << text.replace(at, 12, "name = \"someone-else\"");
+  }
+  for (std::vector<std::string> verb : {std::vector<std::string>{"cancel", bad}, {"cancel", "--all-queued"},
+                                        {"retry", bad}}) {
+    common::ProcessSpec beside;
+    beside.argv = {DRIFTWATCH_BIN, p.data, "jobs"};
+    beside.argv.insert(beside.argv.end(), verb.begin(), verb.end());
+    beside.env = {{"DRIFTWATCH_DB", p.dsn}};
+    beside.cwd = other_dir;
+    auto there = common::run_process(beside).take();
+    INFO(there.output);
+    if (verb[1] == "--all-queued") {
+      CHECK(there.exit_code == 0);
+      CHECK(there.output.find("cancelled 0 job(s) of project someone-else") != std::string::npos);
+    } else {
+      CHECK(there.exit_code == 2);
+      CHECK(common::last_line(there.output) == "driftwatch: job " + bad + " is not of project someone-else");
+    }
+  }
+  CHECK(p.psql("SELECT state FROM jobs WHERE id = " + bad) == "queued");
   auto cancel = p.run({"jobs", "cancel", "--all-queued", "--by", "ops"});
   CHECK(cancel.exit_code == 0);
-  CHECK(cancel.output.find("cancelled 1 job(s) (cancelled by ops)") != std::string::npos);
+  CHECK(cancel.output.find("cancelled 1 job(s) of every project (cancelled by ops)") != std::string::npos);
   CHECK(p.psql("SELECT state || ' ' || error FROM jobs WHERE id = " + bad) == "failed cancelled by ops");
   auto none = p.run({"jobs", "cancel"});
   CHECK(none.exit_code == 2);
