@@ -447,8 +447,8 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
     REQUIRE(at != std::string::npos);
     std::ofstream(other_dir / "driftwatch.toml") << text.replace(at, 12, "name = \"someone-else\"");
   }
-  for (std::vector<std::string> verb : {std::vector<std::string>{"cancel", bad}, {"cancel", "--all-queued"},
-                                        {"retry", bad}}) {
+  for (std::vector<std::string> verb :
+       {std::vector<std::string>{"cancel", bad}, {"cancel", "--all-queued"}, {"retry", bad}}) {
     common::ProcessSpec beside;
     beside.argv = {DRIFTWATCH_BIN, p.data, "jobs"};
     beside.argv.insert(beside.argv.end(), verb.begin(), verb.end());
