@@ -1,5 +1,6 @@
 #include "common/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
@@ -56,9 +57,83 @@ std::atomic<char**> g_exec_argv{nullptr};
 std::atomic<char**> g_exec_env{nullptr};
 char g_signal_text[4];
 
+/// Whether `pid` is a registered group's leader: a child started in a
+/// session of its own (setsid) has its pid as group and session id.
+bool registered(pid_t pid) {
+  for (auto& g : g_groups)
+    if (g.load() == pid) return true;
+  return false;
+}
+
+/// The session id in a /proc/PID/stat line: the fourth field after the
+/// command's closing parenthesis ("state ppid pgrp session"); 0 if unreadable.
+pid_t session_in_stat(const char* text, long n) {
+  long at = n - 1;
+  while (at >= 0 && text[at] != ')') --at;
+  if (at < 0) return 0;
+  int field = 0;
+  pid_t value = 0;
+  for (long i = at + 1; i < n; ++i) {
+    if (text[i] == ' ') {
+      if (field == 4) return value;
+      ++field;
+      value = 0;
+    } else if (field == 4 && text[i] >= '0' && text[i] <= '9') {
+      value = value * 10 + (text[i] - '0');
+    }
+  }
+  return 0;
+}
+
+/// SIGKILLs every process of the sessions our own-session children lead
+/// (a ninja's compiles each run in a process group of their own, which
+/// killing ninja's group does not reach: they would live on, writing into
+/// a work tree the next job builds in). For a signal handler: raw system
+/// calls into static buffers, no allocation. A few passes, as a member may
+/// fork between them (ccache starting the compiler).
+void kill_child_sessions() {
+  static char entries[16384];
+  static char stat[1024];
+  static char path[64];
+  for (int pass = 0; pass < 3; ++pass) {
+    int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return;
+    for (;;) {
+      long n = syscall(SYS_getdents64, dir, entries, sizeof entries);
+      if (n <= 0) break;
+      for (long off = 0; off < n;) {
+        auto* e = reinterpret_cast<struct dirent64*>(entries + off);
+        off += e->d_reclen;
+        pid_t pid = 0;
+        const char* c = e->d_name;
+        for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+        if (*c || pid <= 1 || pid == getpid()) continue;
+        // "/proc/<pid>/stat", written by hand.
+        char digits[16];
+        int k = 0;
+        for (pid_t v = pid; v > 0; v /= 10) digits[k++] = static_cast<char>('0' + v % 10);
+        int len = 0;
+        for (const char* s = "/proc/"; *s;) path[len++] = *s++;
+        while (k > 0) path[len++] = digits[--k];
+        for (const char* s = "/stat"; *s;) path[len++] = *s++;
+        path[len] = 0;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        long got = read(fd, stat, sizeof stat);
+        close(fd);
+        if (got <= 0) continue;
+        if (pid_t sid = session_in_stat(stat, got); sid > 1 && sid != getsid(0) && registered(sid))
+          kill(pid, SIGKILL);
+      }
+    }
+    close(dir);
+  }
+}
+
 extern "C" void kill_groups_and_die(int sig) {
   for (auto& g : g_groups)
     if (pid_t p = g.load(); p > 0) kill(-p, SIGKILL);
+  kill_child_sessions();
   if (char** argv = g_exec_argv.load(); argv && sig > 0 && sig < 100) {
     g_signal_text[0] = static_cast<char>('0' + sig / 10);
     g_signal_text[1] = static_cast<char>('0' + sig % 10);

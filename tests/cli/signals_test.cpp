@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,9 @@ bool dying(long pid) {
   return false;
 }
 
-/// Live processes other than `except` whose command line mentions `needle`.
+/// Live processes other than `except` whose command line mentions `needle`,
+/// or which run in a directory under it (a ninja's compile, whose command
+/// line names its files relative to the build directory).
 std::vector<std::string> processes_mentioning(const std::string& needle, int except) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
@@ -38,25 +41,34 @@ std::vector<std::string> processes_mentioning(const std::string& needle, int exc
     auto cmd = common::proc_file(std::stol(name), "cmdline");  // empty once it has exited
     for (auto& c : cmd)
       if (c == '\0') c = ' ';
-    if (cmd.find(needle) != std::string::npos && cmd.find("driftwatch") == std::string::npos)
-      out.push_back(name + ": " + cmd.substr(0, 120));
+    std::error_code ec;
+    auto cwd = std::filesystem::read_symlink(e.path() / "cwd", ec).string();
+    if ((cmd.find(needle) != std::string::npos || (!ec && cwd.starts_with(needle))) &&
+        cmd.find("driftwatch") == std::string::npos)
+      out.push_back(name + ": " + cmd.substr(0, 120) + " (in " + cwd + ")");
   }
   return out;
 }
 
-/// Starts driftwatch, waits until a child of it mentions `needle`, sends SIGINT,
-/// and returns what is still running a moment after driftwatch died.
-std::vector<std::string> interrupt(Project& p, std::vector<std::string> args, const std::string& needle) {
+/// Starts driftwatch, waits until a child of it mentions `needle` (and
+/// `running`: "-o CMakeFiles/dwcc.dir/" waits for one of ninja's compiles), sends
+/// SIGINT, and returns what is still running a moment after driftwatch died.
+std::vector<std::string> interrupt(Project& p, std::vector<std::string> args, const std::string& needle,
+                                   const std::string& running = "") {
   common::ProcessSpec spec;
   spec.argv = p.args(std::move(args), p.dsn);
   spec.argv.insert(spec.argv.begin(), DRIFTWATCH_BIN);
+  // Compiles as long as a cold build's: a cache hit could end before the
+  // check below, alive or not.
+  spec.env = {{"CCACHE_DISABLE", "1"}};
   auto child = common::Child::start(spec).take();
   bool seen = false;
   for (int i = 0; i < 3000 && !seen && !child.try_wait(); ++i) {
-    seen = !processes_mentioning(needle, child.pid()).empty();
+    auto now = processes_mentioning(needle, child.pid());
+    seen = std::any_of(now.begin(), now.end(), [&](const auto& l) { return l.find(running) != std::string::npos; });
     if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  auto why = "no child mentioning " + needle + " appeared";
+  auto why = "no child mentioning " + needle + " " + running + " appeared";
   REQUIRE_MESSAGE(seen, why);
   kill(child.pid(), SIGINT);
   auto r = child.wait();
@@ -76,8 +88,10 @@ std::string joined(const std::vector<std::string>& lines) {
 TEST_CASE("SIGINT during a build and during an evaluation leaves no process behind, the evaluation is recorded interrupted and a rerun succeeds") {
   Project p;
   auto data = (p.dir / "data").string();
+  // Stopped while ninja compiles: each compile runs in a process group of
+  // its own, which killing ninja's does not reach.
   auto left = interrupt(p, {"build", "--repo", p.repo, "--recipe", "sample-compiler", "--commit", "main", "-j", "2"},
-                        data + "/worktrees");
+                        data + "/worktrees", "-o CMakeFiles/dwcc.dir/");
   CHECK_MESSAGE(left.empty(), joined(left));
   auto rebuilt = p.run({"build", "--repo", p.repo, "--recipe", "sample-compiler", "--commit", "main", "-j", "2"});
   INFO(rebuilt.output);
