@@ -122,8 +122,7 @@ void kill_child_sessions() {
         long got = read(fd, stat, sizeof stat);
         close(fd);
         if (got <= 0) continue;
-        if (pid_t sid = session_in_stat(stat, got); sid > 1 && sid != getsid(0) && registered(sid))
-          kill(pid, SIGKILL);
+        if (pid_t sid = session_in_stat(stat, got); sid > 1 && sid != getsid(0) && registered(sid)) kill(pid, SIGKILL);
       }
     }
     close(dir);
