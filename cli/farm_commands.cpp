@@ -145,7 +145,12 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
   o.max_jobs = a.max_jobs;
   o.idle_exit = a.idle_exit < 0 ? std::numeric_limits<double>::infinity() : a.idle_exit;
   o.retry_backoff = a.retry_backoff;
-  o.log = [](const std::string& line) { fmt::print("{}\n", common::printable(line)); };
+  // Flushed as the job lines are: a worker's log (a file, journald) must
+  // say at once that it lost the database, not after it came back.
+  o.log = [](const std::string& line) {
+    fmt::print("{}\n", common::printable(line));
+    std::fflush(stdout);
+  };
   o.on_job = [&ctx](const sweep::JobEvent& ev) {
     if (!ctx.quiet)
       fmt::print("{} {}: {} ({})\n", ev.kind, ev.state, common::printable(ev.what), common::format_seconds(ev.seconds));
@@ -154,6 +159,12 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
   if (!ctx.quiet)
     fmt::print("worker {} on {}: claiming {} jobs of {}\n", o.owner, o.target.display, a.kinds,
                a.project.empty() ? "every project" : "project " + a.project);
+  // A farm's unit that forgot the database would look healthy, serving a
+  // queue nobody fills.
+  if (ctx.embedded())
+    fmt::print("worker: no --db or $DRIFTWATCH_DB: this is the embedded database of {}, which no other machine's "
+               "sweep reaches; on a farm give the shared one\n",
+               ctx.data_dir().string());
   std::fflush(stdout);
   auto r = sweep::run_worker(o);
   fmt::print("worker {}: {} done, {} skipped, {} failed, {} attempt(s) retried later, {} lease(s) lost\n", o.owner,

@@ -297,6 +297,13 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   say(o, fmt::format("{} a candidate at {} on suite {} ({} modules), warm-started from {}, {} settings",
                      report.resumed ? "resuming" : "training", sha->substr(0, 12), training.suite.name, t.modules.size(),
                      active.content_hash.substr(0, 12), p.retrain.settings));
+  // Where the candidate is kept: made (or refused) now, not after an
+  // hour of training (a data directory no sweep registered a policy in).
+  std::error_code made;
+  fs::create_directories(o.data_dir / "policies", made);
+  if (made)
+    throw common::Fatal("cannot create " + (o.data_dir / "policies").string() + ", where the candidate is kept: " +
+                        made.message() + "; nothing was trained");
   auto train_start = Clock::now();
   auto trained = policy::train(t);
   if (!trained)
