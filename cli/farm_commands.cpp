@@ -162,9 +162,10 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
   // A farm's unit that forgot the database would look healthy, serving a
   // queue nobody fills.
   if (ctx.embedded())
-    fmt::print("worker: no --db or $DRIFTWATCH_DB: this is the embedded database of {}, which no other machine's "
-               "sweep reaches; on a farm give the shared one\n",
-               ctx.data_dir().string());
+    fmt::print(
+        "worker: no --db or $DRIFTWATCH_DB: this is the embedded database of {}, which no other machine's "
+        "sweep reaches; on a farm give the shared one\n",
+        ctx.data_dir().string());
   std::fflush(stdout);
   auto r = sweep::run_worker(o);
   fmt::print("worker {}: {} done, {} skipped, {} failed, {} attempt(s) retried later, {} lease(s) lost\n", o.owner,

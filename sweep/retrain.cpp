@@ -302,8 +302,8 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
   std::error_code made;
   fs::create_directories(o.data_dir / "policies", made);
   if (made)
-    throw common::Fatal("cannot create " + (o.data_dir / "policies").string() + ", where the candidate is kept: " +
-                        made.message() + "; nothing was trained");
+    throw common::Fatal("cannot create " + (o.data_dir / "policies").string() +
+                        ", where the candidate is kept: " + made.message() + "; nothing was trained");
   auto train_start = Clock::now();
   auto trained = policy::train(t);
   if (!trained)
