@@ -67,12 +67,25 @@ void hand_back(Context& ctx, const WorkerArgs& a) {
   }
   try {
     auto database = ctx.database();
-    int n = 0;
+    int n = 0, kept = 0;
     for (const auto& owner : common::split(a.hand_back_of, ','))  // a sweep's local workers, one by one
-      if (!owner.empty()) n += db::requeue_jobs_of(database, owner, true);
+      if (!owner.empty()) {
+        int given = 0;
+        n += db::requeue_jobs_of(database, owner, true, &given);
+        kept += given;
+      }
+    // Given back at most kMaxGiveBacks times a job: past that the attempt counts, and saying otherwise would
+    // hide why a job stopped again and again fails.
+    auto attempts = kept == n ? std::string("the attempt not counted")
+                    : kept == 0
+                        ? fmt::format("the attempt counted (a job is given its attempt back {} times at most)",
+                                      db::kMaxGiveBacks)
+                        : fmt::format("the attempt not counted for {} of them; counted for the rest, given back {} "
+                                      "times already",
+                                      kept, db::kMaxGiveBacks);
     if (n > 0 || a.cancel_slurm_array.empty())  // a Slurm sweep's own workers seldom hold any
-      fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, the attempt not counted\n",
-                 a.hand_back_of, a.after_signal, n);
+      fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, {}\n", a.hand_back_of,
+                 a.after_signal, n, attempts);
   } catch (const std::exception& e) {  // the database away: the lease expires instead
     fmt::print("worker {} stopped by signal {}: could not put its job back ({}); its lease expires\n", a.hand_back_of,
                a.after_signal, common::printable(e.what()));

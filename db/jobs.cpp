@@ -393,7 +393,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
 #undef LOST_EVALUATION
 #undef BUILD_TRIED_AGAIN
 
-int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt) {
+int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt, int* given_back) {
   return db.impl().guarded("requeueing jobs", [&] {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
@@ -404,9 +404,11 @@ int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attem
         "attempts = CASE WHEN $2 AND given_back < $3 THEN GREATEST(attempts - 1, 0) ELSE attempts END, "
         "given_back = given_back + CASE WHEN $2 THEN 1 ELSE 0 END, "
         "lease_owner = NULL, lease_expires_at = NULL, updated_at = now() "
-        "WHERE state = 'running' AND lease_owner = $1",
+        "WHERE state = 'running' AND lease_owner = $1 RETURNING $2 AND given_back <= $3",
         owner, give_back_attempt, kMaxGiveBacks);
     tx.commit();
+    if (given_back)
+      *given_back = static_cast<int>(std::count_if(r.begin(), r.end(), [](const auto& row) { return row[0].template as<bool>(); }));
     return static_cast<int>(r.affected_rows());
   });
 }

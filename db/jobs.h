@@ -169,8 +169,9 @@ inline constexpr int kMaxGiveBacks = 5;
 /// database. `give_back_attempt`: the claim is not counted (the database
 /// went away, not the job's doing), up to kMaxGiveBacks times; a worker that
 /// died may have died of its job, and an attempt given back each time would
-/// let it run for ever.
-int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt);
+/// let it run for ever. `given_back`, when given, gets how many of them had
+/// their attempt given back (the rest had used up kMaxGiveBacks).
+int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt, int* given_back = nullptr);
 /// The running jobs' owners of a project, for finding dead local workers.
 std::vector<std::string> running_job_owners(Database& db, const std::string& project);
 

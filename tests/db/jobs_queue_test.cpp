@@ -45,7 +45,9 @@ TEST_CASE("a job handed back after its worker lost the database spends no attemp
     REQUIRE(job);
     CHECK(job->id == ids[0]);
     CHECK(job->attempts == 1);
-    CHECK(db::requeue_jobs_of(d, "w:1:0", true) == 1);
+    int given_back = -1;
+    CHECK(db::requeue_jobs_of(d, "w:1:0", true, &given_back) == 1);
+    CHECK(given_back == 1);
   }
   CHECK(db::job_state(d, ids[0])->state == "queued");
   CHECK(db::job_state(d, ids[0])->attempts == 0);
@@ -62,7 +64,9 @@ TEST_CASE("a job handed back after its worker lost the database spends no attemp
   }
   CHECK(db::job_state(d, ids[0])->attempts == 1);
   REQUIRE(db::claim_job(d, "p", "w:1:0", {}, 60));
-  CHECK(db::requeue_jobs_of(d, "w:1:0", true) == 1);
+  int given_back = -1;  // what a stopped worker's line says: this attempt counted
+  CHECK(db::requeue_jobs_of(d, "w:1:0", true, &given_back) == 1);
+  CHECK(given_back == 0);
   CHECK(db::job_state(d, ids[0])->attempts == 2);
   CHECK_FALSE(db::claim_job(d, "p", "w:1:0", {"build"}, 60));
   CHECK(db::job_state(d, ids[0])->state == "failed");
