@@ -408,7 +408,8 @@ int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attem
         owner, give_back_attempt, kMaxGiveBacks);
     tx.commit();
     if (given_back)
-      *given_back = static_cast<int>(std::count_if(r.begin(), r.end(), [](const auto& row) { return row[0].template as<bool>(); }));
+      *given_back = static_cast<int>(
+          std::count_if(r.begin(), r.end(), [](const auto& row) { return row[0].template as<bool>(); }));
     return static_cast<int>(r.affected_rows());
   });
 }
