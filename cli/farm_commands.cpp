@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/finite.h"
 #include "cli/project.h"
+#include "common/data_dir.h"
 #include "common/process.h"
 #include "common/text.h"
 #include "db/jobs.h"
@@ -142,6 +143,12 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
   // not each job after its compiler is built, and a worker running for
   // weeks keeps the module of its own build.
   if (o.kinds.empty() || std::ranges::find(o.kinds, "eval") != o.kinds.end()) policy::load_network_runtime();
+  // Where every job writes: a file or a read-only directory there would
+  // fail each job in seconds, after the worker had started as if healthy.
+  common::ensure_writable_dir(ctx.data_dir(), "the data directory");
+  for (auto [sub, what] : {std::pair{"cache", "the compile cache"}, std::pair{"worktrees", "the work trees' directory"},
+                           std::pair{"eval", "the evaluations' directory"}})
+    common::ensure_writable_dir(ctx.data_dir() / sub, what);
   auto database = ctx.database();  // starts the embedded server if needed, migrates
   // Not refused: workers may start before a new project's first sweep. But a
   // typo would wait for ever, claiming nothing, and say nothing.

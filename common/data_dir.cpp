@@ -23,6 +23,8 @@ fs::path resolve_data_dir(const std::optional<fs::path>& flag) {
 
 void ensure_writable_dir(const fs::path& dir, const char* what) {
   std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw Fatal(std::string(what) + " " + dir.string() + " exists and is not a directory");
   fs::create_directories(dir, ec);
   if (ec) throw Fatal(std::string("cannot create ") + what + " " + dir.string() + ": " + ec.message());
   if (!fs::is_directory(dir)) throw Fatal(std::string(what) + " " + dir.string() + " is not a directory");

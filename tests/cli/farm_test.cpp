@@ -967,3 +967,20 @@ TEST_CASE("bisect names a job that failed outside its own workers and exits 1: a
   CHECK(p.psql("SELECT state FROM jobs WHERE id = " + bad[0]) == "failed");
   CHECK(b.output.find("failed: eval job " + bad[0] + ": gave up after 3 attempts") != std::string::npos);
 }
+
+TEST_CASE("a worker whose data directory or compile cache is a file is refused at its start, in one line") {
+  testing::TempDir dir;
+  std::ofstream(dir / "file") << "not a directory";
+  std::filesystem::create_directories(dir / "data");
+  std::ofstream(dir / "data" / "cache") << "not a directory either";
+  // Refused before the database is asked: no job is claimed to fail.
+  const std::string nowhere = "host=" + (dir / "no-server").string() + " dbname=none";
+  auto file = run_driftwatch({"--data-dir=" + (dir / "file").string(), "worker", "--db", nowhere, "--idle-exit", "0"});
+  CHECK(file.exit_code == 2);
+  CHECK(common::last_line(file.output) ==
+        "driftwatch: the data directory " + (dir / "file").string() + " exists and is not a directory");
+  auto cache = run_driftwatch({"--data-dir=" + (dir / "data").string(), "worker", "--db", nowhere, "--idle-exit", "0"});
+  CHECK(cache.exit_code == 2);
+  CHECK(common::last_line(cache.output) ==
+        "driftwatch: the compile cache " + (dir / "data" / "cache").string() + " exists and is not a directory");
+}
