@@ -226,7 +226,7 @@ void run_list(Context& ctx, const JobsArgs& a) {
   auto rows = db::list_jobs(database, f);
   bool truncated = a.limit > 0 && static_cast<int>(rows.size()) > a.limit;
   if (truncated) rows.resize(static_cast<std::size_t>(a.limit));
-  auto counts = db::count_project_jobs(database, a.project);
+  auto counts = db::count_project_jobs(database, a.project, a.sweep_id);
   fmt::print("{}", a.json ? sweep::render_jobs_json(rows, counts, truncated)
                           : sweep::render_jobs_table(rows, counts, a.project, truncated));
 }
@@ -268,7 +268,7 @@ void run_cancel(Context& ctx, JobsArgs a) {
   if (ways != 1) throw common::Fatal("jobs cancel: give exactly one of ID, --sweep S or --all-queued");
   a.project = project_of(ctx, a);
   auto database = ctx.database();
-  auto reason = "cancelled by " + (a.by.empty() ? common::login_name() : a.by);
+  auto reason = db::kCancelledPrefix + (a.by.empty() ? common::login_name() : a.by);
   db::JobFilter f;
   f.project = a.project;
   if (a.sweep_id) {

@@ -460,6 +460,7 @@ JobCounts tally(const pqxx::result& rows) {
     else if (state == kJobFailed) c.failed = n;
     else if (state == kJobSkipped) c.skipped = n;
     if (row.size() > 2) c.given_back += row[2].as<int>();
+    if (row.size() > 3) c.cancelled += row[3].as<int>();
   }
   return c;
 }
@@ -565,12 +566,13 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& f) {
   });
 }
 
-JobCounts count_project_jobs(Database& db, const std::string& project) {
+JobCounts count_project_jobs(Database& db, const std::string& project, Id sweep_id) {
   return db.impl().guarded("counting jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
-    return tally(
-        tx.exec_params("SELECT state, count(*) FROM jobs WHERE ($1 = '' OR " OF_PROJECT("jobs", "$1") ") GROUP BY state",
-                       project));
+    return tally(tx.exec_params(
+        "SELECT state, count(*), 0, count(*) FILTER (WHERE state = 'failed' AND starts_with(COALESCE(error, ''), $3)) "
+        "FROM jobs WHERE ($1 = '' OR " OF_PROJECT("jobs", "$1") ") AND ($2 = 0 OR sweep_id = $2) GROUP BY state",
+        project, sweep_id, kCancelledPrefix));
   });
 }
 

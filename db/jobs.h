@@ -213,9 +213,12 @@ std::vector<JobRow> list_jobs(Database& db, const JobFilter& filter);
 /// out): alone, the evaluation would be skipped again at once. An error names
 /// a job that does not exist, is not failed, or whose check-in does not build.
 common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id);
+/// What a person's cancellation's reason starts with ("cancelled by ana"):
+/// how a cancelled job is told from one that failed (JobCounts::cancelled).
+inline constexpr const char* kCancelledPrefix = "cancelled by ";
 /// Cancels queued and running jobs (one, or those of `filter`): state failed
-/// with `reason`; a running job's worker then has its result refused
-/// (LeaseLost). Returns the ids cancelled.
+/// with `reason` (kCancelledPrefix and who); a running job's worker then has
+/// its result refused (LeaseLost). Returns the ids cancelled.
 std::vector<Id> cancel_jobs(Database& db, const JobFilter& filter, const std::optional<Id>& job_id,
                             const std::string& reason);
 
@@ -224,6 +227,9 @@ struct JobCounts {
   /// Times the jobs were handed back by a worker stopped or cut off (count_jobs
   /// only): progress of a kind, though nothing finished.
   int given_back = 0;
+  /// Of the failed, those a person cancelled (`jobs cancel`; count_project_jobs
+  /// only): a monitor of failures can tell them from the jobs' own.
+  int cancelled = 0;
   int total() const { return queued + running + done + failed + skipped; }
   int finished() const { return done + failed + skipped; }
 };
@@ -240,7 +246,8 @@ struct JobStateAndOutcome {
 std::map<std::string, JobStateAndOutcome> job_states(Database& db, const std::vector<std::string>& keys);
 /// Counts over the given jobs; a running job whose lease expired counts as queued.
 JobCounts count_jobs(Database& db, const std::vector<Id>& job_ids);
-/// Counts per state over a project's jobs (every project when empty).
-JobCounts count_project_jobs(Database& db, const std::string& project);
+/// Counts per state over a project's jobs (every project when empty), of
+/// one sweep when `sweep_id` is not 0.
+JobCounts count_project_jobs(Database& db, const std::string& project, Id sweep_id = 0);
 
 }  // namespace db

@@ -469,6 +469,17 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(cancel.exit_code == 0);
   CHECK(cancel.output.find("cancelled 1 job(s) of every project (cancelled by ops)") != std::string::npos);
   CHECK(p.psql("SELECT state || ' ' || error FROM jobs WHERE id = " + bad) == "failed cancelled by ops");
+  // A monitor of failures tells a person's cancellation from a job's failure,
+  // and a sweep's counts are that sweep's.
+  auto counted = nlohmann::json::parse(p.run({"jobs", "--json"}).output)["counts"];
+  CHECK(counted["failed"] == 1);
+  CHECK(counted["cancelled"] == 1);
+  CHECK(p.run({"jobs"}).output.find("1 failed (1 of them cancelled)") != std::string::npos);
+  auto sweep_of_bad = p.psql("SELECT sweep_id FROM jobs WHERE id = " + bad);
+  auto of_sweep = nlohmann::json::parse(p.run({"jobs", "--json", "--all", "--sweep", sweep_of_bad}).output);
+  int listed = 0;
+  for (const char* state : {"queued", "running", "done", "skipped", "failed"}) listed += of_sweep["counts"][state].get<int>();
+  CHECK(listed == static_cast<int>(of_sweep["jobs"].size()));
   auto none = p.run({"jobs", "cancel"});
   CHECK(none.exit_code == 2);
   CHECK(none.output.find("give exactly one of ID, --sweep S or --all-queued") != std::string::npos);
