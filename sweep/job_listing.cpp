@@ -72,10 +72,10 @@ std::string job_what(const db::JobRow& j) {
 
 std::string render_jobs_table(const std::vector<db::JobRow>& jobs, const db::JobCounts& c, const std::string& project,
                               bool truncated) {
-  std::string out = fmt::format("jobs of {}: {} queued, {} running, {} done, {} skipped, {} failed{}\n",
-                                project.empty() ? "every project" : "project " + project, c.queued, c.running, c.done,
-                                c.skipped, c.failed,
-                                c.cancelled ? fmt::format(" ({} of them cancelled)", c.cancelled) : "");
+  std::string out =
+      fmt::format("jobs of {}: {} queued, {} running, {} done, {} skipped, {} failed{}\n",
+                  project.empty() ? "every project" : "project " + project, c.queued, c.running, c.done, c.skipped,
+                  c.failed, c.cancelled ? fmt::format(" ({} of them cancelled)", c.cancelled) : "");
   if (jobs.empty()) return out;
   out += fmt::format("{:>6}  {:<8}  {:<34}  {:>8}  {}\n", "id", "state", "what", "attempts", "who / why");
   for (const auto& j : jobs)
@@ -88,8 +88,8 @@ std::string render_jobs_table(const std::vector<db::JobRow>& jobs, const db::Job
 std::string render_jobs_json(const std::vector<db::JobRow>& jobs, const db::JobCounts& c, bool truncated) {
   json out;
   out["truncated"] = truncated;
-  out["counts"] = {{"queued", c.queued}, {"running", c.running},     {"done", c.done},
-                   {"skipped", c.skipped}, {"failed", c.failed}, {"cancelled", c.cancelled}};
+  out["counts"] = {{"queued", c.queued},   {"running", c.running}, {"done", c.done},
+                   {"skipped", c.skipped}, {"failed", c.failed},   {"cancelled", c.cancelled}};
   out["jobs"] = json::array();
   for (const auto& j : jobs) {
     auto p = payload_of(j);

@@ -478,7 +478,8 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   auto sweep_of_bad = p.psql("SELECT sweep_id FROM jobs WHERE id = " + bad);
   auto of_sweep = nlohmann::json::parse(p.run({"jobs", "--json", "--all", "--sweep", sweep_of_bad}).output);
   int listed = 0;
-  for (const char* state : {"queued", "running", "done", "skipped", "failed"}) listed += of_sweep["counts"][state].get<int>();
+  for (const char* state : {"queued", "running", "done", "skipped", "failed"})
+    listed += of_sweep["counts"][state].get<int>();
   CHECK(listed == static_cast<int>(of_sweep["jobs"].size()));
   auto none = p.run({"jobs", "cancel"});
   CHECK(none.exit_code == 2);
