@@ -20,6 +20,7 @@ namespace {
 struct DecideArgs {
   ProjectArgs project;
   bool json = false, act = false;
+  int jobs = 0;  ///< --act's retrain: parallel compiles
 };
 
 struct RetrainArgs {
@@ -134,7 +135,7 @@ void run_decide(Context& ctx, const DecideArgs& a) {
   // At the check-in the verdict was measured on (usually built already), so
   // that a candidate rejected there is not trained again until a later one
   // is measured.
-  auto r = sweep::run_retrain(database, retrain_options(ctx, project, report.measured_head, "", 0));
+  auto r = sweep::run_retrain(database, retrain_options(ctx, project, report.measured_head, "", a.jobs));
   print_retrain(r, a.json ? stderr : stdout);
   if (r.promoted) ctx.exit_code = 0;  // the retrain the verdict asked for is done
 }
@@ -154,6 +155,8 @@ void attach_decide(CLI::App& sub, Context& ctx) {
   a->project.attach(sub);
   sub.add_flag("--json", a->json, "machine-readable output");
   sub.add_flag("--act", a->act, "when the verdict is retrain, retrain now (as `driftwatch retrain`)");
+  sub.add_option("-j,--jobs", a->jobs, "with --act: parallel compiles (default: the project's, else one per core)")
+      ->check(CLI::Range(0, 1024));
   sub.footer(
       "Applies the project's [decide] rules to each suite's series since the policy's training check-in and "
       "records the decision with its evidence. Exit status: 0 keep (with --act: or a candidate was promoted); 1 "
