@@ -103,7 +103,11 @@ db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs:
                         "evaluate it); not promoted: run `driftwatch retrain` again");
   if (!fs::exists(row->file))
     throw common::Fatal("policy " + std::to_string(id) + "'s file " + row->file + " no longer exists; not promoted");
-  if (!db::promote(db, p.name, id, active.lineage_id, "promoted by hand"))
+  // What its retrain had judged stays in its history: a person overruled
+  // it, and whoever rolls it back later should still read why.
+  auto reason = row->reason.empty() || row->state == "retired" ? std::string("promoted by hand")
+                                                                : "promoted by hand; its retrain had said: " + row->reason;
+  if (!db::promote(db, p.name, id, active.lineage_id, reason))
     throw common::Fatal("the active policy of project '" + p.name +
                         "' changed meanwhile; nothing was changed, try again");
   return *db::find_lineage(db, p.name, id);

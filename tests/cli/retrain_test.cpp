@@ -288,10 +288,15 @@ TEST_CASE("a candidate that cannot win is rejected and recorded, the active poli
   CHECK(p.psql("SELECT count(*) FROM project_policies") == count);
   CHECK(p.psql("SELECT state FROM project_policies WHERE id = " + id) == "candidate");
 
+  auto judged = p.psql("SELECT reason FROM project_policies WHERE id = " + id);
+  REQUIRE_FALSE(judged.empty());
   auto promoted = p.run({"policy", "promote", id, "--config", p.config});
   INFO(promoted.output);
   CHECK(promoted.exit_code == 0);
   CHECK(p.psql("SELECT id FROM project_policies WHERE state = 'active'") == id);
+  // A person overruled its retrain's verdict: what the verdict said stays.
+  CHECK(p.psql("SELECT reason FROM project_policies WHERE id = " + id) ==
+        "promoted by hand; its retrain had said: " + judged);
   // Its kept file lost: the sweep says so, and rolling back is how out.
   auto kept = p.psql("SELECT file FROM project_policies WHERE id = " + id);
   std::string kept_bytes;
