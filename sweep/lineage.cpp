@@ -105,8 +105,9 @@ db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs:
     throw common::Fatal("policy " + std::to_string(id) + "'s file " + row->file + " no longer exists; not promoted");
   // What its retrain had judged stays in its history: a person overruled
   // it, and whoever rolls it back later should still read why.
-  auto reason = row->reason.empty() || row->state == "retired" ? std::string("promoted by hand")
-                                                                : "promoted by hand; its retrain had said: " + row->reason;
+  auto reason = row->reason.empty() || row->state == "retired"
+                    ? std::string("promoted by hand")
+                    : "promoted by hand; its retrain had said: " + row->reason;
   if (!db::promote(db, p.name, id, active.lineage_id, reason))
     throw common::Fatal("the active policy of project '" + p.name +
                         "' changed meanwhile; nothing was changed, try again");
