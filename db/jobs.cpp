@@ -1,5 +1,6 @@
 #include "db/jobs.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -159,7 +160,12 @@ std::optional<LastSweep> last_sweep(Database& db, const std::string& project) {
 #define BUILD_TRIED_AGAIN                                                                  \
   "(jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on AND " \
   "(d.state IN ('queued', 'running') OR (d.state = 'done' AND d.result->>'outcome' = 'ok'))))"
-#define RETRY_CONDITION "(jobs.state = 'failed' OR " BUILD_TRIED_AGAIN " OR " LOST_EVALUATION ")"
+// A job a person cancelled is left so by the rest of the sweep that ran it
+// (its bisection planning the check-in again): the next sweep takes it back.
+#define CANCELLED_IN_THIS_SWEEP \
+  "(jobs.sweep_id IS NOT DISTINCT FROM NULLIF($8, 0) AND starts_with(COALESCE(jobs.error, ''), $9))"
+#define RETRY_CONDITION \
+  "((jobs.state = 'failed' AND NOT " CANCELLED_IN_THIS_SWEEP ") OR " BUILD_TRIED_AGAIN " OR " LOST_EVALUATION ")"
 
 std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_id, const std::vector<JobSpec>& jobs) {
   return db.impl().guarded("enqueueing jobs", [&] {
@@ -196,7 +202,8 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  sweep_id = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
                       "    THEN jobs.sweep_id ELSE COALESCE(EXCLUDED.sweep_id, jobs.sweep_id) END "
                       "RETURNING id",
-                      project, j.kind, j.key, j.payload_json, j.priority, dep, j.max_attempts, sweep_id)[0]
+                      project, j.kind, j.key, j.payload_json, j.priority, dep, j.max_attempts, sweep_id,
+                      kCancelledPrefix)[0]
                     .as<Id>();
       tx.exec_params("INSERT INTO job_projects (job_id, project) VALUES ($1, $2) ON CONFLICT DO NOTHING", id, project);
       ids.push_back(id);
@@ -206,6 +213,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
   });
 }
 #undef RETRY_CONDITION
+#undef CANCELLED_IN_THIS_SWEEP
 
 std::optional<Job> claim_job(Database& db, const std::string& project, const std::string& owner,
                              const std::vector<std::string>& kinds, int lease_seconds) {
@@ -404,6 +412,8 @@ int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attem
         "attempts = CASE WHEN $2 AND given_back < $3 THEN GREATEST(attempts - 1, 0) ELSE attempts END, "
         "given_back = given_back + CASE WHEN $2 THEN 1 ELSE 0 END, "
         "lease_owner = NULL, lease_expires_at = NULL, updated_at = now() "
+        // RETURNING reads the row as updated: given_back one more than the
+        // SET's test saw, so "<= $3" is its "< $3".
         "WHERE state = 'running' AND lease_owner = $1 RETURNING $2 AND given_back <= $3",
         owner, give_back_attempt, kMaxGiveBacks);
     tx.commit();

@@ -251,6 +251,24 @@ TEST_CASE("a job a later sweep runs again is that sweep's, so cancelling the swe
   CHECK(db::list_jobs(d, {"", {}, first, 10})[0].id == ids[0]);
 }
 
+TEST_CASE("a job a person cancelled stays cancelled for the rest of its sweep, and the next sweep takes it back") {
+  auto d = testing::fresh_database();
+  auto first = db::begin_sweep(d, "p");
+  auto ids = db::enqueue_jobs(d, "p", first, {{"eval", "e1", "{}", 0, -1, 3}});
+  REQUIRE(db::cancel_jobs(d, {"p", {}, std::nullopt, 0}, ids[0], std::string(db::kCancelledPrefix) + "ops").size() == 1);
+  // The sweep's bisection plans the same check-in again: the person's word holds.
+  db::enqueue_jobs(d, "p", first, {{"eval", "e1", "{}", 0, -1, 3}});
+  CHECK(db::job_state(d, ids[0])->state == "failed");
+  // A job that failed on its own is tried again by the same sweep's plan, as before.
+  auto other = db::enqueue_jobs(d, "p", first, {{"eval", "e2", "{}", 0, -1, 3}});
+  REQUIRE(db::cancel_jobs(d, {"p", {}, std::nullopt, 0}, other[0], "failed by a test").size() == 1);
+  db::enqueue_jobs(d, "p", first, {{"eval", "e2", "{}", 0, -1, 3}});
+  CHECK(db::job_state(d, other[0])->state == "queued");
+  auto second = db::begin_sweep(d, "p");
+  db::enqueue_jobs(d, "p", second, {{"eval", "e1", "{}", 0, -1, 3}});
+  CHECK(db::job_state(d, ids[0])->state == "queued");
+}
+
 namespace {
 
 /// Project p's jobs `specs`, planned by one sweep and all failed (cancelled).
