@@ -154,9 +154,10 @@ void attach_decide(CLI::App& sub, Context& ctx) {
   auto a = std::make_shared<DecideArgs>();
   a->project.attach(sub);
   sub.add_flag("--json", a->json, "machine-readable output");
-  sub.add_flag("--act", a->act, "when the verdict is retrain, retrain now (as `driftwatch retrain`)");
+  auto* act = sub.add_flag("--act", a->act, "when the verdict is retrain, retrain now (as `driftwatch retrain`)");
   sub.add_option("-j,--jobs", a->jobs, "with --act: parallel compiles (default: the project's, else one per core)")
-      ->check(CLI::Range(0, 1024));
+      ->check(CLI::Range(0, 1024))
+      ->needs(act);
   sub.footer(
       "Applies the project's [decide] rules to each suite's series since the policy's training check-in and "
       "records the decision with its evidence. Exit status: 0 keep (with --act: or a candidate was promoted); 1 "

@@ -68,22 +68,22 @@ void hand_back(Context& ctx, const WorkerArgs& a) {
   }
   try {
     auto database = ctx.database();
-    int n = 0, kept = 0;
+    int n = 0, given_back = 0;
     for (const auto& owner : common::split(a.hand_back_of, ','))  // a sweep's local workers, one by one
       if (!owner.empty()) {
         int given = 0;
         n += db::requeue_jobs_of(database, owner, true, &given);
-        kept += given;
+        given_back += given;
       }
     // Given back at most kMaxGiveBacks times a job: past that the attempt counts, and saying otherwise would
     // hide why a job stopped again and again fails.
-    auto attempts = kept == n   ? std::string("the attempt not counted")
-                    : kept == 0 ? fmt::format("the attempt counted (a job is given its attempt back {} times at most)",
+    auto attempts = given_back == n   ? std::string("the attempt not counted")
+                    : given_back == 0 ? fmt::format("the attempt counted (a job is given its attempt back {} times at most)",
                                               db::kMaxGiveBacks)
                                 : fmt::format(
                                       "the attempt not counted for {} of them; counted for the rest, given back {} "
                                       "times already",
-                                      kept, db::kMaxGiveBacks);
+                                      given_back, db::kMaxGiveBacks);
     if (n > 0 || a.cancel_slurm_array.empty())  // a Slurm sweep's own workers seldom hold any
       fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, {}\n", a.hand_back_of,
                  a.after_signal, n, attempts);
@@ -236,9 +236,13 @@ void run_list(Context& ctx, const JobsArgs& a) {
 /// shared database holds other teams' jobs, and `jobs cancel` run in one
 /// project's directory must not reach them. "" when there is no project.
 std::string project_of(Context& ctx, const JobsArgs& a) {
+  // First, whatever --project says: the file names the database when no
+  // --db or $DRIFTWATCH_DB does.
+  auto file = a.config.load_if_any(ctx);
   if (!a.project.empty()) return a.project;
+  if (file) return file->name;
   std::error_code ec;
-  if (a.config.config.empty() && !std::filesystem::exists("driftwatch.toml", ec)) return "";
+  if (!std::filesystem::exists("driftwatch.toml", ec)) return "";
   return a.config.load(ctx).name;
 }
 

@@ -57,44 +57,70 @@ std::atomic<char**> g_exec_argv{nullptr};
 std::atomic<char**> g_exec_env{nullptr};
 char g_signal_text[4];
 
-/// Whether `pid` is a registered group's leader: a child started in a
-/// session of its own (setsid) has its pid as group and session id.
-bool registered(pid_t pid) {
-  for (auto& g : g_groups)
-    if (g.load() == pid) return true;
-  return false;
-}
+/// driftwatch's own session, read when the handler is installed: getsid is
+/// not on the list of calls a signal handler may make.
+std::atomic<pid_t> g_own_session{0};
 
-/// The session id in a /proc/PID/stat line: the fourth field after the
-/// command's closing parenthesis ("state ppid pgrp session"); 0 if unreadable.
-pid_t session_in_stat(const char* text, long n) {
+/// The field after the command's closing parenthesis in a /proc/PID/stat
+/// line: 1 the state, 2 the parent, 3 the group, 4 the session; 0 if
+/// unreadable. From the last ')', as a command name may hold one.
+pid_t stat_field(const char* text, long n, int wanted) {
   long at = n - 1;
   while (at >= 0 && text[at] != ')') --at;
   if (at < 0) return 0;
   int field = 0;
   pid_t value = 0;
   for (long i = at + 1; i < n; ++i) {
-    if (text[i] == ' ') {
-      if (field == 4) return value;
+    if (text[i] == ' ' || text[i] == '\n') {
+      if (field == wanted) return value;
       ++field;
       value = 0;
-    } else if (field == 4 && text[i] >= '0' && text[i] <= '9') {
+    } else if (field == wanted && text[i] >= '0' && text[i] <= '9') {
       value = value * 10 + (text[i] - '0');
     }
   }
   return 0;
 }
 
+/// Reads /proc/PID/stat into `buffer` (the path written by hand): its
+/// length, or 0.
+long read_stat(pid_t pid, char* buffer, long size) {
+  char path[32];
+  char digits[16];
+  int k = 0;
+  for (pid_t v = pid; v > 0; v /= 10) digits[k++] = static_cast<char>('0' + v % 10);
+  int len = 0;
+  for (const char* s = "/proc/"; *s;) path[len++] = *s++;
+  while (k > 0) path[len++] = digits[--k];
+  for (const char* s = "/stat"; *s;) path[len++] = *s++;
+  path[len] = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  long got = read(fd, buffer, size);
+  close(fd);
+  return got > 0 ? got : 0;
+}
+
 /// SIGKILLs every process of the sessions our own-session children lead
 /// (a ninja's compiles each run in a process group of their own, which
 /// killing ninja's group does not reach: they would live on, writing into
 /// a work tree the next job builds in). For a signal handler: raw system
-/// calls into static buffers, no allocation. A few passes, as a member may
-/// fork between them (ccache starting the compiler).
+/// calls into static buffers, no allocation; one handler at a time (the
+/// caller's guard). A session counts only while its leader is still our
+/// child (alive or not yet reaped): a pid reused since is someone else's.
+/// A few passes, as a member may fork between them (ccache starting the
+/// compiler).
 void kill_child_sessions() {
-  static char entries[16384];
-  static char stat[1024];
-  static char path[64];
+  static pid_t ours[kMaxGroups];
+  alignas(struct dirent64) static char entries[16384];
+  static char line[1024];
+  int count = 0;
+  for (auto& g : g_groups)
+    if (pid_t p = g.load(); p > 1 && p != g_own_session.load()) {
+      long n = read_stat(p, line, sizeof line);
+      if (n > 0 && stat_field(line, n, 2) == getpid() && stat_field(line, n, 4) == p) ours[count++] = p;
+    }
+  if (count == 0) return;
   for (int pass = 0; pass < 3; ++pass) {
     int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) return;
@@ -103,26 +129,20 @@ void kill_child_sessions() {
       if (n <= 0) break;
       for (long off = 0; off < n;) {
         auto* e = reinterpret_cast<struct dirent64*>(entries + off);
+        if (e->d_reclen == 0) break;
         off += e->d_reclen;
         pid_t pid = 0;
         const char* c = e->d_name;
         for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
         if (*c || pid <= 1 || pid == getpid()) continue;
-        // "/proc/<pid>/stat", written by hand.
-        char digits[16];
-        int k = 0;
-        for (pid_t v = pid; v > 0; v /= 10) digits[k++] = static_cast<char>('0' + v % 10);
-        int len = 0;
-        for (const char* s = "/proc/"; *s;) path[len++] = *s++;
-        while (k > 0) path[len++] = digits[--k];
-        for (const char* s = "/stat"; *s;) path[len++] = *s++;
-        path[len] = 0;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        long got = read(fd, stat, sizeof stat);
-        close(fd);
-        if (got <= 0) continue;
-        if (pid_t sid = session_in_stat(stat, got); sid > 1 && sid != getsid(0) && registered(sid)) kill(pid, SIGKILL);
+        long got = read_stat(pid, line, sizeof line);
+        if (got == 0) continue;
+        pid_t sid = stat_field(line, got, 4);
+        for (int i = 0; i < count; ++i)
+          if (ours[i] == sid) {
+            kill(pid, SIGKILL);
+            break;
+          }
       }
     }
     close(dir);
@@ -130,6 +150,13 @@ void kill_child_sessions() {
 }
 
 extern "C" void kill_groups_and_die(int sig) {
+  // One handler at a time in the whole process: sa_mask blocks the others
+  // only in the thread that took the first (a worker's lease thread, a pool
+  // of compiles may take a second). The first ends every thread (exec or
+  // death); a second waits for it.
+  static std::atomic<bool> busy{false};
+  if (busy.exchange(true))
+    for (;;) pause();
   for (auto& g : g_groups)
     if (pid_t p = g.load(); p > 0) kill(-p, SIGKILL);
   kill_child_sessions();
@@ -159,6 +186,7 @@ void exec_after_signals(const std::vector<std::string>& argv, const std::vector<
 }
 
 void kill_children_on_signals() {
+  g_own_session.store(getsid(0));
   struct sigaction sa {};
   sa.sa_handler = kill_groups_and_die;
   sigemptyset(&sa.sa_mask);

@@ -152,7 +152,8 @@ void set_lineage_state(Database& db, Id id, const std::string& state, const std:
   });
 }
 
-bool promote(Database& db, const std::string& project, Id id, Id expected_active, const std::string& reason) {
+bool promote(Database& db, const std::string& project, Id id, Id expected_active, const std::string& reason,
+             const std::string& alert_note) {
   return db.impl().guarded("promoting a policy", [&] {
     pqxx::work tx(db.impl().conn);
     lock_promotions(tx, project);
@@ -166,7 +167,7 @@ bool promote(Database& db, const std::string& project, Id id, Id expected_active
         "WHERE id = $1 AND project = $2",
         id, project, reason);
     if (r.affected_rows() != 1) return false;  // not this project's: the transaction is rolled back
-    hand_over_alerts(tx, project, now_active, id, reason);
+    hand_over_alerts(tx, project, now_active, id, alert_note.empty() ? reason : alert_note);
     tx.commit();
     return true;
   });

@@ -53,8 +53,10 @@ void set_lineage_state(Database& db, Id id, const std::string& state, const std:
 /// Makes `id` the project's active policy, retiring the one active now,
 /// provided the active one is still `expected_active` (0: none). Serialized
 /// with other promotions of the project; false when the active policy
-/// changed meanwhile (nothing is changed then).
-bool promote(Database& db, const std::string& project, Id id, Id expected_active, const std::string& reason);
+/// changed meanwhile (nothing is changed then). `alert_note`, when given,
+/// is what the alerts handed over say of it instead of `reason`.
+bool promote(Database& db, const std::string& project, Id id, Id expected_active, const std::string& reason,
+             const std::string& alert_note = "");
 
 /// Records a decision with its evidence (a JSON object, its "decision_id"
 /// set to the new id); returns the id. One the same as the project's last

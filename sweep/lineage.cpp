@@ -108,7 +108,7 @@ db::LineageRow promote_by_hand(db::Database& db, const ProjectFile& p, const fs:
   auto reason = row->reason.empty() || row->state == "retired"
                     ? std::string("promoted by hand")
                     : "promoted by hand; its retrain had said: " + row->reason;
-  if (!db::promote(db, p.name, id, active.lineage_id, reason))
+  if (!db::promote(db, p.name, id, active.lineage_id, reason, "promoted by hand"))
     throw common::Fatal("the active policy of project '" + p.name +
                         "' changed meanwhile; nothing was changed, try again");
   return *db::find_lineage(db, p.name, id);

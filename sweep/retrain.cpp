@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "builder/recipe.h"
+#include "common/data_dir.h"
 #include "common/atomic_file.h"
 #include "common/text.h"
 #include "db/drift.h"
@@ -299,11 +300,7 @@ RetrainReport run_retrain(db::Database& db, const RetrainOptions& o) {
                      active.content_hash.substr(0, 12), p.retrain.settings));
   // Where the candidate is kept: made (or refused) now, not after an
   // hour of training (a data directory no sweep registered a policy in).
-  std::error_code made;
-  fs::create_directories(o.data_dir / "policies", made);
-  if (made)
-    throw common::Fatal("cannot create " + (o.data_dir / "policies").string() +
-                        ", where the candidate is kept: " + made.message() + "; nothing was trained");
+  common::ensure_writable_dir(o.data_dir / "policies", "policy directory");
   auto train_start = Clock::now();
   auto trained = policy::train(t);
   if (!trained)

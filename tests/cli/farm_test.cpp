@@ -475,18 +475,27 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(counted["failed"] == 1);
   CHECK(counted["cancelled"] == 1);
   CHECK(p.run({"jobs"}).output.find("1 failed (1 of them cancelled)") != std::string::npos);
+  // One done job no longer of the sweep (as one a later sweep's plan did
+  // not include): the sweep's counts leave it out, the project's do not.
   auto sweep_of_bad = p.psql("SELECT sweep_id FROM jobs WHERE id = " + bad);
+  p.psql("UPDATE jobs SET sweep_id = NULL WHERE id = (SELECT min(id) FROM jobs WHERE state = 'done')");
   auto of_sweep = nlohmann::json::parse(p.run({"jobs", "--json", "--all", "--sweep", sweep_of_bad}).output);
   int listed = 0;
   for (const char* state : {"queued", "running", "done", "skipped", "failed"})
     listed += of_sweep["counts"][state].get<int>();
   CHECK(listed == static_cast<int>(of_sweep["jobs"].size()));
+  CHECK(of_sweep["counts"]["done"].get<int>() + 1 == counted["done"].get<int>());
   auto none = p.run({"jobs", "cancel"});
   CHECK(none.exit_code == 2);
   CHECK(none.output.find("give exactly one of ID, --sweep S or --all-queued") != std::string::npos);
   auto typo_sweep = p.run({"jobs", "cancel", "--sweep", "999"});
   CHECK(typo_sweep.exit_code == 2);
   CHECK(common::last_line(typo_sweep.output) == "driftwatch: no sweep 999; `driftwatch jobs --all` lists jobs by sweep");
+  // --project beside --config and no --db: the file still names the database.
+  auto by_config = run_driftwatch({p.data, "jobs", "--config", p.config, "--project", "toy", "retry", bad});
+  INFO(by_config.output);
+  CHECK(by_config.exit_code == 0);
+  CHECK(p.psql("SELECT state FROM jobs WHERE id = " + bad) == "queued");
 }
 
 TEST_CASE("two sweeps enqueueing the same range at once share its jobs: nothing is built or evaluated twice") {
