@@ -77,13 +77,14 @@ void hand_back(Context& ctx, const WorkerArgs& a) {
       }
     // Given back at most kMaxGiveBacks times a job: past that the attempt counts, and saying otherwise would
     // hide why a job stopped again and again fails.
-    auto attempts = given_back == n   ? std::string("the attempt not counted")
-                    : given_back == 0 ? fmt::format("the attempt counted (a job is given its attempt back {} times at most)",
-                                              db::kMaxGiveBacks)
-                                : fmt::format(
-                                      "the attempt not counted for {} of them; counted for the rest, given back {} "
-                                      "times already",
-                                      given_back, db::kMaxGiveBacks);
+    auto attempts =
+        given_back == n ? std::string("the attempt not counted")
+        : given_back == 0
+            ? fmt::format("the attempt counted (a job is given its attempt back {} times at most)", db::kMaxGiveBacks)
+            : fmt::format(
+                  "the attempt not counted for {} of them; counted for the rest, given back {} "
+                  "times already",
+                  given_back, db::kMaxGiveBacks);
     if (n > 0 || a.cancel_slurm_array.empty())  // a Slurm sweep's own workers seldom hold any
       fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, {}\n", a.hand_back_of,
                  a.after_signal, n, attempts);

@@ -174,12 +174,13 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
     for (const auto& j : jobs) {
       Id dep = j.depends_on >= 0 ? ids.at(j.depends_on) : 0;
       // The no-op update on a done job makes RETURNING give its id.
-      auto id = tx.exec_params1(
-                      "INSERT INTO jobs (project, kind, key, payload, priority, depends_on, max_attempts, sweep_id) "
-                      "VALUES ($1, $2, $3, $4::jsonb, $5, NULLIF($6, 0), $7, NULLIF($8, 0)) "
-                      "ON CONFLICT (key) DO UPDATE SET "
-                      // One column a line, as the reset reads:
-                      // clang-format off
+      auto id =
+          tx.exec_params1(
+                "INSERT INTO jobs (project, kind, key, payload, priority, depends_on, max_attempts, sweep_id) "
+                "VALUES ($1, $2, $3, $4::jsonb, $5, NULLIF($6, 0), $7, NULLIF($8, 0)) "
+                "ON CONFLICT (key) DO UPDATE SET "
+                // One column a line, as the reset reads:
+                // clang-format off
                       "  state = CASE WHEN " RETRY_CONDITION " THEN 'queued' ELSE jobs.state END, "
                       "  attempts = CASE WHEN " RETRY_CONDITION " THEN 0 ELSE jobs.attempts END, "
                       "  failed_hosts = CASE WHEN " RETRY_CONDITION " THEN '{}' ELSE jobs.failed_hosts END, "
@@ -197,14 +198,13 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       "  max_attempts = CASE WHEN " RETRY_CONDITION " THEN EXCLUDED.max_attempts "
                       "    WHEN jobs.state IN ('done', 'skipped') THEN jobs.max_attempts "
                       "    ELSE GREATEST(EXCLUDED.max_attempts, jobs.attempts) END, "
-                      // clang-format on
-                      // A job this sweep runs (again) is this sweep's: `jobs cancel --sweep` reaches it.
-                      "  sweep_id = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
-                      "    THEN jobs.sweep_id ELSE COALESCE(EXCLUDED.sweep_id, jobs.sweep_id) END "
-                      "RETURNING id",
-                      project, j.kind, j.key, j.payload_json, j.priority, dep, j.max_attempts, sweep_id,
-                      kCancelledPrefix)[0]
-                    .as<Id>();
+                // clang-format on
+                // A job this sweep runs (again) is this sweep's: `jobs cancel --sweep` reaches it.
+                "  sweep_id = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
+                "    THEN jobs.sweep_id ELSE COALESCE(EXCLUDED.sweep_id, jobs.sweep_id) END "
+                "RETURNING id",
+                project, j.kind, j.key, j.payload_json, j.priority, dep, j.max_attempts, sweep_id, kCancelledPrefix)[0]
+              .as<Id>();
       tx.exec_params("INSERT INTO job_projects (job_id, project) VALUES ($1, $2) ON CONFLICT DO NOTHING", id, project);
       ids.push_back(id);
     }

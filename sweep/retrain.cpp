@@ -12,8 +12,8 @@
 #include <optional>
 
 #include "builder/recipe.h"
-#include "common/data_dir.h"
 #include "common/atomic_file.h"
+#include "common/data_dir.h"
 #include "common/text.h"
 #include "db/drift.h"
 #include "db/jobs.h"

@@ -255,7 +255,8 @@ TEST_CASE("a job a person cancelled stays cancelled for the rest of its sweep, a
   auto d = testing::fresh_database();
   auto first = db::begin_sweep(d, "p");
   auto ids = db::enqueue_jobs(d, "p", first, {{"eval", "e1", "{}", 0, -1, 3}});
-  REQUIRE(db::cancel_jobs(d, {"p", {}, std::nullopt, 0}, ids[0], std::string(db::kCancelledPrefix) + "ops").size() == 1);
+  REQUIRE(db::cancel_jobs(d, {"p", {}, std::nullopt, 0}, ids[0], std::string(db::kCancelledPrefix) + "ops").size() ==
+          1);
   // The sweep's bisection plans the same check-in again: the person's word holds.
   db::enqueue_jobs(d, "p", first, {{"eval", "e1", "{}", 0, -1, 3}});
   CHECK(db::job_state(d, ids[0])->state == "failed");
