@@ -103,12 +103,19 @@ void print_summary(const sweep::SweepReport& r) {
              r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds));
   for (const auto& f : r.failures) fmt::print("  failed: {}\n", f);
   const auto& t = r.time;
-  if (t.jobs > 0)
+  // Jobs that ran side by side (workers) add up to more than the sweep's
+  // time: no overhead can be read off that, and "0.000×" would claim one.
+  if (t.jobs > 0 && t.jobs > r.seconds)
+    fmt::print("time in jobs: checkout {}, build {}, evaluate {}, store {}; {} of job time in the sweep's {}, run side "
+               "by side\n",
+               common::format_seconds(t.checkout), common::format_seconds(t.build), common::format_seconds(t.evaluate),
+               common::format_seconds(t.store), common::format_seconds(t.jobs), common::format_seconds(r.seconds));
+  else if (t.jobs > 0)
     fmt::print("time in jobs: checkout {}, build {}, evaluate {}, store {}; the sweep's own overhead (planning, "
                "claims, analysis) {} = {:.3f}× the jobs' time\n",
                common::format_seconds(t.checkout), common::format_seconds(t.build), common::format_seconds(t.evaluate),
-               common::format_seconds(t.store), common::format_seconds(std::max(0.0, r.seconds - t.jobs)),
-               std::max(0.0, r.seconds - t.jobs) / t.jobs);
+               common::format_seconds(t.store), common::format_seconds(r.seconds - t.jobs),
+               (r.seconds - t.jobs) / t.jobs);
   print_drift(r.drift);
 }
 
