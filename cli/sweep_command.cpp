@@ -106,16 +106,17 @@ void print_summary(const sweep::SweepReport& r) {
   // Jobs that ran side by side (workers) add up to more than the sweep's
   // time: no overhead can be read off that, and "0.000×" would claim one.
   if (t.jobs > 0 && t.jobs > r.seconds)
-    fmt::print("time in jobs: checkout {}, build {}, evaluate {}, store {}; {} of job time in the sweep's {}, run side "
-               "by side\n",
-               common::format_seconds(t.checkout), common::format_seconds(t.build), common::format_seconds(t.evaluate),
-               common::format_seconds(t.store), common::format_seconds(t.jobs), common::format_seconds(r.seconds));
+    fmt::print(
+        "time in jobs: checkout {}, build {}, evaluate {}, store {}; {} of job time in the sweep's {}, run side "
+        "by side\n",
+        common::format_seconds(t.checkout), common::format_seconds(t.build), common::format_seconds(t.evaluate),
+        common::format_seconds(t.store), common::format_seconds(t.jobs), common::format_seconds(r.seconds));
   else if (t.jobs > 0)
-    fmt::print("time in jobs: checkout {}, build {}, evaluate {}, store {}; the sweep's own overhead (planning, "
-               "claims, analysis) {} = {:.3f}× the jobs' time\n",
-               common::format_seconds(t.checkout), common::format_seconds(t.build), common::format_seconds(t.evaluate),
-               common::format_seconds(t.store), common::format_seconds(r.seconds - t.jobs),
-               (r.seconds - t.jobs) / t.jobs);
+    fmt::print(
+        "time in jobs: checkout {}, build {}, evaluate {}, store {}; the sweep's own overhead (planning, "
+        "claims, analysis) {} = {:.3f}× the jobs' time\n",
+        common::format_seconds(t.checkout), common::format_seconds(t.build), common::format_seconds(t.evaluate),
+        common::format_seconds(t.store), common::format_seconds(r.seconds - t.jobs), (r.seconds - t.jobs) / t.jobs);
   print_drift(r.drift);
 }
 
