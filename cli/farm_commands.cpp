@@ -85,9 +85,12 @@ void hand_back(Context& ctx, const WorkerArgs& a) {
                   "the attempt not counted for {} of them; counted for the rest, given back {} "
                   "times already",
                   given_back, db::kMaxGiveBacks);
-    if (n > 0 || a.cancel_slurm_array.empty())  // a Slurm sweep's own workers seldom hold any
+    if (n > 0)
       fmt::print("worker {} stopped by signal {}: {} job(s) it held put back in the queue, {}\n", a.hand_back_of,
                  a.after_signal, n, attempts);
+    else if (a.cancel_slurm_array.empty())  // a Slurm sweep's own workers seldom hold any
+      // An external sweep runs none; a local one between jobs held none.
+      fmt::print("stopped by signal {}: no job was running here, none to put back\n", a.after_signal);
   } catch (const std::exception& e) {  // the database away: the lease expires instead
     fmt::print("worker {} stopped by signal {}: could not put its job back ({}); its lease expires\n", a.hand_back_of,
                a.after_signal, common::printable(e.what()));
