@@ -101,18 +101,10 @@ long read_stat(pid_t pid, char* buffer, long size) {
   return got > 0 ? got : 0;
 }
 
-/// SIGKILLs every process of the sessions our own-session children lead
-/// (a ninja's compiles each run in a process group of their own, which
-/// killing ninja's group does not reach: they would live on, writing into
-/// a work tree the next job builds in). For a signal handler: raw system
-/// calls into static buffers, no allocation; one handler at a time (the
-/// caller's guard). A session counts only while its leader is still our
-/// child (alive or not yet reaped): a pid reused since is someone else's.
-/// A few passes, as a member may fork between them (ccache starting the
-/// compiler).
-void kill_child_sessions() {
-  static pid_t ours[kMaxGroups];
-  alignas(struct dirent64) static char entries[16384];
+/// The sessions our live children lead, into `ours`: read before anything
+/// is killed, as another thread waiting on a child reaps it once it dies,
+/// and its /proc entry goes with it.
+int child_sessions(pid_t* ours) {
   static char line[1024];
   int count = 0;
   for (auto& g : g_groups)
@@ -120,6 +112,20 @@ void kill_child_sessions() {
       long n = read_stat(p, line, sizeof line);
       if (n > 0 && stat_field(line, n, 2) == getpid() && stat_field(line, n, 4) == p) ours[count++] = p;
     }
+  return count;
+}
+
+/// SIGKILLs every process of the sessions our own-session children lead
+/// (a ninja's compiles each run in a process group of their own, which
+/// killing ninja's group does not reach: they would live on, writing into
+/// a work tree the next job builds in). For a signal handler: raw system
+/// calls into static buffers, no allocation; one handler at a time (the
+/// caller's guard). A session counts only while its leader is still our
+/// child (child_sessions): a pid reused since is someone else's. A few
+/// passes, as a member may fork between them (ccache starting the compiler).
+void kill_sessions(const pid_t* ours, int count) {
+  alignas(struct dirent64) static char entries[16384];
+  static char line[1024];
   if (count == 0) return;
   for (int pass = 0; pass < 3; ++pass) {
     int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -157,9 +163,11 @@ extern "C" void kill_groups_and_die(int sig) {
   static std::atomic<bool> busy{false};
   if (busy.exchange(true))
     for (;;) pause();
+  static pid_t sessions[kMaxGroups];
+  int count = child_sessions(sessions);
   for (auto& g : g_groups)
     if (pid_t p = g.load(); p > 0) kill(-p, SIGKILL);
-  kill_child_sessions();
+  kill_sessions(sessions, count);
   if (char** argv = g_exec_argv.load(); argv && sig > 0 && sig < 100) {
     g_signal_text[0] = static_cast<char>('0' + sig / 10);
     g_signal_text[1] = static_cast<char>('0' + sig % 10);
