@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
@@ -196,16 +197,40 @@ bool only_until_moved_later(const std::string& last, const ProjectFile& p) {
   return was && now && *was && *now && **now >= **was;
 }
 
+/// The queue's jobs of check-in `c` under `in`: its build's, then one
+/// evaluation's per suite.
+std::vector<std::string> checkin_job_keys(const PlanInput& in, const PlannedCheckin& c) {
+  std::vector<std::string> keys{build_job_key(in, c)};
+  for (const auto& s : in.suites) keys.push_back(eval_job_key(in, c, s));
+  return keys;
+}
+
+/// What the queue says of a check-in (`states` from db::job_states of its
+/// checkin_job_keys): whether its build is done, and gave a compiler, and
+/// whether every suite has an evaluation job of `in`'s policy.
+struct CheckinInQueue {
+  bool did_not_build = false, gave_compiler = false, every_suite_evaluated = false;
+};
+
+CheckinInQueue in_queue(const std::map<std::string, db::JobStateAndOutcome>& states, const PlanInput& in,
+                        const PlannedCheckin& c) {
+  auto keys = checkin_job_keys(in, c);
+  CheckinInQueue q;
+  if (auto built = states.find(keys.front()); built != states.end() && built->second.state == db::kJobDone) {
+    q.gave_compiler = built->second.outcome == "ok";
+    q.did_not_build = !q.gave_compiler;
+  }
+  q.every_suite_evaluated =
+      std::all_of(keys.begin() + 1, keys.end(), [&](const auto& k) { return states.count(k) > 0; });
+  return q;
+}
+
 /// Every suite of `in` has an evaluation job of its policy at `sha`, or
 /// `sha` did not build under this recipe (nothing there to measure).
 bool evaluated_here(db::Database& db, const PlanInput& in, const std::string& sha) {
   PlannedCheckin c{sha, "", "", 0};
-  std::vector<std::string> keys{build_job_key(in, c)};
-  for (const auto& s : in.suites) keys.push_back(eval_job_key(in, c, s));
-  auto states = db::job_states(db, keys);
-  auto built = states.find(keys.front());
-  if (built != states.end() && built->second.state == "done" && built->second.outcome != "ok") return true;
-  return std::all_of(keys.begin() + 1, keys.end(), [&](const auto& k) { return states.count(k) > 0; });
+  auto q = in_queue(db::job_states(db, checkin_job_keys(in, c)), in, c);
+  return q.did_not_build || q.every_suite_evaluated;
 }
 
 /// Of `grid`, from `baseline` on (the whole grid when it is not on it), the
@@ -222,18 +247,13 @@ std::vector<PlannedCheckin> unmeasured_on_grid(db::Database& db, const PlanInput
   for (auto it = from == grid.end() ? grid.begin() : from; it != grid.end(); ++it) {
     if (planned.count(*it)) continue;
     candidates.push_back({*it, "", "", 0});
-    keys.push_back(build_job_key(in, candidates.back()));
-    for (const auto& s : in.suites) keys.push_back(eval_job_key(in, candidates.back(), s));
+    auto own = checkin_job_keys(in, candidates.back());
+    keys.insert(keys.end(), own.begin(), own.end());
   }
   auto states = db::job_states(db, keys);
   std::vector<PlannedCheckin> out;
-  for (const auto& c : candidates) {
-    auto built = states.find(build_job_key(in, c));
-    if (built == states.end() || built->second.state != "done" || built->second.outcome != "ok") continue;
-    if (std::any_of(in.suites.begin(), in.suites.end(),
-                    [&](const auto& s) { return !states.count(eval_job_key(in, c, s)); }))
-      out.push_back(c);
-  }
+  for (const auto& c : candidates)
+    if (auto q = in_queue(states, in, c); q.gave_compiler && !q.every_suite_evaluated) out.push_back(c);
   return out;
 }
 
