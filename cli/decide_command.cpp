@@ -47,6 +47,12 @@ void print_decision(const sweep::DecideReport& r) {
                             "evaluation failed)"
                           : "");
   if (!r.first.empty()) fmt::print("evidence: {}..{}\n", r.name_of(r.first), r.name_of(r.last));
+  // A sampled check-in missing from a series moves its baseline or its
+  // latest point: said, not left for people to find in `jobs`.
+  for (const auto& n : r.not_measured)
+    fmt::print("not measured on {}: {}{}: {}\n", n.suite, r.name_of(n.sha),
+               n.after_head ? " (after the newest measured check-in: not read by this decision)" : "",
+               common::printable(n.why));
   for (const auto& s : r.suites) {
     fmt::print("suite {}:\n", s.suite);
     for (const auto& o : s.rules) {

@@ -184,6 +184,23 @@ std::optional<JobState> job_state(Database& db, Id job_id);
 /// Whether the job is `project`'s (its own, or shared with it).
 bool job_of_project(Database& db, Id job_id, const std::string& project);
 
+/// An evaluation job of a project that has not finished with a result:
+/// failed (or cancelled), queued, running, or skipped; with the build job it
+/// waits on, whose failure is the reason a skipped one gives none.
+struct UnfinishedEvaluation {
+  Id id = 0;
+  std::string sha, state, error;
+  Id build_id = 0;
+  std::string build_state, build_error;
+};
+/// The project's evaluation jobs of one recipe, policy and suite (manifest
+/// hash) that are not done, oldest first: the sampled check-ins a series
+/// lacks without a recorded reason.
+std::vector<UnfinishedEvaluation> unfinished_evaluations(Database& db, const std::string& project,
+                                                         const std::string& recipe_hash,
+                                                         const std::string& policy_hash,
+                                                         const std::string& suite_hash);
+
 /// A row of `driftwatch jobs`: times are the database's, so the lease left is
 /// right whatever the clock of the machine that reads it.
 struct JobRow {

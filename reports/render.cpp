@@ -26,6 +26,14 @@ std::string date_of(std::int64_t t) {
   return buf;
 }
 
+/// After a suite's latest uplift: the sampled check-ins after it whose
+/// evaluation did not finish, so that the line is not read as the head's.
+std::string not_measured_note(const ReportData& d, const SuiteOverview& o) {
+  if (!o.measured || o.not_measured_after == 0) return "";
+  return fmt::format("; {} later sampled check-in(s) not measured, the newest {} (see \"Not measured\")",
+                     o.not_measured_after, d.name_of(o.newest_not_measured.sha));
+}
+
 std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
 /// At most `n` bytes of UTF-8 text, cut at a character boundary, "…" when cut.
@@ -119,6 +127,9 @@ json report_json(const ReportData& d) {
          {"latest_modules_measured", o.latest_measured},
          {"modules", o.modules},
          {"unusable_since", o.unusable_since.sha.empty() ? json(nullptr) : commit_json(o.unusable_since)},
+         {"not_measured_after", o.not_measured_after},
+         {"newest_not_measured",
+          o.newest_not_measured.sha.empty() ? json(nullptr) : commit_json(o.newest_not_measured)},
          {"unmeasured", o.measured ? "" : o.unmeasured_text()}});
   json suites = json::array();
   for (const auto& s : d.suites) {
@@ -142,6 +153,9 @@ json report_json(const ReportData& d) {
   json failures = json::array();
   for (const auto& f : d.build_failures)
     failures.push_back({{"suite", f.suite}, {"commit", commit_json(f.commit)}, {"outcome", f.outcome}});
+  json not_measured = json::array();
+  for (const auto& n : d.not_measured)
+    not_measured.push_back({{"suite", n.suite}, {"commit", commit_json(n.commit)}, {"why", n.why}});
   json features = json::array();
   for (const auto& f : d.feature_changes)
     features.push_back({{"suite", f.suite},
@@ -173,6 +187,7 @@ json report_json(const ReportData& d) {
           {"alerts", alerts},
           {"decisions", decisions},
           {"build_failures", failures},
+          {"not_measured", not_measured},
           {"feature_changes", features},
           {"toolchain_labels", d.toolchain_labels}};
 }
@@ -268,7 +283,7 @@ std::string html_overview(const ReportData& d) {
                     h(common::signed_percent(o.baseline_uplift)),
                     html_commit(d, o.latest.sha) + " " + h(date_of(o.latest.time)),
                     "<b>" + h(common::signed_percent(o.latest_uplift)) + "</b>" + h(o.partial_text()) + " (" +
-                        h(o.change_text()) + ")" +
+                        h(o.change_text()) + ")" + h(not_measured_note(d, o)) +
                         (o.unusable_since.sha.empty()
                              ? std::string()
                              : "<br><b>the policy cannot run since " + html_commit(d, o.unusable_since.sha) + " " +
@@ -327,6 +342,13 @@ std::string html_tables(const ReportData& d) {
                     h(f.commit.author), h(f.outcome)});
   out += html_table({"suite", "check-in", "date", "subject", "author", "outcome"}, rows, "build-failures-table",
                     "Every recorded check-in built.");
+  out += "</section>\n<section id=\"not-measured\"><h2>Not measured</h2>\n";
+  rows.clear();
+  for (const auto& n : d.not_measured)
+    rows.push_back({h(n.suite), html_commit(d, n.commit.sha), h(date_of(n.commit.time)), h(n.commit.subject),
+                    h(n.why)});
+  out += html_table({"suite", "check-in", "date", "subject", "why"}, rows, "not-measured-table",
+                    "Every sampled check-in has a result (or a recorded build failure).");
   out += "</section>\n<section id=\"feature-changes\"><h2>Feature-set changes</h2>\n";
   rows.clear();
   for (const auto& f : d.feature_changes) {
@@ -368,9 +390,10 @@ std::string render_markdown(const ReportData& d) {
         "| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
         date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
         date_of(o.latest.time), common::signed_percent(o.latest_uplift) + o.partial_text(),
-        o.change_text() + (o.unusable_since.sha.empty()
-                               ? std::string()
-                               : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
+        o.change_text() + markdown_escape(not_measured_note(d, o)) +
+            (o.unusable_since.sha.empty()
+                 ? std::string()
+                 : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
   }
   out += "\n## Alerts — open: " + d.open_alerts_text() + "\n\n";
   if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
@@ -425,6 +448,12 @@ std::string render_markdown(const ReportData& d) {
       out += "- " + md_commit(d, f.commit.sha) + " " + date_of(f.commit.time) + " " +
              markdown_escape(f.commit.subject) + ": " + markdown_escape(f.outcome) + "\n";
   }
+  if (!d.not_measured.empty()) {
+    out += "\n## Not measured\n\nSampled check-ins with no point in their series:\n\n";
+    for (const auto& n : d.not_measured)
+      out += "- " + markdown_escape(n.suite) + ": " + md_commit(d, n.commit.sha) + " " + date_of(n.commit.time) + " " +
+             markdown_escape(n.commit.subject) + ": " + markdown_escape(n.why) + "\n";
+  }
   return out;
 }
 
@@ -477,9 +506,9 @@ std::vector<std::string> summary_lines(const ReportData& d) {
       base += common::printable(o.suite) + ": " + o.unmeasured_text();
       continue;
     }
-    now += fmt::format("{} on {} at {} {}{} ({} since the baseline)", common::signed_percent(o.latest_uplift),
+    now += fmt::format("{} on {} at {} {}{} ({} since the baseline){}", common::signed_percent(o.latest_uplift),
                        common::printable(o.suite), d.name_of(o.latest.sha), date_of(o.latest.time), o.partial_text(),
-                       o.change_text());
+                       o.change_text(), common::printable(not_measured_note(d, o)));
     if (!o.unusable_since.sha.empty())
       now +=
           ", but the policy cannot run since " + d.name_of(o.unusable_since.sha) + " " + date_of(o.unusable_since.time);

@@ -20,7 +20,8 @@ std::size_t SuiteSeries::evaluated() const {
 bool ReportData::empty() const {
   for (const auto& s : suites)
     if (!s.points.empty()) return false;
-  return alerts.empty();
+  // A sweep ran though nothing finished: that is no report of nothing swept.
+  return alerts.empty() && not_measured.empty();
 }
 
 std::string ReportData::name_of(const std::string& sha) const {
@@ -55,6 +56,9 @@ std::string SuiteOverview::change_text() const {
 
 std::string SuiteOverview::unmeasured_text() const {
   if (!unusable_since.sha.empty()) return "the policy cannot run here since " + unusable_since.sha.substr(0, 12);
+  if (not_measured_after > 0)
+    return "no evaluation finished (" + std::to_string(not_measured_after) +
+           " sampled check-in(s): see \"Not measured\")";
   if (tried > 0) return "no check-in built (" + std::to_string(tried) + " tried)";
   return "not measured yet";
 }

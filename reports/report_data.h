@@ -106,6 +106,14 @@ struct BuildFailure {
   std::string outcome;
 };
 
+/// A sampled check-in of a suite with no point in its series: its
+/// evaluation (or the build it waits on) did not finish.
+struct NotMeasuredEntry {
+  std::string suite;
+  CommitRef commit;
+  std::string why;  ///< "its evaluation failed (job 12: …); the next sweep tries it again"
+};
+
 /// The compiler's feature set as a policy saw it at one evaluated check-in:
 /// what it reads and the compiler does not send, what the compiler sends
 /// that it does not read.
@@ -143,6 +151,11 @@ struct SuiteOverview {
   /// Modules the latest point measured, of the suite's: a partial point's
   /// uplift is over fewer modules than the baseline's, and is said so.
   int latest_measured = 0, modules = 0;
+  /// Sampled check-ins after `latest` (of all, when none was measured) whose
+  /// evaluation did not finish, and the newest of them: the series ends
+  /// before them, which the overview says.
+  int not_measured_after = 0;
+  CommitRef newest_not_measured;
 
   /// For a suite with no measured check-in, why: the policy cannot run on
   /// any, none built, or none swept yet. A sweep that tried and failed must
@@ -169,6 +182,7 @@ struct ReportData {
   std::vector<ReportAlert> alerts;
   std::vector<Decision> decisions;  ///< newest first
   std::vector<BuildFailure> build_failures;
+  std::vector<NotMeasuredEntry> not_measured;  ///< in history order, suite by suite
   std::vector<FeatureSetChangeEntry> feature_changes;
   /// A project's toolchains stand for check-ins under made-up shas: their
   /// labels by those, so that they are named "toolchain <label>" and never

@@ -12,6 +12,7 @@
 #include "reports/report_data.h"
 #include "sweep/compat_features.h"
 #include "sweep/lineage.h"
+#include "sweep/not_measured.h"
 #include "sweep/recording.h"
 #include "sweep/series_sizes.h"
 #include "sweep/suite_selection.h"
@@ -73,6 +74,9 @@ std::string DecideReport::json() const {
                         {"rules", rules},
                         {"series", points}});
   }
+  auto not_measured_json = nlohmann::json::array();
+  for (const auto& n : not_measured)
+    not_measured_json.push_back({{"suite", n.suite}, {"sha", n.sha}, {"why", n.why}, {"after_head", n.after_head}});
   return nlohmann::json{{"verdict", retrain ? "retrain" : "keep"},
                         {"policy", policy_name},
                         {"policy_hash", policy_hash},
@@ -83,6 +87,7 @@ std::string DecideReport::json() const {
                         {"first", first},
                         {"last", last},
                         {"measured_head", measured_head},
+                        {"not_measured", not_measured_json},
                         {"decision_id", decision_id},
                         {"suites", suites_j},
                         {"toolchain_labels", labels}}
@@ -157,18 +162,26 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   rules.min_drop = p.alerts.min_uplift_change;
 
   bool any_point = false;
+  std::vector<std::pair<std::size_t, DecideReport::NotMeasured>> missing;  // by history position
   // Check-ins swept that gave no evaluation, by their build's outcome: with
   // nothing evaluated, "run a sweep" would be wrong advice after one ran.
   std::map<std::string, std::set<std::string>> unevaluated;
   for (const auto& suite_name : p.suites) {
     auto suite = select_suite(data_dir, suite_name);
     std::map<std::size_t, db::SeriesPoint> points, failed;
+    std::set<std::string> recorded;  // a point of the series: measured, or a build or the policy failed there
     for (auto& pt :
          series_of_repository(db, repository_id, recipe.content_hash, tracked.content_hash, suite.manifest_hash)) {
       if (!pt.evaluated && position.count(pt.sha)) unevaluated[pt.build_outcome].insert(pt.sha);
+      if (pt.evaluated || !pt.evaluation_error.empty() || (!pt.build_outcome.empty() && pt.build_outcome != "ok"))
+        recorded.insert(pt.sha);
       if (auto it = position.find(pt.sha); it != position.end() && (pt.evaluated || !pt.evaluation_error.empty()))
         (pt.evaluated ? points : failed)[it->second] = std::move(pt);
     }
+    for (auto& n : not_measured(db::unfinished_evaluations(db, p.name, recipe.content_hash, tracked.content_hash,
+                                                           suite.manifest_hash),
+                                position, recorded, from_pos))
+      missing.push_back({n.position, {suite.suite.name, n.sha, std::move(n.why)}});
     reports::RetrainSeries series;
     series.suite = suite.suite.name;
     // From the baseline on; without one in the history (a policy trained on
@@ -247,6 +260,10 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
       if (report.first.empty() || position.at(s.first) < position.at(report.first)) report.first = s.first;
       if (report.last.empty() || position.at(s.last) > position.at(report.last)) report.last = s.last;
     }
+  for (auto& [pos, n] : missing) {
+    n.after_head = report.measured_head.empty() || pos > position.at(report.measured_head);
+    report.not_measured.push_back(std::move(n));
+  }
   report.decision_id = db::record_decision(db, p.name, report.lineage_id, report.retrain ? "retrain" : "keep",
                                            report.first, report.last, report.json());
   return report;

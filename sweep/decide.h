@@ -30,6 +30,14 @@ struct DecideReport {
   /// retrains. Not the branch's head, which moves every night: a candidate
   /// rejected there would be trained again at each new head, for hours.
   std::string measured_head;
+  /// Sampled check-ins of the range with no point in a suite's series (their
+  /// evaluation, or the build it waits on, did not finish), oldest first:
+  /// the rules read the check-ins around them, which people are told.
+  struct NotMeasured {
+    std::string suite, sha, why;
+    bool after_head = false;  ///< after measured_head: this decision does not read it
+  };
+  std::vector<NotMeasured> not_measured;
   /// Toolchains' labels by their ids (sweep/timeline.h), for naming them.
   std::map<std::string, std::string> labels;
   /// How a check-in of this report is named to people: a toolchain by its

@@ -19,6 +19,7 @@
 #include "reports/web_assets.h"
 #include "sweep/compat_features.h"
 #include "sweep/lineage.h"
+#include "sweep/not_measured.h"
 #include "sweep/notify.h"
 #include "sweep/recording.h"
 #include "sweep/series_sizes.h"
@@ -297,6 +298,22 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
         o.unusable_since = pt.commit;
         break;
       }
+    // Sampled check-ins with no point: the series, and its latest, would
+    // otherwise end before them unsaid.
+    std::set<std::string> recorded;
+    for (const auto& pt : s.points) recorded.insert(pt.commit.sha);
+    for (auto& n : not_measured(db::unfinished_evaluations(db, p.name, recipe.content_hash, d.policy.content_hash,
+                                                           suite.manifest_hash),
+                                position, recorded,
+                                from_position ? std::optional<std::size_t>(*from_position) : std::nullopt)) {
+      const auto& c = history[n.position];
+      reports::CommitRef commit{c.sha, c.author, c.subject, c.time};
+      if (int(n.position) > last_measured) {
+        ++o.not_measured_after;
+        o.newest_not_measured = commit;
+      }
+      d.not_measured.push_back({s.name, commit, std::move(n.why)});
+    }
     d.overview.push_back(std::move(o));
     d.suites.push_back(std::move(s));
   }

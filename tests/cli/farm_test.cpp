@@ -498,6 +498,64 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(p.psql("SELECT state FROM jobs WHERE id = " + bad) == "queued");
 }
 
+TEST_CASE("a sampled check-in whose evaluation was cancelled is named by the report and decide, not passed over") {
+  Project p;
+  make_toolchains(p);
+  auto sweep = start_external_sweep(p, p.config);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs", 4));
+  // The newer toolchain's evaluation, cancelled while it waits: its build runs, it never does.
+  auto bad = p.psql("SELECT max(id) FROM jobs WHERE kind = 'eval'");
+  auto newer = p.psql("SELECT payload->>'sha' FROM jobs WHERE id = " + bad);
+  REQUIRE(p.run({"jobs", "cancel", bad, "--by", "ops"}).exit_code == 0);
+  auto worker = start_worker(p);
+  auto r = finish(sweep);
+  worker.kill_group();
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  REQUIRE(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
+
+  auto out = p.dir / "report";
+  auto rep = p.run({"report", "--config", p.config, "--out", out.string()});
+  INFO(rep.output);
+  REQUIRE(rep.exit_code == 0);
+  auto why = "its evaluation was cancelled (job " + bad + ": cancelled by ops); the next sweep measures it";
+  // The summary's latest is the older toolchain, and it says a newer one is missing.
+  CHECK(rep.output.find("1 later sampled check-in(s) not measured, the newest toolchain ") != std::string::npos);
+  auto j = nlohmann::json::parse(common::read_file(out / "report.json").take());
+  REQUIRE(j["not_measured"].size() == 1);
+  CHECK(j["not_measured"][0]["commit"]["sha"] == newer);
+  CHECK(j["not_measured"][0]["why"] == why);
+  CHECK(j["overview"][0]["not_measured_after"] == 1);
+  CHECK(j["overview"][0]["newest_not_measured"]["sha"] == newer);
+  CHECK(j["overview"][0]["latest"]["sha"] != newer);
+  auto md = common::read_file(out / "report.md").take();
+  CHECK(md.find("## Not measured") != std::string::npos);
+  CHECK(md.find("cancelled by ops") != std::string::npos);
+  auto html = common::read_file(out / "index.html").take();
+  CHECK(html.find("<section id=\"not-measured\">") != std::string::npos);
+  CHECK(html.find("cancelled by ops); the next sweep measures it") != std::string::npos);
+
+  auto d = p.run({"decide", "--config", p.config});
+  INFO(d.output);
+  CHECK(d.output.find(" (after the newest measured check-in: not read by this decision): " + why) !=
+        std::string::npos);
+  auto dj = p.run({"decide", "--config", p.config, "--json"});
+  auto decided = nlohmann::json::parse(dj.output);
+  REQUIRE(decided["not_measured"].size() == 1);
+  CHECK(decided["not_measured"][0]["sha"] == newer);
+  CHECK(decided["not_measured"][0]["after_head"] == true);
+
+  // Measured by the next sweep: no longer named.
+  auto again = p.run({"sweep", "--config", p.config});
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  REQUIRE(p.run({"report", "--config", p.config, "--out", out.string()}).exit_code == 0);
+  j = nlohmann::json::parse(common::read_file(out / "report.json").take());
+  CHECK(j["not_measured"].empty());
+  CHECK(j["overview"][0]["latest"]["sha"] == newer);
+  CHECK(p.run({"decide", "--config", p.config}).output.find("not measured on") == std::string::npos);
+}
+
 TEST_CASE("two sweeps enqueueing the same range at once share its jobs: nothing is built or evaluated twice") {
   Project p;
   make_toolchains(p);

@@ -221,6 +221,39 @@ TEST_CASE("a suite swept but never measured says why: the policy cannot run, or 
         std::string::npos);
 }
 
+TEST_CASE("a sweep whose evaluations did not finish is no empty report: the suite and the check-ins say why") {
+  reports::ReportData d;
+  d.project = "night";
+  d.suites = {{"testdata", "m", {}, {}}};
+  reports::SuiteOverview o{"testdata", {}, {}, 0, 0, false};
+  o.not_measured_after = 2;
+  d.overview = {o};
+  reports::CommitRef c{"dddddddddddddddddddd", "Ada", "Speed up <the> inliner", 1767225600};
+  d.not_measured = {{"testdata", c, "its evaluation failed (job 9: worker <lost>); the next sweep tries it again"}};
+  CHECK_FALSE(d.empty());
+  CHECK(o.unmeasured_text() == "no evaluation finished (2 sampled check-in(s): see \"Not measured\")");
+  CHECK(reports::summary_lines(d)[1] ==
+        "uplift now: testdata: no evaluation finished (2 sampled check-in(s): see \"Not measured\")");
+  auto md = reports::render_markdown(d);
+  CHECK(md.find("Nothing measured yet") == std::string::npos);
+  CHECK(md.find("- testdata: `dddddddddddd` 2026-01-01 Speed up &lt;the&gt; inliner: its evaluation failed (job 9: worker") !=
+        std::string::npos);
+  auto html = reports::render_html(d, kAssets);
+  CHECK(html.find("id=\"empty-report\"") == std::string::npos);
+  CHECK(html.find("worker &lt;lost&gt;") != std::string::npos);  // escaped, as every quoted error is
+  auto j = json::parse(reports::render_json(d));
+  CHECK(j["empty"] == false);
+  CHECK(j["not_measured"][0]["commit"]["sha"] == c.sha);
+
+  // Measured before them: the latest uplift is followed by what is missing after it.
+  auto later = sample();
+  later.overview[0].not_measured_after = 1;
+  later.overview[0].newest_not_measured = c;
+  CHECK(reports::summary_lines(later)[1].find(
+            "(-1.50 points since the baseline); 1 later sampled check-in(s) not measured, the newest dddddddddddd "
+            "(see \"Not measured\")") != std::string::npos);
+}
+
 TEST_CASE("summary_lines names culprits, the uplift against the baseline, open alerts and the decision") {
   auto lines = reports::summary_lines(sample());
   REQUIRE(lines.size() == 5);

@@ -1,0 +1,60 @@
+#include "sweep/not_measured.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "common/text.h"
+
+namespace sweep {
+
+namespace {
+
+/// A job's error as one printable line of reasonable length: it quotes a
+/// compiler or a worker, in any encoding and at any length.
+std::string error_line(const std::string& error) {
+  auto line = common::printable(common::trim(error.substr(0, error.find('\n'))));
+  if (line.size() > 200) line = line.substr(0, 197) + "...";
+  return line;
+}
+
+std::string job_said(db::Id id, const std::string& error) {
+  return error.empty() ? fmt::format("job {}", id) : fmt::format("job {}: {}", id, error_line(error));
+}
+
+}  // namespace
+
+std::string unfinished_reason(const db::UnfinishedEvaluation& j) {
+  if (j.state == db::kJobFailed && j.error.starts_with(db::kCancelledPrefix))
+    return "its evaluation was cancelled (" + job_said(j.id, j.error) + "); the next sweep measures it";
+  if (j.state == db::kJobFailed)
+    return "its evaluation failed (" + job_said(j.id, j.error) + "); the next sweep tries it again";
+  if (j.state == db::kJobQueued) return fmt::format("its evaluation waits in the queue (job {})", j.id);
+  if (j.state == db::kJobRunning) return fmt::format("its evaluation is running (job {})", j.id);
+  // Skipped: its build gave no compiler. A build that ran and failed is a
+  // point of the series already; here it never finished.
+  if (j.build_state == db::kJobFailed)
+    return "its build did not finish (" + job_said(j.build_id, j.build_error) + "); the next sweep tries it again";
+  if (j.build_state == db::kJobQueued || j.build_state == db::kJobRunning)
+    return fmt::format("its build is {} (job {})", j.build_state == db::kJobQueued ? "queued" : "running",
+                       j.build_id);
+  return fmt::format("its evaluation was skipped (job {}): its build gave no compiler", j.id);
+}
+
+std::vector<NotMeasured> not_measured(const std::vector<db::UnfinishedEvaluation>& jobs,
+                                      const std::map<std::string, std::size_t>& position,
+                                      const std::set<std::string>& recorded, std::optional<std::size_t> from) {
+  std::map<std::size_t, NotMeasured> found;  // by position: one per check-in, in history order
+  for (const auto& j : jobs) {
+    auto at = position.find(j.sha);
+    if (at == position.end() || recorded.count(j.sha) || (from && at->second < *from)) continue;
+    // Jobs come oldest first: a check-in's newest job (of another checkout
+    // of the same repository) says what happened last.
+    found[at->second] = {j.sha, at->second, unfinished_reason(j)};
+  }
+  std::vector<NotMeasured> out;
+  for (auto& [pos, n] : found) out.push_back(std::move(n));
+  return out;
+}
+
+}  // namespace sweep
