@@ -457,12 +457,12 @@ bool job_of_project(Database& db, Id job_id, const std::string& project) {
 }
 
 std::vector<UnfinishedEvaluation> unfinished_evaluations(Database& db, const std::string& project,
-                                                         const std::string& recipe_hash,
-                                                         const std::string& policy_hash,
+                                                         const std::string& recipe_hash, const std::string& policy_hash,
                                                          const std::string& suite_hash) {
   return db.impl().guarded("reading evaluation jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<UnfinishedEvaluation> out;
+    // clang-format off
     for (const auto& r : tx.exec_params(
              "SELECT j.id, j.payload->>'sha', j.state, COALESCE(j.error, ''), COALESCE(b.id, 0), "
              "  COALESCE(b.state, ''), COALESCE(b.error, '') "
@@ -472,6 +472,7 @@ std::vector<UnfinishedEvaluation> unfinished_evaluations(Database& db, const std
              "  AND j.payload->>'suite_hash' = $4 AND j.payload ? 'sha' "
              "ORDER BY j.id",
              project, recipe_hash, policy_hash, suite_hash))
+      // clang-format on
       out.push_back({r[0].as<Id>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>(),
                      r[4].as<Id>(), r[5].as<std::string>(), r[6].as<std::string>()});
     return out;

@@ -197,8 +197,7 @@ struct UnfinishedEvaluation {
 /// hash) that are not done, oldest first: the sampled check-ins a series
 /// lacks without a recorded reason.
 std::vector<UnfinishedEvaluation> unfinished_evaluations(Database& db, const std::string& project,
-                                                         const std::string& recipe_hash,
-                                                         const std::string& policy_hash,
+                                                         const std::string& recipe_hash, const std::string& policy_hash,
                                                          const std::string& suite_hash);
 
 /// A row of `driftwatch jobs`: times are the database's, so the lease left is

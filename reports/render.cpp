@@ -345,8 +345,8 @@ std::string html_tables(const ReportData& d) {
   out += "</section>\n<section id=\"not-measured\"><h2>Not measured</h2>\n";
   rows.clear();
   for (const auto& n : d.not_measured)
-    rows.push_back({h(n.suite), html_commit(d, n.commit.sha), h(date_of(n.commit.time)), h(n.commit.subject),
-                    h(n.why)});
+    rows.push_back(
+        {h(n.suite), html_commit(d, n.commit.sha), h(date_of(n.commit.time)), h(n.commit.subject), h(n.why)});
   out += html_table({"suite", "check-in", "date", "subject", "why"}, rows, "not-measured-table",
                     "Every sampled check-in has a result (or a recorded build failure).");
   out += "</section>\n<section id=\"feature-changes\"><h2>Feature-set changes</h2>\n";
@@ -386,14 +386,14 @@ std::string render_markdown(const ReportData& d) {
       out += "| " + markdown_escape(o.suite) + " | " + markdown_escape(o.unmeasured_text()) + " | | | | |\n";
       continue;
     }
-    out += fmt::format(
-        "| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
-        date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
-        date_of(o.latest.time), common::signed_percent(o.latest_uplift) + o.partial_text(),
-        o.change_text() + markdown_escape(not_measured_note(d, o)) +
-            (o.unusable_since.sha.empty()
-                 ? std::string()
-                 : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
+    out +=
+        fmt::format("| {} | {} {} | {} | {} {} | {} | {} |\n", markdown_escape(o.suite), md_commit(d, o.baseline.sha),
+                    date_of(o.baseline.time), common::signed_percent(o.baseline_uplift), md_commit(d, o.latest.sha),
+                    date_of(o.latest.time), common::signed_percent(o.latest_uplift) + o.partial_text(),
+                    o.change_text() + markdown_escape(not_measured_note(d, o)) +
+                        (o.unusable_since.sha.empty()
+                             ? std::string()
+                             : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
   }
   out += "\n## Alerts — open: " + d.open_alerts_text() + "\n\n";
   if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";

@@ -178,9 +178,9 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
       if (auto it = position.find(pt.sha); it != position.end() && (pt.evaluated || !pt.evaluation_error.empty()))
         (pt.evaluated ? points : failed)[it->second] = std::move(pt);
     }
-    for (auto& n : not_measured(db::unfinished_evaluations(db, p.name, recipe.content_hash, tracked.content_hash,
-                                                           suite.manifest_hash),
-                                position, recorded, from_pos))
+    for (auto& n : not_measured(
+             db::unfinished_evaluations(db, p.name, recipe.content_hash, tracked.content_hash, suite.manifest_hash),
+             position, recorded, from_pos))
       missing.push_back({n.position, {suite.suite.name, n.sha, std::move(n.why)}});
     reports::RetrainSeries series;
     series.suite = suite.suite.name;

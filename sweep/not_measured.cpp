@@ -36,8 +36,7 @@ std::string unfinished_reason(const db::UnfinishedEvaluation& j) {
   if (j.build_state == db::kJobFailed)
     return "its build did not finish (" + job_said(j.build_id, j.build_error) + "); the next sweep tries it again";
   if (j.build_state == db::kJobQueued || j.build_state == db::kJobRunning)
-    return fmt::format("its build is {} (job {})", j.build_state == db::kJobQueued ? "queued" : "running",
-                       j.build_id);
+    return fmt::format("its build is {} (job {})", j.build_state == db::kJobQueued ? "queued" : "running", j.build_id);
   return fmt::format("its evaluation was skipped (job {}): its build gave no compiler", j.id);
 }
 

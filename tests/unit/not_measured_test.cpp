@@ -40,11 +40,11 @@ TEST_CASE("a skipped evaluation is explained by its build job, which never finis
 
 TEST_CASE("only check-ins of the range that the series has no point at are not measured, oldest first") {
   std::vector<db::UnfinishedEvaluation> jobs{
-      job(30, "ddd", db::kJobFailed, "lost"),     // newest check-in
-      job(31, "aaa", db::kJobFailed, "lost"),     // before the range
-      job(32, "bbb", db::kJobFailed, "lost"),     // measured since (another checkout's job)
-      job(33, "zzz", db::kJobFailed, "lost"),     // not in the history (another branch)
-      job(34, "ccc", db::kJobFailed, "first"),    // two jobs of one check-in: the newest says
+      job(30, "ddd", db::kJobFailed, "lost"),   // newest check-in
+      job(31, "aaa", db::kJobFailed, "lost"),   // before the range
+      job(32, "bbb", db::kJobFailed, "lost"),   // measured since (another checkout's job)
+      job(33, "zzz", db::kJobFailed, "lost"),   // not in the history (another branch)
+      job(34, "ccc", db::kJobFailed, "first"),  // two jobs of one check-in: the newest says
       job(35, "ccc", db::kJobQueued),
   };
   auto out = sweep::not_measured(jobs, kHistory, {"bbb"}, std::size_t{1});

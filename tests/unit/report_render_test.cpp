@@ -236,8 +236,10 @@ TEST_CASE("a sweep whose evaluations did not finish is no empty report: the suit
         "uplift now: testdata: no evaluation finished (2 sampled check-in(s): see \"Not measured\")");
   auto md = reports::render_markdown(d);
   CHECK(md.find("Nothing measured yet") == std::string::npos);
-  CHECK(md.find("- testdata: `dddddddddddd` 2026-01-01 Speed up &lt;the&gt; inliner: its evaluation failed (job 9: worker") !=
-        std::string::npos);
+  CHECK(
+      md.find(
+          "- testdata: `dddddddddddd` 2026-01-01 Speed up &lt;the&gt; inliner: its evaluation failed (job 9: worker") !=
+      std::string::npos);
   auto html = reports::render_html(d, kAssets);
   CHECK(html.find("id=\"empty-report\"") == std::string::npos);
   CHECK(html.find("worker &lt;lost&gt;") != std::string::npos);  // escaped, as every quoted error is
