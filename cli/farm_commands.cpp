@@ -192,7 +192,9 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
         ctx.data_dir().string());
   std::fflush(stdout);
   auto r = sweep::run_worker(o);
-  fmt::print("worker {}: {} done, {} skipped, {} failed, {} attempt(s) retried later, {} lease(s) lost\n", o.owner,
+  // Quiet: said only when something went wrong, which a log must not lose.
+  if (!ctx.quiet || r.failed > 0 || r.lost > 0)
+    fmt::print("worker {}: {} done, {} skipped, {} failed, {} attempt(s) retried later, {} lease(s) lost\n", o.owner,
              r.done, r.skipped, r.failed, r.retried, r.lost);
 }
 
@@ -298,13 +300,15 @@ void run_cancel(Context& ctx, JobsArgs a) {
     if (st->state != db::kJobQueued && st->state != db::kJobRunning)
       throw common::Fatal("job " + std::to_string(a.id) + " is " + st->state + "; only queued or running jobs are cancelled");
   }
-  auto ids = db::cancel_jobs(database, f, one, reason);
+  int running = 0;
+  auto ids = db::cancel_jobs(database, f, one, reason, &running);
   // A running job's worker learns of it when it next renews its lease.
   fmt::print("cancelled {} job(s) {} ({}){}; `driftwatch jobs retry ID` or the next sweep queues them again\n",
              ids.size(), a.project.empty() ? "of every project" : "of project " + a.project, reason,
-             a.all_queued || ids.empty() ? ""
-                                         : "; a running one's worker stops its build or compiles when it next renews "
-                                           "the lease (a third of the lease, 40 s by default)");
+             running == 0 ? ""
+                          : fmt::format("; {} of them running: {} worker stops its build or compiles when it next "
+                                        "renews the lease (a third of the lease, 40 s by default)",
+                                        running, running == 1 ? "its" : "each one's"));
 }
 
 }  // namespace

@@ -673,20 +673,29 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
 }
 
 std::vector<Id> cancel_jobs(Database& db, const JobFilter& f, const std::optional<Id>& job_id,
-                            const std::string& reason) {
+                            const std::string& reason, int* were_running) {
   auto states = f.states.empty() ? std::vector<std::string>{kJobQueued, kJobRunning} : f.states;
   return db.impl().guarded("cancelling jobs", [&] {
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
+    int running = 0;
+    // The state each had before (RETURNING gives the new one): only a
+    // running job has a worker to stop.
     for (const auto& row : tx.exec_params(
+             "WITH old AS (SELECT id, state FROM jobs "
+             "  WHERE state IN ('queued', 'running') AND state = ANY (string_to_array($4, ',')) "
+             "    AND ($1 = 0 OR id = $1) AND ($2 = '' OR " OF_PROJECT("jobs", "$2") ") AND ($3 = 0 OR sweep_id = $3) "
+             "  FOR UPDATE) "
              "UPDATE jobs SET state = 'failed', error = $5, lease_owner = NULL, lease_expires_at = NULL, "
-             "finished_at = now(), updated_at = now() "
-             "WHERE state IN ('queued', 'running') AND state = ANY (string_to_array($4, ',')) "
-             "  AND ($1 = 0 OR id = $1) AND ($2 = '' OR " OF_PROJECT("jobs", "$2") ") AND ($3 = 0 OR sweep_id = $3) "
-             "RETURNING id",
-             job_id.value_or(0), f.project, f.sweep_id.value_or(0), joined(states), common::valid_utf8(reason)))
+             "finished_at = now(), updated_at = now() FROM old WHERE jobs.id = old.id "
+             "RETURNING jobs.id, old.state",
+             job_id.value_or(0), f.project, f.sweep_id.value_or(0), joined(states), common::valid_utf8(reason))) {
       ids.push_back(row[0].as<Id>());
+      running += row[1].as<std::string>() == kJobRunning;
+    }
     tx.commit();
+    std::sort(ids.begin(), ids.end());
+    if (were_running) *were_running = running;
     return ids;
   });
 }

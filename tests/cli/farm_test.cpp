@@ -233,8 +233,8 @@ TEST_CASE(
   auto cancel = p.run({"jobs", "cancel", job, "--by", "ops"});
   INFO(cancel.output);
   CHECK(cancel.exit_code == 0);
-  CHECK(cancel.output.find("a running one's worker stops its build or compiles when it next renews the lease") !=
-        std::string::npos);
+  CHECK(cancel.output.find("cancelled 1 job(s) of every project (cancelled by ops); 1 of them running: its worker "
+                           "stops its build or compiles when it next renews the lease") != std::string::npos);
   // The lease is renewed every 2 s: the worker stops the compile, finds the
   // job no longer its own, and exits once idle for 3 s.
   auto stopped = finish(worker, 60);
@@ -416,6 +416,12 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(early.exit_code == 0);
   CHECK(early.output.find("worker: project toyy has no sweep or job in this database yet (known: ") !=
         std::string::npos);
+  CHECK(early.output.find("0 done, 0 skipped, 0 failed") != std::string::npos);
+  // Quiet, a worker that did nothing wrong says nothing at its end.
+  auto quiet = p.run({"worker", "--project", "toy", "--idle-exit", "0", "-q"});
+  INFO(quiet.output);
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.output.find("0 done, 0 skipped, 0 failed") == std::string::npos);
 
   // People: retry puts it back in the queue (not given as another project's); cancel takes it out again, saying who.
   auto not_mine = p.run({"jobs", "retry", bad, "--project", "someone-else"});
@@ -506,7 +512,9 @@ TEST_CASE("a sampled check-in whose evaluation was cancelled is named by the rep
   // The newer toolchain's evaluation, cancelled while it waits: its build runs, it never does.
   auto bad = p.psql("SELECT max(id) FROM jobs WHERE kind = 'eval'");
   auto newer = p.psql("SELECT payload->>'sha' FROM jobs WHERE id = " + bad);
-  REQUIRE(p.run({"jobs", "cancel", bad, "--by", "ops"}).exit_code == 0);
+  auto cancel = p.run({"jobs", "cancel", bad, "--by", "ops"});
+  REQUIRE(cancel.exit_code == 0);
+  CHECK(cancel.output.find("running") == std::string::npos);  // it waited: no worker to stop
   auto worker = start_worker(p);
   auto r = finish(sweep);
   worker.kill_group();
