@@ -195,7 +195,7 @@ void run_worker(Context& ctx, const WorkerArgs& a) {
   // Quiet: said only when something went wrong, which a log must not lose.
   if (!ctx.quiet || r.failed > 0 || r.lost > 0)
     fmt::print("worker {}: {} done, {} skipped, {} failed, {} attempt(s) retried later, {} lease(s) lost\n", o.owner,
-             r.done, r.skipped, r.failed, r.retried, r.lost);
+               r.done, r.skipped, r.failed, r.retried, r.lost);
 }
 
 struct JobsArgs {
