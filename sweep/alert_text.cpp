@@ -136,11 +136,13 @@ std::string alert_sentence(const db::AlertView& a) {
   if (a.kind == "feature-set-changed")
     return fmt::format("the compiler's features changed on {} ({} newly missing, {} newly sent){}", a.suite,
                        listed("features_missing"), listed("features_new"), at);
-  if (a.kind == "modules-failing")
+  if (a.kind == "modules-failing") {
+    int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
     return fmt::format(
-        "{} more modules of {} fail to compile with the policy (a crash or a timeout; or a compile that never asked "
-        "it; left out of the uplift){}",
-        d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite, at);
+        "{} more module{} of {} fail{} to compile with the policy (a crash or a timeout; or a compile that never "
+        "asked it; left out of the uplift){}",
+        n, n == 1 ? "" : "s", a.suite, n == 1 ? "s" : "", at);
+  }
   if (a.kind == "compiler-failing") {
     int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
     return fmt::format(

@@ -96,9 +96,9 @@ std::string Finding::sentence() const {
                                        after.uplift);
   else if (kind == "modules-failing")
     what = fmt::format(
-        "{} more modules of {} fail to compile with the policy (a crash or a timeout; or a "
+        "{} more module{} of {} fail{} to compile with the policy (a crash or a timeout; or a "
         "compile that never asked it; left out of the uplift)",
-        newly_failing, suite);
+        newly_failing, newly_failing == 1 ? "" : "s", suite, newly_failing == 1 ? "s" : "");
   else if (kind == "compiler-failing")
     what = fmt::format(
         "the compiler fails on {} more module{} of {} with its default heuristic (a crash, or a "
@@ -328,16 +328,16 @@ class SuiteAnalysis {
   }
 
   /// How many more modules the policy's compile must newly fail on for an
-  /// alert: the project's count, but at most all modules but one. A failure
-  /// is carried at its last size and moves no figure, and all of them failing
-  /// fails the evaluation whole (policy-unusable): on a suite of three or
-  /// fewer modules, the default count could never be reached.
+  /// alert: the project's `failing_modules` (one by default), but at most
+  /// all modules but one. A failure is carried at its last size and moves no
+  /// figure, so without this alert it would pass unsaid; all of them failing
+  /// fails the evaluation whole (policy-unusable).
   int failing_threshold(Failing who) const {
     // A compile the compiler itself crashes or hangs on is its regression,
     // whatever the policy does: one module is enough.
     if (who == Failing::Default) return 1;
     int all_but_one = std::max(1, static_cast<int>(modules_) - 1);
-    return std::max(1, std::min(o_.project.alerts.flipped_modules, all_but_one));
+    return std::max(1, std::min(o_.project.alerts.failing_modules, all_but_one));
   }
 
   /// Where the policy's compile began to fail on modules: between

@@ -100,6 +100,8 @@ const std::vector<Key>& keys() {
        [](auto& p, auto& n, auto&) { p.alerts.min_total_change = get<double>(n); }},
       {"alerts", "flipped_modules", Type::Int,
        [](auto& p, auto& n, auto&) { p.alerts.flipped_modules = int(get<std::int64_t>(n)); }},
+      {"alerts", "failing_modules", Type::Int,
+       [](auto& p, auto& n, auto&) { p.alerts.failing_modules = int(get<std::int64_t>(n)); }},
       {"alerts", "broken_builds", Type::Int,
        [](auto& p, auto& n, auto&) { p.alerts.broken_builds = int(get<std::int64_t>(n)); }},
       {"alerts", "bisect", Type::Bool, [](auto& p, auto& n, auto&) { p.alerts.bisect = get<bool>(n); }},
@@ -277,6 +279,7 @@ common::Status check_values(const ProjectFile& p, const std::string& origin) {
   // 0 would not turn modules-flipped alerts off: it would open a
   // modules-failing alert on a single failing module.
   if (p.alerts.flipped_modules < 1) return Error{origin + ": alerts.flipped_modules must be at least 1"};
+  if (p.alerts.failing_modules < 1) return Error{origin + ": alerts.failing_modules must be at least 1"};
   if (p.alerts.broken_builds < 1)
     return Error{origin + ": alerts.broken_builds must be at least 1 (0 would never raise a build-broken alert)"};
   if (auto bad = reports::validate(p.decide)) return Error{origin + ": [decide] " + *bad};
@@ -438,8 +441,9 @@ retry_backoff = "10s"       # a failed job is tried again after this, doubled fo
 min_uplift_change = 0.002   # a step of the suite uplift of 0.2 points or more is a change
 min_total_change = 0.002    # a step of the default's or the learned total .text (fraction)
 flipped_modules = 3         # a size change under the uplift threshold with this many modules turned
-                            #   from win to loss is modules-flipped; this many newly failing (at most all
-                            #   of a small suite's modules but one), modules-failing
+                            #   from win to loss is modules-flipped
+failing_modules = 1         # this many modules newly failing under the policy (a crash or a hang of the
+                            #   compiler; at most all of a small suite's modules but one) is modules-failing
 broken_builds = 3           # consecutive broken samples before an alert
 bisect = true               # pin every change to one check-in
 

@@ -28,6 +28,10 @@ struct AlertSettings {
   double min_uplift_change = 0.002;  ///< a step of the suite uplift (fraction) that deserves an alert
   double min_total_change = 0.002;   ///< a step of the default's or the learned total (fraction)
   int flipped_modules = 3;           ///< modules turned from win to loss in one change
+  /// Modules the policy's compile newly fails on (a crash or a hang of the
+  /// compiler under it) for a modules-failing alert: one, as for the
+  /// default's, since a policy that crashes the compiler cannot ship there.
+  int failing_modules = 1;
   int broken_builds = 3;             ///< consecutive broken samples before an alert
   bool bisect = true;                ///< bisect every change between sampled check-ins
 };

@@ -688,7 +688,7 @@ file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe advisor checks its state.\n"
 )toml"));
   p.set("every = \"2w\"", "every = \"1m\"");
-  p.set("flipped_modules = 3", "flipped_modules = 2");
+  p.set("failing_modules = 1", "failing_modules = 2");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);
@@ -741,7 +741,7 @@ replace = "  if (!M)\n"
 with = "  for (int I = 1; I < argc; ++I)\n    if (StringRef(argv[I]).contains(\"enable-ml-inliner\") && StringRef(InputFilename).contains(\"json\"))\n      abort();\n  if (!M)\n"
 )toml"));
   p.set("every = \"2w\"", "every = \"1m\"");
-  p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
+  p.set("failing_modules = 1", "failing_modules = 2");  // two modules crash
   auto revert = p.git({"log", "--format=%H", "--grep=Revert the advisor", "main"});
   REQUIRE(revert.size() == 40);
   auto week9 = p.git({"log", "-1", "--format=%cs", "--grep=the advisor's checks", "main"});
@@ -851,7 +851,7 @@ TEST_CASE("a crash reverted and later back is two alerts: the first resolved whe
                             kCrashJsonAndIniUnderPolicy + kRevertCrashJsonAndIni +
                                 std::string(kCrashJsonAndIniUnderPolicy)
                                     .replace(kCrashJsonAndIniUnderPolicy.find("week = 8"), 8, "week = 12")));
-  p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
+  p.set("failing_modules = 1", "failing_modules = 2");  // two modules crash
   p.set("bisect = true", "bisect = false");
   auto hook_file = (scratch.path() / "hook.jsonl").string();
   p.set("command = \"\"", "command = \"cat >> " + hook_file + "; echo >> " + hook_file + "\"");
@@ -899,7 +899,7 @@ write = "# dwcc release notes, week WEEK\n"
   Project p(history_8w_with(scratch.path() / "history-crash-while-down.toml",
                             kCrashJsonAndIniUnderPolicy + docs_of("9") + kRevertCrashJsonAndIni + docs_of("11")));
   p.set("every = \"2w\"", "every = \"1m\"");
-  p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
+  p.set("failing_modules = 1", "failing_modules = 2");  // two modules crash
   auto week9 = p.git({"log", "-1", "--format=%cs", "--grep=notes, week 9", "main"});
   auto week11 = p.git({"log", "-1", "--format=%cs", "--grep=notes, week 11", "main"});
   REQUIRE(week9.size() == 10);
@@ -1016,7 +1016,7 @@ TEST_CASE("an alert whose modules a later alert takes in part is over once its o
                                 edit(12, "(" + ini + ")", "(" + ini + " || " + json + " || " + utf8 + ")") +
                                 from_week_13));
   p.set("every = \"2w\"", "every = \"1w\"");
-  p.set("flipped_modules = 3", "flipped_modules = 2");  // two modules crash
+  p.set("failing_modules = 1", "failing_modules = 2");  // two modules crash
   p.set("bisect = true", "bisect = false");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
@@ -1044,7 +1044,28 @@ TEST_CASE("an alert whose modules a later alert takes in part is over once its o
   }
 }
 
-TEST_CASE("on a suite of three modules, the policy's compile failing on two of them is an alert at the default count") {
+TEST_CASE("one module the policy's compile starts crashing on opens a modules-failing alert by default") {
+  testing::TempDir scratch;
+  // Week 8 crashes the compiler on utf8 under the policy only: a quiet
+  // nightly must not pass it by (its size is carried, so no figure moves).
+  std::string crash_utf8 = kCrashJsonAndIniUnderPolicy;
+  auto at = crash_utf8.find("(StringRef(InputFilename).contains(\\\"json\\\") || "
+                            "StringRef(InputFilename).contains(\\\"ini\\\"))");
+  REQUIRE(at != std::string::npos);
+  crash_utf8.replace(at, crash_utf8.find("))", at) + 2 - at, "StringRef(InputFilename).contains(\\\"utf8\\\")");
+  Project p(history_8w_with(scratch.path() / "history-utf8-under-policy.toml", crash_utf8));
+  p.set("every = \"2w\"", "every = \"1m\"");
+  auto s = p.sweep(p.dsn, {"-q"});
+  INFO(s.output);
+  CHECK(s.exit_code == 0);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'modules-failing'") == "1");
+  CHECK(p.psql("SELECT details->>'failing' FROM alerts WHERE kind = 'modules-failing'") == "[\"utf8.c\"]");
+  CHECK(s.output.find("1 more module of testdata fails to compile with the policy") != std::string::npos);
+  auto open = p.run({"alerts", "--config", p.config, "--exit-code"});
+  CHECK(open.exit_code != 0);
+}
+
+TEST_CASE("on a suite of three modules, the policy's compile failing on two of them is an alert at a count of three") {
   testing::TempDir scratch;
   // Week 8 crashes the policy's compile on json and ini. At three modules,
   // all failing fails the evaluation whole (policy-unusable), so a count of
@@ -1061,7 +1082,7 @@ TEST_CASE("on a suite of three modules, the policy's compile failing on two of t
   REQUIRE_MESSAGE(built.exit_code == 0, built.output);
   p.set("names = [\"testdata\"]", "names = [\"three\"]");
   p.make_small();
-  p.set("flipped_modules = 3", "flipped_modules = 3");  // the default count (set() requires it there)
+  p.set("failing_modules = 1", "failing_modules = 3");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);

@@ -153,6 +153,8 @@ TEST_CASE("unknown keys and sections, wrong types and bad values are named with 
         "driftwatch.toml: retrain.training_suite must name a suite");
   CHECK(error_of(std::string(kMinimal) + "[alerts]\nflipped_modules = 0\n") ==
         "driftwatch.toml: alerts.flipped_modules must be at least 1");
+  CHECK(error_of(std::string(kMinimal) + "[alerts]\nfailing_modules = 0\n") ==
+        "driftwatch.toml: alerts.failing_modules must be at least 1");
   CHECK(error_of(std::string(kMinimal) + "[alerts]\nbroken_builds = 0\n") ==
         "driftwatch.toml: alerts.broken_builds must be at least 1 (0 would never raise a build-broken alert)");
   CHECK(error_of(std::string(kMinimal) + "[notify]\nwebhook = \"ftp://x\"\n") ==
