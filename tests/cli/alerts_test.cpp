@@ -1049,8 +1049,9 @@ TEST_CASE("one module the policy's compile starts crashing on opens a modules-fa
   // Week 8 crashes the compiler on utf8 under the policy only: a quiet
   // nightly must not pass it by (its size is carried, so no figure moves).
   std::string crash_utf8 = kCrashJsonAndIniUnderPolicy;
-  auto at = crash_utf8.find("(StringRef(InputFilename).contains(\\\"json\\\") || "
-                            "StringRef(InputFilename).contains(\\\"ini\\\"))");
+  auto at = crash_utf8.find(
+      "(StringRef(InputFilename).contains(\\\"json\\\") || "
+      "StringRef(InputFilename).contains(\\\"ini\\\"))");
   REQUIRE(at != std::string::npos);
   crash_utf8.replace(at, crash_utf8.find("))", at) + 2 - at, "StringRef(InputFilename).contains(\\\"utf8\\\")");
   Project p(history_8w_with(scratch.path() / "history-utf8-under-policy.toml", crash_utf8));
