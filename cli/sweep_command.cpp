@@ -102,6 +102,8 @@ void print_summary(const sweep::SweepReport& r) {
   fmt::print("sweep #{}: {} check-in(s); jobs: {} done, {} skipped (no build to evaluate), {} failed; {}\n", r.sweep_id,
              r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds));
   for (const auto& f : r.failures) fmt::print("  failed: {}\n", f);
+  // Recorded as broken, not failed; but a quiet night's mail is all people read.
+  for (const auto& b : r.did_not_build) fmt::print("  did not build: {}\n", b);
   const auto& t = r.time;
   // Jobs that ran side by side (workers) add up to more than the sweep's
   // time: no overhead can be read off that, and "0.000×" would claim one.

@@ -529,6 +529,25 @@ SweepReport run_sweep(const SweepOptions& o) {
       analysis_grid = sweep_checkins(p, p.every, p.since, std::nullopt, baseline).take();
     else
       analysis_grid = grid;
+    // A one-off --since before the project's range measures check-ins that
+    // drift, alerts, decide and the report leave out: said, or the builds
+    // are paid for and "no new alert" read for a period never judged.
+    if (!o.since.empty() && (!p.since.empty() || !p.from.empty()) && !in.checkins.empty())
+      if (auto range = repo.first_parent_history(
+              tracked, p.from.empty() ? std::nullopt : std::optional(p.from),
+              p.since.empty() ? std::nullopt : std::optional(tracker::parse_date(p.since).take()))) {
+        std::set<std::string> in_range;
+        for (const auto& c : *range) in_range.insert(c.sha);
+        auto before = std::count_if(in.checkins.begin(), in.checkins.end(),
+                                    [&](const auto& c) { return !in_range.count(c.sha); });
+        if (before > 0)
+          say(o, fmt::format("warning: {} of the {} check-in(s) this sweep measures lie before the project's range "
+                             "({}): they are built and measured, but drift, alerts, decide and the report begin "
+                             "where the range does; set {} earlier in the project file to judge them",
+                             before, in.checkins.size(),
+                             p.since.empty() ? "from = \"" + p.from + "\"" : "since = \"" + p.since + "\"",
+                             p.since.empty() ? "sampling.from" : "sampling.since"));
+      }
     // A one-off grid leaves where --new starts as it was: a coarser one (a
     // month after weeks without sweeps) would carry it past samples of the
     // project's grid nobody measured; the next --new plans them (what the
@@ -674,6 +693,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   // remote workers, given up when claimed (workers that kept dying), or
   // cancelled by a person. Each failed job is named, whatever the engine.
   for (auto& f : failures_not_seen_here(lock_db, p.name, ids, reported)) report.failures.push_back(std::move(f));
+  report.did_not_build = builds_without_compiler(lock_db, p.name, report.sweep_id);
   // A job bisection queued again and that failed again is said once.
   std::set<std::string> said;
   report.failures.erase(std::remove_if(report.failures.begin(), report.failures.end(),

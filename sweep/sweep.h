@@ -63,6 +63,7 @@ struct SweepReport {
   std::string stale_tip;
   double seconds = 0;
   std::vector<std::string> failures;  ///< failed jobs: "what: why"
+  std::vector<std::string> did_not_build;  ///< builds that gave no compiler: "sha: outcome (why)"
   DriftReport drift;                  ///< the analysis after the sweep
   JobTime time;                       ///< of the jobs this process ran (bisection's included)
 };

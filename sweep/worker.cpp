@@ -453,6 +453,27 @@ std::vector<std::string> failures_not_seen_here(db::Database& db, const std::str
   return out;
 }
 
+std::vector<std::string> builds_without_compiler(db::Database& db, const std::string& project, db::Id sweep_id) {
+  std::vector<std::string> out;
+  // Newest first as listed; said oldest first.
+  auto rows = db::list_jobs(db, {project, {db::kJobDone}, sweep_id, 0});
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+    const auto& j = *it;
+    if (j.kind != kBuildJob) continue;
+    auto result = json::parse(j.result_json.empty() ? "{}" : j.result_json, nullptr, false);
+    auto payload = json::parse(j.payload_json, nullptr, false);
+    if (result.is_discarded() || payload.is_discarded()) continue;
+    auto outcome = result.value("outcome", std::string());
+    if (outcome.empty() || outcome == "ok") continue;
+    auto label = payload.value("label", std::string());
+    auto where = label.empty() ? payload.value("sha", std::string()).substr(0, 12) : "toolchain " + label;
+    auto message = common::printable(common::last_line(result.value("message", std::string())));
+    if (message.size() > 160) message = message.substr(0, 157) + "...";
+    out.push_back(where + ": " + outcome + (message.empty() ? "" : " (" + message + ")"));
+  }
+  return out;
+}
+
 void run_until_finished(const LocalWorkers& l, db::Database& db, const std::vector<db::Id>& ids) {
   std::string last_wait;
   for (;;) {

@@ -98,6 +98,11 @@ void run_until_finished(const LocalWorkers& local, db::Database& db, const std::
 /// a person.
 std::vector<std::string> failures_not_seen_here(db::Database& db, const std::string& project,
                                                 const std::vector<db::Id>& ids, const std::set<db::Id>& reported);
+/// The builds the sweep ran (bisection's too) that gave no compiler, oldest
+/// first: "0123456789ab: timeout (…)". Not failures of the sweep (the
+/// check-in is recorded as broken), but a quiet night's summary names them;
+/// a build done by an earlier sweep is not this one's news.
+std::vector<std::string> builds_without_compiler(db::Database& db, const std::string& project, db::Id sweep_id);
 
 
 }  // namespace sweep

@@ -898,11 +898,15 @@ TEST_CASE("a check-in whose build times out twice is recorded as such, and the n
   CHECK(lines.size() == 2 * std::stoul(sampled));
   CHECK(std::set<std::string>(lines.begin(), lines.end()).size() == 1);
   CHECK(first.output.find("built again at -j") == std::string::npos);
+  // Named in the summary, which a quiet (-q) night prints too; by the sweep that ran them only.
+  auto built_first = p.psql("SELECT payload->>'sha' FROM jobs WHERE kind = 'build' ORDER BY id LIMIT 1");
+  CHECK(first.output.find("  did not build: " + built_first.substr(0, 12) + ": timeout (") != std::string::npos);
 
   // Before, every night's sweep put the jobs back and spent the timeouts again on each.
   auto again = p.sweep(p.dsn);
   INFO(again.output);
   CHECK(again.output.find("timed out") == std::string::npos);
+  CHECK(again.output.find("did not build") == std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE kind = 'build' AND attempts = 2 AND state = 'done'") == sampled);
   // People may try one again (its generator fixed on the machine, say), and its evaluation with it.
   auto id = p.psql("SELECT min(id) FROM jobs WHERE kind = 'build'");

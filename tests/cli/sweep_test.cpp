@@ -334,6 +334,14 @@ TEST_CASE("a project's drift, decide and report begin at its range: what was mea
         std::string::npos);
   // The first project's own alerts of those changes stand.
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE project = 'toy' AND state = 'open'") != "0");
+  // A one-off --since before the range measures check-ins its drift leaves out: said so.
+  auto wider = p.sweep_ok({"--since", "2025-12-01", "-q"});
+  INFO(wider.output);
+  CHECK(wider.output.find("check-in(s) this sweep measures lie before the project's range (since = \"" + after_merge +
+                          "\"): they are built and measured, but drift, alerts, decide and the report begin where the "
+                          "range does; set sampling.since earlier") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM alerts WHERE project = 'late'") == "0");
+  CHECK(late.output.find("lie before the project's range") == std::string::npos);
 }
 
 TEST_CASE("a branch that names a tag is said to never move when nothing is new") {
