@@ -104,5 +104,4 @@ std::vector<std::string> failures_not_seen_here(db::Database& db, const std::str
 /// a build done by an earlier sweep is not this one's news.
 std::vector<std::string> builds_without_compiler(db::Database& db, const std::string& project, db::Id sweep_id);
 
-
 }  // namespace sweep
