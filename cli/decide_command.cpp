@@ -51,7 +51,7 @@ void print_decision(const sweep::DecideReport& r) {
   // latest point: said, not left for people to find in `jobs`.
   for (const auto& n : r.not_measured)
     fmt::print("not measured on {}: {}{}: {}\n", n.suite, r.name_of(n.sha),
-               n.after_head ? " (after the newest measured check-in: not read by this decision)" : "",
+               n.after_head ? " (after the suite's last measured check-in: not read by this decision)" : "",
                common::printable(n.why));
   for (const auto& s : r.suites) {
     fmt::print("suite {}:\n", s.suite);

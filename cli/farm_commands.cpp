@@ -234,7 +234,7 @@ void run_list(Context& ctx, const JobsArgs& a) {
   if (truncated) rows.resize(static_cast<std::size_t>(a.limit));
   auto counts = db::count_project_jobs(database, a.project, a.sweep_id);
   fmt::print("{}", a.json ? sweep::render_jobs_json(rows, counts, truncated)
-                          : sweep::render_jobs_table(rows, counts, a.project, truncated));
+                          : sweep::render_jobs_table(rows, counts, a.project, truncated, a.sweep_id));
 }
 
 /// --project, else the project file's name (--config, or ./driftwatch.toml

@@ -156,7 +156,9 @@ void list(Context& ctx, bool json) {
     if (!table.find(d.filename().string())) rows.push_back({d.filename().string(), std::nullopt, "", "", d});
   for (auto& r : rows) {
     if (!fs::exists(r.dir)) continue;
-    auto s = evaluator::read_suite_manifest(r.dir);
+    // Every module's bitcode against its manifest, as `eval` checks it: a
+    // suite whose files were truncated or edited is damaged, not "built".
+    auto s = evaluator::load_suite(r.dir);
     if (s.ok())
       r.suite = *s;
     else

@@ -456,25 +456,39 @@ bool job_of_project(Database& db, Id job_id, const std::string& project) {
   });
 }
 
+void adopt_jobs(Database& db, Id sweep_id, const std::vector<Id>& ids) {
+  if (ids.empty()) return;
+  std::string list;
+  for (auto id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  db.impl().guarded("adopting jobs", [&] {
+    pqxx::work tx(db.impl().conn);
+    tx.exec_params("UPDATE jobs SET sweep_id = $1 WHERE id = ANY (string_to_array($2, ',')::bigint[]) "
+                   "AND state IN ('queued', 'running')",
+                   sweep_id, list);
+    tx.commit();
+  });
+}
+
 std::vector<UnfinishedEvaluation> unfinished_evaluations(Database& db, const std::string& project,
                                                          const std::string& recipe_hash, const std::string& policy_hash,
-                                                         const std::string& suite_hash) {
+                                                         const std::string& suite_hash, const std::string& repo) {
   return db.impl().guarded("reading evaluation jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<UnfinishedEvaluation> out;
     // clang-format off
     for (const auto& r : tx.exec_params(
              "SELECT j.id, j.payload->>'sha', j.state, COALESCE(j.error, ''), COALESCE(b.id, 0), "
-             "  COALESCE(b.state, ''), COALESCE(b.error, '') "
+             "  COALESCE(b.state, ''), COALESCE(b.error, ''), COALESCE(b.result->>'outcome', '') "
              "FROM jobs j LEFT JOIN jobs b ON b.id = j.depends_on "
              "WHERE j.kind = 'eval' AND j.state <> 'done' AND " OF_PROJECT("j", "$1") " "
              "  AND j.payload->>'recipe_hash' = $2 AND j.payload->>'policy_hash' = $3 "
              "  AND j.payload->>'suite_hash' = $4 AND j.payload ? 'sha' "
+             "  AND (j.payload->>'repo' = $5 OR j.payload ? 'toolchain') "
              "ORDER BY j.id",
-             project, recipe_hash, policy_hash, suite_hash))
+             project, recipe_hash, policy_hash, suite_hash, repo))
       // clang-format on
       out.push_back({r[0].as<Id>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>(),
-                     r[4].as<Id>(), r[5].as<std::string>(), r[6].as<std::string>()});
+                     r[4].as<Id>(), r[5].as<std::string>(), r[6].as<std::string>(), r[7].as<std::string>()});
     return out;
   });
 }

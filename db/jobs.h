@@ -161,6 +161,10 @@ struct RequeueFilter {
 /// transient failures), and its done evaluation jobs whose evaluation was
 /// since run again and interrupted; returns their ids.
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& filter = {});
+/// Makes the jobs `ids` that are queued or running the sweep's: the failed
+/// jobs requeue_failed_jobs put back before the sweep began are run by it
+/// (`jobs cancel --sweep` reaches them, its summary counts their outcomes).
+void adopt_jobs(Database& db, Id sweep_id, const std::vector<Id>& ids);
 /// How many times a job's attempt is given back for a lost connection
 /// (requeue_jobs_of) before one more counts: a connection cut on every run
 /// would otherwise run the job for ever.
@@ -192,13 +196,16 @@ struct UnfinishedEvaluation {
   std::string sha, state, error;
   Id build_id = 0;
   std::string build_state, build_error;
+  std::string build_outcome;  ///< a done build's ("ok" when it gave a compiler)
 };
 /// The project's evaluation jobs of one recipe, policy and suite (manifest
 /// hash) that are not done, oldest first: the sampled check-ins a series
-/// lacks without a recorded reason.
+/// lacks without a recorded reason. Of the checkout `repo` (its location,
+/// as sweeps plan it) and toolchains: a moved checkout's jobs are never run
+/// again (requeue_failed_jobs' filter), so not "tried again".
 std::vector<UnfinishedEvaluation> unfinished_evaluations(Database& db, const std::string& project,
                                                          const std::string& recipe_hash, const std::string& policy_hash,
-                                                         const std::string& suite_hash);
+                                                         const std::string& suite_hash, const std::string& repo);
 
 /// A row of `driftwatch jobs`: times are the database's, so the lease left is
 /// right whatever the clock of the machine that reads it.

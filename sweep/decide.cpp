@@ -91,7 +91,8 @@ std::string DecideReport::json() const {
                         {"decision_id", decision_id},
                         {"suites", suites_j},
                         {"toolchain_labels", labels}}
-      .dump();
+      // Job errors and module names quote compilers, in any encoding.
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string DecideReport::name_of(const std::string& sha) const {
@@ -179,7 +180,8 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
         (pt.evaluated ? points : failed)[it->second] = std::move(pt);
     }
     for (auto& n : not_measured(
-             db::unfinished_evaluations(db, p.name, recipe.content_hash, tracked.content_hash, suite.manifest_hash),
+             db::unfinished_evaluations(db, p.name, recipe.content_hash, tracked.content_hash, suite.manifest_hash,
+                                        repo ? repo->location().string() : std::string()),
              position, recorded, from_pos))
       missing.push_back({n.position, {suite.suite.name, n.sha, std::move(n.why)}});
     reports::RetrainSeries series;
@@ -260,8 +262,11 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
       if (report.first.empty() || position.at(s.first) < position.at(report.first)) report.first = s.first;
       if (report.last.empty() || position.at(s.last) > position.at(report.last)) report.last = s.last;
     }
+  // After its own suite's newest measured check-in (none: all of it), the
+  // rules of that suite never read it.
   for (auto& [pos, n] : missing) {
-    n.after_head = report.measured_head.empty() || pos > position.at(report.measured_head);
+    auto s = std::find_if(report.suites.begin(), report.suites.end(), [&](const auto& x) { return x.suite == n.suite; });
+    n.after_head = s == report.suites.end() || s->last.empty() || pos > position.at(s->last);
     report.not_measured.push_back(std::move(n));
   }
   report.decision_id = db::record_decision(db, p.name, report.lineage_id, report.retrain ? "retrain" : "keep",

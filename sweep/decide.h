@@ -35,7 +35,7 @@ struct DecideReport {
   /// the rules read the check-ins around them, which people are told.
   struct NotMeasured {
     std::string suite, sha, why;
-    bool after_head = false;  ///< after measured_head: this decision does not read it
+    bool after_head = false;  ///< after its suite's newest measured check-in: this decision does not read it
   };
   std::vector<NotMeasured> not_measured;
   /// Toolchains' labels by their ids (sweep/timeline.h), for naming them.

@@ -14,7 +14,8 @@ namespace {
 /// compiler or a worker, in any encoding and at any length.
 std::string error_line(const std::string& error) {
   auto line = common::printable(common::trim(error.substr(0, error.find('\n'))));
-  if (line.size() > 200) line = line.substr(0, 197) + "...";
+  // Cut at a byte, then made valid again: never half a character.
+  if (line.size() > 200) line = common::valid_utf8(line.substr(0, 197)) + "...";
   return line;
 }
 
@@ -37,7 +38,14 @@ std::string unfinished_reason(const db::UnfinishedEvaluation& j) {
     return "its build did not finish (" + job_said(j.build_id, j.build_error) + "); the next sweep tries it again";
   if (j.build_state == db::kJobQueued || j.build_state == db::kJobRunning)
     return fmt::format("its build is {} (job {})", j.build_state == db::kJobQueued ? "queued" : "running", j.build_id);
-  return fmt::format("its evaluation was skipped (job {}): its build gave no compiler", j.id);
+  // A shared build rebuilt since (by another project's sweep): the next
+  // sweep queues the evaluation again.
+  if (j.build_state == db::kJobDone && j.build_outcome == "ok")
+    return fmt::format("its evaluation (job {}) was skipped, but its build (job {}) gave a compiler since; the next "
+                       "sweep measures it",
+                       j.id, j.build_id);
+  return fmt::format("its evaluation was skipped (job {}): its build gave no compiler{}", j.id,
+                     j.build_outcome.empty() ? "" : " (" + j.build_outcome + ")");
 }
 
 std::vector<NotMeasured> not_measured(const std::vector<db::UnfinishedEvaluation>& jobs,

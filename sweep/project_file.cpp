@@ -443,7 +443,8 @@ min_total_change = 0.002    # a step of the default's or the learned total .text
 flipped_modules = 3         # a size change under the uplift threshold with this many modules turned
                             #   from win to loss is modules-flipped
 failing_modules = 1         # this many modules newly failing under the policy (a crash or a hang of the
-                            #   compiler; at most all of a small suite's modules but one) is modules-failing
+                            #   compiler, not the machine's; or a compile that no longer asks it; at most
+                            #   all of a small suite's modules but one) is modules-failing
 broken_builds = 3           # consecutive broken samples before an alert
 bisect = true               # pin every change to one check-in
 

@@ -213,8 +213,10 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   // toolchains in date order, as drift reads them (sweep/timeline.h).
   std::optional<db::Id> repository_id;
   std::vector<tracker::CommitInfo> history;
+  std::string repo_location;  // as sweeps plan jobs: their evaluations' payloads name it
   if (!p.repo.empty()) {
     auto repo = tracker::GitRepo::open(p.repo).take();
+    repo_location = repo.location().string();
     // As sweep and decide read it: a policy's metadata may name its training
     // check-in by a short sha or a tag.
     if (auto sha = repo.resolve(d.policy.trained_at); sha && !d.policy.trained_at.empty()) d.policy.trained_at = *sha;
@@ -303,7 +305,8 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     std::set<std::string> recorded;
     for (const auto& pt : s.points) recorded.insert(pt.commit.sha);
     for (auto& n : not_measured(
-             db::unfinished_evaluations(db, p.name, recipe.content_hash, d.policy.content_hash, suite.manifest_hash),
+             db::unfinished_evaluations(db, p.name, recipe.content_hash, d.policy.content_hash, suite.manifest_hash,
+                                        repo_location),
              position, recorded, from_position ? std::optional<std::size_t>(*from_position) : std::nullopt)) {
       const auto& c = history[n.position];
       reports::CommitRef commit{c.sha, c.author, c.subject, c.time};

@@ -532,10 +532,10 @@ SweepReport run_sweep(const SweepOptions& o) {
     // A one-off --since before the project's range measures check-ins that
     // drift, alerts, decide and the report leave out: said, or the builds
     // are paid for and "no new alert" read for a period never judged.
-    if (!o.since.empty() && (!p.since.empty() || !p.from.empty()) && !in.checkins.empty())
-      if (auto range = repo.first_parent_history(
-              tracked, p.from.empty() ? std::nullopt : std::optional(p.from),
-              p.since.empty() ? std::nullopt : std::optional(tracker::parse_date(p.since).take()))) {
+    // (`from` bounds every sampling, a one-off's too: only `since` can.)
+    if (!o.since.empty() && !p.since.empty() && !in.checkins.empty())
+      if (auto range = repo.first_parent_history(tracked, p.from.empty() ? std::nullopt : std::optional(p.from),
+                                                 tracker::parse_date(p.since).take())) {
         std::set<std::string> in_range;
         for (const auto& c : *range) in_range.insert(c.sha);
         auto before = std::count_if(in.checkins.begin(), in.checkins.end(),
@@ -544,9 +544,7 @@ SweepReport run_sweep(const SweepOptions& o) {
           say(o, fmt::format("warning: {} of the {} check-in(s) this sweep measures lie before the project's range "
                              "({}): they are built and measured, but drift, alerts, decide and the report begin "
                              "where the range does; set {} earlier in the project file to judge them",
-                             before, in.checkins.size(),
-                             p.since.empty() ? "from = \"" + p.from + "\"" : "since = \"" + p.since + "\"",
-                             p.since.empty() ? "sampling.from" : "sampling.since"));
+                             before, in.checkins.size(), "since = \"" + p.since + "\"", "sampling.since"));
       }
     // A one-off grid leaves where --new starts as it was: a coarser one (a
     // month after weeks without sweeps) would carry it past samples of the
@@ -644,6 +642,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   else report.head = in.checkins.empty() ? after.value_or("") : in.checkins.back().sha;
   report.sweep_id = db::begin_sweep(lock_db, p.name, project_file);
   auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
+  db::adopt_jobs(lock_db, report.sweep_id, retried);
   ids.insert(ids.end(), retried.begin(), retried.end());
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

@@ -455,7 +455,8 @@ std::vector<std::string> failures_not_seen_here(db::Database& db, const std::str
 
 std::vector<std::string> builds_without_compiler(db::Database& db, const std::string& project, db::Id sweep_id) {
   std::vector<std::string> out;
-  // Newest first as listed; said oldest first.
+  // Newest first as listed; said oldest first. A job this sweep ran (again)
+  // is its own: planned, retried (db::adopt_jobs) or queued by its bisection.
   auto rows = db::list_jobs(db, {project, {db::kJobDone}, sweep_id, 0});
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
     const auto& j = *it;
@@ -468,7 +469,7 @@ std::vector<std::string> builds_without_compiler(db::Database& db, const std::st
     auto label = payload.value("label", std::string());
     auto where = label.empty() ? payload.value("sha", std::string()).substr(0, 12) : "toolchain " + label;
     auto message = common::printable(common::last_line(result.value("message", std::string())));
-    if (message.size() > 160) message = message.substr(0, 157) + "...";
+    if (message.size() > 160) message = common::valid_utf8(message.substr(0, 157)) + "...";
     out.push_back(where + ": " + outcome + (message.empty() ? "" : " (" + message + ")"));
   }
   return out;

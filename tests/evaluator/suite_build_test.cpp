@@ -350,6 +350,16 @@ TEST_CASE("driftwatch suite build and list end to end") {
   auto j = testing::run_driftwatch({"--data-dir", data, "suite", "list", "--json"});
   CHECK(j.output.find("\"name\": \"mine\"") != std::string::npos);
   CHECK(j.output.find("\"modules\": 3") != std::string::npos);
+  // A module's bitcode truncated since: damaged, as `eval` would find it, not "built".
+  std::filesystem::path damaged_bc;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(data) / "suites" / "mine"))
+    if (e.path().extension() == ".bc") damaged_bc = e.path();
+  REQUIRE_FALSE(damaged_bc.empty());
+  std::filesystem::resize_file(damaged_bc, 10);
+  auto damaged = testing::run_driftwatch({"--data-dir", data, "suite", "list"});
+  INFO(damaged.output);
+  CHECK(damaged.output.find("mine             damaged") != std::string::npos);
+  CHECK(damaged.output.find("does not match the manifest") != std::string::npos);
 
   auto bad_name = testing::run_driftwatch(
       {"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(), "--name", "Bad Name"});

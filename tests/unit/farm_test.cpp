@@ -99,6 +99,9 @@ TEST_CASE("the jobs table says who holds a job and for how long, when a retry co
   db::JobCounts counts{1, 1, 5, 1, 0};  // queued, running, done, failed, skipped
   auto table = sweep::render_jobs_table({running, waiting, failed}, counts, "");
   CHECK(table.find("jobs of every project: 1 queued, 1 running, 5 done, 0 skipped, 1 failed") != std::string::npos);
+  // One sweep's counts are headed as that sweep's.
+  CHECK(sweep::render_jobs_table({}, counts, "", false, 8).starts_with("jobs of sweep 8: 1 queued"));
+  CHECK(sweep::render_jobs_table({}, counts, "p", false, 8).starts_with("jobs of sweep 8 of project p: "));
   CHECK(table.find("eval 0123456789ab holdout") != std::string::npos);
   CHECK(table.find("build3:4242:0 for 1 min 15 s, lease 1 min 40 s left") != std::string::npos);
   CHECK(table.find("retry in 20.0 s: attempt 1 of 3: build timeout") != std::string::npos);

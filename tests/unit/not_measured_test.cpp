@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "common/text.h"
+
 namespace {
 
 db::UnfinishedEvaluation job(db::Id id, const std::string& sha, const std::string& state,
@@ -26,6 +28,11 @@ TEST_CASE("an evaluation that failed, was cancelled or still waits is named with
   auto long_error = sweep::unfinished_reason(job(16, "bbb", db::kJobFailed, std::string(500, 'x')));
   CHECK(long_error.size() < 300);
   CHECK(long_error.find("xxx...") != std::string::npos);
+  // Cut inside a character (a compiler's message in UTF-8): still valid UTF-8, which JSON needs.
+  std::string accents;
+  for (int i = 0; i < 150; ++i) accents += "\xc3\xa9";  // é
+  auto cut = sweep::unfinished_reason(job(17, "bbb", db::kJobFailed, accents));
+  CHECK(common::valid_utf8(cut) == cut);
 }
 
 TEST_CASE("a skipped evaluation is explained by its build job, which never finished") {
@@ -35,7 +42,13 @@ TEST_CASE("a skipped evaluation is explained by its build job, which never finis
   skipped.build_state = db::kJobRunning;
   CHECK(sweep::unfinished_reason(skipped) == "its build is running (job 19)");
   skipped.build_state = db::kJobDone;
-  CHECK(sweep::unfinished_reason(skipped) == "its evaluation was skipped (job 20): its build gave no compiler");
+  skipped.build_outcome = "timeout";
+  CHECK(sweep::unfinished_reason(skipped) ==
+        "its evaluation was skipped (job 20): its build gave no compiler (timeout)");
+  // A shared build another project's sweep rebuilt since: the next sweep queues the evaluation again.
+  skipped.build_outcome = "ok";
+  CHECK(sweep::unfinished_reason(skipped) ==
+        "its evaluation (job 20) was skipped, but its build (job 19) gave a compiler since; the next sweep measures it");
 }
 
 TEST_CASE("only check-ins of the range that the series has no point at are not measured, oldest first") {
