@@ -50,7 +50,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         // failed so again alone: one module is enough for an alert.
         "     AND NOT ($5 <> '' AND NOT ($7 <> '' AND starts_with(l.message, $7)) "
         "       AND (l.outcome = ANY (string_to_array($8, ',')) OR (l.outcome = $5 "
-        "         AND EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) m WHERE strpos(l.message, m) > 0))))), "
+        "         AND EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) m WHERE strpos(l.message, m) > "
+        "0))))), "
         "  COALESCE(lf.compiler_broken, false), "
         "  (SELECT sum(m.value)::bigint FROM measurements m WHERE m.evaluation_id = e.id "
         "     AND m.heuristic = 'learned' AND m.metric = 'decisions'), "
@@ -89,8 +90,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "  AND e.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) "
         "WHERE c.repository_id = $1 AND rc.content_hash = $2",
         repository_id, recipe_hash, policy_hash, suite_hash, machine ? machine->crashed : std::string(),
-        machine ? machine->crash_markers_param() : std::string(),
-        machine ? machine->failed_again_alone : std::string(), machine ? machine->outcomes : std::string());
+        machine ? machine->crash_markers_param() : std::string(), machine ? machine->failed_again_alone : std::string(),
+        machine ? machine->outcomes : std::string());
     for (const auto& r : rows) {
       SeriesPoint p;
       p.commit_id = r[0].as<Id>();

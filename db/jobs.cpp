@@ -462,9 +462,10 @@ void adopt_jobs(Database& db, Id sweep_id, const std::vector<Id>& ids) {
   for (auto id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
   db.impl().guarded("adopting jobs", [&] {
     pqxx::work tx(db.impl().conn);
-    tx.exec_params("UPDATE jobs SET sweep_id = $1 WHERE id = ANY (string_to_array($2, ',')::bigint[]) "
-                   "AND state IN ('queued', 'running')",
-                   sweep_id, list);
+    tx.exec_params(
+        "UPDATE jobs SET sweep_id = $1 WHERE id = ANY (string_to_array($2, ',')::bigint[]) "
+        "AND state IN ('queued', 'running')",
+        sweep_id, list);
     tx.commit();
   });
 }

@@ -90,8 +90,7 @@ std::string DecideReport::json() const {
                         {"not_measured", not_measured_json},
                         {"decision_id", decision_id},
                         {"suites", suites_j},
-                        {"toolchain_labels", labels}}
-      // Job errors and module names quote compilers, in any encoding.
+                        {"toolchain_labels", labels}}  // Job errors and module names quote compilers, in any encoding.
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -179,10 +178,10 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
       if (auto it = position.find(pt.sha); it != position.end() && (pt.evaluated || !pt.evaluation_error.empty()))
         (pt.evaluated ? points : failed)[it->second] = std::move(pt);
     }
-    for (auto& n : not_measured(
-             db::unfinished_evaluations(db, p.name, recipe.content_hash, tracked.content_hash, suite.manifest_hash,
-                                        repo ? repo->location().string() : std::string()),
-             position, recorded, from_pos))
+    for (auto& n :
+         not_measured(db::unfinished_evaluations(db, p.name, recipe.content_hash, tracked.content_hash,
+                                                 suite.manifest_hash, repo ? repo->location().string() : std::string()),
+                      position, recorded, from_pos))
       missing.push_back({n.position, {suite.suite.name, n.sha, std::move(n.why)}});
     reports::RetrainSeries series;
     series.suite = suite.suite.name;
@@ -265,7 +264,8 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   // After its own suite's newest measured check-in (none: all of it), the
   // rules of that suite never read it.
   for (auto& [pos, n] : missing) {
-    auto s = std::find_if(report.suites.begin(), report.suites.end(), [&](const auto& x) { return x.suite == n.suite; });
+    auto s =
+        std::find_if(report.suites.begin(), report.suites.end(), [&](const auto& x) { return x.suite == n.suite; });
     n.after_head = s == report.suites.end() || s->last.empty() || pos > position.at(s->last);
     report.not_measured.push_back(std::move(n));
   }

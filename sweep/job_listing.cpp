@@ -73,12 +73,12 @@ std::string job_what(const db::JobRow& j) {
 std::string render_jobs_table(const std::vector<db::JobRow>& jobs, const db::JobCounts& c, const std::string& project,
                               bool truncated, db::Id sweep_id) {
   // Whose jobs the counts are: one sweep's are not "every project's".
-  auto whose = sweep_id ? fmt::format("sweep {}{}", sweep_id, project.empty() ? "" : " of project " + project)
+  auto whose = sweep_id          ? fmt::format("sweep {}{}", sweep_id, project.empty() ? "" : " of project " + project)
                : project.empty() ? std::string("every project")
                                  : "project " + project;
-  std::string out = fmt::format("jobs of {}: {} queued, {} running, {} done, {} skipped, {} failed{}\n", whose,
-                                c.queued, c.running, c.done, c.skipped, c.failed,
-                                c.cancelled ? fmt::format(" ({} of them cancelled)", c.cancelled) : "");
+  std::string out =
+      fmt::format("jobs of {}: {} queued, {} running, {} done, {} skipped, {} failed{}\n", whose, c.queued, c.running,
+                  c.done, c.skipped, c.failed, c.cancelled ? fmt::format(" ({} of them cancelled)", c.cancelled) : "");
   if (jobs.empty()) return out;
   out += fmt::format("{:>6}  {:<8}  {:<34}  {:>8}  {}\n", "id", "state", "what", "attempts", "who / why");
   for (const auto& j : jobs)

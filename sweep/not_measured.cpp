@@ -41,9 +41,10 @@ std::string unfinished_reason(const db::UnfinishedEvaluation& j) {
   // A shared build rebuilt since (by another project's sweep): the next
   // sweep queues the evaluation again.
   if (j.build_state == db::kJobDone && j.build_outcome == "ok")
-    return fmt::format("its evaluation (job {}) was skipped, but its build (job {}) gave a compiler since; the next "
-                       "sweep measures it",
-                       j.id, j.build_id);
+    return fmt::format(
+        "its evaluation (job {}) was skipped, but its build (job {}) gave a compiler since; the next "
+        "sweep measures it",
+        j.id, j.build_id);
   return fmt::format("its evaluation was skipped (job {}): its build gave no compiler{}", j.id,
                      j.build_outcome.empty() ? "" : " (" + j.build_outcome + ")");
 }

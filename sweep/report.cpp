@@ -304,10 +304,10 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     // otherwise end before them unsaid.
     std::set<std::string> recorded;
     for (const auto& pt : s.points) recorded.insert(pt.commit.sha);
-    for (auto& n : not_measured(
-             db::unfinished_evaluations(db, p.name, recipe.content_hash, d.policy.content_hash, suite.manifest_hash,
-                                        repo_location),
-             position, recorded, from_position ? std::optional<std::size_t>(*from_position) : std::nullopt)) {
+    for (auto& n :
+         not_measured(db::unfinished_evaluations(db, p.name, recipe.content_hash, d.policy.content_hash,
+                                                 suite.manifest_hash, repo_location),
+                      position, recorded, from_position ? std::optional<std::size_t>(*from_position) : std::nullopt)) {
       const auto& c = history[n.position];
       reports::CommitRef commit{c.sha, c.author, c.subject, c.time};
       if (int(n.position) > last_measured) {

@@ -545,7 +545,8 @@ TEST_CASE("a sampled check-in whose evaluation was cancelled is named by the rep
 
   auto d = p.run({"decide", "--config", p.config});
   INFO(d.output);
-  CHECK(d.output.find(" (after the suite's last measured check-in: not read by this decision): " + why) != std::string::npos);
+  CHECK(d.output.find(" (after the suite's last measured check-in: not read by this decision): " + why) !=
+        std::string::npos);
   auto dj = p.run({"decide", "--config", p.config, "--json"});
   auto decided = nlohmann::json::parse(dj.output);
   REQUIRE(decided["not_measured"].size() == 1);

@@ -47,8 +47,9 @@ TEST_CASE("a skipped evaluation is explained by its build job, which never finis
         "its evaluation was skipped (job 20): its build gave no compiler (timeout)");
   // A shared build another project's sweep rebuilt since: the next sweep queues the evaluation again.
   skipped.build_outcome = "ok";
-  CHECK(sweep::unfinished_reason(skipped) ==
-        "its evaluation (job 20) was skipped, but its build (job 19) gave a compiler since; the next sweep measures it");
+  CHECK(
+      sweep::unfinished_reason(skipped) ==
+      "its evaluation (job 20) was skipped, but its build (job 19) gave a compiler since; the next sweep measures it");
 }
 
 TEST_CASE("only check-ins of the range that the series has no point at are not measured, oldest first") {
