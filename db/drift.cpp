@@ -50,8 +50,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         // failed so again alone: one module is enough for an alert.
         "     AND NOT ($5 <> '' AND NOT ($7 <> '' AND starts_with(l.message, $7)) "
         "       AND (l.outcome = ANY (string_to_array($8, ',')) OR (l.outcome = $5 "
-        "         AND EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) m WHERE strpos(l.message, m) > "
-        "0))))), "
+        "         AND EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) m "
+        "           WHERE strpos(l.message, m) > 0))))), "
         "  COALESCE(lf.compiler_broken, false), "
         "  (SELECT sum(m.value)::bigint FROM measurements m WHERE m.evaluation_id = e.id "
         "     AND m.heuristic = 'learned' AND m.metric = 'decisions'), "
