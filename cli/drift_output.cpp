@@ -20,7 +20,7 @@ void print_suites_too_short(const sweep::DriftReport& r) {
                  n == 0 ? "no" : "one", n == 0 ? "s" : "");
 }
 
-void print_findings(const sweep::DriftReport& r) {
+void print_findings(const sweep::DriftReport& r, bool news_only) {
   if (!r.analysed) return;  // the sweep said why
   if (r.findings.empty()) {
     if (r.evaluated_checkins == 0)
@@ -45,16 +45,25 @@ void print_findings(const sweep::DriftReport& r) {
              r.bisect_evaluations, unevaluated, r.alerts_opened, found_over, recovered);
   // NEW marks what a reader must act on: an alert found already over says
   // so in its sentence, and is no news.
-  for (const auto& f : r.findings)
-    fmt::print("  {} {}{}\n", f.new_alert && f.recovered_at.empty() ? "NEW" : "   ", common::printable(f.sentence()),
+  int known = 0;
+  for (const auto& f : r.findings) {
+    bool news = f.new_alert && f.recovered_at.empty();
+    if (news_only && !news) {
+      ++known;
+      continue;
+    }
+    fmt::print("  {} {}{}\n", news ? "NEW" : "   ", common::printable(f.sentence()),
                f.evaluations > 0 ? fmt::format(" [{} of {} check-ins evaluated]", f.evaluations, f.range_size) : "");
+  }
+  if (known > 0)
+    fmt::print("  and {} change(s) known before or already over (`driftwatch alerts` lists them)\n", known);
   print_suites_too_short(r);
 }
 
 }  // namespace
 
-void print_drift(const sweep::DriftReport& r) {
-  print_findings(r);
+void print_drift(const sweep::DriftReport& r, bool news_only) {
+  print_findings(r, news_only);
   // Also where the analysis found nothing or did not run: what a sweep
   // retried of last night's is told.
   print_notifications(r.notifications);

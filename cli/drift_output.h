@@ -5,7 +5,9 @@
 namespace cli {
 
 /// The changes found, one sentence each, with what bisection spent.
-void print_drift(const sweep::DriftReport& report);
+/// `news_only` (a quiet nightly): the new alerts' sentences alone, the
+/// others counted, so that last month's changes are not told every night.
+void print_drift(const sweep::DriftReport& report, bool news_only = false);
 /// Alerts that a channel has failed to take, sweep after sweep: says so on
 /// standard error, after everything on standard output, and returns true,
 /// for a non-zero exit; false when deliveries are well.

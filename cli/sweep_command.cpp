@@ -96,7 +96,7 @@ struct SweepArgs {
   int stall_timeout = -1;  ///< seconds; -1: the default (SweepOptions)
 };
 
-void print_summary(const sweep::SweepReport& r) {
+void print_summary(const sweep::SweepReport& r, bool quiet) {
   // What failed to go out last time is tried again on a quiet night too.
   if (r.nothing_new) return print_notifications(r.drift.notifications);
   fmt::print("sweep #{}: {} check-in(s); jobs: {} done, {} skipped (no build to evaluate), {} failed; {}\n", r.sweep_id,
@@ -119,7 +119,7 @@ void print_summary(const sweep::SweepReport& r) {
         "claims, analysis) {} = {:.3f}× the jobs' time\n",
         common::format_seconds(t.checkout), common::format_seconds(t.build), common::format_seconds(t.evaluate),
         common::format_seconds(t.store), common::format_seconds(r.seconds - t.jobs), (r.seconds - t.jobs) / t.jobs);
-  print_drift(r.drift);
+  print_drift(r.drift, quiet);
 }
 
 void run_sweep(Context& ctx, const SweepArgs& a) {
@@ -164,7 +164,7 @@ void run_sweep(Context& ctx, const SweepArgs& a) {
     ctx.exit_code = kExitSweepBusy;
     return;
   }
-  print_summary(report);
+  print_summary(report, ctx.quiet);
   // `failures` also names jobs this sweep's workers ran for an earlier,
   // interrupted sweep or bisection of the project: they failed all the same.
   if (report.jobs.failed > 0 || !report.failures.empty()) ctx.exit_code = 1;

@@ -17,6 +17,15 @@ constexpr const char* kSuiteId = "(SELECT id FROM suites WHERE manifest_hash = $
 
 }  // namespace
 
+// A learned compile of `r` (a module_results alias) the machine may have
+// failed: timed out (under load, or too many to try again alone) or killed
+// or out of memory, and not failed so again alone. Only with a machine rule
+// ($5, $6, $7): without one, nothing is.
+#define LEARNED_MACHINE_FAILURE(r)                                                                        \
+  "($5 <> '' AND NOT ($7 <> '' AND starts_with(" r ".message, $7)) AND (" r ".outcome = 'timeout' OR (" r \
+  ".outcome = $5 AND EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) mk "                    \
+  "WHERE strpos(" r ".message, mk) > 0))))"
+
 std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::string& recipe_hash,
                                      const std::string& policy_hash, const std::string& suite_hash,
                                      const MachineFailureRule* machine) {
@@ -46,12 +55,9 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         // (driftwatch, the disk) is not the policy's loss.
         "     AND l.outcome NOT IN ('ok', 'policy-not-consulted', 'internal-error', 'object-unreadable') "
         // Nor what the machine may have failed (a timeout under load, a
-        // compile killed or out of memory, a broken channel), unless it
-        // failed so again alone: one module is enough for an alert.
-        "     AND NOT ($5 <> '' AND NOT ($7 <> '' AND starts_with(l.message, $7)) "
-        "       AND (l.outcome = ANY (string_to_array($8, ',')) OR (l.outcome = $5 "
-        "         AND EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) m "
-        "           WHERE strpos(l.message, m) > 0))))), "
+        // compile killed or out of memory) unless it failed so again alone:
+        // one module is enough for an alert (learned_unsure, below).
+        "     AND NOT " LEARNED_MACHINE_FAILURE("l") "), "
         "  COALESCE(lf.compiler_broken, false), "
         "  (SELECT sum(m.value)::bigint FROM measurements m WHERE m.evaluation_id = e.id "
         "     AND m.heuristic = 'learned' AND m.metric = 'decisions'), "
@@ -76,7 +82,13 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "   JOIN module_results d ON d.evaluation_id = n.evaluation_id "
         "     AND d.benchmark_id = n.benchmark_id AND d.heuristic = 'default' AND d.outcome = 'ok' "
         "   JOIN benchmarks bn ON bn.id = n.benchmark_id "
-        "   WHERE n.evaluation_id = e.id AND n.heuristic = 'learned' AND n.outcome = 'policy-not-consulted') "
+        "   WHERE n.evaluation_id = e.id AND n.heuristic = 'learned' AND n.outcome = 'policy-not-consulted'), "
+        // Modules the default compiled and whose learned compile the machine may have failed.
+        "  (SELECT string_agg(bm.name, E'\\n' ORDER BY bm.name) FROM module_results m "
+        "   JOIN module_results d ON d.evaluation_id = m.evaluation_id "
+        "     AND d.benchmark_id = m.benchmark_id AND d.heuristic = 'default' AND d.outcome = 'ok' "
+        "   JOIN benchmarks bm ON bm.id = m.benchmark_id "
+        "   WHERE m.evaluation_id = e.id AND m.heuristic = 'learned' AND " LEARNED_MACHINE_FAILURE("m") ") "
         "FROM builds b JOIN commits c ON c.id = b.commit_id "
         "JOIN recipes rc ON rc.id = b.recipe_id "
         // The newest failed evaluation: why, and whether the compiler itself compiled nothing.
@@ -90,8 +102,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
         "  AND e.suite_id IN (SELECT id FROM suites WHERE manifest_hash = $4) "
         "WHERE c.repository_id = $1 AND rc.content_hash = $2",
         repository_id, recipe_hash, policy_hash, suite_hash, machine ? machine->crashed : std::string(),
-        machine ? machine->crash_markers_param() : std::string(), machine ? machine->failed_again_alone : std::string(),
-        machine ? machine->outcomes : std::string());
+        machine ? machine->crash_markers_param() : std::string(),
+        machine ? machine->failed_again_alone : std::string());
     for (const auto& r : rows) {
       SeriesPoint p;
       p.commit_id = r[0].as<Id>();
@@ -122,6 +134,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
       std::sort(p.default_unsure.begin(), p.default_unsure.end());
       if (!r[22].is_null()) p.learned_unasked = common::split(r[22].as<std::string>(), '\n');
       std::sort(p.learned_unasked.begin(), p.learned_unasked.end());
+      if (!r[23].is_null()) p.learned_unsure = common::split(r[23].as<std::string>(), '\n');
+      std::sort(p.learned_unsure.begin(), p.learned_unsure.end());
       if (p.evaluated) by_eval[r[6].as<Id>()] = out.size();
       out.push_back(std::move(p));
     }
@@ -146,6 +160,8 @@ std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::
     return out;
   });
 }
+
+#undef LEARNED_MACHINE_FAILURE
 
 bool open_alert(Database& db, const AlertRow& a) {
   return db.impl().guarded("opening an alert", [&] {

@@ -49,6 +49,11 @@ struct SeriesPoint {
   /// alone (the machine's load; or stored before hangs were told apart):
   /// whether the compiler fails them here is unknown. By name in byte order.
   std::vector<std::string> default_unsure;
+  /// Modules the default compiled and whose learned compile the machine may
+  /// have failed (a timeout, killed, out of memory; not so again alone):
+  /// neither failing nor compiling under the policy here. Only with a
+  /// machine rule. By name in byte order.
+  std::vector<std::string> learned_unsure;
   std::string compat_json;  ///< the feature compatibility report
   /// The policy's answers over the evaluation's learned compiles; -1 when
   /// not recorded (no done evaluation).

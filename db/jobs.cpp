@@ -463,8 +463,8 @@ void adopt_jobs(Database& db, Id sweep_id, const std::vector<Id>& ids) {
   db.impl().guarded("adopting jobs", [&] {
     pqxx::work tx(db.impl().conn);
     tx.exec_params(
-        "UPDATE jobs SET sweep_id = $1 WHERE id = ANY (string_to_array($2, ',')::bigint[]) "
-        "AND state IN ('queued', 'running')",
+        // Also one a remote worker finished meanwhile: it ran for this sweep.
+        "UPDATE jobs SET sweep_id = $1 WHERE id = ANY (string_to_array($2, ',')::bigint[])",
         sweep_id, list);
     tx.commit();
   });

@@ -384,8 +384,9 @@ class SuiteAnalysis {
                                [](const auto& m, const std::string& name) { return m.name < name; });
     bool both = at != p.modules.end() && at->name == module;
     if (who == Failing::Learned) return both && !in(p.learned_unasked);
-    // The default compiled where both did, or where only the policy's failed or never asked.
-    return both || in(p.learned_failing) || in(p.learned_unasked);
+    // The default compiled where both did, or where only the policy's failed,
+    // never asked, or was failed by the machine.
+    return both || in(p.learned_failing) || in(p.learned_unasked) || in(p.learned_unsure);
   }
 
   /// Whether a check-in shows a failure (true), shows it gone (false), or
@@ -419,10 +420,10 @@ class SuiteAnalysis {
     // told apart): failing at `b` is not known to be new. A module hanging
     // for months is no news at the first check-in that tells it, and the
     // step is never pinned to the wrong side of `a`.
-    if (who == Failing::Default) {
-      const auto& unsure = points_.at(a).default_unsure;
-      std::erase_if(out, [&](const std::string& m) { return std::binary_search(unsure.begin(), unsure.end(), m); });
-    }
+    // So too a learned compile the machine may have failed at `a`: a hang
+    // under the policy, told only once retried alone, is no new failure.
+    const auto& unsure = who == Failing::Default ? points_.at(a).default_unsure : points_.at(a).learned_unsure;
+    std::erase_if(out, [&](const std::string& m) { return std::binary_search(unsure.begin(), unsure.end(), m); });
     return out;
   }
 

@@ -343,6 +343,21 @@ TEST_CASE("a project's drift, decide and report begin at its range: what was mea
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE project = 'late'") == "0");
 }
 
+TEST_CASE("a quiet sweep tells only its new alerts: changes already known are counted, not told again") {
+  Project p;
+  auto first = p.sweep_ok();
+  auto at = first.output.find("\n  NEW ");
+  REQUIRE_MESSAGE(at != std::string::npos, first.output);
+  auto told = first.output.substr(at + 7, first.output.find('\n', at + 1) - at - 7);
+  auto again = p.sweep_ok({"-q"});
+  INFO(again.output);
+  CHECK(again.output.find(told) == std::string::npos);
+  CHECK(again.output.find(" change(s) known before or already over (`driftwatch alerts` lists them)") !=
+        std::string::npos);
+  // Without -q, the whole list as before.
+  CHECK(p.sweep_ok().output.find(told) != std::string::npos);
+}
+
 TEST_CASE("a branch that names a tag is said to never move when nothing is new") {
   Project p;
   p.set("branch = \"\"", "branch = \"v1.0\"");  // the import alone

@@ -228,6 +228,29 @@ TEST_CASE("the series counts as the policy's losses the learned compiles it can 
   auto series = db::load_series(database, e.repo, "h1", "ph", "mh");
   REQUIRE(series.size() == 1);
   CHECK(series[0].learned_failed() == 3);
+  CHECK(series[0].learned_unsure.empty());  // without a machine rule, nothing is
+
+  // Under drift's rule a timeout or a kill not seen again alone may be the
+  // machine's: unsure, neither failing nor compiling (one module opens an
+  // alert, so a loaded night must not). A hang found again alone is the policy's.
+  db::MachineFailureRule rule{"timeout,channel-error,object-unreadable,internal-error", evaluator::kOutcomeCrashed,
+                              {"killed by signal 9 "}, evaluator::kFailedAgainAloneNote};
+  auto judged = db::load_series(database, e.repo, "h1", "ph", "mh", &rule);
+  REQUIRE(judged.size() == 1);
+  CHECK(judged[0].learned_failing == std::vector<std::string>{"m0"});
+  CHECK(judged[0].learned_unsure == std::vector<std::string>{"m1", "m4"});
+  auto again = testing::fresh_database();
+  auto h = make_evaluation(again, 1);
+  db::EvaluationRecord hung;
+  hung.evaluation_id = h.id;
+  hung.results = {{h.benchmarks[0], "default", evaluator::kOutcomeOk, ""},
+                  {h.benchmarks[0], "learned", evaluator::kOutcomeTimeout,
+                   std::string(evaluator::kFailedAgainAloneNote) + ": compiler timed out"}};
+  db::store_evaluation(again, hung);
+  auto told = db::load_series(again, h.repo, "h1", "ph", "mh", &rule);
+  REQUIRE(told.size() == 1);
+  CHECK(told[0].learned_failing == std::vector<std::string>{"m0"});
+  CHECK(told[0].learned_unsure.empty());
 }
 
 TEST_CASE("an evaluation that failed as a whole is marked failed, not left running") {
