@@ -23,7 +23,7 @@ constexpr const char* kSuiteId = "(SELECT id FROM suites WHERE manifest_hash = $
 // ($5, $6, $7): without one, nothing is.
 #define LEARNED_MACHINE_FAILURE(r)                                                                        \
   "($5 <> '' AND NOT ($7 <> '' AND starts_with(" r ".message, $7)) AND (" r ".outcome = 'timeout' OR (" r \
-  ".outcome = $5 AND EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) mk "                    \
+  ".outcome = $5 AND EXISTS (SELECT 1 FROM unnest(string_to_array($6, E'\\x1f')) mk "                     \
   "WHERE strpos(" r ".message, mk) > 0))))"
 
 std::vector<SeriesPoint> load_series(Database& db, Id repository_id, const std::string& recipe_hash,

@@ -464,8 +464,7 @@ void adopt_jobs(Database& db, Id sweep_id, const std::vector<Id>& ids) {
     pqxx::work tx(db.impl().conn);
     tx.exec_params(
         // Also one a remote worker finished meanwhile: it ran for this sweep.
-        "UPDATE jobs SET sweep_id = $1 WHERE id = ANY (string_to_array($2, ',')::bigint[])",
-        sweep_id, list);
+        "UPDATE jobs SET sweep_id = $1 WHERE id = ANY (string_to_array($2, ',')::bigint[])", sweep_id, list);
     tx.commit();
   });
 }

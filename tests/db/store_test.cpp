@@ -233,8 +233,10 @@ TEST_CASE("the series counts as the policy's losses the learned compiles it can 
   // Under drift's rule a timeout or a kill not seen again alone may be the
   // machine's: unsure, neither failing nor compiling (one module opens an
   // alert, so a loaded night must not). A hang found again alone is the policy's.
-  db::MachineFailureRule rule{"timeout,channel-error,object-unreadable,internal-error", evaluator::kOutcomeCrashed,
-                              {"killed by signal 9 "}, evaluator::kFailedAgainAloneNote};
+  db::MachineFailureRule rule{"timeout,channel-error,object-unreadable,internal-error",
+                              evaluator::kOutcomeCrashed,
+                              {"killed by signal 9 "},
+                              evaluator::kFailedAgainAloneNote};
   auto judged = db::load_series(database, e.repo, "h1", "ph", "mh", &rule);
   REQUIRE(judged.size() == 1);
   CHECK(judged[0].learned_failing == std::vector<std::string>{"m0"});
