@@ -237,6 +237,28 @@ void run_serve(const std::string& policy_file, const std::string& channel, int t
   } while (!once && !g_interrupted);
 }
 
+/// The training record for people, in one line: where its choices were
+/// made and what they measured there. The whole record (a gate's grid, a
+/// network's options) is `policy info --json`'s.
+std::string training_summary(const std::string& record) {
+  auto t = nlohmann::json::parse(record.empty() ? "{}" : record, nullptr, false);
+  if (t.is_discarded() || !t.is_object()) return common::printable(record);
+  if (t.empty()) return "(not recorded)";
+  std::string out;
+  auto number = [&](const char* key) { return t.contains(key) && t[key].is_number() ? t[key].get<double>() : 0.0; };
+  if (t.contains("validation_uplift_geomean") && t["validation_uplift_geomean"].is_number())
+    out = fmt::format("chosen on {}: {} modules, {} geometric mean, {} in total, {}/{}/{} wins/ties/losses, {:.1f}% "
+                      "no worse; ",
+                      t.value("chosen_on", std::string("validation")), number("validation_modules"),
+                      common::signed_percent(number("validation_uplift_geomean")),
+                      common::signed_percent(number("validation_uplift_total")), number("validation_wins"),
+                      number("validation_ties"), number("validation_losses"),
+                      100 * number("validation_no_worse_share"));
+  else if (t.contains("chosen_on") && t["chosen_on"].is_string())
+    out = "chosen on " + common::printable(t["chosen_on"].get<std::string>()) + "; ";
+  return out + fmt::format("{} field(s) recorded: `driftwatch policy info --json` shows them", t.size());
+}
+
 void run_info(const std::string& file, bool json) {
   auto model = policy::PolicyModel::load(file).take();
   const auto& m = model.metadata();
@@ -261,7 +283,7 @@ void run_info(const std::string& file, bool json) {
   fmt::print("margin      {}\ntraining    {}\n",
              m.margin == 0 ? std::string("none (the model decides alone)")
                            : fmt::format("{:g} (departs from the compiler's default decision only beyond it)", m.margin),
-             m.training);
+             training_summary(m.training));
 }
 
 nlohmann::json lineage_json(const db::LineageRow& r) {

@@ -163,6 +163,9 @@ TEST_CASE("train --gate measures every rule of its grid, chooses on validation, 
   auto text = p.run({"policy", "info", straight.string()}).output;
   CHECK(text.find("layers      6-1-2") != std::string::npos);
   CHECK(text.find("\ngate        ") != std::string::npos);
+  // The training record in one line for people; its grid is --json's.
+  CHECK(text.find("\ntraining    chosen on validation: ") != std::string::npos);
+  CHECK(text.find("gate_grid") == std::string::npos);
   // Served as any policy: an evaluation with it runs.
   auto e = p.run({"eval", "--repo", p.repo, "--build", "v1.0", "--suite", "va", "--policy", straight.string()});
   CHECK_MESSAGE(e.exit_code == 0, e.output);
