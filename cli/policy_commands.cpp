@@ -247,13 +247,13 @@ std::string training_summary(const std::string& record) {
   std::string out;
   auto number = [&](const char* key) { return t.contains(key) && t[key].is_number() ? t[key].get<double>() : 0.0; };
   if (t.contains("validation_uplift_geomean") && t["validation_uplift_geomean"].is_number())
-    out = fmt::format("chosen on {}: {} modules, {} geometric mean, {} in total, {}/{}/{} wins/ties/losses, {:.1f}% "
-                      "no worse; ",
-                      t.value("chosen_on", std::string("validation")), number("validation_modules"),
-                      common::signed_percent(number("validation_uplift_geomean")),
-                      common::signed_percent(number("validation_uplift_total")), number("validation_wins"),
-                      number("validation_ties"), number("validation_losses"),
-                      100 * number("validation_no_worse_share"));
+    out = fmt::format(
+        "chosen on {}: {} modules, {} geometric mean, {} in total, {}/{}/{} wins/ties/losses, {:.1f}% "
+        "no worse; ",
+        t.value("chosen_on", std::string("validation")), number("validation_modules"),
+        common::signed_percent(number("validation_uplift_geomean")),
+        common::signed_percent(number("validation_uplift_total")), number("validation_wins"), number("validation_ties"),
+        number("validation_losses"), 100 * number("validation_no_worse_share"));
   else if (t.contains("chosen_on") && t["chosen_on"].is_string())
     out = "chosen on " + common::printable(t["chosen_on"].get<std::string>()) + "; ";
   return out + fmt::format("{} field(s) recorded: `driftwatch policy info --json` shows them", t.size());
@@ -281,8 +281,9 @@ void run_info(const std::string& file, bool json) {
                                                               "; the compiler's default decision everywhere else"
                                                         : std::string("closed: the compiler's default decision everywhere"));
   fmt::print("margin      {}\ntraining    {}\n",
-             m.margin == 0 ? std::string("none (the model decides alone)")
-                           : fmt::format("{:g} (departs from the compiler's default decision only beyond it)", m.margin),
+             m.margin == 0
+                 ? std::string("none (the model decides alone)")
+                 : fmt::format("{:g} (departs from the compiler's default decision only beyond it)", m.margin),
              training_summary(m.training));
 }
 
