@@ -693,21 +693,21 @@ std::vector<Id> cancel_jobs(Database& db, const JobFilter& f, const std::optiona
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
     int running = 0;
-    // The state each had before (RETURNING gives the new one): only a
-    // running job has a worker to stop.
+    // Whether each was held before (RETURNING gives the new row): only a
+    // running job whose lease is live has a worker to stop, not a dead one's.
     // clang-format off
     for (const auto& row : tx.exec_params(
-             "WITH old AS (SELECT id, state FROM jobs "
+             "WITH old AS (SELECT id, state = 'running' AND lease_expires_at > now() AS held FROM jobs "
              "  WHERE state IN ('queued', 'running') AND state = ANY (string_to_array($4, ',')) "
              "    AND ($1 = 0 OR id = $1) AND ($2 = '' OR " OF_PROJECT("jobs", "$2") ") AND ($3 = 0 OR sweep_id = $3) "
              "  FOR UPDATE) "
              "UPDATE jobs SET state = 'failed', error = $5, lease_owner = NULL, lease_expires_at = NULL, "
              "finished_at = now(), updated_at = now() FROM old WHERE jobs.id = old.id "
-             "RETURNING jobs.id, old.state",
+             "RETURNING jobs.id, old.held",
              job_id.value_or(0), f.project, f.sweep_id.value_or(0), joined(states), common::valid_utf8(reason))) {
       // clang-format on
       ids.push_back(row[0].as<Id>());
-      running += row[1].as<std::string>() == kJobRunning;
+      running += row[1].as<bool>();
     }
     tx.commit();
     std::sort(ids.begin(), ids.end());

@@ -242,7 +242,8 @@ inline constexpr const char* kCancelledPrefix = "cancelled by ";
 /// Cancels queued and running jobs (one, or those of `filter`): state failed
 /// with `reason` (kCancelledPrefix and who); a running job's worker then has
 /// its result refused (LeaseLost). Returns the ids cancelled.
-/// `were_running`, when given: how many of them were running (a worker to stop).
+/// `were_running`, when given: how many of them were running under a live
+/// lease (a worker to stop).
 std::vector<Id> cancel_jobs(Database& db, const JobFilter& filter, const std::optional<Id>& job_id,
                             const std::string& reason, int* were_running = nullptr);
 

@@ -110,6 +110,24 @@ TEST_CASE("a worker whose lease was taken has its result refused, and people ret
   CHECK(db::count_project_jobs(d, "p").failed == 2);
 }
 
+TEST_CASE("cancelling counts the running jobs whose worker is there to stop: not queued ones, nor a dead worker's") {
+  auto d = testing::fresh_database();
+  auto sweep = db::begin_sweep(d, "p");
+  auto ids = db::enqueue_jobs(d, "p", sweep,
+                              {{"build", "b1", "{\"sha\": \"aaa\"}", 0, -1, 2},
+                               {"build", "b2", "{\"sha\": \"bbb\"}", 0, -1, 2},
+                               {"build", "b3", "{\"sha\": \"ccc\"}", 0, -1, 2}});
+  auto live = db::claim_job(d, "p", "w:1:0", {}, 600);
+  auto dead = db::claim_job(d, "p", "w:2:0", {}, 600);
+  REQUIRE(live);
+  REQUIRE(dead);
+  REQUIRE(db::renew_lease(d, dead->id, "w:2:0", -5));  // its lease ran out: nobody renews it
+  int running = -1;
+  auto cancelled = db::cancel_jobs(d, {"p", {}, std::nullopt, 100}, std::nullopt, "cancelled by ops", &running);
+  CHECK(cancelled.size() == ids.size());
+  CHECK(running == 1);
+}
+
 TEST_CASE(
     "retrying an evaluation skipped for want of a build retries that build too, unless the check-in does not build") {
   auto d = testing::fresh_database();
