@@ -136,20 +136,8 @@ std::string alert_sentence(const db::AlertView& a) {
   if (a.kind == "feature-set-changed")
     return fmt::format("the compiler's features changed on {} ({} newly missing, {} newly sent){}", a.suite,
                        listed("features_missing"), listed("features_new"), at);
-  if (a.kind == "modules-failing") {
-    int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
-    return fmt::format(
-        "{} more module{} of {} fail{} to compile with the policy (a crash or a timeout; or a compile that never "
-        "asked it; left out of the uplift){}",
-        n, n == 1 ? "" : "s", a.suite, n == 1 ? "s" : "", at);
-  }
-  if (a.kind == "compiler-failing") {
-    int n = d.is_discarded() ? 0 : d.value("newly_failing", 0);
-    return fmt::format(
-        "the compiler fails on {} more module{} of {} with its default heuristic (a crash, or a hang also when "
-        "compiled alone; left out of the uplift){}",
-        n, n == 1 ? "" : "s", a.suite, at);
-  }
+  if (a.kind == "modules-failing" || a.kind == "compiler-failing")
+    return failing_modules_text(a.kind, d.is_discarded() ? 0 : d.value("newly_failing", 0), a.suite) + at;
   if (a.kind == "modules-flipped")
     return fmt::format("{} modules of {} turned from win to loss (uplift {} → {}){}",
                        d.is_discarded() || !d.contains("win_to_loss") ? 0 : d["win_to_loss"].size(), a.suite,

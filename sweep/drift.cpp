@@ -94,16 +94,8 @@ std::string Finding::sentence() const {
     what = "uplift on " + suite + " " +
            reports::uplift_change_text(kind == "uplift-dropped", spread, change.uplift_delta, before.uplift,
                                        after.uplift);
-  else if (kind == "modules-failing")
-    what = fmt::format(
-        "{} more module{} of {} fail{} to compile with the policy (a crash or a timeout; or a "
-        "compile that never asked it; left out of the uplift)",
-        newly_failing, newly_failing == 1 ? "" : "s", suite, newly_failing == 1 ? "s" : "");
-  else if (kind == "compiler-failing")
-    what = fmt::format(
-        "the compiler fails on {} more module{} of {} with its default heuristic (a crash, or a "
-        "hang also when compiled alone; left out of the uplift)",
-        newly_failing, newly_failing == 1 ? "" : "s", suite);
+  else if (kind == "modules-failing" || kind == "compiler-failing")
+    what = failing_modules_text(kind, newly_failing, suite);
   else if (kind == "modules-flipped")
     what = fmt::format("{} modules of {} turned from win to loss (uplift {} → {})", win_to_loss.size(), suite,
                        common::signed_percent(before.uplift), common::signed_percent(after.uplift));

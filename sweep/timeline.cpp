@@ -90,6 +90,18 @@ std::string broken_samples_text(int n) {
   return fmt::format(" and stayed broken for {} sampled check-ins in a row", n);
 }
 
+std::string failing_modules_text(const std::string& kind, int n, const std::string& suite) {
+  if (kind == "compiler-failing")
+    return fmt::format(
+        "the compiler fails on {} more module{} of {} with its default heuristic (a crash, or a hang also when "
+        "compiled alone; left out of the uplift)",
+        n, n == 1 ? "" : "s", suite);
+  return fmt::format(
+      "{} more module{} of {} fail{} to compile with the policy (a crash or a timeout; or a compile that never asked "
+      "it; left out of the uplift)",
+      n, n == 1 ? "" : "s", suite, n == 1 ? "s" : "");
+}
+
 bool recovers(const std::string& kind) {
   return kind == "build-broken" || kind == "policy-unusable" || kind == "modules-failing" || kind == "compiler-failing";
 }

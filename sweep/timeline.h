@@ -57,6 +57,12 @@ std::string change_place_text(const ChangePlace& place);
 /// older driftwatch).
 std::string broken_samples_text(int broken_samples);
 
+/// What a modules-failing or compiler-failing alert says of its `n`
+/// modules of `suite`: "1 more module of holdout fails to compile with the
+/// policy (…)", "the compiler fails on 2 more modules of …". One wording
+/// for the sweep's findings and the stored alerts.
+std::string failing_modules_text(const std::string& kind, int n, const std::string& suite);
+
 /// "; it builds again at 1a2b3c4d5e6f" (or "toolchain <label>") for a
 /// failure alert whose cause a later check-in no longer shows: the build
 /// (build-broken), the policy running (policy-unusable), or the `modules`
