@@ -564,6 +564,27 @@ TEST_CASE("a sampled check-in whose evaluation was cancelled is named by the rep
   CHECK(p.run({"decide", "--config", p.config}).output.find("not measured on") == std::string::npos);
 }
 
+TEST_CASE("a repository's sampled check-in whose evaluation was cancelled is named too: its jobs name the checkout") {
+  Project p;
+  p.make_small();  // the repository's history, not toolchains: jobs carry the checkout's location
+  auto sweep = start_external_sweep(p, p.config);
+  REQUIRE(wait_for(p, "SELECT count(*) FROM jobs WHERE kind = 'eval'", 2));
+  auto bad = p.psql("SELECT max(id) FROM jobs WHERE kind = 'eval'");
+  auto sha = p.psql("SELECT payload->>'sha' FROM jobs WHERE id = " + bad);
+  REQUIRE(p.run({"jobs", "cancel", bad, "--by", "ops"}).exit_code == 0);
+  auto worker = start_worker(p);
+  auto r = finish(sweep);
+  worker.kill_group();
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  auto out = p.dir / "report";
+  REQUIRE(p.run({"report", "--config", p.config, "--out", out.string()}).exit_code == 0);
+  auto j = nlohmann::json::parse(common::read_file(out / "report.json").take());
+  REQUIRE(j["not_measured"].size() == 1);
+  CHECK(j["not_measured"][0]["commit"]["sha"] == sha);
+  CHECK(nlohmann::json::parse(p.run({"decide", "--config", p.config, "--json"}).output)["not_measured"].size() == 1);
+}
+
 TEST_CASE("two sweeps enqueueing the same range at once share its jobs: nothing is built or evaluated twice") {
   Project p;
   make_toolchains(p);
