@@ -140,6 +140,14 @@ common::Result<Database> Database::connect_within(const Target& target, double s
   double wait = 0.5;
   for (;;) {
     auto db = connect(target);
+    if (!db && target.start_server) {
+      try {
+        target.start_server();
+        db = connect(target);
+      } catch (const std::exception& e) {
+        db = common::Error{Impl::first_line(e.what())};
+      }
+    }
     if (db) return db;
     if (std::chrono::steady_clock::now() > deadline)
       return common::Error{"PostgreSQL at " + target.display + " did not come back within " +

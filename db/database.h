@@ -1,6 +1,7 @@
 #pragma once
 // The connection to driftwatch's PostgreSQL database and its schema. libpqxx
 // stays behind this header: nothing outside db/ sees SQL or pqxx.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,9 @@ namespace db {
 struct Target {
   std::string conninfo;
   std::string display;
+  /// Set for the embedded cluster only: starts its server again, as any
+  /// command would, when a long run finds it stopped (`db stop`, a crash).
+  std::function<void()> start_server;
 };
 
 /// The server went away (restart, network): a caller may reconnect and retry.
@@ -41,6 +45,7 @@ class Database {
 
   /// Connects, trying again (waits growing to 8 s) while the server is away
   /// for at most `seconds`: a restart or a failover in the middle of a run.
+  /// The embedded server is started again rather than waited for.
   static common::Result<Database> connect_within(const Target& target, double seconds);
   const std::string& display() const;
   const Target& target() const;

@@ -309,6 +309,7 @@ Target EmbeddedCluster::target(const std::string& dbname) const {
   t.conninfo = "host=" + conninfo_value(root_.string()) + " port=" + std::to_string(options_.port) +
                " user=postgres dbname=" + conninfo_value(dbname);
   t.display = "embedded " + root_.string() + " dbname=" + dbname;
+  t.start_server = [cluster = *this] { cluster.start(); };
   return t;
 }
 

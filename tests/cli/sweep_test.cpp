@@ -786,7 +786,7 @@ TEST_CASE("commit subjects and authors holding HTML, quotes, newlines and invali
   }
 }
 
-TEST_CASE("PostgreSQL restarted mid-sweep: the sweep reconnects, finishes, and nothing is half-recorded") {
+TEST_CASE("the embedded PostgreSQL stopped mid-sweep: the sweep starts it again, finishes, and nothing is half-recorded") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
   p.set("bisect = true", "bisect = false");
@@ -808,9 +808,8 @@ TEST_CASE("PostgreSQL restarted mid-sweep: the sweep reconnects, finishes, and n
   }
   REQUIRE_MESSAGE(done >= 1, "the sweep did not get going");
   REQUIRE_FALSE(child.try_wait());
+  // Nobody starts it again but the sweep (before, it waited a minute and gave up).
   REQUIRE(dw({"db", "stop"}).exit_code == 0);
-  std::this_thread::sleep_for(std::chrono::seconds(3));
-  REQUIRE(dw({"db", "start"}).exit_code == 0);
   auto r = child.wait();
   INFO(r.output);
   CHECK(r.exit_code == 0);
