@@ -533,14 +533,29 @@ SweepReport run_sweep(const SweepOptions& o) {
     // drift, alerts, decide and the report leave out: said, or the builds
     // are paid for and "no new alert" read for a period never judged.
     // (`from` bounds every sampling, a one-off's too: only `since` can.)
-    if (!o.since.empty() && !p.since.empty() && !in.checkins.empty())
-      if (auto range = repo.first_parent_history(tracked, p.from.empty() ? std::nullopt : std::optional(p.from),
-                                                 tracker::parse_date(p.since).take())) {
+    // The range begins at the policy's training check-in when that is later
+    // (project_range_start): what lies before it is left out as well.
+    if (!o.since.empty() && (!p.since.empty() || !baseline.empty()) && !in.checkins.empty())
+      if (auto range = repo.first_parent_history(
+              tracked, p.from.empty() ? std::nullopt : std::optional(p.from),
+              p.since.empty() ? std::nullopt : std::optional(tracker::parse_date(p.since).take()))) {
+        auto first = range->begin();
+        bool from_training = false;
+        if (auto t = std::find_if(range->begin(), range->end(), [&](const auto& c) { return c.sha == baseline; });
+            t != range->end() && t != range->begin()) {
+          first = t;
+          from_training = true;
+        }
         std::set<std::string> in_range;
-        for (const auto& c : *range) in_range.insert(c.sha);
+        for (auto c = first; c != range->end(); ++c) in_range.insert(c->sha);
         auto before = std::count_if(in.checkins.begin(), in.checkins.end(),
                                     [&](const auto& c) { return !in_range.count(c.sha); });
-        if (before > 0)
+        if (before > 0 && from_training)
+          say(o, fmt::format("warning: {} of the {} check-in(s) this sweep measures lie before the policy's "
+                             "training check-in {}, where the project's drift begins: they are built and measured, "
+                             "but drift, alerts, decide and the report leave them out",
+                             before, in.checkins.size(), baseline.substr(0, 12)));
+        else if (before > 0 && !p.since.empty())
           say(o, fmt::format("warning: {} of the {} check-in(s) this sweep measures lie before the project's range "
                              "({}): they are built and measured, but drift, alerts, decide and the report begin "
                              "where the range does; set {} earlier in the project file to judge them",

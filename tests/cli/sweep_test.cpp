@@ -171,6 +171,12 @@ TEST_CASE("changes before the policy's training check-in are not bisected nor al
   CHECK(p.psql("SELECT state || '|' || state_by || '|' || (note LIKE 'at the policy''s training check-in%') FROM "
                "alerts") == "resolved|driftwatch|true");
   CHECK(p.run({"alerts", "--config", p.config, "--exit-code"}).exit_code == 0);
+  // A one-off --since measures check-ins before the training check-in,
+  // where the project's drift begins: said, as for a range's `since`.
+  auto wider = p.sweep_ok({"--since", "2000-01-01", "-q"});
+  INFO(wider.output);
+  CHECK(wider.output.find("check-in(s) this sweep measures lie before the policy's training check-in " +
+                          merge.substr(0, 12) + ", where the project's drift begins") != std::string::npos);
 }
 
 TEST_CASE(
