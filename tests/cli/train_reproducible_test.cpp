@@ -163,6 +163,8 @@ TEST_CASE("train --gate measures every rule of its grid, chooses on validation, 
   auto text = p.run({"policy", "info", straight.string()}).output;
   CHECK(text.find("layers      6-1-2") != std::string::npos);
   CHECK(text.find("\ngate        ") != std::string::npos);
+  // The training check-in first; its repository's path is the training machine's.
+  CHECK(text.find("\ntrained at  " + p.git({"rev-parse", "v1.0"}) + " (of ") != std::string::npos);
   // The training record in one line for people; its grid is --json's.
   CHECK(text.find("\ntraining    chosen on validation: ") != std::string::npos);
   CHECK(text.find("gate_grid") == std::string::npos);
