@@ -275,12 +275,11 @@ void run_info(const std::string& file, bool json) {
   for (int h : m.hidden) fmt::print("{}-", h);
   // The repository's path is the training machine's: sweeps find the
   // check-in by its sha in whatever repository the project names.
-  fmt::print("2\ntrained at  {} ({})\ncorpus      {}\nseed        {}\nparent      {}\ncreated     {}\n",
-             m.compiler_commit.empty() ? "(unknown check-in)" : m.compiler_commit,
-             m.compiler_repo.empty() ? "repository unknown"
-                                     : "of " + m.compiler_repo + " on the machine that trained it",
-             m.corpus, m.seed,
-             m.parent.empty() ? "(none)" : m.parent, common::utc_for_people(m.created));
+  fmt::print(
+      "2\ntrained at  {} ({})\ncorpus      {}\nseed        {}\nparent      {}\ncreated     {}\n",
+      m.compiler_commit.empty() ? "(unknown check-in)" : m.compiler_commit,
+      m.compiler_repo.empty() ? "repository unknown" : "of " + m.compiler_repo + " on the machine that trained it",
+      m.corpus, m.seed, m.parent.empty() ? "(none)" : m.parent, common::utc_for_people(m.created));
   if (auto fit = policy::gate_fit_from_training(m.training))
     fmt::print("gate        {}\n", !fit->chosen.empty() ? "also inlines where " + fit->chosen +
                                                               "; the compiler's default decision everywhere else"

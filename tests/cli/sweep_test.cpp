@@ -792,7 +792,8 @@ TEST_CASE("commit subjects and authors holding HTML, quotes, newlines and invali
   }
 }
 
-TEST_CASE("the embedded PostgreSQL stopped mid-sweep: the sweep starts it again, finishes, and nothing is half-recorded") {
+TEST_CASE(
+    "the embedded PostgreSQL stopped mid-sweep: the sweep starts it again, finishes, and nothing is half-recorded") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
   p.set("bisect = true", "bisect = false");
