@@ -192,4 +192,19 @@ common::Result<std::vector<std::string>> read_module_command(const fs::path& dir
   return parse_cmd(*bytes);
 }
 
+bool made_at_oz(const std::vector<std::string>& args) {
+  auto last = std::find_if(args.rbegin(), args.rend(), [](const std::string& a) { return a.starts_with("-O"); });
+  return last != args.rend() && *last == "-Oz";
+}
+
+bool corpus_made_at_oz(const fs::path& dir, const std::vector<std::string>& modules) {
+  auto corpus = read_corpus(dir);
+  if (!corpus) return false;
+  for (const auto& m : modules) {
+    auto args = read_module_command(dir, *corpus, m);
+    if (!args || !made_at_oz(*args)) return false;
+  }
+  return true;
+}
+
 }  // namespace evaluator

@@ -71,4 +71,14 @@ common::Status check_module_command(const std::string& module, const std::vector
 common::Result<std::vector<std::string>> read_module_command(const std::filesystem::path& dir,
                                                              const CorpusDescription& d, const std::string& module);
 
+/// Whether the last -O of a module's command is -Oz.
+bool made_at_oz(const std::vector<std::string>& args);
+/// Whether every module of the corpus in `dir` was made for -Oz (made_at_oz
+/// of its command): only then is a learned compile that took every default
+/// decision the default's own compile. Elsewhere (-O2 bitcode) LLVM's ML
+/// size cap stops the ML inliner on the default's path, and sharing the
+/// defaults would measure the default wrong. False when a command cannot
+/// be read.
+bool corpus_made_at_oz(const std::filesystem::path& dir, const std::vector<std::string>& modules);
+
 }  // namespace evaluator

@@ -231,7 +231,7 @@ common::Result<DefaultSuiteReport> build_default_suite(const SuiteSpec& spec, co
   normalize_suite(r.suite);
   if (r.suite.modules.empty()) return Error{"suite " + spec.name + ": no TU of any package produced bitcode"};
   CorpusDescription corpus;
-  for (const auto& m : r.suite.modules) corpus.modules.push_back(m.name);
+  corpus.modules = module_names(r.suite);
   if (auto s = write_corpus_description(scratch->path(), corpus); !s) return s.error();
   if (auto s = write_suite_manifest(scratch->path(), r.suite); !s) return s.error();
   if (auto s = scratch->commit(final_dir); !s) return s.error();

@@ -414,14 +414,11 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   // With a policy that sends back the default decision, every learned
   // compile goes first; its default follows only where it departed (or as
   // one of the checks). Otherwise both compiles of a module go together.
-  // The recipe vouches for its own compile line; a module's own line (an
-  // imported corpus) is vouched for only at -Oz, where no size cap stops the
-  // ML inliner on the default's path.
-  const bool own_lines_at_oz = std::all_of(own->begin(), own->end(), [](const policy::CompilerInvocation& c) {
-    auto last = std::find_if(c.argv.rbegin(), c.argv.rend(), [](const std::string& a) { return a.rfind("-O", 0) == 0; });
-    return last != c.argv.rend() && *last == "-Oz";
-  });
-  const bool share = o.default_slot && o.compiler.share_agreeing_defaults && own_lines_at_oz && !o.compile_every_default;
+  // The recipe vouches for its compile line, but not for the bitcode: a
+  // suite made at -O2 (`--opt-level keep`) would measure its defaults wrong
+  // if shared (corpus_made_at_oz), as would an imported corpus's own lines.
+  const bool share = o.default_slot && o.compiler.share_agreeing_defaults && !o.compile_every_default &&
+                     corpus_made_at_oz(o.suite_dir, module_names(*o.suite));
   std::deque<Task> tasks;
   for (int i : order) {
     if (!share) tasks.push_back({i, false});

@@ -274,6 +274,12 @@ std::string format_suite_manifest(const Suite& s) {
   return j.dump(2) + "\n";
 }
 
+std::vector<std::string> module_names(const Suite& suite) {
+  std::vector<std::string> out;
+  for (const auto& m : suite.modules) out.push_back(m.name);
+  return out;
+}
+
 std::vector<std::string> link_group_members(const Suite& s, const std::string& group) {
   std::vector<std::string> out;
   for (const auto& m : s.modules)

@@ -72,6 +72,8 @@ common::Result<Suite> parse_suite_manifest(std::string_view text, const std::str
 std::string format_suite_manifest(const Suite& suite);
 /// Sorts modules, fills `languages` from them.
 void normalize_suite(Suite& suite);
+/// Every module's name, in suite order.
+std::vector<std::string> module_names(const Suite& suite);
 /// The modules of one link group, in suite order.
 std::vector<std::string> link_group_members(const Suite& suite, const std::string& group);
 /// "12 modules (9 c, 3 c++)".

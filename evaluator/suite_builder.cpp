@@ -145,7 +145,7 @@ common::Result<SuiteBuildReport> build_suite_from_compile_commands(const fs::pat
   r.suite = suite_from_extraction(o.name, description, origin, r.extract.modules, "");
   r.notes = apply_link_groups(r.suite, o.link_groups, "", o.extract.name_prefix, r.extract.failures);
   CorpusDescription corpus;
-  for (const auto& m : r.suite.modules) corpus.modules.push_back(m.name);
+  corpus.modules = module_names(r.suite);
   if (auto s = finish(scratch->path(), r.suite, corpus); !s) return s.error();
   r.dir = suites_dir / o.name;
   if (auto s = scratch->commit(r.dir); !s) return s.error();

@@ -236,3 +236,12 @@ TEST_CASE("a .cmd file whose arguments are split by newlines, not NULs, is named
   CHECK(other.error().message == "module b: its command line does not start with -cc1 (-O2 -x ir)");
   CHECK(evaluator::check_module_command("c", {"-cc1", "-O2"}).ok());
 }
+
+TEST_CASE("a module's bitcode is made at -Oz when its command's last -O level is -Oz") {
+  using evaluator::made_at_oz;
+  CHECK(made_at_oz({"-cc1", "-Oz", "-x", "ir"}));
+  CHECK(made_at_oz({"-cc1", "-O2", "-Oz"}));
+  CHECK_FALSE(made_at_oz({"-cc1", "-Oz", "-O2"}));
+  CHECK_FALSE(made_at_oz({"-cc1", "-Os"}));
+  CHECK_FALSE(made_at_oz({"-cc1", "-x", "ir"}));  // no level: not vouched for
+}
