@@ -371,19 +371,37 @@ std::string text_array(const std::vector<std::string>& items) {
 
 }  // namespace
 
+// What a sweep plans today ($2..$7 of a RequeueFilter): a job of another
+// recipe, policy, checkout, suite or toolchain would be refused by its
+// worker, fail, and fail the sweep.
+#define PLANNED_TODAY                                                                                 \
+  "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "                                     \
+  "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "                  \
+  "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) "                                            \
+  "AND (cardinality($5::text[]) = 0 OR kind <> 'eval' OR payload->>'suite_hash' IS NULL "            \
+  "     OR payload->>'suite_hash' = ANY($5::text[])) "                                               \
+  "AND (NOT $6 OR payload->>'toolchain' IS NULL OR payload->>'toolchain' = ANY($7::text[]))"
+
+std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& f) {
+  return db.impl().guarded("reading queued jobs", [&] {
+    pqxx::read_transaction tx(db.impl().conn);
+    std::vector<Id> ids;
+    for (const auto& row : tx.exec_params("SELECT id FROM jobs WHERE " OF_PROJECT("jobs", "$1") " AND state = 'queued' " PLANNED_TODAY " ORDER BY id",
+                                          project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
+                                          f.toolchains.has_value(),
+                                          text_array(f.toolchains.value_or(std::vector<std::string>{}))))
+      ids.push_back(row[0].as<Id>());
+    return ids;
+  });
+}
+
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& f) {
   return db.impl().guarded("requeueing failed jobs", [&] {
     pqxx::work tx(db.impl().conn);
     // What the sweep plans tonight: a job of another recipe, policy, checkout,
     // suite or toolchain would be refused by its worker, fail, and fail the
     // sweep. Skipped evaluations whose build is tried again are held to it too.
-    const char* planned =
-        "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "
-        "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "
-        "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) "
-        "AND (cardinality($5::text[]) = 0 OR kind <> 'eval' OR payload->>'suite_hash' IS NULL "
-        "     OR payload->>'suite_hash' = ANY($5::text[])) "
-        "AND (NOT $6 OR payload->>'toolchain' IS NULL OR payload->>'toolchain' = ANY($7::text[])) RETURNING id";
+    const char* planned = PLANNED_TODAY " RETURNING id";
     std::vector<Id> ids;
     for (const char* which : {"(state = 'failed' OR " LOST_EVALUATION ") ", BUILD_TRIED_AGAIN " "})
       for (const auto& row :
@@ -400,6 +418,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
 
 #undef LOST_EVALUATION
 #undef BUILD_TRIED_AGAIN
+#undef PLANNED_TODAY
 
 int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt, int* given_back) {
   return db.impl().guarded("requeueing jobs", [&] {

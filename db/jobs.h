@@ -161,8 +161,11 @@ struct RequeueFilter {
 /// transient failures), and its done evaluation jobs whose evaluation was
 /// since run again and interrupted; returns their ids.
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& filter = {});
+/// The project's queued jobs of today's plan: an interrupted sweep's (or
+/// `jobs retry`'s), which nothing runs until a sweep or a worker takes them.
+std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& filter = {});
 /// Makes the jobs `ids` the sweep's: the failed jobs requeue_failed_jobs
-/// put back before the sweep began are run by it
+/// put back, and the waiting_jobs, before the sweep began are run by it
 /// (`jobs cancel --sweep` reaches them, its summary counts their outcomes).
 void adopt_jobs(Database& db, Id sweep_id, const std::vector<Id>& ids);
 /// How many times a job's attempt is given back for a lost connection

@@ -404,10 +404,16 @@ common::Result<std::vector<std::string>> report_files(const std::vector<std::str
 }
 
 common::Result<std::vector<fs::path>> write_report(const reports::ReportData& data, const fs::path& dir,
-                                                   const std::vector<std::string>& formats) {
+                                                   std::vector<std::string> formats) {
+  std::error_code ec;
+  // The formats an earlier report left here are written again from the same
+  // data: removing them lost a reader's HTML to a `--format md` for an
+  // email, and leaving them would show the last run's page beside this one.
+  for (const auto& k : kFormats)
+    if (fs::is_regular_file(dir / k.file, ec) && std::find(formats.begin(), formats.end(), k.name) == formats.end())
+      formats.push_back(k.name);
   auto files = report_files(formats);
   if (!files) return files.error();
-  std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) return common::Error{dir.string() + " exists and is not a directory"};
     for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -435,9 +441,6 @@ common::Result<std::vector<fs::path>> write_report(const reports::ReportData& da
   }
   auto st = common::write_files_atomically(texts);
   if (!st) return st.error();
-  // An earlier report's other formats would sit beside this one as if they were it.
-  for (const auto& k : kFormats)
-    if (std::find(files->begin(), files->end(), std::string(k.file)) == files->end()) fs::remove(dir / k.file, ec);
   return written;
 }
 

@@ -23,11 +23,13 @@ reports::ReportData assemble_report(const ProjectFile& project, const std::files
 /// The file each format is written to: html → index.html, md → report.md, json → report.json.
 common::Result<std::vector<std::string>> report_files(const std::vector<std::string>& formats);
 
-/// Writes the formats into `dir` (created if missing). A directory holding
-/// anything but report files is refused, never overwritten. The paths written.
+/// Writes the formats into `dir` (created if missing), and again those an
+/// earlier report left there, so that its files stay one report. A
+/// directory holding anything but report files is refused, never
+/// overwritten. The paths written.
 common::Result<std::vector<std::filesystem::path>> write_report(const reports::ReportData& data,
                                                                 const std::filesystem::path& dir,
-                                                                const std::vector<std::string>& formats);
+                                                                std::vector<std::string> formats);
 
 /// Serves `dir` on 127.0.0.1:port (0: any free port) until the process is
 /// stopped; `ready` gets the URL once it listens. Error when it cannot listen.

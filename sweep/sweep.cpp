@@ -641,8 +641,11 @@ SweepReport run_sweep(const SweepOptions& o) {
   db::RequeueFilter today{in.recipe_hash, in.policy_hash, in.repo, {}, std::vector<std::string>{}};
   for (const auto& s : in.suites) today.suite_hashes.push_back(s.manifest_hash);
   for (const auto& t : p.toolchains) today.toolchains->push_back(t.dir.string());
+  // Jobs an interrupted sweep left queued: nothing else runs them (a
+  // nightly --new found "nothing new" while the report said they waited).
+  auto waiting = db::waiting_jobs(lock_db, p.name, today);
   auto retried = db::requeue_failed_jobs(lock_db, p.name, today);
-  if (in.checkins.empty() && retried.empty()) {
+  if (in.checkins.empty() && retried.empty() && waiting.empty()) {
     report.nothing_new = true;
     // A toolchains-only project's head is its newest toolchain.
     const auto labels = toolchain_labels(p);
@@ -658,14 +661,17 @@ SweepReport run_sweep(const SweepOptions& o) {
   report.sweep_id = db::begin_sweep(lock_db, p.name, project_file);
   auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
   db::adopt_jobs(lock_db, report.sweep_id, retried);
+  db::adopt_jobs(lock_db, report.sweep_id, waiting);
   ids.insert(ids.end(), retried.begin(), retried.end());
+  ids.insert(ids.end(), waiting.begin(), waiting.end());
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   auto counts = db::count_jobs(lock_db, ids);
   // The sweep's id is the database's (`jobs --sweep N`), not a count of this project's sweeps.
   say(o, fmt::format("sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id,
                      p.name, report.checkins, in.suites.size(), ids.size(), counts.done + counts.skipped,
-                     retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())));
+                     (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
+                         (waiting.empty() ? "" : fmt::format(", {} job(s) an earlier sweep left queued", waiting.size()))));
 
   if (o.progress) o.progress->start(counts.total() - counts.finished());
   int workers = std::max(1, o.workers);

@@ -322,6 +322,27 @@ TEST_CASE("an evaluation in which no module compiles is marked failed, with the 
   CHECK(f.psql("SELECT summary->>'compiler_broken' FROM evaluations") == "true");
 }
 
+TEST_CASE("eval says over how many modules its geometric mean is, when some have no .text") {
+  Fixture f;
+  fs::create_directories(f.dir / "mixed");
+  std::ofstream(f.dir / "mixed/table.c") << "const int table[4] = {1, 2, 3, 4};\n";  // data only: no .text
+  std::string src = std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/testdata";
+  std::ofstream(f.dir / "mixed/compile_commands.json")
+      << "[{\"directory\": \"" << (f.dir / "mixed").string()
+      << "\", \"file\": \"table.c\", \"command\": \"cc -Oz -c table.c\"}, {\"directory\": \"" << src
+      << "\", \"file\": \"ini.c\", \"command\": \"cc -Oz -c ini.c\"}]";
+  auto s = f.run({"suite", "build", "--from-compile-commands", (f.dir / "mixed/compile_commands.json").string(),
+                  "--name", "mixed"});
+  REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  auto policy = std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy";
+  auto r = f.run({"eval", "--repo", f.repo, "--build", "v1.0", "--suite", "mixed", "--policy", policy});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("the geometric mean leaves out 1 module(s) with no .text under one heuristic or both (it is "
+                      "over 1 of the 2;") != std::string::npos);
+  CHECK(f.psql("SELECT summary->'summary'->>'zero_size' FROM evaluations") == "1");
+}
+
 TEST_CASE("policy serve refuses a channel path held by a regular file, which survives") {
   TempDir dir;
   auto channel = (dir / "notes").string();

@@ -153,13 +153,21 @@ TEST_CASE("report: an empty database gives a report that says so, and a director
   CHECK(json::parse(read(out / "report.json"))["empty"] == true);
   CHECK(r.output.find("culprits found: 0") != std::string::npos);
 
-  // An earlier report is replaced; only the formats asked for are written,
-  // and the earlier report's other formats are not left beside them.
+  // An earlier report is replaced whole: its other formats are written
+  // again from the same data, neither lost nor left as the last run's.
+  for (const char* f : {"index.html", "report.json"}) std::ofstream(out / f) << "the last run's";
   auto again = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "md"});
   CHECK(again.exit_code == 0);
   CHECK(fs::exists(out / "report.md"));
-  CHECK_FALSE(fs::exists(out / "index.html"));
-  CHECK_FALSE(fs::exists(out / "report.json"));
+  CHECK(read(out / "index.html").find("Nothing measured yet") != std::string::npos);
+  CHECK(json::parse(read(out / "report.json"))["empty"] == true);
+  CHECK(again.output.find("wrote " + (out / "index.html").string()) != std::string::npos);
+  // A directory of the Markdown alone gets the Markdown alone.
+  auto md_only = p.dir / "md-only";
+  CHECK(p.run({"report", "--config", p.config, "--out", md_only.string(), "--format", "md"}).exit_code == 0);
+  CHECK(fs::exists(md_only / "report.md"));
+  CHECK_FALSE(fs::exists(md_only / "index.html"));
+  CHECK_FALSE(fs::exists(md_only / "report.json"));
   auto serve_md = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "md", "--serve"});
   CHECK(serve_md.exit_code == 2);
   CHECK(serve_md.output.find("report --serve serves the HTML page: add html to --format") != std::string::npos);

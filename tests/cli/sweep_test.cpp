@@ -93,6 +93,36 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
                              "GROUP BY project) t") == "1");
 }
 
+TEST_CASE("jobs an interrupted sweep left queued are run by the next sweep --new, not left waiting for ever") {
+  // The report said "waits in the queue" while each night's --new found
+  // "nothing new" and nothing ran them.
+  Project p;
+  p.set("every = \"2w\"", "every = \"1m\"");
+  p.set("bisect = true", "bisect = false");
+  p.sweep_ok();
+  auto done = [&] { return std::stoi(p.psql("SELECT count(*) FROM jobs WHERE state IN ('done', 'skipped')")); };
+  int before = done();
+  common::ProcessSpec spec;
+  spec.argv = p.args({"sweep", "--config", p.config, "-j", "2", "--every", "1w"}, p.dsn);
+  spec.argv.insert(spec.argv.begin(), DRIFTWATCH_BIN);
+  auto child = common::Child::start(spec).take();
+  for (int i = 0; i < 1500 && !child.try_wait() && done() == before; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(child.pid(), SIGKILL);
+  REQUIRE_MESSAGE(child.wait().signal == SIGKILL, "the weekly sweep finished before it could be killed midway");
+  auto queued = p.psql("SELECT count(*) FROM jobs WHERE state = 'queued'");
+  REQUIRE(queued != "0");
+  auto nightly = p.sweep(p.dsn, {"--new"});
+  INFO(nightly.output);
+  CHECK(nightly.exit_code == 0);
+  CHECK(nightly.output.find("nothing new since the last sweep") == std::string::npos);
+  // (Those queued, and the killed sweep's running one, taken back.)
+  CHECK(nightly.output.find(" job(s) an earlier sweep left queued") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'queued'") == "0");
+  // And with none left, the next night's is nothing new again.
+  CHECK(p.sweep(p.dsn, {"--new"}).output.find("nothing new since the last sweep") != std::string::npos);
+}
+
 TEST_CASE("an alert found after a bisection cut short tells the same search as one bisected in one run") {
   // The search between two samples is told from what is stored: a sweep
   // killed mid-bisection and run again said "[1 of 1 check-ins evaluated]"
