@@ -58,9 +58,10 @@ void print_table(const evaluator::EvaluationResult& r, const sweep::SelectedBuil
       broken > 0 ? fmt::format(" (the {} the policy's compile failed on count as worse)", broken) : "");
   // A small suite's geometric mean may rest on a few modules: said.
   if (u.zero_size > 0)
-    fmt::print("the geometric mean leaves out {} module(s) with no .text under one heuristic or both (it is over {} "
-               "of the {}; they count in the totals and in wins/ties/losses)\n",
-               u.zero_size, u.modules - u.zero_size, u.modules);
+    fmt::print(
+        "the geometric mean leaves out {} module(s) with no .text under one heuristic or both (it is over {} "
+        "of the {}; they count in the totals and in wins/ties/losses)\n",
+        u.zero_size, u.modules - u.zero_size, u.modules);
   if (r.packages.size() > 1) {
     fmt::print("per package:\n  {:<24} {:>7} {:>9} {:>9} {:>16}\n", "package", "modules", "geomean", "total",
                "wins/ties/losses");

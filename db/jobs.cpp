@@ -374,22 +374,23 @@ std::string text_array(const std::vector<std::string>& items) {
 // What a sweep plans today ($2..$7 of a RequeueFilter): a job of another
 // recipe, policy, checkout, suite or toolchain would be refused by its
 // worker, fail, and fail the sweep.
-#define PLANNED_TODAY                                                                                 \
-  "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "                                     \
-  "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "                  \
-  "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) "                                            \
-  "AND (cardinality($5::text[]) = 0 OR kind <> 'eval' OR payload->>'suite_hash' IS NULL "            \
-  "     OR payload->>'suite_hash' = ANY($5::text[])) "                                               \
+#define PLANNED_TODAY                                                                     \
+  "AND ($2 = '' OR COALESCE(payload->>'recipe_hash', $2) = $2) "                          \
+  "AND ($3 = '' OR kind <> 'eval' OR COALESCE(payload->>'policy_hash', $3) = $3) "        \
+  "AND ($4 = '' OR COALESCE(payload->>'repo', $4) = $4) "                                 \
+  "AND (cardinality($5::text[]) = 0 OR kind <> 'eval' OR payload->>'suite_hash' IS NULL " \
+  "     OR payload->>'suite_hash' = ANY($5::text[])) "                                    \
   "AND (NOT $6 OR payload->>'toolchain' IS NULL OR payload->>'toolchain' = ANY($7::text[]))"
 
 std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& f) {
   return db.impl().guarded("reading queued jobs", [&] {
     pqxx::read_transaction tx(db.impl().conn);
     std::vector<Id> ids;
-    for (const auto& row : tx.exec_params("SELECT id FROM jobs WHERE " OF_PROJECT("jobs", "$1") " AND state = 'queued' " PLANNED_TODAY " ORDER BY id",
-                                          project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
-                                          f.toolchains.has_value(),
-                                          text_array(f.toolchains.value_or(std::vector<std::string>{}))))
+    for (const auto& row :
+         tx.exec_params("SELECT id FROM jobs WHERE " OF_PROJECT("jobs", "$1") " AND state = 'queued' " PLANNED_TODAY
+                                                                              " ORDER BY id",
+                        project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
+                        f.toolchains.has_value(), text_array(f.toolchains.value_or(std::vector<std::string>{}))))
       ids.push_back(row[0].as<Id>());
     return ids;
   });

@@ -49,10 +49,18 @@ nlohmann::json summary_json(const evaluator::UpliftSummary& s) {
   nlohmann::json worst = nlohmann::json::array();
   for (const auto& w : s.worst)
     worst.push_back({{"module", w.name}, {"default", w.default_bytes}, {"learned", w.learned_bytes}, {"ratio", w.ratio()}});
-  return {{"modules", s.modules},           {"geomean_ratio", s.geomean_ratio}, {"uplift", s.uplift},
-          {"total_default", s.total_default}, {"total_learned", s.total_learned}, {"total_uplift", s.total_uplift},
-          {"wins", s.wins},                 {"ties", s.ties},                   {"losses", s.losses},
-          {"no_worse_share", s.no_worse_share}, {"zero_size", s.zero_size}, {"worst", worst}};
+  return {{"modules", s.modules},
+          {"geomean_ratio", s.geomean_ratio},
+          {"uplift", s.uplift},
+          {"total_default", s.total_default},
+          {"total_learned", s.total_learned},
+          {"total_uplift", s.total_uplift},
+          {"wins", s.wins},
+          {"ties", s.ties},
+          {"losses", s.losses},
+          {"no_worse_share", s.no_worse_share},
+          {"zero_size", s.zero_size},
+          {"worst", worst}};
 }
 
 nlohmann::json result_json(const evaluator::EvaluationResult& r, const SelectedBuild& b, const SelectedSuite& s,
