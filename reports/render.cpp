@@ -476,7 +476,9 @@ std::string render_html(const ReportData& d, const HtmlAssets& assets) {
         "been swept. Run <code>driftwatch sweep</code>, then this report again.</p>\n";
   out += html_overview(d);
   out += "<section id=\"charts\"></section>\n";  // filled by the page script, one block per suite
-  out += html_alerts(d) + html_tables(d);
+  // Empty, its alerts and tables would only say "No alerts", "Every
+  // recorded check-in built" under the banner that nothing was swept.
+  if (!d.empty()) out += html_alerts(d) + html_tables(d);
   out += "</main>\n<script id=\"driftwatch-data\" type=\"application/json\">" +
          script_safe_json(dump(report_json(d), -1)) + "</script>\n<script>\n" + std::string(assets.charts_js) +
          "\n</script>\n<script>\n" + std::string(assets.page_js) + "\n</script>\n</body></html>\n";
@@ -516,7 +518,7 @@ std::vector<std::string> summary_lines(const ReportData& d) {
                         date_of(o.baseline.time));
   }
   if (d.overview.empty()) now += "no suite", base += "no suite";
-  if (!d.baseline_note.empty()) base += " (" + common::printable(d.baseline_note) + ")";
+  if (!d.baseline_note.empty() && !d.empty()) base += " (" + common::printable(d.baseline_note) + ")";
   std::string decision =
       d.decisions.empty()
           ? "retraining: not decided yet (no decision recorded)"

@@ -360,6 +360,20 @@ TEST_CASE("driftwatch suite build and list end to end") {
   INFO(damaged.output);
   CHECK(damaged.output.find("mine             damaged") != std::string::npos);
   CHECK(damaged.output.find("does not match the manifest") != std::string::npos);
+  // Built again from the same compile commands: repaired, replacing nothing of another origin.
+  auto again = testing::run_driftwatch(
+      {"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(), "--name", "mine", "-j", "2"});
+  CHECK_MESSAGE(again.exit_code == 0, again.output);
+  CHECK(again.output.find("this replaced the suite") == std::string::npos);
+  // Built from other code under the same name (a slip of --name): said.
+  auto other = tmp / "other.json";
+  std::ofstream(other) << "[{\"directory\": \"" << DRIFTWATCH_SOURCE_DIR
+                       << "/samples/testdata\", \"file\": \"ini.c\", \"command\": \"cc -Oz -c ini.c\"}]";
+  auto replaced = testing::run_driftwatch(
+      {"--data-dir", data, "suite", "build", "--from-compile-commands", other.string(), "--name", "mine"});
+  CHECK_MESSAGE(replaced.exit_code == 0, replaced.output);
+  CHECK(replaced.output.find("note: this replaced the suite mine built from " + cc.string() +
+                             "; its series in projects ends here") != std::string::npos);
 
   auto bad_name = testing::run_driftwatch(
       {"--data-dir", data, "suite", "build", "--from-compile-commands", cc.string(), "--name", "Bad Name"});

@@ -201,11 +201,16 @@ TEST_CASE("an empty report says that nothing was measured") {
   CHECK(reports::render_markdown(d).find("Nothing measured yet") != std::string::npos);
   auto html = reports::render_html(d, kAssets);
   CHECK(html.find("id=\"empty-report\"") != std::string::npos);
+  // Nor does it go on to say that every check-in built, under that banner.
+  CHECK(html.find("Every recorded check-in built") == std::string::npos);
+  CHECK(html.find("No alerts") == std::string::npos);
   CHECK(json::parse(reports::render_json(d))["empty"] == true);
+  d.baseline_note = "nothing measured yet";
   auto lines = reports::summary_lines(d);
   REQUIRE(lines.size() == 5);
   CHECK(lines[0] == "culprits found: 0");
   CHECK(lines[1] == "uplift now: testdata: not measured yet");
+  CHECK(lines[2] == "baseline: testdata: not measured yet");
 }
 
 TEST_CASE("a suite swept but never measured says why: the policy cannot run, or nothing built") {
