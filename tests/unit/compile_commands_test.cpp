@@ -299,8 +299,8 @@ TEST_CASE("the summary says which flags were taken out that would have changed t
   r.modules.push_back({"b.c", "b.c", "1", Language::C, false, {}, {"-flto=thin"}});
   r.modules.push_back({"c.c", "c.c", "2", Language::C, false, {}, {}});
   auto text = evaluator::summarize(r);
-  CHECK(text.find("; 2 compiled without what would make them other code than the project's, or fail them "
-                  "(-flto=thin -fno-inline)") != std::string::npos);
+  CHECK(text.find("; 2 compiled without flags that would make the measured code not the project's own, or fail the "
+                  "compile (-flto=thin -fno-inline)") != std::string::npos);
   r.modules.pop_back();
   r.modules.pop_back();
   r.modules.pop_back();
