@@ -118,6 +118,9 @@ void run_eval(Context& ctx, const EvalArgs& a) {
   auto stored = sweep::evaluate_and_store(database, build, suite, model, o);
   if (a.json) fmt::print("{}\n", common::json_text(stored.json, 2));  // module messages: a compiler's bytes
   else print_table(stored.result, build, suite, model.metadata(), stored.reused_from);
+  if (!stored.kept_objects.empty())
+    fmt::print(a.json ? stderr : stdout, "objects kept in {} (default/ and learned/; remove it when done)\n",
+               stored.kept_objects.string());
 }
 
 }  // namespace
@@ -128,7 +131,7 @@ void attach_eval(CLI::App& sub, Context& ctx) {
   sub.add_option("--suite", a->suite, "suite name or directory (default: smoke)");
   sub.add_option("--policy", a->policy, "the frozen policy file")->required();
   sub.add_flag("--json", a->json, "machine-readable output");
-  sub.add_flag("--keep-objects", a->keep_objects, "keep the object files under the data directory");
+  sub.add_flag("--keep-objects", a->keep_objects, "keep the object files, in <data dir>/objects/<evaluation id>");
   sub.add_flag("--no-reuse", a->no_reuse,
                "compile even when an earlier evaluation of a byte-identical compiler (same suite, policy and compile "
                "command) could be reused");

@@ -282,7 +282,8 @@ std::string skipped_text(const ExtractPlan& plan) {
   auto add = [&](int n, const char* what) {
     if (n > 0) s += fmt::format("; {} {}", n, what);
   };
-  add(plan.duplicates, "duplicate compiles skipped");
+  // Which one stays matters (static or -fPIC, other -D): said.
+  add(plan.duplicates, "further compiles of a source skipped (each source's shortest command kept)");
   add(plan.not_c_family, "non-C/C++ compiles skipped");
   add(plan.probes, "build-system probes skipped");
   add(plan.other_target, "compiles for another target skipped");

@@ -391,7 +391,17 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
   store(database, record, options);
   db::set_build_feature_report(database, *build.build_id, out.result.compat.to_json());
-  if (!options.keep_objects) fs::remove_all(o.work_dir, ec);
+  if (options.keep_objects) {
+    // Out of eval/, whose directories the next evaluation removes once
+    // their process is gone: kept objects are kept until their owner says.
+    out.kept_objects = options.data_dir / "objects" / std::to_string(eval_id);
+    fs::create_directories(out.kept_objects.parent_path(), ec);
+    fs::remove_all(out.kept_objects, ec);
+    fs::rename(o.work_dir, out.kept_objects, ec);
+    if (ec) out.kept_objects = o.work_dir;  // another file system: left where it is, and said
+  } else {
+    fs::remove_all(o.work_dir, ec);
+  }
   return out;
 }
 

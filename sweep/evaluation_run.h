@@ -21,6 +21,8 @@ struct StoredEvaluation {
   db::Id evaluation_id = 0;
   /// "" when compiled; else "reused from <sha12>'s evaluation <id>: identical compiler <digest12>".
   std::string reused_from;
+  /// With keep_objects: <data>/objects/<evaluation id>, holding default/ and learned/.
+  std::filesystem::path kept_objects;
 };
 
 struct EvaluationRunOptions {

@@ -175,6 +175,13 @@ TEST_CASE("check-ins that build a byte-identical compiler are evaluated once and
   INFO(objects.output);
   REQUIRE(objects.exit_code == 0);
   CHECK(objects.output.find("kept its evaluation") == std::string::npos);
+  // Where they are said, and the next evaluation leaves them there.
+  auto at = objects.output.find("objects kept in " + (p.dir / "data" / "objects").string() + "/");
+  REQUIRE(at != std::string::npos);
+  std::filesystem::path kept_dir = objects.output.substr(at + 16, objects.output.find(' ', at + 16) - at - 16);
+  CHECK(std::filesystem::exists(kept_dir / "learned"));
+  REQUIRE(eval_docs({"--no-reuse"}).exit_code == 0);
+  CHECK(std::filesystem::exists(kept_dir / "learned"));
 }
 
 TEST_CASE("results that shared agreeing defaults are not taken where every default is to be compiled") {

@@ -171,6 +171,8 @@ TEST_CASE("the plan: names relative to the tree with duplicates and probes out w
   CHECK(plan.modules[0].command == 1);  // the shorter, non-PIC command
   CHECK(plan.modules[1].name == "pkg/main.cpp");
   CHECK(plan.duplicates == 1);
+  CHECK(skipped_text(plan).find("; 1 further compiles of a source skipped (each source's shortest command kept)") !=
+        std::string::npos);
   CHECK(plan.probes == 1);
   CHECK(plan.not_c_family == 1);
   CHECK(plan.outside_root == 1);
