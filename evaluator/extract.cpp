@@ -315,7 +315,8 @@ std::string summarize(const ExtractReport& r) {
     if (!flags.empty()) s += fmt::format("; {} compiled without {} ({})", modules, why, listed);
   };
   without(&ExtractedModule::dropped_flags, "flags clang-19 does not know");
-  without(&ExtractedModule::left_out, "flags that would make the measured code not the project's own, or fail the compile");
+  without(&ExtractedModule::left_out,
+          "flags that would make the measured code not the project's own, or fail the compile");
   return s;
 }
 
