@@ -243,7 +243,8 @@ std::string html_table(const std::vector<std::string>& head, const std::vector<s
 
 std::string html_list(const std::vector<std::string>& items) {
   std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + h(i);
+  // "; " as the Markdown: an entry holds ", " itself ("default 759 → 668 B, learned …").
+  for (const auto& i : items) out += (out.empty() ? "" : "; ") + h(i);
   return out;
 }
 
@@ -476,6 +477,8 @@ std::string render_html(const ReportData& d, const HtmlAssets& assets) {
         "been swept. Run <code>driftwatch sweep</code>, then this report again.</p>\n";
   out += html_overview(d);
   out += "<section id=\"charts\"></section>\n";  // filled by the page script, one block per suite
+  out += "<noscript><p class=\"empty\">The charts need JavaScript. The tables here, report.md and report.json hold "
+         "the figures (<code>driftwatch report --format md,json</code>).</p></noscript>\n";
   // Empty, its alerts and tables would only say "No alerts", "Every
   // recorded check-in built" under the banner that nothing was swept.
   if (!d.empty()) out += html_alerts(d) + html_tables(d);
