@@ -205,8 +205,9 @@
     return chart;
   }
 
-  // Modules as rows, check-ins as columns; colour = learned/default - 1
-  // (green: the learned policy wins, red: it loses).
+  // Modules as rows, check-ins as columns; colour = the module's uplift,
+  // 1 - learned/default, signed as the uplift charts are (green: the learned
+  // policy wins, red: it loses).
   var sorts = {
     'worst now': function (m) { return -(last(m.ratios) || 0); },
     'most changed': function (m) { return -(range(m.ratios)); },
@@ -245,25 +246,29 @@
       count.textContent = rows.length + ' of ' + modules.length + ' modules';
       var cells = [];
       rows.forEach(function (m, y) {
-        m.ratios.forEach(function (r, x) { if (r !== null) cells.push([x, y, +((r - 1) * 100).toFixed(3)]); });
+        m.ratios.forEach(function (r, x) { if (r !== null) cells.push([x, y, +((1 - r) * 100).toFixed(3)]); });
       });
       var visible = Math.min(rows.length, 40);
       chart.setOption({
         animation: false,
-        title: { text: 'per module on ' + s.name + ': learned/default .text − 1 (%)', textStyle: { fontSize: 14 } },
+        title: { text: 'per module on ' + s.name + ': uplift, 1 − learned/default .text (%)', textStyle: { fontSize: 14 } },
         grid: { left: 160, right: 70, top: 40, bottom: 60 },
         tooltip: {
           confine: true, extraCssText: 'max-width: 480px; white-space: normal;',
           formatter: function (c) {
             var p = pts[c.value[0]], m = rows[c.value[1]];
-            return '<b>' + enc(m.name) + '</b>: ' + (c.value[2] >= 0 ? '+' : '') + c.value[2] + '%<br>' + commitHtml(p);
+            var v = c.value[2];
+            return '<b>' + enc(m.name) + '</b>: uplift ' + (v > 0 ? '+' : v < 0 ? '−' : '') + Math.abs(v) + '% (' +
+                (v > 0 ? 'smaller under the policy' : v < 0 ? 'larger under the policy' : 'the same size') + ')<br>' +
+                commitHtml(p);
           }
         },
         xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },
         yAxis: { type: 'category', data: rows.map(function (m) { return m.name; }), axisLabel: { fontSize: 10 } },
         visualMap: {
           min: -10, max: 10, calculable: true, orient: 'vertical', right: 0, top: 'middle', itemHeight: 120,
-          inRange: { color: ['#1a9850', '#f7f7f7', '#d73027'] }
+          formatter: function (v) { return (v > 0 ? '+' : '') + v.toFixed(1) + '%'; },
+          inRange: { color: ['#d73027', '#f7f7f7', '#1a9850'] }
         },
         dataZoom: rows.length > visible
           ? [{ type: 'slider', yAxisIndex: 0, right: 40, width: 14, startValue: rows.length - visible, endValue: rows.length - 1 },
