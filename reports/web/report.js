@@ -83,6 +83,31 @@
       (s.modules.length - p.measured) + ' not measured here, so its totals are not comparable with its neighbours';
   }
 
+  // A dashed line at each culprit (or a range's last check-in), in both
+  // charts: a change of the sizes shows in the totals, not in the uplift.
+  function culpritLines(pts, culprits) {
+    return Object.keys(culprits).map(function (sha) {
+      var i = pts.findIndex(function (p) { return p.sha === sha; });
+      var pinned = culprits[sha].some(function (a) { return a.culprit.sha === sha; });
+      return i < 0 ? null : {
+        xAxis: i,
+        label: {
+          // "..abc1234": the end of a range, not its culprit.
+          formatter: (pinned ? '' : '..') + (toolchain(sha) !== undefined ? toolchain(sha) : sha.slice(0, 7)),
+          position: 'insideEndTop',
+          fontSize: 9
+        }
+      };
+    }).filter(Boolean);
+  }
+  function culpritHtml(culprits, p) {
+    var html = '';
+    (culprits[p.sha] || []).forEach(function (a) {
+      html += '<br><b class="culprit">' + (a.culprit.sha ? 'culprit' : 'first bad of a range') + '</b>: ' + enc(a.sentence);
+    });
+    return html;
+  }
+
   function upliftChart(box, s, pts, culprits) {
     var chart = init(box);
     // A partial point's uplift is over other modules than its neighbours':
@@ -107,18 +132,7 @@
         return { value: [i, uplift(p)], itemStyle: { color: '#d62728' }, symbol: 'emptyDiamond', symbolSize: 14 };
       return { value: [i, uplift(p)], itemStyle: { color: '#ff7f0e' }, symbol: 'emptyCircle', symbolSize: 10 };
     });
-    var lines = Object.keys(culprits).map(function (sha) {
-      var i = pts.findIndex(function (p) { return p.sha === sha; });
-      return i < 0 ? null : {
-        xAxis: i,
-        label: {
-          // "..abc1234": the end of a range, not its culprit.
-          formatter: (pinned(sha) ? '' : '..') + (toolchain(sha) !== undefined ? toolchain(sha) : sha.slice(0, 7)),
-          position: 'insideEndTop',
-          fontSize: 9
-        }
-      };
-    }).filter(Boolean);
+    var lines = culpritLines(pts, culprits);
     chart.setOption({
       animation: false,
       title: { text: 'uplift on ' + s.name, textStyle: { fontSize: 14 } },
@@ -131,11 +145,7 @@
           var html = commitHtml(p) + '<br>uplift <b>' + pct(p.uplift) + '</b>, w/t/l ' + p.wins + '/' + p.ties + '/' + p.losses;
           // Compiles the policy broke are losses with no size: said apart, not hidden.
           if (p.learned_failed) html += ', <b class="culprit">' + p.learned_failed + ' broken by the policy</b>';
-          html += partialNote(s, p);
-          (culprits[p.sha] || []).forEach(function (a) {
-            html += '<br><b class="culprit">' + (a.culprit.sha ? 'culprit' : 'first bad of a range') + '</b>: ' + enc(a.sentence);
-          });
-          return html;
+          return html + partialNote(s, p) + culpritHtml(culprits, p);
         }
       },
       xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },
@@ -151,7 +161,7 @@
     return chart;
   }
 
-  function totalsChart(box, s, pts) {
+  function totalsChart(box, s, pts, culprits) {
     var chart = init(box);
     // A partial point's totals dip by the modules it left out, which is no
     // change of the code: the lines break there, and the point stands apart,
@@ -186,7 +196,7 @@
           var p = pts[ps[0].dataIndex];
           if (!p.evaluated) return commitHtml(p) + '<br>' + unmeasured(p);
           return commitHtml(p) + '<br>default ' + p.total_default + ' B<br>learned ' + p.total_learned + ' B' +
-            partialNote(s, p);
+            partialNote(s, p) + culpritHtml(culprits, p);
         }
       },
       xAxis: { type: 'category', data: pts.map(label), axisLabel: { rotate: 30, fontSize: 10 } },
@@ -196,7 +206,9 @@
       dataZoom: pts.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 4 }] : [],
       series: [
         // Every point drawn: one between two breaks has no segment to show it.
-        { name: 'default', type: 'line', step: 'end', data: totals(defaults), showAllSymbol: true },
+        { name: 'default', type: 'line', step: 'end', data: totals(defaults), showAllSymbol: true,
+          markLine: { symbol: 'none', silent: true, lineStyle: { color: '#d62728', type: 'dashed' },
+                      data: culpritLines(pts, culprits) } },
         { name: 'learned', type: 'line', step: 'end', data: totals(learned), showAllSymbol: true },
         { name: 'default', type: 'scatter', data: partials(defaults) },
         { name: 'learned', type: 'scatter', data: partials(learned) }
@@ -315,7 +327,7 @@
     section.appendChild(heat);
     charts[s.name] = {
       uplift: upliftChart(up, s, pts, marks(s.name)),
-      totals: totalsChart(tot, s, pts),
+      totals: totalsChart(tot, s, pts, marks(s.name)),
       modules: heatmap(section, heat, s, pts)
     };
   });

@@ -69,6 +69,7 @@ try {
         heatmap_rows: heat.yAxis[0].data.length,
         heatmap_cells: heat.series[0].data.length,
         marked_checkins: (c.uplift.getOption().series[0].markLine.data || []).length,
+        totals_culprit_lines: ((c.totals.getOption().series[0].markLine || {}).data || []).length,
         // Culprits (filled) and ends of range alerts (hollow) on the line.
         culprit_marks: c.uplift.getOption().series[0].data.filter((v) => v && v.symbol === 'diamond').length,
         range_end_marks: c.uplift.getOption().series[0].data.filter((v) => v && v.symbol === 'emptyDiamond').length,
@@ -129,6 +130,8 @@ try {
     return pts.length ? pts.reduce((a, p) => (p.total_learned < a.total_learned ? p : a)).sha : '';
   });
   if (smallest) out.smallest_learned = { sha: smallest, tooltip: await hover(smallest, 'totals', 1) };
+  // The culprit in the totals chart too: a change of the sizes shows there.
+  if (hoverSha) out.totals_tooltip = await hover(hoverSha, 'totals', 0);
   // Last, so the screenshot shows this one's tooltip.
   if (hoverSha) out.tooltip = await hover(hoverSha);
   // With the hover's tooltip showing; REPORT_SHOT=viewport keeps only the first screen (the README's picture).

@@ -137,6 +137,9 @@ TEST_CASE(
   CHECK(tooltip.find("Merge branch 'side/cost-model' <script>window.pwned=1</script> \"double\" 'single'") !=
         std::string::npos);
   CHECK(tooltip.find("culprit") != std::string::npos);
+  std::string totals_tip = page["totals_tooltip"];
+  CHECK(totals_tip.find("culprit") != std::string::npos);
+  CHECK(charts["totals_culprit_lines"] == static_cast<int>(marked.size()));
   CHECK(page["injected_ran"] == false);
   CHECK(page["script_elements"] == 3);
   CHECK(fs::file_size(shot) > 20000);
