@@ -27,7 +27,9 @@ void run(Context& ctx, const ReportArgs& a) {
   for (const auto& f : common::split(a.formats, ','))  // "md,md" writes report.md once
     if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
   sweep::report_files(formats).take();  // a bad format is named before anything is read
-  if (a.serve && std::find(formats.begin(), formats.end(), "html") == formats.end())
+  // (An earlier report's index.html in --out is written again too.)
+  if (a.serve && std::find(formats.begin(), formats.end(), "html") == formats.end() &&
+      !std::filesystem::is_regular_file(std::filesystem::path(a.out) / "index.html"))
     throw common::Fatal("report --serve serves the HTML page: add html to --format");
   auto project = a.project.load(ctx);
   auto database = ctx.database();
@@ -55,7 +57,8 @@ void attach_report(CLI::App& sub, Context& ctx) {
   auto a = std::make_shared<ReportArgs>();
   a->project.attach(sub);
   sub.add_option("--out", a->out, "directory to write the report into (new, empty, or an earlier report)")->required();
-  sub.add_option("--format", a->formats, "comma-separated: html, md, json (default: all three)");
+  sub.add_option("--format", a->formats,
+                 "comma-separated: html, md, json (default: all three); a report already in --out keeps its own too");
   sub.add_flag("--serve", a->serve, "then serve it on http://127.0.0.1:PORT/ until stopped");
   sub.add_option("--port", a->port, "port for --serve (default 8765; 0: any free port)")->check(CLI::Range(0, 65535));
   sub.callback([&ctx, a] { run(ctx, *a); });

@@ -53,12 +53,11 @@ void build_custom(Context& ctx, const SuiteBuildArgs& a) {
   // A suite of the same name from elsewhere is replaced (its series ends
   // there: a new manifest): said, as a slip of --name would otherwise pass.
   std::string replaced;
-  auto before_suite = evaluator::read_suite_manifest(root / a.name);
-  if (auto& before = before_suite) {
+  if (auto before = evaluator::read_suite_manifest(root / a.name)) {
     auto from = !a.compile_commands.empty() ? a.compile_commands : a.corpus;
     std::error_code ec;
     if (before->origin.path.empty() || !fs::equivalent(before->origin.path, from, ec))
-      replaced = before->origin.path.empty() ? before->description : before->origin.path;
+      replaced = before->origin.path.empty() ? before->origin.kind : before->origin.path;
   }
   evaluator::SuiteBuildReport r;
   if (!a.compile_commands.empty()) {
@@ -83,11 +82,8 @@ void build_custom(Context& ctx, const SuiteBuildArgs& a) {
     fmt::print("suite {}: {} imported\n", r.suite.name, evaluator::describe_modules(r.suite));
   }
   print_notes(r.notes);
-  auto same_modules = [](const evaluator::Suite& x, const evaluator::Suite& y) {
-    return std::equal(x.modules.begin(), x.modules.end(), y.modules.begin(), y.modules.end(),
-                      [](const auto& m, const auto& n) { return m.name == n.name && m.sha256 == n.sha256; });
-  };
-  if (!replaced.empty() && !same_modules(*before_suite, r.suite))
+  // Its manifest names its origin: another origin is another series.
+  if (!replaced.empty())
     fmt::print("note: this replaced the suite {} built from {}; its series in projects ends here\n", a.name,
                common::printable(replaced));
   fmt::print("{}\n", r.dir.string());

@@ -144,8 +144,8 @@ common::Result<Database> Database::connect_within(const Target& target, double s
       try {
         target.start_server();
         db = connect(target);
-      } catch (const std::exception& e) {
-        db = common::Error{Impl::first_line(e.what())};
+      } catch (const std::exception& e) {  // the connection's reason first
+        db = common::Error{db.error().message + "; starting it again: " + Impl::first_line(e.what())};
       }
     }
     if (db) return db;

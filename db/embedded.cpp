@@ -309,7 +309,15 @@ Target EmbeddedCluster::target(const std::string& dbname) const {
   t.conninfo = "host=" + conninfo_value(root_.string()) + " port=" + std::to_string(options_.port) +
                " user=postgres dbname=" + conninfo_value(dbname);
   t.display = "embedded " + root_.string() + " dbname=" + dbname;
-  t.start_server = [cluster = *this] { cluster.start(); };
+  // Only a cluster that is still there, and not while this process stops
+  // (a shutdown stopping the server too): a moved data directory must not
+  // come back as an empty cluster.
+  t.start_server = [cluster = *this] {
+    if (common::StopScope::stopped()) throw Fatal("driftwatch is stopping");
+    if (!fs::exists(cluster.root() / "data" / "PG_VERSION"))
+      throw Fatal("the embedded cluster " + (cluster.root() / "data").string() + " is gone");
+    cluster.start();
+  };
   return t;
 }
 

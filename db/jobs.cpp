@@ -382,19 +382,37 @@ std::string text_array(const std::vector<std::string>& items) {
   "     OR payload->>'suite_hash' = ANY($5::text[])) "                                    \
   "AND (NOT $6 OR payload->>'toolchain' IS NULL OR payload->>'toolchain' = ANY($7::text[]))"
 
-std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& f) {
+// Queued, or held by a worker whose lease ran out (a farm that died with
+// its sweep), and of no sweep still running: another project's live sweep
+// runs (and counts, and cancels) its own.
+#define WAITING                                                                                 \
+  "(state = 'queued' OR (state = 'running' AND lease_expires_at < now())) "                     \
+  "AND NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.id = jobs.sweep_id AND s.state = 'running') "
+
+std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& f,
+                             std::optional<Id> adopt_into) {
   return db.impl().guarded("reading queued jobs", [&] {
-    pqxx::read_transaction tx(db.impl().conn);
+    pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
-    for (const auto& row :
-         tx.exec_params("SELECT id FROM jobs WHERE " OF_PROJECT("jobs", "$1") " AND state = 'queued' " PLANNED_TODAY
-                                                                              " ORDER BY id",
-                        project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
-                        f.toolchains.has_value(), text_array(f.toolchains.value_or(std::vector<std::string>{}))))
-      ids.push_back(row[0].as<Id>());
+    // clang-format off
+    auto rows = adopt_into
+        ? tx.exec_params("UPDATE jobs SET sweep_id = $8 WHERE " OF_PROJECT("jobs", "$1") " AND " WAITING PLANNED_TODAY
+                         " RETURNING id",
+                         project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
+                         f.toolchains.has_value(), text_array(f.toolchains.value_or(std::vector<std::string>{})),
+                         *adopt_into)
+        : tx.exec_params("SELECT id FROM jobs WHERE " OF_PROJECT("jobs", "$1") " AND " WAITING PLANNED_TODAY,
+                         project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
+                         f.toolchains.has_value(), text_array(f.toolchains.value_or(std::vector<std::string>{})));
+    // clang-format on
+    for (const auto& row : rows) ids.push_back(row[0].as<Id>());
+    tx.commit();
+    std::sort(ids.begin(), ids.end());
     return ids;
   });
 }
+
+#undef WAITING
 
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& f) {
   return db.impl().guarded("requeueing failed jobs", [&] {

@@ -161,11 +161,14 @@ struct RequeueFilter {
 /// transient failures), and its done evaluation jobs whose evaluation was
 /// since run again and interrupted; returns their ids.
 std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, const RequeueFilter& filter = {});
-/// The project's queued jobs of today's plan: an interrupted sweep's (or
-/// `jobs retry`'s), which nothing runs until a sweep or a worker takes them.
-std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& filter = {});
+/// The project's jobs of today's plan that wait with nobody to run them:
+/// queued (an interrupted sweep's, `jobs retry`'s) or under a lease that
+/// ran out, of no running sweep. With `adopt_into`, made that sweep's in the
+/// same statement (adopt_jobs), and those returned.
+std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& filter = {},
+                             std::optional<Id> adopt_into = std::nullopt);
 /// Makes the jobs `ids` the sweep's: the failed jobs requeue_failed_jobs
-/// put back, and the waiting_jobs, before the sweep began are run by it
+/// put back before the sweep began are run by it
 /// (`jobs cancel --sweep` reaches them, its summary counts their outcomes).
 void adopt_jobs(Database& db, Id sweep_id, const std::vector<Id>& ids);
 /// How many times a job's attempt is given back for a lost connection

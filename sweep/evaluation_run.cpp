@@ -394,11 +394,20 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   if (options.keep_objects) {
     // Out of eval/, whose directories the next evaluation removes once
     // their process is gone: kept objects are kept until their owner says.
-    out.kept_objects = options.data_dir / "objects" / std::to_string(eval_id);
-    fs::create_directories(out.kept_objects.parent_path(), ec);
-    fs::remove_all(out.kept_objects, ec);
+    // Never over another's (an evaluation of the same id in another
+    // database on this data directory, an earlier --keep-objects).
+    auto base = options.data_dir / "objects" / std::to_string(eval_id);
+    out.kept_objects = base;
+    for (int n = 2; fs::exists(out.kept_objects); ++n) out.kept_objects = base.string() + "-" + std::to_string(n);
+    fs::create_directories(base.parent_path(), ec);
     fs::rename(o.work_dir, out.kept_objects, ec);
-    if (ec) out.kept_objects = o.work_dir;  // another file system: left where it is, and said
+    if (ec) {  // another file system: copied
+      std::error_code copy_ec;
+      fs::copy(o.work_dir, out.kept_objects, fs::copy_options::recursive, copy_ec);
+      if (copy_ec)
+        throw common::Fatal("cannot keep the objects in " + out.kept_objects.string() + ": " + copy_ec.message());
+      fs::remove_all(o.work_dir, ec);
+    }
   } else {
     fs::remove_all(o.work_dir, ec);
   }

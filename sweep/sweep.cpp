@@ -661,7 +661,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   report.sweep_id = db::begin_sweep(lock_db, p.name, project_file);
   auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
   db::adopt_jobs(lock_db, report.sweep_id, retried);
-  db::adopt_jobs(lock_db, report.sweep_id, waiting);
+  waiting = db::waiting_jobs(lock_db, p.name, today, report.sweep_id);  // as they are now
   ids.insert(ids.end(), retried.begin(), retried.end());
   ids.insert(ids.end(), waiting.begin(), waiting.end());
   std::sort(ids.begin(), ids.end());
