@@ -385,8 +385,8 @@ std::string text_array(const std::vector<std::string>& items) {
 // Queued, or held by a worker whose lease ran out (a farm that died with
 // its sweep), and of no sweep still running: another project's live sweep
 // runs (and counts, and cancels) its own.
-#define WAITING                                                                                 \
-  "(state = 'queued' OR (state = 'running' AND lease_expires_at < now())) "                     \
+#define WAITING                                                             \
+  "(state = 'queued' OR (state = 'running' AND lease_expires_at < now())) " \
   "AND NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.id = jobs.sweep_id AND s.state = 'running') "
 
 std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& f,

@@ -477,8 +477,9 @@ std::string render_html(const ReportData& d, const HtmlAssets& assets) {
         "been swept. Run <code>driftwatch sweep</code>, then this report again.</p>\n";
   out += html_overview(d);
   out += "<section id=\"charts\"></section>\n";  // filled by the page script, one block per suite
-  out += "<noscript><p class=\"empty\">The charts need JavaScript. The tables here, report.md and report.json hold "
-         "the figures (<code>driftwatch report --format md,json</code>).</p></noscript>\n";
+  out +=
+      "<noscript><p class=\"empty\">The charts need JavaScript. The tables here, report.md and report.json hold "
+      "the figures (<code>driftwatch report --format md,json</code>).</p></noscript>\n";
   // Empty, its alerts and tables would only say "No alerts", "Every
   // recorded check-in built" under the banner that nothing was swept.
   if (!d.empty()) out += html_alerts(d) + html_tables(d);
