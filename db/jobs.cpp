@@ -383,20 +383,26 @@ std::string text_array(const std::vector<std::string>& items) {
   "AND (NOT $6 OR payload->>'toolchain' IS NULL OR payload->>'toolchain' = ANY($7::text[]))"
 
 // Queued, or held by a worker whose lease ran out (a farm that died with
-// its sweep), and of no sweep still running: another project's live sweep
-// runs (and counts, and cancels) its own.
-#define WAITING                                                             \
-  "(state = 'queued' OR (state = 'running' AND lease_expires_at < now())) " \
-  "AND NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.id = jobs.sweep_id AND s.state = 'running') "
+// its sweep), and of no live sweep: another project's runs (and counts, and
+// cancels) its own. Live: running, and its project's sweep lock held (a
+// killed sweep's row says running until its project sweeps again). The
+// lock's keys as pg_try_advisory_lock(int4, int4) stores them.
+#define WAITING                                                                                                \
+  "(state = 'queued' OR (state = 'running' AND lease_expires_at < now())) "                                    \
+  "AND NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.id = jobs.sweep_id AND s.state = 'running' AND EXISTS ("     \
+  "  SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "                 \
+  "  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "                       \
+  "  AND l.classid::bigint = (hashtext('driftwatch sweep')::bigint & 4294967295) "                              \
+  "  AND l.objid::bigint = (hashtext(s.project)::bigint & 4294967295))) "
 
 std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& f,
                              std::optional<Id> adopt_into) {
-  return db.impl().guarded("reading queued jobs", [&] {
+  return db.impl().guarded(adopt_into ? "adopting waiting jobs" : "reading waiting jobs", [&] {
     pqxx::work tx(db.impl().conn);
     std::vector<Id> ids;
     // clang-format off
     auto rows = adopt_into
-        ? tx.exec_params("UPDATE jobs SET sweep_id = $8 WHERE " OF_PROJECT("jobs", "$1") " AND " WAITING PLANNED_TODAY
+        ? tx.exec_params("UPDATE jobs SET sweep_id = $8, updated_at = now() WHERE " OF_PROJECT("jobs", "$1") " AND " WAITING PLANNED_TODAY
                          " RETURNING id",
                          project, f.recipe_hash, f.policy_hash, f.repo, text_array(f.suite_hashes),
                          f.toolchains.has_value(), text_array(f.toolchains.value_or(std::vector<std::string>{})),

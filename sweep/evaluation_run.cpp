@@ -395,19 +395,33 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     // Out of eval/, whose directories the next evaluation removes once
     // their process is gone: kept objects are kept until their owner says.
     // Never over another's (an evaluation of the same id in another
-    // database on this data directory, an earlier --keep-objects).
+    // database on this data directory, an earlier --keep-objects): the name
+    // is reserved by creating it, then the objects renamed onto it.
     auto base = options.data_dir / "objects" / std::to_string(eval_id);
-    out.kept_objects = base;
-    for (int n = 2; fs::exists(out.kept_objects); ++n) out.kept_objects = base.string() + "-" + std::to_string(n);
     fs::create_directories(base.parent_path(), ec);
-    fs::rename(o.work_dir, out.kept_objects, ec);
-    if (ec) {  // another file system: copied
-      std::error_code copy_ec;
-      fs::copy(o.work_dir, out.kept_objects, fs::copy_options::recursive, copy_ec);
-      if (copy_ec)
-        throw common::Fatal("cannot keep the objects in " + out.kept_objects.string() + ": " + copy_ec.message());
-      fs::remove_all(o.work_dir, ec);
+    out.kept_objects.clear();
+    for (int n = 1; n < 1000 && out.kept_objects.empty(); ++n) {
+      auto candidate = n == 1 ? base : fs::path(base.string() + "-" + std::to_string(n));
+      if (fs::create_directory(candidate, ec)) out.kept_objects = candidate;
+      else if (ec) break;
     }
+    std::string why = ec ? ec.message() : "no free name";
+    if (!out.kept_objects.empty()) {
+      fs::rename(o.work_dir, out.kept_objects, ec);
+      if (ec == std::errc::cross_device_link) {  // another file system: copied
+        fs::copy(o.work_dir, out.kept_objects, fs::copy_options::recursive, ec);
+        if (!ec) fs::remove_all(o.work_dir, ec), ec.clear();
+      }
+      if (ec) {
+        why = ec.message();
+        fs::remove_all(out.kept_objects, ec);
+        out.kept_objects.clear();
+      }
+    }
+    // Stored already: said, not thrown (the scratch directory goes with the next evaluation).
+    if (out.kept_objects.empty())
+      out.result.warnings.push_back("the objects could not be kept in " + base.parent_path().string() + ": " + why +
+                                    "; they are in " + o.work_dir.string() + " until the next evaluation");
   } else {
     fs::remove_all(o.work_dir, ec);
   }
