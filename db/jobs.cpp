@@ -387,12 +387,12 @@ std::string text_array(const std::vector<std::string>& items) {
 // cancels) its own. Live: running, and its project's sweep lock held (a
 // killed sweep's row says running until its project sweeps again). The
 // lock's keys as pg_try_advisory_lock(int4, int4) stores them.
-#define WAITING                                                                                                \
-  "(state = 'queued' OR (state = 'running' AND lease_expires_at < now())) "                                    \
-  "AND NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.id = jobs.sweep_id AND s.state = 'running' AND EXISTS ("     \
-  "  SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "                 \
-  "  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "                       \
-  "  AND l.classid::bigint = (hashtext('driftwatch sweep')::bigint & 4294967295) "                              \
+#define WAITING                                                                                            \
+  "(state = 'queued' OR (state = 'running' AND lease_expires_at < now())) "                                \
+  "AND NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.id = jobs.sweep_id AND s.state = 'running' AND EXISTS (" \
+  "  SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "             \
+  "  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "                   \
+  "  AND l.classid::bigint = (hashtext('driftwatch sweep')::bigint & 4294967295) "                         \
   "  AND l.objid::bigint = (hashtext(s.project)::bigint & 4294967295))) "
 
 std::vector<Id> waiting_jobs(Database& db, const std::string& project, const RequeueFilter& f,

@@ -402,8 +402,10 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
     out.kept_objects.clear();
     for (int n = 1; n < 1000 && out.kept_objects.empty(); ++n) {
       auto candidate = n == 1 ? base : fs::path(base.string() + "-" + std::to_string(n));
-      if (fs::create_directory(candidate, ec)) out.kept_objects = candidate;
-      else if (ec) break;
+      if (fs::create_directory(candidate, ec))
+        out.kept_objects = candidate;
+      else if (ec)
+        break;
     }
     std::string why = ec ? ec.message() : "no free name";
     if (!out.kept_objects.empty()) {
