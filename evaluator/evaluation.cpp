@@ -378,6 +378,15 @@ void check_shared_defaults(const EvaluationOptions& o, const std::vector<SuiteMo
 
 }  // namespace
 
+bool may_share_defaults(const policy::CompilerInvocation& compiler, bool compile_every_default,
+                        const fs::path& suite_dir, const Suite& suite) {
+  // The recipe vouches for its compile line, but not for the bitcode: a
+  // suite made at -O2 (`--opt-level keep`) would measure its defaults wrong
+  // if shared, as would an imported corpus's own lines.
+  return compiler.share_agreeing_defaults && !compile_every_default &&
+         corpus_made_at_oz(suite_dir, module_names(suite));
+}
+
 common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   auto start = std::chrono::steady_clock::now();
   EvaluationResult result;
@@ -414,11 +423,7 @@ common::Result<EvaluationResult> evaluate(const EvaluationOptions& o) {
   // With a policy that sends back the default decision, every learned
   // compile goes first; its default follows only where it departed (or as
   // one of the checks). Otherwise both compiles of a module go together.
-  // The recipe vouches for its compile line, but not for the bitcode: a
-  // suite made at -O2 (`--opt-level keep`) would measure its defaults wrong
-  // if shared (corpus_made_at_oz), as would an imported corpus's own lines.
-  const bool share = o.default_slot && o.compiler.share_agreeing_defaults && !o.compile_every_default &&
-                     corpus_made_at_oz(o.suite_dir, module_names(*o.suite));
+  const bool share = o.default_slot && may_share_defaults(o.compiler, o.compile_every_default, o.suite_dir, *o.suite);
   std::deque<Task> tasks;
   for (int i : order) {
     if (!share) tasks.push_back({i, false});

@@ -165,6 +165,14 @@ struct EvaluationResult {
 /// compiled under both heuristics.
 common::Result<EvaluationResult> evaluate(const EvaluationOptions& options);
 
+/// Whether a module's default object may be the learned one where the policy
+/// took every default decision: the recipe says so, every default was not
+/// asked for, and the suite was made at -Oz (corpus_made_at_oz). The policy
+/// must defer to the default too, which the caller knows its own way. The
+/// evaluation and its reuse key both ask here, so that they agree.
+bool may_share_defaults(const policy::CompilerInvocation& compiler, bool compile_every_default,
+                        const std::filesystem::path& suite_dir, const Suite& suite);
+
 /// .text of the modules that compiled under both heuristics, in suite order:
 /// what every uplift of `r` is computed over.
 std::vector<ModuleSizes> measured_sizes(const EvaluationResult& r);

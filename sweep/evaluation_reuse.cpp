@@ -137,10 +137,9 @@ EvaluationKey evaluation_key(const SelectedBuild& build, const SelectedSuite& su
   in.suite_manifest_hash = suite.manifest_hash;
   in.module_args_digest = module_args_digest(build, suite);
   in.policy_hash = policy.content_hash;
-  // Sharing needs a policy that defers to the default (a margin), and a
-  // suite made at -Oz (as the evaluator decides).
-  in.shared_defaults = build.compiler.share_agreeing_defaults && policy.margin > 0 && !compile_every_default &&
-                       evaluator::corpus_made_at_oz(suite.dir, evaluator::module_names(suite.suite));
+  // Sharing needs a policy that defers to the default (a margin).
+  in.shared_defaults =
+      policy.margin > 0 && evaluator::may_share_defaults(build.compiler, compile_every_default, suite.dir, suite.suite);
   out.key = reuse_key(in);
   out.compiler_digest = compiler_digest(in.artifact_digests);
   return out;

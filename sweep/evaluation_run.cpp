@@ -169,6 +169,45 @@ void remove_orphaned_scratch(const fs::path& data) {
   }
 }
 
+/// Moves an evaluation's objects out of eval/, whose directories the next
+/// evaluation removes once their process is gone, to
+/// <data>/objects/<evaluation id>: kept until their owner says. Never over
+/// another's (an evaluation of the same id in another database on this data
+/// directory, an earlier --keep-objects): the name is reserved by creating
+/// it, then the objects renamed onto it. "" when they could not be kept:
+/// said in `warnings`, not thrown, as the evaluation is stored already.
+fs::path keep_objects(const fs::path& work_dir, const fs::path& data_dir, db::Id eval_id,
+                      std::vector<std::string>& warnings) {
+  std::error_code ec;
+  auto base = data_dir / "objects" / std::to_string(eval_id);
+  fs::create_directories(base.parent_path(), ec);
+  fs::path kept;
+  for (int n = 1; n < 1000 && kept.empty(); ++n) {
+    auto candidate = n == 1 ? base : fs::path(base.string() + "-" + std::to_string(n));
+    if (fs::create_directory(candidate, ec))
+      kept = candidate;
+    else if (ec)
+      break;
+  }
+  std::string why = ec ? ec.message() : "no free name";
+  if (!kept.empty()) {
+    fs::rename(work_dir, kept, ec);
+    if (ec == std::errc::cross_device_link) {  // another file system: copied
+      fs::copy(work_dir, kept, fs::copy_options::recursive, ec);
+      if (!ec) fs::remove_all(work_dir, ec), ec.clear();
+    }
+    if (ec) {
+      why = ec.message();
+      fs::remove_all(kept, ec);
+      kept.clear();
+    }
+  }
+  if (kept.empty())
+    warnings.push_back("the objects could not be kept in " + base.parent_path().string() + ": " + why +
+                       "; they are in " + work_dir.string() + " until the next evaluation");
+  return kept;
+}
+
 /// The scratch directory of an evaluation an exception leaves (a lost
 /// lease, a full disk, a bug): removed, as on every other way out.
 struct RemoveOnThrow {
@@ -391,42 +430,8 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   if (options.finish) options.finish->result_json = finish_json(eval_id, out.result);
   store(database, record, options);
   db::set_build_feature_report(database, *build.build_id, out.result.compat.to_json());
-  if (options.keep_objects) {
-    // Out of eval/, whose directories the next evaluation removes once
-    // their process is gone: kept objects are kept until their owner says.
-    // Never over another's (an evaluation of the same id in another
-    // database on this data directory, an earlier --keep-objects): the name
-    // is reserved by creating it, then the objects renamed onto it.
-    auto base = options.data_dir / "objects" / std::to_string(eval_id);
-    fs::create_directories(base.parent_path(), ec);
-    out.kept_objects.clear();
-    for (int n = 1; n < 1000 && out.kept_objects.empty(); ++n) {
-      auto candidate = n == 1 ? base : fs::path(base.string() + "-" + std::to_string(n));
-      if (fs::create_directory(candidate, ec))
-        out.kept_objects = candidate;
-      else if (ec)
-        break;
-    }
-    std::string why = ec ? ec.message() : "no free name";
-    if (!out.kept_objects.empty()) {
-      fs::rename(o.work_dir, out.kept_objects, ec);
-      if (ec == std::errc::cross_device_link) {  // another file system: copied
-        fs::copy(o.work_dir, out.kept_objects, fs::copy_options::recursive, ec);
-        if (!ec) fs::remove_all(o.work_dir, ec), ec.clear();
-      }
-      if (ec) {
-        why = ec.message();
-        fs::remove_all(out.kept_objects, ec);
-        out.kept_objects.clear();
-      }
-    }
-    // Stored already: said, not thrown (the scratch directory goes with the next evaluation).
-    if (out.kept_objects.empty())
-      out.result.warnings.push_back("the objects could not be kept in " + base.parent_path().string() + ": " + why +
-                                    "; they are in " + o.work_dir.string() + " until the next evaluation");
-  } else {
-    fs::remove_all(o.work_dir, ec);
-  }
+  if (options.keep_objects) out.kept_objects = keep_objects(o.work_dir, options.data_dir, eval_id, out.result.warnings);
+  else fs::remove_all(o.work_dir, ec);
   return out;
 }
 
