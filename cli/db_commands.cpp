@@ -33,16 +33,22 @@ void db_stop(const Context& ctx) {
   fmt::print("embedded PostgreSQL in {} {}\n", c.root().string(), was_running ? "stopped" : "was not running");
 }
 
-void db_status(const Context& ctx) {
+// Exit status 3 when the embedded server is not running, as `pg_ctl status`
+// says it, so a health check or a unit's ExecStartPre can test it.
+constexpr int kNotRunning = 3;
+
+void db_status(Context& ctx) {
   if (ctx.embedded()) {
     auto c = cluster(ctx);
     auto s = c.status();
     if (!s.initialized) {
       fmt::print("embedded PostgreSQL in {}: not created yet (`driftwatch db start` creates it)\n", c.root().string());
+      ctx.exit_code = kNotRunning;
       return;
     }
     if (!s.running) {
       fmt::print("embedded PostgreSQL {} in {}: stopped\n", s.server_version, c.root().string());
+      ctx.exit_code = kNotRunning;
       return;
     }
     fmt::print("embedded PostgreSQL {} in {}: running (pid {})\n", s.server_version, c.root().string(),
@@ -71,7 +77,7 @@ void attach_db(CLI::App& sub, Context& ctx) {
   sub.add_subcommand("start", "create (first time) and start the embedded PostgreSQL")
       ->callback([&ctx] { db_start(ctx); });
   sub.add_subcommand("stop", "stop the embedded PostgreSQL")->callback([&ctx] { db_stop(ctx); });
-  sub.add_subcommand("status", "show the database and its schema version")->callback([&ctx] { db_status(ctx); });
+  sub.add_subcommand("status", "show the database and its schema version (exit 3: the embedded server is not running)")->callback([&ctx] { db_status(ctx); });
   sub.add_subcommand("migrate", "apply pending schema migrations (idempotent)")->callback([&ctx] {
     if (ctx.embedded()) cluster(ctx).start();
     auto database = db::Database::connect(ctx.target()).take();

@@ -146,6 +146,7 @@ std::string origin_text(const Suite& s) {
 
 void list(Context& ctx, bool json) {
   auto root = evaluator::suites_root(ctx.data_dir());
+  evaluator::clear_interrupted_suite_builds(root);
   const auto& table = evaluator::default_suite_table();
   struct Row {
     std::string name;
@@ -264,6 +265,7 @@ void attach_suite(CLI::App& group, Context& ctx) {
       throw common::Fatal(
           "--description is not taken with --import-corpus: an imported suite is described by the "
           "corpus it came from");
+    evaluator::clear_interrupted_suite_builds(evaluator::suites_root(ctx.data_dir()));
     if (custom)
       build_custom(ctx, *a);
     else

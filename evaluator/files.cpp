@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "common/file_lock.h"
 
 namespace evaluator {
 
@@ -24,19 +26,21 @@ common::Status write_file(const fs::path& path, std::string_view bytes) {
   return common::write_file_atomically(path, bytes);
 }
 
-common::Result<ScratchDir> ScratchDir::create(const fs::path& parent, const std::string& stem) {
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) return Error{"cannot create " + parent.string() + ": " + ec.message()};
-  // Leftovers of an interrupted build of the same name (the caller holds its
-  // lock). An old directory moved aside by a commit that was interrupted
-  // before the new one took its place is the only copy left: put it back.
+namespace {
+
+constexpr std::size_t kUniqueSuffix = 6;  // mkdtemp's XXXXXX
+
+/// Leftovers of an interrupted build of `stem` (the caller holds its lock).
+/// An old directory moved aside by a commit that was interrupted before the
+/// new one took its place is the only copy left: it is put back.
+void clear_leftovers_of(const fs::path& parent, const std::string& stem) {
   const std::string tmp = ".tmp-" + stem + "-", old = ".old-" + stem + "-" + tmp;
+  std::error_code ec;
   std::vector<fs::path> leftovers;
   for (const auto& e : fs::directory_iterator(parent, ec)) {
     auto name = e.path().filename().string();
-    if ((name.starts_with(tmp) && name.size() == tmp.size() + 6) ||
-        (name.starts_with(old) && name.size() == old.size() + 6))
+    if ((name.starts_with(tmp) && name.size() == tmp.size() + kUniqueSuffix) ||
+        (name.starts_with(old) && name.size() == old.size() + kUniqueSuffix))
       leftovers.push_back(e.path());
   }
   for (const auto& path : leftovers) {
@@ -47,6 +51,41 @@ common::Result<ScratchDir> ScratchDir::create(const fs::path& parent, const std:
     }
     fs::remove_all(path, ec);
   }
+}
+
+}  // namespace
+
+std::string scratch_stem(const std::string& entry) {
+  // .tmp-<stem>-XXXXXX, or .old-<stem>-.tmp-<stem>-XXXXXX
+  const std::string tmp = ".tmp-", old = ".old-";
+  if (entry.size() <= tmp.size() + 1 + kUniqueSuffix || entry[entry.size() - kUniqueSuffix - 1] != '-') return "";
+  if (entry.starts_with(tmp)) return entry.substr(tmp.size(), entry.size() - tmp.size() - kUniqueSuffix - 1);
+  if (!entry.starts_with(old)) return "";
+  auto rest = entry.substr(old.size(), entry.size() - old.size() - kUniqueSuffix - 1);  // <stem>-.tmp-<stem>
+  if (rest.size() < tmp.size() + 3) return "";
+  auto stem = rest.substr(0, (rest.size() - tmp.size() - 1) / 2);
+  return rest == stem + "-" + tmp + stem ? stem : "";
+}
+
+void clear_interrupted_scratch(const fs::path& parent, const std::function<fs::path(const std::string&)>& lock_of) {
+  std::error_code ec;
+  std::vector<std::string> stems;
+  for (const auto& e : fs::directory_iterator(parent, ec))
+    if (auto stem = scratch_stem(e.path().filename().string()); !stem.empty()) stems.push_back(stem);
+  std::ranges::sort(stems);
+  stems.erase(std::unique(stems.begin(), stems.end()), stems.end());
+  for (const auto& stem : stems) {
+    // A build of that name under way holds its lock: its scratch stays.
+    auto lock = common::FileLock::try_acquire(lock_of(stem));
+    if (lock && *lock) clear_leftovers_of(parent, stem);
+  }
+}
+
+common::Result<ScratchDir> ScratchDir::create(const fs::path& parent, const std::string& stem) {
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) return Error{"cannot create " + parent.string() + ": " + ec.message()};
+  clear_leftovers_of(parent, stem);
   std::string tmpl = (parent / (".tmp-" + stem + "-XXXXXX")).string();
   if (!mkdtemp(tmpl.data()))
     return Error{"cannot create a directory in " + parent.string() + ": " + std::strerror(errno)};

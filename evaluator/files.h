@@ -3,6 +3,7 @@
 // common/read_file.h's), and the scratch-directory-then-rename discipline
 // that keeps half-built suites and packages out of sight.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,18 @@ namespace evaluator {
 /// Creates the parent directories, then common::write_file_atomically: checked,
 /// fsynced, renamed; readers never see half a file, a failure leaves no scratch.
 common::Status write_file(const std::filesystem::path& path, std::string_view bytes);
+
+/// The name of the build whose scratch (or moved-aside old) directory
+/// `entry` is, or "" for an entry that is neither.
+std::string scratch_stem(const std::string& entry);
+
+/// Removes the scratch directories under `parent` that builds killed by a
+/// signal left (a destructor does not run then), of every name whose lock,
+/// `lock_of(name)`, nobody holds; a moved-aside old directory whose new one
+/// never took its place is put back. Without this, a suite built once and
+/// interrupted would keep its half-extracted bitcode until built again.
+void clear_interrupted_scratch(const std::filesystem::path& parent,
+                               const std::function<std::filesystem::path(const std::string&)>& lock_of);
 
 /// A fresh directory `<parent>/.tmp-<stem>-XXXXXX`, removed on destruction
 /// unless moved into place with commit(). Creating one removes the leftovers

@@ -43,6 +43,10 @@ fs::path suite_lock_file(const fs::path& suite_dir) {
   return dir.parent_path() / ("." + dir.filename().string() + ".lock");
 }
 
+void clear_interrupted_suite_builds(const fs::path& suites_dir) {
+  clear_interrupted_scratch(suites_dir, [&](const std::string& name) { return suite_lock_file(suites_dir / name); });
+}
+
 common::Result<std::optional<common::FileLock>> hold_suite(const fs::path& suite_dir) {
   auto file = suite_lock_file(suite_dir);
   std::error_code ec;

@@ -20,6 +20,9 @@ std::filesystem::path suites_root(const std::filesystem::path& data_dir);
 
 /// The lock a suite's builds take exclusively: `<parent>/.<name>.lock`.
 std::filesystem::path suite_lock_file(const std::filesystem::path& suite_dir);
+/// Removes what suite builds killed by a signal left under `suites_dir`
+/// (evaluator::clear_interrupted_scratch), of every suite no build holds.
+void clear_interrupted_suite_builds(const std::filesystem::path& suites_dir);
 /// Keeps a suite driftwatch built from being rebuilt (swapped for another)
 /// while it is read: a shared hold on its lock, which its builds wait for.
 /// nullopt for a directory no driftwatch build made (no lock file beside it).

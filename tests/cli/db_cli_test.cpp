@@ -38,7 +38,7 @@ TEST_CASE("db start, migrate twice, status and stop work with no configuration")
   TempDir dir;
   StopOnExit guard{dir};
   auto status = run_driftwatch({data_dir_flag(dir), "db", "status"});
-  CHECK(status.exit_code == 0);
+  CHECK(status.exit_code == 3);  // not running, as pg_ctl status says it
   CHECK(status.output.find("not created yet") != std::string::npos);
 
   auto start = run_driftwatch({data_dir_flag(dir), "db", "start"});
@@ -63,6 +63,7 @@ TEST_CASE("db start, migrate twice, status and stop work with no configuration")
   CHECK(stop.exit_code == 0);
   status = run_driftwatch({data_dir_flag(dir), "db", "status"});
   CHECK(status.output.find("stopped") != std::string::npos);
+  CHECK(status.exit_code == 3);
 }
 
 TEST_CASE("on a local disk, a server's pid file left under another host name is stale, not a reason to refuse") {

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "common/file_lock.h"
 #include "common/hash.h"
 #include "common/process.h"
 #include "common/text.h"
@@ -72,4 +73,38 @@ TEST_CASE("a suite replaced by a new build is swapped whole, and one left aside 
   }
   CHECK(common::read_file(suites / "holdout/suite.json").take() == "second");
   CHECK(std::distance(std::filesystem::directory_iterator(suites), {}) == 1);
+}
+
+TEST_CASE("a scratch directory's name says which build it was") {
+  CHECK(evaluator::scratch_stem(".tmp-smoke-Ab12Cd") == "smoke");
+  CHECK(evaluator::scratch_stem(".tmp-my-suite-Xy34Zw") == "my-suite");
+  CHECK(evaluator::scratch_stem(".old-holdout-.tmp-holdout-Qr56St") == "holdout");
+  CHECK(evaluator::scratch_stem(".old-a-.tmp-b-Qr56St") == "");
+  CHECK(evaluator::scratch_stem(".tmp-x") == "");
+  CHECK(evaluator::scratch_stem(".tmp--Ab12Cd") == "");
+  CHECK(evaluator::scratch_stem("smoke") == "");
+  CHECK(evaluator::scratch_stem(".smoke.lock") == "");
+}
+
+TEST_CASE("what killed builds left is cleared, except a build's under way") {
+  // A suite build killed by Ctrl-C runs no destructor: its scratch stays
+  // until something clears it, whatever name is built next.
+  testing::TempDir dir;
+  auto suites = dir / "suites";
+  auto lock_of = [&](const std::string& name) { return suites / ("." + name + ".lock"); };
+  for (auto name : {".tmp-smoke-Ab12Cd", ".tmp-my-suite-Xy34Zw", ".old-holdout-.tmp-holdout-Qr56St",
+                    ".tmp-train-Kk11Ll", ".tmp-x", "mine"}) {
+    std::filesystem::create_directories(suites / name);
+    std::ofstream(suites / name / "suite.json") << name;
+  }
+  auto building = common::FileLock::acquire(lock_of("train")).take();  // a build of train under way
+  evaluator::clear_interrupted_scratch(suites, lock_of);
+  CHECK_FALSE(std::filesystem::exists(suites / ".tmp-smoke-Ab12Cd"));
+  CHECK_FALSE(std::filesystem::exists(suites / ".tmp-my-suite-Xy34Zw"));
+  // The only copy of holdout, moved aside by an interrupted commit, is put back.
+  CHECK_FALSE(std::filesystem::exists(suites / ".old-holdout-.tmp-holdout-Qr56St"));
+  CHECK(common::read_file(suites / "holdout/suite.json").take() == ".old-holdout-.tmp-holdout-Qr56St");
+  CHECK(std::filesystem::exists(suites / ".tmp-train-Kk11Ll"));
+  CHECK(std::filesystem::exists(suites / ".tmp-x"));  // not a scratch name
+  CHECK(std::filesystem::exists(suites / "mine"));
 }

@@ -342,8 +342,13 @@ TEST_CASE("driftwatch suite build and list end to end") {
   // The progress line says why in one line: the status and clang's first diagnostic.
   CHECK(b.output.find("failed: broken.c: clang: exit status 1: ") != std::string::npos);
   CHECK(b.output.find("failed: broken.c: clang: exit status 1:\n") == std::string::npos);
+  // What a build of another suite killed by Ctrl-C left (no destructor
+  // ran then) goes at the next list or build.
+  auto killed = std::filesystem::path(data) / "suites" / ".tmp-other-Ab12Cd";
+  std::filesystem::create_directories(killed / "half");
   auto l = testing::run_driftwatch({"--data-dir", data, "suite", "list"});
   CHECK(l.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(killed));
   CHECK(l.output.find("smoke") != std::string::npos);  // the defaults, built or not
   CHECK(l.output.find("not built") != std::string::npos);
   CHECK(l.output.find("mine") != std::string::npos);
