@@ -10,6 +10,7 @@
 #include "cli/project.h"
 #include "common/text.h"
 #include "policy/model.h"
+#include "reports/retraining.h"
 #include "sweep/decide.h"
 #include "sweep/retrain.h"
 
@@ -61,7 +62,8 @@ void print_decision(const sweep::DecideReport& r) {
         fmt::print("  {:<6} {}\n", mark, o.rule);
         continue;
       }
-      fmt::print("  {:<6} {:<16} measured {:<10.4g} threshold {:<8.4g} {}\n", mark, o.rule, o.measured, o.threshold,
+      fmt::print("  {:<6} {:<16} measured {:<10} threshold {:<10} {}\n", mark, o.rule,
+                 reports::rule_figure(o.rule, o.unit, o.measured), reports::rule_figure(o.rule, o.unit, o.threshold),
                  o.detail);
     }
     if (!s.held.empty()) fmt::print("  kept: {}\n", s.held);

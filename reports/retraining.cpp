@@ -44,6 +44,7 @@ std::vector<RetrainPoint> after_baseline(const RetrainSeries& s) {
 
 RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   RuleOutcome o = outcome("uplift_fraction", r.fraction_on);
+  o.unit = "share";
   o.threshold = r.min_fraction;
   if (!r.fraction_on) return o;
   auto later = after_baseline(s);
@@ -89,10 +90,10 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
   o.fired = below && !small;
   o.first = last.front().sha;
   o.last = last.back().sha;
-  o.detail = "the last " + std::to_string(r.in_a_row) + " sampled check-in(s) kept at most " + num(best) +
-             " of the baseline's uplift " + common::signed_percent(base) +
+  o.detail = "the last " + std::to_string(r.in_a_row) + " sampled check-in(s) kept at most " +
+             rule_figure(o.rule, o.unit, best) + " of the baseline's uplift " + common::signed_percent(base) +
              " (each over the modules it and the baseline measured)" + (below ? ", below " : ", not below ") +
-             num(r.min_fraction);
+             rule_figure(o.rule, o.unit, r.min_fraction);
   if (small)
     o.detail += ", but the uplift fell only " + points(100 * least_drop) + " points (less than " +
                 num(100 * r.min_drop) + ", the alerts' min_uplift_change)";
@@ -142,6 +143,7 @@ RuleOutcome floor_rule(const RetrainSeries& s, const RetrainRules& r) {
       "uplift_floor", r.floor_on, r.min_uplift, s, [](const auto& p) { return p.uplift; },
       [&r](double v) { return "uplift " + uplift_beside(v, r.min_uplift) + " at the head"; },
       common::signed_percent(r.min_uplift));
+  o.unit = "uplift";
   // A policy promoted below the floor (it beat a worse one) would otherwise
   // be retrained every night at the check-in it was just trained at: the
   // floor is for an uplift that fell since.
@@ -209,6 +211,7 @@ RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
         return out;
       },
       num(100 * r.min_no_worse) + "%");
+  o.unit = "share";
   // A share the policy had already at its training check-in is how it was
   // made, not drift: retraining is for a share that fell since.
   if (o.fired && s.baseline_measured && s.baseline_is_training && o.measured >= s.points.front().no_worse) {
@@ -222,6 +225,7 @@ RuleOutcome no_worse_rule(const RetrainSeries& s, const RetrainRules& r) {
 
 RuleOutcome features_rule(const RetrainSeries& s, const RetrainRules& r) {
   RuleOutcome o = outcome("features", r.features_on);
+  o.unit = "features";
   o.threshold = 0;
   if (!r.features_on) return o;
   if (!s.unusable_sha.empty()) {
@@ -256,6 +260,7 @@ RuleOutcome age_rule(const RetrainSeries& s, const RetrainRules& r) {
   bool by_days = r.max_age_days > 0 && s.age_days > r.max_age_days;
   // The measure reported is the one that fired, else the check-ins when they are limited.
   bool days = by_days || (!by_checkins && r.max_age_checkins == 0);
+  o.unit = days ? "days" : "check-ins";
   o.measured = days ? s.age_days : s.age_checkins;
   o.threshold = days ? r.max_age_days : r.max_age_checkins;
   o.fired = by_checkins || by_days;
@@ -267,6 +272,17 @@ RuleOutcome age_rule(const RetrainSeries& s, const RetrainRules& r) {
 }
 
 }  // namespace
+
+std::string rule_figure(const std::string& rule, const std::string& unit, double value) {
+  auto u = !unit.empty()                                    ? unit
+           : rule == "uplift_fraction" || rule == "no_worse" ? std::string("share")
+           : rule == "uplift_floor"                          ? std::string("uplift")
+                                                             : std::string();
+  if (u == "share") return fmt::format("{:.1f}%", 100 * value);
+  if (u == "uplift") return common::signed_percent(value);
+  if (u == "days" || u == "check-ins") return num(std::floor(value)) + " " + u;
+  return num(value);
+}
 
 std::optional<std::string> validate(const RetrainRules& r) {
   if (r.fraction_on && !(r.min_fraction > 0 && r.min_fraction <= 1))

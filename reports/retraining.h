@@ -88,7 +88,13 @@ struct RuleOutcome {
   double threshold = 0;
   std::string first, last;  ///< the check-ins the evidence covers
   std::string detail;       ///< one sentence, for people
+  std::string unit;         ///< of measured and threshold: share, uplift, features, days, check-ins
 };
+
+/// A rule's measured value or threshold as people read it: a share or an
+/// uplift in per cent ("82.0%", "+0.82%"), an age with its unit ("30 days").
+/// `unit` as in RuleOutcome; a decision stored without one is read by its rule.
+std::string rule_figure(const std::string& rule, const std::string& unit, double value);
 
 struct SuiteDecision {
   std::string suite;

@@ -15,6 +15,7 @@
 #include "db/policies.h"
 #include "policy/model.h"
 #include "reports/drift.h"
+#include "reports/retraining.h"
 #include "reports/render.h"
 #include "reports/web_assets.h"
 #include "sweep/compat_features.h"
@@ -79,8 +80,9 @@ reports::Decision decision_of(const db::DecisionRow& row, const reports::ReportD
         bool f = r.value("fired", false);
         if (f && held.empty()) fired.insert(rule);
         x.evidence.push_back(
-            fmt::format("{}: {} measured {:.4g}, threshold {:.4g}: {}{}", suite, rule, r.value("measured", 0.0),
-                        r.value("threshold", 0.0),
+            fmt::format("{}: {} measured {}, threshold {}: {}{}", suite, rule,
+                        reports::rule_figure(rule, r.value("unit", std::string()), r.value("measured", 0.0)),
+                        reports::rule_figure(rule, r.value("unit", std::string()), r.value("threshold", 0.0)),
                         f ? (held.empty() ? "fired" : "fired, held")
                           : (r.value("evaluated", true) ? "did not fire" : "not evaluated"),
                         r.value("detail", std::string()).empty() ? "" : " (" + r.value("detail", std::string()) + ")"));

@@ -4,6 +4,8 @@
 // database; --serve answering a real HTTP GET.
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
+
+#include <regex>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -300,6 +302,11 @@ TEST_CASE(
   INFO(d.output);
   CHECK(d.output.find("(over 4 of the suite's 5 modules: the compiler's default failed on the others there)") !=
         std::string::npos);
+  // The share and its threshold in per cent, as the sentence says them
+  // (before: "measured 1 threshold 0.9").
+  auto line = d.output.substr(d.output.find("no_worse"));
+  line = line.substr(0, line.find('\n'));
+  CHECK(std::regex_search(line, std::regex(R"(measured \d+\.\d% +threshold \d+\.\d% )")));
 }
 
 TEST_CASE("report: a retraining decision that judged an older head than the latest measured says it is out of date") {

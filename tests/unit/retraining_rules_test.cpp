@@ -463,3 +463,29 @@ TEST_CASE("a candidate that wins only because its compile breaks the active poli
   candidate.failed = 0;
   CHECK(reports::judge_candidate(active, candidate, s).promote);
 }
+
+TEST_CASE("a rule's figures read as people say them") {
+  CHECK(reports::rule_figure("no_worse", "share", 0.959) == "95.9%");
+  CHECK(reports::rule_figure("uplift_fraction", "share", 0.5) == "50.0%");
+  CHECK(reports::rule_figure("uplift_floor", "uplift", 0.0082) == "+0.82%");
+  CHECK(reports::rule_figure("age", "days", 30.7) == "30 days");
+  CHECK(reports::rule_figure("age", "check-ins", 12) == "12 check-ins");
+  CHECK(reports::rule_figure("features", "features", 2) == "2");
+  // A decision stored before the unit was: read by its rule.
+  CHECK(reports::rule_figure("no_worse", "", 0.9) == "90.0%");
+  CHECK(reports::rule_figure("uplift_floor", "", -0.001) == "-0.10%");
+  CHECK(reports::rule_figure("age", "", 30) == "30");
+}
+
+TEST_CASE("every rule says the unit of its figures") {
+  auto s = series({0.02, 0.01});
+  RetrainRules r = only("");
+  r.age_on = r.features_on = r.floor_on = r.no_worse_on = r.fraction_on = true;
+  r.max_age_days = 365;
+  auto d = reports::decide(s, r);
+  CHECK(d.rules.size() == 5);
+  for (const auto& o : d.rules) {
+    INFO(o.rule);
+    CHECK_FALSE(o.unit.empty());
+  }
+}
