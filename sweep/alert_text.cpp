@@ -121,7 +121,8 @@ std::string alert_sentence(const db::AlertView& a) {
     return "uplift on " + a.suite + " " +
            reports::uplift_change_text(a.kind == "uplift-dropped", spread,
                                        d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
-                                       num("after", "uplift")) +
+                                       num("after", "uplift"), d.is_discarded() ? 0.0 : d.value("default_delta", 0.0),
+                                       d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)) +
            at;
   if (a.kind == "build-broken")
     return "the build broke at " + where + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) +

@@ -93,7 +93,7 @@ std::string Finding::sentence() const {
   else if (kind == "uplift-dropped" || kind == "uplift-rose")
     what = "uplift on " + suite + " " +
            reports::uplift_change_text(kind == "uplift-dropped", spread, change.uplift_delta, before.uplift,
-                                       after.uplift);
+                                       after.uplift, change.default_delta, change.learned_delta);
   else if (kind == "modules-failing" || kind == "compiler-failing")
     what = failing_modules_text(kind, newly_failing, suite);
   else if (kind == "modules-flipped")

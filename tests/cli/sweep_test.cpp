@@ -659,7 +659,7 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   add("2026-01-15", "delta", "-inline-threshold=40");
   auto backfilled = p.sweep_ok();
   INFO(backfilled.output);
-  CHECK(backfilled.output.find("NEW uplift on testdata rose from -1.59% to +6.19%: toolchain delta") !=
+  CHECK(backfilled.output.find("NEW uplift on testdata rose from -1.59% to +6.19% (total .text: default +10.35%, learned +0.00%): toolchain delta") !=
         std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "1");
   CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id)
@@ -671,7 +671,7 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   p.set(delta, "");
   auto withdrawn = p.sweep_ok();
   INFO(withdrawn.output);
-  CHECK(withdrawn.output.find("NEW uplift on testdata rose from -1.59% to +6.19%: toolchain alpha") !=
+  CHECK(withdrawn.output.find("NEW uplift on testdata rose from -1.59% to +6.19% (total .text: default +10.35%, learned +0.00%): toolchain alpha") !=
         std::string::npos);
   CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id) == "open: found again");
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "1");

@@ -238,6 +238,11 @@ TEST_CASE("an uplift rise inside two samples that hides a drop in parts leaves t
   CHECK(reports::uplift_change_text(false, false, 0.0025, 0.05, 0.0525) == "rose from +5.00% to +5.25%");
   // A level a hair below zero is "+0.00%": no "-0.00%" that reads as a loss.
   CHECK(reports::uplift_change_text(true, false, -0.003, 0.003, -0.00001) == "dropped from +0.30% to +0.00%");
+  // Which total moved: here the default's shrank, the policy's did not grow.
+  CHECK(reports::uplift_change_text(true, false, -0.007, 0.008, 0.001, -0.0070, 0.00002) ==
+        "dropped from +0.80% to +0.10% (total .text: default -0.70%, learned +0.00%)");
+  CHECK(reports::uplift_change_text(true, false, -0.007, 0.008, 0.001, 0.00001, -0.00001) ==
+        "dropped from +0.80% to +0.10%");
   // A step inside that carries the samples' change whole leaves nothing.
   s = {{0.050, 1000, 950}, {0.050, 1000, 950}, {0.047, 1000, 953}, {0.047, 1000, 953}};
   found = steps_of(s, {true, false, false, true}, {0.002, 0});
