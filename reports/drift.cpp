@@ -354,10 +354,10 @@ std::string change_kind(const LevelChange& c, std::size_t win_to_loss, int flip_
 std::string uplift_change_text(bool dropped, bool spread, double rest, double before, double after,
                                double default_delta, double learned_delta) {
   const char* moved = dropped ? "dropped" : "rose";
-  auto text = spread ? fmt::format("{} {:.2f} points in parts (samples {} → {})", moved, 100 * std::abs(rest),
-                                   common::signed_percent(before), common::signed_percent(after))
-                     : fmt::format("{} from {} to {}", moved, common::signed_percent(before),
-                                   common::signed_percent(after));
+  auto text =
+      spread ? fmt::format("{} {:.2f} points in parts (samples {} → {})", moved, 100 * std::abs(rest),
+                           common::signed_percent(before), common::signed_percent(after))
+             : fmt::format("{} from {} to {}", moved, common::signed_percent(before), common::signed_percent(after));
   // An uplift falls as much when the default's code shrinks (the compiler
   // improved its own heuristic) as when the policy's grows (the compiler
   // changed under it): which one it was is where the reader starts.

@@ -274,7 +274,7 @@ RuleOutcome age_rule(const RetrainSeries& s, const RetrainRules& r) {
 }  // namespace
 
 std::string rule_figure(const std::string& rule, const std::string& unit, double value) {
-  auto u = !unit.empty()                                    ? unit
+  auto u = !unit.empty()                                     ? unit
            : rule == "uplift_fraction" || rule == "no_worse" ? std::string("share")
            : rule == "uplift_floor"                          ? std::string("uplift")
                                                              : std::string();

@@ -44,9 +44,9 @@ reports::RetrainPoint retrain_point(const db::SeriesPoint& p, std::size_t suite_
 }
 
 json rule_json(const reports::RuleOutcome& o) {
-  return {{"rule", o.rule},   {"enabled", o.enabled},   {"evaluated", o.evaluated},
-          {"fired", o.fired}, {"measured", o.measured}, {"threshold", o.threshold}, {"unit", o.unit},
-          {"first", o.first}, {"last", o.last},         {"detail", o.detail}};
+  return {{"rule", o.rule},         {"enabled", o.enabled},     {"evaluated", o.evaluated}, {"fired", o.fired},
+          {"measured", o.measured}, {"threshold", o.threshold}, {"unit", o.unit},           {"first", o.first},
+          {"last", o.last},         {"detail", o.detail}};
 }
 
 }  // namespace

@@ -4,8 +4,6 @@
 // database; --serve answering a real HTTP GET.
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
-
-#include <regex>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +12,7 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <thread>
 

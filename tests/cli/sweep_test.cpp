@@ -659,8 +659,8 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   add("2026-01-15", "delta", "-inline-threshold=40");
   auto backfilled = p.sweep_ok();
   INFO(backfilled.output);
-  CHECK(backfilled.output.find("NEW uplift on testdata rose from -1.59% to +6.19% (total .text: default +10.35%, learned +0.00%): toolchain delta") !=
-        std::string::npos);
+  CHECK(backfilled.output.find("NEW uplift on testdata rose from -1.59% to +6.19% (total .text: default +10.35%, "
+                               "learned +0.00%): toolchain delta") != std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "1");
   CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id)
             .starts_with("resolved: the toolchains no longer show this change where it was found"));
@@ -671,8 +671,8 @@ TEST_CASE("nightly toolchains: a change of the uplift between two nightlies is a
   p.set(delta, "");
   auto withdrawn = p.sweep_ok();
   INFO(withdrawn.output);
-  CHECK(withdrawn.output.find("NEW uplift on testdata rose from -1.59% to +6.19% (total .text: default +10.35%, learned +0.00%): toolchain alpha") !=
-        std::string::npos);
+  CHECK(withdrawn.output.find("NEW uplift on testdata rose from -1.59% to +6.19% (total .text: default +10.35%, "
+                              "learned +0.00%): toolchain alpha") != std::string::npos);
   CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id) == "open: found again");
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE state = 'open'") == "1");
   std::ofstream(p.config, std::ios::app) << delta;

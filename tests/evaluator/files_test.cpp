@@ -1,5 +1,7 @@
 // Files and directories read and written whole: a read that fails part way
 // is an error naming the file, output is bounded, a suite is replaced whole.
+#include "evaluator/files.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -7,9 +9,8 @@
 #include "common/file_lock.h"
 #include "common/hash.h"
 #include "common/process.h"
-#include "common/text.h"
 #include "common/read_file.h"
-#include "evaluator/files.h"
+#include "common/text.h"
 #include "tests/support/temp_dir.h"
 
 TEST_CASE("a file whose read fails gives an error naming it, not the hash of what was read") {
