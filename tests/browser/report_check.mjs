@@ -144,6 +144,14 @@ try {
     await page.waitForFunction(() => window.driftwatchReport.settled(), null, { timeout: 120000 });
     out.resort_ms = Date.now() - t;
   }
+  // At a phone's width the page itself must not scroll sideways: wide
+  // tables scroll inside themselves (out.phone: the page's and the window's widths).
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(300);
+  out.phone = await page.evaluate(() => ({
+    page_width: document.documentElement.scrollWidth,
+    window_width: document.documentElement.clientWidth,
+  }));
   out.injected_ran = await page.evaluate(() => window.pwned !== undefined);
   out.script_elements = await page.evaluate(() => document.scripts.length);
 } catch (e) {

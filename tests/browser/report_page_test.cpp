@@ -77,6 +77,8 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   REQUIRE(b.exit_code == 0);
   auto page = nlohmann::json::parse(common::last_line(b.output));
   CHECK(page["console_errors"].empty());
+  // At a phone's width the page does not scroll sideways (its tables do).
+  CHECK(page["phone"]["page_width"].get<int>() <= page["phone"]["window_width"].get<int>());
   CHECK(page["charts"]["holdout"]["uplift_points"] == 4);
   // The partial point's uplift is over other modules: off the line, apart.
   CHECK(page["charts"]["holdout"]["uplift_line_gaps"] == 1);
