@@ -1,6 +1,5 @@
 #include "reports/render.h"
 
-#include <cctype>
 #include <fmt/core.h>
 
 #include <cmath>
@@ -598,16 +597,15 @@ std::string markdown_escape(std::string_view text) {
     bool block_start = (i == 0 && (c == '#' || c == '+' || c == '-' || c == '=')) ||
                        (i == digits && digits > 0 && (c == '.' || c == ')'));
     switch (c) {
-      // A backslash, not an entity: "Priya <priya@example.org>" reads as
-      // "Priya \<priya@example.org\>" in a mail, not "&lt;…&gt;"; an & only
-      // where it would start an entity.
-      case '&':
-        if (i + 1 < line.size() && (std::isalpha(static_cast<unsigned char>(line[i + 1])) || line[i + 1] == '#'))
-          out += '\\';
-        out += c;
-        break;
       case '<':
+        out += "&lt;";
+        break;
       case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
       case '\\':
       case '`':
       case '*':

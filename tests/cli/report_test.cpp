@@ -93,15 +93,9 @@ TEST_CASE(
   REQUIRE_MESSAGE(!culprit.empty(), data["alerts"].dump());
 
   auto md = read(out / "report.md");
-  // No tag a Markdown viewer would take as HTML: each < is escaped.
-  auto raw = [&md](const std::string& tag) {
-    for (auto at = md.find(tag); at != std::string::npos; at = md.find(tag, at + 1))
-      if (at == 0 || md[at - 1] != '\\') return true;
-    return false;
-  };
-  CHECK_FALSE(raw("<script>"));
-  CHECK_FALSE(raw("<img"));
-  CHECK(md.find("looking \\<img src=x onerror=\"window.pwned=3\"\\> second 'line'") != std::string::npos);
+  CHECK(md.find("<script>") == std::string::npos);
+  CHECK(md.find("<img") == std::string::npos);
+  CHECK(md.find("looking &lt;img src=x onerror=\"window.pwned=3\"&gt; second 'line'") != std::string::npos);
 
   // The screenshot stays in the test's working directory (build/tests) for people to look at.
   auto shot = fs::absolute("report_browser_test.png");

@@ -88,8 +88,7 @@ TEST_CASE("markdown_escape keeps text on one line with no markup") {
   auto md = reports::markdown_escape(kHostile);
   CHECK(md.find('\n') == std::string::npos);
   CHECK(md.find("<script>") == std::string::npos);
-  CHECK(md.find("\\<script\\>") != std::string::npos);
-  CHECK(reports::markdown_escape("A & B &amp; C") == "A & B \\&amp; C");
+  CHECK(md.find("&lt;script&gt;") != std::string::npos);
   CHECK(md.find("\\[link\\](http://x)") != std::string::npos);
   CHECK(reports::markdown_escape("# 1. - a_b") == "\\# 1. - a\\_b");
   CHECK(reports::markdown_escape("12. x") == "12\\. x");
@@ -155,7 +154,7 @@ TEST_CASE("render_html escapes every untrusted text and inlines the data once") 
 
 TEST_CASE("render_markdown gives the alerts and the decision with evidence and commit links") {
   auto md = reports::render_markdown(sample());
-  CHECK(md.find("# Drift report: toy \\<proj\\>") == 0);
+  CHECK(md.find("# Drift report: toy &lt;proj&gt;") == 0);
   CHECK(md.find("## Alerts — open: 1 of 1\n") != std::string::npos);
   CHECK(md.find("[`bbbbbbbbbbbb`](https://git.example.org/dwcc/commit/bbbbbbbbbbbbbbbbbbbb)") != std::string::npos);
   CHECK(md.find("turned from win to loss: hashtable") != std::string::npos);
@@ -170,7 +169,7 @@ TEST_CASE("render_markdown gives the alerts and the decision with evidence and c
   auto md2 = reports::render_markdown(with_decision);
   CHECK(md2.find("**retrain** (2026-11-30 12:10:00 UTC)") != std::string::npos);
   CHECK(reports::render_html(with_decision, kAssets).find("retrain (2026-11-30 12:10:00 UTC)") != std::string::npos);
-  CHECK(md2.find("- uplift +0.50% \\< +1.00% for 2 check-ins") != std::string::npos);
+  CHECK(md2.find("- uplift +0.50% &lt; +1.00% for 2 check-ins") != std::string::npos);
 }
 
 TEST_CASE("a modules-failing alert names its failing modules in every format, not the modules that moved") {
@@ -245,7 +244,7 @@ TEST_CASE("a sweep whose evaluations did not finish is no empty report: the suit
   CHECK(md.find("Nothing measured yet") == std::string::npos);
   CHECK(
       md.find(
-          "- testdata: `dddddddddddd` 2026-01-01 Speed up \\<the\\> inliner: its evaluation failed (job 9: worker") !=
+          "- testdata: `dddddddddddd` 2026-01-01 Speed up &lt;the&gt; inliner: its evaluation failed (job 9: worker") !=
       std::string::npos);
   auto html = reports::render_html(d, kAssets);
   CHECK(html.find("id=\"empty-report\"") == std::string::npos);
