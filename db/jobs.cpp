@@ -18,6 +18,18 @@ namespace db {
   "state = 'queued', attempts = 0, error = NULL, failed_hosts = '{}', machine_failures = 0, timeouts = 0, " \
   "given_back = 0"
 
+// A build job done without a compiler, which a person may run again: its
+// outcome is recorded as the check-in's, but a failure the machine caused
+// (a linker killed by a bus error on both tries) can look like the check-in's own.
+#define RETRYABLE_BUILD(job)                                                                            \
+  "(" job ".kind = 'build' AND (COALESCE(" job ".result->>'outcome', '') IN ('timeout', 'build-failed', " \
+  "'configure-failed', 'missing-artifact') OR COALESCE((" job ".result->>'retryable')::boolean, false)))"
+// A build job run again by a person builds from scratch: its cached
+// failure is what is being doubted.
+#define REBUILT_PAYLOAD(job)                                                                          \
+  "CASE WHEN " job ".kind = 'build' AND " job ".state = 'done' THEN " job ".payload || '{\"rebuild\": true}'::jsonb " \
+  "ELSE " job ".payload END"
+
 #define OF_PROJECT(table, project) \
   "(" table ".project = " project " OR EXISTS (SELECT 1 FROM job_projects jp WHERE jp.job_id = " table \
   ".id AND jp.project = " project "))"
@@ -160,12 +172,21 @@ std::optional<LastSweep> last_sweep(Database& db, const std::string& project) {
 #define BUILD_TRIED_AGAIN                                                                  \
   "(jobs.state = 'skipped' AND EXISTS (SELECT 1 FROM jobs d WHERE d.id = jobs.depends_on AND " \
   "(d.state IN ('queued', 'running') OR (d.state = 'done' AND d.result->>'outcome' = 'ok'))))"
+// A build job that gave no compiler, where one was built since under the
+// same recipe (`driftwatch build --rebuild` after a failure the machine
+// caused): run again, it is served from the cache, and its evaluations follow.
+#define BUILT_SINCE                                                                                          \
+  "(jobs.kind = 'build' AND jobs.state = 'done' AND COALESCE(jobs.result->>'outcome', '') <> 'ok' AND "      \
+  "EXISTS (SELECT 1 FROM builds bu JOIN commits co ON co.id = bu.commit_id JOIN recipes re ON re.id = "    \
+  "bu.recipe_id WHERE co.sha = jobs.payload->>'sha' AND re.content_hash = jobs.payload->>'recipe_hash' AND " \
+  "bu.outcome = 'ok' AND bu.built_at > COALESCE(jobs.finished_at, jobs.updated_at)))"
 // A job a person cancelled is left so by the rest of the sweep that ran it
 // (its bisection planning the check-in again): the next sweep takes it back.
 #define CANCELLED_IN_THIS_SWEEP \
   "(jobs.sweep_id IS NOT DISTINCT FROM NULLIF($8, 0) AND starts_with(COALESCE(jobs.error, ''), $9))"
-#define RETRY_CONDITION \
-  "((jobs.state = 'failed' AND NOT " CANCELLED_IN_THIS_SWEEP ") OR " BUILD_TRIED_AGAIN " OR " LOST_EVALUATION ")"
+#define RETRY_CONDITION                                                                                   \
+  "((jobs.state = 'failed' AND NOT " CANCELLED_IN_THIS_SWEEP ") OR " BUILD_TRIED_AGAIN " OR " LOST_EVALUATION \
+  " OR " BUILT_SINCE ")"
 
 std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_id, const std::vector<JobSpec>& jobs) {
   return db.impl().guarded("enqueueing jobs", [&] {
@@ -193,7 +214,9 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       // farm's shared mount, the suite's directory) are today's: a job
                       // run again with yesterday's would fail as it did.
                       "  payload = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
-                      "    THEN jobs.payload ELSE EXCLUDED.payload END, "
+                      "    THEN jobs.payload ELSE EXCLUDED.payload || CASE WHEN jobs.state IN ('queued', 'running') "
+                      // A build a person retried keeps its order to build from scratch.
+                      "    AND jobs.payload ? 'rebuild' THEN jsonb_build_object('rebuild', true) ELSE '{}'::jsonb END END, "
                       // Never below the attempts a queued or running job has made.
                       "  max_attempts = CASE WHEN " RETRY_CONDITION " THEN EXCLUDED.max_attempts "
                       "    WHEN jobs.state IN ('done', 'skipped') THEN jobs.max_attempts "
@@ -213,6 +236,7 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
   });
 }
 #undef RETRY_CONDITION
+#undef BUILT_SINCE
 #undef CANCELLED_IN_THIS_SWEEP
 
 std::optional<Job> claim_job(Database& db, const std::string& project, const std::string& owner,
@@ -677,8 +701,7 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
     std::vector<Id> ids;
     auto dep = tx.exec_params(
         "SELECT b.id, b.state, COALESCE(b.result->>'outcome', ''), "
-        "  b.state = 'failed' OR (b.state = 'done' AND (b.result->>'outcome' = 'timeout' "
-        "    OR COALESCE((b.result->>'retryable')::boolean, false))) "
+        "  b.state = 'failed' OR (b.state = 'done' AND " RETRYABLE_BUILD("b") ") "
         "FROM jobs e JOIN jobs b ON b.id = e.depends_on WHERE e.id = $1 AND e.state = 'skipped'",
         job_id);
     if (!dep.empty()) {
@@ -687,7 +710,7 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
       if (dep[0][3].as<bool>()) {
         tx.exec_params("UPDATE jobs SET " QUEUED_AFRESH
                        ", lease_owner = NULL, lease_expires_at = NULL, "
-                       "finished_at = NULL, updated_at = now() WHERE id = $1",
+                       "finished_at = NULL, updated_at = now(), payload = " REBUILT_PAYLOAD("jobs") " WHERE id = $1",
                        build);
         ids.push_back(build);
         // Its other evaluations skipped with this one, as `jobs retry <build>` does.
@@ -704,19 +727,18 @@ common::Result<std::vector<Id>> retry_job_now(Database& db, Id job_id) {
     }
     auto r = tx.exec_params(
         "UPDATE jobs SET " QUEUED_AFRESH ", lease_owner = NULL, "
-        "lease_expires_at = NULL, finished_at = NULL, updated_at = now() WHERE id = $1 AND (state IN ('failed', 'skipped') "
-        // A build every attempt of which timed out (or failed without a
-        // word) is done (the next sweep leaves it), but people may try it again.
-        "  OR (state = 'done' AND kind = 'build' AND (result->>'outcome' = 'timeout' "
-        "      OR COALESCE((result->>'retryable')::boolean, false)))) RETURNING id",
+        "lease_expires_at = NULL, finished_at = NULL, updated_at = now(), payload = " REBUILT_PAYLOAD("jobs") " "
+        "WHERE id = $1 AND (state IN ('failed', 'skipped') "
+        // A build recorded as the check-in's (it timed out, failed without a
+        // word, or failed to build) is done, and the next sweep leaves it;
+        // but people may know the machine failed it, and try it again.
+        "  OR (state = 'done' AND kind = 'build' AND " RETRYABLE_BUILD("jobs") ")) RETURNING id",
         job_id);
     if (r.empty()) {
       auto s = tx.exec_params("SELECT state FROM jobs WHERE id = $1", job_id);
       if (s.empty()) return common::Error{"no job " + std::to_string(job_id)};
-      return common::Error{
-          "job " + std::to_string(job_id) + " is " + s[0][0].as<std::string>() +
-          "; only failed or skipped jobs (and builds recorded after failing every attempt by a timeout "
-          "or without a word, or toolchains that lacked an artifact) are retried"};
+      return common::Error{"job " + std::to_string(job_id) + " is " + s[0][0].as<std::string>() +
+                           "; only failed or skipped jobs, and builds that gave no compiler, are retried"};
     }
     ids.insert(ids.begin(), job_id);
     for (const auto& row : tx.exec_params(

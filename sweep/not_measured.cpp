@@ -45,8 +45,10 @@ std::string unfinished_reason(const db::UnfinishedEvaluation& j) {
         "its evaluation (job {}) was skipped, but its build (job {}) gave a compiler since; the next "
         "sweep measures it",
         j.id, j.build_id);
-  return fmt::format("its evaluation was skipped (job {}): its build gave no compiler{}", j.id,
-                     j.build_outcome.empty() ? "" : " (" + j.build_outcome + ")");
+  return fmt::format(
+      "its evaluation was skipped (job {}): its build gave no compiler{}; if the machine failed it, "
+      "`driftwatch jobs retry {}` builds it again",
+      j.id, j.build_outcome.empty() ? "" : " (" + j.build_outcome + ")", j.build_id);
 }
 
 std::vector<NotMeasured> not_measured(const std::vector<db::UnfinishedEvaluation>& jobs,

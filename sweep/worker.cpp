@@ -212,6 +212,13 @@ class Executor {
                          std::to_string(jobs));
     }
     auto b = tracker::build_checkin(g, r, *commit, {o_.data_dir, jobs, false, o_.log}).take();
+    // Retried by a person (`jobs retry`) after it was recorded as failing:
+    // the cached failure is what they doubt, so it is built again; a
+    // compiler cached since (`driftwatch build --rebuild`) is taken as it is.
+    if (p.value("rebuild", false) && b.result.from_cache && b.result.outcome != builder::Outcome::Ok) {
+      if (o_.log) o_.log("build " + sha.substr(0, 12) + ": retried by hand, built again rather than taken from the cache");
+      b = tracker::build_checkin(g, r, *commit, {o_.data_dir, jobs, true, o_.log}).take();
+    }
     bool timeout = b.result.outcome == builder::Outcome::Timeout;
     // Two timeouts in a row are the check-in's: a build that hangs (a
     // generator step that never ends) would spend a third on every sweep.
@@ -470,7 +477,8 @@ std::vector<std::string> builds_without_compiler(db::Database& db, const std::st
     auto where = label.empty() ? payload.value("sha", std::string()).substr(0, 12) : "toolchain " + label;
     auto message = common::printable(common::last_line(result.value("message", std::string())));
     if (message.size() > 160) message = common::valid_utf8(message.substr(0, 157)) + "...";
-    out.push_back(where + ": " + outcome + (message.empty() ? "" : " (" + message + ")"));
+    out.push_back(where + " (build job " + std::to_string(j.id) + "): " + outcome +
+                  (message.empty() ? "" : " (" + message + ")"));
   }
   return out;
 }

@@ -433,8 +433,7 @@ TEST_CASE("a job that always fails ends failed after its attempts with its reaso
   CHECK(p.psql("SELECT state || ' ' || attempts FROM jobs WHERE id = " + bad) == "queued 0");
   auto wrong = p.run({"jobs", "retry", p.psql("SELECT min(id) FROM jobs")});
   CHECK(wrong.exit_code == 2);
-  CHECK(wrong.output.find("is done; only failed or skipped jobs (and builds recorded after failing every attempt by a "
-                         "timeout or without a word, or toolchains that lacked an artifact) are retried") !=
+  CHECK(wrong.output.find("is done; only failed or skipped jobs, and builds that gave no compiler, are retried") !=
         std::string::npos);
   // A job of another project is named, not "cancelled 0 job(s)" with exit 0.
   auto elsewhere = p.run({"jobs", "cancel", bad, "--project", "someone-else"});
@@ -922,7 +921,9 @@ TEST_CASE("a check-in whose build times out twice is recorded as such, and the n
   CHECK(first.output.find("built again at -j") == std::string::npos);
   // Named in the summary, which a quiet (-q) night prints too; by the sweep that ran them only.
   auto built_first = p.psql("SELECT payload->>'sha' FROM jobs WHERE kind = 'build' ORDER BY id LIMIT 1");
-  CHECK(first.output.find("  did not build: " + built_first.substr(0, 12) + ": timeout (") != std::string::npos);
+  auto first_job = p.psql("SELECT id FROM jobs WHERE kind = 'build' ORDER BY id LIMIT 1");
+  CHECK(first.output.find("  did not build: " + built_first.substr(0, 12) + " (build job " + first_job +
+                          "): timeout (") != std::string::npos);
 
   // Before, every night's sweep put the jobs back and spent the timeouts again on each.
   auto again = p.sweep(p.dsn);
@@ -1036,6 +1037,74 @@ TEST_CASE("a check-in whose build fails without a word under ninja on every atte
   INFO(retry.output);
   CHECK(retry.exit_code == 0);
   CHECK(p.psql("SELECT state FROM jobs WHERE id = " + id) == "queued");
+}
+
+TEST_CASE("a check-in recorded as not building by the machine's doing is measured after `jobs retry`, or after "
+          "`build --rebuild`") {
+  Project p;
+  p.make_small();
+  // The sample compiler's recipe, but its link dies of a bus error while a
+  // file says the machine is failing: on both tries of every attempt, so
+  // the check-in is recorded as not building (and that result cached).
+  auto failing = p.dir / "bus-error";
+  std::ofstream(failing) << "";
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string ninja = "command = \"ninja -C {build} -j {jobs}\"";
+  auto at = text.find(ninja);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, ninja.size(),
+               "command = \"if [ -e " + failing.string() +
+                   " ]; then echo 'collect2: fatal error: ld terminated with signal 7 [Bus error]'; exit 1; fi; "
+                   "ninja -C {build} -j {jobs}\"");
+  auto recipe = (p.dir / "flaky-disk.toml").string();
+  std::ofstream(recipe) << text;
+  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
+  auto first = p.sweep(p.dsn);
+  INFO(first.output);
+  auto builds = p.psql("SELECT count(*) FROM jobs WHERE kind = 'build'");
+  REQUIRE(std::stoi(builds) >= 2);
+  REQUIRE(p.psql("SELECT count(*) FROM builds WHERE outcome = 'build-failed'") == builds);
+  REQUIRE(p.psql("SELECT count(*) FROM evaluations") == "0");
+  std::filesystem::remove(failing);
+  // The machine is mended, but the check-ins' results stand: nothing is measured on its own.
+  auto unchanged = p.sweep(p.dsn);
+  INFO(unchanged.output);
+  CHECK(p.psql("SELECT count(*) FROM evaluations") == "0");
+  // Each says its build job, and how to build it again.
+  auto one = p.psql("SELECT min(id) FROM jobs WHERE kind = 'build'");
+  auto one_sha = p.psql("SELECT payload->>'sha' FROM jobs WHERE id = " + one);
+  CHECK(first.output.find("did not build: " + one_sha.substr(0, 12) + " (build job " + one + "): build-failed") !=
+        std::string::npos);
+  CHECK(first.output.find("`driftwatch jobs retry <build job>` builds it again") != std::string::npos);
+
+  // A person retries one build: built again, not the cached failure; its evaluation follows.
+  auto retry = p.run({"jobs", "retry", one});
+  INFO(retry.output);
+  REQUIRE(retry.exit_code == 0);
+  auto after_retry = p.sweep(p.dsn);
+  INFO(after_retry.output);
+  CHECK(after_retry.exit_code == 0);
+  CHECK(after_retry.output.find("retried by hand, built again") != std::string::npos);
+  CHECK(p.psql("SELECT result->>'outcome' FROM jobs WHERE id = " + one) == "ok");
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE kind = 'eval' AND state = 'done' AND depends_on = " + one) == "1");
+  CHECK(p.psql("SELECT count(*) FROM evaluations WHERE status = 'done'") == "1");
+
+  // Another is built by hand (`build --rebuild`): the next sweep takes its compiler and measures it.
+  auto other = p.psql("SELECT max(id) FROM jobs WHERE kind = 'build'");
+  auto sha = p.psql("SELECT payload->>'sha' FROM jobs WHERE id = " + other);
+  auto rebuilt = p.run({"build", "--repo", p.repo, "--recipe", recipe, "--commit", sha, "--rebuild"});
+  INFO(rebuilt.output);
+  REQUIRE(rebuilt.exit_code == 0);
+  auto after_rebuild = p.sweep(p.dsn);
+  INFO(after_rebuild.output);
+  CHECK(after_rebuild.exit_code == 0);
+  CHECK(p.psql("SELECT result->>'outcome' FROM jobs WHERE id = " + other) == "ok");
+  CHECK(p.psql("SELECT count(*) FROM jobs WHERE kind = 'eval' AND state = 'done' AND depends_on = " + other) == "1");
+  // And the sweep after that builds nothing again: the retried jobs are done.
+  auto quiet = p.sweep(p.dsn);
+  INFO(quiet.output);
+  CHECK(quiet.output.find("] build ") == std::string::npos);
 }
 
 TEST_CASE("a local sweep names a job that failed outside its own workers: given up when claimed after a dead worker's last attempt") {

@@ -44,7 +44,8 @@ TEST_CASE("a skipped evaluation is explained by its build job, which never finis
   skipped.build_state = db::kJobDone;
   skipped.build_outcome = "timeout";
   CHECK(sweep::unfinished_reason(skipped) ==
-        "its evaluation was skipped (job 20): its build gave no compiler (timeout)");
+        "its evaluation was skipped (job 20): its build gave no compiler (timeout); if the machine failed it, "
+        "`driftwatch jobs retry 19` builds it again");
   // A shared build another project's sweep rebuilt since: the next sweep queues the evaluation again.
   skipped.build_outcome = "ok";
   CHECK(
