@@ -33,9 +33,9 @@ void db_stop(const Context& ctx) {
   fmt::print("embedded PostgreSQL in {} {}\n", c.root().string(), was_running ? "stopped" : "was not running");
 }
 
-// Exit status 3 when the embedded server is not running, as `pg_ctl status`
-// says it, so a health check or a unit's ExecStartPre can test it.
-constexpr int kNotRunning = 3;
+// Exit status 3 when the embedded server is not running, 4 when there is
+// none yet, as `pg_ctl status` says them, so a health check can test it.
+constexpr int kNotRunning = 3, kNotCreated = 4;
 
 void db_status(Context& ctx) {
   if (ctx.embedded()) {
@@ -43,7 +43,7 @@ void db_status(Context& ctx) {
     auto s = c.status();
     if (!s.initialized) {
       fmt::print("embedded PostgreSQL in {}: not created yet (`driftwatch db start` creates it)\n", c.root().string());
-      ctx.exit_code = kNotRunning;
+      ctx.exit_code = kNotCreated;
       return;
     }
     if (!s.running) {
@@ -77,7 +77,7 @@ void attach_db(CLI::App& sub, Context& ctx) {
   sub.add_subcommand("start", "create (first time) and start the embedded PostgreSQL")
       ->callback([&ctx] { db_start(ctx); });
   sub.add_subcommand("stop", "stop the embedded PostgreSQL")->callback([&ctx] { db_stop(ctx); });
-  sub.add_subcommand("status", "show the database and its schema version (exit 3: the embedded server is not running)")
+  sub.add_subcommand("status", "show the database and its schema version (exit 3: the embedded server is not running; 4: not created yet)")
       ->callback([&ctx] { db_status(ctx); });
   sub.add_subcommand("migrate", "apply pending schema migrations (idempotent)")->callback([&ctx] {
     if (ctx.embedded()) cluster(ctx).start();

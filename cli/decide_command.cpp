@@ -62,9 +62,8 @@ void print_decision(const sweep::DecideReport& r) {
         fmt::print("  {:<6} {}\n", mark, o.rule);
         continue;
       }
-      fmt::print("  {:<6} {:<16} measured {:<10} threshold {:<10} {}\n", mark, o.rule,
-                 reports::rule_figure(o.rule, o.unit, o.measured), reports::rule_figure(o.rule, o.unit, o.threshold),
-                 o.detail);
+      auto [measured, threshold] = reports::rule_figures(o.rule, o.unit, o.measured, o.threshold);
+      fmt::print("  {:<6} {:<16} measured {:<10} threshold {:<10} {}\n", mark, o.rule, measured, threshold, o.detail);
     }
     if (!s.held.empty()) fmt::print("  kept: {}\n", s.held);
   }

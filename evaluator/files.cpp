@@ -44,13 +44,23 @@ void clear_leftovers_of(const fs::path& parent, const std::string& stem) {
       leftovers.push_back(e.path());
   }
   for (const auto& path : leftovers) {
-    std::error_code rename_ec;
-    if (path.filename().string().starts_with(old) && !fs::exists(parent / stem, ec)) {
-      fs::rename(path, parent / stem, rename_ec);
-      if (!rename_ec) continue;
+    if (path.filename().string().starts_with(old)) {
+      // Removed only beside a whole suite of that name: a put-back that
+      // failed (EIO, EBUSY) leaves the only copy where it was.
+      if (!fs::exists(parent / stem, ec)) {
+        std::error_code rename_ec;
+        fs::rename(path, parent / stem, rename_ec);
+        continue;
+      }
     }
     fs::remove_all(path, ec);
   }
+}
+
+/// A name that stays inside its directory, as a suite's must ("..", "a/b"
+/// and ".x" do not): its lock file is made beside it.
+bool plain_name(const std::string& name) {
+  return !name.empty() && name[0] != '.' && name.find('/') == std::string::npos;
 }
 
 }  // namespace
@@ -59,12 +69,15 @@ std::string scratch_stem(const std::string& entry) {
   // .tmp-<stem>-XXXXXX, or .old-<stem>-.tmp-<stem>-XXXXXX
   const std::string tmp = ".tmp-", old = ".old-";
   if (entry.size() <= tmp.size() + 1 + kUniqueSuffix || entry[entry.size() - kUniqueSuffix - 1] != '-') return "";
-  if (entry.starts_with(tmp)) return entry.substr(tmp.size(), entry.size() - tmp.size() - kUniqueSuffix - 1);
+  if (entry.starts_with(tmp)) {
+    auto stem = entry.substr(tmp.size(), entry.size() - tmp.size() - kUniqueSuffix - 1);
+    return plain_name(stem) ? stem : "";
+  }
   if (!entry.starts_with(old)) return "";
   auto rest = entry.substr(old.size(), entry.size() - old.size() - kUniqueSuffix - 1);  // <stem>-.tmp-<stem>
   if (rest.size() < tmp.size() + 3) return "";
   auto stem = rest.substr(0, (rest.size() - tmp.size() - 1) / 2);
-  return rest == stem + "-" + tmp + stem ? stem : "";
+  return rest == stem + "-" + tmp + stem && plain_name(stem) ? stem : "";
 }
 
 void clear_interrupted_scratch(const fs::path& parent, const std::function<fs::path(const std::string&)>& lock_of) {

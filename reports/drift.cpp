@@ -354,17 +354,20 @@ std::string change_kind(const LevelChange& c, std::size_t win_to_loss, int flip_
 std::string uplift_change_text(bool dropped, bool spread, double rest, double before, double after,
                                double default_delta, double learned_delta) {
   const char* moved = dropped ? "dropped" : "rose";
-  auto text =
-      spread ? fmt::format("{} {:.2f} points in parts (samples {} → {})", moved, 100 * std::abs(rest),
-                           common::signed_percent(before), common::signed_percent(after))
-             : fmt::format("{} from {} to {}", moved, common::signed_percent(before), common::signed_percent(after));
   // An uplift falls as much when the default's code shrinks (the compiler
   // improved its own heuristic) as when the policy's grows (the compiler
   // changed under it): which one it was is where the reader starts.
   auto d = common::signed_percent(default_delta), l = common::signed_percent(learned_delta);
-  if (d != "+0.00%" || l != "+0.00%") text += " (total .text: default " + d + ", learned " + l + ")";
-  return text;
+  auto totals = d != "+0.00%" || l != "+0.00%" ? "total .text: default " + d + ", learned " + l : std::string();
+  if (spread)
+    return fmt::format("{} {:.2f} points in parts (samples {} → {}{})", moved, 100 * std::abs(rest),
+                       common::signed_percent(before), common::signed_percent(after),
+                       totals.empty() ? "" : "; " + totals);
+  return fmt::format("{} from {} to {}{}", moved, common::signed_percent(before), common::signed_percent(after),
+                     totals.empty() ? "" : " (" + totals + ")");
 }
+
+double relative_move(double before, double after) { return before > 0 ? after / before - 1 : 0; }
 
 std::string unasked_note(std::int64_t decisions_before, std::int64_t decisions_after) {
   if (decisions_before <= 0 || decisions_after != 0) return {};

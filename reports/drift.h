@@ -218,9 +218,12 @@ std::string change_kind(const LevelChange& change, std::size_t win_to_loss, int 
 /// what the steps inside left of the samples' change (`rest`, after - before),
 /// beside the samples' levels, which include those steps and may have moved
 /// the other way: "dropped 0.30 points in parts (samples +1.00% → +1.05%)".
-/// With the totals' own moves (relative, after / before - 1), which say
-/// whether the policy's code grew or the default's shrank, appended as
-/// " (total .text: default -0.70%, learned +0.02%)" unless both read 0.00%.
+/// With the totals' own moves between the two levels (relative_move), which
+/// say whether the policy's code grew or the default's shrank, appended as
+/// " (total .text: default -0.70%, learned +0.02%)" unless both read 0.00%
+/// (spread: inside the samples' parentheses).
+/// after / before - 1; 0 where there was nothing before.
+double relative_move(double before, double after);
 std::string uplift_change_text(bool dropped, bool spread, double rest, double before, double after,
                                double default_delta = 0, double learned_delta = 0);
 

@@ -106,7 +106,7 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
       ++trailing;
     if (trailing > 0)
       o.detail += "; below it at the last " + std::to_string(trailing) + " sampled check-in(s) (the head keeps " +
-                  num(fraction(samples.back())) + "): " + std::to_string(r.in_a_row - trailing) +
+                  rule_figure(o.rule, o.unit, fraction(samples.back())) + " of its uplift): " + std::to_string(r.in_a_row - trailing) +
                   " more in a row fire this rule";
   }
   return o;
@@ -273,15 +273,44 @@ RuleOutcome age_rule(const RetrainSeries& s, const RetrainRules& r) {
 
 }  // namespace
 
-std::string rule_figure(const std::string& rule, const std::string& unit, double value) {
-  auto u = !unit.empty()                                     ? unit
-           : rule == "uplift_fraction" || rule == "no_worse" ? std::string("share")
-           : rule == "uplift_floor"                          ? std::string("uplift")
-                                                             : std::string();
-  if (u == "share") return fmt::format("{:.1f}%", 100 * value);
-  if (u == "uplift") return common::signed_percent(value);
-  if (u == "days" || u == "check-ins") return num(std::floor(value)) + " " + u;
+namespace {
+
+/// `value` in `unit` at `extra` more decimals than people are shown first.
+std::string figure_at(const std::string& u, double value, int extra) {
+  if (u == "share") return fmt::format("{:.{}f}%", 100 * value, 1 + extra);
+  if (u == "uplift") {
+    if (extra == 0) return common::signed_percent(value);
+    auto text = fmt::format("{:+.{}f}%", 100 * value, 2 + extra);
+    return text.starts_with("-") && text.find_first_not_of("-0.%") == std::string::npos ? "+" + text.substr(1) : text;
+  }
+  // Whole days as people count an age (30.7 days old is 30 days old).
+  if (u == "days") return extra == 0 ? num(std::floor(value)) + " days" : fmt::format("{:.{}f} days", value, extra);
+  if (u == "check-ins") return num(value) + " check-ins";
   return num(value);
+}
+
+std::string unit_of(const std::string& rule, const std::string& unit) {
+  if (!unit.empty()) return unit;
+  if (rule == "uplift_fraction" || rule == "no_worse") return "share";
+  if (rule == "uplift_floor") return "uplift";
+  return "";
+}
+
+}  // namespace
+
+std::string rule_figure(const std::string& rule, const std::string& unit, double value) {
+  return figure_at(unit_of(rule, unit), value, 0);
+}
+
+std::pair<std::string, std::string> rule_figures(const std::string& rule, const std::string& unit, double measured,
+                                                 double threshold) {
+  // A measure that fired beside a threshold that reads the same ("90.0%
+  // below 90.0%") says nothing: more decimals, until they differ.
+  auto u = unit_of(rule, unit);
+  for (int extra = 0;; ++extra) {
+    auto m = figure_at(u, measured, extra), t = figure_at(u, threshold, extra);
+    if (m != t || measured == threshold || extra == 4) return {m, t};
+  }
 }
 
 std::optional<std::string> validate(const RetrainRules& r) {

@@ -95,6 +95,10 @@ struct RuleOutcome {
 /// uplift in per cent ("82.0%", "+0.82%"), an age with its unit ("30 days").
 /// `unit` as in RuleOutcome; a decision stored without one is read by its rule.
 std::string rule_figure(const std::string& rule, const std::string& unit, double value);
+/// A measured value and its threshold, with the decimals that tell them
+/// apart when they differ ("89.96%" and "90.00%", not "90.0%" twice).
+std::pair<std::string, std::string> rule_figures(const std::string& rule, const std::string& unit, double measured,
+                                                 double threshold);
 
 struct SuiteDecision {
   std::string suite;

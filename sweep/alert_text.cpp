@@ -121,8 +121,8 @@ std::string alert_sentence(const db::AlertView& a) {
     return "uplift on " + a.suite + " " +
            reports::uplift_change_text(a.kind == "uplift-dropped", spread,
                                        d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
-                                       num("after", "uplift"), d.is_discarded() ? 0.0 : d.value("default_delta", 0.0),
-                                       d.is_discarded() ? 0.0 : d.value("learned_delta", 0.0)) +
+                                       num("after", "uplift"), reports::relative_move(num("before", "total_default"), num("after", "total_default")),
+                                       reports::relative_move(num("before", "total_learned"), num("after", "total_learned"))) +
            at;
   if (a.kind == "build-broken")
     return "the build broke at " + where + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) +

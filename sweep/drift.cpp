@@ -93,7 +93,8 @@ std::string Finding::sentence() const {
   else if (kind == "uplift-dropped" || kind == "uplift-rose")
     what = "uplift on " + suite + " " +
            reports::uplift_change_text(kind == "uplift-dropped", spread, change.uplift_delta, before.uplift,
-                                       after.uplift, change.default_delta, change.learned_delta);
+                                       after.uplift, reports::relative_move(before.total_default, after.total_default),
+                                       reports::relative_move(before.total_learned, after.total_learned));
   else if (kind == "modules-failing" || kind == "compiler-failing")
     what = failing_modules_text(kind, newly_failing, suite);
   else if (kind == "modules-flipped")

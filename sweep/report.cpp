@@ -79,10 +79,10 @@ reports::Decision decision_of(const db::DecisionRow& row, const reports::ReportD
         auto rule = r.value("rule", std::string());
         bool f = r.value("fired", false);
         if (f && held.empty()) fired.insert(rule);
+        auto [measured, threshold] = reports::rule_figures(rule, r.value("unit", std::string()),
+                                                           r.value("measured", 0.0), r.value("threshold", 0.0));
         x.evidence.push_back(
-            fmt::format("{}: {} measured {}, threshold {}: {}{}", suite, rule,
-                        reports::rule_figure(rule, r.value("unit", std::string()), r.value("measured", 0.0)),
-                        reports::rule_figure(rule, r.value("unit", std::string()), r.value("threshold", 0.0)),
+            fmt::format("{}: {} measured {}, threshold {}: {}{}", suite, rule, measured, threshold,
                         f ? (held.empty() ? "fired" : "fired, held")
                           : (r.value("evaluated", true) ? "did not fire" : "not evaluated"),
                         r.value("detail", std::string()).empty() ? "" : " (" + r.value("detail", std::string()) + ")"));

@@ -85,6 +85,8 @@ TEST_CASE("a scratch directory's name says which build it was") {
   CHECK(evaluator::scratch_stem(".tmp--Ab12Cd") == "");
   CHECK(evaluator::scratch_stem("smoke") == "");
   CHECK(evaluator::scratch_stem(".smoke.lock") == "");
+  CHECK(evaluator::scratch_stem(".tmp-..-Ab12Cd") == "");  // its lock would be made outside suites/
+  CHECK(evaluator::scratch_stem(".old-..-.tmp-..-Ab12Cd") == "");
 }
 
 TEST_CASE("what killed builds left is cleared, except a build's under way") {

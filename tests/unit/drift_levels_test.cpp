@@ -243,6 +243,10 @@ TEST_CASE("an uplift rise inside two samples that hides a drop in parts leaves t
         "dropped from +0.80% to +0.10% (total .text: default -0.70%, learned +0.00%)");
   CHECK(reports::uplift_change_text(true, false, -0.007, 0.008, 0.001, 0.00001, -0.00001) ==
         "dropped from +0.80% to +0.10%");
+  // In parts: the samples' own totals, inside their parentheses.
+  CHECK(reports::uplift_change_text(true, true, -0.003, 0.05, 0.0495, reports::relative_move(1000, 950), 0) ==
+        "dropped 0.30 points in parts (samples +5.00% → +4.95%; total .text: default -5.00%, learned +0.00%)");
+  CHECK(reports::relative_move(0, 10) == 0);
   // A step inside that carries the samples' change whole leaves nothing.
   s = {{0.050, 1000, 950}, {0.050, 1000, 950}, {0.047, 1000, 953}, {0.047, 1000, 953}};
   found = steps_of(s, {true, false, false, true}, {0.002, 0});

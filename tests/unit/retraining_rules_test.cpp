@@ -78,7 +78,7 @@ TEST_CASE("uplift_fraction fires after K evaluated check-ins in a row below the 
   CHECK_FALSE(rule(d, "uplift_fraction").fired);
   CHECK_FALSE(d.retrain);
   CHECK(rule(d, "uplift_fraction")
-            .detail.find("; below it at the last 1 sampled check-in(s) (the head keeps 0.4): 1 "
+            .detail.find("; below it at the last 1 sampled check-in(s) (the head keeps 40.0% of its uplift): 1 "
                          "more in a row fire this rule") != std::string::npos);
   // A head above it says nothing of the sort.
   d = reports::decide(series({0.02, 0.008, 0.015}), r);
@@ -469,6 +469,13 @@ TEST_CASE("a rule's figures read as people say them") {
   CHECK(reports::rule_figure("uplift_fraction", "share", 0.5) == "50.0%");
   CHECK(reports::rule_figure("uplift_floor", "uplift", 0.0082) == "+0.82%");
   CHECK(reports::rule_figure("age", "days", 30.7) == "30 days");
+  // Beside its threshold, as many decimals as tell the two apart.
+  using Pair = std::pair<std::string, std::string>;
+  CHECK(reports::rule_figures("no_worse", "share", 0.8996, 0.9) == Pair{"89.96%", "90.00%"});
+  CHECK(reports::rule_figures("uplift_floor", "uplift", -0.00001, 0) == Pair{"-0.001%", "+0.000%"});
+  CHECK(reports::rule_figures("age", "days", 30.4, 30) == Pair{"30.4 days", "30.0 days"});
+  CHECK(reports::rule_figures("no_worse", "share", 0.9, 0.9) == Pair{"90.0%", "90.0%"});
+  CHECK(reports::rule_figures("no_worse", "share", 0.5, 0.9) == Pair{"50.0%", "90.0%"});
   CHECK(reports::rule_figure("age", "check-ins", 12) == "12 check-ins");
   CHECK(reports::rule_figure("features", "features", 2) == "2");
   // A decision stored before the unit was: read by its rule.
