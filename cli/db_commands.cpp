@@ -77,7 +77,9 @@ void attach_db(CLI::App& sub, Context& ctx) {
   sub.add_subcommand("start", "create (first time) and start the embedded PostgreSQL")
       ->callback([&ctx] { db_start(ctx); });
   sub.add_subcommand("stop", "stop the embedded PostgreSQL")->callback([&ctx] { db_stop(ctx); });
-  sub.add_subcommand("status", "show the database and its schema version (exit 3: the embedded server is not running; 4: not created yet)")
+  sub.add_subcommand(
+         "status",
+         "show the database and its schema version (exit 3: the embedded server is not running; 4: not created yet)")
       ->callback([&ctx] { db_status(ctx); });
   sub.add_subcommand("migrate", "apply pending schema migrations (idempotent)")->callback([&ctx] {
     if (ctx.embedded()) cluster(ctx).start();

@@ -21,13 +21,15 @@ namespace db {
 // A build job done without a compiler, which a person may run again: its
 // outcome is recorded as the check-in's, but a failure the machine caused
 // (a linker killed by a bus error on both tries) can look like the check-in's own.
-#define RETRYABLE_BUILD(job)                                                                            \
-  "(" job ".kind = 'build' AND (COALESCE(" job ".result->>'outcome', '') IN ('timeout', 'build-failed', " \
+#define RETRYABLE_BUILD(job)                                 \
+  "(" job ".kind = 'build' AND (COALESCE(" job               \
+  ".result->>'outcome', '') IN ('timeout', 'build-failed', " \
   "'configure-failed', 'missing-artifact') OR COALESCE((" job ".result->>'retryable')::boolean, false)))"
 // A build job run again by a person builds from scratch: its cached
 // failure is what is being doubted.
-#define REBUILT_PAYLOAD(job)                                                                          \
-  "CASE WHEN " job ".kind = 'build' AND " job ".state = 'done' THEN " job ".payload || '{\"rebuild\": true}'::jsonb " \
+#define REBUILT_PAYLOAD(job)                                              \
+  "CASE WHEN " job ".kind = 'build' AND " job ".state = 'done' THEN " job \
+  ".payload || '{\"rebuild\": true}'::jsonb "                             \
   "ELSE " job ".payload END"
 
 #define OF_PROJECT(table, project) \
@@ -177,14 +179,14 @@ std::optional<LastSweep> last_sweep(Database& db, const std::string& project) {
 // caused): run again, it is served from the cache, and its evaluations follow.
 #define BUILT_SINCE                                                                                          \
   "(jobs.kind = 'build' AND jobs.state = 'done' AND COALESCE(jobs.result->>'outcome', '') <> 'ok' AND "      \
-  "EXISTS (SELECT 1 FROM builds bu JOIN commits co ON co.id = bu.commit_id JOIN recipes re ON re.id = "    \
+  "EXISTS (SELECT 1 FROM builds bu JOIN commits co ON co.id = bu.commit_id JOIN recipes re ON re.id = "      \
   "bu.recipe_id WHERE co.sha = jobs.payload->>'sha' AND re.content_hash = jobs.payload->>'recipe_hash' AND " \
   "bu.outcome = 'ok' AND bu.built_at > COALESCE(jobs.finished_at, jobs.updated_at)))"
 // A job a person cancelled is left so by the rest of the sweep that ran it
 // (its bisection planning the check-in again): the next sweep takes it back.
 #define CANCELLED_IN_THIS_SWEEP \
   "(jobs.sweep_id IS NOT DISTINCT FROM NULLIF($8, 0) AND starts_with(COALESCE(jobs.error, ''), $9))"
-#define RETRY_CONDITION                                                                                   \
+#define RETRY_CONDITION                                                                                       \
   "((jobs.state = 'failed' AND NOT " CANCELLED_IN_THIS_SWEEP ") OR " BUILD_TRIED_AGAIN " OR " LOST_EVALUATION \
   " OR " BUILT_SINCE ")"
 

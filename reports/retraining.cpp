@@ -106,8 +106,8 @@ RuleOutcome fraction_rule(const RetrainSeries& s, const RetrainRules& r) {
       ++trailing;
     if (trailing > 0)
       o.detail += "; below it at the last " + std::to_string(trailing) + " sampled check-in(s) (the head keeps " +
-                  rule_figure(o.rule, o.unit, fraction(samples.back())) + " of its uplift): " + std::to_string(r.in_a_row - trailing) +
-                  " more in a row fire this rule";
+                  rule_figure(o.rule, o.unit, fraction(samples.back())) +
+                  " of its uplift): " + std::to_string(r.in_a_row - trailing) + " more in a row fire this rule";
   }
   return o;
 }

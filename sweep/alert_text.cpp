@@ -119,10 +119,11 @@ std::string alert_sentence(const db::AlertView& a) {
   // console is found in the hook's log, the report and `alerts` too.
   if (a.kind == "uplift-dropped" || a.kind == "uplift-rose")
     return "uplift on " + a.suite + " " +
-           reports::uplift_change_text(a.kind == "uplift-dropped", spread,
-                                       d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0), num("before", "uplift"),
-                                       num("after", "uplift"), reports::relative_move(num("before", "total_default"), num("after", "total_default")),
-                                       reports::relative_move(num("before", "total_learned"), num("after", "total_learned"))) +
+           reports::uplift_change_text(
+               a.kind == "uplift-dropped", spread, d.is_discarded() ? 0.0 : d.value("uplift_delta", 0.0),
+               num("before", "uplift"), num("after", "uplift"),
+               reports::relative_move(num("before", "total_default"), num("after", "total_default")),
+               reports::relative_move(num("before", "total_learned"), num("after", "total_learned"))) +
            at;
   if (a.kind == "build-broken")
     return "the build broke at " + where + broken_samples_text(d.is_discarded() ? 0 : d.value("broken_samples", 0)) +

@@ -216,7 +216,8 @@ class Executor {
     // the cached failure is what they doubt, so it is built again; a
     // compiler cached since (`driftwatch build --rebuild`) is taken as it is.
     if (p.value("rebuild", false) && b.result.from_cache && b.result.outcome != builder::Outcome::Ok) {
-      if (o_.log) o_.log("build " + sha.substr(0, 12) + ": retried by hand, built again rather than taken from the cache");
+      if (o_.log)
+        o_.log("build " + sha.substr(0, 12) + ": retried by hand, built again rather than taken from the cache");
       b = tracker::build_checkin(g, r, *commit, {o_.data_dir, jobs, true, o_.log}).take();
     }
     bool timeout = b.result.outcome == builder::Outcome::Timeout;

@@ -1039,8 +1039,9 @@ TEST_CASE("a check-in whose build fails without a word under ninja on every atte
   CHECK(p.psql("SELECT state FROM jobs WHERE id = " + id) == "queued");
 }
 
-TEST_CASE("a check-in recorded as not building by the machine's doing is measured after `jobs retry`, or after "
-          "`build --rebuild`") {
+TEST_CASE(
+    "a check-in recorded as not building by the machine's doing is measured after `jobs retry`, or after "
+    "`build --rebuild`") {
   Project p;
   p.make_small();
   // The sample compiler's recipe, but its link dies of a bus error while a
