@@ -213,13 +213,13 @@ bool open_alert(Database& db, const AlertRow& a) {
             "  end_doubted = alerts.end_doubted AND NOT starts_with(alerts.note, $17), "
             "  hook_told = alerts.hook_told AND NOT starts_with(alerts.note, $17), "
             "  webhook_told = alerts.webhook_told AND NOT starts_with(alerts.note, $17) "
-            "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND (alerts.note IN ($15, $16) "
+            "  WHERE alerts.state = 'resolved' AND alerts.state_by = 'driftwatch' AND (alerts.note IN ($15, $16, $19) "
             "    OR (starts_with(alerts.note, $17) AND NOT $18)) "
             "RETURNING id, xmax <> 0",
         a.fingerprint, a.policy_hash, a.suite_manifest_hash, a.metric, a.project, a.kind, a.details_json,
         a.last_good_commit_id, a.first_bad_commit_id, a.culprit_commit_id, a.range_first_commit_id, a.magnitude,
         a.notify ? "pending" : "none", a.recipe_hash, kLeftTheLineNote, kDriftRetoldNote, kRecoveredNotePrefix,
-        a.recovered);
+        a.recovered, kHistoryRewrittenNote);
     if (!r.empty())  // xmax <> 0: the row was updated, not inserted
       tx.exec_params("INSERT INTO alert_events (alert_id, state, who, note) VALUES ($1, 'open', 'driftwatch', $2)",
                      r[0][0].as<Id>(), r[0][1].as<bool>() ? "found again" : "");

@@ -103,6 +103,12 @@ inline constexpr const char* kRecoveredNotePrefix = "recovered: ";
 inline constexpr const char* kLeftTheLineNote =
     "the toolchains no longer show this change where it was found (a toolchain added between, re-dated, moved or "
     "taken off the list); see the newer alerts";
+/// A repository's alert whose check-in the tracked branch no longer reaches
+/// (its history rewritten: a reset, a force-push): nothing revisits it, and
+/// it would stay open for ever; found again should the history come back.
+inline constexpr const char* kHistoryRewrittenNote =
+    "its check-in is no longer in the tracked branch's history (rewritten: a reset or a force-push); see the newer "
+    "alerts";
 /// The other: a slow drift across samples no longer told over these samples
 /// (a sample measured late, a step found inside, an edited grid), which an
 /// edit back or a later sweep may tell again.

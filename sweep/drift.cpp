@@ -919,6 +919,7 @@ struct Line {
   std::size_t start = 0;  ///< analysed from here on: the policy's training check-in
   /// The repository; none for toolchains, with nothing between two of them to bisect.
   const tracker::GitRepo* repo = nullptr;
+  std::string tip;  ///< the tracked branch's tip, past the range's end
 };
 
 /// Analyses every suite along one line, then opens, narrows and supersedes
@@ -1105,6 +1106,14 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       const auto& at = v.culprit_sha.empty() ? v.first_bad_sha : v.culprit_sha;
       if (!line.repo && is_toolchain_id(at))
         db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kLeftTheLineNote);
+      // - a repository's whose check-in the branch no longer reaches (reset,
+      //   force-pushed): not before the range, nor after its end, but gone;
+      //   `alerts --exit-code` would fail every night on it.
+      else if (auto reached = line.repo && !line.tip.empty() && !at.empty() && !is_toolchain_id(at)
+                                  ? line.repo->reaches(line.tip, at)
+                                  : common::Result<bool>(true);
+               reached.ok() && !*reached)
+        db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kHistoryRewrittenNote);
       else if (position.count(v.first_bad_sha) && details_across_samples(v.details_json))
         db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kDriftRetoldNote);
     }
@@ -1216,7 +1225,8 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       if (o.bisect_from.empty() && range_start > trained_at)
         resolve_alerts_before(db, p.name, policy_meta.content_hash, history, range_start,
                               "the first check-in of the project's range");
-      analyse_line(o, db, {repository_id, std::move(history), start, &repo}, recipe, policy_meta.content_hash, selected,
+      auto tip_sha = repo.resolve(tip);
+      analyse_line(o, db, {repository_id, std::move(history), start, &repo, tip_sha ? *tip_sha : ""}, recipe, policy_meta.content_hash, selected,
                    wide_changes, report);
     }
   }

@@ -485,6 +485,31 @@ TEST_CASE("sweep refuses a bad project file naming the key and its line") {
   CHECK(Project::psql(p.dsn, "SELECT count(*) FROM builds") == "0");
 }
 
+TEST_CASE("an alert whose check-in a force-push took out of the branch is resolved, and opens again if it comes back") {
+  Project p;
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto id = p.psql("SELECT min(id) FROM alerts WHERE state = 'open' AND culprit_commit_id IS NOT NULL");
+  REQUIRE_FALSE(id.empty());
+  auto culprit = p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.culprit_commit_id WHERE a.id = " + id);
+  auto head = p.git({"rev-parse", "main"});
+  // The branch reset to before the culprit, and built on: the culprit is in no history the project tracks.
+  p.git({"update-ref", "refs/heads/main", culprit + "~1"});
+  p.commit_on_top("Start again from here");
+  auto rewritten = p.sweep(p.dsn);
+  INFO(rewritten.output);
+  CHECK(rewritten.exit_code == 0);
+  CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id)
+            .starts_with("resolved: its check-in is no longer in the tracked branch's history"));
+  auto exit = p.run({"alerts", "--config", p.config, "--exit-code"});
+  CHECK(exit.output.find(culprit.substr(0, 12)) == std::string::npos);
+  // The old history pushed back: its change is found again, and so is its alert.
+  p.git({"update-ref", "refs/heads/main", head});
+  auto back = p.sweep(p.dsn);
+  INFO(back.output);
+  CHECK(back.exit_code == 0);
+  CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id) == "open: found again");
+}
+
 TEST_CASE("sweep --new after a force-push names the lost check-in and deletes nothing") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
