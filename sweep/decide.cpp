@@ -155,6 +155,7 @@ DecideReport run_decide(db::Database& db, const ProjectFile& p, const std::files
   auto from_pos = baseline_pos;
   if (repo)
     if (auto start = project_range_start(p, history, baseline_pos); start > 0) {
+      require_range_selects(p, history, start, "decide");
       report.baseline_before_range = baseline_pos && start > *baseline_pos;
       from_pos = start;
     }

@@ -1203,6 +1203,7 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       // repository, or before `since` moved on would otherwise be bisected and
       // alerted on, notifying a new project of culprits from before it began.
       const std::size_t range_start = project_range_start(p, history, trained);
+      require_range_selects(p, history, range_start, "drift analysis");
       std::size_t start = range_start;
       if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
       if (start == trained_at && start > 0 && o.workers.progress) {

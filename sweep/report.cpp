@@ -248,8 +248,10 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   if (!p.repo.empty())
     if (auto start = project_range_start(
             p, history, trained_position ? std::optional<std::size_t>(*trained_position) : std::nullopt);
-        start > 0)
+        start > 0) {
+      require_range_selects(p, history, start, "the report");
       from_position = int(start);
+    }
   for (const auto& name : p.suites) {
     auto suite = select_suite(data_dir, name);
     auto loaded =

@@ -151,10 +151,19 @@ std::size_t project_range_start(const ProjectFile& p, const std::vector<tracker:
   if (!p.since.empty())
     if (auto t = tracker::parse_date(p.since)) since = *t;
   auto range = repo->first_parent_history(*tip, p.from.empty() ? std::nullopt : std::optional(p.from), since);
-  if (!range || range->empty()) return start;
+  if (!range) return start;
+  if (range->empty()) return history.size();  // a range that selects nothing: none of it counts
   auto first = std::find_if(history.begin(), history.end(), [&](const auto& c) { return c.sha == range->front().sha; });
   if (first == history.end()) return start;
   return std::max(start, static_cast<std::size_t>(first - history.begin()));
+}
+
+void require_range_selects(const ProjectFile& p, const std::vector<tracker::CommitInfo>& history, std::size_t start,
+                           const char* what) {
+  if (history.empty() || start < history.size()) return;
+  throw common::Fatal("the project's range selects no check-in of " + p.repo + " (from = \"" + p.from +
+                      "\", since = \"" + p.since + "\", until = \"" + p.until + "\"): " + what +
+                      " reads nothing; widen it in the project file");
 }
 
 std::optional<Engine> parse_engine(const std::string& name) {

@@ -90,9 +90,15 @@ common::Result<std::vector<std::string>> sweep_checkins(const ProjectFile& proje
 /// per project: what was measured before (a one-off `eval`, another
 /// project's sweep, an earlier `since`) is not the project's drift, nor its
 /// baseline. Drift, `decide` and the report all start here. 0 when the range
-/// cannot be read (a shallow clone that ends inside it): all of it counts.
+/// cannot be read (a shallow clone that ends inside it): all of it counts;
+/// history.size() when it selects nothing (a `since` after the last check-in).
 std::size_t project_range_start(const ProjectFile& project, const std::vector<tracker::CommitInfo>& history,
                                 std::optional<std::size_t> trained_at);
+/// Refuses, in one line, a range that selects nothing (`start` at the end of
+/// a history that has check-ins): `what` ("decide") would otherwise read an
+/// empty series, or, before, the whole history.
+void require_range_selects(const ProjectFile& project, const std::vector<tracker::CommitInfo>& history,
+                           std::size_t start, const char* what);
 /// Where the project's range ends in `history`: just after the last
 /// check-in dated on or before its `until` (history.size() without one; 0
 /// when none is). What another project measured later (a nightly's range

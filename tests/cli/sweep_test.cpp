@@ -510,6 +510,25 @@ TEST_CASE("an alert whose check-in a force-push took out of the branch is resolv
   CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id) == "open: found again");
 }
 
+TEST_CASE("decide and report refuse a range that selects no check-in, as sweep does, rather than read every one") {
+  Project p;
+  p.make_small();
+  REQUIRE(p.sweep(p.dsn).exit_code == 0);
+  auto decisions = p.psql("SELECT count(*) FROM retraining_decisions");
+  // After the history's last check-in (2026-01-26), before today: a slip of the year, say.
+  p.set("since = \"\"", "since = \"2026-06-01\"");
+  for (auto args : {std::vector<std::string>{"decide", "--config", p.config},
+                    std::vector<std::string>{"report", "--config", p.config, "--out", (p.dir / "r").string()},
+                    std::vector<std::string>{"sweep", "--config", p.config}}) {
+    auto r = p.run(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(common::last_line(r.output).find("selects no check-in") != std::string::npos);
+  }
+  CHECK(p.psql("SELECT count(*) FROM retraining_decisions") == decisions);
+  CHECK_FALSE(std::filesystem::exists(p.dir / "r" / "index.html"));
+}
+
 TEST_CASE("sweep --new after a force-push names the lost check-in and deletes nothing") {
   Project p;
   p.set("every = \"2w\"", "every = \"1m\"");
