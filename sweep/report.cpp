@@ -10,6 +10,7 @@
 
 #include "builder/recipe.h"
 #include "common/atomic_file.h"
+#include "common/process.h"
 #include "common/text.h"
 #include "db/drift.h"
 #include "db/policies.h"
@@ -407,6 +408,29 @@ common::Result<std::vector<std::string>> report_files(const std::vector<std::str
   return out;
 }
 
+namespace {
+
+/// A file a killed `report` was writing (`index.html.tmp-PID-N-R`), which
+/// would otherwise stay beside the report for good: removed once its writer
+/// is gone here and it is a minute old, or, whoever wrote it (the directory
+/// may be shared), once nothing touched it for an hour.
+void remove_abandoned_scratch(const fs::path& dir) {
+  std::error_code ec;
+  auto now = fs::file_time_type::clock::now();
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    auto name = e.path().filename().string();
+    auto at = name.find(".tmp-");
+    if (at == std::string::npos || !e.is_regular_file(ec)) continue;
+    auto age = now - fs::last_write_time(e.path(), ec);
+    if (ec) continue;
+    long pid = std::strtol(name.c_str() + at + 5, nullptr, 10);
+    bool gone = pid > 0 && common::process_gone_here(common::host_name(), common::pid_namespace(), pid);
+    if ((gone && age > std::chrono::minutes(1)) || age > std::chrono::hours(1)) fs::remove(e.path(), ec);
+  }
+}
+
+}  // namespace
+
 common::Result<std::vector<fs::path>> write_report(const reports::ReportData& data, const fs::path& dir,
                                                    std::vector<std::string> formats) {
   std::error_code ec;
@@ -430,6 +454,7 @@ common::Result<std::vector<fs::path>> write_report(const reports::ReportData& da
                              "'): refusing to overwrite it; give a new or empty directory"};
     }
     if (ec) return common::Error{"cannot read " + dir.string() + ": " + ec.message()};
+    remove_abandoned_scratch(dir);
   } else if (!fs::create_directories(dir, ec) && ec) {
     return common::Error{"cannot create " + dir.string() + ": " + ec.message()};
   }

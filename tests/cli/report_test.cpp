@@ -160,8 +160,19 @@ TEST_CASE("report: an empty database gives a report that says so, and a director
   // An earlier report is replaced whole: its other formats are written
   // again from the same data, neither lost nor left as the last run's.
   for (const char* f : {"index.html", "report.json"}) std::ofstream(out / f) << "the last run's";
+  // What a report killed mid-write left goes once its writer is gone (an
+  // old one whoever wrote it); a live writer's stays.
+  auto killed = out / "index.html.tmp-999999999-0-1", stale = out / "report.json.tmp-1-0-1",
+       live = out / ("report.md.tmp-" + std::to_string(getpid()) + "-0-1");
+  for (const auto& f : {killed, stale, live}) std::ofstream(f) << "half";
+  fs::last_write_time(killed, fs::file_time_type::clock::now() - std::chrono::minutes(5));
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
   auto again = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "md"});
   CHECK(again.exit_code == 0);
+  CHECK_FALSE(fs::exists(killed));
+  CHECK_FALSE(fs::exists(stale));
+  CHECK(fs::exists(live));
+  fs::remove(live);
   CHECK(fs::exists(out / "report.md"));
   CHECK(read(out / "index.html").find("Nothing measured yet") != std::string::npos);
   CHECK(json::parse(read(out / "report.json"))["empty"] == true);
