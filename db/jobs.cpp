@@ -130,6 +130,18 @@ void finish_sweep(Database& db, Id sweep_id, const std::string& state, const std
   });
 }
 
+std::optional<SweepState> newest_sweep(Database& db, const std::string& project) {
+  return db.impl().guarded("reading the newest sweep", [&]() -> std::optional<SweepState> {
+    pqxx::read_transaction tx(db.impl().conn);
+    auto r = tx.exec_params(
+        "SELECT id, state, to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM sweeps "
+        "WHERE project = $1 ORDER BY id DESC LIMIT 1",
+        project);
+    if (r.empty()) return std::nullopt;
+    return SweepState{r[0][0].as<Id>(), r[0][1].as<std::string>(), r[0][2].as<std::string>()};
+  });
+}
+
 std::vector<std::string> known_projects(Database& db) {
   return db.impl().guarded("listing the projects", [&] {
     pqxx::read_transaction tx(db.impl().conn);

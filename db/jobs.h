@@ -106,6 +106,13 @@ struct LastSweep {
 };
 /// The newest finished sweep of the project that planned a check-in, if any.
 std::optional<LastSweep> last_sweep(Database& db, const std::string& project);
+struct SweepState {
+  Id id = 0;
+  std::string state;       ///< running, done, failed, interrupted
+  std::string started_at;  ///< ISO 8601 UTC
+};
+/// The project's newest sweep, if any.
+std::optional<SweepState> newest_sweep(Database& db, const std::string& project);
 
 /// Enqueues the batch and returns the jobs' ids in batch order. A key that
 /// exists keeps its job: done stays done; failed and skipped go back to queued

@@ -171,6 +171,7 @@ json report_json(const ReportData& d) {
           {"project", d.project},
           {"commit_url", d.commit_url},
           {"empty", d.empty()},
+          {"analysis_pending", d.analysis_pending},
           {"open_alerts", d.open_alerts()},
           {"acknowledged_alerts", d.acknowledged_alerts()},
           {"policy",
@@ -322,8 +323,10 @@ std::string html_alerts(const ReportData& d) {
                     h(a.kind), h(a.suite), where, evidence, "<small>" + history + "</small>"});
   }
   return "<section id=\"alerts\"><h2>Alerts</h2>\n" +
+         (d.analysis_pending.empty() ? std::string() : "<p class=\"stale\">" + h(d.analysis_pending) + "</p>\n") +
          html_table({"id", "state", "kind", "suite", "culprit", "evidence", "history"}, rows, "alerts-table",
-                    "No alerts: no change of the uplift or the sizes was found.") +
+                    d.analysis_pending.empty() ? "No alerts: no change of the uplift or the sizes was found."
+                                               : "No alerts so far.") +
          "</section>\n";
 }
 
@@ -397,7 +400,10 @@ std::string render_markdown(const ReportData& d) {
                              : "; **the policy cannot run since " + md_commit(d, o.unusable_since.sha) + "**"));
   }
   out += "\n## Alerts — open: " + d.open_alerts_text() + "\n\n";
-  if (d.alerts.empty()) out += "No alerts: no change of the uplift or the sizes was found.\n";
+  if (!d.analysis_pending.empty()) out += "*" + markdown_escape(d.analysis_pending) + "*\n\n";
+  if (d.alerts.empty())
+    out += d.analysis_pending.empty() ? "No alerts: no change of the uplift or the sizes was found.\n"
+                                      : "No alerts so far.\n";
   for (const auto& a : d.alerts) {
     out += fmt::format("### #{} {} ({}) on {}\n\n{}\n\n", a.id, markdown_escape(a.kind), markdown_escape(a.state),
                        markdown_escape(a.suite), markdown_escape(a.sentence));
@@ -532,7 +538,9 @@ std::vector<std::string> summary_lines(const ReportData& d) {
                                                   : ", fired: " + common::printable(d.decisions.front().rule)) +
                 (d.decisions.front().stale.empty() ? std::string()
                                                    : "; out of date: " + common::printable(d.decisions.front().stale));
-  return {c, now, base, "open alerts: " + d.open_alerts_text(), decision};
+  std::string alerts = "open alerts: " + d.open_alerts_text();
+  if (!d.analysis_pending.empty()) alerts += " (" + common::printable(d.analysis_pending) + ")";
+  return {c, now, base, alerts, decision};
 }
 
 std::string html_escape(std::string_view text) {

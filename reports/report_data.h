@@ -184,6 +184,11 @@ struct ReportData {
   std::vector<BuildFailure> build_failures;
   std::vector<NotMeasuredEntry> not_measured;  ///< in history order, suite by suite
   std::vector<FeatureSetChangeEntry> feature_changes;
+  /// The newest sweep has not analysed what it measured (it was killed, or
+  /// runs still): "the last sweep (#7, started …) was interrupted before …".
+  /// Said beside the alerts, or "no change was found" would be read of
+  /// measurements nobody analysed. "" when the newest sweep finished.
+  std::string analysis_pending;
   /// A project's toolchains stand for check-ins under made-up shas: their
   /// labels by those, so that they are named "toolchain <label>" and never
   /// linked as commits.

@@ -13,6 +13,7 @@
 #include "common/process.h"
 #include "common/text.h"
 #include "db/drift.h"
+#include "db/jobs.h"
 #include "db/policies.h"
 #include "policy/model.h"
 #include "reports/drift.h"
@@ -200,6 +201,15 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   d.project = p.name;
   d.generated_at = common::iso_utc_now();
   d.commit_url = p.commit_url;
+  // A sweep killed before its analysis (or running still) leaves what it
+  // measured unanalysed: the alerts are as the sweep before left them.
+  if (auto newest = db::newest_sweep(db, p.name); newest && newest->state != "done")
+    d.analysis_pending = fmt::format(
+        "The newest sweep (#{}, started {}) {}: what it measured is not analysed for drift yet, so the alerts below "
+        "may miss a change; the next `driftwatch sweep` analyses it.",
+        newest->id, common::utc_for_people(newest->started_at),
+        newest->state == "running" ? "has not finished (it runs still, or was killed)"
+                                   : "was " + newest->state + " before it finished");
   // The tracked (active) policy of the lineage; its lineage from the database when the project has one.
   d.policy = policy_info(with_tracked_policy(db, p));
   if (auto rows = db::list_lineage(db, p.name); !rows.empty()) {

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "common/read_file.h"
 #include "common/text.h"
 #include "tests/support/policy_file.h"
 #include "tests/support/sweep_project.h"
@@ -63,12 +64,25 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
   auto killed = child.wait();
   REQUIRE_MESSAGE(killed.signal == SIGKILL, "the sweep finished before it could be killed midway");
   CHECK(Project::recorded(other) != expected);
+  // Read before the rerun, the report does not say "no change was found" of
+  // what nobody analysed (helper 149).
+  auto md = [&] {
+    auto out = p.dir / "report-other";
+    auto r = run_driftwatch(p.args({"report", "--config", p.config, "--out", out.string(), "--format", "md"}, other));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    return common::read_file(out / "report.md").take();
+  };
+  auto pending = md();
+  CHECK(pending.find("has not finished (it runs still, or was killed): what it measured is not analysed") !=
+        std::string::npos);
+  CHECK(pending.find("no change of the uplift or the sizes was found") == std::string::npos);
 
   auto rerun = p.sweep(other);
   INFO(rerun.output);
   REQUIRE(rerun.exit_code == 0);
   CHECK(rerun.output.find(std::to_string(done) + " already done") != std::string::npos);
   CHECK(Project::recorded(other) == expected);
+  CHECK(md().find("not analysed for drift yet") == std::string::npos);
 
   auto third = p.sweep(other, {"--new"});
   CHECK(third.exit_code == 0);
