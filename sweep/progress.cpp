@@ -77,4 +77,8 @@ void Progress::line(const std::string& text) {
   fmt::print(stderr, "{}\n", text);
 }
 
+void Progress::note(const std::string& text) {
+  if (!quiet_) line(text);
+}
+
 }  // namespace sweep

@@ -23,6 +23,8 @@ class Progress {
   void detail(const std::string& what, int done, int total);
   /// A line that is always printed (above the bar on a terminal).
   void line(const std::string& text);
+  /// A line that says what is being done, not what went wrong: left out by `-q`.
+  void note(const std::string& text);
   /// Steps finished and planned, as the bar counts them.
   std::pair<int, int> counts();
 

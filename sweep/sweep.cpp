@@ -270,6 +270,12 @@ void say(const SweepOptions& o, const std::string& text) {
   if (o.progress) o.progress->line(text);
 }
 
+/// What the sweep is doing, which a quiet (-q) nightly leaves out: its
+/// summary at the end says it again.
+void note(const SweepOptions& o, const std::string& text) {
+  if (o.progress) o.progress->note(text);
+}
+
 std::vector<PlannedCheckin> toolchain_checkins(const ProjectFile& p) {
   std::vector<PlannedCheckin> out;
   for (const auto& t : toolchains_in_order(p)) {
@@ -456,7 +462,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   std::string sampling_note;  // said once the branch resolves: a misspelt one is an error, not a new grid
   if (o.only_new) {
     last = db::last_sweep(lock_db, p.name);
-    if (!last) say(o, "no finished sweep of this project yet: --new sweeps the whole range");
+    if (!last) note(o, "no finished sweep of this project yet: --new sweeps the whole range");
     // Edited sampling makes another grid, whose points before the last head
     // were never planned: only a whole-range sweep plans them (what is done
     // is not done again).
@@ -677,7 +683,7 @@ SweepReport run_sweep(const SweepOptions& o) {
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   auto counts = db::count_jobs(lock_db, ids);
   // The sweep's id is the database's (`jobs --sweep N`), not a count of this project's sweeps.
-  say(o, fmt::format(
+  note(o, fmt::format(
              "sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id, p.name,
              report.checkins, in.suites.size(), ids.size(), counts.done + counts.skipped,
              (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
@@ -711,9 +717,9 @@ SweepReport run_sweep(const SweepOptions& o) {
   }
   run_until_finished(local, lock_db, ids);
   if (p.repo.empty())
-    say(o, "analysing drift along the toolchains' dates (nothing lies between two of them to bisect)");
+    note(o, "analysing drift along the toolchains' dates (nothing lies between two of them to bisect)");
   else
-    say(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
+    note(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
   report.drift = analyse_drift({p, local, p.alerts.bisect, analysis_grid, report.sweep_id}, lock_db);
   // Bisection's builds and evaluations are this sweep's work too: their
   // failures count in its exit status.
