@@ -1227,8 +1227,8 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
         resolve_alerts_before(db, p.name, policy_meta.content_hash, history, range_start,
                               "the first check-in of the project's range");
       auto tip_sha = repo.resolve(tip);
-      analyse_line(o, db, {repository_id, std::move(history), start, &repo, tip_sha ? *tip_sha : ""}, recipe, policy_meta.content_hash, selected,
-                   wide_changes, report);
+      analyse_line(o, db, {repository_id, std::move(history), start, &repo, tip_sha ? *tip_sha : ""}, recipe,
+                   policy_meta.content_hash, selected, wide_changes, report);
     }
   }
   if (toolchains) {

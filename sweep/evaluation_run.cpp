@@ -387,7 +387,8 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
   if (result && result->machine_failures_untried > 0)
     retry_unless_last({"the machine failed " + std::to_string(result->machine_failures_untried) +
                            " compiles, too many to try again one by one: " +
-                           (options.finish ? "the whole evaluation is tried again while its job has attempts left" : "nothing is stored; run it again"),
+                           (options.finish ? "the whole evaluation is tried again while its job has attempts left"
+                                           : "nothing is stored; run it again"),
                        true});
   // A compile that failed outside the compiler even when tried again alone
   // (driftwatch could not write or read its object: a full disk) says
@@ -400,7 +401,8 @@ StoredEvaluation evaluate_and_store(db::Database& database, const SelectedBuild&
         if (h->failed_outside_compiler())
           retry_unless_last({"a compile of " + m.name + " failed outside the compiler (" + h->outcome + ": " +
                                  h->message + "): " +
-                                 (options.finish ? "the whole evaluation is tried again while its job has attempts left" : "nothing is stored; run it again"),
+                                 (options.finish ? "the whole evaluation is tried again while its job has attempts left"
+                                                 : "nothing is stored; run it again"),
                              true, true});
   if (!result) {
     db::set_build_feature_report(database, *build.build_id,
