@@ -228,9 +228,11 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
                       // farm's shared mount, the suite's directory) are today's: a job
                       // run again with yesterday's would fail as it did.
                       "  payload = CASE WHEN jobs.state IN ('done', 'skipped') AND NOT " RETRY_CONDITION
-                      "    THEN jobs.payload ELSE EXCLUDED.payload || CASE WHEN jobs.state IN ('queued', 'running') "
-                      // A build a person retried keeps its order to build from scratch.
-                      "    AND jobs.payload ? 'rebuild' THEN jsonb_build_object('rebuild', true) ELSE '{}'::jsonb END END, "
+                      "    THEN jobs.payload ELSE EXCLUDED.payload || CASE WHEN jobs.payload ? 'rebuild' "
+                      // A build a person retried keeps its order to build from
+                      // scratch, failed again or not: the worker heeds it only
+                      // while the cache holds a failure.
+                      "    THEN jsonb_build_object('rebuild', true) ELSE '{}'::jsonb END END, "
                       // Never below the attempts a queued or running job has made.
                       "  max_attempts = CASE WHEN " RETRY_CONDITION " THEN EXCLUDED.max_attempts "
                       "    WHEN jobs.state IN ('done', 'skipped') THEN jobs.max_attempts "
@@ -250,7 +252,6 @@ std::vector<Id> enqueue_jobs(Database& db, const std::string& project, Id sweep_
   });
 }
 #undef RETRY_CONDITION
-#undef BUILT_SINCE
 #undef CANCELLED_IN_THIS_SWEEP
 
 std::optional<Job> claim_job(Database& db, const std::string& project, const std::string& owner,
@@ -466,7 +467,8 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
     // sweep. Skipped evaluations whose build is tried again are held to it too.
     const char* planned = PLANNED_TODAY " RETURNING id";
     std::vector<Id> ids;
-    for (const char* which : {"(state = 'failed' OR " LOST_EVALUATION ") ", BUILD_TRIED_AGAIN " "})
+    // A build given a compiler since goes first: its evaluations follow it.
+    for (const char* which : {"(state = 'failed' OR " LOST_EVALUATION ") ", BUILT_SINCE " ", BUILD_TRIED_AGAIN " "})
       for (const auto& row :
            tx.exec_params(std::string("UPDATE jobs SET " QUEUED_AFRESH
                                       ", updated_at = now() WHERE " OF_PROJECT("jobs", "$1") " AND ") +
@@ -481,6 +483,7 @@ std::vector<Id> requeue_failed_jobs(Database& db, const std::string& project, co
 
 #undef LOST_EVALUATION
 #undef BUILD_TRIED_AGAIN
+#undef BUILT_SINCE
 #undef PLANNED_TODAY
 
 int requeue_jobs_of(Database& db, const std::string& owner, bool give_back_attempt, int* given_back) {

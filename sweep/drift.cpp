@@ -913,6 +913,14 @@ db::Id commit_id_of(const std::map<std::string, db::Id>& ids, const std::string&
 namespace {
 
 /// One ordered line of check-ins drift is read along (sweep/timeline.h).
+/// Whether the branch at `tip` no longer holds check-in `sha`: it does not
+/// reach it, or (`whole`: a history that goes back to its root) the
+/// repository lacks it altogether.
+bool gone_from(const tracker::GitRepo& repo, const std::string& tip, const std::string& sha, bool whole) {
+  if (auto reached = repo.reaches(tip, sha)) return !*reached;
+  return whole && !repo.commit(sha).ok();
+}
+
 struct Line {
   db::Id repository_id = 0;
   std::vector<tracker::CommitInfo> history;
@@ -1107,12 +1115,13 @@ void analyse_line(const DriftOptions& o, db::Database& db, const Line& line, con
       if (!line.repo && is_toolchain_id(at))
         db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kLeftTheLineNote);
       // - a repository's whose check-in the branch no longer reaches (reset,
-      //   force-pushed): not before the range, nor after its end, but gone;
-      //   `alerts --exit-code` would fail every night on it.
-      else if (auto reached = line.repo && !line.tip.empty() && !at.empty() && !is_toolchain_id(at)
-                                  ? line.repo->reaches(line.tip, at)
-                                  : common::Result<bool>(true);
-               reached.ok() && !*reached)
+      //   force-pushed), or that the repository no longer holds at all (its
+      //   objects pruned since, a fresh clone) where the history is whole
+      //   (a shallow clone's edge cuts off what is older): not before the
+      //   range, nor after its end, but gone; `alerts --exit-code` would fail
+      //   every night on it.
+      else if (line.repo && !line.tip.empty() && !at.empty() && !is_toolchain_id(at) && !position.count(at) &&
+               gone_from(*line.repo, line.tip, at, !line.history.empty() && line.history.front().parents.empty()))
         db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kHistoryRewrittenNote);
       else if (position.count(v.first_bad_sha) && details_across_samples(v.details_json))
         db::set_alert_state(db, p.name, v.id, "resolved", "driftwatch", db::kDriftRetoldNote);
@@ -1203,32 +1212,39 @@ DriftReport analyse_drift(const DriftOptions& o, db::Database& db) {
       // repository, or before `since` moved on would otherwise be bisected and
       // alerted on, notifying a new project of culprits from before it began.
       const std::size_t range_start = project_range_start(p, history, trained);
-      require_range_selects(p, history, range_start, "drift analysis");
-      std::size_t start = range_start;
-      if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
-      if (start == trained_at && start > 0 && o.workers.progress) {
-        std::set<std::string> samples(o.samples.begin(), o.samples.end());
-        auto earlier = std::count_if(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start),
-                                     [&](const auto& c) { return samples.count(c.sha) > 0; });
-        if (earlier > 0)
-          o.workers.progress->line(fmt::format(
-              "drift is analysed from the policy's training check-in {} on: {} sampled check-in(s) before it are "
-              "not bisected or alerted on",
-              history[start].short_sha(), earlier));
+      // A range that selects nothing: its toolchains are analysed alone, as
+      // when the range ends before the history begins; else it is a mistake.
+      if (range_start >= history.size() && toolchains)
+        fmt::print(stderr, "warning: the project's range selects no check-in of {}: only its toolchains are analysed\n",
+                   p.repo);
+      else {
+        require_range_selects(p, history, range_start, "drift analysis");
+        std::size_t start = range_start;
+        if (auto from = position_of(o.bisect_from)) start = std::min(start, *from);
+        if (start == trained_at && start > 0 && o.workers.progress) {
+          std::set<std::string> samples(o.samples.begin(), o.samples.end());
+          auto earlier = std::count_if(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(start),
+                                       [&](const auto& c) { return samples.count(c.sha) > 0; });
+          if (earlier > 0)
+            o.workers.progress->line(fmt::format(
+                "drift is analysed from the policy's training check-in {} on: {} sampled check-in(s) before it are "
+                "not bisected or alerted on",
+                history[start].short_sha(), earlier));
+        }
+        // So would alerts of changes before the training check-in, or before the
+        // range, which no analysis reaches now (found when drift was analysed
+        // over a wider range, or by a `bisect --good` before it); not while such
+        // a bisect runs.
+        if (o.bisect_from.empty() && trained_at > 0)
+          resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at,
+                                "the policy's training check-in");
+        if (o.bisect_from.empty() && range_start > trained_at)
+          resolve_alerts_before(db, p.name, policy_meta.content_hash, history, range_start,
+                                "the first check-in of the project's range");
+        auto tip_sha = repo.resolve(tip);
+        analyse_line(o, db, {repository_id, std::move(history), start, &repo, tip_sha ? *tip_sha : ""}, recipe,
+                     policy_meta.content_hash, selected, wide_changes, report);
       }
-      // So would alerts of changes before the training check-in, or before the
-      // range, which no analysis reaches now (found when drift was analysed
-      // over a wider range, or by a `bisect --good` before it); not while such
-      // a bisect runs.
-      if (o.bisect_from.empty() && trained_at > 0)
-        resolve_alerts_before(db, p.name, policy_meta.content_hash, history, trained_at,
-                              "the policy's training check-in");
-      if (o.bisect_from.empty() && range_start > trained_at)
-        resolve_alerts_before(db, p.name, policy_meta.content_hash, history, range_start,
-                              "the first check-in of the project's range");
-      auto tip_sha = repo.resolve(tip);
-      analyse_line(o, db, {repository_id, std::move(history), start, &repo, tip_sha ? *tip_sha : ""}, recipe,
-                   policy_meta.content_hash, selected, wide_changes, report);
     }
   }
   if (toolchains) {

@@ -208,7 +208,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
         "The newest sweep (#{}, started {}) {}: what it measured is not analysed for drift yet, so the alerts below "
         "may miss a change; the next `driftwatch sweep` analyses it.",
         newest->id, common::utc_for_people(newest->started_at),
-        newest->state == "running" ? "has not finished (it runs still, or was killed)"
+        newest->state == "running" ? "has not finished (it runs still, or stopped: killed, or an error)"
                                    : "was " + newest->state + " before it finished");
   // The tracked (active) policy of the lineage; its lineage from the database when the project has one.
   d.policy = policy_info(with_tracked_policy(db, p));
@@ -260,7 +260,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
     if (auto start = project_range_start(
             p, history, trained_position ? std::optional<std::size_t>(*trained_position) : std::nullopt);
         start > 0) {
-      require_range_selects(p, history, start, "the report");
+      if (p.toolchains.empty()) require_range_selects(p, history, start, "the report");
       from_position = int(start);
     }
   for (const auto& name : p.suites) {

@@ -660,7 +660,16 @@ SweepReport run_sweep(const SweepOptions& o) {
   // nightly --new found "nothing new" while the report said they waited).
   auto waiting = db::waiting_jobs(lock_db, p.name, today);
   auto retried = db::requeue_failed_jobs(lock_db, p.name, today);
-  if (in.checkins.empty() && retried.empty() && waiting.empty()) {
+  // A sweep stopped before its analysis (killed, failed) left what it
+  // measured unanalysed, and the report says so: tonight analyses it, new
+  // check-ins or not.
+  auto newest = db::newest_sweep(lock_db, p.name);
+  bool unanalysed = newest && newest->state != "done";
+  if (in.checkins.empty() && retried.empty() && waiting.empty() && unanalysed)
+    say(o, fmt::format("nothing new to measure, but sweep #{} stopped before it analysed what it measured: "
+                       "analysing it now",
+                       newest->id));
+  if (in.checkins.empty() && retried.empty() && waiting.empty() && !unanalysed) {
     report.nothing_new = true;
     // A toolchains-only project's head is its newest toolchain.
     const auto labels = toolchain_labels(p);
@@ -683,7 +692,9 @@ SweepReport run_sweep(const SweepOptions& o) {
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   auto counts = db::count_jobs(lock_db, ids);
   // The sweep's id is the database's (`jobs --sweep N`), not a count of this project's sweeps.
-  note(o, fmt::format(
+  // Said under -q too when it takes up jobs an earlier sweep left: the summary does not say that.
+  (retried.empty() && waiting.empty() ? note : say)(
+      o, fmt::format(
               "sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id,
               p.name, report.checkins, in.suites.size(), ids.size(), counts.done + counts.skipped,
               (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +

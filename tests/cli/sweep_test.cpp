@@ -73,7 +73,7 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
     return common::read_file(out / "report.md").take();
   };
   auto pending = md();
-  CHECK(pending.find("has not finished (it runs still, or was killed): what it measured is not analysed") !=
+  CHECK(pending.find("has not finished (it runs still, or stopped: killed, or an error): what it measured is not analysed") !=
         std::string::npos);
   CHECK(pending.find("no change of the uplift or the sizes was found") == std::string::npos);
 
@@ -522,6 +522,38 @@ TEST_CASE("an alert whose check-in a force-push took out of the branch is resolv
   INFO(back.output);
   CHECK(back.exit_code == 0);
   CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id) == "open: found again");
+  // Rewritten again, and its objects pruned (or a fresh clone): the repository lacks the culprit altogether.
+  p.git({"update-ref", "refs/heads/main", culprit + "~1"});
+  p.commit_on_top("Start again, for good");
+  for (const auto& ref : common::split(p.git({"for-each-ref", "--format=%(refname)"}), '\n'))
+    if (!ref.empty() && ref != "refs/heads/main") p.git({"update-ref", "-d", ref});  // tags, side branches
+  p.git({"reflog", "expire", "--expire=now", "--all"});
+  p.git({"gc", "--prune=now", "--quiet"});
+  REQUIRE(p.git({"cat-file", "-t", culprit}).find("commit") == std::string::npos);
+  auto pruned = p.sweep(p.dsn);
+  INFO(pruned.output);
+  CHECK(pruned.exit_code == 0);
+  CHECK(p.psql("SELECT state || ': ' || note FROM alerts WHERE id = " + id)
+            .starts_with("resolved: its check-in is no longer in the tracked branch's history"));
+}
+
+TEST_CASE("sweep --new on a night with nothing new analyses what a sweep stopped before its analysis measured") {
+  Project p;
+  p.make_small();
+  p.sweep_ok();
+  auto alerts = p.psql("SELECT count(*) FROM alerts");
+  REQUIRE(alerts != "0");
+  p.sweep_ok();
+  // As a full sweep killed after its jobs, before its drift analysis, leaves
+  // it: the one before it finished, with the same head.
+  p.psql("TRUNCATE alerts CASCADE");
+  p.psql("UPDATE sweeps SET state = 'interrupted' WHERE id = (SELECT max(id) FROM sweeps)");
+  auto night = p.sweep_ok({"--new"});
+  INFO(night.output);
+  CHECK(night.output.find("stopped before it analysed what it measured: analysing it now") != std::string::npos);
+  CHECK(p.psql("SELECT count(*) FROM alerts") == alerts);
+  // Analysed, the next night is a quiet one again.
+  CHECK(p.sweep_ok({"--new"}).output.find("nothing new since the last sweep") != std::string::npos);
 }
 
 TEST_CASE("decide and report refuse a range that selects no check-in, as sweep does, rather than read every one") {
