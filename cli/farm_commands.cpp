@@ -351,7 +351,9 @@ void attach_jobs(CLI::App& sub, Context& ctx) {
   // The project file's database (else the embedded one): the jobs of every
   // project in it, unless --project; retry and cancel reach its project's only.
   a->config.attach(sub);
-  auto* retry = sub.add_subcommand("retry", "queue a failed job, or a build that gave no compiler (built again from scratch), again, attempts reset");
+  auto* retry = sub.add_subcommand(
+      "retry",
+      "queue a failed job, or a build that gave no compiler (built again from scratch), again, attempts reset");
   retry->add_option("id", a->id, "the job")->required();
   retry->callback([&ctx, a] { run_retry(ctx, *a); });
   auto* cancel = sub.add_subcommand(

@@ -695,10 +695,10 @@ SweepReport run_sweep(const SweepOptions& o) {
   // Said under -q too when it takes up jobs an earlier sweep left: the summary does not say that.
   (retried.empty() && waiting.empty() ? note : say)(
       o, fmt::format(
-              "sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id,
-              p.name, report.checkins, in.suites.size(), ids.size(), counts.done + counts.skipped,
-              (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
-                  (waiting.empty() ? "" : fmt::format(", {} job(s) an earlier sweep left queued", waiting.size()))));
+             "sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id, p.name,
+             report.checkins, in.suites.size(), ids.size(), counts.done + counts.skipped,
+             (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
+                 (waiting.empty() ? "" : fmt::format(", {} job(s) an earlier sweep left queued", waiting.size()))));
 
   if (o.progress) o.progress->start(counts.total() - counts.finished());
   int workers = std::max(1, o.workers);
