@@ -433,7 +433,7 @@ TEST_CASE(
   CHECK(p.psql("SELECT count(*) FROM alerts WHERE kind = 'uplift-dropped' AND details->>'spread' = 'true' AND "
                "(culprit_commit_id IS NOT NULL OR (details->>'bisect_evaluations')::int <> 0)") == "0");
   CHECK(again.output.find("uplift on testdata dropped 0.3") != std::string::npos);
-  CHECK(again.output.find(" points in parts (samples +0.40% → +0.08%)") != std::string::npos);
+  CHECK(again.output.find(" points in parts (samples +0.40% → +0.08%") != std::string::npos);
   // The ranges follow each other: each starts where the last ended.
   auto ranges = p.psql(
       "SELECT string_agg(lg.sha || '>' || fb.sha, ' ' ORDER BY fb.committed_at) FROM alerts a JOIN commits lg ON "
