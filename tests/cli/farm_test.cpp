@@ -134,6 +134,21 @@ void use_recipe_building_by(Project& p, const std::string& name, const std::stri
   p.set("every = \"2w\"", "every = \"1m\"");
 }
 
+/// The sample compiler's own recipe, its ninja step run after `guard` (a
+/// shell command that may fail as a machine would), as the project's; its path.
+std::string use_recipe_building_after(Project& p, const std::string& name, const std::string& guard) {
+  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string ninja = "command = \"ninja -C {build} -j {jobs}\"";
+  auto at = text.find(ninja);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, ninja.size(), "command = \"" + guard + "; ninja -C {build} -j {jobs}\"");
+  auto recipe = (p.dir / (name + ".toml")).string();
+  std::ofstream(recipe) << text;
+  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
+  return recipe;
+}
+
 }  // namespace
 
 TEST_CASE("three standalone workers, one SIGKILLed mid-job: its lease expires, another takes the job, every job is done once") {
@@ -981,17 +996,9 @@ TEST_CASE("a build the OOM killer takes is tried again on that machine at half t
   p.make_small();
   // The sample compiler's recipe, but its build is killed whenever it runs
   // more than one job at once, as a parallel link is on a small machine.
-  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  const std::string ninja = "command = \"ninja -C {build} -j {jobs}\"";
-  auto at = text.find(ninja);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, ninja.size(),
-               "command = \"if [ {jobs} -gt 1 ]; then echo 'c++: fatal error: Killed signal terminated program "
-               "cc1plus'; exit 1; fi; ninja -C {build} -j {jobs}\"");
-  auto recipe = (p.dir / "small-machine.toml").string();
-  std::ofstream(recipe) << text;
-  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
+  use_recipe_building_after(p, "small-machine",
+                            "if [ {jobs} -gt 1 ]; then echo 'c++: fatal error: Killed signal terminated program "
+                            "cc1plus'; exit 1; fi");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
   CHECK(s.exit_code == 0);
@@ -1049,18 +1056,10 @@ TEST_CASE(
   // the check-in is recorded as not building (and that result cached).
   auto failing = p.dir / "bus-error";
   std::ofstream(failing) << "";
-  std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  const std::string ninja = "command = \"ninja -C {build} -j {jobs}\"";
-  auto at = text.find(ninja);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, ninja.size(),
-               "command = \"if [ -e " + failing.string() +
-                   " ]; then echo 'collect2: fatal error: ld terminated with signal 7 [Bus error]'; exit 1; fi; "
-                   "ninja -C {build} -j {jobs}\"");
-  auto recipe = (p.dir / "flaky-disk.toml").string();
-  std::ofstream(recipe) << text;
-  p.set("recipe = \"sample-compiler\"", "recipe = \"" + recipe + "\"");
+  auto recipe = use_recipe_building_after(
+      p, "flaky-disk",
+      "if [ -e " + failing.string() +
+          " ]; then echo 'collect2: fatal error: ld terminated with signal 7 [Bus error]'; exit 1; fi");
   auto first = p.sweep(p.dsn);
   INFO(first.output);
   auto builds = p.psql("SELECT count(*) FROM jobs WHERE kind = 'build'");
