@@ -665,11 +665,12 @@ SweepReport run_sweep(const SweepOptions& o) {
   // check-ins or not.
   auto newest = db::newest_sweep(lock_db, p.name);
   bool unanalysed = newest && newest->state != "done";
-  if (in.checkins.empty() && retried.empty() && waiting.empty() && unanalysed)
+  bool nothing_to_run = in.checkins.empty() && retried.empty() && waiting.empty();
+  if (nothing_to_run && unanalysed)
     say(o, fmt::format("nothing new to measure, but sweep #{} stopped before it analysed what it measured: "
                        "analysing it now",
                        newest->id));
-  if (in.checkins.empty() && retried.empty() && waiting.empty() && !unanalysed) {
+  if (nothing_to_run && !unanalysed) {
     report.nothing_new = true;
     // A toolchains-only project's head is its newest toolchain.
     const auto labels = toolchain_labels(p);
