@@ -134,11 +134,12 @@ std::optional<SweepState> newest_sweep(Database& db, const std::string& project)
   return db.impl().guarded("reading the newest sweep", [&]() -> std::optional<SweepState> {
     pqxx::read_transaction tx(db.impl().conn);
     auto r = tx.exec_params(
-        "SELECT id, state, to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM sweeps "
-        "WHERE project = $1 ORDER BY id DESC LIMIT 1",
+        "SELECT id, state, to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+        "  COALESCE(message, '') FROM sweeps WHERE project = $1 ORDER BY id DESC LIMIT 1",
         project);
     if (r.empty()) return std::nullopt;
-    return SweepState{r[0][0].as<Id>(), r[0][1].as<std::string>(), r[0][2].as<std::string>()};
+    return SweepState{r[0][0].as<Id>(), r[0][1].as<std::string>(), r[0][2].as<std::string>(),
+                      r[0][3].as<std::string>()};
   });
 }
 
@@ -563,7 +564,9 @@ std::vector<UnfinishedEvaluation> unfinished_evaluations(Database& db, const std
     // clang-format off
     for (const auto& r : tx.exec_params(
              "SELECT j.id, j.payload->>'sha', j.state, COALESCE(j.error, ''), COALESCE(b.id, 0), "
-             "  COALESCE(b.state, ''), COALESCE(b.error, ''), COALESCE(b.result->>'outcome', '') "
+             "  COALESCE(b.state, ''), COALESCE(b.error, ''), COALESCE(b.result->>'outcome', ''), "
+             "  CASE WHEN j.state = 'running' AND j.lease_expires_at < now() THEN COALESCE(j.lease_owner, '?') ELSE '' END, "
+             "  CASE WHEN b.state = 'running' AND b.lease_expires_at < now() THEN COALESCE(b.lease_owner, '?') ELSE '' END "
              "FROM jobs j LEFT JOIN jobs b ON b.id = j.depends_on "
              "WHERE j.kind = 'eval' AND j.state <> 'done' AND " OF_PROJECT("j", "$1") " "
              "  AND j.payload->>'recipe_hash' = $2 AND j.payload->>'policy_hash' = $3 "
@@ -573,7 +576,8 @@ std::vector<UnfinishedEvaluation> unfinished_evaluations(Database& db, const std
              project, recipe_hash, policy_hash, suite_hash, repo))
       // clang-format on
       out.push_back({r[0].as<Id>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>(),
-                     r[4].as<Id>(), r[5].as<std::string>(), r[6].as<std::string>(), r[7].as<std::string>()});
+                     r[4].as<Id>(), r[5].as<std::string>(), r[6].as<std::string>(), r[7].as<std::string>(),
+                     r[8].as<std::string>(), r[9].as<std::string>()});
     return out;
   });
 }

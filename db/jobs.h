@@ -110,6 +110,7 @@ struct SweepState {
   Id id = 0;
   std::string state;       ///< running, done, failed, interrupted
   std::string started_at;  ///< ISO 8601 UTC
+  std::string message;     ///< how it ended ("" while running): a failed sweep's error
 };
 /// The project's newest sweep, if any.
 std::optional<SweepState> newest_sweep(Database& db, const std::string& project);
@@ -210,6 +211,9 @@ struct UnfinishedEvaluation {
   Id build_id = 0;
   std::string build_state, build_error;
   std::string build_outcome;  ///< a done build's ("ok" when it gave a compiler)
+  /// Running, but its worker stopped renewing the lease (the worker or its
+  /// machine died): whoever held it, as "host:pid".
+  std::string lapsed_owner, build_lapsed_owner;
 };
 /// The project's evaluation jobs of one recipe, policy and suite (manifest
 /// hash) that are not done, oldest first: the sampled check-ins a series

@@ -23,6 +23,15 @@ std::string job_said(db::Id id, const std::string& error) {
   return error.empty() ? fmt::format("job {}", id) : fmt::format("job {}: {}", id, error_line(error));
 }
 
+/// A running job nobody answers for: "running" would be false, and the
+/// job is not lost either (any worker, or the next sweep, takes it up).
+std::string lapsed(const char* what, db::Id id, const std::string& owner) {
+  return fmt::format(
+      "its {} (job {}) stopped: its worker ({}) no longer renews its lease, so it or its machine died; a worker, "
+      "or the next sweep, takes it up again",
+      what, id, common::printable(owner));
+}
+
 }  // namespace
 
 std::string unfinished_reason(const db::UnfinishedEvaluation& j) {
@@ -30,7 +39,11 @@ std::string unfinished_reason(const db::UnfinishedEvaluation& j) {
     return "its evaluation was cancelled (" + job_said(j.id, j.error) + "); the next sweep measures it";
   if (j.state == db::kJobFailed)
     return "its evaluation failed (" + job_said(j.id, j.error) + "); the next sweep tries it again";
+  // Waiting on a build whose worker died: the build is what to look at.
+  if (j.state != db::kJobRunning && j.build_state == db::kJobRunning && !j.build_lapsed_owner.empty())
+    return lapsed("build", j.build_id, j.build_lapsed_owner);
   if (j.state == db::kJobQueued) return fmt::format("its evaluation waits in the queue (job {})", j.id);
+  if (j.state == db::kJobRunning && !j.lapsed_owner.empty()) return lapsed("evaluation", j.id, j.lapsed_owner);
   if (j.state == db::kJobRunning) return fmt::format("its evaluation is running (job {})", j.id);
   // Skipped: its build gave no compiler. A build that ran and failed is a
   // point of the series already; here it never finished.

@@ -10,7 +10,7 @@ namespace {
 
 db::UnfinishedEvaluation job(db::Id id, const std::string& sha, const std::string& state,
                              const std::string& error = "") {
-  return {id, sha, state, error, id - 1, db::kJobDone, "", ""};
+  return {id, sha, state, error, id - 1, db::kJobDone, "", "", "", ""};
 }
 
 const std::map<std::string, std::size_t> kHistory{{"aaa", 0}, {"bbb", 1}, {"ccc", 2}, {"ddd", 3}};
@@ -24,6 +24,17 @@ TEST_CASE("an evaluation that failed, was cancelled or still waits is named with
         "its evaluation was cancelled (job 13: cancelled by ops); the next sweep measures it");
   CHECK(sweep::unfinished_reason(job(14, "bbb", db::kJobQueued)) == "its evaluation waits in the queue (job 14)");
   CHECK(sweep::unfinished_reason(job(15, "bbb", db::kJobRunning)) == "its evaluation is running (job 15)");
+  // Running in the table, but its worker died: not said to run (helper 149).
+  auto dead = job(15, "bbb", db::kJobRunning);
+  dead.lapsed_owner = "node7:4242";
+  CHECK(sweep::unfinished_reason(dead) ==
+        "its evaluation (job 15) stopped: its worker (node7:4242) no longer renews its lease, so it or its machine "
+        "died; a worker, or the next sweep, takes it up again");
+  // Waiting on a build whose worker died: the build is named, not the queue.
+  auto waiting = job(14, "bbb", db::kJobQueued);
+  waiting.build_state = db::kJobRunning;
+  waiting.build_lapsed_owner = "node7:4242";
+  CHECK(sweep::unfinished_reason(waiting).starts_with("its build (job 13) stopped: its worker (node7:4242)"));
   // A long error is cut, not dropped: the reason stays one readable line.
   auto long_error = sweep::unfinished_reason(job(16, "bbb", db::kJobFailed, std::string(500, 'x')));
   CHECK(long_error.size() < 300);
@@ -36,11 +47,14 @@ TEST_CASE("an evaluation that failed, was cancelled or still waits is named with
 }
 
 TEST_CASE("a skipped evaluation is explained by its build job, which never finished") {
-  db::UnfinishedEvaluation skipped{20, "ccc", db::kJobSkipped, "", 19, db::kJobFailed, "build: timed out after 2h", ""};
+  db::UnfinishedEvaluation skipped{20, "ccc", db::kJobSkipped, "", 19, db::kJobFailed, "build: timed out after 2h", "", "", ""};
   CHECK(sweep::unfinished_reason(skipped) ==
         "its build did not finish (job 19: build: timed out after 2h); the next sweep tries it again");
   skipped.build_state = db::kJobRunning;
   CHECK(sweep::unfinished_reason(skipped) == "its build is running (job 19)");
+  skipped.build_lapsed_owner = "node7:4242";
+  CHECK(sweep::unfinished_reason(skipped).starts_with("its build (job 19) stopped: its worker (node7:4242) no longer"));
+  skipped.build_lapsed_owner.clear();
   skipped.build_state = db::kJobDone;
   skipped.build_outcome = "timeout";
   CHECK(sweep::unfinished_reason(skipped) ==
