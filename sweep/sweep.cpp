@@ -411,6 +411,16 @@ class SlurmFollower {
 
 }  // namespace
 
+/// Best effort: the error may be the database's own, gone with it; then the
+/// next sweep marks this one interrupted.
+void record_failed_sweep(db::Database& db, db::Id sweep_id, int planned, const std::string& error) {
+  try {
+    auto line = common::trim(error.substr(0, error.find('\n')));
+    db::finish_sweep(db, sweep_id, "failed", "", planned, common::printable(line));
+  } catch (const std::exception&) {
+  }
+}
+
 SweepReport run_sweep(const SweepOptions& o) {
   auto start = std::chrono::steady_clock::now();
   SweepReport report;
@@ -529,12 +539,6 @@ SweepReport run_sweep(const SweepOptions& o) {
     if (after) grid = sweep_checkins(p, every, since, std::nullopt, baseline).take();
     else
       for (const auto& c : in.checkins) grid.push_back(c.sha);
-    // Measuring it anyway would bisect and alert on history the project
-    // left out; said instead, with how to include it.
-    if (!baseline.empty() && !grid.empty() && std::find(grid.begin(), grid.end(), baseline) == grid.end())
-      say(o, "warning: the policy's training check-in " + baseline.substr(0, 12) +
-                 " lies outside the project's range (from, since, until): drift and decide judge from the first "
-                 "swept check-in; widen the range to measure from it");
     // Drift is judged on the project's grid, as `decide` and `bisect` judge
     // it: a one-off --every or --since measures more (or other) check-ins,
     // which the analysis uses as it uses bisection's, but does not change
@@ -544,6 +548,14 @@ SweepReport run_sweep(const SweepOptions& o) {
       analysis_grid = sweep_checkins(p, p.every, p.since, std::nullopt, baseline).take();
     else
       analysis_grid = grid;
+    // Measuring it anyway would bisect and alert on history the project
+    // left out; said instead, with how to include it. The project's range,
+    // not a one-off --since's (which leaves the project's baseline as it is).
+    if (!baseline.empty() && !analysis_grid.empty() &&
+        std::find(analysis_grid.begin(), analysis_grid.end(), baseline) == analysis_grid.end())
+      say(o, "warning: the policy's training check-in " + baseline.substr(0, 12) +
+                 " lies outside the project's range (from, since, until): drift and decide judge from the first "
+                 "swept check-in; widen the range to measure from it");
     // A one-off --since before the project's range measures check-ins that
     // drift, alerts, decide and the report leave out: said, or the builds
     // are paid for and "no new alert" read for a period never judged.
@@ -684,6 +696,9 @@ SweepReport run_sweep(const SweepOptions& o) {
   if (!p.repo.empty()) report.head = !git_head.empty() ? git_head : after.value_or("");
   else report.head = in.checkins.empty() ? after.value_or("") : in.checkins.back().sha;
   report.sweep_id = db::begin_sweep(lock_db, p.name, project_file);
+  // From here an error leaves the sweep 'failed' with its reason, for the
+  // report and the next sweep to say, not 'running' until someone looks.
+  try {
   auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
   db::adopt_jobs(lock_db, report.sweep_id, retried);
   waiting = db::waiting_jobs(lock_db, p.name, today, report.sweep_id);  // as they are now
@@ -694,12 +709,17 @@ SweepReport run_sweep(const SweepOptions& o) {
   auto counts = db::count_jobs(lock_db, ids);
   // The sweep's id is the database's (`jobs --sweep N`), not a count of this project's sweeps.
   // Said under -q too when it takes up jobs an earlier sweep left: the summary does not say that.
+  const std::string taken_up =
+      (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
+      (waiting.empty() ? "" : fmt::format(", {} job(s) an earlier sweep left queued", waiting.size()));
   (retried.empty() && waiting.empty() ? note : say)(
-      o, fmt::format(
-             "sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}", report.sweep_id, p.name,
-             report.checkins, in.suites.size(), ids.size(), counts.done + counts.skipped,
-             (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
-                 (waiting.empty() ? "" : fmt::format(", {} job(s) an earlier sweep left queued", waiting.size()))));
+      o, report.checkins == 0
+             // Nothing new planned: "0 check-in(s) × 1 suite(s)" beside jobs reads as a contradiction.
+             ? fmt::format("sweep #{}, project {}: no new check-in; takes up {} job(s) earlier sweeps left{}",
+                           report.sweep_id, p.name, ids.size(), taken_up)
+             : fmt::format("sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}",
+                           report.sweep_id, p.name, report.checkins, in.suites.size(), ids.size(),
+                           counts.done + counts.skipped, taken_up));
 
   if (o.progress) o.progress->start(counts.total() - counts.finished());
   int workers = std::max(1, o.workers);
@@ -762,6 +782,10 @@ SweepReport run_sweep(const SweepOptions& o) {
       fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped, report.jobs.failed),
       recorded_sampling);
   return report;
+  } catch (const std::exception& e) {
+    record_failed_sweep(lock_db, report.sweep_id, report.checkins, e.what());
+    throw;
+  }
 }
 
 }  // namespace sweep

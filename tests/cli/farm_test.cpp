@@ -657,8 +657,21 @@ TEST_CASE("a worker whose clock is ten minutes ahead does not take a live lease:
   CHECK(list.output.find("elsewhere:1:0 for ") != std::string::npos);
   CHECK(list.output.find(" left") != std::string::npos);
 
+  // The report reads the job as running while its lease lives, and as its worker's death once it lapsed.
+  auto why_not_measured = [&] {
+    auto out = p.dir / "report-held";
+    auto rep = p.run({"report", "--config", p.config, "--out", out.string(), "--format", "json"});
+    REQUIRE_MESSAGE(rep.exit_code == 0, rep.output);
+    auto j = nlohmann::json::parse(common::read_file(out / "report.json").take());
+    REQUIRE(j["not_measured"].size() == 1);
+    return j["not_measured"][0]["why"].get<std::string>();
+  };
+  CHECK(why_not_measured() == "its evaluation is running (job " + held + ")");
   // Once that lease has expired (the other machine died), the same skewed worker takes the job.
   p.psql("UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = " + held);
+  CHECK(why_not_measured() == "its evaluation (job " + held +
+                                  ") stopped: its worker (elsewhere:1:0) no longer renews its lease, so it or its "
+                                  "machine died; a worker, or the next sweep, takes it up again");
   auto again = start_worker(p, {"--idle-exit", "0"}, {"faketime", "-f", "+10m"});
   auto w2 = finish(again);
   INFO(w2.output);
@@ -679,6 +692,17 @@ TEST_CASE("an external sweep that no worker serves fails after --stall-timeout, 
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("no worker has run a job of this sweep for 3 s") != std::string::npos);
   CHECK(p.psql("SELECT count(*) FROM jobs WHERE state = 'queued'") == "4");
+  // The sweep is recorded as failed, with its reason, and the report says so
+  // until a sweep analyses what it left.
+  CHECK(p.psql("SELECT state || ': ' || message FROM sweeps") ==
+        "failed: no worker has run a job of this sweep for 3 s; start workers on the job table (driftwatch worker, "
+        "docs/farm.md). The jobs stay queued; --stall-timeout sets how long to wait");
+  auto out = p.dir / "report-stalled";
+  auto report =
+      run_driftwatch(p.args({"report", "--config", p.config, "--out", out.string(), "--format", "md"}, p.dsn));
+  REQUIRE_MESSAGE(report.exit_code == 0, report.output);
+  CHECK(common::read_file(out / "report.md").take().find("failed before it finished (no worker has run a job") !=
+        std::string::npos);
   // A worker later: the same jobs finish, none twice.
   auto worker = start_worker(p);
   auto again = run_driftwatch(p.args({"sweep", "--config", p.config, "--engine", "external"}, p.dsn));
