@@ -248,10 +248,15 @@
     controls.appendChild(filter); controls.appendChild(sort); controls.appendChild(count);
     section.insertBefore(controls, box);
     var chart = init(box);
+    var printing = false;  // every row at once, for paper (no slider to drag there)
+    var screenHeight = box.style.height;
+    function shown() {
+      var f = filter.value.toLowerCase();
+      return modules.filter(function (m) { return m.name.toLowerCase().indexOf(f) >= 0; });
+    }
     function draw() {
       chart.dwFinished = false;
-      var f = filter.value.toLowerCase();
-      var rows = modules.filter(function (m) { return m.name.toLowerCase().indexOf(f) >= 0; });
+      var rows = shown();
       var key = sorts[sort.value];
       rows.sort(function (a, b) { return key ? key(a) - key(b) || (a.name < b.name ? -1 : 1) : (a.name < b.name ? -1 : 1); });
       rows.reverse();  // the category axis draws its first row at the bottom
@@ -260,7 +265,7 @@
       rows.forEach(function (m, y) {
         m.ratios.forEach(function (r, x) { if (r !== null) cells.push([x, y, +((1 - r) * 100).toFixed(3)]); });
       });
-      var visible = Math.min(rows.length, 40);
+      var visible = printing ? rows.length : Math.min(rows.length, 40);
       chart.setOption({
         animation: false,
         title: { text: 'per module on ' + s.name + ': uplift, 1 − learned/default .text (%)', textStyle: { fontSize: 14 } },
@@ -286,12 +291,22 @@
           ? [{ type: 'slider', yAxisIndex: 0, right: 40, width: 14, startValue: rows.length - visible, endValue: rows.length - 1 },
              { type: 'inside', yAxisIndex: 0 }]
           : [],
-        series: [{ type: 'heatmap', data: cells, progressive: 5000 }]
+        // Drawn in one go for paper: the print is taken right after.
+        series: [{ type: 'heatmap', data: cells, progressive: printing ? 0 : 5000 }]
       }, { notMerge: true });
     }
     filter.addEventListener('input', draw);
     sort.addEventListener('change', draw);
     draw();
+    // Called before and after printing: a canvas prints as drawn, so the
+    // 40-row window with its slider would cut the modules off the page.
+    chart.dwPrinting = function (on) {
+      printing = on;
+      // ~14 px a row, within the tallest canvas browsers draw.
+      box.style.height = on ? Math.min(30000, 140 + 14 * shown().length) + 'px' : screenHeight;
+      chart.resize();
+      draw();
+    };
     return chart;
   }
 
@@ -336,5 +351,13 @@
       ['uplift', 'totals', 'modules'].forEach(function (c) { charts[k][c].resize(); });
     });
   });
+  function printing(on) {
+    Object.keys(charts).forEach(function (k) {
+      charts[k].modules.dwPrinting(on);
+      ['uplift', 'totals'].forEach(function (c) { charts[k][c].resize(); });
+    });
+  }
+  window.addEventListener('beforeprint', function () { printing(true); });
+  window.addEventListener('afterprint', function () { printing(false); });
   document.body.setAttribute('data-drawn', 'true');
 })();

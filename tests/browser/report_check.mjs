@@ -144,6 +144,30 @@ try {
     await page.waitForFunction(() => window.driftwatchReport.settled(), null, { timeout: 120000 });
     out.resort_ms = Date.now() - t;
   }
+  // Printing: each heatmap draws every module (out.print: rows in view and
+  // the box's height per suite, on screen, while printing, and after), and a
+  // real print to PDF raises the events the page listens to.
+  out.print = await page.evaluate(() => {
+    const charts = window.driftwatchReport.charts;
+    const state = () => Object.fromEntries(Object.entries(charts).map(([suite, c]) => {
+      const o = c.modules.getOption();
+      const z = (o.dataZoom || [])[0];
+      return [suite, { rows: o.yAxis[0].data.length, in_view: z ? z.endValue - z.startValue + 1 : o.yAxis[0].data.length,
+        height: c.modules.getDom().clientHeight }];
+    }));
+    const r = { screen: state() };
+    window.addEventListener('beforeprint', () => { window.dwPrints = (window.dwPrints || 0) + 1; });
+    window.dispatchEvent(new Event('beforeprint'));
+    r.printing = state();
+    window.dispatchEvent(new Event('afterprint'));
+    r.after = state();
+    window.dwPrints = 0;
+    return r;
+  });
+  await page.pdf({ path: join(profile, 'report.pdf') });
+  out.print.pdf_beforeprint_events = await page.evaluate(() => window.dwPrints);
+  out.print.after_pdf = await page.evaluate(() => Object.fromEntries(Object.entries(window.driftwatchReport.charts)
+    .map(([suite, c]) => [suite, c.modules.getDom().clientHeight])));
   // At a phone's width the page itself must not scroll sideways: wide
   // tables scroll inside themselves (out.phone: the page's and the window's widths).
   await page.setViewportSize({ width: 390, height: 844 });

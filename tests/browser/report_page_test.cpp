@@ -2,6 +2,8 @@
 // from values (no sweep): hovering points a real history may not have.
 #include <doctest/doctest.h>
 
+#include <fmt/core.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -25,6 +27,20 @@ reports::ReportPoint point(const std::string& sha, std::int64_t time, double upl
   p.measured = measured;
   p.ratios = {1 - uplift, measured == 2 ? 1 - uplift : -1};
   return p;
+}
+
+/// The page's own account (report_check.mjs) of the report `d`.
+nlohmann::json open_in_chromium(const reports::ReportData& d, const testing::TempDir& dir, const std::string& hover) {
+  auto html = dir / "index.html";
+  std::ofstream(html) << reports::render_html(d, reports::web_assets());
+  common::ProcessSpec node;
+  node.argv = {"node", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/browser/report_check.mjs", html.string(),
+               (dir / "shot.png").string(), hover};
+  node.timeout = std::chrono::minutes(3);
+  auto b = common::run_process(node).take();
+  INFO("node: ", b.output, " (needs tests/browser/node_modules: bash scripts/web-deps)");
+  REQUIRE(b.exit_code == 0);
+  return nlohmann::json::parse(common::last_line(b.output));
 }
 
 }  // namespace
@@ -66,16 +82,7 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   d.alerts = {alert, spread};
 
   testing::TempDir dir;
-  auto html = dir / "index.html";
-  std::ofstream(html) << reports::render_html(d, reports::web_assets());
-  common::ProcessSpec node;
-  node.argv = {"node", std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/browser/report_check.mjs", html.string(),
-               (dir / "shot.png").string(), partial.commit.sha};
-  node.timeout = std::chrono::minutes(3);
-  auto b = common::run_process(node).take();
-  INFO("node: ", b.output, " (needs tests/browser/node_modules: bash scripts/web-deps)");
-  REQUIRE(b.exit_code == 0);
-  auto page = nlohmann::json::parse(common::last_line(b.output));
+  auto page = open_in_chromium(d, dir, partial.commit.sha);
   CHECK(page["console_errors"].empty());
   // At a phone's width the page does not scroll sideways (its tables do).
   CHECK(page["phone"]["page_width"].get<int>() <= page["phone"]["window_width"].get<int>());
@@ -106,4 +113,31 @@ TEST_CASE("the report's points show their tooltips when hovered: the lowest upli
   std::string tip = page["tooltip"];
   CHECK_MESSAGE(tip.find("333333333333") != std::string::npos, tip);
   CHECK(tip.find("over 1 of 2 modules") != std::string::npos);
+}
+
+TEST_CASE("printed, the heatmap draws every module, not the 40 its scroll window shows on screen") {
+  reports::ReportData d;
+  d.project = "print";
+  d.generated_at = "2026-12-07T12:00:00Z";
+  auto a = point("1111111111111111111111111111111111111111", 1767225600, 0.01, 2);
+  auto b = point("2222222222222222222222222222222222222222", 1767830400, 0.02, 2);
+  std::vector<std::string> modules;
+  for (int i = 0; i < 90; ++i) modules.push_back(fmt::format("src/m{:02}.c", i));
+  for (auto* p : {&a, &b}) p->ratios.assign(modules.size(), 1 - p->uplift);
+  d.suites = {{"holdout", "m1", modules, {a, b}}};
+  d.overview = {{"holdout", a.commit, b.commit, 0.01, 0.02, true, {}, 0.01}};
+  testing::TempDir dir;
+  auto page = open_in_chromium(d, dir, "");
+  INFO(page.dump());
+  CHECK(page["console_errors"].empty());
+  const auto& print = page["print"];
+  CHECK(print["screen"]["holdout"]["rows"] == 90);
+  CHECK(print["screen"]["holdout"]["in_view"] == 40);
+  CHECK(print["printing"]["holdout"]["in_view"] == 90);
+  CHECK(print["printing"]["holdout"]["height"].get<int>() >= 90 * 14);
+  CHECK(print["after"]["holdout"]["in_view"] == 40);
+  CHECK(print["after"]["holdout"]["height"] == print["screen"]["holdout"]["height"]);
+  // Chromium's own print (to PDF) raises the event the page redraws on, and puts it back after.
+  CHECK(print["pdf_beforeprint_events"] == 1);
+  CHECK(print["after_pdf"]["holdout"] == print["screen"]["holdout"]["height"]);
 }
