@@ -170,6 +170,7 @@ common::Result<PruneOutcome> prune_cache(const fs::path& data_dir, const PruneLi
     if (removed && *removed) {
       ++out.removed;
       out.freed += e.bytes;
+      out.removed_entries.push_back(e);
       continue;
     }
     if (!removed) out.failures.push_back(removed.error().message);

@@ -56,6 +56,9 @@ struct PruneOutcome {
   /// is not seen here).
   int unfinished = 0;
   std::uintmax_t unfinished_bytes = 0;
+  /// The entries removed (or, in a dry run, that would be), oldest first:
+  /// a dry run is to be read before the real one.
+  std::vector<CacheEntry> removed_entries;
 };
 
 /// Removes what entries_to_prune chose, skipping entries in use, and the

@@ -20,9 +20,13 @@ struct BuildArgs {
 };
 
 void print_dry_run(const builder::Recipe& recipe, const tracker::WorkTree& tree, const std::filesystem::path& data,
-                   int jobs) {
+                   int jobs, const std::string& sha) {
   auto r = builder::render(recipe, {tree.source_dir(), tree.build_dir(), data, jobs}).take();
-  fmt::print("recipe {} ({})\n", recipe.name, recipe.content_hash.substr(0, 12));
+  // Two hashes: the recipe's (its series in the database) and its build's
+  // alone (the cache's key: a changed [compile] rebuilds nothing).
+  fmt::print("recipe {} ({}; its build's hash {})\n", recipe.name, recipe.content_hash.substr(0, 12),
+             recipe.build_hash.substr(0, 12));
+  fmt::print("cached in: {}\n", builder::cache_entry_dir(data, recipe, sha).string());
   for (const auto& [k, v] : r.env) fmt::print("env {}={}\n", k, v);
   if (!r.configure.empty())
     fmt::print("configure{}: {}\n",
@@ -40,7 +44,7 @@ void run(Context& ctx, const BuildArgs& a) {
   int jobs = a.jobs > 0 ? a.jobs : recipe.jobs > 0 ? recipe.jobs : static_cast<int>(std::thread::hardware_concurrency());
   tracker::WorkTree tree(tracker::worktree_dir(data, repo.location(), recipe.name));
   if (a.dry_run) {
-    print_dry_run(recipe, tree, data, jobs);
+    print_dry_run(recipe, tree, data, jobs, commit.sha);
     return;
   }
   common::ensure_writable_dir(data, "data directory");

@@ -52,6 +52,11 @@ void prune(Context& ctx, const PruneArgs& a) {
   if (!limits.max_bytes && !limits.max_age)
     throw common::Fatal("cache prune: give --max-size or --older-than (or both); nothing was removed");
   auto out = builder::prune_cache(ctx.data_dir(), limits, a.dry_run).take();
+  if (a.dry_run)
+    for (const auto& e : out.removed_entries)
+      fmt::print("would remove {}/{} ({}, built {})\n", e.entry.parent_path().filename().string(),
+                 e.entry.filename().string(), size_text(e.bytes),
+                 common::utc_for_people(common::iso_utc(static_cast<std::int64_t>(e.built_at))));
   fmt::print("{} {} cached build(s), {}{}; kept {} ({}){}\n", a.dry_run ? "would remove" : "removed", out.removed,
              size_text(out.freed),
              out.unfinished > 0

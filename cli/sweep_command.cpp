@@ -35,6 +35,11 @@ void run_init(const InitArgs& a) {
   // are taken from the current one, so they are written absolute.
   auto repo = a.repo.empty() ? std::string("../llvm-project") : fs::absolute(a.repo).lexically_normal().string();
   auto policy = fs::absolute(a.policy).lexically_normal().string();
+  // The default is the source tree's file this binary was built from: gone
+  // when that tree moved or the binary was copied elsewhere.
+  if (!fs::is_regular_file(policy) && a.policy == DRIFTWATCH_SHIPPED_POLICY)
+    throw common::Fatal("the shipped policy is not at " + policy +
+                        " (this driftwatch was built from a source tree that has moved or gone): give --policy FILE");
   if (!fs::is_regular_file(policy)) throw common::Fatal("--policy " + a.policy + ": no such file");
   // A truncated, corrupt or foreign file is refused now, not at the first
   // sweep (which also loads its network, before any work).

@@ -123,6 +123,11 @@ TEST_CASE("build --dry-run shows the exact commands of the llvm-project recipe")
   CHECK(r.output.find("-DLLVM_TARGETS_TO_BUILD=host") != std::string::npos);
   CHECK(r.output.find("build: ninja -C ") != std::string::npos);
   CHECK(r.output.find(" -j 2 opt llc clang") != std::string::npos);
+  // Where it would be cached: under the build's hash, which the recipe line names beside the recipe's own.
+  auto hashes = r.output.substr(r.output.find("recipe llvm-project ("));
+  auto build_hash = hashes.substr(hashes.find("its build's hash ") + 17, 12);
+  CHECK(r.output.find("cached in: " + (dir / "data" / "cache").string() + "/llvm-project-" + build_hash + "/") !=
+        std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "data/cache"));  // nothing built
 }
 
