@@ -60,7 +60,8 @@ void db_status(Context& ctx) {
   fmt::print("database {}: reachable, schema version {} (this driftwatch: {}){}\n", target.display, have,
              db::latest_schema_version(),
              // Any other command migrates it first: nothing to do by hand.
-             have < db::latest_schema_version() ? "; the next driftwatch command migrates it (or `driftwatch db migrate`)"
+             have < db::latest_schema_version()
+                 ? "; the next driftwatch command migrates it (or `driftwatch db migrate`)"
              : have > db::latest_schema_version() ? "; newer than this driftwatch"
                                                   : "");
   if (have != db::latest_schema_version()) return;

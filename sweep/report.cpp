@@ -208,7 +208,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
         "The newest sweep (#{}, started {}) {}: what it measured is not analysed for drift yet, so the alerts below "
         "may miss a change; the next `driftwatch sweep` analyses it.",
         newest->id, common::utc_for_people(newest->started_at),
-        newest->state == "running" ? "has not finished (it runs still, or was killed)"
+        newest->state == "running"  ? "has not finished (it runs still, or was killed)"
         : newest->state == "failed" ? "failed before it finished (" + newest->message + ")"
                                     : "was " + newest->state + " before it finished");
   // The tracked (active) policy of the lineage; its lineage from the database when the project has one.

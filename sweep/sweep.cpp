@@ -699,89 +699,90 @@ SweepReport run_sweep(const SweepOptions& o) {
   // From here an error leaves the sweep 'failed' with its reason, for the
   // report and the next sweep to say, not 'running' until someone looks.
   try {
-  auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
-  db::adopt_jobs(lock_db, report.sweep_id, retried);
-  waiting = db::waiting_jobs(lock_db, p.name, today, report.sweep_id);  // as they are now
-  ids.insert(ids.end(), retried.begin(), retried.end());
-  ids.insert(ids.end(), waiting.begin(), waiting.end());
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  auto counts = db::count_jobs(lock_db, ids);
-  // The sweep's id is the database's (`jobs --sweep N`), not a count of this project's sweeps.
-  // Said under -q too when it takes up jobs an earlier sweep left: the summary does not say that.
-  const std::string taken_up =
-      (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
-      (waiting.empty() ? "" : fmt::format(", {} job(s) an earlier sweep left queued", waiting.size()));
-  (retried.empty() && waiting.empty() ? note : say)(
-      o, report.checkins == 0
-             // Nothing new planned: "0 check-in(s) × 1 suite(s)" beside jobs reads as a contradiction.
-             ? fmt::format("sweep #{}, project {}: no new check-in; takes up {} job(s) earlier sweeps left{}",
-                           report.sweep_id, p.name, ids.size(), taken_up)
-             : fmt::format("sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}",
-                           report.sweep_id, p.name, report.checkins, in.suites.size(), ids.size(),
-                           counts.done + counts.skipped, taken_up));
+    auto ids = db::enqueue_jobs(lock_db, p.name, report.sweep_id, plan_jobs(in));
+    db::adopt_jobs(lock_db, report.sweep_id, retried);
+    waiting = db::waiting_jobs(lock_db, p.name, today, report.sweep_id);  // as they are now
+    ids.insert(ids.end(), retried.begin(), retried.end());
+    ids.insert(ids.end(), waiting.begin(), waiting.end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    auto counts = db::count_jobs(lock_db, ids);
+    // The sweep's id is the database's (`jobs --sweep N`), not a count of this project's sweeps.
+    // Said under -q too when it takes up jobs an earlier sweep left: the summary does not say that.
+    const std::string taken_up =
+        (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
+        (waiting.empty() ? "" : fmt::format(", {} job(s) an earlier sweep left queued", waiting.size()));
+    (retried.empty() && waiting.empty() ? note : say)(
+        o, report.checkins == 0
+               // Nothing new planned: "0 check-in(s) × 1 suite(s)" beside jobs reads as a contradiction.
+               ? fmt::format("sweep #{}, project {}: no new check-in; takes up {} job(s) earlier sweeps left{}",
+                             report.sweep_id, p.name, ids.size(), taken_up)
+               : fmt::format("sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}",
+                             report.sweep_id, p.name, report.checkins, in.suites.size(), ids.size(),
+                             counts.done + counts.skipped, taken_up));
 
-  if (o.progress) o.progress->start(counts.total() - counts.finished());
-  int workers = std::max(1, o.workers);
-  std::set<db::Id> reported;  // failed jobs whose reason a local worker gave already
-  LocalWorkers local{o.target, p.name, o.data_dir, 1, workers, o.progress, &report.failures, &reported, &report.time, {}};
-  local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
-  // Unless -j or the project says, a build takes every core: the workers'
-  // builds of one compiler run one at a time (its work tree's lock).
-  if (o.jobs <= 0 && p.jobs <= 0) local.build_jobs = jobs_or_cores(0);
-  local.retry_backoff = p.retry_backoff;
-  std::optional<SlurmFollower> slurm;
-  if (o.engine != Engine::Local) {
-    local.workers = 0;
-    local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : 1;
-    if (o.engine == Engine::Slurm) {
-      slurm.emplace(o, local.jobs);
-      local.remote = [&slurm](const db::JobCounts& c, const std::vector<db::Id>& ids) { (*slurm)(c, ids); };
-    } else {
-      local.remote = [&o, watch = StallWatch(o.stall)](const db::JobCounts& c, const std::vector<db::Id>&) mutable {
-        if (watch.stalled(StallWatch::Clock::now(), c.running, c.finished()))
-          throw common::Fatal(fmt::format(
-              "no worker has run a job of this sweep for {} s; start workers on the job table (driftwatch worker, "
-              "docs/farm.md). The jobs stay queued; --stall-timeout sets how long to wait",
-              o.stall.count()));
-      };
+    if (o.progress) o.progress->start(counts.total() - counts.finished());
+    int workers = std::max(1, o.workers);
+    std::set<db::Id> reported;  // failed jobs whose reason a local worker gave already
+    LocalWorkers local{o.target,         p.name,    o.data_dir,   1, workers, o.progress,
+                       &report.failures, &reported, &report.time, {}};
+    local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : std::max(1, jobs_or_cores(0) / workers);
+    // Unless -j or the project says, a build takes every core: the workers'
+    // builds of one compiler run one at a time (its work tree's lock).
+    if (o.jobs <= 0 && p.jobs <= 0) local.build_jobs = jobs_or_cores(0);
+    local.retry_backoff = p.retry_backoff;
+    std::optional<SlurmFollower> slurm;
+    if (o.engine != Engine::Local) {
+      local.workers = 0;
+      local.jobs = o.jobs > 0 ? o.jobs : p.jobs > 0 ? p.jobs : 1;
+      if (o.engine == Engine::Slurm) {
+        slurm.emplace(o, local.jobs);
+        local.remote = [&slurm](const db::JobCounts& c, const std::vector<db::Id>& ids) { (*slurm)(c, ids); };
+      } else {
+        local.remote = [&o, watch = StallWatch(o.stall)](const db::JobCounts& c, const std::vector<db::Id>&) mutable {
+          if (watch.stalled(StallWatch::Clock::now(), c.running, c.finished()))
+            throw common::Fatal(fmt::format(
+                "no worker has run a job of this sweep for {} s; start workers on the job table (driftwatch worker, "
+                "docs/farm.md). The jobs stay queued; --stall-timeout sets how long to wait",
+                o.stall.count()));
+        };
+      }
     }
-  }
-  run_until_finished(local, lock_db, ids);
-  if (p.repo.empty())
-    note(o, "analysing drift along the toolchains' dates (nothing lies between two of them to bisect)");
-  else
-    note(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
-  report.drift = analyse_drift({p, local, p.alerts.bisect, analysis_grid, report.sweep_id}, lock_db);
-  // Bisection's builds and evaluations are this sweep's work too: their
-  // failures count in its exit status.
-  ids.insert(ids.end(), report.drift.job_ids.begin(), report.drift.job_ids.end());
-  report.jobs = db::count_jobs(lock_db, ids);
-  // The reasons of failures no local worker saw are read back: jobs run on
-  // remote workers, given up when claimed (workers that kept dying), or
-  // cancelled by a person. Each failed job is named, whatever the engine.
-  for (auto& f : failures_not_seen_here(lock_db, p.name, ids, reported)) report.failures.push_back(std::move(f));
-  report.did_not_build = builds_without_compiler(lock_db, p.name, report.sweep_id);
-  // A job bisection queued again and that failed again is said once.
-  std::set<std::string> said;
-  report.failures.erase(std::remove_if(report.failures.begin(), report.failures.end(),
-                                       [&](const std::string& f) { return !said.insert(f).second; }),
-                        report.failures.end());
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // The grid's settings go with the head they lead to: the project's own when
-  // this sweep planned its grid, else (a one-off --every/--since, which
-  // leaves the head as it was) the last sweep's.
-  // Without a repository, a value all the same: a project given one later
-  // re-plans its range rather than look for a toolchain's label in it.
-  std::string recorded_sampling = p.repo.empty()      ? "no repository"
-                                  : !git_head.empty() ? sampling
-                                  : last              ? last->sampling
-                                                      : "";
-  db::finish_sweep(
-      lock_db, report.sweep_id, "done", report.head, report.checkins,
-      fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped, report.jobs.failed),
-      recorded_sampling);
-  return report;
+    run_until_finished(local, lock_db, ids);
+    if (p.repo.empty())
+      note(o, "analysing drift along the toolchains' dates (nothing lies between two of them to bisect)");
+    else
+      note(o, "analysing drift" + std::string(p.alerts.bisect ? " and bisecting changes" : ""));
+    report.drift = analyse_drift({p, local, p.alerts.bisect, analysis_grid, report.sweep_id}, lock_db);
+    // Bisection's builds and evaluations are this sweep's work too: their
+    // failures count in its exit status.
+    ids.insert(ids.end(), report.drift.job_ids.begin(), report.drift.job_ids.end());
+    report.jobs = db::count_jobs(lock_db, ids);
+    // The reasons of failures no local worker saw are read back: jobs run on
+    // remote workers, given up when claimed (workers that kept dying), or
+    // cancelled by a person. Each failed job is named, whatever the engine.
+    for (auto& f : failures_not_seen_here(lock_db, p.name, ids, reported)) report.failures.push_back(std::move(f));
+    report.did_not_build = builds_without_compiler(lock_db, p.name, report.sweep_id);
+    // A job bisection queued again and that failed again is said once.
+    std::set<std::string> said;
+    report.failures.erase(std::remove_if(report.failures.begin(), report.failures.end(),
+                                         [&](const std::string& f) { return !said.insert(f).second; }),
+                          report.failures.end());
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // The grid's settings go with the head they lead to: the project's own when
+    // this sweep planned its grid, else (a one-off --every/--since, which
+    // leaves the head as it was) the last sweep's.
+    // Without a repository, a value all the same: a project given one later
+    // re-plans its range rather than look for a toolchain's label in it.
+    std::string recorded_sampling = p.repo.empty()      ? "no repository"
+                                    : !git_head.empty() ? sampling
+                                    : last              ? last->sampling
+                                                        : "";
+    db::finish_sweep(
+        lock_db, report.sweep_id, "done", report.head, report.checkins,
+        fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped, report.jobs.failed),
+        recorded_sampling);
+    return report;
   } catch (const std::exception& e) {
     record_failed_sweep(lock_db, report.sweep_id, report.checkins, e.what());
     throw;

@@ -1,7 +1,6 @@
 // The report page's charts in Debian's headless Chromium, on a report made
 // from values (no sweep): hovering points a real history may not have.
 #include <doctest/doctest.h>
-
 #include <fmt/core.h>
 
 #include <fstream>

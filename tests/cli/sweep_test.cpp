@@ -73,8 +73,7 @@ TEST_CASE("a monthly sweep SIGKILLed midway and rerun records exactly the rows o
     return common::read_file(out / "report.md").take();
   };
   auto pending = md();
-  CHECK(pending.find(
-            "has not finished (it runs still, or was killed): what it measured is not analysed") !=
+  CHECK(pending.find("has not finished (it runs still, or was killed): what it measured is not analysed") !=
         std::string::npos);
   CHECK(pending.find("no change of the uplift or the sizes was found") == std::string::npos);
 

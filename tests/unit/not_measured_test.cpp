@@ -47,7 +47,8 @@ TEST_CASE("an evaluation that failed, was cancelled or still waits is named with
 }
 
 TEST_CASE("a skipped evaluation is explained by its build job, which never finished") {
-  db::UnfinishedEvaluation skipped{20, "ccc", db::kJobSkipped, "", 19, db::kJobFailed, "build: timed out after 2h", "", "", ""};
+  db::UnfinishedEvaluation skipped{20, "ccc", db::kJobSkipped, "", 19, db::kJobFailed, "build: timed out after 2h", "",
+                                   "", ""};
   CHECK(sweep::unfinished_reason(skipped) ==
         "its build did not finish (job 19: build: timed out after 2h); the next sweep tries it again");
   skipped.build_state = db::kJobRunning;
