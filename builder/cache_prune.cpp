@@ -146,6 +146,11 @@ void count_unfinished(const fs::path& recipe_dir, bool dry_run, PruneOutcome& ou
   }
 }
 
+bool entry_in_use(const fs::path& entry) {
+  auto gen = current_generation(entry);
+  return gen && generation_in_use(*gen);
+}
+
 }  // namespace
 
 common::Result<PruneOutcome> prune_cache(const fs::path& data_dir, const PruneLimits& limits, bool dry_run) {
@@ -166,7 +171,8 @@ common::Result<PruneOutcome> prune_cache(const fs::path& data_dir, const PruneLi
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
     common::Result<bool> removed = false;
-    if (prune[i]) removed = dry_run ? common::Result<bool>(true) : remove_entry(e.entry);
+    // A dry run tells what the real one would do: an entry in use is kept.
+    if (prune[i]) removed = dry_run ? common::Result<bool>(!entry_in_use(e.entry)) : remove_entry(e.entry);
     if (removed && *removed) {
       ++out.removed;
       out.freed += e.bytes;

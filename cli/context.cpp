@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "common/data_dir.h"
 #include "db/embedded.h"
@@ -43,6 +44,16 @@ db::Database Context::database(bool migrate) const {
   // Evaluations whose process died are interrupted, not running, for every command.
   db::record_interrupted_evaluations(database);
   return database;
+}
+
+}  // namespace cli
+
+namespace cli {
+
+void require_shipped_policy_if_default(const std::string& policy) {
+  if (policy == DRIFTWATCH_SHIPPED_POLICY && !std::filesystem::is_regular_file(policy))
+    throw common::Fatal("the shipped policy is not at " + policy +
+                        " (this driftwatch was built from a source tree that has moved or gone): give --policy FILE");
 }
 
 }  // namespace cli

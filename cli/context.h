@@ -30,6 +30,11 @@ struct Context {
   db::Target target() const;
 };
 
+/// Throws common::Fatal when `policy` is the shipped policy (the source tree
+/// this binary was built from holds it) and that file is gone: the tree
+/// moved, or the binary was copied elsewhere. Other paths are the caller's.
+void require_shipped_policy_if_default(const std::string& policy);
+
 /// For a group such as `db`: exactly one of its subcommands must follow, and
 /// a wrong word is named ("unknown db subcommand 'x'").
 void require_one_subcommand(CLI::App& group);

@@ -61,7 +61,7 @@ void db_status(Context& ctx) {
              db::latest_schema_version(),
              // Any other command migrates it first: nothing to do by hand.
              have < db::latest_schema_version()
-                 ? "; the next driftwatch command migrates it (or `driftwatch db migrate`)"
+                 ? "; the next command that opens it migrates it (or `driftwatch db migrate`)"
              : have > db::latest_schema_version() ? "; newer than this driftwatch"
                                                   : "");
   if (have != db::latest_schema_version()) return;

@@ -108,6 +108,7 @@ void run(Context& ctx, const DemoArgs& a) {
   // Checked before the history, the database and the suite: the project
   // file written below must parse, and name the policy wherever it is read from.
   (void)tracker::parse_every(a.every).take();
+  require_shipped_policy_if_default(a.policy);
   auto policy_file = fs::absolute(a.policy).string();
   // A suite given as a directory is read from the project file under
   // <data>/demo: relative to here, it would be looked for there.

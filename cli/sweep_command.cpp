@@ -35,11 +35,7 @@ void run_init(const InitArgs& a) {
   // are taken from the current one, so they are written absolute.
   auto repo = a.repo.empty() ? std::string("../llvm-project") : fs::absolute(a.repo).lexically_normal().string();
   auto policy = fs::absolute(a.policy).lexically_normal().string();
-  // The default is the source tree's file this binary was built from: gone
-  // when that tree moved or the binary was copied elsewhere.
-  if (!fs::is_regular_file(policy) && a.policy == DRIFTWATCH_SHIPPED_POLICY)
-    throw common::Fatal("the shipped policy is not at " + policy +
-                        " (this driftwatch was built from a source tree that has moved or gone): give --policy FILE");
+  require_shipped_policy_if_default(a.policy);
   if (!fs::is_regular_file(policy)) throw common::Fatal("--policy " + a.policy + ": no such file");
   // A truncated, corrupt or foreign file is refused now, not at the first
   // sweep (which also loads its network, before any work).
@@ -104,8 +100,10 @@ struct SweepArgs {
 void print_summary(const sweep::SweepReport& r, bool quiet) {
   // What failed to go out last time is tried again on a quiet night too.
   if (r.nothing_new) return print_notifications(r.drift.notifications);
-  fmt::print("sweep #{}: {} check-in(s); jobs: {} done, {} skipped (no build to evaluate), {} failed; {}\n", r.sweep_id,
-             r.checkins, r.jobs.done, r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds));
+  // No check-in planned: its jobs were earlier sweeps' (and bisection's).
+  fmt::print("sweep #{}: {}; jobs: {} done, {} skipped (no build to evaluate), {} failed; {}\n", r.sweep_id,
+             r.checkins > 0 ? fmt::format("{} check-in(s)", r.checkins) : std::string("no new check-in"), r.jobs.done,
+             r.jobs.skipped, r.jobs.failed, common::format_seconds(r.seconds));
   for (const auto& f : r.failures) fmt::print("  failed: {}\n", f);
   // Recorded as broken, not failed; but a quiet night's mail is all people read.
   for (const auto& b : r.did_not_build) fmt::print("  did not build: {}\n", b);

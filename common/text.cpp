@@ -150,6 +150,20 @@ namespace {
 bool control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
 }  // namespace
 
+std::string first_line(std::string_view text, std::size_t max) {
+  std::string line;
+  for (std::size_t at = 0; at <= text.size() && line.empty();) {
+    auto end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    line = trim(text.substr(at, end - at));
+    at = end + 1;
+  }
+  line = printable(line);
+  // Cut at a byte, then made valid again: never half a character.
+  if (line.size() > max) line = valid_utf8(line.substr(0, max > 3 ? max - 3 : 0)) + "...";
+  return line;
+}
+
 std::string printable(std::string_view text) {
   std::string out, s = valid_utf8(text);
   for (char c : s) out += control(c) ? ' ' : c;

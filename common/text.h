@@ -52,6 +52,10 @@ std::string valid_utf8(std::string_view s);
 /// Someone else's text (a commit subject, an author, a note) for a terminal:
 /// valid UTF-8 on one line, control characters (escapes, newlines) replaced by spaces.
 std::string printable(std::string_view s);
+/// An error or a log for one line of a table or a report: its first line
+/// that is not blank, printable(), cut to at most `max` bytes ("..." at the
+/// end) without splitting a character.
+std::string first_line(std::string_view s, std::size_t max = 200);
 /// Whether `s` holds a control character (an escape, a newline) that
 /// printable() would have to replace.
 bool has_control_characters(std::string_view s);

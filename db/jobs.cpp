@@ -90,7 +90,7 @@ int interrupt_dead_sweeps(Database& db, const std::string& project) {
     pqxx::work tx(db.impl().conn);
     auto r = tx.exec_params(
         "UPDATE sweeps SET state = 'interrupted', finished_at = now(), "
-        "message = 'ended without finishing: stopped, failed (its output says why), or lost its database or machine' "
+        "message = 'ended without finishing: killed, or lost its database or machine' "
         "WHERE project = $1 AND state = 'running'",
         project);
     tx.commit();

@@ -211,8 +211,8 @@ struct UnfinishedEvaluation {
   Id build_id = 0;
   std::string build_state, build_error;
   std::string build_outcome;  ///< a done build's ("ok" when it gave a compiler)
-  /// Running, but its worker stopped renewing the lease (the worker or its
-  /// machine died): whoever held it, as "host:pid".
+  /// Running, but its worker stopped renewing the lease (it, its machine or
+  /// its link to the database died): the lease's owner ("host:pid:…").
   std::string lapsed_owner, build_lapsed_owner;
 };
 /// The project's evaluation jobs of one recipe, policy and suite (manifest

@@ -10,26 +10,19 @@ namespace sweep {
 
 namespace {
 
-/// A job's error as one printable line of reasonable length: it quotes a
-/// compiler or a worker, in any encoding and at any length.
-std::string error_line(const std::string& error) {
-  auto line = common::printable(common::trim(error.substr(0, error.find('\n'))));
-  // Cut at a byte, then made valid again: never half a character.
-  if (line.size() > 200) line = common::valid_utf8(line.substr(0, 197)) + "...";
-  return line;
-}
-
 std::string job_said(db::Id id, const std::string& error) {
-  return error.empty() ? fmt::format("job {}", id) : fmt::format("job {}: {}", id, error_line(error));
+  return error.empty() ? fmt::format("job {}", id) : fmt::format("job {}: {}", id, common::first_line(error));
 }
 
 /// A running job nobody answers for: "running" would be false, and the
 /// job is not lost either (any worker, or the next sweep, takes it up).
+/// The owner as people know it: "host:pid" of "host:pid:slot:namespace".
 std::string lapsed(const char* what, db::Id id, const std::string& owner) {
+  auto second = owner.find(':', owner.find(':') + 1);
   return fmt::format(
-      "its {} (job {}) stopped: its worker ({}) no longer renews its lease, so it or its machine died; a worker, "
-      "or the next sweep, takes it up again",
-      what, id, common::printable(owner));
+      "its {} (job {}) stopped: its worker ({}) stopped renewing its lease (it, its machine or its link to the "
+      "database died); a worker, or the next sweep, takes it up again",
+      what, id, common::printable(owner.substr(0, second)));
 }
 
 }  // namespace

@@ -201,7 +201,7 @@ reports::ReportData assemble_report(const ProjectFile& p, const fs::path& data_d
   d.project = p.name;
   d.generated_at = common::iso_utc_now();
   d.commit_url = p.commit_url;
-  // A sweep killed before its analysis (or running still) leaves what it
+  // A sweep killed or failed before its analysis (or running still) leaves what it
   // measured unanalysed: the alerts are as the sweep before left them.
   if (auto newest = db::newest_sweep(db, p.name); newest && newest->state != "done")
     d.analysis_pending = fmt::format(

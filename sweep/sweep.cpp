@@ -1,6 +1,7 @@
 #include "sweep/sweep.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -188,6 +189,14 @@ std::string days_or_hours(std::int64_t seconds) {
 std::string sampling_settings(const ProjectFile& p) {
   return fmt::format("branch \"{}\", from \"{}\", since \"{}\", until \"{}\", every \"{}\", tags {}", p.branch, p.from,
                      p.since, p.until, p.every, p.tags ? "true" : "false");
+}
+
+/// A toolchains-only project's "grid": its list as the project file gives
+/// it, recorded by a finished sweep so that `--new` sees it edited.
+std::string toolchain_settings(const ProjectFile& p) {
+  std::string out = "toolchains";
+  for (const auto& t : p.toolchains) out += fmt::format(" [{} {} {}]", t.label, t.date, t.dir.string());
+  return out;
 }
 
 /// The last sweep's grid (`last`, as sampling_settings wrote it) is this
@@ -409,16 +418,23 @@ class SlurmFollower {
   std::string last_waiting_;  ///< said apart from last_line_: the two alternate on every poll while it waits  ///< since the last array ended: it may have left for want of jobs, not failed
 };
 
-}  // namespace
-
 /// Best effort: the error may be the database's own, gone with it; then the
 /// next sweep marks this one interrupted.
 void record_failed_sweep(db::Database& db, db::Id sweep_id, int planned, const std::string& error) {
+  auto line = common::first_line(error);
   try {
-    auto line = common::trim(error.substr(0, error.find('\n')));
-    db::finish_sweep(db, sweep_id, "failed", "", planned, common::printable(line));
+    db::finish_sweep(db, sweep_id, "failed", "", planned, line.empty() ? "an error without a message" : line);
   } catch (const std::exception&) {
   }
+}
+
+}  // namespace
+
+std::string taken_up_text(std::size_t retried, std::size_t waiting) {
+  std::vector<std::string> parts;
+  if (retried > 0) parts.push_back(fmt::format("{} failed job(s) to retry", retried));
+  if (waiting > 0) parts.push_back(fmt::format("{} job(s) an earlier sweep left queued", waiting));
+  return parts.empty() ? "" : "takes up " + fmt::format("{}", fmt::join(parts, " and "));
 }
 
 SweepReport run_sweep(const SweepOptions& o) {
@@ -676,12 +692,20 @@ SweepReport run_sweep(const SweepOptions& o) {
   // measured unanalysed, and the report says so: tonight analyses it, new
   // check-ins or not.
   auto newest = db::newest_sweep(lock_db, p.name);
-  bool unanalysed = newest && newest->state != "done";
+  bool stopped = newest && newest->state != "done";
+  // A toolchain re-dated, relabelled or taken off the list moves where a
+  // change lies (and what alerts name) with nothing new to measure: a
+  // nightly --new that said "nothing new" left its alerts as they were.
+  bool toolchains_edited = p.repo.empty() && last && last->sampling != toolchain_settings(p);
+  bool unanalysed = stopped || toolchains_edited;
   bool nothing_to_run = in.checkins.empty() && retried.empty() && waiting.empty();
-  if (nothing_to_run && unanalysed)
+  if (nothing_to_run && stopped)
     say(o, fmt::format("nothing new to measure, but sweep #{} stopped before it analysed what it measured: "
                        "analysing it now",
                        newest->id));
+  else if (nothing_to_run && toolchains_edited)
+    say(o, "nothing new to measure, but the project's toolchains were edited since the last sweep (re-dated, "
+           "relabelled or taken off the list): analysing them again");
   if (nothing_to_run && !unanalysed) {
     report.nothing_new = true;
     // A toolchains-only project's head is its newest toolchain.
@@ -709,17 +733,16 @@ SweepReport run_sweep(const SweepOptions& o) {
     auto counts = db::count_jobs(lock_db, ids);
     // The sweep's id is the database's (`jobs --sweep N`), not a count of this project's sweeps.
     // Said under -q too when it takes up jobs an earlier sweep left: the summary does not say that.
-    const std::string taken_up =
-        (retried.empty() ? "" : fmt::format(", {} failed job(s) retried", retried.size())) +
-        (waiting.empty() ? "" : fmt::format(", {} job(s) an earlier sweep left queued", waiting.size()));
+    const auto earlier = taken_up_text(retried.size(), waiting.size());
+    // Nothing new planned: "0 check-in(s) × 1 suite(s)" beside jobs read as a contradiction.
     (retried.empty() && waiting.empty() ? note : say)(
-        o, report.checkins == 0
-               // Nothing new planned: "0 check-in(s) × 1 suite(s)" beside jobs reads as a contradiction.
-               ? fmt::format("sweep #{}, project {}: no new check-in; takes up {} job(s) earlier sweeps left{}",
-                             report.sweep_id, p.name, ids.size(), taken_up)
-               : fmt::format("sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}",
+        o, report.checkins > 0
+               ? fmt::format("sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}",
                              report.sweep_id, p.name, report.checkins, in.suites.size(), ids.size(),
-                             counts.done + counts.skipped, taken_up));
+                             counts.done + counts.skipped, earlier.empty() ? "" : ", " + earlier)
+           : earlier.empty() ? fmt::format("sweep #{}, project {}: no new check-in to measure", report.sweep_id, p.name)
+                             : fmt::format("sweep #{}, project {}: no new check-in; {}", report.sweep_id, p.name,
+                                           earlier));
 
     if (o.progress) o.progress->start(counts.total() - counts.finished());
     int workers = std::max(1, o.workers);
@@ -774,7 +797,7 @@ SweepReport run_sweep(const SweepOptions& o) {
     // leaves the head as it was) the last sweep's.
     // Without a repository, a value all the same: a project given one later
     // re-plans its range rather than look for a toolchain's label in it.
-    std::string recorded_sampling = p.repo.empty()      ? "no repository"
+    std::string recorded_sampling = p.repo.empty()      ? toolchain_settings(p)
                                     : !git_head.empty() ? sampling
                                     : last              ? last->sampling
                                                         : "";
@@ -783,6 +806,8 @@ SweepReport run_sweep(const SweepOptions& o) {
         fmt::format("{} done, {} skipped, {} failed", report.jobs.done, report.jobs.skipped, report.jobs.failed),
         recorded_sampling);
     return report;
+  } catch (const db::ConnectionLost&) {
+    throw;  // nothing to write it with: the next sweep marks it interrupted
   } catch (const std::exception& e) {
     record_failed_sweep(lock_db, report.sweep_id, report.checkins, e.what());
     throw;

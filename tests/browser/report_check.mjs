@@ -156,11 +156,22 @@ try {
         height: c.modules.getDom().clientHeight }];
     }));
     const r = { screen: state() };
+    // Scrolled down the rows as a person drags the slider (it keeps
+    // percentages): printing puts that window back after (out.print.*.zoom).
+    const zoom = () => Object.fromEntries(Object.entries(charts).map(([suite, c]) => {
+      const z = (c.modules.getOption().dataZoom || [])[0];
+      return [suite, z ? [z.start, z.end, z.startValue, z.endValue] : null];
+    }));
+    for (const c of Object.values(charts))
+      if ((c.modules.getOption().dataZoom || []).length)
+        c.modules.dispatchAction({ type: 'dataZoom', dataZoomIndex: 0, start: 20, end: 60 });
+    r.scrolled_zoom = zoom();
     window.addEventListener('beforeprint', () => { window.dwPrints = (window.dwPrints || 0) + 1; });
     window.dispatchEvent(new Event('beforeprint'));
     r.printing = state();
     window.dispatchEvent(new Event('afterprint'));
-    r.after = state();
+    r.after_zoom = zoom();
+    r.after = Object.fromEntries(Object.entries(charts).map(([suite, c]) => [suite, { height: c.modules.getDom().clientHeight }]));
     window.dwPrints = 0;
     return r;
   });

@@ -134,8 +134,10 @@ TEST_CASE("printed, the heatmap draws every module, not the 40 its scroll window
   CHECK(print["screen"]["holdout"]["in_view"] == 40);
   CHECK(print["printing"]["holdout"]["in_view"] == 90);
   CHECK(print["printing"]["holdout"]["height"].get<int>() >= 90 * 14);
-  CHECK(print["after"]["holdout"]["in_view"] == 40);
+  // After, the screen's height, and the window of rows the reader had scrolled to.
   CHECK(print["after"]["holdout"]["height"] == print["screen"]["holdout"]["height"]);
+  CHECK(print["scrolled_zoom"]["holdout"][0] == 20);
+  CHECK(print["after_zoom"]["holdout"] == print["scrolled_zoom"]["holdout"]);
   // Chromium's own print (to PDF) raises the event the page redraws on, and puts it back after.
   CHECK(print["pdf_beforeprint_events"] == 1);
   CHECK(print["after_pdf"]["holdout"] == print["screen"]["holdout"]["height"]);

@@ -670,8 +670,8 @@ TEST_CASE("a worker whose clock is ten minutes ahead does not take a live lease:
   // Once that lease has expired (the other machine died), the same skewed worker takes the job.
   p.psql("UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = " + held);
   CHECK(why_not_measured() == "its evaluation (job " + held +
-                                  ") stopped: its worker (elsewhere:1:0) no longer renews its lease, so it or its "
-                                  "machine died; a worker, or the next sweep, takes it up again");
+                                  ") stopped: its worker (elsewhere:1) stopped renewing its lease (it, its machine or "
+                                  "its link to the database died); a worker, or the next sweep, takes it up again");
   auto again = start_worker(p, {"--idle-exit", "0"}, {"faketime", "-f", "+10m"});
   auto w2 = finish(again);
   INFO(w2.output);

@@ -26,10 +26,10 @@ TEST_CASE("an evaluation that failed, was cancelled or still waits is named with
   CHECK(sweep::unfinished_reason(job(15, "bbb", db::kJobRunning)) == "its evaluation is running (job 15)");
   // Running in the table, but its worker died: not said to run (helper 149).
   auto dead = job(15, "bbb", db::kJobRunning);
-  dead.lapsed_owner = "node7:4242";
+  dead.lapsed_owner = "node7:4242:0:4026531836";
   CHECK(sweep::unfinished_reason(dead) ==
-        "its evaluation (job 15) stopped: its worker (node7:4242) no longer renews its lease, so it or its machine "
-        "died; a worker, or the next sweep, takes it up again");
+        "its evaluation (job 15) stopped: its worker (node7:4242) stopped renewing its lease (it, its machine or its "
+        "link to the database died); a worker, or the next sweep, takes it up again");
   // Waiting on a build whose worker died: the build is named, not the queue.
   auto waiting = job(14, "bbb", db::kJobQueued);
   waiting.build_state = db::kJobRunning;
@@ -54,7 +54,7 @@ TEST_CASE("a skipped evaluation is explained by its build job, which never finis
   skipped.build_state = db::kJobRunning;
   CHECK(sweep::unfinished_reason(skipped) == "its build is running (job 19)");
   skipped.build_lapsed_owner = "node7:4242";
-  CHECK(sweep::unfinished_reason(skipped).starts_with("its build (job 19) stopped: its worker (node7:4242) no longer"));
+  CHECK(sweep::unfinished_reason(skipped).starts_with("its build (job 19) stopped: its worker (node7:4242) stopped renewing"));
   skipped.build_lapsed_owner.clear();
   skipped.build_state = db::kJobDone;
   skipped.build_outcome = "timeout";
