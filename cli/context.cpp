@@ -1,7 +1,6 @@
 #include "cli/context.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 

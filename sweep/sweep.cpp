@@ -704,8 +704,9 @@ SweepReport run_sweep(const SweepOptions& o) {
                        "analysing it now",
                        newest->id));
   else if (nothing_to_run && toolchains_edited)
-    say(o, "nothing new to measure, but the project's toolchains were edited since the last sweep (re-dated, "
-           "relabelled or taken off the list): analysing them again");
+    say(o,
+        "nothing new to measure, but the project's toolchains were edited since the last sweep (re-dated, "
+        "relabelled or taken off the list): analysing them again");
   if (nothing_to_run && !unanalysed) {
     report.nothing_new = true;
     // A toolchains-only project's head is its newest toolchain.
@@ -740,9 +741,9 @@ SweepReport run_sweep(const SweepOptions& o) {
                ? fmt::format("sweep #{}, project {}: {} check-in(s) × {} suite(s): {} jobs, {} already done{}",
                              report.sweep_id, p.name, report.checkins, in.suites.size(), ids.size(),
                              counts.done + counts.skipped, earlier.empty() ? "" : ", " + earlier)
-           : earlier.empty() ? fmt::format("sweep #{}, project {}: no new check-in to measure", report.sweep_id, p.name)
-                             : fmt::format("sweep #{}, project {}: no new check-in; {}", report.sweep_id, p.name,
-                                           earlier));
+           : earlier.empty()
+               ? fmt::format("sweep #{}, project {}: no new check-in to measure", report.sweep_id, p.name)
+               : fmt::format("sweep #{}, project {}: no new check-in; {}", report.sweep_id, p.name, earlier));
 
     if (o.progress) o.progress->start(counts.total() - counts.finished());
     int workers = std::max(1, o.workers);

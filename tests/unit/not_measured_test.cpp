@@ -54,7 +54,8 @@ TEST_CASE("a skipped evaluation is explained by its build job, which never finis
   skipped.build_state = db::kJobRunning;
   CHECK(sweep::unfinished_reason(skipped) == "its build is running (job 19)");
   skipped.build_lapsed_owner = "node7:4242";
-  CHECK(sweep::unfinished_reason(skipped).starts_with("its build (job 19) stopped: its worker (node7:4242) stopped renewing"));
+  CHECK(sweep::unfinished_reason(skipped).starts_with(
+      "its build (job 19) stopped: its worker (node7:4242) stopped renewing"));
   skipped.build_lapsed_owner.clear();
   skipped.build_state = db::kJobDone;
   skipped.build_outcome = "timeout";
