@@ -152,16 +152,19 @@ bool control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
 
 std::string first_line(std::string_view text, std::size_t max) {
   std::string line;
+  // Printable first: a line of escape sequences alone is blank too.
   for (std::size_t at = 0; at <= text.size() && line.empty();) {
     auto end = text.find('\n', at);
     if (end == std::string_view::npos) end = text.size();
-    line = trim(text.substr(at, end - at));
+    line = trim(printable(text.substr(at, end - at)));
     at = end + 1;
   }
-  line = printable(line);
-  // Cut at a byte, then made valid again: never half a character.
-  if (line.size() > max) line = valid_utf8(line.substr(0, max > 3 ? max - 3 : 0)) + "...";
-  return line;
+  if (line.size() <= max) return line;
+  if (max < 3) return line.substr(0, max);
+  // Valid UTF-8 already: cut back to the start of a character.
+  std::size_t n = max - 3;
+  while (n > 0 && (static_cast<unsigned char>(line[n]) & 0xC0) == 0x80) --n;
+  return line.substr(0, n) + "...";
 }
 
 std::string printable(std::string_view text) {

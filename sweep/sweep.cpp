@@ -22,6 +22,7 @@
 #include "sweep/slurm.h"
 #include "sweep/stall_watch.h"
 #include "sweep/suite_selection.h"
+#include "sweep/timeline.h"
 #include "sweep/worker.h"
 #include "tracker/git.h"
 #include "tracker/sampling.h"
@@ -191,11 +192,14 @@ std::string sampling_settings(const ProjectFile& p) {
                      p.since, p.until, p.every, p.tags ? "true" : "false");
 }
 
+constexpr const char* kToolchainSettings = "toolchains";
+
 /// A toolchains-only project's "grid": its list as the project file gives
 /// it, recorded by a finished sweep so that `--new` sees it edited.
 std::string toolchain_settings(const ProjectFile& p) {
-  std::string out = "toolchains";
-  for (const auto& t : p.toolchains) out += fmt::format(" [{} {} {}]", t.label, t.date, t.dir.string());
+  std::string out = kToolchainSettings;
+  // In line order: the file's own order means nothing, a move in it no edit.
+  for (const auto& t : toolchains_in_order(p)) out += fmt::format(" [{} {} {}]", t.label, t.date, t.dir.string());
   return out;
 }
 
@@ -494,7 +498,9 @@ SweepReport run_sweep(const SweepOptions& o) {
     // is not done again).
     else if (!p.repo.empty() && !last->sampling.empty() && last->sampling != sampling &&
              !only_until_moved_later(last->sampling, p))
-      sampling_note = "the project's sampling changed since the last sweep (" + last->sampling + " → " + sampling +
+      sampling_note = "the project's sampling changed since the last sweep (" +
+                      (last->sampling.starts_with(kToolchainSettings) ? std::string("toolchains only") : last->sampling) +
+                      " → " + sampling +
                       "): --new sweeps the whole range on the new grid; jobs already done are not run again";
     else
       after = last->head_sha;
@@ -696,7 +702,9 @@ SweepReport run_sweep(const SweepOptions& o) {
   // A toolchain re-dated, relabelled or taken off the list moves where a
   // change lies (and what alerts name) with nothing new to measure: a
   // nightly --new that said "nothing new" left its alerts as they were.
-  bool toolchains_edited = p.repo.empty() && last && last->sampling != toolchain_settings(p);
+  // (Sweeps before this was recorded wrote "no repository": not an edit.)
+  bool toolchains_edited = p.repo.empty() && last && last->sampling.starts_with(kToolchainSettings) &&
+                           last->sampling != toolchain_settings(p);
   bool unanalysed = stopped || toolchains_edited;
   bool nothing_to_run = in.checkins.empty() && retried.empty() && waiting.empty();
   if (nothing_to_run && stopped)

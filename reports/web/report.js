@@ -302,7 +302,7 @@
     // 40-row window with its slider would cut the modules off the page.
     var kept = null;  // the screen's window of rows, put back after printing
     chart.dwPrinting = function (on) {
-      if (on) {
+      if (on && !printing) {  // a second beforeprint would keep the printing state
         var z = (chart.getOption().dataZoom || [])[0];
         // The slider keeps percentages, a draw sets values: whichever it has.
         kept = !z ? null : z.start != null && z.end != null ? { start: z.start, end: z.end }
@@ -311,11 +311,12 @@
       printing = on;
       // ~14 px a row, within the tallest canvas browsers draw (about 32000
       // device pixels: a 2x screen halves it).
-      var tallest = Math.floor(32000 / (window.devicePixelRatio || 1));
+      // The chart's own ratio, fixed when the page loaded (a zoom since does not change it).
+      var tallest = Math.floor(32000 / Math.max(1, chart.getDevicePixelRatio()));
       box.style.height = on ? Math.min(tallest, 140 + 14 * shown().length) + 'px' : screenHeight;
       chart.resize();
       draw();
-      if (!on && kept && chart.getOption().dataZoom.length)
+      if (!on && kept && (chart.getOption().dataZoom || []).length)
         chart.dispatchAction(Object.assign({ type: 'dataZoom', dataZoomIndex: 0 }, kept));
     };
     return chart;

@@ -108,3 +108,17 @@ TEST_CASE("signed_percent: two decimals with a sign, and no negative zero") {
   CHECK(common::signed_percent(-0.0) == "+0.00%");
   CHECK(common::signed_percent(-0.00005) == "-0.01%");
 }
+
+TEST_CASE("first_line: an error's first line that says something, on one line, cut at a character") {
+  CHECK(common::first_line("\n  \r\n\x1b\x07\nLLVM ERROR: out of memory\r\nmore") == "LLVM ERROR: out of memory");
+  CHECK(common::first_line("") == "");
+  CHECK(common::first_line("\n \n") == "");
+  CHECK(common::first_line("abcdef", 5) == "ab...");
+  CHECK(common::first_line("abcdef", 2) == "ab");
+  // "é" is two bytes: a cut inside it backs up to its start, never half of it.
+  std::string accents;
+  for (int i = 0; i < 10; ++i) accents += "\xc3\xa9";
+  auto cut = common::first_line(accents, 8);  // room for 5 bytes: two "é" and "..."
+  CHECK(cut == "\xc3\xa9\xc3\xa9...");
+  CHECK(cut.size() <= 8);
+}
