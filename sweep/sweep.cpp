@@ -498,10 +498,10 @@ SweepReport run_sweep(const SweepOptions& o) {
     // is not done again).
     else if (!p.repo.empty() && !last->sampling.empty() && last->sampling != sampling &&
              !only_until_moved_later(last->sampling, p))
-      sampling_note = "the project's sampling changed since the last sweep (" +
-                      (last->sampling.starts_with(kToolchainSettings) ? std::string("toolchains only") : last->sampling) +
-                      " → " + sampling +
-                      "): --new sweeps the whole range on the new grid; jobs already done are not run again";
+      sampling_note =
+          "the project's sampling changed since the last sweep (" +
+          (last->sampling.starts_with(kToolchainSettings) ? std::string("toolchains only") : last->sampling) + " → " +
+          sampling + "): --new sweeps the whole range on the new grid; jobs already done are not run again";
     else
       after = last->head_sha;
   }
