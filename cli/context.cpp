@@ -45,10 +45,6 @@ db::Database Context::database(bool migrate) const {
   return database;
 }
 
-}  // namespace cli
-
-namespace cli {
-
 void require_shipped_policy_if_default(const std::string& policy) {
   if (policy == DRIFTWATCH_SHIPPED_POLICY && !std::filesystem::is_regular_file(policy))
     throw common::Fatal("the shipped policy is not at " + policy +

@@ -432,14 +432,17 @@ void record_failed_sweep(db::Database& db, db::Id sweep_id, int planned, const s
   }
 }
 
-}  // namespace
-
+/// What a sweep takes up of earlier sweeps' jobs, for its header: "takes up
+/// 2 failed job(s) to retry and 1 job(s) an earlier sweep left queued", ""
+/// when none.
 std::string taken_up_text(std::size_t retried, std::size_t waiting) {
   std::vector<std::string> parts;
   if (retried > 0) parts.push_back(fmt::format("{} failed job(s) to retry", retried));
   if (waiting > 0) parts.push_back(fmt::format("{} job(s) an earlier sweep left queued", waiting));
   return parts.empty() ? "" : "takes up " + fmt::format("{}", fmt::join(parts, " and "));
 }
+
+}  // namespace
 
 SweepReport run_sweep(const SweepOptions& o) {
   auto start = std::chrono::steady_clock::now();

@@ -72,11 +72,6 @@ struct SweepReport {
 /// for bad input (a lost baseline, a rewritten branch, a missing suite).
 SweepReport run_sweep(const SweepOptions& options);
 
-/// What a sweep takes up of earlier sweeps' jobs, for its header: "takes up
-/// 2 failed job(s) to retry and 1 job(s) an earlier sweep left queued", ""
-/// when none.
-std::string taken_up_text(std::size_t retried, std::size_t waiting);
-
 /// The check-ins a sweep samples from a repository, oldest first. With
 /// `after` (the last swept head), only those after it; its absence from the
 /// first-parent line is an error (a force-push), and nothing is deleted.
