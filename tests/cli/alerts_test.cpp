@@ -120,16 +120,17 @@ message = "[Docs] Release notes: the driver's options"
 file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe driver keeps its own options.\n"
 )";
-/// Week 8: a check-in that breaks the build (a renamed entry point).
+/// Week 8: a check-in that breaks the build (a header it includes is not in
+/// the tree: a fatal error at once, not a whole compile of main.cpp).
 const std::string kBreakEntryPoint = R"(
 [[checkin]]
 week = 8
 author = "Priya Raman <priya.raman@example.org>"
-message = "[Support] Move the pipeline's entry point"
+message = "[Support] Move the pipeline's header to dwcc/Pipeline.h"
 [[checkin.edit]]
 file = "src/main.cpp"
-replace = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
-with = "dwcc::runPipelineNow(*M, *TM, Level);"
+replace = "#include \"Pipeline.h\""
+with = "#include \"dwcc/Pipeline.h\""
 )";
 
 
@@ -270,11 +271,11 @@ write = "# The pipeline\n\nIt starts in main.\n"
 week = 8
 hours = 2
 author = "Jon Meyer <jon.meyer@example.org>"
-message = "[Driver] Fix the entry point and keep the ML inliner's options to ourselves"
+message = "[Driver] Fix the include and keep the ML inliner's options to ourselves"
 [[checkin.edit]]
 file = "src/main.cpp"
-replace = "dwcc::runPipelineNow(*M, *TM, Level);"
-with = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
+replace = "#include \"dwcc/Pipeline.h\""
+with = "#include \"Pipeline.h\""
 )" + kDropMlOptions + kDocsWeek9));
   p.set("every = \"2w\"", "every = \"1m\"");
   auto s = p.sweep(p.dsn);
@@ -287,7 +288,7 @@ with = "dwcc::buildAndRunPipeline(*M, *TM, Level);"
   REQUIRE(broken != "0");
   CHECK(s.output.find("(" + broken + " more tried gave no evaluation)") != std::string::npos);
   // And the alert still lands after them: its first bad check-in is the one that dropped the options.
-  auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver] Fix the entry%'");
+  auto culprit = p.psql("SELECT sha FROM commits WHERE subject LIKE '[Driver] Fix the include%'");
   REQUIRE(culprit.size() == 40);
   CHECK(p.psql("SELECT c.sha FROM alerts a JOIN commits c ON c.id = a.first_bad_commit_id "
                "WHERE a.kind = 'policy-unusable'") == culprit);

@@ -207,7 +207,7 @@ TEST_CASE("changes before the policy's training check-in are not bisected nor al
   // A bisect asked for by hand up to the training check-in pins the change
   // there; that is the baseline too, and the next sweep closes its alert
   // (nothing from the training check-in on would revisit it).
-  auto december = p.psql("SELECT sha FROM commits WHERE subject = 'Fix the build after the runPipeline rename'");
+  auto december = p.psql("SELECT sha FROM commits WHERE subject = 'Fix the build after the PassPipeline.h rename'");
   REQUIRE(december.size() == 40);
   auto b = p.run({"bisect", "--config", p.config, "--good", december, "--bad", merge});
   INFO(b.output);
@@ -243,7 +243,7 @@ TEST_CASE(
   p.sweep_ok();
   CHECK(p.psql("SELECT count(*) FROM alerts") == "0");
   // Asked for by hand, a range before the training check-in is bisected: the merge.
-  auto december = p.psql("SELECT sha FROM commits WHERE subject = 'Fix the build after the runPipeline rename'");
+  auto december = p.psql("SELECT sha FROM commits WHERE subject = 'Fix the build after the PassPipeline.h rename'");
   REQUIRE(december.size() == 40);
   auto b = p.run({"bisect", "--config", p.config, "--good", december, "--bad", head});
   INFO(b.output);
@@ -280,7 +280,7 @@ TEST_CASE("--new after the project's sampling is edited plans the new grid's ear
   auto december = [&] {
     return p.psql(
         "SELECT count(*) FROM evaluations e JOIN builds b ON b.id = e.build_id JOIN commits c ON c.id = "
-        "b.commit_id WHERE e.status = 'done' AND c.subject = 'Fix the build after the runPipeline rename'");
+        "b.commit_id WHERE e.status = 'done' AND c.subject = 'Fix the build after the PassPipeline.h rename'");
   };
   CHECK(december() == "0");
   // The range now starts with the history: December's sample lies before
@@ -308,7 +308,7 @@ TEST_CASE(
   p.sweep_ok();
   auto broken = p.psql(
       "SELECT count(*) FROM builds b JOIN commits c ON c.id = b.commit_id WHERE b.outcome <> 'ok' "
-      "AND c.subject LIKE '[NFC] Rename buildAndRunPipeline%'");
+      "AND c.subject LIKE '[NFC] Rename Pipeline.h%'");
   REQUIRE(broken == "1");
   // Nothing new: the reason is `until`, not the grid.
   auto quiet = p.sweep_ok({"--new"});
@@ -330,7 +330,7 @@ TEST_CASE(
   CHECK(other.output.find("measuring 2 check-in(s) swept before too") != std::string::npos);
   // The check-in that does not build was not planned again: its only
   // evaluation job is the first policy's, skipped.
-  auto rename = p.git({"log", "-1", "--format=%H", "--grep=Rename buildAndRunPipeline", "main"});
+  auto rename = p.git({"log", "-1", "--format=%H", "--grep=Rename Pipeline.h", "main"});
   REQUIRE(rename.size() == 40);
   CHECK(p.psql("SELECT string_agg(state, ',') FROM jobs WHERE kind = 'eval' AND key LIKE '%@" + rename + ":%'") ==
         "skipped");
