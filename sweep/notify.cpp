@@ -34,7 +34,8 @@ std::string safe_url(const std::string& url) {
 }
 
 /// `hung`: set when the hook ran past its time (and was killed).
-common::Status run_hook(const std::string& command, const std::string& body, bool& hung) {
+common::Status run_hook(const std::string& command, std::chrono::seconds timeout, const std::string& body,
+                        bool& hung) {
   char path[] = "/tmp/driftwatch-alert-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) return common::Error{"cannot create a scratch file for the alert hook"};
@@ -48,7 +49,7 @@ common::Status run_hook(const std::string& command, const std::string& body, boo
   common::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", command};
   spec.stdin_file = path;
-  spec.timeout = std::chrono::seconds(30);
+  spec.timeout = timeout;
   auto r = common::run_process(spec);
   unlink(path);
   if (!r) return r.error();
@@ -144,7 +145,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
       bool hung = false;
       if (!hook_hung.empty())
         skipped(hook_hung);
-      else if (auto s = run_hook(p.notify.command, body, hung); s)
+      else if (auto s = run_hook(p.notify.command, p.notify.command_timeout, body, hung); s)
         d.hook = true;
       else {
         failed(s.error().message);
@@ -158,7 +159,7 @@ Delivery deliver_pending_alerts(const ProjectFile& p, db::Database& db) {
       bool hung = false;
       if (!webhook_hung.empty())
         skipped(webhook_hung);
-      else if (auto s = post_json(p.notify.webhook, payload, 10, &hung); s)
+      else if (auto s = post_json(p.notify.webhook, payload, double(p.notify.webhook_timeout.count()), &hung); s)
         d.webhook = true;
       else {
         failed(s.error().message);

@@ -21,7 +21,21 @@ namespace {
 
 using common::Error;
 
-enum class Type { String, Path, Bool, Int, Jobs, Fraction, Strings, Number, Every, Date, Duration, DurationOrNever };
+enum class Type {
+  String,
+  Path,
+  Bool,
+  Int,
+  Jobs,
+  Fraction,
+  Strings,
+  Number,
+  Every,
+  Date,
+  Duration,
+  PositiveDuration,
+  DurationOrNever
+};
 
 /// The one table of project keys: where each lives, its type, and the field it fills.
 struct Key {
@@ -110,6 +124,10 @@ const std::vector<Key>& keys() {
       {"notify", "webhook_format", Type::String,
        [](auto& p, auto& n, auto&) { p.notify.webhook_format = get<std::string>(n); }},
       {"notify", "resolved", Type::Bool, [](auto& p, auto& n, auto&) { p.notify.resolved = get<bool>(n); }},
+      {"notify", "command_timeout", Type::PositiveDuration,
+       [](auto& p, auto& n, auto&) { p.notify.command_timeout = *common::parse_duration(get<std::string>(n)); }},
+      {"notify", "webhook_timeout", Type::PositiveDuration,
+       [](auto& p, auto& n, auto&) { p.notify.webhook_timeout = *common::parse_duration(get<std::string>(n)); }},
       {"report", "commit_url", Type::String, [](auto& p, auto& n, auto&) { p.commit_url = get<std::string>(n); }},
       // [decide]: the retraining rules, each on or off with its thresholds (reports/retraining.h).
       {"decide", "uplift_fraction", Type::Bool, [](auto& p, auto& n, auto&) { p.decide.fraction_on = get<bool>(n); }},
@@ -160,6 +178,7 @@ const char* type_name(Type t) {
     case Type::Date: return "a UTC date, 2026-01-31 or 2026-01-31T12:00:00";
     case Type::Duration:
       return "a duration such as \"30s\", \"5m\" or \"1h\"";
+    case Type::PositiveDuration: return "a duration above zero such as \"30s\" or \"2m\"";
     case Type::DurationOrNever:
       return "a duration above zero such as \"3d\" or \"36h\", or \"\" for never";
   }
@@ -183,6 +202,9 @@ bool type_fits(Type t, const toml::node& n) {
     case Type::Number: return n.is_floating_point() || n.is_integer();
     case Type::Duration:
       return n.is_string() && common::parse_duration(get<std::string>(n)).has_value();
+    case Type::PositiveDuration:
+      if (auto d = n.is_string() ? common::parse_duration(get<std::string>(n)) : std::nullopt) return d->count() > 0;
+      return false;
     case Type::DurationOrNever:
       if (!n.is_string()) return false;
       if (get<std::string>(n).empty()) return true;
@@ -453,6 +475,8 @@ command = ""                # run with each new alert (and end) as JSON on stand
 webhook = ""                # http(s) URL receiving each new alert (and end) as a JSON POST
 webhook_format = "json"     # json, or slack (also Mattermost)
 resolved = true             # also send the end of a failure alert (a build fixed, a crash gone)
+command_timeout = "30s"     # the hook's time per alert; one that runs past it is not run again this sweep
+webhook_timeout = "10s"     # the webhook's, the same way
 
 [report]
 commit_url = ""             # e.g. "https://github.com/llvm/llvm-project/commit/{{sha}}"

@@ -3,6 +3,7 @@
 // suites, frozen policy, sampling, database, alert thresholds, notifications).
 // Every command of a project reads it; parsing is pure and names the key and
 // line of anything wrong.
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ struct NotifySettings {
   std::string webhook;                 ///< http:// URL that receives a JSON POST
   std::string webhook_format = "json"; ///< json | slack (Slack and Mattermost)
   bool resolved = true;                ///< also tell them a failure alert's end (a build fixed, a crash gone)
+  /// How long the hook and the webhook may take over one alert; a channel
+  /// that runs past it is not tried on the run's other alerts.
+  std::chrono::seconds command_timeout{30}, webhook_timeout{10};
   bool configured() const { return !command.empty() || !webhook.empty(); }
 };
 

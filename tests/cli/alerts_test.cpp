@@ -1394,9 +1394,12 @@ TEST_CASE("an alert hook that hangs is run once a delivery, not once for every p
   REQUIRE(p.sweep(p.dsn).exit_code == 0);
   auto pending = Project::psql(p.dsn, "SELECT count(*) FROM alerts WHERE notify_state = 'pending'");
   REQUIRE(std::stoi(pending) >= 2);
-  // A hook that hangs past its 30 s, noting each time it is run.
+  // A hook that hangs past its time (3 s here, 30 s unless set), noting
+  // each time it is run.
   auto runs_file = (p.dir / "hook-runs").string();
   p.set(down, "webhook = \"\"");
+  p.set("command_timeout = \"30s\"", "command_timeout = \"3s\"");
+  p.set("webhook_timeout = \"10s\"", "webhook_timeout = \"2s\"");
   p.set("command = \"\"", "command = \"echo run >> " + runs_file + "; sleep 100\"");
   auto r = p.run({"alerts", "--config", p.config, "notify"});
   INFO(r.output);
@@ -1404,7 +1407,7 @@ TEST_CASE("an alert hook that hangs is run once a delivery, not once for every p
   std::ifstream runs(runs_file);
   std::string ran((std::istreambuf_iterator<char>(runs)), {});
   CHECK(ran == "run\n");
-  CHECK(r.output.find("the alert hook (notify.command) timed out after 30.") != std::string::npos);
+  CHECK(r.output.find("the alert hook (notify.command) timed out after 3.") != std::string::npos);
   CHECK(r.output.find("not tried: the alert hook (notify.command) timed out on an earlier alert of this run") !=
         std::string::npos);
   CHECK(r.output.find("notifications: 0 sent, " + pending + " failed") != std::string::npos);
@@ -1422,7 +1425,7 @@ TEST_CASE("an alert hook that hangs is run once a delivery, not once for every p
   REQUIRE(attempts() == "2" + ones(std::stoi(pending) - 1));
 
   // A webhook that takes the connection and never answers (a listening
-  // socket nobody accepts on) hangs past its 10 s the same way. Those the
+  // socket nobody accepts on) hangs past its time the same way. Those the
   // hook kept waiting go first: the hook's hang is not tried before them.
   int silent = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

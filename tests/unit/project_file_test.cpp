@@ -37,6 +37,8 @@ TEST_CASE("the template driftwatch init writes is a valid project file with the 
   CHECK(p->alerts.bisect);
   CHECK(p->notify.webhook_format == "json");
   CHECK(p->notify.resolved);
+  CHECK(p->notify.command_timeout == std::chrono::seconds(30));
+  CHECK(p->notify.webhook_timeout == std::chrono::seconds(10));
   CHECK(p->toolchains.empty());
   CHECK(p->retry_backoff == 10);
   CHECK(p->stale_after_seconds == 0);
@@ -47,6 +49,19 @@ TEST_CASE("the end of a failure alert is sent unless notify.resolved is false") 
   REQUIRE_MESSAGE(p.ok(), p.error().message);
   CHECK_FALSE(p->notify.resolved);
   CHECK(error_of(std::string(kMinimal) + "[notify]\nresolved = \"no\"\n").find("notify.resolved") != std::string::npos);
+}
+
+TEST_CASE("the hook's and the webhook's time per alert are durations above zero") {
+  auto p = parse_project_file(std::string(kMinimal) + "[notify]\ncommand_timeout = \"2m\"\nwebhook_timeout = \"3s\"\n",
+                              "driftwatch.toml", "/proj");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->notify.command_timeout == std::chrono::seconds(120));
+  CHECK(p->notify.webhook_timeout == std::chrono::seconds(3));
+  for (const char* key : {"command_timeout", "webhook_timeout"})
+    for (const char* bad : {"\"0s\"", "\"30\"", "\"soon\"", "30"})
+      CHECK(error_of(std::string(kMinimal) + "[notify]\n" + key + " = " + bad + "\n") ==
+            std::string("driftwatch.toml:8: notify.") + key +
+                " must be a duration above zero such as \"30s\" or \"2m\", not " + bad);
 }
 
 TEST_CASE("a stale branch's age is a duration above zero, or empty for never") {
