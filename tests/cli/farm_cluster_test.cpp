@@ -305,12 +305,17 @@ TEST_CASE(
   if (!started(slurm)) return;
   Project p;
   p.use_prebuilt_toolchains(DWCC_BIN);
-  // Each compile of the nightlies takes 2 s more: the array is at work when
-  // the sweep is stopped, and would go on for a minute unwatched.
+  // Each compile of the nightlies takes 2 s more while `slow` exists: the
+  // array is at work when the sweep is stopped, and would go on for a minute
+  // unwatched. (A flag outside the toolchains, so the next sweep's compiles
+  // are quick and the toolchains' files the same.)
+  auto slow = p.dir / "slow";
+  std::ofstream(slow) << "on\n";
   for (const char* date : {"2026-01-05", "2026-01-12"}) {
     auto bin = p.dir / (std::string("nightly-") + date) / "bin";
     std::filesystem::rename(bin / "dwcc", bin / "dwcc.real");
-    std::ofstream(bin / "dwcc") << "#!/bin/sh\nsleep 2\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
+    std::ofstream(bin / "dwcc") << "#!/bin/sh\nif [ -e " << slow.string()
+                                << " ]; then sleep 2; fi\nexec \"$(dirname \"$0\")/dwcc.real\" \"$@\"\n";
     std::filesystem::permissions(bin / "dwcc", std::filesystem::perms::owner_all);
   }
   auto argv = p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "1"}, p.dsn);
@@ -341,6 +346,7 @@ TEST_CASE(
   }
   CHECK(left == "");
   // The next sweep takes the rest; the stopped one reads as interrupted, not running for ever.
+  std::filesystem::remove(slow);
   auto again = run_driftwatch(
       p.args({"sweep", "--config", p.config, "--engine", "slurm", "--workers", "1", "-j", "1"}, p.dsn), slurm.env());
   INFO(again.output);
