@@ -559,11 +559,11 @@ file = "docs/ReleaseNotes.md"
 write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the sorter is waited for.\n"
 )"));
   p.set("every = \"2w\"", "every = \"1m\"");
-  // The sample recipe with a 5 s limit per compile (2 min by default).
+  // The sample recipe with a 3 s limit per compile (2 min by default).
   std::ifstream in(std::string(DRIFTWATCH_SOURCE_DIR) + "/samples/recipes/sample-compiler.toml");
   std::string recipe((std::istreambuf_iterator<char>(in)), {});
   auto quick = p.dir / "quick-timeout.toml";
-  std::ofstream(quick) << recipe << "timeout = \"5s\"\n";
+  std::ofstream(quick) << recipe << "timeout = \"3s\"\n";
   p.set("recipe = \"sample-compiler\"", "recipe = \"" + quick.string() + "\"");
   auto s = p.sweep(p.dsn);
   INFO(s.output);
