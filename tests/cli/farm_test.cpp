@@ -275,7 +275,7 @@ TEST_CASE("PostgreSQL restarted while driftwatch eval compiles: it reconnects an
   auto dw = [&](const std::vector<std::string>& a) { return on_data_dir(p, a); };
   REQUIRE(dw({"db", "start"}).exit_code == 0);
   auto eval = start({p.data, "eval", "--build", slow.string(), "--suite", "testdata", "--policy",
-                     std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", "-j", "1"});
+                     std::string(DRIFTWATCH_SOURCE_DIR) + "/tests/data/frozen-test.policy", "-j", "2"});
   bool running = false;
   for (int i = 0; i < 600 && !running; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

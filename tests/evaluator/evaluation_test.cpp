@@ -155,13 +155,13 @@ TEST_CASE("a policy that cannot run on this compiler is refused with its compati
 namespace {
 
 /// Makes `o`'s compiler dwcc behind a script that first runs `on_sort` (a
-/// shell command) when it compiles sort.c, each compile limited to 3 s.
+/// shell command) when it compiles sort.c, each compile limited to 2 s.
 void delay_sort(EvaluationOptions& o, const testing::TempDir& tmp, const std::string& on_sort) {
   std::ofstream(tmp / "cc.sh") << "#!/bin/sh\ncase \"$1\" in *sort*) " << on_sort << ";; esac\nexec " << DWCC_BIN
                                << " \"$@\"\n";
   fs::permissions(tmp / "cc.sh", fs::perms::owner_all);
   o.compiler.argv[0] = (tmp / "cc.sh").string();
-  o.compiler.timeout = std::chrono::seconds(3);
+  o.compiler.timeout = std::chrono::seconds(2);
 }
 
 }  // namespace
@@ -188,7 +188,7 @@ TEST_CASE("a compile slowed past its limit while another job shares the machine 
   testing::TempDir tmp;
   auto suite = testdata_suite(tmp);
   auto o = options(suite, tmp / "work", 0);
-  delay_sort(o, tmp, "sleep 5");  // a compile of sort that takes 5 s, past its 3 s limit also alone
+  delay_sort(o, tmp, "sleep 4");  // a compile of sort that takes 4 s, past its 2 s limit also alone
   auto sort_of = [](const EvaluationResult& r) {
     return *std::find_if(r.modules.begin(), r.modules.end(), [](const auto& m) { return m.name == "sort.c"; });
   };
