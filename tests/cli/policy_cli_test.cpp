@@ -30,7 +30,7 @@ TEST_CASE("train writes a policy with complete metadata and eval stores results 
   Fixture f;
   auto policy = (f.dir / "p.policy").string();
   auto t = f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
-                  "--iterations", "2", "--clone-epochs", "50", "-j", "2"});
+                  "--iterations", "2", "--clone-epochs", "50", "--search-trials", "2", "-j", "2"});
   INFO(t.output);
   REQUIRE(t.exit_code == 0);
   CHECK(t.output.find("[reinforce  2/2]") != std::string::npos);
@@ -168,7 +168,7 @@ TEST_CASE("policy serve answers a compile started by someone else and cleans up"
   Fixture f;
   auto policy = (f.dir / "p.policy").string();
   REQUIRE(f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
-                 "--iterations", "0", "--clone-epochs", "20"})
+                 "--iterations", "0", "--clone-epochs", "20", "--search-trials", "2"})
               .exit_code == 0);
   auto channel = (f.dir / "chan").string();
   common::ProcessSpec serve;
@@ -271,7 +271,7 @@ TEST_CASE("the demo sweeps the sampled check-ins and evaluates the policy at eac
   Fixture f;
   auto policy = (f.dir / "p.policy").string();
   REQUIRE(f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
-                 "--iterations", "0", "--clone-epochs", "20"})
+                 "--iterations", "0", "--clone-epochs", "20", "--search-trials", "2"})
               .exit_code == 0);
   auto suite = (f.dir / "data/suites/testdata").string();
   auto d = f.run({"demo", "--weeks", "8", "--every", "1m", "--suite", suite, "--policy", policy});
