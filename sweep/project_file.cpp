@@ -504,8 +504,9 @@ holdout = []                # judged on; [] = the suites above
 settings = "shipped"        # shipped (a gate is refitted as a gate; a network as the residual one) or small
 
 # Prebuilt toolchains (nightly install prefixes) instead of, or besides, a repository
-# (drift is read in date order and each change pinned to a nightly; undated ones
-# are measured but left out; bisection and retrain need the repository):
+# (instead of one: set compiler.repo = "" above; drift is read in date order and each
+# change pinned to a nightly; undated ones are measured but left out; bisection and
+# retrain need the repository):
 # [[toolchains]]
 # dir = "/opt/llvm-nightly/2026-01-05"
 # label = "2026-01-05"
