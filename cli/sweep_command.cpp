@@ -110,7 +110,8 @@ void print_summary(const sweep::SweepReport& r, bool quiet) {
   // Recorded as the check-in's, so no sweep builds it again: a failure the
   // machine caused (a linker killed, a disk error) is put right by a person.
   if (!r.did_not_build.empty())
-    fmt::print("  (where the machine failed it, not the check-in: `driftwatch jobs retry <build job>` builds it again)\n");
+    fmt::print(
+        "  (where the machine failed it, not the check-in: `driftwatch jobs retry <build job>` builds it again)\n");
   const auto& t = r.time;
   // Jobs that ran side by side (workers) add up to more than the sweep's
   // time: no overhead can be read off that, and "0.000×" would claim one.

@@ -34,8 +34,7 @@ std::string safe_url(const std::string& url) {
 }
 
 /// `hung`: set when the hook ran past its time (and was killed).
-common::Status run_hook(const std::string& command, std::chrono::seconds timeout, const std::string& body,
-                        bool& hung) {
+common::Status run_hook(const std::string& command, std::chrono::seconds timeout, const std::string& body, bool& hung) {
   char path[] = "/tmp/driftwatch-alert-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) return common::Error{"cannot create a scratch file for the alert hook"};

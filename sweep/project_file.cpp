@@ -178,7 +178,8 @@ const char* type_name(Type t) {
     case Type::Date: return "a UTC date, 2026-01-31 or 2026-01-31T12:00:00";
     case Type::Duration:
       return "a duration such as \"30s\", \"5m\" or \"1h\"";
-    case Type::PositiveDuration: return "a duration above zero such as \"30s\" or \"2m\"";
+    case Type::PositiveDuration:
+      return "a duration above zero such as \"30s\" or \"2m\"";
     case Type::DurationOrNever:
       return "a duration above zero such as \"3d\" or \"36h\", or \"\" for never";
   }

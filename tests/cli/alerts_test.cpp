@@ -133,7 +133,6 @@ replace = "#include \"Pipeline.h\""
 with = "#include \"dwcc/Pipeline.h\""
 )";
 
-
 /// The 8-week history plus a ninth week whose driver stops passing the ML
 /// inliner's option on, then a tenth week of docs.
 std::string history_where_the_policy_is_lost(const std::filesystem::path& dir) {

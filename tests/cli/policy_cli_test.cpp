@@ -29,8 +29,8 @@ using Fixture = testing::Project;
 TEST_CASE("train writes a policy with complete metadata and eval stores results idempotently") {
   Fixture f;
   auto policy = (f.dir / "p.policy").string();
-  auto t = f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
-                  "--iterations", "2", "--clone-epochs", "50", "--search-trials", "2", "-j", "2"});
+  auto t = f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy, "--iterations",
+                  "2", "--clone-epochs", "50", "--search-trials", "2", "-j", "2"});
   INFO(t.output);
   REQUIRE(t.exit_code == 0);
   CHECK(t.output.find("[reinforce  2/2]") != std::string::npos);
@@ -167,8 +167,8 @@ TEST_CASE("eval and train refuse a corrupt policy, and eval a suite whose module
 TEST_CASE("policy serve answers a compile started by someone else and cleans up") {
   Fixture f;
   auto policy = (f.dir / "p.policy").string();
-  REQUIRE(f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
-                 "--iterations", "0", "--clone-epochs", "20", "--search-trials", "2"})
+  REQUIRE(f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy, "--iterations",
+                 "0", "--clone-epochs", "20", "--search-trials", "2"})
               .exit_code == 0);
   auto channel = (f.dir / "chan").string();
   common::ProcessSpec serve;
@@ -270,8 +270,8 @@ TEST_CASE("policy serve answers a compile started by someone else and cleans up"
 TEST_CASE("the demo sweeps the sampled check-ins and evaluates the policy at each") {
   Fixture f;
   auto policy = (f.dir / "p.policy").string();
-  REQUIRE(f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy,
-                 "--iterations", "0", "--clone-epochs", "20", "--search-trials", "2"})
+  REQUIRE(f.run({"train", "--repo", f.repo, "--build", "v1.0", "--suite", "testdata", "--out", policy, "--iterations",
+                 "0", "--clone-epochs", "20", "--search-trials", "2"})
               .exit_code == 0);
   auto suite = (f.dir / "data/suites/testdata").string();
   auto d = f.run({"demo", "--weeks", "8", "--every", "1m", "--suite", suite, "--policy", policy});
