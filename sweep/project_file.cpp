@@ -476,7 +476,7 @@ command = ""                # run with each new alert (and end) as JSON on stand
 webhook = ""                # http(s) URL receiving each new alert (and end) as a JSON POST
 webhook_format = "json"     # json, or slack (also Mattermost)
 resolved = true             # also send the end of a failure alert (a build fixed, a crash gone)
-command_timeout = "30s"     # the hook's time per alert; one that runs past it is not run again this sweep
+command_timeout = "30s"     # the hook's time per alert; past it, the hook is not tried on the run's other alerts
 webhook_timeout = "10s"     # the webhook's, the same way
 
 [report]

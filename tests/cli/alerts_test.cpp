@@ -122,7 +122,7 @@ write = "# dwcc release notes\n\n## 1.2\nThe driver keeps its own options.\n"
 )";
 /// Week 8: a check-in that breaks the build (a header it includes is not in
 /// the tree: a fatal error at once, not a whole compile of main.cpp).
-const std::string kBreakEntryPoint = R"(
+const std::string kBreakPipelineInclude = R"(
 [[checkin]]
 week = 8
 author = "Priya Raman <priya.raman@example.org>"
@@ -256,7 +256,7 @@ TEST_CASE("bisection across check-ins that do not build says how many it tried w
   testing::TempDir scratch;
   // The build breaks, stays broken a check-in, then the check-in that fixes
   // it also drops the ML options: bisection meets the broken ones first.
-  Project p(history_8w_with(scratch / "history-broken-then-lost.toml", kBreakEntryPoint + R"(
+  Project p(history_8w_with(scratch / "history-broken-then-lost.toml", kBreakPipelineInclude + R"(
 [[checkin]]
 week = 8
 hours = 1
@@ -615,7 +615,7 @@ write = "# dwcc release notes\n\n## 1.2\nThe input's encoding is checked; the so
   // timed out at every check-in before the hanger (a module hanging for
   // months). The first check-in that tells it hangs is no news then.
   auto older = p.psql(
-      "UPDATE module_results r SET outcome = 'timeout', message = 'timed out after 5 s' FROM benchmarks bm, "
+      "UPDATE module_results r SET outcome = 'timeout', message = 'timed out after 3.0 s' FROM benchmarks bm, "
       "evaluations e, builds b, commits c WHERE bm.id = r.benchmark_id AND bm.name = 'sort.c' AND r.heuristic = "
       "'default' AND e.id = r.evaluation_id AND b.id = e.build_id AND c.id = b.commit_id AND c.committed_at < "
       "(SELECT committed_at FROM commits WHERE sha = '" +
@@ -1664,7 +1664,7 @@ TEST_CASE("a suite with fewer than two evaluated check-ins is named, not hidden 
 
 TEST_CASE("a build that broke and stayed broken is one alert, not one per suite") {
   testing::TempDir scratch;
-  Project p(history_8w_with(scratch / "history-stays-broken.toml", kBreakEntryPoint + R"(
+  Project p(history_8w_with(scratch / "history-stays-broken.toml", kBreakPipelineInclude + R"(
 [[checkin]]
 week = 9
 author = "Alex Chen <alex.chen@example.org>"

@@ -108,11 +108,15 @@ TEST_CASE("train writes a byte-identical policy for the same seed, also after SI
     CHECK(p.run({"policy", "info", straight.string()}).output.find("layers      16-16-2") != std::string::npos);
   }
 
-  // Another run with the same inputs, from nothing: the same bytes.
-  auto again = p.dir / "again.policy";
-  r = testing::run_driftwatch(train_args(p, again), kEpoch);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-  CHECK(slurp(again) == slurp(straight));
+  // Another run with the same inputs, from nothing: the same bytes. (Once,
+  // for the shipped kind: the resumed run below also starts from nothing
+  // and must end in the same bytes, for both kinds.)
+  if (residual) {
+    auto again = p.dir / "again.policy";
+    r = testing::run_driftwatch(train_args(p, again), kEpoch);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(slurp(again) == slurp(straight));
+  }
 
   // Killed mid-REINFORCE, by SIGTERM then by SIGKILL, and resumed.
   auto resumed = p.dir / "resumed.policy";
