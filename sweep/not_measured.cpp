@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/text.h"
+#include "sweep/worker_name.h"
 
 namespace sweep {
 
@@ -16,13 +17,11 @@ std::string job_said(db::Id id, const std::string& error) {
 
 /// A running job nobody answers for: "running" would be false, and the
 /// job is not lost either (any worker, or the next sweep, takes it up).
-/// The owner as people know it: "host:pid" of "host:pid:slot:namespace".
 std::string lapsed(const char* what, db::Id id, const std::string& owner) {
-  auto second = owner.find(':', owner.find(':') + 1);
   return fmt::format(
       "its {} (job {}) stopped: its worker ({}) stopped renewing its lease (it, its machine or its link to the "
       "database died); a worker, or the next sweep, takes it up again",
-      what, id, common::printable(owner.substr(0, second)));
+      what, id, common::printable(owner_host_pid(owner)));
 }
 
 }  // namespace

@@ -31,14 +31,11 @@ using json = nlohmann::json;
 
 namespace {
 
-/// The machine of a worker named host:pid:index (the job queue's own rule).
-std::string host_of(const std::string& owner) { return owner.substr(0, owner.find(':')); }
-
 /// The machines a job failed on, this last attempt's included: one name says
 /// the machine may be at fault, several that the job is.
 std::string hosts_failed(const db::Job& job, const std::string& owner) {
   auto hosts = job.failed_hosts;
-  auto here = host_of(owner);
+  auto here = owner_host(owner);
   if (std::find(hosts.begin(), hosts.end(), here) == hosts.end()) hosts.push_back(here);
   return fmt::format("{}", fmt::join(hosts, ", "));
 }
@@ -143,7 +140,7 @@ class Executor {
       double backoff = std::min(o_.retry_backoff * (1 << std::min(job.attempts - 1, 10)), kMaxRetryBackoffSeconds);
       db::retry_job_later(
           db, job.id, o_.owner,
-          fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, host_of(o_.owner), why), backoff,
+          fmt::format("attempt {} of {} on {}: {}", job.attempts, job.max_attempts, owner_host(o_.owner), why), backoff,
           machine_only, timed_out);
       ev.state = db::kJobQueued;
       ev.what += fmt::format(": attempt {} of {} failed, retried in {}: {}", job.attempts, job.max_attempts,
@@ -268,7 +265,7 @@ class Executor {
     // result once every attempt timed out: otherwise each night's sweep put
     // it back and spent three timeouts on it, and bisection never skipped it.
     bool last_attempt = job.final_attempt();
-    auto here = host_of(o_.owner);
+    auto here = owner_host(o_.owner);
     bool failed_here_before =
         std::find(job.failed_hosts.begin(), job.failed_hosts.end(), here) != job.failed_hosts.end();
     // The attempt before timed out (a silent kill since, the OOM killer's,

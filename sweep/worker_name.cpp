@@ -25,6 +25,12 @@ std::string worker_owner_name(int index) {
   return common::host_name() + ":" + std::to_string(getpid()) + ":" + std::to_string(index) + ":" + token;
 }
 
+std::string owner_host(const std::string& owner) { return owner.substr(0, owner.find(':')); }
+
+std::string owner_host_pid(const std::string& owner) {
+  return owner.substr(0, owner.find(':', owner.find(':') + 1));
+}
+
 bool owner_is_dead_here(const std::string& owner) {
   auto parts = common::split(owner, ':');
   if (parts.size() < 3) return false;

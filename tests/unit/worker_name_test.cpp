@@ -43,3 +43,12 @@ TEST_CASE(
   CHECK_FALSE(sweep::owner_is_dead_here(gone + ns.substr(0, dot) + ".00000000-00000000"));
   CHECK(sweep::owner_is_dead_here(common::host_name() + ":999999999:0"));  // a name from before the token
 }
+
+TEST_CASE("an owner name reads as its host, and as host:pid for people") {
+  auto name = sweep::worker_owner_name(3);
+  CHECK(sweep::owner_host(name) == common::host_name());
+  CHECK(sweep::owner_host_pid(name) == common::host_name() + ":" + std::to_string(getpid()));
+  // Names a worker of an older driftwatch held ("host:pid:index") read the same.
+  CHECK(sweep::owner_host_pid("node7:4242:0") == "node7:4242");
+  CHECK(sweep::owner_host("node7:4242:0") == "node7");
+}
