@@ -27,9 +27,7 @@ std::string worker_owner_name(int index) {
 
 std::string owner_host(const std::string& owner) { return owner.substr(0, owner.find(':')); }
 
-std::string owner_host_pid(const std::string& owner) {
-  return owner.substr(0, owner.find(':', owner.find(':') + 1));
-}
+std::string owner_host_pid(const std::string& owner) { return owner.substr(0, owner.find(':', owner.find(':') + 1)); }
 
 bool owner_is_dead_here(const std::string& owner) {
   auto parts = common::split(owner, ':');
